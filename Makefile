@@ -1,0 +1,40 @@
+# Samsa's everyday commands. `make test` is what CI runs (.ci/run).
+GO ?= go
+PKGS := ./...
+
+.PHONY: test unit race lint fuzz bench build
+
+build:
+	$(GO) build -o bin/samsa ./cmd/samsa
+
+# lint, then every test with the race detector.
+test: lint race
+
+unit:
+	$(GO) test -count=1 $(PKGS)
+
+race:
+	$(GO) test -count=1 -race -timeout 20m $(PKGS)
+
+# gofmt, go vet, and the layering test (internal/archtest): a package that
+# imports a layer above it fails.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 ./internal/archtest/
+
+# Short runs of every fuzz target (FUZZTIME per target).
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+# Benchmarks; BENCH selects, COUNT repeats (compare runs with benchstat).
+BENCH ?= .
+COUNT ?= 5
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)

@@ -1,0 +1,44 @@
+// Package model holds the small typed identifiers every layer shares, named
+// as Kafka names them.
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.Itoa(int(tp.Partition)) }
+
+// ParseTopicPartition parses "topic-N", the form Kafka uses for a
+// partition's directory name. Topic names may contain '-', so the split is at
+// the last one.
+func ParseTopicPartition(s string) (TopicPartition, error) {
+	i := strings.LastIndexByte(s, '-')
+	if i <= 0 {
+		return TopicPartition{}, fmt.Errorf("model: %q is not topic-partition", s)
+	}
+	p, err := strconv.ParseInt(s[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return TopicPartition{}, fmt.Errorf("model: %q is not topic-partition", s)
+	}
+	return TopicPartition{Topic: s[:i], Partition: int32(p)}, nil
+}
+
+// TopicID is a topic's 16-byte UUID (KIP-516).
+type TopicID [16]byte
+
+// NodeID identifies a broker or controller.
+type NodeID int32
+
+// LeaderEpoch counts leader changes of a partition; -1 means unknown.
+type LeaderEpoch = int32
+
+// ProducerID identifies an idempotent or transactional producer; -1 means none.
+type ProducerID = int64

@@ -1,0 +1,58 @@
+// Package task starts goroutines that have an owner. A Group ties each
+// goroutine to a context that is cancelled on Stop and a WaitGroup that Stop
+// waits on, so nothing outlives the component that started it. Code in this
+// project never uses a naked go statement outside this package.
+package task
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Group owns goroutines.
+type Group struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewGroup returns a group whose goroutines see a context derived from parent.
+func NewGroup(parent context.Context) *Group {
+	ctx, cancel := context.WithCancel(parent)
+	return &Group{ctx: ctx, cancel: cancel}
+}
+
+// Go runs fn in a new goroutine owned by the group.
+func (g *Group) Go(fn func(ctx context.Context)) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		fn(g.ctx)
+	}()
+}
+
+// Every runs fn every interval until the group stops.
+func (g *Group) Every(interval time.Duration, fn func(ctx context.Context)) {
+	g.Go(func(ctx context.Context) {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn(ctx)
+			}
+		}
+	})
+}
+
+// Context is the group's context, cancelled by Stop.
+func (g *Group) Context() context.Context { return g.ctx }
+
+// Stop cancels the group's context and waits for its goroutines.
+func (g *Group) Stop() {
+	g.cancel()
+	g.wg.Wait()
+}

@@ -1,0 +1,159 @@
+package vfs
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"testing"
+)
+
+func write(t *testing.T, f File, off int64, s string) {
+	t.Helper()
+	if _, err := f.WriteAt([]byte(s), off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func content(t *testing.T, m FS, name string) string {
+	t.Helper()
+	b, err := ReadFile(m, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMemCrashKeepsSyncedData(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/a")
+	write(t, f, 0, "hello")
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, 5, " world")
+	for seed := range uint64(50) {
+		c := m.CrashClone(CrashTorn, rand.New(rand.NewPCG(seed, 1)))
+		got := content(t, c, "/d/a")
+		if len(got) < 5 || got[:5] != "hello" || !bytes.HasPrefix([]byte("hello world"), []byte(got)) {
+			t.Fatalf("seed %d: crash left %q", seed, got)
+		}
+	}
+	c := m.CrashClone(CrashLoseUnsynced, rand.New(rand.NewPCG(1, 1)))
+	if got := content(t, c, "/d/a"); got != "hello" {
+		t.Fatalf("lose unsynced: %q", got)
+	}
+}
+
+func TestMemNamesNeedSyncDir(t *testing.T) {
+	m := NewMem()
+	m.MkdirAll("/d")
+	f, _ := m.Create("/d/a")
+	write(t, f, 0, "x")
+	f.Sync()
+	c := m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 2)))
+	if ok, _ := c.Exists("/d/a"); ok {
+		t.Fatal("file survived without a directory sync")
+	}
+	m.SyncDir("/d")
+	if err := m.Rename("/d/a", "/d/b"); err != nil {
+		t.Fatal(err)
+	}
+	c = m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 2)))
+	if ok, _ := c.Exists("/d/a"); !ok {
+		t.Fatal("unsynced rename took effect")
+	}
+	m.SyncDir("/d")
+	c = m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 2)))
+	if got := content(t, c, "/d/b"); got != "x" {
+		t.Fatalf("renamed file holds %q", got)
+	}
+}
+
+func TestMemTruncateAndOverwrite(t *testing.T) {
+	m := NewMem()
+	f, _ := m.Create("/a")
+	write(t, f, 0, "abcdef")
+	f.Sync()
+	f.Truncate(2)
+	write(t, f, 2, "XY")
+	f.Sync()
+	if got := content(t, m, "/a"); got != "abXY" {
+		t.Fatalf("got %q", got)
+	}
+	m.SyncDir("/")
+	c := m.CrashClone(CrashGarbage, rand.New(rand.NewPCG(3, 3)))
+	if got := content(t, c, "/a"); got != "abXY" {
+		t.Fatalf("synced content changed by crash: %q", got)
+	}
+}
+
+func TestMemErrors(t *testing.T) {
+	m := NewMem()
+	if _, err := m.Open("/missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("open missing: %v", err)
+	}
+	if _, err := m.Create("/nodir/a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("create without dir: %v", err)
+	}
+	f, _ := m.Create("/a")
+	ro, _ := m.Open("/a")
+	if _, err := ro.WriteAt([]byte("x"), 0); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("write read-only: %v", err)
+	}
+	f.Close()
+	if _, err := f.ReadAt(make([]byte, 1), 0); !errors.Is(err, fs.ErrClosed) {
+		t.Fatalf("read closed: %v", err)
+	}
+}
+
+func TestFaultyInjects(t *testing.T) {
+	m := NewMem()
+	calls := 0
+	ff := NewFaulty(m, func(op Op, name string) error {
+		if op == OpWrite {
+			calls++
+			if calls == 2 {
+				return ErrShortWrite
+			}
+		}
+		return nil
+	})
+	f, err := ff.Create("/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, f, 0, "ab")
+	if n, err := f.WriteAt([]byte("cdef"), 2); !errors.Is(err, ErrShortWrite) || n != 2 {
+		t.Fatalf("short write: n=%d err=%v", n, err)
+	}
+	if got := content(t, m, "/a"); got != "abcd" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestOSFSRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	name := dir + "/f"
+	if err := WriteFileAtomic(OS, name, []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, OS, name); got != "data" {
+		t.Fatalf("got %q", got)
+	}
+	names, err := OS.ReadDir(dir)
+	if err != nil || len(names) != 1 || names[0] != "f" {
+		t.Fatalf("readdir %v %v", names, err)
+	}
+	f, _ := OS.Open(name)
+	defer f.Close()
+	if _, ok := f.(OSFile); !ok {
+		t.Fatal("OS file does not expose *os.File")
+	}
+}
