@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -240,7 +241,9 @@ func (m *Mem) CrashClone(mode CrashMode, rng *rand.Rand) *Mem {
 		c.dirs[d] = true
 	}
 	seen := map[*memInode]*memInode{}
-	for n, ino := range m.durable {
+	// Sorted, so the same rng gives the same image.
+	for _, n := range slices.Sorted(maps.Keys(m.durable)) {
+		ino := m.durable[n]
 		if !c.dirs[filepath.Dir(n)] {
 			continue
 		}
