@@ -1,0 +1,45 @@
+package storage
+
+import (
+	"math"
+	"time"
+)
+
+// Config is one log's configuration, in Kafka's topic-config terms. The
+// broker resolves it from topic overrides and broker defaults
+// (internal/config) and may replace it while the log is open (SetConfig).
+type Config struct {
+	SegmentBytes       int64 // segment.bytes: roll when the active segment would pass this
+	SegmentMs          int64 // segment.ms: roll when the active segment's first batch is this old
+	SegmentJitterMs    int64 // segment.jitter.ms: subtracted from SegmentMs, fixed per segment
+	SegmentIndexBytes  int64 // segment.index.bytes: roll when the offset index holds this many bytes
+	IndexIntervalBytes int64 // index.interval.bytes: bytes between offset index entries
+	RetentionMs        int64 // retention.ms: -1 keeps forever
+	RetentionBytes     int64 // retention.bytes: -1 keeps forever
+	FlushMessages      int64 // flush.messages: fsync after this many unflushed records
+	FlushMs            int64 // flush.ms: fsync when the oldest unflushed append is this old (Manager)
+	LogAppendTime      bool  // message.timestamp.type=LogAppendTime
+	// Compacted: cleanup.policy includes compact, so batches may have
+	// offset gaps and recovery can only check that offsets grow. Without
+	// it, recovery also demands contiguous offsets (see checkRecovered).
+	Compacted bool
+}
+
+// DefaultConfig is Kafka's default topic configuration.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          int64(7 * 24 * time.Hour / time.Millisecond),
+		SegmentIndexBytes:  10 << 20,
+		IndexIntervalBytes: 4096,
+		RetentionMs:        int64(7 * 24 * time.Hour / time.Millisecond),
+		RetentionBytes:     -1,
+		FlushMessages:      math.MaxInt64,
+		FlushMs:            math.MaxInt64,
+	}
+}
+
+func (c *Config) maxIndexEntries() int {
+	n := c.SegmentIndexBytes / offsetEntrySize
+	return int(max(n, 1))
+}

@@ -1,0 +1,27 @@
+package storage
+
+import "errors"
+
+// Marker errors; the broker maps them to Kafka error codes.
+var (
+	// ErrOffsetOutOfRange: an offset below the log start or past the log
+	// end. Kafka: OFFSET_OUT_OF_RANGE.
+	ErrOffsetOutOfRange = errors.New("storage: offset out of range")
+	// ErrLogFailed: an earlier write, sync or truncate failed, so the log
+	// no longer knows what is on disk and refuses writes until reopened
+	// (which recovers it). Kafka: KAFKA_STORAGE_ERROR.
+	ErrLogFailed = errors.New("storage: log failed after an I/O error")
+	// ErrClosed: the log was closed.
+	ErrClosed = errors.New("storage: log closed")
+	// ErrUnexpectedFile: the partition directory holds a file the log
+	// does not know how to treat. The error names it.
+	ErrUnexpectedFile = errors.New("storage: unexpected file in log directory")
+	// ErrInvalidOffset: a follower append whose offsets go backwards, or a
+	// batch that does not fit a segment's 32-bit relative offsets.
+	ErrInvalidOffset = errors.New("storage: invalid offset")
+	// ErrCorruptLog: data that recovery cannot repair without losing
+	// flushed records (for example a hole below the recovery point).
+	ErrCorruptLog = errors.New("storage: corrupt log")
+
+	errIndexCorrupt = errors.New("storage: index corrupt")
+)

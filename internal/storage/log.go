@@ -1,0 +1,324 @@
+package storage
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/vfs"
+)
+
+// Options are a log's collaborators. Zero values take defaults.
+type Options struct {
+	FS     vfs.FS       // default vfs.OS
+	Clock  clock.Clock  // default clock.Real
+	Logger *slog.Logger // default slog.Default()
+}
+
+func (o *Options) fill() {
+	if o.FS == nil {
+		o.FS = vfs.OS
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Log is one partition's log. All methods are safe for concurrent use.
+//
+// Lock order: syncMu before mu. Appends, rolls, truncation and retention
+// take mu for writing; reads take it for reading only long enough to pick a
+// segment and an index position, then read the file without it.
+type Log struct {
+	dir  string
+	opts Options
+
+	mu struct {
+		sync.RWMutex
+		cfg            Config
+		segments       []*segment // sorted by base offset; the last is active
+		nextOffset     int64      // the log end offset
+		logStartOffset int64
+		recoveryPoint  int64 // every batch below is durable
+		truncations    int64 // bumped by truncation, so a racing flush does not overstate the recovery point
+		appended       int64 // records appended since open
+		flushed        int64 // value of appended at the last flush
+		lastFlushMs    int64
+		failed         error // sticky: set by the first failed write
+		closed         bool
+		epochs         *epochCache
+	}
+
+	syncMu   sync.Mutex
+	syncCond *sync.Cond
+	syncing  bool // a flush is running; others wait on syncCond
+
+	durable atomic.Int64 // recoveryPoint, readable without mu
+}
+
+// Dir is the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Config returns the log's configuration.
+func (l *Log) Config() Config {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.cfg
+}
+
+// SetConfig replaces the configuration; it applies from the next append.
+func (l *Log) SetConfig(cfg Config) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.cfg = cfg
+	for _, s := range l.mu.segments {
+		s.setConfig(&l.mu.cfg)
+	}
+}
+
+// Offsets is a consistent view of the log's bounds.
+type Offsets struct {
+	LogStartOffset int64
+	LogEndOffset   int64
+	RecoveryPoint  int64 // durable end: every batch below it has been fsynced
+	Size           int64 // bytes in all segments
+	Segments       int
+}
+
+// Offsets returns the log's current bounds.
+func (l *Log) Offsets() Offsets {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	o := Offsets{LogStartOffset: l.mu.logStartOffset, LogEndOffset: l.mu.nextOffset, RecoveryPoint: l.mu.recoveryPoint, Segments: len(l.mu.segments)}
+	for _, s := range l.mu.segments {
+		o.Size += s.size.Load()
+	}
+	return o
+}
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.nextOffset
+}
+
+// LogStartOffset is the first offset that can be read.
+func (l *Log) LogStartOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.logStartOffset
+}
+
+// AppendResult describes a successful append.
+type AppendResult struct {
+	FirstOffset    int64
+	LastOffset     int64
+	LogAppendTime  int64 // -1 unless the topic uses LogAppendTime
+	MaxTimestamp   int64
+	LogStartOffset int64
+	Records        int64
+}
+
+// AppendAsLeader appends one or more validated batches (record.Validate),
+// assigning offsets from the log end and stamping leaderEpoch, rewriting
+// the batches in place. All batches go to one segment.
+func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, error) {
+	return l.append(data, leaderEpoch, true)
+}
+
+// AppendAsFollower appends batches that already carry their offsets and
+// epochs (replication). Each batch's CRC is checked; offsets must not go
+// backwards.
+func (l *Log) AppendAsFollower(data []byte) (AppendResult, error) {
+	return l.append(data, -1, false)
+}
+
+func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult, error) {
+	res := AppendResult{LogAppendTime: -1, MaxTimestamp: -1}
+	l.mu.Lock()
+	if err := l.writableLocked(); err != nil {
+		l.mu.Unlock()
+		return res, err
+	}
+	batches, err := l.prepareLocked(data, leaderEpoch, assign, &res)
+	if err == nil {
+		err = l.writeLocked(data, batches, leaderEpoch, assign)
+	}
+	if err != nil {
+		l.mu.Unlock()
+		return res, err
+	}
+	res.LogStartOffset = l.mu.logStartOffset
+	flush := l.mu.appended-l.mu.flushed >= l.mu.cfg.FlushMessages
+	l.mu.Unlock()
+	if flush {
+		if err := l.Flush(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+func (l *Log) writableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.failed != nil {
+		return fmt.Errorf("%w: %w", ErrLogFailed, l.mu.failed)
+	}
+	return nil
+}
+
+// prepareLocked walks the batches, assigning offsets when leading, and
+// returns what the segment needs to index them.
+func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, res *AppendResult) ([]batchInfo, error) {
+	appendTime := int64(-1)
+	if assign && l.mu.cfg.LogAppendTime {
+		appendTime = l.opts.Clock.Now().UnixMilli()
+		res.LogAppendTime = appendTime
+	}
+	next := l.mu.nextOffset
+	var batches []batchInfo
+	for pos := 0; pos < len(data); {
+		h, err := record.ParseHeader(data[pos:])
+		if err == nil {
+			err = record.CheckComplete(&h, data[pos:])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("storage: append to %s: %w", l.dir, err)
+		}
+		batch := data[pos : pos+h.Size()]
+		if assign {
+			record.AssignOffsets(batch, next, leaderEpoch, appendTime)
+			h.BaseOffset = next
+			if appendTime >= 0 {
+				h.MaxTimestamp = appendTime
+			}
+		} else if err := l.checkFollowerBatch(batch, &h, next); err != nil {
+			return nil, err
+		}
+		batches = append(batches, batchInfo{baseOffset: h.BaseOffset, lastOffset: h.LastOffset(), maxTimestamp: h.MaxTimestamp, size: h.Size()})
+		res.Records += int64(h.NumRecords)
+		res.MaxTimestamp = max(res.MaxTimestamp, h.MaxTimestamp)
+		next = h.NextOffset()
+		pos += h.Size()
+	}
+	if len(batches) == 0 {
+		return nil, fmt.Errorf("storage: append to %s: %w: no batches", l.dir, record.ErrCorrupt)
+	}
+	res.FirstOffset = batches[0].baseOffset
+	res.LastOffset = batches[len(batches)-1].lastOffset
+	return batches, nil
+}
+
+func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64) error {
+	if err := record.CheckCRC(batch); err != nil {
+		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
+	}
+	if h.BaseOffset < next || h.LastOffsetDelta < 0 {
+		return fmt.Errorf("%w: %s: batch %d..%d at log end %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
+	}
+	return nil
+}
+
+// writeLocked rolls if needed and writes the batches. Any I/O error fails
+// the log: what reached the disk is unknown until recovery.
+func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, assign bool) error {
+	first, last := batches[0], batches[len(batches)-1]
+	active := l.activeLocked()
+	now := l.opts.Clock.Now()
+	if active.shouldRoll(&l.mu.cfg, len(data), first.maxTimestamp, last.lastOffset, now) {
+		var err error
+		if active, err = l.rollLocked(first.baseOffset); err != nil {
+			return l.failLocked(err)
+		}
+	}
+	if _, ok := active.relative(last.lastOffset); !ok || first.baseOffset < active.baseOffset {
+		return fmt.Errorf("%w: %s: offsets %d..%d do not fit segment %d", ErrInvalidOffset, l.dir, first.baseOffset, last.lastOffset, active.baseOffset)
+	}
+	if err := active.append(data, batches, &l.mu.cfg); err != nil {
+		return l.failLocked(err)
+	}
+	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
+		return l.failLocked(err)
+	}
+	l.mu.nextOffset = last.lastOffset + 1
+	for _, b := range batches {
+		l.mu.appended += b.lastOffset - b.baseOffset + 1
+	}
+	return nil
+}
+
+func (l *Log) assignEpochsLocked(data []byte, batches []batchInfo, leaderEpoch int32, assign bool) error {
+	if assign {
+		return l.mu.epochs.assign(leaderEpoch, batches[0].baseOffset)
+	}
+	pos := 0
+	for _, b := range batches {
+		h, _ := record.ParseHeader(data[pos:])
+		if err := l.mu.epochs.assign(h.PartitionLeaderEpoch, b.baseOffset); err != nil {
+			return err
+		}
+		pos += b.size
+	}
+	return nil
+}
+
+func (l *Log) failLocked(err error) error {
+	if l.mu.failed == nil {
+		l.mu.failed = err
+		l.opts.Logger.Error("log failed; refusing writes until reopened", "component", "storage", "dir", l.dir, "err", err)
+	}
+	return fmt.Errorf("%w: %w", ErrLogFailed, err)
+}
+
+func (l *Log) activeLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
+
+// rollLocked seals the active segment and starts a new one at base. The
+// directory is synced so the new segment's name survives a crash.
+func (l *Log) rollLocked(base int64) (*segment, error) {
+	if err := l.activeLocked().seal(); err != nil {
+		return nil, err
+	}
+	s, err := createSegment(l.opts.FS, l.dir, base, &l.mu.cfg, l.opts.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := l.opts.FS.SyncDir(l.dir); err != nil {
+		s.release()
+		return nil, err
+	}
+	l.mu.segments = append(l.mu.segments, s)
+	return s, nil
+}
+
+// Roll starts a new segment now, unless the active one is empty.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if l.activeLocked().empty() {
+		return nil
+	}
+	if _, err := l.rollLocked(l.mu.nextOffset); err != nil {
+		return l.failLocked(err)
+	}
+	return nil
+}
+
+// segmentIndexLocked returns the index of the segment that holds off: the
+// last one whose base offset is <= off.
+func (l *Log) segmentIndexLocked(off int64) int {
+	i := sort.Search(len(l.mu.segments), func(i int) bool { return l.mu.segments[i].baseOffset > off })
+	return max(i-1, 0)
+}

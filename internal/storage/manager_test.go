@@ -1,0 +1,111 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/vfs"
+)
+
+// eventually polls cond until it holds or a generous deadline passes: the
+// background loops tick on real time, so the test waits on their effect.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func newTestManager(t *testing.T, mem *vfs.Mem, clk *clock.Manual) *Manager {
+	t.Helper()
+	m, err := NewManager(ManagerConfig{
+		Dir:                    "/data",
+		RetentionCheckInterval: 10 * time.Millisecond,
+		FlushCheckInterval:     10 * time.Millisecond,
+		CheckpointInterval:     10 * time.Millisecond,
+	}, Options{FS: mem, Clock: clk, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestManagerBackgroundRetentionAndFlush(t *testing.T) {
+	mem := vfs.NewMem()
+	clk := clock.NewManual(epoch0)
+	m := newTestManager(t, mem, clk)
+	cfg := testConfig()
+	cfg.RetentionMs = 60_000
+	cfg.FlushMs = 1000
+	tp := model.TopicPartition{Topic: "orders", Partition: 3}
+	l, err := m.OpenLog(tp, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start(context.Background())
+	for i := range 40 {
+		mustAppend(t, l, makeBatch(t, 2, epoch0.UnixMilli()+int64(i), "x", 100))
+	}
+	clk.Advance(2 * time.Second)
+	eventually(t, "flush.ms", func() bool { return l.Offsets().RecoveryPoint == 80 })
+	clk.Advance(time.Hour)
+	eventually(t, "retention", func() bool { return l.LogStartOffset() == 80 })
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.OpenLog(tp, cfg); err == nil {
+		t.Fatal("closed manager opened a log")
+	}
+}
+
+func TestManagerOpenListDelete(t *testing.T) {
+	mem := vfs.NewMem()
+	clk := clock.NewManual(epoch0)
+	m := newTestManager(t, mem, clk)
+	a := model.TopicPartition{Topic: "a-b-c", Partition: 0}
+	b := model.TopicPartition{Topic: "a-b-c", Partition: 12}
+	for _, tp := range []model.TopicPartition{a, b} {
+		l, err := m.OpenLog(tp, testConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, makeBatch(t, 1, 1, "x", 1))
+		if again, _ := m.OpenLog(tp, testConfig()); again != l {
+			t.Fatal("second OpenLog returned another log")
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = newTestManager(t, mem, clk)
+	defer m.Close()
+	got, err := m.OnDisk()
+	if err != nil || !slices.Equal(got, []model.TopicPartition{a, b}) {
+		t.Fatalf("on disk %v %v", got, err)
+	}
+	l, err := m.OpenLog(b, testConfig())
+	if err != nil || l.LogEndOffset() != 1 {
+		t.Fatalf("reopened %v", err)
+	}
+	if err := m.DeleteLog(b); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.OnDisk(); !slices.Equal(got, []model.TopicPartition{a}) {
+		t.Fatalf("after delete %v", got)
+	}
+	if _, ok := m.Log(b); ok {
+		t.Fatal("deleted log still open")
+	}
+	l, err = m.OpenLog(b, testConfig())
+	if err != nil || l.LogEndOffset() != 0 {
+		t.Fatalf("recreated log: end %d %v", l.LogEndOffset(), err)
+	}
+}

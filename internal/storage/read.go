@@ -1,0 +1,268 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/vfs"
+)
+
+// ReadResult is a range of one segment file holding whole batches from the
+// requested offset on; like Kafka, the last batch may be cut short by
+// maxBytes, and clients drop such a partial batch. The file stays open until
+// Release, even if retention deletes the segment meanwhile, so the broker
+// can sendfile the range after the log's locks are gone.
+type ReadResult struct {
+	File     vfs.File
+	Position int64
+	Size     int64
+	seg      *segment
+}
+
+// Release lets the segment's files close. Safe to call twice and on an
+// empty result.
+func (r *ReadResult) Release() {
+	if r.seg != nil {
+		r.seg.release()
+		r.seg = nil
+	}
+}
+
+// ReadAll copies the range into memory (for TLS, tests and tools).
+func (r *ReadResult) ReadAll() ([]byte, error) {
+	if r.Size == 0 {
+		return nil, nil
+	}
+	b := make([]byte, r.Size)
+	n, err := r.File.ReadAt(b, r.Position)
+	if err == io.EOF && int64(n) == r.Size {
+		err = nil
+	}
+	return b[:n], err
+}
+
+// Read returns batches starting with the one that holds offset, up to
+// maxBytes, and only batches below maxOffset (the high watermark or last
+// stable offset; pass -1 for the log end). With minOneBatch, the first batch
+// is returned whole even when larger than maxBytes, as Kafka does so a
+// consumer can always make progress. Reading at the log end (or maxOffset)
+// returns an empty result; outside [log start, log end] is
+// ErrOffsetOutOfRange.
+func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (ReadResult, error) {
+	l.mu.RLock()
+	if l.mu.closed {
+		l.mu.RUnlock()
+		return ReadResult{}, ErrClosed
+	}
+	if offset < l.mu.logStartOffset || offset > l.mu.nextOffset {
+		err := fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, l.mu.logStartOffset, l.mu.nextOffset)
+		l.mu.RUnlock()
+		return ReadResult{}, err
+	}
+	if maxOffset < 0 || maxOffset > l.mu.nextOffset {
+		maxOffset = l.mu.nextOffset
+	}
+	i := l.segmentIndexLocked(offset)
+	views := make([]readView, len(l.mu.segments)-i)
+	for k, s := range l.mu.segments[i:] {
+		s.acquire()
+		views[k] = readView{s: s, start: s.indexedPosition(offset), size: s.size.Load(), next: s.nextOffset}
+	}
+	l.mu.RUnlock()
+	defer func() {
+		for _, v := range views {
+			v.s.release()
+		}
+	}()
+	// Compaction (or a roll after a truncation) can leave a segment with
+	// nothing at or after offset; the data then starts in a later one.
+	for _, v := range views {
+		if offset >= maxOffset || v.s.baseOffset >= maxOffset {
+			break
+		}
+		res, found, err := v.read(offset, maxBytes, maxOffset, minOneBatch)
+		if err != nil || found {
+			return res, err
+		}
+	}
+	return ReadResult{}, nil
+}
+
+// readView is a segment pinned for a read, with the lock-guarded state the
+// read needs copied out.
+type readView struct {
+	s     *segment
+	start int64 // index position to scan from
+	size  int64
+	next  int64 // the segment's next offset
+}
+
+// read reads from one segment; found is false when the segment has no batch
+// at or after offset.
+func (v *readView) read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bool) (ReadResult, bool, error) {
+	pos, h, err := v.s.findPosition(offset, v.start, v.size)
+	if err != nil || pos == v.size {
+		return ReadResult{}, false, err
+	}
+	if h.BaseOffset >= maxOffset {
+		return ReadResult{}, true, nil
+	}
+	end := v.size
+	if maxOffset < v.next {
+		if end, _, err = v.s.findPosition(maxOffset, pos, v.size); err != nil {
+			return ReadResult{}, false, err
+		}
+	}
+	n := min(end-pos, int64(max(maxBytes, 0)))
+	if minOneBatch {
+		n = max(n, min(int64(h.Size()), end-pos))
+	}
+	if n <= 0 {
+		return ReadResult{}, true, nil
+	}
+	v.s.acquire()
+	return ReadResult{File: v.s.log, Position: pos, Size: n, seg: v.s}, true, nil
+}
+
+// OffsetForTimestamp returns the offset and timestamp of the first record
+// whose timestamp is >= ts, as ListOffsets does; found is false when every
+// record is older.
+func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool, err error) {
+	views, logStart, release := l.timeViews(func(maxTs []int64) int64 { return ts })
+	defer release()
+	for _, v := range views {
+		if v.maxTimestamp < ts {
+			continue
+		}
+		offset, timestamp, found, err = v.offsetForTimestamp(ts, logStart)
+		if err != nil || found {
+			return offset, timestamp, found, err
+		}
+	}
+	return -1, -1, false, nil
+}
+
+// MaxTimestamp returns the offset and timestamp of the first record holding
+// the largest timestamp in the log (ListOffsets MAX_TIMESTAMP, KIP-734).
+func (l *Log) MaxTimestamp() (offset, timestamp int64, found bool, err error) {
+	views, logStart, release := l.timeViews(func(maxTs []int64) int64 { return slices.Max(maxTs) })
+	defer release()
+	best := -1
+	for i, v := range views {
+		if v.maxTimestamp >= 0 && (best < 0 || v.maxTimestamp > views[best].maxTimestamp) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1, -1, false, nil
+	}
+	return views[best].offsetForTimestamp(views[best].maxTimestamp, logStart)
+}
+
+// timeView is a segment pinned for a timestamp search, with what the search
+// needs from its lock-guarded state copied out.
+type timeView struct {
+	s            *segment
+	maxTimestamp int64
+	start, size  int64 // where the scan for the target starts and stops
+}
+
+// timeViews pins every segment and, under the read lock, reads each one's
+// largest timestamp and the index position to search from for the target
+// that target computes from those timestamps.
+func (l *Log) timeViews(target func(maxTs []int64) int64) ([]timeView, int64, func()) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	views := make([]timeView, len(l.mu.segments))
+	maxTs := make([]int64, len(l.mu.segments))
+	for i, s := range l.mu.segments {
+		s.acquire()
+		views[i] = timeView{s: s, maxTimestamp: s.maxTimestamp, size: s.size.Load()}
+		maxTs[i] = s.maxTimestamp
+	}
+	ts := target(maxTs)
+	for i := range views {
+		s := views[i].s
+		if rel, ok := s.timeIdx.lookupBefore(ts); ok {
+			views[i].start = s.offsetIdx.lookup(rel)
+		}
+	}
+	return views, l.mu.logStartOffset, func() {
+		for _, v := range views {
+			v.s.release()
+		}
+	}
+}
+
+func (v *timeView) offsetForTimestamp(ts, logStart int64) (int64, int64, bool, error) {
+	r := newBatchReader(v.s.log, v.start, v.size)
+	for {
+		batch, h, _, err := r.next()
+		if errors.Is(err, io.EOF) {
+			return -1, -1, false, nil
+		}
+		if err != nil {
+			return -1, -1, false, fmt.Errorf("storage: %s: %w", v.s.log.Name(), err)
+		}
+		if h.MaxTimestamp < ts || h.LastOffset() < logStart {
+			continue
+		}
+		if off, t, ok, err := firstRecordAtOrAfter(batch, ts, logStart); err != nil || ok {
+			return off, t, ok, err
+		}
+	}
+}
+
+// maxDecompressedLookup bounds a batch decompressed for a timestamp lookup.
+const maxDecompressedLookup = 256 << 20
+
+func firstRecordAtOrAfter(batch []byte, ts, logStart int64) (int64, int64, bool, error) {
+	off, t, found := int64(-1), int64(-1), false
+	err := record.Iterate(batch, maxDecompressedLookup, func(r *record.Record) bool {
+		if r.Offset >= logStart && r.Timestamp >= ts {
+			off, t, found = r.Offset, r.Timestamp, true
+			return false
+		}
+		return true
+	})
+	return off, t, found, err
+}
+
+// LatestEpoch returns the newest leader epoch and where it starts.
+func (l *Log) LatestEpoch() (EpochEntry, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.latest()
+}
+
+// Epochs returns a copy of the leader-epoch lineage.
+func (l *Log) Epochs() []EpochEntry {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return append([]EpochEntry(nil), l.mu.epochs.entries...)
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest known epoch
+// <= epoch and the offset where it ends; (-1, -1) when unknown.
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.epochs.endOffsetFor(epoch, l.mu.nextOffset)
+}
+
+// AssignEpoch records a new leader epoch starting at the log end (a new
+// leader does this before its first append, as Kafka does).
+func (l *Log) AssignEpoch(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if err := l.mu.epochs.assign(epoch, l.mu.nextOffset); err != nil {
+		return l.failLocked(err)
+	}
+	return nil
+}
