@@ -23,7 +23,7 @@ var layers = map[string]int{
 	"internal/storage": 1, "internal/metadata": 1, "internal/config": 1, "internal/auth": 1, "internal/quota": 1,
 	"internal/controller": 2, "internal/replication": 2, "internal/group": 2, "internal/txn": 2,
 	"internal/broker": 3,
-	"internal/cli":     clientSide, "internal/connectrt": clientSide, "internal/schemaregistry": clientSide,
+	"internal/cli":    clientSide, "internal/connectrt": clientSide, "internal/schemaregistry": clientSide,
 	"internal/restproxy": clientSide, "internal/mirror": clientSide, "internal/console": clientSide,
 	"streams": clientSide, "connect": clientSide,
 	"internal/archtest": testOnly,
