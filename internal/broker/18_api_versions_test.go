@@ -1,0 +1,91 @@
+package broker
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestApiVersionsGolden pins what the broker advertises: a change to any
+// API's version range must show in review as a change to this file.
+func TestApiVersionsGolden(t *testing.T) {
+	var sb strings.Builder
+	for _, e := range sortedAPIs() {
+		fmt.Fprintf(&sb, "%3d %-28s %2d..%d\n", e.key, e.key.Name(), e.min, e.max)
+	}
+	const golden = "testdata/api_versions.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.String() != string(want) {
+		t.Fatalf("advertised API versions changed; run go test -run TestApiVersionsGolden -update and review:\n%s", sb.String())
+	}
+}
+
+func TestApiVersionsEveryVersion(t *testing.T) {
+	b := startBroker(t)
+	r := dialRaw(t, b)
+	for v := int16(0); v <= 4; v++ {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version = v
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
+		resp := r.roundTrip(req, int32(v)).(*kmsg.ApiVersionsResponse)
+		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apiTable) {
+			t.Fatalf("v%d: error %d, %d keys", v, resp.ErrorCode, len(resp.ApiKeys))
+		}
+	}
+}
+
+// TestApiVersionsTooNew: KIP-511, a version above ours gets a v0 response
+// with UNSUPPORTED_VERSION and our ranges.
+func TestApiVersionsTooNew(t *testing.T) {
+	b := startBroker(t)
+	r := dialRaw(t, b)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 4
+	body := encodeRequest(req, 7)
+	body[3] = 99 // version 99
+	r.sendFrame(body)
+	corr, payload, err := r.readFrame()
+	if err != nil || corr != 7 {
+		t.Fatalf("corr %d err %v", corr, err)
+	}
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	if err := resp.ReadFrom(payload); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) == 0 {
+		t.Fatalf("error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	}
+	// The connection stays usable.
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
+	if resp := r.roundTrip(req, 8).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 {
+		t.Fatalf("retry at v3: error %d", resp.ErrorCode)
+	}
+}
+
+func TestApiVersionsBadSoftwareName(t *testing.T) {
+	b := startBroker(t)
+	r := dialRaw(t, b)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "-bad name", "1"
+	if resp := r.roundTrip(req, 1).(*kmsg.ApiVersionsResponse); resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("error %d", resp.ErrorCode)
+	}
+}

@@ -1,0 +1,261 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/vfs"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Listener is one configured listener, from Kafka's listeners syntax
+// NAME://host:port.
+type Listener struct {
+	Name string
+	Host string
+	Port int
+}
+
+func (l Listener) String() string { return l.Name + "://" + net.JoinHostPort(l.Host, strconv.Itoa(l.Port)) }
+
+// ParseListeners parses Kafka's comma-separated listener list.
+func ParseListeners(s string) ([]Listener, error) {
+	var out []Listener
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(item, "://")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("broker: listener %q is not NAME://host:port", item)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("broker: listener %q: %w", item, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 0 || p > 65535 {
+			return nil, fmt.Errorf("broker: listener %q: bad port", item)
+		}
+		out = append(out, Listener{Name: strings.ToUpper(name), Host: host, Port: p})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("broker: no listeners")
+	}
+	return out, nil
+}
+
+// Config is what the broker needs to start, resolved from Kafka's config
+// names by the caller (cmd/samsa).
+type Config struct {
+	NodeID                int32
+	Listeners             []Listener
+	AdvertisedListeners   []Listener // default: Listeners, with bound ports filled in
+	SocketRequestMaxBytes int32
+	ConnectionsMaxIdle    time.Duration
+	// DisableSendfile makes fetches copy record bytes through user space;
+	// for measurements only.
+	DisableSendfile bool
+
+	FS     vfs.FS
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+func (c *Config) fill() {
+	if c.SocketRequestMaxBytes <= 0 {
+		c.SocketRequestMaxBytes = 100 << 20
+	}
+	if c.ConnectionsMaxIdle <= 0 {
+		c.ConnectionsMaxIdle = 10 * time.Minute
+	}
+	if c.FS == nil {
+		c.FS = vfs.OS
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Broker serves the Kafka protocol.
+type Broker struct {
+	cfg   Config
+	log   *slog.Logger
+	tasks *task.Group
+
+	connIDs atomic.Uint64
+	mu      struct {
+		sync.Mutex
+		listeners []net.Listener
+		bound     []Listener // listeners with their actual ports
+		closed    bool
+	}
+}
+
+// New builds a broker; Start makes it serve.
+func New(cfg Config) (*Broker, error) {
+	cfg.fill()
+	if len(cfg.Listeners) == 0 {
+		return nil, errors.New("broker: no listeners configured")
+	}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker")}
+	return b, nil
+}
+
+// Start binds every listener and serves until ctx ends or Close.
+func (b *Broker) Start(ctx context.Context) error {
+	b.tasks = task.NewGroup(ctx)
+	for _, l := range b.cfg.Listeners {
+		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		if err != nil {
+			b.closeListeners()
+			return fmt.Errorf("broker: listen %s: %w", l, err)
+		}
+		bound := l
+		bound.Port = ln.Addr().(*net.TCPAddr).Port
+		b.mu.Lock()
+		b.mu.listeners = append(b.mu.listeners, ln)
+		b.mu.bound = append(b.mu.bound, bound)
+		b.mu.Unlock()
+		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
+		b.log.Info("listening", "listener", bound.String())
+	}
+	return nil
+}
+
+// Listeners returns the bound listeners (ports resolved when 0 was asked).
+func (b *Broker) Listeners() []Listener {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Listener(nil), b.mu.bound...)
+}
+
+// Addr is the host:port of the first listener, for tests and tools.
+func (b *Broker) Addr() string {
+	ls := b.Listeners()
+	if len(ls) == 0 {
+		return ""
+	}
+	return net.JoinHostPort(ls[0].Host, strconv.Itoa(ls[0].Port))
+}
+
+// advertised returns the listener clients should use for the listener
+// they connected through.
+func (b *Broker) advertised(name string) Listener {
+	for _, l := range b.cfg.AdvertisedListeners {
+		if l.Name == name && l.Port != 0 {
+			return l
+		}
+	}
+	for _, l := range b.Listeners() {
+		if l.Name == name {
+			if adv := b.advertisedHost(name); adv != "" {
+				l.Host = adv
+			}
+			return l
+		}
+	}
+	return Listener{}
+}
+
+func (b *Broker) advertisedHost(name string) string {
+	for _, l := range b.cfg.AdvertisedListeners {
+		if l.Name == name {
+			return l.Host
+		}
+	}
+	return ""
+}
+
+func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || b.isClosed() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			b.log.Error("accept failed", "listener", l.Name, "err", err)
+			time.Sleep(10 * time.Millisecond) // EMFILE and friends: do not spin
+			continue
+		}
+		if tcp, ok := nc.(*net.TCPConn); ok {
+			tcp.SetNoDelay(true)
+		}
+		id := b.connIDs.Add(1)
+		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
+			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
+		b.tasks.Go(c.serve)
+	}
+}
+
+func (b *Broker) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mu.closed
+}
+
+func (b *Broker) closeListeners() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.closed = true
+	for _, ln := range b.mu.listeners {
+		ln.Close()
+	}
+}
+
+// Close stops accepting, lets every connection finish the request it is
+// handling and send its queued responses, then stops.
+func (b *Broker) Close() error {
+	b.closeListeners()
+	if b.tasks != nil {
+		b.tasks.Stop()
+	}
+	return nil
+}
+
+// handle decodes one request frame and runs its handler.
+func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
+	h, body, err := parseRequestHeader(buf)
+	if err != nil {
+		return nil, err
+	}
+	api, ok := apiTable[kmsg.Key(h.key)]
+	if !ok {
+		return nil, fmt.Errorf("unknown API key %d (correlation %d)", h.key, h.correlationID)
+	}
+	if h.version < api.min || h.version > api.max {
+		if api.key == kmsg.ApiVersions {
+			return encodeResponse(h, unsupportedApiVersions()), nil
+		}
+		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
+	}
+	req := kmsg.RequestForKey(h.key)
+	req.SetVersion(h.version)
+	if req.IsFlexible() {
+		if body, err = skipHeaderTags(body); err != nil {
+			return nil, err
+		}
+	}
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
+	}
+	return api.handle(b, c, h, req)
+}

@@ -1,0 +1,231 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/storage"
+	"github.com/samsa-io/samsa/internal/vfs"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// maxQueuedResponses bounds the responses a connection holds while its
+// writer is busy; past it the reader stops reading, so a client that does
+// not read its responses cannot make the broker buffer without limit.
+const maxQueuedResponses = 32
+
+// conn is one client connection.
+type conn struct {
+	b        *Broker
+	nc       net.Conn
+	id       uint64
+	listener string
+	log      *slog.Logger
+	out      chan *frame
+	closing  atomic.Bool
+
+	// Set by ApiVersions v3+ (KIP-511), for logs and metrics.
+	clientSoftware string
+}
+
+// frame is an encoded response ready to write. Record data fetched from
+// segments is not in buf: each hole names a file range to send at a
+// position of buf, so the bytes go from page cache to socket without being
+// copied through the broker (sendfile).
+type frame struct {
+	buf   []byte
+	holes []hole
+}
+
+type hole struct {
+	at int // position in buf before which the range is sent
+	rr storage.ReadResult
+}
+
+func (f *frame) release() {
+	for i := range f.holes {
+		f.holes[i].rr.Release()
+	}
+}
+
+// serve runs the connection until the client leaves, a protocol error
+// closes it, or the broker shuts down.
+func (c *conn) serve(ctx context.Context) {
+	c.out = make(chan *frame, maxQueuedResponses)
+	writerDone := make(chan struct{})
+	c.b.tasks.Go(func(context.Context) {
+		defer close(writerDone)
+		c.writeLoop()
+	})
+	stop := context.AfterFunc(ctx, c.interrupt)
+	defer stop()
+	err := c.readLoop()
+	close(c.out)
+	<-writerDone
+	c.nc.Close()
+	if err != nil && !errors.Is(err, io.EOF) && !c.closing.Load() {
+		c.log.Info("connection closed", "err", err)
+	}
+}
+
+// interrupt makes a blocked read return so the connection drains and
+// closes; a request being handled finishes first.
+func (c *conn) interrupt() {
+	c.closing.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *conn) readLoop() error {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var sizeBuf [4]byte
+	for {
+		if c.closing.Load() {
+			return nil
+		}
+		c.nc.SetReadDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
+		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			return c.readErr(err)
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 0 || size > c.b.cfg.SocketRequestMaxBytes {
+			// Checked before allocating: a lying size must not cost memory.
+			return fmt.Errorf("frame of %d bytes, socket.request.max.bytes is %d", size, c.b.cfg.SocketRequestMaxBytes)
+		}
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return c.readErr(err)
+		}
+		f, err := c.b.handle(c, buf)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			c.out <- f
+		}
+	}
+}
+
+func (c *conn) readErr(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if c.closing.Load() {
+			return nil
+		}
+		return fmt.Errorf("idle for connections.max.idle.ms (%v)", c.b.cfg.ConnectionsMaxIdle)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return io.EOF
+	}
+	return err
+}
+
+func (c *conn) writeLoop() {
+	var failed error
+	for f := range c.out {
+		if failed == nil {
+			c.nc.SetWriteDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
+			if failed = c.writeFrame(f); failed != nil {
+				c.log.Info("write failed; closing", "err", failed)
+				c.interrupt()
+			}
+		}
+		f.release()
+	}
+}
+
+func (c *conn) writeFrame(f *frame) error {
+	prev := 0
+	for _, h := range f.holes {
+		if _, err := c.nc.Write(f.buf[prev:h.at]); err != nil {
+			return err
+		}
+		if err := c.sendRange(h.rr); err != nil {
+			return err
+		}
+		prev = h.at
+	}
+	_, err := c.nc.Write(f.buf[prev:])
+	return err
+}
+
+// sendRange sends a segment range: sendfile(2) from the page cache when
+// both ends allow it, else a read and a write.
+func (c *conn) sendRange(rr storage.ReadResult) error {
+	if rr.Size == 0 {
+		return nil
+	}
+	if tcp, ok := c.nc.(*net.TCPConn); ok && !c.b.cfg.DisableSendfile {
+		if of, ok := rr.File.(vfs.OSFile); ok && of.OSFile() != nil {
+			return sendfile(tcp, of.OSFile(), rr.Position, rr.Size)
+		}
+	}
+	data, err := rr.ReadAll()
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) != rr.Size {
+		return fmt.Errorf("segment shrank under a fetch: %d of %d bytes", len(data), rr.Size)
+	}
+	_, err = c.nc.Write(data)
+	return err
+}
+
+// errShortFile: the segment was truncated between the read and the send.
+// The frame length is already on the wire, so the connection must close,
+// as Kafka closes it in the same case.
+var errShortFile = errors.New("broker: segment truncated during sendfile")
+
+func sendfile(dst *net.TCPConn, src *os.File, pos, n int64) error {
+	out, err := dst.SyscallConn()
+	if err != nil {
+		return err
+	}
+	in, err := src.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var opErr error
+	cerr := in.Control(func(infd uintptr) {
+		werr := out.Write(func(outfd uintptr) bool {
+			for n > 0 {
+				k, err := syscall.Sendfile(int(outfd), int(infd), &pos, int(min(n, 1<<30)))
+				if k > 0 {
+					n -= int64(k)
+				}
+				switch {
+				case err == syscall.EAGAIN:
+					return false // wait until the socket is writable
+				case err == syscall.EINTR:
+				case err != nil:
+					opErr = err
+					return true
+				case k == 0:
+					opErr = errShortFile
+					return true
+				}
+			}
+			return true
+		})
+		if opErr == nil {
+			opErr = werr
+		}
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return opErr
+}
+
+// encodeResponse turns a handler's response into a frame.
+func encodeResponse(h requestHeader, resp kmsg.Response) *frame {
+	return &frame{buf: appendResponse(nil, h.correlationID, resp)}
+}

@@ -1,0 +1,102 @@
+package broker
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Each bad frame closes only its own connection; a second connection keeps
+// being served throughout.
+func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
+	b := startBroker(t)
+	healthy := dialRaw(t, b)
+	apiv := kmsg.NewPtrApiVersionsRequest()
+	apiv.Version = 0
+	cases := map[string]func(r *rawConn){
+		"negative size": func(r *rawConn) { r.nc.Write([]byte{0xff, 0xff, 0xff, 0xff}) },
+		"over socket.request.max.bytes": func(r *rawConn) {
+			r.nc.Write(binary.BigEndian.AppendUint32(nil, 200<<20))
+		},
+		"frame shorter than a header": func(r *rawConn) { r.sendFrame([]byte{0, 18, 0}) },
+		"client id longer than frame": func(r *rawConn) {
+			r.sendFrame([]byte{0, 18, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 'x'})
+		},
+		"unknown api key": func(r *rawConn) {
+			r.sendFrame([]byte{0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff})
+		},
+		"unsupported version": func(r *rawConn) {
+			meta := kmsg.NewPtrMetadataRequest()
+			meta.Version = 99
+			r.sendFrame(encodeRequest(meta, 3))
+		},
+		"truncated body": func(r *rawConn) {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.Version = 3
+			req.ClientSoftwareName = "abc"
+			body := encodeRequest(req, 1)
+			r.sendFrame(body[:len(body)-3])
+		},
+		"bad header tags": func(r *rawConn) {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.Version = 3
+			body := encodeRequest(req, 1)
+			// Header tag section claims 5 tags that are not there.
+			at := 2 + 2 + 4 + 2 + len("test")
+			body[at] = 5
+			r.sendFrame(body)
+		},
+	}
+	for name, send := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := dialRaw(t, b)
+			send(r)
+			r.expectClosed()
+			if resp := healthy.roundTrip(apiv, 42).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 {
+				t.Fatalf("healthy connection got error %d", resp.ErrorCode)
+			}
+		})
+	}
+}
+
+// Pipelined requests are answered in order.
+func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	b := startBroker(t)
+	r := dialRaw(t, b)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 2
+	var all []byte
+	for i := range 50 {
+		body := encodeRequest(req, int32(i))
+		all = binary.BigEndian.AppendUint32(all, uint32(len(body)))
+		all = append(all, body...)
+	}
+	if _, err := r.nc.Write(all); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		corr, _, err := r.readFrame()
+		if err != nil || corr != int32(i) {
+			t.Fatalf("response %d: correlation %d, %v", i, corr, err)
+		}
+	}
+}
+
+func TestManyConnections(t *testing.T) {
+	b := startBroker(t)
+	conns := make([]*rawConn, 0, 1000)
+	for range 1000 {
+		conns = append(conns, dialRaw(t, b))
+	}
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 1
+	for i, r := range conns {
+		r.sendFrame(encodeRequest(req, int32(i)))
+	}
+	for i, r := range conns {
+		if corr, _, err := r.readFrame(); err != nil || corr != int32(i) {
+			t.Fatalf("conn %d: %d %v", i, corr, err)
+		}
+	}
+}
