@@ -26,7 +26,9 @@ type Listener struct {
 	Port int
 }
 
-func (l Listener) String() string { return l.Name + "://" + net.JoinHostPort(l.Host, strconv.Itoa(l.Port)) }
+func (l Listener) String() string {
+	return l.Name + "://" + net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+}
 
 // ParseListeners parses Kafka's comma-separated listener list.
 func ParseListeners(s string) ([]Listener, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Record is one record of a batch, with absolute offset and timestamp.
@@ -103,7 +104,7 @@ func (d *decoder) nullableBytes(why string) []byte {
 // recordReader walks the records section of one batch.
 type recordReader struct {
 	d         decoder
-	h         *Header
+	h         Header
 	left      int32 // records still promised by NumRecords
 	index     int   // index of rec within the batch
 	rec       Record
@@ -114,8 +115,20 @@ type recordReader struct {
 	corrupted error
 }
 
-func newRecordReader(data []byte, h *Header, headers bool, marker error) recordReader {
-	return recordReader{d: decoder{b: data}, h: h, left: h.NumRecords, index: -1, headers: headers, marker: marker}
+// reset points rr at the records of a batch, keeping its header buffer.
+func (rr *recordReader) reset(data []byte, h *Header, headers bool, marker error) {
+	*rr = recordReader{d: decoder{b: data}, h: *h, left: h.NumRecords, index: -1,
+		headers: headers, hdrs: rr.hdrs[:0], marker: marker}
+}
+
+// Iterate hands fn a pointer into its reader, which therefore lives on the
+// heap: pooled, it costs no allocation per batch and keeps its header slice.
+var recordReaders = sync.Pool{New: func() any { return new(recordReader) }}
+
+func putRecordReader(rr *recordReader) {
+	clear(rr.hdrs) // drop the references into the batch
+	rr.reset(nil, &Header{}, false, nil)
+	recordReaders.Put(rr)
 }
 
 // next decodes the next record into rr.rec. It returns false at the end of
@@ -224,7 +237,9 @@ func Iterate(batch []byte, maxDecompressed int, fn func(r *Record) bool) error {
 		return err
 	}
 	defer putBuffer(buf)
-	rr := newRecordReader(data, &h, true, ErrCorrupt)
+	rr := recordReaders.Get().(*recordReader)
+	defer putRecordReader(rr)
+	rr.reset(data, &h, true, ErrCorrupt)
 	for rr.next() {
 		if !fn(&rr.rec) {
 			return nil

@@ -146,7 +146,8 @@ func validateRecords(batch []byte, h *Header, cfg *ValidateConfig) error {
 	if cfg.FromLog {
 		marker = ErrCorrupt
 	}
-	rr := newRecordReader(data, h, false, marker)
+	var rr recordReader
+	rr.reset(data, h, false, marker)
 	prev := int32(-1)
 	for rr.next() {
 		if err := checkRecord(&rr, prev, cfg); err != nil {
