@@ -99,8 +99,10 @@ type Broker struct {
 	log   *slog.Logger
 	tasks *task.Group
 
-	connIDs atomic.Uint64
-	mu      struct {
+	topics        *topicTable
+	fetchSessions *fetchSessions
+	connIDs       atomic.Uint64
+	mu            struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -114,7 +116,7 @@ func New(cfg Config) (*Broker, error) {
 	if len(cfg.Listeners) == 0 {
 		return nil, errors.New("broker: no listeners configured")
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker")}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
 	return b, nil
 }
 

@@ -169,3 +169,10 @@ func (w *Waiter) Done() {
 		p.mu.Unlock()
 	}
 }
+
+// ISRSize is the number of in-sync replicas, for min.insync.replicas.
+func (p *Partition) ISRSize() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.mu.isr)
+}

@@ -1,0 +1,171 @@
+package broker
+
+// Produce (key 0), versions 0-13.
+//
+// Each partition's record set must be exactly one RecordBatch v2 (Kafka's
+// rule from v3 on), validated as Kafka's LogValidator does (internal/record:
+// size, CRC32C, magic, counts, codec, no control batches from clients) and
+// checked against max.message.bytes and message.timestamp.after.max.ms /
+// before.max.ms (KIP-937). It is appended with offsets assigned by the log;
+// the response carries the base offset, the log append time (LogAppendTime
+// topics) and the log start offset.
+//
+// acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS). acks=-1 also checks
+// min.insync.replicas against the ISR (NOT_ENOUGH_REPLICAS). On one node the
+// high watermark moves with the append (or, in durable mode, with the group
+// commit), so acks=-1 never waits on other replicas. acks=0 gets no response;
+// as in Kafka, a failed acks=0 produce closes the connection so the client
+// learns of it.
+//
+// v13 names topics by ID (KIP-516). v0-2 carry message format 0/1, which
+// this broker does not store: their partitions get
+// UNSUPPORTED_FOR_MESSAGE_FORMAT. Versions 0-2 are still advertised because
+// librdkafka before 2.11.1 drops compression when Produce v0 is missing.
+//
+// Not yet: idempotent sequence checks and transactions (issue 5); the
+// producer ID in a batch is stored but not checked. Quotas: throttle is 0.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/storage"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.Produce, min: 0, max: 13, handle: typed(handleProduce)})
+}
+
+// errAcksZeroFailed closes an acks=0 connection whose produce failed.
+var errAcksZeroFailed = errors.New("broker: acks=0 produce failed")
+
+func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	failed := false
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		ts, topicErr := b.produceTopic(req.Version, rt)
+		for j := range rt.Partitions {
+			sp := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
+			failed = failed || sp.ErrorCode != 0
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, errAcksZeroFailed
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+func (b *Broker) produceTopic(version int16, rt *kmsg.ProduceRequestTopic) (*topicState, int16) {
+	if version >= 13 {
+		if ts, ok := b.topics.byTopicID(rt.TopicID); ok {
+			return ts, 0
+		}
+		return nil, kerr.UnknownTopicID.Code
+	}
+	if ts, ok := b.topics.byTopicName(rt.Topic); ok {
+		return ts, 0
+	}
+	return nil, kerr.UnknownTopicOrPartition.Code
+}
+
+func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+	sp := kmsg.NewProduceResponseTopicPartition()
+	sp.Partition = rp.Partition
+	sp.BaseOffset = -1
+	fail := func(code int16, msg string) kmsg.ProduceResponseTopicPartition {
+		sp.ErrorCode = code
+		if msg != "" {
+			sp.ErrorMessage = &msg
+		}
+		return sp
+	}
+	switch {
+	case topicErr != 0:
+		return fail(topicErr, "")
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		return fail(kerr.InvalidRequiredAcks.Code, "")
+	case req.Version < 3:
+		return fail(kerr.UnsupportedForMessageFormat.Code, "message formats 0 and 1 are not supported; use Produce v3 or later")
+	}
+	p, code := ts.partition(rp.Partition)
+	if code != 0 {
+		return fail(code, "")
+	}
+	if req.Acks == -1 {
+		if minISR := ts.config.Int("min.insync.replicas"); int(minISR) > p.ISRSize() {
+			return fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("ISR has %d replicas, min.insync.replicas is %d", p.ISRSize(), minISR))
+		}
+	}
+	if code, msg := b.validateProduceBatch(ts, rp.Records); code != 0 {
+		return fail(code, msg)
+	}
+	res, err := p.Append(rp.Records)
+	if err != nil {
+		code, msg := appendErrorCode(err)
+		return fail(code, msg)
+	}
+	sp.BaseOffset = res.FirstOffset
+	sp.LogAppendTime = res.LogAppendTime
+	sp.LogStartOffset = res.LogStartOffset
+	return sp
+}
+
+// validateProduceBatch applies Kafka's produce-time checks to the one batch
+// a partition's record set must be.
+func (b *Broker) validateProduceBatch(ts *topicState, records []byte) (int16, string) {
+	if first, err := record.ParseHeader(records); err == nil && first.Size() < len(records) && first.BatchLength > 0 {
+		return kerr.InvalidRecord.Code, "produce requests must contain exactly one record batch per partition"
+	}
+	h, err := record.Validate(records, record.ValidateConfig{MaxMessageBytes: int(ts.config.Int("max.message.bytes"))})
+	if err != nil {
+		return recordErrorCode(err), err.Error()
+	}
+	if ts.config.String("message.timestamp.type") == "LogAppendTime" {
+		return 0, ""
+	}
+	now := b.cfg.Clock.Now().UnixMilli()
+	if after := ts.config.Long("message.timestamp.after.max.ms"); h.MaxTimestamp > now && h.MaxTimestamp-now > after {
+		return kerr.InvalidTimestamp.Code, fmt.Sprintf("timestamp %d is more than message.timestamp.after.max.ms (%d) in the future", h.MaxTimestamp, after)
+	}
+	if before := ts.config.Long("message.timestamp.before.max.ms"); h.BaseTimestamp < now && now-h.BaseTimestamp > before {
+		return kerr.InvalidTimestamp.Code, fmt.Sprintf("timestamp %d is more than message.timestamp.before.max.ms (%d) in the past", h.BaseTimestamp, before)
+	}
+	return 0, ""
+}
+
+// recordErrorCode maps internal/record's validation errors to Kafka codes.
+func recordErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, record.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, record.ErrUnsupportedMagic):
+		return kerr.UnsupportedForMessageFormat.Code
+	case errors.Is(err, record.ErrUnsupportedCodec):
+		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, record.ErrControlFromClient), errors.Is(err, record.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	}
+	return kerr.CorruptMessage.Code
+}
+
+// appendErrorCode maps a failed append.
+func appendErrorCode(err error) (int16, string) {
+	switch {
+	case errors.Is(err, storage.ErrLogFailed), errors.Is(err, storage.ErrClosed):
+		return kerr.KafkaStorageError.Code, err.Error()
+	case errors.Is(err, record.ErrCorrupt), errors.Is(err, record.ErrTruncated):
+		return kerr.CorruptMessage.Code, err.Error()
+	}
+	return kerr.UnknownServerError.Code, err.Error()
+}

@@ -1,0 +1,234 @@
+package broker
+
+// Fetch (key 1), versions 4-18.
+//
+// Reads each requested partition from its fetch offset up to the high
+// watermark (read_uncommitted) or the last stable offset (read_committed;
+// equal to the high watermark until transactions land), at most
+// PartitionMaxBytes per partition and MaxBytes in all; the first batch of
+// the first partition with data is returned whole even past those limits
+// (KIP-74), so a consumer always progresses. Record bytes go from the
+// segment files to the socket by sendfile: the response is encoded around
+// them (fetch_encode.go).
+//
+// Long polling: with fewer than MinBytes ready, the fetch waits until a
+// requested partition's high watermark moves or MaxWaitMillis passes, then
+// reads again. It holds its connection while it waits, as Kafka does.
+//
+// Fetch sessions (KIP-227, v7+) are in fetch_session.go. Topic IDs replace
+// names from v13 (UNKNOWN_TOPIC_ID). CurrentLeaderEpoch (v9+, KIP-320) is
+// checked: newer than ours is UNKNOWN_LEADER_EPOCH, older is
+// FENCED_LEADER_EPOCH. Out-of-range offsets get OFFSET_OUT_OF_RANGE with
+// the partition's bounds.
+//
+// Not yet: follower fetches (ReplicaID >= 0) are served like a consumer's,
+// there being no followers; aborted-transaction lists (issue 5);
+// preferred read replica (KIP-392) is always -1; quotas.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/replication"
+	"github.com/samsa-io/samsa/internal/storage"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.Fetch, min: 4, max: 18, handle: handleFetch})
+}
+
+// fetchPart is one partition of a fetch being served.
+type fetchPart struct {
+	sp        *sessionPart
+	ts        *topicState
+	p         *replication.Partition
+	errorCode int16
+}
+
+func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame, error) {
+	req := kreq.(*kmsg.FetchRequest)
+	keyOf := func(t *kmsg.FetchRequestTopic) sessionKey {
+		if req.Version >= 13 {
+			return sessionKey{id: t.TopicID}
+		}
+		return sessionKey{topic: t.Topic}
+	}
+	fs, parts, incremental, code := b.fetchSessions.resolve(req, keyOf)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if code != 0 {
+		resp.ErrorCode = code
+		return encodeFetchResponse(h.correlationID, resp, nil), nil
+	}
+	if fs != nil {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		resp.SessionID = fs.id
+	}
+	fps := b.lookupFetchParts(req.Version, parts)
+	holes := b.fetchWithWait(req, fps)
+	return b.buildFetchResponse(h.correlationID, resp, fps, holes, incremental), nil
+}
+
+func (b *Broker) lookupFetchParts(version int16, parts []*sessionPart) []fetchPart {
+	fps := make([]fetchPart, len(parts))
+	for i, sp := range parts {
+		fp := fetchPart{sp: sp}
+		var ts *topicState
+		var ok bool
+		if version >= 13 {
+			ts, ok = b.topics.byTopicID(sp.key.id)
+			fp.errorCode = kerr.UnknownTopicID.Code
+		} else {
+			ts, ok = b.topics.byTopicName(sp.key.topic)
+			fp.errorCode = kerr.UnknownTopicOrPartition.Code
+		}
+		if ok {
+			fp.ts = ts
+			fp.p, fp.errorCode = ts.partition(sp.key.partition)
+		}
+		if fp.errorCode == 0 {
+			fp.errorCode = checkLeaderEpoch(sp.leaderEpoch, fp.p.LeaderEpoch())
+		}
+		fps[i] = fp
+	}
+	return fps
+}
+
+// checkLeaderEpoch applies KIP-320's fencing: -1 means the client does not
+// know the epoch.
+func checkLeaderEpoch(client, ours int32) int16 {
+	switch {
+	case client < 0 || client == ours:
+		return 0
+	case client > ours:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return kerr.FencedLeaderEpoch.Code
+}
+
+// fetchResult is what one read found for a partition.
+type fetchResult struct {
+	rr           storage.ReadResult
+	errorCode    int16
+	hw, logStart int64
+}
+
+// fetchWithWait reads every partition, and while fewer than MinBytes are
+// ready, waits for a high watermark to move and reads again.
+func (b *Broker) fetchWithWait(req *kmsg.FetchRequest, fps []fetchPart) []fetchResult {
+	var waiter *replication.Waiter
+	var parts []*replication.Partition
+	for _, fp := range fps {
+		if fp.p != nil {
+			parts = append(parts, fp.p)
+		}
+	}
+	deadline := b.cfg.Clock.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	for {
+		// Registered before reading, so an append between the read and the
+		// wait still wakes us.
+		if waiter == nil && req.MaxWaitMillis > 0 && len(parts) > 0 {
+			waiter = replication.NewWaiter(parts)
+			defer waiter.Done()
+		}
+		results, total, failed := b.readFetchParts(req, fps)
+		wait := deadline.Sub(b.cfg.Clock.Now())
+		if waiter == nil || failed || total >= int64(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
+			return results
+		}
+		for i := range results {
+			results[i].rr.Release()
+		}
+		ctx, cancel := context.WithTimeout(b.tasks.Context(), wait)
+		woke := waiter.Wait(ctx)
+		cancel()
+		if !woke && b.tasks.Context().Err() != nil {
+			return make([]fetchResult, len(fps))
+		}
+	}
+}
+
+// readFetchParts reads each partition once. total counts record bytes; a
+// partition error makes the fetch answer at once, as Kafka does.
+func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetchResult, int64, bool) {
+	results := make([]fetchResult, len(fps))
+	budget := int64(req.MaxBytes)
+	if req.MaxBytes <= 0 {
+		budget = 1<<31 - 1
+	}
+	var total int64
+	failed := false
+	for i, fp := range fps {
+		r := &results[i]
+		if fp.errorCode != 0 {
+			r.errorCode, failed = fp.errorCode, true
+			continue
+		}
+		r.hw = fp.p.HighWatermark()
+		r.logStart = fp.p.Log().LogStartOffset()
+		limit := min(int64(fp.sp.maxBytes), budget-total)
+		if limit <= 0 && total > 0 {
+			continue
+		}
+		rr, hw, err := fp.p.Read(fp.sp.fetchOffset, int32(max(limit, 0)), total == 0)
+		r.hw = hw
+		if err != nil {
+			r.errorCode, failed = fetchErrorCode(err), true
+			continue
+		}
+		r.rr = rr
+		total += rr.Size
+	}
+	return results, total, failed
+}
+
+func fetchErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, storage.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	}
+	return kerr.KafkaStorageError.Code
+}
+
+// buildFetchResponse lays the results out by topic in request (or session)
+// order. An incremental response lists only partitions with records, an
+// error, or bounds that changed since the session last reported them.
+func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fps []fetchPart, results []fetchResult, incremental bool) *frame {
+	var holes fetchHoles
+	index := map[sessionKey]int{}
+	for i, fp := range fps {
+		r := &results[i]
+		sp := fp.sp
+		lso := r.hw
+		changed := !sp.sent || r.hw != sp.lastHW || lso != sp.lastLSO || r.logStart != sp.lastLogStart
+		if incremental && r.rr.Size == 0 && r.errorCode == 0 && !changed {
+			continue
+		}
+		sp.sent, sp.lastHW, sp.lastLSO, sp.lastLogStart = true, r.hw, lso, r.logStart
+		tk := sp.key
+		tk.partition = 0
+		ti, ok := index[tk]
+		if !ok {
+			ti = len(resp.Topics)
+			index[tk] = ti
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic, t.TopicID = tk.topic, tk.id
+			resp.Topics = append(resp.Topics, t)
+			holes = append(holes, nil)
+		}
+		p := kmsg.NewFetchResponseTopicPartition()
+		p.Partition, p.ErrorCode = sp.key.partition, r.errorCode
+		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
+		if r.errorCode == 0 || r.errorCode == kerr.OffsetOutOfRange.Code {
+			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, lso, r.logStart
+		}
+		resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, p)
+		holes[ti] = append(holes[ti], r.rr)
+	}
+	return encodeFetchResponse(corr, resp, holes)
+}
