@@ -28,6 +28,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/storage"
@@ -107,7 +108,7 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 			return fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("ISR has %d replicas, min.insync.replicas is %d", p.ISRSize(), minISR))
 		}
 	}
-	if code, msg := b.validateProduceBatch(ts, rp.Records); code != 0 {
+	if code, msg := b.validateProduceBatch(ts, rp.Records, &sp); code != 0 {
 		return fail(code, msg)
 	}
 	res, err := p.Append(rp.Records)
@@ -122,26 +123,33 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 }
 
 // validateProduceBatch applies Kafka's produce-time checks to the one batch
-// a partition's record set must be.
-func (b *Broker) validateProduceBatch(ts *topicState, records []byte) (int16, string) {
+// a partition's record set must be. A failure about one record also names
+// it (KIP-467 record_errors, v8+).
+func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
 	if first, err := record.ParseHeader(records); err == nil && first.Size() < len(records) && first.BatchLength > 0 {
 		return kerr.InvalidRecord.Code, "produce requests must contain exactly one record batch per partition"
 	}
-	h, err := record.Validate(records, record.ValidateConfig{MaxMessageBytes: int(ts.config.Int("max.message.bytes"))})
-	if err != nil {
-		return recordErrorCode(err), err.Error()
+	cfg := record.ValidateConfig{
+		MaxMessageBytes:      int(ts.config.Int("max.message.bytes")),
+		CompactedTopic:       slices.Contains(ts.config.List("cleanup.policy"), "compact"),
+		TopicLogAppendTime:   ts.config.String("message.timestamp.type") == "LogAppendTime",
+		TimestampBeforeMaxMs: ts.config.Long("message.timestamp.before.max.ms"),
+		TimestampAfterMaxMs:  ts.config.Long("message.timestamp.after.max.ms"),
 	}
-	if ts.config.String("message.timestamp.type") == "LogAppendTime" {
+	if !cfg.TopicLogAppendTime {
+		cfg.NowMs = b.cfg.Clock.Now().UnixMilli()
+	}
+	_, err := record.Validate(records, cfg)
+	if err == nil {
 		return 0, ""
 	}
-	now := b.cfg.Clock.Now().UnixMilli()
-	if after := ts.config.Long("message.timestamp.after.max.ms"); h.MaxTimestamp > now && h.MaxTimestamp-now > after {
-		return kerr.InvalidTimestamp.Code, fmt.Sprintf("timestamp %d is more than message.timestamp.after.max.ms (%d) in the future", h.MaxTimestamp, after)
+	var re *record.RecordError
+	if errors.As(err, &re) {
+		sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{
+			RelativeOffset: int32(re.BatchIndex), ErrorMessage: kmsg.StringPtr(re.Error()),
+		})
 	}
-	if before := ts.config.Long("message.timestamp.before.max.ms"); h.BaseTimestamp < now && now-h.BaseTimestamp > before {
-		return kerr.InvalidTimestamp.Code, fmt.Sprintf("timestamp %d is more than message.timestamp.before.max.ms (%d) in the past", h.BaseTimestamp, before)
-	}
-	return 0, ""
+	return recordErrorCode(err), err.Error()
 }
 
 // recordErrorCode maps internal/record's validation errors to Kafka codes.
@@ -153,6 +161,8 @@ func recordErrorCode(err error) int16 {
 		return kerr.UnsupportedForMessageFormat.Code
 	case errors.Is(err, record.ErrUnsupportedCodec):
 		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, record.ErrInvalidTimestamp):
+		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, record.ErrControlFromClient), errors.Is(err, record.ErrInvalidRecord):
 		return kerr.InvalidRecord.Code
 	}

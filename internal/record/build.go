@@ -8,6 +8,15 @@ import (
 	"sync"
 )
 
+// The "none" values of a batch's producer fields, for batches written
+// without idempotence. The zero value of Batch is not that: it names
+// producer 0 with sequence 0.
+const (
+	NoProducerID    int64 = -1
+	NoProducerEpoch int16 = -1
+	NoSequence      int32 = -1
+)
+
 // Batch is a RecordBatch v2 to encode. Records carry absolute offsets and
 // timestamps; AppendTo turns them into deltas.
 type Batch struct {
@@ -17,8 +26,8 @@ type Batch struct {
 	LogAppendTime        bool
 	Transactional        bool
 	Control              bool
-	// ProducerID, ProducerEpoch and BaseSequence are -1 when the batch
-	// has no producer (not idempotent).
+	// ProducerID, ProducerEpoch and BaseSequence are NoProducerID,
+	// NoProducerEpoch and NoSequence when the batch has no idempotent producer.
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32

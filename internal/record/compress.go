@@ -156,8 +156,9 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 }
 
 // readBounded appends everything r yields to dst, refusing to go past
-// maxOut appended bytes.
-func readBounded(r io.Reader, dst []byte, maxOut int) ([]byte, error) {
+// maxOut appended bytes. probe is a one-byte buffer owned by the caller's
+// pooled reader: one on the stack would escape through r.Read.
+func readBounded(r io.Reader, dst []byte, maxOut int, probe []byte) ([]byte, error) {
 	start := len(dst)
 	for stalls := 0; stalls < 100; {
 		room := min(cap(dst)-len(dst), maxOut-(len(dst)-start))
@@ -165,8 +166,7 @@ func readBounded(r io.Reader, dst []byte, maxOut int) ([]byte, error) {
 			// The buffer is full or the limit reached: a one-byte probe
 			// tells the end of the stream from more data without growing
 			// the buffer for nothing.
-			var probe [1]byte
-			n, err := r.Read(probe[:])
+			n, err := r.Read(probe[:1])
 			if n > 0 {
 				if len(dst)-start >= maxOut {
 					return dst, tooLarge(maxOut)
@@ -216,8 +216,9 @@ const (
 )
 
 type gzipReader struct {
-	r   gzip.Reader
-	src bytes.Reader
+	r     gzip.Reader
+	src   bytes.Reader
+	probe [1]byte
 }
 
 func decodeGzip(src, dst []byte, maxOut int) ([]byte, error) {
@@ -236,7 +237,7 @@ func decodeGzip(src, dst []byte, maxOut int) ([]byte, error) {
 			dst = slices.Grow(dst, hint)
 		}
 	}
-	out, err := readBounded(&gr.r, dst, maxOut)
+	out, err := readBounded(&gr.r, dst, maxOut, gr.probe[:])
 	gr.src.Reset(nil)
 	return out, err
 }
@@ -260,8 +261,9 @@ func encodeGzip(dst, src []byte) ([]byte, error) {
 }
 
 type lz4Reader struct {
-	r   *lz4.Reader
-	src bytes.Reader
+	r     *lz4.Reader
+	src   bytes.Reader
+	probe [1]byte
 }
 
 func decodeLZ4(src, dst []byte, maxOut int) ([]byte, error) {
@@ -269,7 +271,7 @@ func decodeLZ4(src, dst []byte, maxOut int) ([]byte, error) {
 	defer lz4Readers.Put(lr)
 	lr.src.Reset(src)
 	lr.r.Reset(&lr.src)
-	out, err := readBounded(lr.r, dst, maxOut)
+	out, err := readBounded(lr.r, dst, maxOut, lr.probe[:])
 	lr.src.Reset(nil)
 	return out, err
 }

@@ -43,9 +43,9 @@ func testRecords(base int64, n int) []Record {
 func producerBatch(codec Codec, n int) Batch {
 	return Batch{
 		Codec:         codec,
-		ProducerID:    -1,
-		ProducerEpoch: -1,
-		BaseSequence:  -1,
+		ProducerID:    NoProducerID,
+		ProducerEpoch: NoProducerEpoch,
+		BaseSequence:  NoSequence,
 		Records:       testRecords(0, n),
 	}
 }
@@ -73,7 +73,7 @@ func sizedBatch(tb testing.TB, codec Codec, size int) []byte {
 		rs = append(rs, Record{Offset: int64(len(rs)), Timestamp: testTime + int64(len(rs)), Key: k, Value: v})
 		total += len(v) + len(k) + 8
 	}
-	b := Batch{Codec: codec, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Records: rs}
+	b := Batch{Codec: codec, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence, Records: rs}
 	return build(tb, b)
 }
 
