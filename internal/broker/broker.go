@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,6 +69,14 @@ type Config struct {
 	AdvertisedListeners   []Listener // default: Listeners, with bound ports filled in
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdle    time.Duration
+	// LogDir is log.dirs (one directory).
+	LogDir string
+	// Values is the broker's static config (server.properties and flags),
+	// the base for dynamic broker configs and topic config defaults.
+	Values config.Values
+	// Durable acknowledges produces only once a group commit has fsynced
+	// them (and consumers see only fsynced data).
+	Durable bool
 	// DisableSendfile makes fetches copy record bytes through user space;
 	// for measurements only.
 	DisableSendfile bool
@@ -99,7 +110,13 @@ type Broker struct {
 	log   *slog.Logger
 	tasks *task.Group
 
+	logs          *storage.Manager
+	meta          atomic.Pointer[metadata.Image]
+	metaMu        sync.Mutex // serialises applyImage
 	topics        *topicTable
+	// createTopicsFn auto-creates topics with defaults and waits until the
+	// broker has applied the image holding them (wired to the controller).
+	createTopicsFn func(ctx context.Context, names []string) error
 	fetchSessions *fetchSessions
 	connIDs       atomic.Uint64
 	mu            struct {

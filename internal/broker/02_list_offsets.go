@@ -1,0 +1,138 @@
+package broker
+
+// ListOffsets (key 2), versions 0-10.
+//
+// Per partition, by timestamp:
+//
+//	-1 latest       the high watermark (read_uncommitted) or the last
+//	                stable offset (read_committed; the high watermark until
+//	                transactions land)
+//	-2 earliest     the log start offset
+//	-3 max          the first record with the largest timestamp (v7+, KIP-734)
+//	-4 earliest local  the log start offset: all data is local (v8+, KIP-405)
+//	-5 latest tiered, -6 earliest pending upload (v9+/v10+): no tiered
+//	                storage, so offset and timestamp -1 as Kafka answers
+//	                for a topic without remote storage
+//	t >= 0          the first record whose timestamp is >= t, if it is
+//	                below the high watermark; else offset -1
+//
+// The response's leader epoch (v4+) is the epoch that wrote the returned
+// offset, from the leader-epoch checkpoint. CurrentLeaderEpoch is fenced as
+// in Fetch (KIP-320). v0 answers in the old style (a one-element offsets
+// array). A partition asked for twice gets INVALID_REQUEST, as in Kafka.
+
+import (
+	"errors"
+
+	"github.com/samsa-io/samsa/internal/replication"
+	"github.com/samsa-io/samsa/internal/storage"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.ListOffsets, min: 0, max: 10, handle: typed(handleListOffsets)})
+}
+
+func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	type key struct {
+		topic string
+		p     int32
+	}
+	seen := map[key]int{}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[key{rt.Topic, rp.Partition}]++
+		}
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		ts, known := b.topics.byTopicName(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			switch {
+			case seen[key{rt.Topic, rp.Partition}] > 1:
+				sp.ErrorCode = kerr.InvalidRequest.Code
+			case !known:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				b.listOffset(req, ts, &rp, &sp)
+			}
+			if req.Version == 0 && sp.ErrorCode == 0 {
+				sp.OldStyleOffsets = []int64{sp.Offset}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, ts *topicState, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+	p, code := ts.partition(rp.Partition)
+	if code == 0 {
+		code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
+	}
+	if code != 0 {
+		sp.ErrorCode = code
+		return
+	}
+	off, t, err := lookupOffset(p, rp.Timestamp)
+	if err != nil {
+		sp.ErrorCode = kerr.KafkaStorageError.Code
+		if errors.Is(err, storage.ErrClosed) {
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		}
+		return
+	}
+	sp.Offset, sp.Timestamp = off, t
+	sp.LeaderEpoch = epochOf(p, off)
+}
+
+// lookupOffset resolves a ListOffsets timestamp to an offset and timestamp.
+func lookupOffset(p *replication.Partition, ts int64) (int64, int64, error) {
+	log := p.Log()
+	hw := p.HighWatermark()
+	switch ts {
+	case -1:
+		return hw, -1, nil
+	case -2, -4:
+		return log.LogStartOffset(), -1, nil
+	case -3:
+		off, t, found, err := log.MaxTimestamp()
+		if err != nil || !found || off >= hw {
+			return -1, -1, err
+		}
+		return off, t, nil
+	}
+	if ts < 0 {
+		return -1, -1, nil
+	}
+	off, t, found, err := log.OffsetForTimestamp(ts)
+	if err != nil || !found || off >= hw {
+		return -1, -1, err
+	}
+	return off, t, nil
+}
+
+// epochOf is the leader epoch that wrote off: the last epoch starting at or
+// before it (-1 for none, or for offset -1).
+func epochOf(p *replication.Partition, off int64) int32 {
+	if off < 0 {
+		return -1
+	}
+	epoch := int32(-1)
+	for _, e := range p.Log().Epochs() {
+		if e.StartOffset > off {
+			break
+		}
+		epoch = e.Epoch
+	}
+	if epoch < 0 {
+		return p.LeaderEpoch()
+	}
+	return epoch
+}

@@ -1,0 +1,177 @@
+package broker
+
+// Metadata (key 3), versions 0-13.
+//
+// Lists the brokers (each one's endpoint on the listener the client came
+// in through), the cluster ID, the controller, and the requested topics
+// (all when the list is null) with their partitions' leader, leader epoch,
+// replicas and ISR. Topics may be named by ID from v10 (KIP-516); a topic
+// ID is returned from v10.
+//
+// Auto-creation: a missing topic is created with the broker's defaults
+// when auto.create.topics.enable is true and the request allows it (always
+// before v4). The creation is committed through the controller before the
+// response, so the client gets the new topic's full metadata at once rather
+// than LEADER_NOT_AVAILABLE and a retry. An invalid name gets
+// INVALID_TOPIC_EXCEPTION.
+//
+// Authorized operations (v8+) are reported as -2147483648 (not requested)
+// or, when requested, every operation: there are no ACLs yet.
+
+import (
+	"context"
+
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.Metadata, min: 0, max: 13, handle: typed(handleMetadata)})
+}
+
+// allOperations is the authorized-operations bitfield for a principal
+// that may do everything (bits 3..14: READ..IDEMPOTENT_WRITE... as Kafka
+// numbers AclOperation).
+const allOperations = int32(0b0111_1111_1111_1000)
+
+func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	img := b.meta.Load()
+	if img == nil {
+		img = metadata.Empty()
+	}
+	if req.Topics != nil {
+		img = b.autoCreateForMetadata(c, req, img)
+	}
+	resp.ClusterID = kmsg.StringPtr(img.ClusterID())
+	resp.ControllerID = b.cfg.NodeID
+	resp.Brokers = b.metadataBrokers(img, c.listener)
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = allOperations
+	}
+	if req.Topics == nil {
+		for _, t := range img.Topics() {
+			resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
+		}
+		return resp, nil
+	}
+	for _, rt := range req.Topics {
+		resp.Topics = append(resp.Topics, b.requestedTopic(req, img, rt))
+	}
+	return resp, nil
+}
+
+func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
+	var t *metadata.TopicImage
+	var ok bool
+	missing := kerr.UnknownTopicOrPartition.Code
+	if rt.Topic == nil {
+		t, ok = img.TopicByID(model.TopicID(rt.TopicID))
+		missing = kerr.UnknownTopicID.Code
+	} else {
+		t, ok = img.Topic(*rt.Topic)
+	}
+	if ok {
+		return b.metadataTopic(req, t)
+	}
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic, mt.TopicID, mt.ErrorCode = rt.Topic, rt.TopicID, missing
+	if rt.Topic != nil && !validTopicName(*rt.Topic) {
+		mt.ErrorCode = kerr.InvalidTopicException.Code
+	}
+	return mt
+}
+
+func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = kmsg.StringPtr(t.Name)
+	mt.TopicID = t.ID
+	mt.IsInternal = internalTopics[t.Name]
+	if req.IncludeTopicAuthorizedOperations {
+		mt.AuthorizedOperations = allOperations
+	}
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Partition
+		mp.Leader = int32(p.Leader)
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.Replicas = nodes(p.Replicas)
+		mp.ISR = nodes(p.ISR)
+		mp.OfflineReplicas = []int32{}
+		if p.Leader == metadata.NoLeader {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {
+	var out []kmsg.MetadataResponseBroker
+	for _, br := range img.Brokers() {
+		for _, ep := range br.Endpoints {
+			if ep.Name != listener {
+				continue
+			}
+			mb := kmsg.NewMetadataResponseBroker()
+			mb.NodeID, mb.Host, mb.Port = int32(br.NodeID), ep.Host, ep.Port
+			if br.Rack != "" {
+				mb.Rack = kmsg.StringPtr(br.Rack)
+			}
+			out = append(out, mb)
+		}
+	}
+	if len(out) == 0 {
+		// Not registered yet (or registered without this listener): the
+		// client must still learn how to reach us.
+		l := b.advertised(listener)
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = b.cfg.NodeID, l.Host, int32(l.Port)
+		out = append(out, mb)
+	}
+	return out
+}
+
+// autoCreateForMetadata creates the requested topics that are missing, if
+// allowed, and returns the image that holds them.
+func (b *Broker) autoCreateForMetadata(c *conn, req *kmsg.MetadataRequest, img *metadata.Image) *metadata.Image {
+	allowed := req.Version < 4 || req.AllowAutoTopicCreation
+	if !allowed || !b.brokerConfig(img).Bool("auto.create.topics.enable") || b.createTopicsFn == nil {
+		return img
+	}
+	var missing []string
+	for _, rt := range req.Topics {
+		if rt.Topic == nil || !validTopicName(*rt.Topic) {
+			continue
+		}
+		if _, ok := img.Topic(*rt.Topic); !ok {
+			missing = append(missing, *rt.Topic)
+		}
+	}
+	if len(missing) == 0 {
+		return img
+	}
+	if err := b.createTopicsFn(context.Background(), missing); err != nil {
+		c.log.Info("auto topic creation failed", "topics", missing, "err", err)
+	}
+	if cur := b.meta.Load(); cur != nil {
+		return cur
+	}
+	return img
+}
+
+// validTopicName is Kafka's rule: 1-249 of [a-zA-Z0-9._-], not "." or "..".
+func validTopicName(s string) bool {
+	if s == "" || len(s) > 249 || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}

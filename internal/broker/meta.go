@@ -1,0 +1,150 @@
+package broker
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/replication"
+)
+
+// internalTopics are Kafka's internal topics, reported with IsInternal.
+var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
+
+// applyImage brings the broker's local state up to a metadata image: logs
+// for new partitions this node replicates, deleted topics' logs removed,
+// leaders and configs updated. Images arrive in order from the
+// controller; applying one twice is harmless.
+func (b *Broker) applyImage(img *metadata.Image) error {
+	b.metaMu.Lock()
+	defer b.metaMu.Unlock()
+	prev := b.meta.Load()
+	if prev != nil && img.Offset() <= prev.Offset() && prev.Offset() != 0 {
+		return nil
+	}
+	d := metadata.DiffTopics(prev, img)
+	var errs []error
+	for _, t := range d.Deleted {
+		errs = append(errs, b.removeTopic(t))
+	}
+	for _, t := range append(d.Created, d.Changed...) {
+		errs = append(errs, b.installTopic(img, t))
+	}
+	b.refreshTopicConfigs(img)
+	b.meta.Store(img)
+	for _, err := range errs {
+		if err != nil {
+			b.log.Error("applying metadata", "err", err)
+			return err
+		}
+	}
+	return nil
+}
+
+// topicConfig resolves a topic's effective config from its overrides and
+// the broker's.
+func (b *Broker) topicConfig(img *metadata.Image, name string) (config.Values, error) {
+	return config.ResolveTopic(b.brokerConfig(img), img.TopicConfig(name))
+}
+
+// brokerConfig is the broker's static config with the dynamic layers of
+// the image (cluster default and this node's) on top.
+func (b *Broker) brokerConfig(img *metadata.Image) config.Values {
+	v, err := b.cfg.Values.WithDynamic(img.BrokerConfig(fmt.Sprint(b.cfg.NodeID)), img.BrokerConfig(""))
+	if err != nil {
+		b.log.Error("dynamic broker config rejected; using static config", "err", err)
+		return b.cfg.Values
+	}
+	return v
+}
+
+func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error {
+	cfg, err := b.topicConfig(img, t.Name)
+	if err != nil {
+		return fmt.Errorf("broker: topic %s config: %w", t.Name, err)
+	}
+	old, _ := b.topics.byTopicID(t.ID)
+	ts := &topicState{name: t.Name, id: t.ID, config: cfg, internal: internalTopics[t.Name],
+		partitions: make([]*replication.Partition, len(t.Partitions))}
+	for i, pi := range t.Partitions {
+		if !hosts(pi, b.cfg.NodeID) {
+			continue
+		}
+		if old != nil && i < len(old.partitions) && old.partitions[i] != nil {
+			ts.partitions[i] = old.partitions[i]
+			ts.partitions[i].SetLeader(int32(pi.Leader), pi.LeaderEpoch, nodes(pi.ISR))
+			continue
+		}
+		tp := model.TopicPartition{Topic: t.Name, Partition: pi.Partition}
+		log, err := b.logs.OpenLog(tp, storageConfig(cfg))
+		if err != nil {
+			return fmt.Errorf("broker: open %s: %w", tp, err)
+		}
+		if err := log.AssignEpoch(pi.LeaderEpoch); err != nil {
+			return fmt.Errorf("broker: %s leader epoch: %w", tp, err)
+		}
+		ts.partitions[i] = replication.NewPartition(tp, t.ID, log, int32(pi.Leader), pi.LeaderEpoch, b.cfg.Durable)
+	}
+	b.topics.put(ts)
+	return nil
+}
+
+func (b *Broker) removeTopic(t *metadata.TopicImage) error {
+	ts := b.topics.remove(t.Name)
+	if ts == nil || ts.id != t.ID {
+		return nil
+	}
+	var err error
+	for _, p := range ts.partitions {
+		if p != nil {
+			if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
+				err = derr
+			}
+		}
+	}
+	return err
+}
+
+// refreshTopicConfigs re-resolves every topic's config (overrides and
+// dynamic broker defaults may have changed) and hands changed log settings
+// to the logs.
+func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
+	for _, ts := range b.topics.all() {
+		cfg, err := b.topicConfig(img, ts.name)
+		if err != nil {
+			b.log.Error("topic config rejected", "topic", ts.name, "err", err)
+			continue
+		}
+		if maps.Equal(cfg.Given(config.SourceDynamicTopic), ts.config.Given(config.SourceDynamicTopic)) &&
+			storageConfig(cfg) == storageConfig(ts.config) {
+			continue
+		}
+		next := *ts
+		next.config = cfg
+		for _, p := range ts.partitions {
+			if p != nil {
+				p.Log().SetConfig(storageConfig(cfg))
+			}
+		}
+		b.topics.put(&next)
+	}
+}
+
+func hosts(p metadata.PartitionImage, node int32) bool {
+	for _, r := range p.Replicas {
+		if int32(r) == node {
+			return true
+		}
+	}
+	return false
+}
+
+func nodes(ns []model.NodeID) []int32 {
+	out := make([]int32, len(ns))
+	for i, n := range ns {
+		out[i] = int32(n)
+	}
+	return out
+}
