@@ -1,0 +1,127 @@
+package broker
+
+// DescribeConfigs (key 32), versions 0-4.
+//
+// Topic resources: every topic config (or the named ones) with its
+// effective value and source, resolved from the topic's overrides over the
+// broker's dynamic and static configs over Kafka's defaults
+// (internal/config). Broker resources: this node's ID describes the whole
+// effective broker config; "" describes the cluster-wide dynamic defaults
+// only, as Kafka does. Synonyms (v1+, KIP-226) list every place a value is
+// set, most precedent first. Sensitive values are null. Types and
+// documentation come from v3. An unknown config name is left out, as in
+// Kafka.
+//
+// Errors: a missing topic is UNKNOWN_TOPIC_OR_PARTITION; another broker's
+// ID is INVALID_REQUEST (the request belongs to that broker); broker
+// loggers (type 8) are not supported (INVALID_REQUEST).
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.DescribeConfigs, min: 0, max: 4, handle: typed(handleDescribeConfigs)})
+}
+
+const (
+	resourceTopic  = 2
+	resourceBroker = 4
+)
+
+func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	img := b.meta.Load()
+	if img == nil {
+		img = metadata.Empty()
+	}
+	for _, r := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		descs, code, msg := b.describeResource(img, r)
+		rr.ErrorCode = code
+		if msg != "" {
+			rr.ErrorMessage = kmsg.StringPtr(msg)
+		}
+		for _, d := range descs {
+			rr.Configs = append(rr.Configs, describeEntry(req, d))
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func (b *Broker) describeResource(img *metadata.Image, r kmsg.DescribeConfigsRequestResource) ([]config.Description, int16, string) {
+	var v config.Values
+	switch kmsg.ConfigResourceType(r.ResourceType) {
+	case resourceTopic:
+		if _, ok := img.Topic(r.ResourceName); !ok {
+			return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %q does not exist", r.ResourceName)
+		}
+		var err error
+		if v, err = b.topicConfig(img, r.ResourceName); err != nil {
+			return nil, kerr.InvalidConfig.Code, err.Error()
+		}
+	case resourceBroker:
+		if r.ResourceName == "" {
+			return b.describeClusterDefaults(img, r.ConfigNames), 0, ""
+		}
+		if id, err := strconv.Atoi(r.ResourceName); err != nil || int32(id) != b.cfg.NodeID {
+			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("broker %q is not this broker (%d)", r.ResourceName, b.cfg.NodeID)
+		}
+		v = b.brokerConfig(img)
+	default:
+		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("resource type %d is not supported", r.ResourceType)
+	}
+	return describeNames(v, r.ConfigNames), 0, ""
+}
+
+// describeNames describes every config, or only the named ones that exist.
+func describeNames(v config.Values, names []string) []config.Description {
+	if names == nil {
+		return v.DescribeAll()
+	}
+	var out []config.Description
+	for _, n := range names {
+		if d, err := v.Describe(n); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// describeClusterDefaults lists only the cluster-wide dynamic defaults.
+func (b *Broker) describeClusterDefaults(img *metadata.Image, names []string) []config.Description {
+	var out []config.Description
+	for _, d := range describeNames(b.brokerConfig(img), names) {
+		if d.Source == config.SourceDynamicDefaultBroker {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func describeEntry(req *kmsg.DescribeConfigsRequest, d config.Description) kmsg.DescribeConfigsResponseResourceConfig {
+	e := kmsg.NewDescribeConfigsResponseResourceConfig()
+	e.Name, e.Value, e.ReadOnly, e.IsSensitive = d.Name, d.Value, d.ReadOnly, d.Sensitive
+	e.Source = kmsg.ConfigSource(d.Source)
+	e.IsDefault = d.Source == config.SourceDefault
+	e.ConfigType = kmsg.ConfigType(d.Type)
+	if req.IncludeDocumentation {
+		e.Documentation = kmsg.StringPtr(d.Doc)
+	}
+	if req.IncludeSynonyms {
+		for _, s := range d.Synonyms {
+			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			syn.Name, syn.Value, syn.Source = s.Name, s.Value, kmsg.ConfigSource(s.Source)
+			e.ConfigSynonyms = append(e.ConfigSynonyms, syn)
+		}
+	}
+	return e
+}

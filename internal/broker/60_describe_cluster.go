@@ -1,0 +1,44 @@
+package broker
+
+// DescribeCluster (key 60), versions 0-2.
+//
+// The cluster ID, the controller (this node: combined mode) and the
+// registered brokers with their endpoint on the caller's listener. v1's
+// EndpointType 1 (brokers) is the only kind served; 2 (controllers)
+// answers UNSUPPORTED_ENDPOINT_TYPE, as a broker does in Kafka. v2 adds
+// fenced brokers when asked; none are fenced here.
+
+import (
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.DescribeCluster, min: 0, max: 2, handle: typed(handleDescribeCluster)})
+}
+
+func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = req.EndpointType
+	if req.Version >= 1 && req.EndpointType != 1 {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		resp.ErrorMessage = kmsg.StringPtr("this broker answers for broker endpoints only")
+		return resp, nil
+	}
+	img := b.meta.Load()
+	if img == nil {
+		img = metadata.Empty()
+	}
+	resp.ClusterID = img.ClusterID()
+	resp.ControllerID = b.cfg.NodeID
+	for _, mb := range b.metadataBrokers(img, c.listener) {
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.Host, db.Port, db.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack
+		resp.Brokers = append(resp.Brokers, db)
+	}
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = allOperations
+	}
+	return resp, nil
+}
