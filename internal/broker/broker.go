@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,10 +15,13 @@ import (
 
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/vfs"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -110,16 +114,17 @@ type Broker struct {
 	log   *slog.Logger
 	tasks *task.Group
 
-	logs          *storage.Manager
-	meta          atomic.Pointer[metadata.Image]
-	metaMu        sync.Mutex // serialises applyImage
-	topics        *topicTable
+	logs   *storage.Manager
+	ctrl   *controller.Controller
+	meta   atomic.Pointer[metadata.Image]
+	metaMu sync.Mutex // serialises applyImage
+	topics *topicTable
 	// createTopicsFn auto-creates topics with defaults and waits until the
 	// broker has applied the image holding them (wired to the controller).
 	createTopicsFn func(ctx context.Context, names []string) error
-	fetchSessions *fetchSessions
-	connIDs       atomic.Uint64
-	mu            struct {
+	fetchSessions  *fetchSessions
+	connIDs        atomic.Uint64
+	mu             struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -127,19 +132,47 @@ type Broker struct {
 	}
 }
 
-// New builds a broker; Start makes it serve.
+// New builds a broker and opens its log directory; Start makes it serve.
 func New(cfg Config) (*Broker, error) {
 	cfg.fill()
 	if len(cfg.Listeners) == 0 {
 		return nil, errors.New("broker: no listeners configured")
 	}
+	if cfg.LogDir == "" {
+		return nil, errors.New("broker: no log directory configured")
+	}
+	if cfg.Values.IsZero() {
+		v, err := config.Parse(config.Broker, nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Values = v
+	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
+	logs, err := storage.NewManager(storage.ManagerConfig{
+		Dir:                    cfg.LogDir,
+		RetentionCheckInterval: time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
+	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	b.logs = logs
+	b.logs.HighWatermark = b.highWatermarkOf
+	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
 }
 
-// Start binds every listener and serves until ctx ends or Close.
+// metadataDir holds the controller's Raft store, beside the partitions
+// (Kafka's __cluster_metadata-0; no "-N" suffix here, so the log manager
+// never takes it for a partition).
+const metadataDir = "__cluster_metadata"
+
+// Start binds every listener, opens the controller (the metadata quorum of
+// this one node), brings local partitions up to its image, and serves until
+// ctx ends or Close.
 func (b *Broker) Start(ctx context.Context) error {
 	b.tasks = task.NewGroup(ctx)
+	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
 		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 		if err != nil {
@@ -152,10 +185,105 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.mu.listeners = append(b.mu.listeners, ln)
 		b.mu.bound = append(b.mu.bound, bound)
 		b.mu.Unlock()
+		lns = append(lns, ln)
+	}
+	if err := b.startController(ctx); err != nil {
+		b.closeListeners()
+		return err
+	}
+	b.logs.Start(b.tasks.Context())
+	for i, ln := range lns {
+		bound := b.Listeners()[i]
 		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
 		b.log.Info("listening", "listener", bound.String())
 	}
 	return nil
+}
+
+func (b *Broker) startController(ctx context.Context) error {
+	var eps []metadata.Endpoint
+	for _, l := range b.Listeners() {
+		adv := b.advertised(l.Name)
+		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: "PLAINTEXT"})
+	}
+	ctrl, err := controller.Open(ctx, controller.Config{
+		NodeID:    model.NodeID(b.cfg.NodeID),
+		Dir:       filepath.Join(b.cfg.LogDir, metadataDir),
+		Endpoints: eps,
+		Broker:    b.cfg.Values,
+		Logger:    b.cfg.Logger,
+		Clock:     b.cfg.Clock,
+	})
+	if err != nil {
+		return fmt.Errorf("broker: start controller: %w", err)
+	}
+	b.ctrl = ctrl
+	ch := ctrl.Changed()
+	if err := b.applyImage(ctrl.Image()); err != nil {
+		return err
+	}
+	if err := b.removeStalePartitions(); err != nil {
+		return err
+	}
+	b.tasks.Go(func(ctx context.Context) { b.followMetadata(ctx, ch) })
+	return nil
+}
+
+// followMetadata applies every new image the controller publishes.
+func (b *Broker) followMetadata(ctx context.Context, ch <-chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+		ch = b.ctrl.Changed()
+		b.applyImage(b.ctrl.Image())
+	}
+}
+
+// removeStalePartitions deletes partition directories of topics the
+// metadata no longer has (deleted while this node was down).
+func (b *Broker) removeStalePartitions() error {
+	onDisk, err := b.logs.OnDisk()
+	if err != nil {
+		return err
+	}
+	for _, tp := range onDisk {
+		if ts, ok := b.topics.byTopicName(tp.Topic); ok && int(tp.Partition) < len(ts.partitions) && ts.partitions[tp.Partition] != nil {
+			continue
+		}
+		b.log.Warn("deleting a partition the metadata does not have", "partition", tp.String())
+		if err := b.logs.DeleteLog(tp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Broker) highWatermarkOf(tp model.TopicPartition, l *storage.Log) int64 {
+	if ts, ok := b.topics.byTopicName(tp.Topic); ok {
+		if p, code := ts.partition(tp.Partition); code == 0 {
+			return p.HighWatermark()
+		}
+	}
+	return l.LogEndOffset()
+}
+
+// autoCreateTopics creates topics with the defaults and applies the image
+// that holds them before returning.
+func (b *Broker) autoCreateTopics(ctx context.Context, names []string) error {
+	reqs := make([]controller.CreateTopic, len(names))
+	for i, n := range names {
+		reqs[i] = controller.CreateTopic{Name: n, NumPartitions: -1, ReplicationFactor: -1}
+	}
+	var errs []error
+	for _, r := range b.ctrl.CreateTopics(ctx, reqs, false) {
+		if r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
+			errs = append(errs, fmt.Errorf("%s: %s", r.Name, r.ErrorMessage))
+		}
+	}
+	return errors.Join(append(errs, b.applyImage(b.ctrl.Image()))...)
 }
 
 // Listeners returns the bound listeners (ports resolved when 0 was asked).
@@ -243,13 +371,20 @@ func (b *Broker) closeListeners() {
 }
 
 // Close stops accepting, lets every connection finish the request it is
-// handling and send its queued responses, then stops.
+// handling and send its queued responses, then closes the controller and
+// flushes and closes every log (a clean shutdown: the next start does not
+// scan them).
 func (b *Broker) Close() error {
 	b.closeListeners()
 	if b.tasks != nil {
 		b.tasks.Stop()
 	}
-	return nil
+	var errs []error
+	if b.ctrl != nil {
+		errs = append(errs, b.ctrl.Close())
+	}
+	errs = append(errs, b.logs.Close())
+	return errors.Join(errs...)
 }
 
 // handle decodes one request frame and runs its handler.

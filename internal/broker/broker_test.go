@@ -18,11 +18,21 @@ var quiet = slog.New(slog.DiscardHandler)
 // startBroker runs a broker on a free loopback port for the test.
 func startBroker(t testing.TB) *Broker {
 	t.Helper()
-	b, err := New(Config{
-		NodeID:    1,
-		Listeners: []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}},
-		Logger:    quiet,
-	})
+	return startBrokerWith(t, Config{LogDir: t.TempDir()})
+}
+
+// startBrokerWith fills in what a test broker needs and starts it; tests
+// that restart a broker pass the same LogDir again.
+func startBrokerWith(t testing.TB, cfg Config) *Broker {
+	t.Helper()
+	cfg.NodeID = 1
+	if len(cfg.Listeners) == 0 {
+		cfg.Listeners = []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 0}}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
