@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/samsa-io/samsa/internal/broker"
+)
+
+// namedFlags are Kafka config names offered as flags of their own; any
+// other config goes through --override name=value.
+var namedFlags = []string{"listeners", "advertised.listeners", "log.dirs", "node.id", "num.partitions",
+	"auto.create.topics.enable", "log.retention.ms", "log.segment.bytes"}
+
+func newServe() *cobra.Command {
+	var (
+		propsPath string
+		overrides []string
+		logFormat string
+		logLevel  string
+		durable   bool
+	)
+	named := map[string]*string{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a broker (single node: broker and controller in one process)",
+		Long: `Run a Samsa broker. With no flags: a single-node cluster listening on
+127.0.0.1:9092 with its data in ./samsa-data. Configuration uses Apache
+Kafka's names: a server.properties file (--config), the flags below, and
+--override name=value for any other broker config. Flags win over the file.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			ov := map[string]string{}
+			for name, val := range named {
+				if cmd.Flags().Changed(name) {
+					ov[name] = *val
+				}
+			}
+			for _, o := range overrides {
+				k, v, ok := strings.Cut(o, "=")
+				if !ok {
+					return fmt.Errorf("--override %q: want name=value", o)
+				}
+				ov[k] = v
+			}
+			return serve(cmd.Context(), propsPath, ov, durable, logger)
+		},
+	}
+	cmd.Flags().StringVar(&propsPath, "config", "", "server.properties file")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "any broker config as name=value (repeatable)")
+	for _, name := range namedFlags {
+		named[name] = cmd.Flags().String(name, "", "Kafka's "+name)
+	}
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().BoolVar(&durable, "durable", false, "acknowledge produces only after a group-committed fsync")
+	return cmd
+}
+
+func serve(ctx context.Context, propsPath string, overrides map[string]string, durable bool, logger *slog.Logger) error {
+	start := time.Now()
+	values, err := broker.LoadConfig(propsPath, overrides)
+	if err != nil {
+		return err
+	}
+	cfg, err := broker.ConfigFromValues(values)
+	if err != nil {
+		return err
+	}
+	cfg.Logger, cfg.Durable = logger, durable
+	b, err := broker.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := b.Start(ctx); err != nil {
+		b.Close()
+		return err
+	}
+	logger.Info("samsa serving", "component", "main", "addr", b.Addr(), "log_dir", cfg.LogDir, "startup", time.Since(start))
+	<-ctx.Done()
+	logger.Info("shutting down", "component", "main")
+	return b.Close()
+}
+
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}

@@ -1,0 +1,76 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+// Samsa's defaults where they differ from Kafka's: a single node that
+// runs with no configuration at all, reachable only from this machine,
+// with its data beside the working directory.
+var samsaDefaults = map[string]string{
+	"listeners":     "PLAINTEXT://127.0.0.1:9092",
+	"log.dirs":      "./samsa-data",
+	"node.id":       "1",
+	"process.roles": "broker,controller",
+}
+
+// LoadConfig resolves the broker's config the way `samsa serve` takes it:
+// Samsa's defaults, then server.properties (if path is not empty), then
+// overrides (flags), each validated against Kafka's broker catalog.
+func LoadConfig(path string, overrides map[string]string) (config.Values, error) {
+	raw := map[string]string{}
+	for k, v := range samsaDefaults {
+		raw[k] = v
+	}
+	if path != "" {
+		fromFile, err := config.LoadBrokerProperties(path, nil)
+		if err != nil {
+			return config.Values{}, err
+		}
+		for k, v := range fromFile.Given(config.SourceStaticBroker) {
+			raw[k] = v
+		}
+	}
+	for k, v := range overrides {
+		raw[k] = v
+	}
+	return config.Parse(config.Broker, raw)
+}
+
+// ConfigFromValues builds the broker's Config from resolved values.
+func ConfigFromValues(v config.Values) (Config, error) {
+	listeners, err := ParseListeners(v.String("listeners"))
+	if err != nil {
+		return Config{}, err
+	}
+	var advertised []Listener
+	if !v.IsNull("advertised.listeners") && v.String("advertised.listeners") != "" {
+		if advertised, err = ParseListeners(v.String("advertised.listeners")); err != nil {
+			return Config{}, err
+		}
+	}
+	dirs := v.LogDirs()
+	switch {
+	case len(dirs) == 0:
+		return Config{}, errors.New("broker: log.dirs is empty")
+	case len(dirs) > 1:
+		return Config{}, fmt.Errorf("broker: log.dirs has %d directories; one is supported", len(dirs))
+	}
+	node := v.Int("node.id")
+	if node < 0 {
+		return Config{}, errors.New("broker: node.id must be set (>= 0)")
+	}
+	return Config{
+		NodeID:                node,
+		Listeners:             listeners,
+		AdvertisedListeners:   advertised,
+		LogDir:                dirs[0],
+		SocketRequestMaxBytes: v.Int("socket.request.max.bytes"),
+		ConnectionsMaxIdle:    time.Duration(v.Long("connections.max.idle.ms")) * time.Millisecond,
+		Values:                v,
+	}, nil
+}

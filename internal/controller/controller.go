@@ -1,0 +1,400 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+// Config configures a Controller.
+type Config struct {
+	// NodeID is this node's node.id; it is the Raft server ID and the ID the
+	// local broker registers under.
+	NodeID model.NodeID
+	// Dir is the metadata directory (metadata.log.dir); Raft keeps its bolt
+	// store and snapshots under Dir/raft.
+	Dir string
+	// Endpoints are the local broker's advertised listeners, registered on
+	// every start.
+	Endpoints []metadata.Endpoint
+	// Rack is the local broker's broker.rack; "" for none.
+	Rack string
+	// ControllerAddr is the host:port Raft listens on over TCP. Empty (the
+	// default) keeps Raft in process on an in-memory transport, which is all
+	// a combined single node needs.
+	ControllerAddr string
+	// ClusterID, when set, is the cluster ID written on first start (as
+	// kafka-storage.sh format --cluster-id does); a later start with a
+	// different one fails. Empty draws a random one.
+	ClusterID string
+	// Broker is the static broker config (server.properties). The controller
+	// reads num.partitions, default.replication.factor and
+	// delete.topic.enable from it and resolves topic configs over it. The
+	// zero Values means Kafka's defaults.
+	Broker config.Values
+	// Logger defaults to slog.Default(); lines carry component=controller.
+	Logger *slog.Logger
+	// Clock defaults to clock.Real.
+	Clock clock.Clock
+}
+
+// Controller is the active controller of a one-voter KRaft-style quorum: it
+// owns the Raft node, validates metadata writes, commits them as records and
+// publishes the resulting image. Every method is safe for concurrent use.
+type Controller struct {
+	cfg    Config
+	log    *slog.Logger
+	clock  clock.Clock
+	static config.Values
+
+	raft      *raft.Raft
+	fsm       *fsm
+	store     *raftboltdb.BoltStore
+	transport raft.Transport
+	tasks     *task.Group
+	// incarnation identifies this process's registration of the local broker.
+	incarnation string
+	// ready receives the outcome of the first election's setup.
+	ready chan error
+
+	// writeMu serialises writes from validation to commit. A write checks
+	// its request against the current image and the next write must see the
+	// result: otherwise two CreateTopics of one name could both pass the
+	// "already exists" check before either commits.
+	writeMu sync.Mutex
+	closed  bool // guarded by writeMu
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("controller: closed")
+
+// Supported finalized feature levels, written on first start and raised on
+// upgrade: metadata.version 25 is Kafka 4.0-IV3, transaction.version 2 is
+// KIP-890 part 2, group.version 1 is the KIP-848 consumer protocol.
+var supportedFeatures = []metadata.FeatureLevel{
+	{Name: metadata.FeatureMetadataVersion, Level: 25},
+	{Name: metadata.FeatureTransactionVersion, Level: 2},
+	{Name: metadata.FeatureGroupVersion, Level: 1},
+}
+
+// defaultApplyTimeout bounds a write whose context has no deadline.
+const defaultApplyTimeout = 30 * time.Second
+
+// Open starts the Raft node, bootstraps a one-voter cluster on first start,
+// waits until this node is leader and has applied the whole log, and writes
+// the cluster ID, feature levels and the local broker's registration. It
+// returns when writes can be made, or when ctx is done.
+func Open(ctx context.Context, cfg Config) (*Controller, error) {
+	c, err := newController(cfg)
+	if err != nil {
+		return nil, err
+	}
+	start := c.clock.Now()
+	if err := c.startRaft(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.tasks.Go(c.watchLeadership)
+	select {
+	case err = <-c.ready:
+	case <-ctx.Done():
+		err = fmt.Errorf("controller: wait for election: %w", ctx.Err())
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	img := c.Image()
+	c.log.Info("controller ready", "cluster_id", img.ClusterID(), "node_id", cfg.NodeID,
+		"offset", img.Offset(), "topics", len(img.Topics()), "elapsed", c.clock.Now().Sub(start))
+	return c, nil
+}
+
+func newController(cfg Config) (*Controller, error) {
+	if cfg.NodeID < 0 {
+		return nil, fmt.Errorf("controller: node id %d is negative", cfg.NodeID)
+	}
+	if cfg.Dir == "" {
+		return nil, errors.New("controller: no metadata directory")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real
+	}
+	static := cfg.Broker
+	if static.IsZero() {
+		var err error
+		if static, err = config.Parse(config.Broker, nil); err != nil {
+			return nil, fmt.Errorf("controller: default broker config: %w", err)
+		}
+	}
+	incarnation, err := metadata.NewUUID(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return &Controller{
+		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,
+		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()),
+		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1),
+	}, nil
+}
+
+// raftDir is where the bolt store and snapshots live.
+func (c *Controller) raftDir() string { return filepath.Join(c.cfg.Dir, "raft") }
+
+// Image returns the current metadata image. It is immutable; the call takes
+// no lock.
+func (c *Controller) Image() *metadata.Image { return c.fsm.image() }
+
+// Changed returns a channel that is closed as soon as the image changes
+// after the call. To follow the image, take the channel first, then the
+// image, handle the image, and wait on the channel:
+//
+//	for {
+//		ch := c.Changed()
+//		handle(c.Image()) // compare with the last one, e.g. metadata.DiffTopics
+//		select { case <-ch: case <-ctx.Done(): return }
+//	}
+//
+// Taking the channel first means no change is missed; a follower that is
+// slower than the writes sees the latest image, not every one in between,
+// which is what reconciling local state against metadata needs. Nothing is
+// queued, so a slow follower never holds up the controller.
+func (c *Controller) Changed() <-chan struct{} { return c.fsm.state.Load().changed }
+
+// NodeID is this node's ID.
+func (c *Controller) NodeID() model.NodeID { return c.cfg.NodeID }
+
+// ControllerID is the node ID of the active controller, -1 when there is
+// none (during an election). In single-node mode it is this node.
+func (c *Controller) ControllerID() model.NodeID {
+	_, id := c.raft.LeaderWithID()
+	n, err := strconv.ParseInt(string(id), 10, 32)
+	if err != nil {
+		return -1
+	}
+	return model.NodeID(n)
+}
+
+// Close shuts Raft down and closes its store and transport. Writes in
+// flight finish first; later writes fail with NOT_CONTROLLER.
+func (c *Controller) Close() error {
+	c.closeOnce.Do(func() {
+		c.tasks.Stop()
+		// Under the write lock no write is between validation and commit
+		// while Raft goes away; later writes find the controller closed.
+		c.writeMu.Lock()
+		var errs []error
+		if c.raft != nil {
+			errs = append(errs, c.raft.Shutdown().Error())
+		}
+		if cl, ok := c.transport.(raft.WithClose); ok {
+			errs = append(errs, cl.Close())
+		}
+		if c.store != nil {
+			errs = append(errs, c.store.Close())
+		}
+		c.closed = true
+		c.writeMu.Unlock()
+		if err := errors.Join(errs...); err != nil {
+			c.closeErr = fmt.Errorf("controller: close: %w", err)
+		}
+	})
+	return c.closeErr
+}
+
+// watchLeadership runs the setup of each election won and reports the first
+// outcome to Open. With one voter, leadership is won once and kept.
+func (c *Controller) watchLeadership(ctx context.Context) {
+	first := true
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case leader := <-c.raft.LeaderCh():
+			if !leader {
+				c.log.Warn("lost controller leadership")
+				continue
+			}
+			err := c.onElected(ctx)
+			if first {
+				c.ready <- err
+				first = false
+			} else if err != nil {
+				c.log.Error("controller setup after election failed", "err", err)
+			}
+		}
+	}
+}
+
+// onElected makes the image whole before the first write: a barrier waits
+// until every committed entry, including those replayed from the log on
+// restart, is applied, so "no cluster ID yet" really means a first start.
+func (c *Controller) onElected(ctx context.Context) error {
+	if err := c.raft.Barrier(c.applyTimeout(ctx)).Error(); err != nil {
+		return fmt.Errorf("controller: barrier after election: %w", err)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	recs, err := c.setupRecords(c.Image())
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	return c.proposeLocked(ctx, recs)
+}
+
+// setupRecords returns what a newly elected controller must write: the
+// cluster ID on first start, feature levels below what this version supports,
+// and the local broker's registration when it differs.
+func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error) {
+	var recs []metadata.Record
+	switch id := img.ClusterID(); {
+	case id == "":
+		if id = c.cfg.ClusterID; id == "" {
+			uuid, err := metadata.NewUUID(rand.Reader)
+			if err != nil {
+				return nil, err
+			}
+			id = metadata.FormatUUID(uuid)
+		}
+		recs = append(recs, metadata.ClusterRecord{ClusterID: id})
+	case c.cfg.ClusterID != "" && c.cfg.ClusterID != id:
+		return nil, fmt.Errorf("controller: metadata in %s belongs to cluster %s, not %s", c.cfg.Dir, id, c.cfg.ClusterID)
+	}
+	for _, f := range supportedFeatures {
+		switch have := img.Feature(f.Name); {
+		case have > f.Level:
+			return nil, fmt.Errorf("controller: %s is %d, newer than the %d this version supports", f.Name, have, f.Level)
+		case have < f.Level:
+			recs = append(recs, f)
+		}
+	}
+	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints}
+	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation ||
+		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) {
+		recs = append(recs, reg)
+	}
+	return recs, nil
+}
+
+// applyTimeout is how long a Raft operation may wait to be enqueued: until
+// ctx's deadline, else defaultApplyTimeout.
+func (c *Controller) applyTimeout(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(d.Sub(c.clock.Now()), time.Millisecond)
+	}
+	return defaultApplyTimeout
+}
+
+// proposeLocked commits recs as one Raft entry and returns once the FSM has
+// applied it, so the next Image shows the change. Callers hold writeMu.
+func (c *Controller) proposeLocked(ctx context.Context, recs []metadata.Record) error {
+	if c.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := metadata.EncodeBatch(recs)
+	if err != nil {
+		return err
+	}
+	f := c.raft.Apply(data, c.applyTimeout(ctx))
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("controller: commit: %w", err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
+}
+
+// failure is a per-item Kafka error with its message.
+type failure struct {
+	err *kerr.Error
+	msg string
+}
+
+func fail(err *kerr.Error, format string, args ...any) *failure {
+	return &failure{err: err, msg: fmt.Sprintf(format, args...)}
+}
+
+func (f *failure) code() int16 {
+	if f == nil {
+		return 0
+	}
+	return f.err.Code
+}
+
+func (f *failure) message() string {
+	if f == nil {
+		return ""
+	}
+	return f.msg
+}
+
+// proposeFailure maps a failed commit to the error each item gets.
+func proposeFailure(err error) *failure {
+	switch {
+	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, context.Canceled):
+		return fail(kerr.NotController, "the controller is not available: %v", err)
+	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, context.DeadlineExceeded):
+		return fail(kerr.RequestTimedOut, "timed out committing metadata: %v", err)
+	}
+	return fail(kerr.UnknownServerError, "%v", err)
+}
+
+// configFailure maps an internal/config error to Kafka's code for it.
+func configFailure(err error) *failure {
+	if errors.Is(err, config.ErrInvalidRequest) {
+		return fail(kerr.InvalidRequest, "%v", err)
+	}
+	return fail(kerr.InvalidConfig, "%v", err)
+}
+
+// brokerValues is the local broker's config with the image's dynamic configs
+// layered on, which is what topic configs fall back to.
+func (c *Controller) brokerValues(img *metadata.Image) config.Values {
+	v, err := c.static.WithDynamic(img.BrokerConfig(nodeResource(c.cfg.NodeID)), img.BrokerConfig(""))
+	if err != nil {
+		// The dynamic configs were validated when written; a catalog change
+		// since could refuse them. Static values are the safe fallback.
+		c.log.Warn("dynamic broker configs ignored", "err", err)
+		return c.static
+	}
+	return v
+}
+
+func nodeResource(id model.NodeID) string { return strconv.Itoa(int(id)) }
+
+// mkdirRaft creates the Raft directory.
+func (c *Controller) mkdirRaft() error {
+	if err := os.MkdirAll(c.raftDir(), 0o755); err != nil {
+		return fmt.Errorf("controller: create %s: %w", c.raftDir(), err)
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+// Package controller is the active controller of Samsa's metadata quorum, in
+// KRaft's "combined" shape: the controller runs inside the broker process as
+// a one-voter hashicorp/raft quorum, so a laptop and a cluster run the same
+// write path (KIP-500, KIP-631).
+//
+// A Controller owns the Raft node (a bolt log and stable store and file
+// snapshots under <metadata dir>/raft, an in-memory transport unless a
+// controller address is configured) and a state machine that applies
+// committed batches of internal/metadata records to an immutable
+// metadata.Image. On its first election it writes the cluster ID and feature
+// levels; on every start it registers the local broker.
+//
+// The write API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
+// IncrementalAlterConfigs, AllocateProducerIDs) validates a request against
+// the current image the way Kafka's controller does, answers per item with
+// Kafka error codes from kerr, and commits the valid items as one Raft entry.
+// Writes are serialised from validation to commit; each returns once its
+// records are applied, so Image shows them. Readers take Image lock-free and
+// follow changes with Changed.
+//
+// The package is L2: it imports L0/L1 packages and Raft, never the broker or
+// another L2 package. See docs/DESIGN-controller.md.
+package controller

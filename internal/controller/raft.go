@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+const (
+	// snapshotsRetained is how many Raft snapshots are kept on disk; the
+	// newest is enough to restart, one more survives a torn newest.
+	snapshotsRetained = 2
+	// storeLockTimeout bounds the wait for the bolt file lock, so a second
+	// process on the same directory fails with an error instead of hanging.
+	storeLockTimeout = time.Second
+	// tcpMaxPool and tcpTimeout are the TCP transport's connection pool
+	// size and I/O timeout, hashicorp/raft's usual values.
+	tcpMaxPool = 3
+	tcpTimeout = 10 * time.Second
+)
+
+// Raft timing. A follower waits HeartbeatTimeout before its first election,
+// which with raft's defaults would cost a second at every start. Open starts
+// with the defaults and then lowers the timeouts with ReloadConfig, which
+// makes a follower re-check its heartbeat timer at once; having never heard
+// from a leader, it starts an election immediately and, as the only voter,
+// wins it. LeaderLeaseTimeout cannot be reloaded and stays at its default,
+// so the leader's lease check wakes twice a second, not hundreds of times.
+//
+// These values are for one voter. A multi-node quorum needs timeouts above
+// its network round trip; see docs/DESIGN-controller.md.
+const (
+	initialHeartbeatTimeout = time.Second
+	fastHeartbeatTimeout    = 500 * time.Millisecond
+	leaderLeaseTimeout      = 500 * time.Millisecond
+)
+
+// startRaft opens the bolt store and snapshot store, creates the transport,
+// bootstraps a one-voter configuration when the store is new, and starts the
+// Raft node. On error the caller closes whatever was opened.
+func (c *Controller) startRaft() error {
+	if err := c.mkdirRaft(); err != nil {
+		return err
+	}
+	logger := newRaftLogger(c.cfg.Logger)
+	store, err := raftboltdb.New(raftboltdb.Options{
+		Path:        filepath.Join(c.raftDir(), "raft.db"),
+		BoltOptions: &bbolt.Options{Timeout: storeLockTimeout},
+	})
+	if err != nil {
+		return fmt.Errorf("controller: open raft store in %s: %w", c.raftDir(), err)
+	}
+	c.store = store
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(c.raftDir(), snapshotsRetained, logger)
+	if err != nil {
+		return fmt.Errorf("controller: open snapshot store: %w", err)
+	}
+	if c.transport, err = c.newTransport(logger); err != nil {
+		return err
+	}
+	conf := c.raftConfig(logger)
+	existing, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		return fmt.Errorf("controller: read raft state: %w", err)
+	}
+	if !existing {
+		voters := raft.Configuration{Servers: []raft.Server{
+			{Suffrage: raft.Voter, ID: conf.LocalID, Address: c.transport.LocalAddr()},
+		}}
+		if err := raft.BootstrapCluster(conf, store, store, snaps, c.transport, voters); err != nil {
+			return fmt.Errorf("controller: bootstrap raft: %w", err)
+		}
+	}
+	if c.raft, err = raft.NewRaft(conf, c.fsm, store, store, snaps, c.transport); err != nil {
+		return fmt.Errorf("controller: start raft: %w", err)
+	}
+	rc := c.raft.ReloadableConfig()
+	rc.HeartbeatTimeout, rc.ElectionTimeout = fastHeartbeatTimeout, fastHeartbeatTimeout
+	if err := c.raft.ReloadConfig(rc); err != nil {
+		return fmt.Errorf("controller: lower raft timeouts: %w", err)
+	}
+	return nil
+}
+
+// newTransport returns a TCP transport on ControllerAddr, or an in-memory one
+// when there is none. The in-memory address is fixed per node ID so the
+// address in the bootstrapped configuration stays true across restarts.
+func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
+	if c.cfg.ControllerAddr == "" {
+		_, t := raft.NewInmemTransport(raft.ServerAddress("samsa-controller-" + nodeResource(c.cfg.NodeID)))
+		return t, nil
+	}
+	t, err := raft.NewTCPTransportWithLogger(c.cfg.ControllerAddr, nil, tcpMaxPool, tcpTimeout, logger)
+	if err != nil {
+		return nil, fmt.Errorf("controller: listen on %s: %w", c.cfg.ControllerAddr, err)
+	}
+	return t, nil
+}
+
+func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(strconv.Itoa(int(c.cfg.NodeID)))
+	conf.Logger = logger
+	conf.HeartbeatTimeout = initialHeartbeatTimeout
+	conf.ElectionTimeout = initialHeartbeatTimeout
+	conf.LeaderLeaseTimeout = leaderLeaseTimeout
+	// Metrics go through go-metrics' global sink, which is a no-op unless
+	// someone installs one; the legacy per-peer names would only duplicate.
+	conf.NoLegacyTelemetry = true
+	return conf
+}

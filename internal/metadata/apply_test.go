@@ -1,0 +1,309 @@
+package metadata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+const (
+	idOrders   = "M1JxkK_O7QwrSmmIp8blBA"
+	idPayments = "RGOCocDf_h08W3qZuNf2FQ"
+)
+
+// baseImage has a cluster ID, broker 1 and 2, and topic orders with two
+// partitions on [1 2].
+func baseImage(t *testing.T) *Image {
+	t.Helper()
+	id := mustID(t, idOrders)
+	img, err := Empty().ApplyAt(1,
+		ClusterRecord{ClusterID: "q1Sh-9_ISia_jp5c-5Ck4Q"},
+		BrokerRegistration{NodeID: 1}, BrokerRegistration{NodeID: 2},
+		TopicRecord{Name: "orders", TopicID: id},
+		PartitionRecord{TopicID: id, Partition: 0, Replicas: nodes(1, 2), ISR: nodes(1, 2), Leader: 1},
+		PartitionRecord{TopicID: id, Partition: 1, Replicas: nodes(2, 1), ISR: nodes(2, 1), Leader: 2},
+		ConfigRecord{ResourceType: ResourceTopic, ResourceName: "orders", Name: "retention.ms", Value: ptr("1000")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func nodes(ids ...model.NodeID) []model.NodeID { return ids }
+
+func TestApplyRejects(t *testing.T) {
+	orders := mustID(t, idOrders)
+	payments := mustID(t, idPayments)
+	cases := []struct {
+		name string
+		rec  Record
+	}{
+		{"second cluster id", ClusterRecord{ClusterID: "other"}},
+		{"negative broker", BrokerRegistration{NodeID: -1}},
+		{"listener twice", BrokerRegistration{NodeID: 3, Endpoints: []Endpoint{{Name: "A"}, {Name: "A"}}}},
+		{"duplicate topic name", TopicRecord{Name: "orders", TopicID: payments}},
+		{"duplicate topic id", TopicRecord{Name: "payments", TopicID: orders}},
+		{"zero topic id", TopicRecord{Name: "payments"}},
+		{"empty topic name", TopicRecord{TopicID: payments}},
+		{"partition of unknown topic", PartitionRecord{TopicID: payments, Replicas: nodes(1), ISR: nodes(1), Leader: 1}},
+		{"partition gap", PartitionRecord{TopicID: orders, Partition: 3, Replicas: nodes(1), ISR: nodes(1), Leader: 1}},
+		{"negative partition", PartitionRecord{TopicID: orders, Partition: -1, Replicas: nodes(1), ISR: nodes(1), Leader: 1}},
+		{"no replicas", PartitionRecord{TopicID: orders, Partition: 2, Leader: NoLeader}},
+		{"replica twice", PartitionRecord{TopicID: orders, Partition: 2, Replicas: nodes(1, 1), ISR: nodes(1), Leader: 1}},
+		{"negative replica", PartitionRecord{TopicID: orders, Partition: 2, Replicas: nodes(-3), Leader: NoLeader}},
+		{"isr outside replicas", PartitionRecord{TopicID: orders, Partition: 2, Replicas: nodes(1), ISR: nodes(1, 2), Leader: 1}},
+		{"leader outside isr", PartitionRecord{TopicID: orders, Partition: 2, Replicas: nodes(1, 2), ISR: nodes(1), Leader: 2}},
+		{"negative epoch", PartitionRecord{TopicID: orders, Partition: 2, Replicas: nodes(1), ISR: nodes(1), Leader: 1, LeaderEpoch: -1}},
+		{"change of unknown partition", PartitionChange{TopicID: orders, Partition: 2}},
+		{"change of unknown topic", PartitionChange{TopicID: payments}},
+		{"change leader outside isr", PartitionChange{TopicID: orders, Leader: ptr(model.NodeID(3))}},
+		{"change isr drops leader", PartitionChange{TopicID: orders, ISR: nodes(2)}},
+		{"change replicas drop isr member", PartitionChange{TopicID: orders, Replicas: nodes(1)}},
+		{"config of unknown topic", ConfigRecord{ResourceType: ResourceTopic, ResourceName: "payments", Name: "retention.ms", Value: ptr("1")}},
+		{"config of bad broker resource", ConfigRecord{ResourceType: ResourceBroker, ResourceName: "one", Name: "x", Value: ptr("1")}},
+		{"config of negative broker", ConfigRecord{ResourceType: ResourceBroker, ResourceName: "-1", Name: "x", Value: ptr("1")}},
+		{"config of unknown resource type", ConfigRecord{ResourceType: 8, ResourceName: "1", Name: "x", Value: ptr("1")}},
+		{"config without name", ConfigRecord{ResourceType: ResourceBroker, Value: ptr("1")}},
+		{"remove unknown topic", RemoveTopic{TopicID: payments}},
+		{"producer ids backwards", ProducerIDsRecord{NextProducerID: 0}},
+		{"feature without name", FeatureLevel{Level: 1}},
+		{"negative feature level", FeatureLevel{Name: "x", Level: -1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := baseImage(t)
+			before := dumpImage(base)
+			// A valid record first: the batch must still be all or nothing.
+			got, err := base.ApplyAt(99, FeatureLevel{Name: "x", Level: 1}, c.rec)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Apply(%+v) error = %v, want ErrInvalid", c.rec, err)
+			}
+			if got != base {
+				t.Error("failed Apply returned a new image")
+			}
+			if diff := cmp.Diff(before, dumpImage(base)); diff != "" {
+				t.Errorf("failed Apply changed the image (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplyIsCopyOnWrite(t *testing.T) {
+	base := baseImage(t)
+	before := dumpImage(base)
+	orders, _ := base.Topic("orders")
+	payments := mustID(t, idPayments)
+
+	next, err := base.ApplyAt(2,
+		TopicRecord{Name: "payments", TopicID: payments},
+		PartitionRecord{TopicID: payments, Replicas: nodes(1), ISR: nodes(1), Leader: 1},
+		ConfigRecord{ResourceType: ResourceTopic, ResourceName: "payments", Name: "cleanup.policy", Value: ptr("compact")},
+		ConfigRecord{ResourceType: ResourceBroker, ResourceName: "1", Name: "log.cleaner.threads", Value: ptr("2")},
+		FeatureLevel{Name: FeatureGroupVersion, Level: 1},
+		ProducerIDsRecord{NextProducerID: 1000},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, dumpImage(base)); diff != "" {
+		t.Errorf("Apply changed its base (-before +after):\n%s", diff)
+	}
+	if o, _ := next.Topic("orders"); o != orders {
+		t.Error("a topic the batch did not touch was copied")
+	}
+	if next.Offset() != 2 || base.Offset() != 1 {
+		t.Errorf("offsets %d, %d", base.Offset(), next.Offset())
+	}
+
+	// Changing a partition copies that topic only.
+	changed, err := next.Apply(PartitionChange{TopicID: orders.ID, Partition: 1, Leader: ptr(model.NodeID(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := next.Topic("orders"); o.Partitions[1].Leader != 2 {
+		t.Error("PartitionChange modified the previous image's topic")
+	}
+	if p, _ := changed.Topic("payments"); p != mustTopic(t, next, "payments") {
+		t.Error("an untouched topic was copied")
+	}
+	d := DiffTopics(next, changed)
+	if len(d.Created)+len(d.Deleted) != 0 || len(d.Changed) != 1 || d.Changed[0].Name != "orders" {
+		t.Errorf("DiffTopics = %+v", d)
+	}
+
+	// The maps a getter returns belong to the caller.
+	cfg := changed.TopicConfig("orders")
+	cfg["retention.ms"] = "5"
+	if changed.TopicConfig("orders")["retention.ms"] != "1000" {
+		t.Error("TopicConfig returned the image's own map")
+	}
+}
+
+func mustTopic(t *testing.T, img *Image, name string) *TopicImage {
+	t.Helper()
+	tp, ok := img.Topic(name)
+	if !ok {
+		t.Fatalf("no topic %s", name)
+	}
+	return tp
+}
+
+func TestPartitionChangeEpochs(t *testing.T) {
+	base := baseImage(t)
+	id := mustID(t, idOrders)
+	cases := []struct {
+		name                   string
+		change                 PartitionChange
+		leader                 model.NodeID
+		leaderEpoch, partEpoch int32
+		isr                    []model.NodeID
+	}{
+		{"isr shrink keeps leader epoch", PartitionChange{TopicID: id, ISR: nodes(1)}, 1, 0, 1, nodes(1)},
+		{"new leader bumps both", PartitionChange{TopicID: id, Leader: ptr(model.NodeID(2))}, 2, 1, 1, nodes(1, 2)},
+		{"same leader is no leader change", PartitionChange{TopicID: id, Leader: ptr(model.NodeID(1))}, 1, 0, 1, nodes(1, 2)},
+		{"no leader", PartitionChange{TopicID: id, Leader: ptr(NoLeader), ISR: []model.NodeID{}}, NoLeader, 1, 1, []model.NodeID{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			next, err := base.Apply(c.change)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := next.Partition(model.TopicPartition{Topic: "orders", Partition: 0})
+			if p.Leader != c.leader || p.LeaderEpoch != c.leaderEpoch || p.PartitionEpoch != c.partEpoch || !cmp.Equal(p.ISR, c.isr) {
+				t.Errorf("got leader %d epochs %d/%d isr %v", p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.ISR)
+			}
+		})
+	}
+}
+
+func TestGetters(t *testing.T) {
+	img := baseImage(t)
+	if _, ok := img.Partition(model.TopicPartition{Topic: "orders", Partition: 2}); ok {
+		t.Error("partition 2 exists")
+	}
+	if _, ok := img.Partition(model.TopicPartition{Topic: "nope"}); ok {
+		t.Error("unknown topic has a partition")
+	}
+	if tp, ok := img.TopicByID(mustID(t, idOrders)); !ok || tp.Name != "orders" || tp.ReplicationFactor() != 2 {
+		t.Errorf("TopicByID = %v, %v", tp, ok)
+	}
+	if b := img.Brokers(); len(b) != 2 || b[0].NodeID != 1 || b[1].NodeID != 2 {
+		t.Errorf("Brokers = %v", b)
+	}
+	if _, ok := img.Broker(3); ok {
+		t.Error("broker 3 exists")
+	}
+	if got := img.Feature("nope"); got != 0 {
+		t.Errorf("Feature = %d", got)
+	}
+	if got := Empty().Topics(); len(got) != 0 {
+		t.Errorf("empty image has topics %v", got)
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	img := baseImage(t)
+	img, err := img.ApplyAt(42,
+		PartitionChange{TopicID: mustID(t, idOrders), Partition: 1, Leader: ptr(model.NodeID(1))},
+		ConfigRecord{ResourceType: ResourceBroker, ResourceName: "", Name: "log.retention.ms", Value: ptr("5")},
+		ProducerIDsRecord{NextProducerID: 3000},
+		FeatureLevel{Name: FeatureMetadataVersion, Level: 25},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSnapshot(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSnapshot(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(dumpImage(img), dumpImage(got)); diff != "" {
+		t.Errorf("snapshot round trip (-want +got):\n%s", diff)
+	}
+
+	// A snapshot cut at a line boundary is refused, not read as a smaller image.
+	lines := bytes.SplitAfter(buf.Bytes(), []byte("\n"))
+	cut := bytes.Join(lines[:len(lines)-2], nil)
+	if _, err := ReadSnapshot(bytes.NewReader(cut)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("truncated snapshot: %v", err)
+	}
+	if _, err := ReadSnapshot(bytes.NewReader([]byte(`{"snapshot":2,"offset":1,"records":0}`))); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Errorf("future snapshot: %v", err)
+	}
+}
+
+func BenchmarkApplyCreateTopic(b *testing.B) {
+	img := Empty()
+	for i := range 1000 {
+		var id model.TopicID
+		id[0], id[1], id[15] = byte(i), byte(i>>8), 1
+		var err error
+		img, err = img.Apply(TopicRecord{Name: "t" + itoa(int64(i)), TopicID: id},
+			PartitionRecord{TopicID: id, Replicas: nodes(1), ISR: nodes(1), Leader: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	id := model.TopicID{0: 0xff, 15: 0xff}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := img.Apply(TopicRecord{Name: "new", TopicID: id},
+			PartitionRecord{TopicID: id, Replicas: nodes(1), ISR: nodes(1), Leader: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestTopicsStaySorted applies random creates and removes and checks the
+// incrementally maintained sorted list against a full sort.
+func TestTopicsStaySorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	img := Empty()
+	live := map[string]model.TopicID{}
+	next := 0
+	for range 300 {
+		var recs []Record
+		for range 1 + rng.IntN(4) {
+			if len(live) > 0 && rng.IntN(3) == 0 {
+				for name, id := range live {
+					recs = append(recs, RemoveTopic{TopicID: id})
+					delete(live, name)
+					break
+				}
+				continue
+			}
+			next++
+			name := fmt.Sprintf("t%03d", rng.IntN(200))
+			if _, ok := live[name]; ok {
+				continue
+			}
+			id := model.TopicID{0: byte(next), 1: byte(next >> 8), 15: 7}
+			live[name] = id
+			recs = append(recs, TopicRecord{Name: name, TopicID: id})
+		}
+		var err error
+		if img, err = img.Apply(recs...); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tp := range img.Topics() {
+			got = append(got, tp.Name)
+		}
+		want := slices.Sorted(maps.Keys(live))
+		if !slices.Equal(got, want) {
+			t.Fatalf("Topics() = %v, want %v", got, want)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package metadata
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// Image is the cluster metadata after applying every record up to Offset. It
+// never changes once built, so it is safe for concurrent use and a reader
+// can hold one for as long as it likes; Apply builds a new one.
+type Image struct {
+	offset         int64
+	clusterID      string
+	topics         map[string]*TopicImage
+	topicsByID     map[model.TopicID]*TopicImage
+	sortedTopics   []*TopicImage // by name; rebuilt only when topics change
+	brokers        map[model.NodeID]BrokerImage
+	topicConfigs   map[string]map[string]string // topic name -> overrides
+	brokerConfigs  map[string]map[string]string // node ID or "" -> dynamic configs
+	features       map[string]int16
+	nextProducerID int64
+}
+
+// TopicImage is one topic. It is shared between images until the topic
+// changes; it must not be modified.
+type TopicImage struct {
+	Name string
+	ID   model.TopicID
+	// Partitions are indexed by partition number.
+	Partitions []PartitionImage
+}
+
+// ReplicationFactor is the replica count of partition 0, which Kafka reports
+// as the topic's replication factor; 0 for a topic without partitions.
+func (t *TopicImage) ReplicationFactor() int {
+	if len(t.Partitions) == 0 {
+		return 0
+	}
+	return len(t.Partitions[0].Replicas)
+}
+
+// PartitionImage is one partition's replica state. Its slices are shared and
+// must not be modified.
+type PartitionImage struct {
+	Partition int32
+	// Leader is NoLeader when the partition has none.
+	Leader model.NodeID
+	// LeaderEpoch grows by one each time the leader changes; replicas use it
+	// to fence a deposed leader and to truncate divergent logs (KIP-101, KIP-320).
+	LeaderEpoch model.LeaderEpoch
+	// PartitionEpoch grows by one on every change, so an AlterPartition based
+	// on a stale view can be refused (KIP-497).
+	PartitionEpoch int32
+	Replicas       []model.NodeID
+	ISR            []model.NodeID
+}
+
+// BrokerImage is a registered broker.
+type BrokerImage struct {
+	NodeID      model.NodeID
+	Incarnation string
+	Rack        string
+	Endpoints   []Endpoint
+}
+
+// Empty returns the image before any record.
+func Empty() *Image { return &Image{} }
+
+// Offset is the Raft index of the last applied batch; 0 for the empty image.
+func (img *Image) Offset() int64 { return img.offset }
+
+// ClusterID is the cluster's ID in Kafka's text form; "" before the first
+// controller wrote it.
+func (img *Image) ClusterID() string { return img.clusterID }
+
+// Topic returns a topic by name.
+func (img *Image) Topic(name string) (*TopicImage, bool) {
+	t, ok := img.topics[name]
+	return t, ok
+}
+
+// TopicByID returns a topic by ID.
+func (img *Image) TopicByID(id model.TopicID) (*TopicImage, bool) {
+	t, ok := img.topicsByID[id]
+	return t, ok
+}
+
+// Topics returns every topic sorted by name. The slice is the caller's; the
+// topics are shared.
+func (img *Image) Topics() []*TopicImage { return slices.Clone(img.sortedTopics) }
+
+// Partition returns one partition.
+func (img *Image) Partition(tp model.TopicPartition) (PartitionImage, bool) {
+	t, ok := img.topics[tp.Topic]
+	if !ok || tp.Partition < 0 || int(tp.Partition) >= len(t.Partitions) {
+		return PartitionImage{}, false
+	}
+	return t.Partitions[tp.Partition], true
+}
+
+// Brokers returns every registered broker sorted by node ID.
+func (img *Image) Brokers() []BrokerImage {
+	out := slices.Collect(maps.Values(img.brokers))
+	slices.SortFunc(out, func(a, b BrokerImage) int { return cmp.Compare(a.NodeID, b.NodeID) })
+	return out
+}
+
+// Broker returns one registered broker.
+func (img *Image) Broker(id model.NodeID) (BrokerImage, bool) {
+	b, ok := img.brokers[id]
+	return b, ok
+}
+
+// TopicConfig returns a copy of a topic's config overrides (only what was
+// set, not defaults); empty for an unknown topic.
+func (img *Image) TopicConfig(name string) map[string]string {
+	return cloneConfig(img.topicConfigs[name])
+}
+
+// BrokerConfig returns a copy of the dynamic configs of a broker resource:
+// a node ID in decimal (DYNAMIC_BROKER_CONFIG) or "" for the cluster-wide
+// default (DYNAMIC_DEFAULT_BROKER_CONFIG).
+func (img *Image) BrokerConfig(resource string) map[string]string {
+	return cloneConfig(img.brokerConfigs[resource])
+}
+
+// Feature returns a finalized feature level; 0 when the feature is not set.
+func (img *Image) Feature(name string) int16 { return img.features[name] }
+
+// Features returns a copy of every finalized feature level.
+func (img *Image) Features() map[string]int16 { return maps.Clone(img.features) }
+
+// NextProducerID is the first producer ID not yet handed out in a block.
+func (img *Image) NextProducerID() int64 { return img.nextProducerID }
+
+func cloneConfig(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	maps.Copy(out, m)
+	return out
+}
+
+// TopicDelta is what changed between two images' topics.
+type TopicDelta struct {
+	// Created are topics whose ID is in the new image only. A topic deleted
+	// and created again under the same name shows as deleted and created.
+	Created []*TopicImage
+	// Deleted are topics whose ID is in the old image only.
+	Deleted []*TopicImage
+	// Changed are topics in both whose partitions changed (new partitions,
+	// leader, ISR ...), as the new image has them.
+	Changed []*TopicImage
+}
+
+// DiffTopics compares the topics of two images, each list sorted by name. A
+// nil prev is the empty image. Because images are copy-on-write, a topic a
+// batch did not touch is the same pointer in both, so the comparison costs
+// one map lookup per topic.
+func DiffTopics(prev, next *Image) TopicDelta {
+	if prev == nil {
+		prev = Empty()
+	}
+	var d TopicDelta
+	for _, t := range next.sortedTopics {
+		old, ok := prev.topicsByID[t.ID]
+		switch {
+		case !ok:
+			d.Created = append(d.Created, t)
+		case old != t:
+			d.Changed = append(d.Changed, t)
+		}
+	}
+	for _, t := range prev.sortedTopics {
+		if _, ok := next.topicsByID[t.ID]; !ok {
+			d.Deleted = append(d.Deleted, t)
+		}
+	}
+	return d
+}

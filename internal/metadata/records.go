@@ -1,0 +1,169 @@
+package metadata
+
+import (
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// RecordType names a kind of record in the encoded envelope. The names are
+// stable: they are on disk in every Raft log and snapshot.
+type RecordType string
+
+// Record types, one per record struct.
+const (
+	TypeCluster            RecordType = "cluster"
+	TypeBrokerRegistration RecordType = "broker_registration"
+	TypeTopic              RecordType = "topic"
+	TypePartition          RecordType = "partition"
+	TypePartitionChange    RecordType = "partition_change"
+	TypeConfig             RecordType = "config"
+	TypeRemoveTopic        RecordType = "remove_topic"
+	TypeProducerIDs        RecordType = "producer_ids"
+	TypeFeatureLevel       RecordType = "feature_level"
+)
+
+// Record is one metadata change. The set is closed: only this package's record
+// structs implement it, so a decoder can know every type.
+type Record interface {
+	Type() RecordType
+	isRecord()
+}
+
+// NoLeader is the leader of a partition that has none (Kafka's -1).
+const NoLeader model.NodeID = -1
+
+// Feature names of the finalized features a cluster records (KIP-584), as
+// Kafka's ApiVersions response reports them.
+const (
+	FeatureMetadataVersion    = "metadata.version"
+	FeatureTransactionVersion = "transaction.version"
+	FeatureGroupVersion       = "group.version"
+)
+
+// ClusterRecord sets the cluster ID. It is written once, by the first
+// controller to be elected; applying a second one is an error.
+type ClusterRecord struct {
+	ClusterID string `json:"clusterId"`
+}
+
+// Endpoint is one listener a broker serves clients on.
+type Endpoint struct {
+	Name             string `json:"name"`
+	Host             string `json:"host"`
+	Port             int32  `json:"port"`
+	SecurityProtocol string `json:"securityProtocol"`
+}
+
+// BrokerRegistration registers a broker, or replaces its registration when it
+// restarts (a new Incarnation each process start, as in KIP-631).
+type BrokerRegistration struct {
+	NodeID      model.NodeID `json:"brokerId"`
+	Incarnation string       `json:"incarnationId"`
+	Rack        string       `json:"rack,omitempty"`
+	Endpoints   []Endpoint   `json:"endPoints"`
+}
+
+// TopicRecord creates a topic. Its partitions follow as PartitionRecords,
+// normally in the same batch.
+type TopicRecord struct {
+	Name    string        `json:"name"`
+	TopicID model.TopicID `json:"topicId"`
+}
+
+// PartitionRecord sets the full state of one partition: it adds partition N
+// to a topic that has N partitions, or replaces an existing one.
+type PartitionRecord struct {
+	TopicID        model.TopicID  `json:"topicId"`
+	Partition      int32          `json:"partitionId"`
+	Replicas       []model.NodeID `json:"replicas"`
+	ISR            []model.NodeID `json:"isr"`
+	Leader         model.NodeID   `json:"leader"`
+	LeaderEpoch    int32          `json:"leaderEpoch"`
+	PartitionEpoch int32          `json:"partitionEpoch"`
+}
+
+// PartitionChange changes some of a partition's state; nil fields are left as
+// they are. As in KRaft's PartitionChangeRecord, the epochs are not in the
+// record but derived when it is applied: every change bumps the partition
+// epoch, and a change of leader also bumps the leader epoch, so the epochs
+// cannot disagree between nodes that replay the same log.
+type PartitionChange struct {
+	TopicID   model.TopicID `json:"topicId"`
+	Partition int32         `json:"partitionId"`
+	// Leader is the new leader, NoLeader for none; nil keeps the leader.
+	Leader *model.NodeID `json:"leader,omitempty"`
+	// ISR is the new in-sync replica set; nil keeps it. An empty non-nil ISR
+	// is a real value, so the field is never omitted.
+	ISR []model.NodeID `json:"isr"`
+	// Replicas is the new replica set; nil keeps it.
+	Replicas []model.NodeID `json:"replicas"`
+}
+
+// ResourceType is the kind of resource a config belongs to, numbered as
+// Kafka's ConfigResource.Type on the wire.
+type ResourceType int8
+
+// Config resource types.
+const (
+	ResourceTopic  ResourceType = 2
+	ResourceBroker ResourceType = 4
+)
+
+func (t ResourceType) String() string {
+	switch t {
+	case ResourceTopic:
+		return "topic"
+	case ResourceBroker:
+		return "broker"
+	}
+	return "resource(" + itoa(int64(t)) + ")"
+}
+
+// ConfigRecord sets or deletes one dynamic config: a topic's override, or a
+// broker's dynamic config. For brokers the resource name is the node ID in
+// decimal, or "" for the cluster-wide default.
+type ConfigRecord struct {
+	ResourceType ResourceType `json:"resourceType"`
+	ResourceName string       `json:"resourceName"`
+	Name         string       `json:"name"`
+	// Value is the new value; nil deletes the config.
+	Value *string `json:"value"`
+}
+
+// RemoveTopic deletes a topic, its partitions and its config overrides.
+type RemoveTopic struct {
+	TopicID model.TopicID `json:"topicId"`
+}
+
+// ProducerIDsRecord records that a block of producer IDs was handed out: IDs
+// below NextProducerID are taken and never given again, even after a restart.
+type ProducerIDsRecord struct {
+	NodeID         model.NodeID `json:"brokerId"`
+	NextProducerID int64        `json:"nextProducerId"`
+}
+
+// FeatureLevel sets the finalized level of a feature; level 0 removes it
+// (KIP-584).
+type FeatureLevel struct {
+	Name  string `json:"name"`
+	Level int16  `json:"featureLevel"`
+}
+
+func (ClusterRecord) Type() RecordType      { return TypeCluster }
+func (BrokerRegistration) Type() RecordType { return TypeBrokerRegistration }
+func (TopicRecord) Type() RecordType        { return TypeTopic }
+func (PartitionRecord) Type() RecordType    { return TypePartition }
+func (PartitionChange) Type() RecordType    { return TypePartitionChange }
+func (ConfigRecord) Type() RecordType       { return TypeConfig }
+func (RemoveTopic) Type() RecordType        { return TypeRemoveTopic }
+func (ProducerIDsRecord) Type() RecordType  { return TypeProducerIDs }
+func (FeatureLevel) Type() RecordType       { return TypeFeatureLevel }
+
+func (ClusterRecord) isRecord()      {}
+func (BrokerRegistration) isRecord() {}
+func (TopicRecord) isRecord()        {}
+func (PartitionRecord) isRecord()    {}
+func (PartitionChange) isRecord()    {}
+func (ConfigRecord) isRecord()       {}
+func (RemoveTopic) isRecord()        {}
+func (ProducerIDsRecord) isRecord()  {}
+func (FeatureLevel) isRecord()       {}
