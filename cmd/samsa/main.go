@@ -23,7 +23,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newVersion())
+	root.AddCommand(newVersion(), newServe())
 	return root
 }
 
