@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -99,4 +100,21 @@ func TestManyConnections(t *testing.T) {
 			t.Fatalf("conn %d: %d %v", i, corr, err)
 		}
 	}
+}
+
+// An idle connection is closed after connections.max.idle.ms; a busy one
+// is not.
+func TestIdleConnectionClosed(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir(), ConnectionsMaxIdle: 300 * time.Millisecond})
+	idle := dialRaw(t, b)
+	busy := dialRaw(t, b)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 0
+	start := time.Now()
+	for time.Since(start) < 600*time.Millisecond {
+		busy.roundTrip(req, 1)
+		time.Sleep(50 * time.Millisecond)
+	}
+	idle.expectClosed()
+	busy.roundTrip(req, 2)
 }
