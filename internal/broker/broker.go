@@ -123,6 +123,7 @@ type Broker struct {
 	// broker has applied the image holding them (wired to the controller).
 	createTopicsFn func(ctx context.Context, names []string) error
 	fetchSessions  *fetchSessions
+	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	mu             struct {
 		sync.Mutex
