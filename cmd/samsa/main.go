@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/samsa-io/samsa/internal/cli"
 )
 
 func main() {
@@ -24,6 +26,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: false,
 	}
 	root.AddCommand(newVersion(), newServe())
+	root.AddCommand(cli.Commands()...)
 	return root
 }
 

@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/term"
+)
+
+// benchFlags are the flags of the bench subcommands.
+type benchFlags struct {
+	records       int64
+	recordSize    int
+	topic         string
+	partitions    int32
+	replication   int16
+	create        bool
+	acks          string
+	compression   string
+	linger        time.Duration
+	batchMaxBytes int32
+	rate          float64
+	brokerPID     int
+	json          bool
+}
+
+// benchHeader is the run id and send time every bench value starts with.
+const benchHeader = 16
+
+func newBenchCommand() *cobra.Command {
+	var conn connection
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure produce, consume and end-to-end throughput and latency",
+		Long: `Measure a cluster with a load generator that is an ordinary Kafka client.
+
+Latency is per record: for produce the time from handing the record to the
+client until its acknowledgement; for e2e the time from that hand-off until
+the consumer reads it (from a send time embedded in the value), with the ack
+latency beside it. Values are at least 16 bytes: a run id and the send time
+come first. MB/s counts record values in units of 2^20 bytes, like Kafka's
+perf tools.
+--broker-pid reads the broker's user+system CPU time from /proc/PID/stat
+before and after the run (any broker on this host: Samsa or a JVM).`,
+	}
+	conn.register(cmd)
+	cmd.AddCommand(
+		newBenchProduce(&conn),
+		newBenchConsume(&conn),
+		newBenchE2E(&conn),
+	)
+	return cmd
+}
+
+func registerBenchCommon(f *pflag.FlagSet, bf *benchFlags) {
+	f.Int64Var(&bf.records, "records", 1_000_000, "number of records")
+	f.StringVar(&bf.topic, "topic", "samsa-bench", "topic to use")
+	f.IntVar(&bf.brokerPID, "broker-pid", 0, "report this local broker process's CPU seconds per million records")
+	f.BoolVar(&bf.json, "json", false, "print one JSON object instead of text")
+}
+
+func registerBenchProducer(f *pflag.FlagSet, bf *benchFlags) {
+	f.IntVar(&bf.recordSize, "record-size", 100, fmt.Sprintf("bytes per record value (at least %d)", benchHeader))
+	f.Int32Var(&bf.partitions, "partitions", -1, "partitions when the topic is created (-1: broker default)")
+	f.Int16Var(&bf.replication, "replication-factor", -1, "replicas when the topic is created (-1: broker default)")
+	f.BoolVar(&bf.create, "create", true, "create the topic when it is missing")
+	f.StringVar(&bf.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
+	f.StringVar(&bf.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4 or zstd")
+	f.DurationVar(&bf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
+	f.Int32Var(&bf.batchMaxBytes, "batch-max-bytes", 1000012, "maximum bytes of one record batch")
+	f.Float64Var(&bf.rate, "rate", 0, "records per second to send at most (0: as fast as possible)")
+}
+
+func newBenchProduce(conn *connection) *cobra.Command {
+	var bf benchFlags
+	cmd := &cobra.Command{
+		Use:   "produce",
+		Short: "Produce records as fast as the cluster acknowledges them; report per-record ack latency",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, conn, &bf, "produce")
+		},
+	}
+	registerBenchCommon(cmd.Flags(), &bf)
+	registerBenchProducer(cmd.Flags(), &bf)
+	return cmd
+}
+
+func newBenchConsume(conn *connection) *cobra.Command {
+	var bf benchFlags
+	cmd := &cobra.Command{
+		Use:   "consume",
+		Short: "Read --records records from the beginning of the topic (or all it holds, if fewer)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, conn, &bf, "consume")
+		},
+	}
+	registerBenchCommon(cmd.Flags(), &bf)
+	return cmd
+}
+
+func newBenchE2E(conn *connection) *cobra.Command {
+	var bf benchFlags
+	cmd := &cobra.Command{
+		Use:   "e2e",
+		Short: "Produce and consume at once; report produce-to-consume latency (use --rate below saturation)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, conn, &bf, "e2e")
+		},
+	}
+	registerBenchCommon(cmd.Flags(), &bf)
+	registerBenchProducer(cmd.Flags(), &bf)
+	return cmd
+}
+
+// benchResult is what a run reports, as text or as --json.
+type benchResult struct {
+	Mode                 string          `json:"mode"`
+	Topic                string          `json:"topic"`
+	Records              int64           `json:"records"`
+	Bytes                int64           `json:"bytes"`
+	ElapsedSeconds       float64         `json:"elapsed_s"`
+	RecordsPerSecond     float64         `json:"records_per_s"`
+	MBPerSecond          float64         `json:"mb_per_s"`
+	Latency              *latencySummary `json:"latency_ms,omitempty"`
+	AckLatency           *latencySummary `json:"ack_latency_ms,omitempty"`
+	BrokerCPUSeconds     *float64        `json:"broker_cpu_s,omitempty"`
+	BrokerCPUPerMillionS *float64        `json:"broker_cpu_s_per_million_records,omitempty"`
+}
+
+func (bf *benchFlags) validate(mode string) error {
+	if bf.records <= 0 {
+		return fmt.Errorf("invalid --records %d: must be positive", bf.records)
+	}
+	if bf.topic == "" {
+		return errors.New("--topic is empty")
+	}
+	if bf.brokerPID < 0 {
+		return fmt.Errorf("invalid --broker-pid %d", bf.brokerPID)
+	}
+	if mode == "consume" {
+		return nil
+	}
+	if bf.recordSize < benchHeader {
+		return fmt.Errorf("invalid --record-size %d: must be at least %d (the run id and send time)", bf.recordSize, benchHeader)
+	}
+	if bf.rate < 0 {
+		return fmt.Errorf("invalid --rate %g: must not be negative", bf.rate)
+	}
+	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes)
+	return err
+}
+
+func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string) error {
+	if err := bf.validate(mode); err != nil {
+		return err
+	}
+	if bf.brokerPID > 0 {
+		if _, err := procCPUSeconds(bf.brokerPID); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	b := &benchRun{cmd: cmd, conn: conn, flags: bf, clock: conn.clock, base: conn.clock.Now()}
+	if err := b.prepareTopic(ctx, mode != "consume"); err != nil {
+		return err
+	}
+	var (
+		res benchResult
+		err error
+	)
+	cpuBefore := b.brokerCPU()
+	switch mode {
+	case "produce":
+		res, err = b.produce(ctx)
+	case "consume":
+		res, err = b.consume(ctx)
+	case "e2e":
+		res, err = b.e2e(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return errors.New("interrupted")
+		}
+		return err
+	}
+	if bf.brokerPID > 0 {
+		cpu := b.brokerCPU() - cpuBefore
+		perMillion := cpu / float64(res.Records) * 1e6
+		res.BrokerCPUSeconds, res.BrokerCPUPerMillionS = &cpu, &perMillion
+	}
+	res.Mode, res.Topic = mode, bf.topic
+	if secs := res.ElapsedSeconds; secs > 0 {
+		res.RecordsPerSecond = float64(res.Records) / secs
+		res.MBPerSecond = float64(res.Bytes) / (1 << 20) / secs
+	}
+	if bf.json {
+		out, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+		return err
+	}
+	printBench(cmd.OutOrStdout(), res)
+	return nil
+}
+
+// brokerCPU reads the broker's CPU seconds, 0 without --broker-pid. The pid
+// was checked at start; a broker that exits mid-run reads as 0 and the
+// report shows a negative figure rather than failing the run.
+func (b *benchRun) brokerCPU() float64 {
+	if b.flags.brokerPID <= 0 {
+		return 0
+	}
+	s, _ := procCPUSeconds(b.flags.brokerPID)
+	return s
+}
+
+func printBench(w io.Writer, r benchResult) {
+	fmt.Fprintf(w, "%s: %d records (%d bytes) on topic %q in %.3fs\n",
+		r.Mode, r.Records, r.Bytes, r.Topic, r.ElapsedSeconds)
+	fmt.Fprintf(w, "throughput: %.0f records/s, %.2f MB/s\n", r.RecordsPerSecond, r.MBPerSecond)
+	printLatency := func(name string, l *latencySummary) {
+		if l != nil {
+			fmt.Fprintf(w, "%s ms: p50 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  (mean %.3f)\n",
+				name, l.P50, l.P95, l.P99, l.P999, l.Max, l.Mean)
+		}
+	}
+	if r.Mode == "e2e" {
+		printLatency("end-to-end latency", r.Latency)
+		printLatency("ack latency", r.AckLatency)
+	} else {
+		printLatency("ack latency", r.Latency)
+	}
+	if r.BrokerCPUSeconds != nil {
+		fmt.Fprintf(w, "broker CPU: %.2fs (%.2fs per 1M records)\n", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+	}
+}
+
+// prepareTopic makes sure the topic exists, creating it when allowed, and
+// waits until every partition has a leader so the first records do not
+// measure topic creation.
+func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
+	cl, err := b.conn.client(b.cmd)
+	if err != nil {
+		return err
+	}
+	adm := b.conn.adminFor(cl)
+	defer adm.Close()
+	ctx, cancel := b.conn.opContext(ctx)
+	defer cancel()
+	_, err = topicMetadata(ctx, adm, b.flags.topic)
+	switch {
+	case err == nil:
+		return nil
+	case !mayCreate || !b.flags.create:
+		return b.conn.reachErr(b.cmd, err)
+	}
+	resp, err := adm.CreateTopic(ctx, b.flags.partitions, b.flags.replication, nil, b.flags.topic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		if reached := b.conn.reachErr(b.cmd, err); reached != err {
+			return reached
+		}
+		return topicErr(b.flags.topic, err, resp.ErrMessage)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !topicLed(ctx, cl, b.flags.topic) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// topicLed asks a broker directly whether every partition of topic has a
+// leader. kadm's listing would answer from the client's metadata cache,
+// which still holds "unknown topic" from before the create.
+func topicLed(ctx context.Context, cl *kgo.Client, topic string) bool {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+		return false
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// newProgress returns a progress bar on w when w is a terminal, else nil.
+func newProgress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("records"),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// producerBenchOpts are the client options of the bench producers; the
+// record pool, not the client, bounds what is in flight.
+func (bf *benchFlags) producerBenchOpts(poolSize int) []kgo.Opt {
+	opts, _ := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes) // validated
+	return append(opts, kgo.MaxBufferedRecords(poolSize+1))
+}

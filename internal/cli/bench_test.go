@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func benchJSON(t *testing.T, c *testCluster, args ...string) benchResult {
+	t.Helper()
+	out := c.ok("", append([]string{"bench"}, append(args, "--json")...)...)
+	var res benchResult
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("bench %v --json: %v\n%s", args, err, out)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("bench --json printed more than one line:\n%s", out)
+	}
+	return res
+}
+
+func checkSane(t *testing.T, res benchResult, records, bytes int64) {
+	t.Helper()
+	if res.Records != records || res.Bytes != bytes {
+		t.Fatalf("%s: %d records, %d bytes; want %d, %d", res.Mode, res.Records, res.Bytes, records, bytes)
+	}
+	if res.ElapsedSeconds <= 0 || res.RecordsPerSecond <= 0 || res.MBPerSecond <= 0 {
+		t.Fatalf("%s: elapsed %g s, %g records/s, %g MB/s", res.Mode, res.ElapsedSeconds, res.RecordsPerSecond, res.MBPerSecond)
+	}
+	if got := res.RecordsPerSecond * res.ElapsedSeconds; got < float64(records)*0.99 || got > float64(records)*1.01 {
+		t.Fatalf("%s: records/s × elapsed = %g, want %d", res.Mode, got, records)
+	}
+}
+
+func checkLatency(t *testing.T, what string, l *latencySummary) {
+	t.Helper()
+	if l == nil {
+		t.Fatalf("%s: no latency", what)
+	}
+	if !(0 < l.P50 && l.P50 <= l.P95 && l.P95 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
+		t.Fatalf("%s: percentiles out of order: %+v", what, *l)
+	}
+	if l.Max > 60_000 {
+		t.Fatalf("%s: max latency %gms is not sane", what, l.Max)
+	}
+}
+
+func TestBench(t *testing.T) {
+	c := newTestCluster(t)
+	const records, size = 3000, 64
+
+	prod := benchJSON(t, c, "produce", "--topic", "b", "--create", "--partitions", "3",
+		"--records", strconv.Itoa(records), "--record-size", strconv.Itoa(size), "--linger", "1ms",
+		"--broker-pid", strconv.Itoa(os.Getpid())) // kfake runs in this process
+	checkSane(t, prod, records, records*size)
+	checkLatency(t, "produce ack", prod.Latency)
+	if prod.AckLatency != nil {
+		t.Fatalf("produce reports a separate ack latency: %+v", prod.AckLatency)
+	}
+	if prod.BrokerCPUSeconds == nil || *prod.BrokerCPUSeconds < 0 || prod.BrokerCPUPerMillionS == nil {
+		t.Fatalf("produce: broker CPU = %v / %v", prod.BrokerCPUSeconds, prod.BrokerCPUPerMillionS)
+	}
+	if out := c.ok("", "topic", "list"); !strings.Contains(out, "b     3") {
+		t.Fatalf("bench did not create the topic with 3 partitions:\n%s", out)
+	}
+
+	cons := benchJSON(t, c, "consume", "--topic", "b", "--records", strconv.Itoa(records))
+	checkSane(t, cons, records, records*size)
+	if cons.Latency != nil || cons.BrokerCPUSeconds != nil {
+		t.Fatalf("consume reports latency or CPU it did not measure: %+v", cons)
+	}
+
+	// Fewer records than asked: read what is there and say so.
+	r := c.run("", "bench", "consume", "--topic", "b", "--records", "5000")
+	if r.err != nil || !strings.Contains(r.stderr, `topic "b" holds 3000 records; reading those`) ||
+		!strings.HasPrefix(r.stdout, `consume: 3000 records (192000 bytes) on topic "b" in `) {
+		t.Fatalf("bench consume beyond the topic: %v\nstdout: %s\nstderr: %s", r.err, r.stdout, r.stderr)
+	}
+
+	e2e := benchJSON(t, c, "e2e", "--topic", "b", "--records", "1000", "--record-size", "32", "--rate", "20000")
+	checkSane(t, e2e, 1000, 1000*32)
+	checkLatency(t, "e2e", e2e.Latency)
+	checkLatency(t, "e2e ack", e2e.AckLatency)
+	// --rate 20000 for 1000 records takes at least 50ms.
+	if e2e.ElapsedSeconds < 0.045 {
+		t.Fatalf("e2e at --rate 20000 took %gs, want >= 0.05s", e2e.ElapsedSeconds)
+	}
+}
+
+func TestBenchText(t *testing.T) {
+	c := newTestCluster(t)
+	out := c.ok("", "bench", "produce", "--topic", "text", "--records", "100", "--acks", "1", "--compression", "zstd")
+	for _, want := range []string{
+		`produce: 100 records (10000 bytes) on topic "text" in `,
+		"throughput: ", " records/s, ", " MB/s\n",
+		"ack latency ms: p50 ", " p99.9 ", " max ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("bench produce output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	c := newTestCluster(t)
+	c.fails(`topic "nope" does not exist`, "bench", "consume", "--topic", "nope")
+	c.fails(`topic "nope" does not exist`, "bench", "produce", "--topic", "nope", "--create=false")
+	c.fails("invalid --record-size 8", "bench", "produce", "--record-size", "8")
+	c.fails(`invalid --acks "two"`, "bench", "produce", "--acks", "two")
+	c.fails("invalid --records 0", "bench", "e2e", "--records", "0")
+	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
+	c.ok("", "topic", "create", "empty", "-p", "1")
+	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")
+}

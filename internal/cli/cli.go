@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/clock"
+)
+
+// Defaults shared by every command.
+const (
+	defaultBootstrap = "127.0.0.1:9092"
+	bootstrapEnv     = "SAMSA_BOOTSTRAP"
+	defaultClientID  = "samsa-cli"
+	defaultTimeout   = 30 * time.Second
+	defaultLinger    = 10 * time.Millisecond // kgo's own default
+)
+
+// Commands returns the client-side commands of the samsa binary: topic,
+// produce, consume and bench. Each call builds fresh commands with their own
+// flag state, so tests can run many in one process.
+func Commands() []*cobra.Command {
+	return []*cobra.Command{
+		newTopicCommand(),
+		newProduceCommand(),
+		newConsumeCommand(),
+		newBenchCommand(),
+	}
+}
+
+// connection holds the flags every parent command carries to reach a
+// cluster.
+type connection struct {
+	bootstrap string
+	clientID  string
+	timeout   time.Duration
+	clock     clock.Clock
+}
+
+func (c *connection) register(cmd *cobra.Command) {
+	c.clock = clock.Real
+	f := cmd.PersistentFlags()
+	f.StringVar(&c.bootstrap, "bootstrap-server", defaultBootstrap,
+		"comma-separated host:port list of brokers to start from (env "+bootstrapEnv+" when the flag is not given)")
+	f.StringVar(&c.clientID, "client-id", defaultClientID, "client.id sent to the brokers")
+	f.DurationVar(&c.timeout, "timeout", defaultTimeout,
+		"how long one operation may wait for the cluster (admin requests, record delivery, first fetch)")
+}
+
+// seeds resolves the broker list: the flag if given, else the environment,
+// else the default.
+func (c *connection) seeds(cmd *cobra.Command) ([]string, error) {
+	v := c.bootstrap
+	if !cmd.Flags().Changed("bootstrap-server") {
+		if env := strings.TrimSpace(os.Getenv(bootstrapEnv)); env != "" {
+			v = env
+		}
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--bootstrap-server is empty")
+	}
+	if c.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout must be positive, got %s", c.timeout)
+	}
+	return out, nil
+}
+
+// client builds a kgo client for the command. extra options come last and
+// win.
+func (c *connection) client(cmd *cobra.Command, extra ...kgo.Opt) (*kgo.Client, error) {
+	seeds, err := c.seeds(cmd)
+	if err != nil {
+		return nil, err
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID(c.clientID),
+		kgo.RetryTimeout(c.timeout),
+	}
+	opts = append(opts, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return cl, nil
+}
+
+// admin builds a kadm client whose broker-side timeouts follow --timeout.
+func (c *connection) admin(cmd *cobra.Command) (*kadm.Client, error) {
+	cl, err := c.client(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return c.adminFor(cl), nil
+}
+
+// adminFor wraps an existing client; closing the result closes cl.
+func (c *connection) adminFor(cl *kgo.Client) *kadm.Client {
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(int32(min(c.timeout.Milliseconds(), 1<<31-1)))
+	return adm
+}
+
+// opContext bounds one administrative step by --timeout.
+func (c *connection) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout)
+}
+
+// reachErr turns transport failures into a sentence that names the
+// bootstrap servers; Kafka errors pass through untouched.
+func (c *connection) reachErr(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	seeds, _ := c.seeds(cmd)
+	where := strings.Join(seeds, ",")
+	var op *net.OpError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial":
+		return fmt.Errorf("cannot connect to %s: %v", where, op.Err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("no answer from %s within %s (--timeout)", where, c.timeout)
+	case errors.Is(err, context.Canceled):
+		return errors.New("interrupted")
+	}
+	return err
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM so long-running commands
+// (consume --follow, bench) stop cleanly and still print their summary.
+func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+}
+
+// kafkaReason renders a Kafka error as "lower-case name: detail", where the
+// detail is the broker's own message when it sent one, else kerr's
+// description of the code. Other errors are rendered as they are.
+func kafkaReason(err error, brokerMessage string) string {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return err.Error()
+	}
+	name := strings.ToLower(strings.ReplaceAll(ke.Message, "_", " "))
+	detail := strings.TrimSpace(brokerMessage)
+	if detail == "" {
+		detail = ke.Description
+	}
+	return name + ": " + detail
+}
+
+// topicErr names the topic in an error and translates the common Kafka codes
+// into plain sentences.
+func topicErr(topic string, err error, brokerMessage string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
+		return fmt.Errorf("topic %q does not exist", topic)
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		return fmt.Errorf("topic %q already exists", topic)
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return fmt.Errorf("not authorized to access topic %q", topic)
+	}
+	return fmt.Errorf("topic %q: %s", topic, kafkaReason(err, brokerMessage))
+}
+
+// topicMetadata loads one topic's metadata and fails with a clear sentence
+// when the topic is missing.
+func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.TopicDetail, error) {
+	tds, err := adm.ListTopicsWithInternal(ctx, topic)
+	if err != nil {
+		return kadm.TopicDetail{}, err
+	}
+	td, ok := tds[topic]
+	if !ok {
+		return kadm.TopicDetail{}, fmt.Errorf("topic %q does not exist", topic)
+	}
+	if td.Err != nil {
+		return kadm.TopicDetail{}, topicErr(topic, td.Err, "")
+	}
+	if len(td.Partitions) == 0 {
+		return kadm.TopicDetail{}, fmt.Errorf("topic %q has no partitions", topic)
+	}
+	return td, nil
+}
+
+// checkPartition fails when p is not a partition of td.
+func checkPartition(td kadm.TopicDetail, p int32) error {
+	if _, ok := td.Partitions[p]; !ok {
+		return fmt.Errorf("topic %q has no partition %d (it has %d)", td.Topic, p, len(td.Partitions))
+	}
+	return nil
+}
+
+// parseKeyValue splits "k=v" on the first '='; what names the flag in the
+// error.
+func parseKeyValue(what, s string) (string, string, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return "", "", fmt.Errorf("invalid %s %q: want key=value", what, s)
+	}
+	return k, v, nil
+}
+
+// parseAcks maps --acks to a kgo setting.
+func parseAcks(s string) (kgo.Acks, error) {
+	switch strings.ToLower(s) {
+	case "0":
+		return kgo.NoAck(), nil
+	case "1":
+		return kgo.LeaderAck(), nil
+	case "all", "-1":
+		return kgo.AllISRAcks(), nil
+	}
+	return kgo.Acks{}, fmt.Errorf("invalid --acks %q: want 0, 1 or all", s)
+}
+
+// parseCompression maps --compression to a kgo codec.
+func parseCompression(s string) (kgo.CompressionCodec, error) {
+	switch strings.ToLower(s) {
+	case "none", "":
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("invalid --compression %q: want none, gzip, snappy, lz4 or zstd", s)
+}
+
+// producerOpts turns the shared producer flags into kgo options. Acks other
+// than all need the idempotent producer off: Kafka's idempotence requires
+// acks=all.
+func producerOpts(acks, compression string, linger time.Duration, batchMaxBytes int32) ([]kgo.Opt, error) {
+	a, err := parseAcks(acks)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := parseCompression(compression)
+	if err != nil {
+		return nil, err
+	}
+	if linger < 0 {
+		return nil, fmt.Errorf("invalid --linger %s: must not be negative", linger)
+	}
+	if batchMaxBytes <= 0 {
+		return nil, fmt.Errorf("invalid batch size %d: must be positive", batchMaxBytes)
+	}
+	opts := []kgo.Opt{
+		kgo.RequiredAcks(a),
+		kgo.ProducerBatchCompression(codec),
+		kgo.ProducerLinger(linger),
+		kgo.ProducerBatchMaxBytes(batchMaxBytes),
+	}
+	if a != kgo.AllISRAcks() {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	return opts, nil
+}
+
+// joinErrors keeps several failures on one line, as every error of this
+// package is. Nil errors are skipped.
+func joinErrors(errs []error) error {
+	var parts []string
+	var only error
+	for _, err := range errs {
+		if err != nil {
+			parts = append(parts, err.Error())
+			only = err
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return only
+	}
+	return errors.New(strings.Join(parts, "; "))
+}

@@ -1,0 +1,34 @@
+// Package cli holds the client-side commands of the samsa binary: topic
+// administration (topic create|list|describe|delete|alter-config), a console
+// producer and consumer (produce, consume) and load generators (bench
+// produce|consume|e2e).
+//
+// Every command is an ordinary Kafka client built on franz-go (kgo for
+// records, kadm for administration) that dials --bootstrap-server over TCP.
+// Nothing here imports broker internals, so the same commands work against
+// Samsa and against any Apache Kafka cluster; the layering test in
+// internal/archtest keeps it that way.
+//
+// Output conventions: tables for people (text/tabwriter) and --json for
+// machines on stdout; summaries, progress and warnings on stderr; every
+// failure is a single-line error and the process exits 1. Kafka error codes
+// are turned into sentences that name the topic ("topic \"x\" does not
+// exist") rather than printed as bare codes.
+//
+// Two choices worth knowing before reading consume.go and bench_run.go:
+//
+//   - consume without --follow stops at the end of the log as it was when the
+//     command started: the end offset of every partition (the high
+//     watermark, or the last stable offset under read_committed) is listed
+//     once up front. Records at or past it are not printed. Control records
+//     (transaction markers) are kept by the client only so their offsets can
+//     mark a partition as finished; they are never printed. Otherwise a
+//     partition whose tail is a commit marker, or which holds only aborted
+//     data under read_committed, would never look finished.
+//   - the bench loops keep a fixed pool of records whose values are allocated
+//     once. Each value carries a run id and the send time (monotonic
+//     nanoseconds since the run started) in its first 16 bytes, so the ack
+//     promise and the e2e consumer measure latency without a map lookup or an
+//     allocation per record. A record returns to the pool when its promise
+//     runs; the pool size bounds the records in flight.
+package cli

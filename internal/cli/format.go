@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// defaultFormat prints each value on its own line.
+const defaultFormat = `%v\n`
+
+// formatHelp documents --format once for the flag and the errors.
+const formatHelp = `output template: %k key, %v value, %p partition, %o offset, ` +
+	`%t timestamp (Unix ms), %h headers (k=v,k=v), %T topic, %% a percent sign; ` +
+	`escapes \n \t \r \\`
+
+// recordFormat is a compiled --format template: literal runs and verbs in
+// the order they print.
+type recordFormat struct {
+	parts []formatPart
+}
+
+// formatPart is a literal when verb is 0, else one of the verb letters.
+type formatPart struct {
+	verb    byte
+	literal []byte
+}
+
+func parseFormat(s string) (*recordFormat, error) {
+	f := &recordFormat{}
+	var lit []byte
+	flush := func() {
+		if len(lit) > 0 {
+			f.parts = append(f.parts, formatPart{literal: lit})
+			lit = nil
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '%', '\\':
+			if i+1 == len(s) {
+				return nil, fmt.Errorf("invalid --format %q: it ends in a lone %q", s, string(c))
+			}
+			i++
+			next := s[i]
+			if c == '\\' {
+				e, ok := escapes[next]
+				if !ok {
+					return nil, fmt.Errorf(`invalid --format %q: unknown escape \%c (want \n, \t, \r or \\)`, s, next)
+				}
+				lit = append(lit, e)
+				continue
+			}
+			switch next {
+			case '%':
+				lit = append(lit, '%')
+			case 'k', 'v', 'p', 'o', 't', 'h', 'T':
+				flush()
+				f.parts = append(f.parts, formatPart{verb: next})
+			default:
+				return nil, fmt.Errorf("invalid --format %q: unknown verb %%%c (want %%k %%v %%p %%o %%t %%h %%T or %%%%)", s, next)
+			}
+		default:
+			lit = append(lit, c)
+		}
+	}
+	flush()
+	return f, nil
+}
+
+var escapes = map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', '\\': '\\'}
+
+// appendRecord renders r onto dst.
+func (f *recordFormat) appendRecord(dst []byte, r *kgo.Record) []byte {
+	for _, p := range f.parts {
+		switch p.verb {
+		case 0:
+			dst = append(dst, p.literal...)
+		case 'k':
+			dst = append(dst, r.Key...)
+		case 'v':
+			dst = append(dst, r.Value...)
+		case 'p':
+			dst = strconv.AppendInt(dst, int64(r.Partition), 10)
+		case 'o':
+			dst = strconv.AppendInt(dst, r.Offset, 10)
+		case 't':
+			dst = strconv.AppendInt(dst, r.Timestamp.UnixMilli(), 10)
+		case 'T':
+			dst = append(dst, r.Topic...)
+		case 'h':
+			for i, h := range r.Headers {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, h.Key...)
+				dst = append(dst, '=')
+				dst = append(dst, h.Value...)
+			}
+		}
+	}
+	return dst
+}
+
+// jsonRecord is one line of consume --json. Key and value are null when the
+// record has none (a tombstone has a null value); bytes that are not UTF-8
+// are replaced by U+FFFD, as encoding/json does.
+type jsonRecord struct {
+	Topic     string       `json:"topic"`
+	Partition int32        `json:"partition"`
+	Offset    int64        `json:"offset"`
+	Timestamp int64        `json:"timestamp"`
+	Key       *string      `json:"key"`
+	Value     *string      `json:"value"`
+	Headers   []jsonHeader `json:"headers"`
+}
+
+type jsonHeader struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// recordJSONEncoder writes one JSON object per line.
+type recordJSONEncoder struct {
+	enc *json.Encoder
+}
+
+func newRecordJSONEncoder(w io.Writer) *recordJSONEncoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &recordJSONEncoder{enc: enc}
+}
+
+func (e *recordJSONEncoder) encode(r *kgo.Record) error {
+	jr := jsonRecord{
+		Topic:     r.Topic,
+		Partition: r.Partition,
+		Offset:    r.Offset,
+		Timestamp: r.Timestamp.UnixMilli(),
+		Key:       bytesOrNull(r.Key),
+		Value:     bytesOrNull(r.Value),
+		Headers:   make([]jsonHeader, len(r.Headers)),
+	}
+	for i, h := range r.Headers {
+		jr.Headers[i] = jsonHeader{Key: h.Key, Value: string(h.Value)}
+	}
+	return e.enc.Encode(&jr)
+}
+
+func bytesOrNull(b []byte) *string {
+	if b == nil {
+		return nil
+	}
+	s := string(b)
+	return &s
+}

@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newTopicCommand() *cobra.Command {
+	var conn connection
+	cmd := &cobra.Command{
+		Use:   "topic",
+		Short: "Create, list, describe, alter and delete topics on any Kafka cluster",
+	}
+	conn.register(cmd)
+	cmd.AddCommand(
+		newTopicCreate(&conn),
+		newTopicList(&conn),
+		newTopicDescribe(&conn),
+		newTopicDelete(&conn),
+		newTopicAlterConfig(&conn),
+	)
+	return cmd
+}
+
+func newTopicCreate(conn *connection) *cobra.Command {
+	var (
+		partitions  int32
+		replication int16
+		configs     []string
+		ifNotExists bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create TOPIC...",
+		Short: "Create topics",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			if partitions == 0 || partitions < -1 {
+				return fmt.Errorf("invalid --partitions %d: want a positive count or -1 for the broker default", partitions)
+			}
+			if replication == 0 || replication < -1 {
+				return fmt.Errorf("invalid --replication-factor %d: want a positive count or -1 for the broker default", replication)
+			}
+			cfg := map[string]*string{}
+			for _, kv := range configs {
+				k, v, err := parseKeyValue("--config", kv)
+				if err != nil {
+					return err
+				}
+				cfg[k] = &v
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			resps, err := adm.CreateTopics(ctx, partitions, replication, cfg, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, t := range topics {
+				r, ok := resps[t]
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q: no answer from the cluster", t))
+				case errors.Is(r.Err, kerr.TopicAlreadyExists) && ifNotExists:
+					fmt.Fprintf(out, "topic %q already exists\n", t)
+				case r.Err != nil:
+					errs = append(errs, topicErr(t, r.Err, r.ErrMessage))
+				default:
+					fmt.Fprintf(out, "created topic %q (partitions %s, replication factor %s)\n",
+						t, countOrDefault(int64(r.NumPartitions)), countOrDefault(int64(r.ReplicationFactor)))
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	f := cmd.Flags()
+	f.Int32VarP(&partitions, "partitions", "p", -1, "number of partitions (-1: the broker's num.partitions)")
+	f.Int16VarP(&replication, "replication-factor", "r", -1, "replicas per partition (-1: the broker's default.replication.factor)")
+	f.StringArrayVarP(&configs, "config", "c", nil, "topic config key=value (repeatable)")
+	f.BoolVar(&ifNotExists, "if-not-exists", false, "succeed when the topic already exists")
+	return cmd
+}
+
+// countOrDefault prints counts the broker did not report (old brokers answer
+// CreateTopics without them) as "default".
+func countOrDefault(n int64) string {
+	if n <= 0 {
+		return "default"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// topicSummary is one row of topic list.
+type topicSummary struct {
+	Name              string `json:"name"`
+	Partitions        int    `json:"partitions"`
+	ReplicationFactor int    `json:"replication_factor"`
+	Internal          bool   `json:"internal"`
+}
+
+func summarize(td kadm.TopicDetail) topicSummary {
+	s := topicSummary{Name: td.Topic, Partitions: len(td.Partitions), Internal: td.IsInternal}
+	if p, ok := td.Partitions[0]; ok {
+		s.ReplicationFactor = len(p.Replicas)
+	}
+	return s
+}
+
+func newTopicList(conn *connection) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List topics with their partition count, replication factor and internal flag",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			tds, err := adm.ListTopicsWithInternal(ctx)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			rows := []topicSummary{}
+			for _, td := range tds.Sorted() {
+				if td.Err != nil {
+					return topicErr(td.Topic, td.Err, "")
+				}
+				rows = append(rows, summarize(td))
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, rows)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPARTITIONS\tREPLICATION-FACTOR\tINTERNAL")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%t\n", r.Name, r.Partitions, r.ReplicationFactor, r.Internal)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	return cmd
+}
+
+// topicDescription is the JSON form of topic describe.
+type topicDescription struct {
+	Name              string                 `json:"name"`
+	ID                string                 `json:"id"`
+	Internal          bool                   `json:"internal"`
+	ReplicationFactor int                    `json:"replication_factor"`
+	Partitions        []partitionDescription `json:"partitions"`
+	Configs           []configDescription    `json:"configs"`
+}
+
+type partitionDescription struct {
+	Partition       int32   `json:"partition"`
+	Leader          int32   `json:"leader"`
+	LeaderEpoch     int32   `json:"leader_epoch"`
+	Replicas        []int32 `json:"replicas"`
+	ISR             []int32 `json:"isr"`
+	OfflineReplicas []int32 `json:"offline_replicas"`
+	Error           string  `json:"error,omitempty"`
+}
+
+type configDescription struct {
+	Name      string  `json:"name"`
+	Value     *string `json:"value"`
+	Source    string  `json:"source"`
+	Sensitive bool    `json:"sensitive"`
+}
+
+func newTopicDescribe(conn *connection) *cobra.Command {
+	var asJSON, allConfigs bool
+	cmd := &cobra.Command{
+		Use:   "describe TOPIC...",
+		Short: "Show partitions (leader, replicas, ISR) and non-default configs of topics",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			tds, err := adm.ListTopicsWithInternal(ctx, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			for _, t := range topics {
+				td, ok := tds[t]
+				if !ok {
+					return fmt.Errorf("topic %q does not exist", t)
+				}
+				if td.Err != nil {
+					return topicErr(t, td.Err, "")
+				}
+			}
+			rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			descs := make([]topicDescription, 0, len(topics))
+			for _, t := range topics {
+				rc, err := rcs.On(t, nil)
+				if err == nil {
+					err = rc.Err
+				}
+				if err != nil {
+					return topicErr(t, err, rc.ErrMessage)
+				}
+				descs = append(descs, describeTopic(tds[t], rc.Configs, allConfigs))
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return writeJSON(out, descs)
+			}
+			for i, d := range descs {
+				if i > 0 {
+					fmt.Fprintln(out)
+				}
+				if err := printDescription(out, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of tables")
+	cmd.Flags().BoolVar(&allConfigs, "all-configs", false, "show configs at their default value too")
+	return cmd
+}
+
+func describeTopic(td kadm.TopicDetail, configs []kadm.Config, all bool) topicDescription {
+	d := topicDescription{
+		Name:              td.Topic,
+		ID:                topicIDString(td.ID),
+		Internal:          td.IsInternal,
+		ReplicationFactor: summarize(td).ReplicationFactor,
+		Partitions:        []partitionDescription{},
+		Configs:           []configDescription{},
+	}
+	for _, p := range td.Partitions.Sorted() {
+		pd := partitionDescription{
+			Partition:       p.Partition,
+			Leader:          p.Leader,
+			LeaderEpoch:     p.LeaderEpoch,
+			Replicas:        orEmpty(p.Replicas),
+			ISR:             orEmpty(p.ISR),
+			OfflineReplicas: orEmpty(p.OfflineReplicas),
+		}
+		if p.Err != nil {
+			pd.Error = kafkaReason(p.Err, "")
+		}
+		d.Partitions = append(d.Partitions, pd)
+	}
+	for _, c := range configs {
+		if !all && c.Source == kmsg.ConfigSourceDefaultConfig {
+			continue
+		}
+		d.Configs = append(d.Configs, configDescription{
+			Name:      c.Key,
+			Value:     c.Value,
+			Source:    c.Source.String(),
+			Sensitive: c.Sensitive,
+		})
+	}
+	sort.Slice(d.Configs, func(i, j int) bool { return d.Configs[i].Name < d.Configs[j].Name })
+	return d
+}
+
+// topicIDString prints a topic ID the way Kafka's tools do (Uuid.toString:
+// URL-safe base64 without padding); an all-zero ID means the cluster has none.
+func topicIDString(id kadm.TopicID) string {
+	if id == (kadm.TopicID{}) {
+		return "-"
+	}
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+func orEmpty(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
+}
+
+func printDescription(out io.Writer, d topicDescription) error {
+	fmt.Fprintf(out, "Topic: %s\tID: %s\tPartitions: %d\tReplicationFactor: %d\tInternal: %t\n",
+		d.Name, d.ID, len(d.Partitions), d.ReplicationFactor, d.Internal)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tERROR")
+	for _, p := range d.Partitions {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
+			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas), dashIfEmpty(p.Error))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(d.Configs) == 0 {
+		fmt.Fprintln(out, "Configs: (all default)")
+		return nil
+	}
+	fmt.Fprintln(out, "Configs:")
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVALUE\tSOURCE")
+	for _, c := range d.Configs {
+		v := "(null)"
+		switch {
+		case c.Sensitive:
+			v = "(sensitive)"
+		case c.Value != nil:
+			v = *c.Value
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, v, c.Source)
+	}
+	return tw.Flush()
+}
+
+func joinIDs(ids []int32) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(parts, ",")
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newTopicDelete(conn *connection) *cobra.Command {
+	var ifExists bool
+	cmd := &cobra.Command{
+		Use:   "delete TOPIC...",
+		Short: "Delete topics",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			resps, err := adm.DeleteTopics(ctx, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, t := range topics {
+				r, ok := resps[t]
+				switch {
+				case !ok:
+					if !ifExists {
+						errs = append(errs, fmt.Errorf("topic %q does not exist", t))
+					}
+				case errors.Is(r.Err, kerr.UnknownTopicOrPartition) && ifExists:
+				case r.Err != nil:
+					errs = append(errs, topicErr(t, r.Err, r.ErrMessage))
+				default:
+					fmt.Fprintf(out, "deleted topic %q\n", t)
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	cmd.Flags().BoolVar(&ifExists, "if-exists", false, "succeed when a topic does not exist")
+	return cmd
+}
+
+func newTopicAlterConfig(conn *connection) *cobra.Command {
+	var sets, deletes []string
+	cmd := &cobra.Command{
+		Use:   "alter-config TOPIC... [--set k=v]... [--delete k]...",
+		Short: "Set or delete topic configs (IncrementalAlterConfigs)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			var alters []kadm.AlterConfig
+			for _, kv := range sets {
+				k, v, err := parseKeyValue("--set", kv)
+				if err != nil {
+					return err
+				}
+				alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v})
+			}
+			for _, k := range deletes {
+				if k == "" || strings.Contains(k, "=") {
+					return fmt.Errorf("invalid --delete %q: want a config name", k)
+				}
+				alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+			}
+			if len(alters) == 0 {
+				return errors.New("nothing to alter: give --set k=v or --delete k")
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			resps, err := adm.AlterTopicConfigs(ctx, alters, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, t := range topics {
+				r, err := resps.On(t, nil)
+				if err == nil {
+					err = r.Err
+				}
+				if err != nil {
+					errs = append(errs, topicErr(t, err, r.ErrMessage))
+					continue
+				}
+				fmt.Fprintf(out, "altered configs of topic %q\n", t)
+			}
+			return joinErrors(errs)
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
+	cmd.Flags().StringArrayVar(&deletes, "delete", nil, "config name to delete, reverting it to the default (repeatable)")
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTopicRoundTrip(t *testing.T) {
+	c := newTestCluster(t)
+
+	out := c.ok("", "topic", "create", "orders", "--partitions", "3", "--replication-factor", "1",
+		"--config", "retention.ms=60000", "--config", "max.message.bytes=2048")
+	if want := `created topic "orders" (partitions 3, replication factor 1)` + "\n"; out != want {
+		t.Fatalf("create printed %q, want %q", out, want)
+	}
+	c.fails(`topic "orders" already exists`, "topic", "create", "orders")
+	if out := c.ok("", "topic", "create", "orders", "--if-not-exists"); !strings.Contains(out, "already exists") {
+		t.Fatalf("create --if-not-exists printed %q", out)
+	}
+	c.ok("", "topic", "create", "audit", "-p", "1")
+
+	out = c.ok("", "topic", "list")
+	wantList := "NAME    PARTITIONS  REPLICATION-FACTOR  INTERNAL\n" +
+		"audit   1           1                   false\n" +
+		"orders  3           1                   false\n"
+	if out != wantList {
+		t.Fatalf("list:\n%s\nwant:\n%s", out, wantList)
+	}
+	var listed []topicSummary
+	if err := json.Unmarshal([]byte(c.ok("", "topic", "list", "--json")), &listed); err != nil {
+		t.Fatal(err)
+	}
+	wantListed := []topicSummary{
+		{Name: "audit", Partitions: 1, ReplicationFactor: 1},
+		{Name: "orders", Partitions: 3, ReplicationFactor: 1},
+	}
+	if diff := cmp.Diff(wantListed, listed); diff != "" {
+		t.Fatalf("list --json (-want +got):\n%s", diff)
+	}
+
+	desc := describeJSON(t, c, "orders")
+	if len(desc.Partitions) != 3 {
+		t.Fatalf("describe: %d partitions, want 3", len(desc.Partitions))
+	}
+	for i, p := range desc.Partitions {
+		if p.Partition != int32(i) || p.Leader < 0 || len(p.Replicas) != 1 || len(p.ISR) != 1 {
+			t.Fatalf("describe: partition %d = %+v", i, p)
+		}
+	}
+	if got, want := configMap(desc), map[string]string{
+		"max.message.bytes": "2048 DYNAMIC_TOPIC_CONFIG",
+		"retention.ms":      "60000 DYNAMIC_TOPIC_CONFIG",
+	}; !cmp.Equal(got, want) {
+		t.Fatalf("describe configs = %v, want %v", got, want)
+	}
+	text := c.ok("", "topic", "describe", "orders")
+	for _, want := range []string{
+		"Topic: orders", "Partitions: 3", "PARTITION  LEADER", "retention.ms       60000  DYNAMIC_TOPIC_CONFIG",
+	} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("describe output lacks %q:\n%s", want, text)
+		}
+	}
+
+	out = c.ok("", "topic", "alter-config", "orders", "--set", "cleanup.policy=compact", "--delete", "retention.ms")
+	if want := `altered configs of topic "orders"` + "\n"; out != want {
+		t.Fatalf("alter-config printed %q", out)
+	}
+	if got, want := configMap(describeJSON(t, c, "orders")), map[string]string{
+		"cleanup.policy":    "compact DYNAMIC_TOPIC_CONFIG",
+		"max.message.bytes": "2048 DYNAMIC_TOPIC_CONFIG",
+	}; !cmp.Equal(got, want) {
+		t.Fatalf("configs after alter = %v, want %v", got, want)
+	}
+	if all := describeJSON(t, c, "orders", "--all-configs"); len(all.Configs) <= 2 {
+		t.Fatalf("describe --all-configs shows only %d configs", len(all.Configs))
+	}
+
+	out = c.ok("", "topic", "delete", "orders", "audit")
+	if want := "deleted topic \"orders\"\ndeleted topic \"audit\"\n"; out != want {
+		t.Fatalf("delete printed %q", out)
+	}
+	if out := c.ok("", "topic", "list"); out != "NAME  PARTITIONS  REPLICATION-FACTOR  INTERNAL\n" {
+		t.Fatalf("list after delete:\n%s", out)
+	}
+	c.fails(`topic "orders" does not exist`, "topic", "delete", "orders")
+	c.ok("", "topic", "delete", "orders", "--if-exists")
+	c.fails(`topic "orders" does not exist`, "topic", "describe", "orders")
+	c.fails(`topic "orders" does not exist`, "topic", "alter-config", "orders", "--set", "retention.ms=1")
+}
+
+func TestTopicErrors(t *testing.T) {
+	c := newTestCluster(t)
+	c.ok("", "topic", "create", "t", "-p", "1")
+	c.fails(`invalid --config "retention.ms": want key=value`, "topic", "create", "x", "--config", "retention.ms")
+	c.fails("invalid --partitions 0", "topic", "create", "x", "--partitions", "0")
+	c.fails("nothing to alter", "topic", "alter-config", "t")
+	c.fails(`invalid --set "x"`, "topic", "alter-config", "t", "--set", "x")
+	c.fails(`topic "x": invalid replication factor: `, "topic", "create", "x", "--replication-factor", "3")
+	c.ok("", "topic", "create", "a.b")
+	c.fails(`topic "a_b": invalid topic exception: `, "topic", "create", "a_b") // collides with a.b
+}
+
+func describeJSON(t *testing.T, c *testCluster, args ...string) topicDescription {
+	t.Helper()
+	var descs []topicDescription
+	out := c.ok("", append([]string{"topic", "describe", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &descs); err != nil {
+		t.Fatalf("describe --json: %v\n%s", err, out)
+	}
+	if len(descs) != 1 {
+		t.Fatalf("describe --json returned %d topics", len(descs))
+	}
+	return descs[0]
+}
+
+func configMap(d topicDescription) map[string]string {
+	m := map[string]string{}
+	for _, c := range d.Configs {
+		v := "<nil>"
+		if c.Value != nil {
+			v = *c.Value
+		}
+		m[c.Name] = v + " " + c.Source
+	}
+	return m
+}
