@@ -26,6 +26,7 @@ package broker
 // producer ID in a batch is stored but not checked. Quotas: throttle is 0.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -108,10 +109,18 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 			return fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("ISR has %d replicas, min.insync.replicas is %d", p.ISRSize(), minISR))
 		}
 	}
-	if code, msg := b.validateProduceBatch(ts, rp.Records, &sp); code != 0 {
+	n, code, msg := checkProduceFraming(rp.Records)
+	if code != 0 {
 		return fail(code, msg)
 	}
-	res, err := p.Append(rp.Records)
+	batch := rp.Records[:n]
+	if req.Version < 7 && record.Codec(batch[22]&record.CompressionMask) == record.CodecZstd {
+		return fail(kerr.UnsupportedCompressionType.Code, "zstd needs Produce v7 or later (KIP-110)")
+	}
+	if code, msg := b.validateProduceBatch(ts, batch, &sp); code != 0 {
+		return fail(code, msg)
+	}
+	res, err := p.Append(batch)
 	if err != nil {
 		code, msg := appendErrorCode(err)
 		return fail(code, msg)
@@ -126,9 +135,6 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 // a partition's record set must be. A failure about one record also names
 // it (KIP-467 record_errors, v8+).
 func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
-	if first, err := record.ParseHeader(records); err == nil && first.Size() < len(records) && first.BatchLength > 0 {
-		return kerr.InvalidRecord.Code, "produce requests must contain exactly one record batch per partition"
-	}
 	cfg := record.ValidateConfig{
 		MaxMessageBytes:      int(ts.config.Int("max.message.bytes")),
 		CompactedTopic:       slices.Contains(ts.config.List("cleanup.policy"), "compact"),
@@ -150,6 +156,37 @@ func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.P
 		})
 	}
 	return recordErrorCode(err), err.Error()
+}
+
+// checkProduceFraming applies Kafka's checks on the record set as a whole,
+// in Kafka's order (ProduceRequest.validateRecords over
+// ByteBufferLogInputStream): no whole batch is INVALID_RECORD, a size
+// field below the smallest message is CORRUPT_MESSAGE, a magic other than 2
+// or a second whole batch is INVALID_RECORD. Trailing bytes that do not
+// make a whole batch are dropped, as Kafka trims them. It returns the
+// length of the one batch.
+func checkProduceFraming(records []byte) (int, int16, string) {
+	const minRecordSize = 14 // Kafka's LegacyRecord.RECORD_OVERHEAD_V0
+	if len(records) < record.LogOverhead {
+		return 0, kerr.InvalidRecord.Code, "produce request partition has no record batch"
+	}
+	size := int32(binary.BigEndian.Uint32(records[8:]))
+	switch {
+	case size < minRecordSize:
+		return 0, kerr.CorruptMessage.Code, fmt.Sprintf("record batch size %d is below the minimum %d", size, minRecordSize)
+	case int64(size)+record.LogOverhead > int64(len(records)):
+		return 0, kerr.InvalidRecord.Code, "produce request partition has no complete record batch"
+	case records[16] != record.Magic:
+		return 0, kerr.InvalidRecord.Code, fmt.Sprintf("produce requests may only contain record batches with magic 2, not %d", records[16])
+	}
+	n := int(size) + record.LogOverhead
+	if rest := records[n:]; len(rest) >= record.LogOverhead {
+		next := int32(binary.BigEndian.Uint32(rest[8:]))
+		if next >= minRecordSize && int64(next)+record.LogOverhead <= int64(len(rest)) {
+			return 0, kerr.InvalidRecord.Code, "produce requests must contain exactly one record batch per partition"
+		}
+	}
+	return n, 0, ""
 }
 
 // recordErrorCode maps internal/record's validation errors to Kafka codes.
