@@ -16,6 +16,11 @@ var samsaDefaults = map[string]string{
 	"log.dirs":      "./samsa-data",
 	"node.id":       "1",
 	"process.roles": "broker,controller",
+	// Kafka's 3 replicas for its internal topics cannot be met by one
+	// node; a cluster that adds brokers raises them.
+	"offsets.topic.replication.factor":         "1",
+	"transaction.state.log.replication.factor": "1",
+	"transaction.state.log.min.isr":            "1",
 }
 
 // LoadConfig resolves the broker's config the way `samsa serve` takes it:
