@@ -143,7 +143,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, errors.New("broker: no log directory configured")
 	}
 	if cfg.Values.IsZero() {
-		v, err := config.Parse(config.Broker, nil)
+		v, err := config.Parse(config.Broker, samsaDefaults)
 		if err != nil {
 			return nil, err
 		}
