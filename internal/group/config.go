@@ -1,0 +1,111 @@
+package group
+
+import (
+	"math"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/config"
+)
+
+// Config holds the coordinator's settings. Each field names the Kafka broker
+// config it comes from and its default; ConfigFrom reads them all from the
+// broker's resolved config, DefaultConfig returns Kafka's defaults.
+type Config struct {
+	// MinSessionTimeout and MaxSessionTimeout bound the session timeout a
+	// classic member may ask for; outside them JoinGroup answers
+	// INVALID_SESSION_TIMEOUT. group.min.session.timeout.ms (6s) and
+	// group.max.session.timeout.ms (30m).
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is how long the first rebalance of an empty
+	// group waits for more members, extended by the same again each time a
+	// new member arrives, up to the rebalance timeout; 0 disables it.
+	// group.initial.rebalance.delay.ms (3s).
+	InitialRebalanceDelay time.Duration
+	// MaxSize is the most members a classic group may have
+	// (GROUP_MAX_SIZE_REACHED beyond). group.max.size (MaxInt32).
+	MaxSize int
+	// OffsetsRetention is how long the offsets of a group stay after the
+	// group became empty (KIP-211), or after their commit for a group that
+	// never had members. offsets.retention.minutes (7 days).
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is how often expired offsets are
+	// looked for. offsets.retention.check.interval.ms (10m).
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetMetadataMaxBytes caps the metadata string of a commit
+	// (OFFSET_METADATA_TOO_LARGE beyond). offset.metadata.max.bytes (4096).
+	OffsetMetadataMaxBytes int
+	// OffsetsTopicNumPartitions is the partition count of
+	// __consumer_offsets, which PartitionFor hashes group IDs over.
+	// offsets.topic.num.partitions (50).
+	OffsetsTopicNumPartitions int32
+	// CommitTimeout bounds each append to __consumer_offsets.
+	// offsets.commit.timeout.ms (5s).
+	CommitTimeout time.Duration
+	// TickInterval is how often session, rebalance and sync deadlines are
+	// checked: the precision of every group timeout. Samsa's own; 100ms.
+	TickInterval time.Duration
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		InitialRebalanceDelay:         3 * time.Second,
+		MaxSize:                       math.MaxInt32,
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		OffsetMetadataMaxBytes:        4096,
+		OffsetsTopicNumPartitions:     50,
+		CommitTimeout:                 5 * time.Second,
+		TickInterval:                  100 * time.Millisecond,
+	}
+}
+
+// ConfigFrom reads the coordinator's settings from the broker's config.
+func ConfigFrom(v config.Values) Config {
+	ms := func(name string) time.Duration { return time.Duration(v.Int(name)) * time.Millisecond }
+	c := DefaultConfig()
+	c.MinSessionTimeout = ms("group.min.session.timeout.ms")
+	c.MaxSessionTimeout = ms("group.max.session.timeout.ms")
+	c.InitialRebalanceDelay = ms("group.initial.rebalance.delay.ms")
+	c.MaxSize = int(v.Int("group.max.size"))
+	c.OffsetsRetention = time.Duration(v.Int("offsets.retention.minutes")) * time.Minute
+	c.OffsetsRetentionCheckInterval = time.Duration(v.Long("offsets.retention.check.interval.ms")) * time.Millisecond
+	c.OffsetMetadataMaxBytes = int(v.Int("offset.metadata.max.bytes"))
+	c.OffsetsTopicNumPartitions = v.Int("offsets.topic.num.partitions")
+	c.CommitTimeout = ms("offsets.commit.timeout.ms")
+	return c
+}
+
+// fill replaces unusable values with defaults, so a zero Config works.
+func (c *Config) fill() {
+	d := DefaultConfig()
+	if c.MaxSessionTimeout <= 0 {
+		c.MinSessionTimeout, c.MaxSessionTimeout = d.MinSessionTimeout, d.MaxSessionTimeout
+	}
+	if c.MaxSize <= 0 {
+		c.MaxSize = d.MaxSize
+	}
+	if c.OffsetsRetention <= 0 {
+		c.OffsetsRetention = d.OffsetsRetention
+	}
+	if c.OffsetsRetentionCheckInterval <= 0 {
+		c.OffsetsRetentionCheckInterval = d.OffsetsRetentionCheckInterval
+	}
+	if c.OffsetsTopicNumPartitions <= 0 {
+		c.OffsetsTopicNumPartitions = d.OffsetsTopicNumPartitions
+	}
+	if c.CommitTimeout <= 0 {
+		c.CommitTimeout = d.CommitTimeout
+	}
+	if c.TickInterval <= 0 {
+		c.TickInterval = d.TickInterval
+	}
+	// A negative metadata cap would refuse every commit; Kafka treats it
+	// the same way, so only the zero value of an unset Config is fixed.
+	if c.OffsetMetadataMaxBytes == 0 {
+		c.OffsetMetadataMaxBytes = d.OffsetMetadataMaxBytes
+	}
+}

@@ -1,0 +1,341 @@
+package group
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+// Log is the coordinator's view of __consumer_offsets. The broker adapts it
+// to its partitions; MemLog is an in-memory twin for tests.
+type Log interface {
+	// Append appends one record batch, built by this package with offsets
+	// 0..n-1, to the partition, and returns once the batch is as durable as
+	// an acks=all produce. To answer with a particular Kafka error, return
+	// (or wrap) the kerr error: NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS,
+	// MESSAGE_TOO_LARGE... are mapped as Kafka maps them. Other errors are
+	// answered as COORDINATOR_NOT_AVAILABLE.
+	Append(ctx context.Context, partition int32, batch []byte) error
+	// ReadAll calls fn with the partition's batches from its start, in
+	// offset order; one call may hold several concatenated batches, and
+	// the bytes are valid only during the call. A partition that does not
+	// exist yet has no batches.
+	ReadAll(ctx context.Context, partition int32, fn func(batches []byte) error) error
+}
+
+// Deps is what the coordinator needs from the rest of the broker.
+type Deps struct {
+	// Log is __consumer_offsets. Required.
+	Log Log
+	// TopicExists reports whether a topic has a partition; commits to
+	// others answer UNKNOWN_TOPIC_OR_PARTITION. Nil: every partition exists.
+	TopicExists func(topic string, partition int32) bool
+	// TopicName and TopicID translate topic IDs for OffsetCommit and
+	// OffsetFetch v10+, which name topics by ID. Nil: every ID is unknown
+	// (UNKNOWN_TOPIC_ID).
+	TopicName func(id [16]byte) (string, bool)
+	TopicID   func(name string) ([16]byte, bool)
+	// Clock is where time comes from; default clock.Real.
+	Clock clock.Clock
+	// Logger; default slog.Default(), with component=group.
+	Logger *slog.Logger
+}
+
+// Coordinator is the group coordinator for the __consumer_offsets
+// partitions this broker leads. Its methods are safe for concurrent use.
+type Coordinator struct {
+	cfg   Config
+	deps  Deps
+	clock clock.Clock
+	log   *slog.Logger
+	tasks *task.Group
+	// loaded is closed once Start's initial load is over.
+	loaded chan struct{}
+	// newMemberID makes member IDs; tests replace it to get stable ones.
+	newMemberID func(prefix string) string
+	// waitHook, when set (by tests), runs each time a JoinGroup or
+	// SyncGroup starts waiting, so a test knows the request is parked
+	// without sleeping.
+	waitHook func()
+
+	mu struct {
+		sync.Mutex
+		// groups holds every group of the partitions loaded or loading.
+		groups map[string]*group
+		// partitions holds the __consumer_offsets partitions this
+		// coordinator serves; requests for a group elsewhere answer
+		// NOT_COORDINATOR.
+		partitions map[int32]partitionState
+	}
+}
+
+type partitionState int8
+
+const (
+	partitionLoading partitionState = iota
+	partitionActive
+	partitionFailed
+)
+
+// New returns a coordinator that serves no partition until Start or Load.
+func New(cfg Config, deps Deps) *Coordinator {
+	cfg.fill()
+	if deps.Clock == nil {
+		deps.Clock = clock.Real
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	c := &Coordinator{
+		cfg:         cfg,
+		deps:        deps,
+		clock:       deps.Clock,
+		log:         deps.Logger.With("component", "group"),
+		tasks:       task.NewGroup(context.Background()),
+		loaded:      make(chan struct{}),
+		newMemberID: randomMemberID,
+	}
+	c.mu.groups = make(map[string]*group)
+	c.mu.partitions = make(map[int32]partitionState)
+	return c
+}
+
+// Start serves every partition of __consumer_offsets: they answer
+// COORDINATOR_LOAD_IN_PROGRESS until loaded in the background (Loaded tells
+// when). It also starts the timeout tick and the offset expiry sweep.
+func (c *Coordinator) Start() {
+	c.mu.Lock()
+	for p := range c.cfg.OffsetsTopicNumPartitions {
+		if _, ok := c.mu.partitions[p]; !ok {
+			c.mu.partitions[p] = partitionLoading
+		}
+	}
+	c.mu.Unlock()
+	c.tasks.Go(func(ctx context.Context) {
+		defer close(c.loaded)
+		for p := range c.cfg.OffsetsTopicNumPartitions {
+			if err := c.Load(ctx, p); err != nil {
+				c.log.Error("loading __consumer_offsets partition failed", "partition", p, "err", err)
+			}
+		}
+	})
+	c.tasks.Every(c.cfg.TickInterval, func(context.Context) { c.tick() })
+	c.tasks.Every(c.cfg.OffsetsRetentionCheckInterval, func(context.Context) { c.expireOffsets() })
+}
+
+// Loaded is closed once the load Start began is over.
+func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
+
+// Stop ends the background work and unloads every partition: waiting
+// JoinGroup and SyncGroup requests are answered NOT_COORDINATOR.
+func (c *Coordinator) Stop() {
+	c.tasks.Stop()
+	c.mu.Lock()
+	parts := make([]int32, 0, len(c.mu.partitions))
+	for p := range c.mu.partitions {
+		parts = append(parts, p)
+	}
+	c.mu.Unlock()
+	for _, p := range parts {
+		c.Unload(p)
+	}
+}
+
+// Load replays a partition of __consumer_offsets and serves its groups:
+// call it when this broker becomes the partition's leader. Meanwhile the
+// partition's groups answer COORDINATOR_LOAD_IN_PROGRESS; if the replay
+// fails they answer COORDINATOR_NOT_AVAILABLE until a Load succeeds. Load
+// and Unload of one partition must not run concurrently.
+func (c *Coordinator) Load(ctx context.Context, partition int32) error {
+	c.setPartition(partition, partitionLoading)
+	c.dropGroups(partition, codeCoordinatorLoadInProgress)
+	start := c.clock.Now()
+	groups, err := c.replay(ctx, partition)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.mu.partitions[partition] = partitionFailed
+		return fmt.Errorf("group: load partition %d: %w", partition, err)
+	}
+	for _, g := range groups {
+		c.mu.groups[g.id] = g
+	}
+	c.mu.partitions[partition] = partitionActive
+	c.log.Info("loaded __consumer_offsets partition", "partition", partition, "groups", len(groups),
+		"took", c.clock.Now().Sub(start))
+	return nil
+}
+
+// Unload stops serving a partition, when this broker is no longer its
+// leader: its groups are forgotten and their waiting requests answered
+// NOT_COORDINATOR, so clients look for the new coordinator.
+func (c *Coordinator) Unload(partition int32) {
+	c.mu.Lock()
+	delete(c.mu.partitions, partition)
+	c.mu.Unlock()
+	c.dropGroups(partition, codeNotCoordinator)
+}
+
+func (c *Coordinator) setPartition(partition int32, st partitionState) {
+	c.mu.Lock()
+	c.mu.partitions[partition] = st
+	c.mu.Unlock()
+}
+
+// dropGroups removes a partition's groups from the table, answering their
+// waiting requests with code.
+func (c *Coordinator) dropGroups(partition int32, code int16) {
+	for _, g := range c.snapshot(func(g *group) bool { return g.partition == partition }) {
+		g.mu.Lock()
+		s := c.newStep(g)
+		g.classic.abandon(s, code)
+		c.removeLocked(g)
+		g.mu.Unlock()
+		s.deliver()
+	}
+}
+
+// snapshot lists the groups in the table that keep says to.
+func (c *Coordinator) snapshot(keep func(*group) bool) []*group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		if keep == nil || keep(g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// lockGroup returns the group named id with its lock held, creating an
+// empty classic group if there is none and create is set. With no group to
+// use it returns nil and the error code to answer: NOT_COORDINATOR or
+// COORDINATOR_LOAD_IN_PROGRESS from the group's partition, or 0 when the
+// group does not exist.
+func (c *Coordinator) lockGroup(id string, create bool) (*group, int16) {
+	partition := PartitionFor(id, c.cfg.OffsetsTopicNumPartitions)
+	for {
+		c.mu.Lock()
+		if code := c.partitionCodeLocked(partition); code != 0 {
+			c.mu.Unlock()
+			return nil, code
+		}
+		g := c.mu.groups[id]
+		if g == nil {
+			if !create {
+				c.mu.Unlock()
+				return nil, 0
+			}
+			g = newGroup(strings.Clone(id), partition)
+			c.mu.groups[g.id] = g
+		}
+		c.mu.Unlock()
+		g.mu.Lock()
+		if !g.removed {
+			return g, 0
+		}
+		// Deleted or unloaded since the lookup: look again.
+		g.mu.Unlock()
+	}
+}
+
+func (c *Coordinator) partitionCodeLocked(partition int32) int16 {
+	st, ok := c.mu.partitions[partition]
+	switch {
+	case !ok:
+		return codeNotCoordinator
+	case st == partitionLoading:
+		return codeCoordinatorLoadInProgress
+	case st == partitionFailed:
+		return codeCoordinatorNotAvailable
+	}
+	return 0
+}
+
+// removeLocked takes a group out of the table; g.mu is held.
+func (c *Coordinator) removeLocked(g *group) {
+	g.removed = true
+	c.mu.Lock()
+	if c.mu.groups[g.id] == g {
+		delete(c.mu.groups, g.id)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Coordinator) newStep(g *group) *step {
+	return &step{
+		now:         c.clock.Now(),
+		cfg:         &c.cfg,
+		log:         c.log.With("group", g.id),
+		newMemberID: c.newMemberID,
+	}
+}
+
+// finishTurn ends a turn on g, whose lock is held: it appends what the turn
+// wrote (running each write's done callback, which may write more), takes
+// the group out of the table if it is Dead or nothing is left of it,
+// releases the lock, and only then delivers the turn's replies.
+func (c *Coordinator) finishTurn(g *group, s *step) {
+	for i := 0; i < len(s.writes); i++ {
+		w := s.writes[i]
+		err := c.append(g.partition, w.records, s.now)
+		if w.done != nil {
+			w.done(s, err)
+		}
+	}
+	s.writes = nil
+	if !g.removed && (g.blank() || g.classic.state == stateDead) {
+		c.removeLocked(g)
+	}
+	g.mu.Unlock()
+	s.deliver()
+}
+
+// append writes records as one batch to a partition of __consumer_offsets.
+func (c *Coordinator) append(partition int32, records []kv, now time.Time) error {
+	batch, err := buildBatch(records, now)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.tasks.Context(), c.cfg.CommitTimeout)
+	defer cancel()
+	return c.deps.Log.Append(ctx, partition, batch)
+}
+
+// tick applies the deadlines that have passed in every group. A group whose
+// lock is busy (an append in flight) is left for the next tick rather than
+// holding up all the others.
+func (c *Coordinator) tick() {
+	for _, g := range c.snapshot(nil) {
+		if !g.mu.TryLock() {
+			continue
+		}
+		if g.removed {
+			g.mu.Unlock()
+			continue
+		}
+		s := c.newStep(g)
+		if g.kind == protocolClassic {
+			g.classic.tick(s)
+		}
+		c.finishTurn(g, s)
+	}
+}
+
+// randomMemberID is Kafka's member ID: the client ID (or the instance ID of
+// a static member), a dash and a random UUID.
+func randomMemberID(prefix string) string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

@@ -1,0 +1,51 @@
+// Package group is the group coordinator: consumer group membership with the
+// classic rebalance protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+// with KIP-62 rebalance timeouts, KIP-345 static membership, KIP-394
+// MEMBER_ID_REQUIRED and KIP-429 cooperative assignors passed through) and
+// committed offsets, kept in the compacted __consumer_offsets topic in
+// Apache Kafka's own key and value formats so they survive restarts and
+// read the same with Kafka's tools.
+//
+// The broker's handler files stay thin: decode a request, call the method of
+// the same name on a Coordinator, encode the kmsg response it returns. The
+// coordinator never talks to the network or to storage directly; it writes
+// and replays __consumer_offsets through the Log interface, which the
+// broker adapts to its partitions, and learns which topics exist through
+// Deps.TopicExists. See docs/DESIGN-group.md for the state machine, the
+// persistence format and the locking.
+//
+// # Files
+//
+//	coordinator.go  Coordinator, Deps, Start/Stop, Load/Unload, the group table and its locking
+//	config.go       Config, with Kafka's names and defaults
+//	step.go         step: the effects (log writes, replies) of one state-machine turn
+//	group.go        group: what every protocol shares (offsets, lock, kind)
+//	classic.go      the classic protocol's state and members
+//	classic_join.go JoinGroup and the join phase (new, pending, static and known members)
+//	classic_sync.go SyncGroup, Heartbeat, LeaveGroup, timeouts
+//	api_classic.go  the exported JoinGroup/SyncGroup/Heartbeat/LeaveGroup
+//	api_offsets.go  OffsetCommit, OffsetFetch, OffsetDelete
+//	api_admin.go    DescribeGroups, ListGroups, DeleteGroups
+//	expire.go       offset retention (KIP-211) and the cleanup of dead groups
+//	records.go      __consumer_offsets keys, values and batches
+//	load.go         replay of a __consumer_offsets partition
+//	partition.go    PartitionFor, Kafka's group-to-partition hash
+//	memlog.go       MemLog, an in-memory Log
+//	errors.go       Kafka's mapping of append errors to response codes
+//
+// # Time
+//
+// The state machine reads no clock: every turn gets its time from the
+// Coordinator's clock.Clock, and deadlines (session, rebalance, sync and
+// initial-delay timeouts) are checked by a periodic tick, not by timers, so
+// a test moves a clock.Manual and calls tick to make time pass.
+//
+// # Lock order
+//
+//	group.mu  ->  Coordinator.mu
+//
+// Coordinator.mu guards only the table of groups and partitions and is never
+// held while taking a group's lock or doing I/O. A group's lock is held for
+// a whole turn, including the append of the records the turn wrote, so the
+// log holds a group's records in the order its state changed.
+package group

@@ -1,0 +1,114 @@
+package group
+
+import (
+	"slices"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// expireOffsets is the cleanup Kafka runs every
+// offsets.retention.check.interval.ms: it deletes the offsets whose
+// retention has passed and the Empty groups left with no offsets, writing
+// tombstones so the deletions survive a restart and compaction drops the
+// records.
+func (c *Coordinator) expireOffsets() {
+	for _, g := range c.snapshot(nil) {
+		g.mu.Lock()
+		if g.removed {
+			g.mu.Unlock()
+			continue
+		}
+		s := c.newStep(g)
+		expired := g.expiredOffsets(s.now, s.cfg.OffsetsRetention)
+		g.deleteOffsets(s, expired, func(err error) {
+			if err != nil {
+				s.log.Warn("writing expired offsets failed; retrying at the next check", "err", err)
+			} else if len(expired) > 0 {
+				s.log.Info("expired offsets", "partitions", len(expired))
+			}
+		})
+		c.finishTurn(g, s)
+	}
+}
+
+// expiredOffsets lists the offsets past their retention (KIP-211). The
+// retention of an Empty group's offsets runs from when it became empty; a
+// group that never had members (simple commits) counts from each commit; a
+// Stable "consumer" group keeps the offsets of the topics it subscribes to
+// and counts the others from their commit; any other group with members
+// keeps everything. A commit that set its own retention (OffsetCommit
+// v2-v4) expires when that says.
+func (g *group) expiredOffsets(now time.Time, retention time.Duration) []model.TopicPartition {
+	if g.kind != protocolClassic {
+		return nil
+	}
+	cg := &g.classic
+	fromCommit := func(o committedOffset) int64 { return o.commitTimestamp }
+	var base func(committedOffset) int64
+	var keep map[string]struct{}
+	switch {
+	case cg.protocolType != "" && cg.state == stateEmpty:
+		base = func(o committedOffset) int64 {
+			if cg.stateTimestamp.IsZero() {
+				return o.commitTimestamp // loaded from a value that had no state timestamp
+			}
+			return cg.stateTimestamp.UnixMilli()
+		}
+	case cg.protocolType == "consumer" && cg.subscribedTopics != nil && cg.state == stateStable:
+		base, keep = fromCommit, cg.subscribedTopics
+	case cg.protocolType == "":
+		base = fromCommit
+	default:
+		return nil
+	}
+	nowMs, retentionMs := now.UnixMilli(), retention.Milliseconds()
+	var out []model.TopicPartition
+	for _, tp := range sortedPartitions(g.offsets) {
+		if _, ok := keep[tp.Topic]; ok {
+			continue
+		}
+		o := g.offsets[tp]
+		if o.expireTimestamp >= 0 {
+			if nowMs >= o.expireTimestamp {
+				out = append(out, tp)
+			}
+		} else if nowMs-base(o) >= retentionMs {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
+// deleteOffsets writes tombstones for the committed offsets tps (distinct,
+// all present) and deletes them once durable. If that leaves an Empty group
+// without offsets, the group goes too: its metadata gets a tombstone in the
+// same batch and it becomes Dead, as in Kafka's cleanupGroupMetadata.
+// onDone, if set, learns the append's outcome.
+func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(error)) {
+	dead := g.isEmpty() && len(tps) == len(g.offsets)
+	records := make([]kv, 0, len(tps)+1)
+	for _, tp := range tps {
+		records = append(records, kv{key: offsetKey(g.id, tp)})
+	}
+	if dead {
+		records = append(records, kv{key: groupKey(g.id)})
+	}
+	if len(records) == 0 {
+		return
+	}
+	tps = slices.Clone(tps)
+	s.write(records, func(s *step, err error) {
+		if err == nil {
+			for _, tp := range tps {
+				delete(g.offsets, tp)
+			}
+			if dead {
+				g.classic.transition(s, stateDead)
+			}
+		}
+		if onDone != nil {
+			onDone(err)
+		}
+	})
+}
