@@ -16,6 +16,7 @@ import (
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/storage"
@@ -116,6 +117,7 @@ type Broker struct {
 
 	logs   *storage.Manager
 	ctrl   *controller.Controller
+	groups *group.Coordinator
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
 	topics *topicTable
@@ -193,6 +195,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	b.logs.Start(b.tasks.Context())
+	b.startGroups()
 	for i, ln := range lns {
 		bound := b.Listeners()[i]
 		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
@@ -381,6 +384,9 @@ func (b *Broker) Close() error {
 		b.tasks.Stop()
 	}
 	var errs []error
+	if b.groups != nil {
+		b.groups.Stop()
+	}
 	if b.ctrl != nil {
 		errs = append(errs, b.ctrl.Close())
 	}
@@ -404,6 +410,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
 	}
+	c.clientID = h.clientID
 	req := kmsg.RequestForKey(h.key)
 	req.SetVersion(h.version)
 	if req.IsFlexible() {

@@ -36,6 +36,8 @@ type conn struct {
 
 	// Set by ApiVersions v3+ (KIP-511), for logs and metrics.
 	clientSoftware string
+	// clientID is the client ID of the request being handled.
+	clientID string
 }
 
 // frame is an encoded response ready to write. Record data fetched from

@@ -1,0 +1,17 @@
+package broker
+
+// ListGroups (key 16), versions 0-5.
+//
+// Lists every group this coordinator knows, with its protocol type, state
+// (v4+, filtered by StatesFilter, KIP-518) and type (v5+, filtered by
+// TypesFilter: classic or consumer, KIP-848).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.ListGroups, min: 0, max: 5, handle: typed(handleListGroups)})
+}
+
+func handleListGroups(b *Broker, c *conn, req *kmsg.ListGroupsRequest) (kmsg.Response, error) {
+	return b.groups.ListGroups(b.tasks.Context(), req), nil
+}

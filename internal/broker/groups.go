@@ -1,0 +1,159 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/record"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// startGroups builds the group coordinator over __consumer_offsets and
+// starts loading it. The topic itself is created on the first
+// FindCoordinator for a group, as Kafka does.
+func (b *Broker) startGroups() {
+	img := b.meta.Load()
+	b.groups = group.New(group.ConfigFrom(b.brokerConfig(img)), group.Deps{
+		Log:         offsetsLog{b},
+		TopicExists: b.topicExists,
+		TopicName: func(id [16]byte) (string, bool) {
+			ts, ok := b.topics.byTopicID(id)
+			if !ok {
+				return "", false
+			}
+			return ts.name, true
+		},
+		TopicID: func(name string) ([16]byte, bool) {
+			ts, ok := b.topics.byTopicName(name)
+			if !ok {
+				return [16]byte{}, false
+			}
+			return ts.id, true
+		},
+		Clock:  b.cfg.Clock,
+		Logger: b.cfg.Logger,
+	})
+	b.groups.Start()
+}
+
+func (b *Broker) topicExists(topic string, partition int32) bool {
+	ts, ok := b.topics.byTopicName(topic)
+	return ok && partition >= 0 && int(partition) < len(ts.partitions)
+}
+
+// ensureOffsetsTopic creates __consumer_offsets if it does not exist, with
+// offsets.topic.* settings, compacted.
+func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
+	if _, ok := b.topics.byTopicName(group.OffsetsTopic); ok {
+		return nil
+	}
+	cfg := b.brokerConfig(b.meta.Load())
+	compact := "compact"
+	segment := strconv.Itoa(int(cfg.Int("offsets.topic.segment.bytes")))
+	codec := "producer"
+	res := b.ctrl.CreateTopics(ctx, []controller.CreateTopic{{
+		Name:              group.OffsetsTopic,
+		NumPartitions:     cfg.Int("offsets.topic.num.partitions"),
+		ReplicationFactor: int16(cfg.Int("offsets.topic.replication.factor")),
+		Configs:           map[string]*string{"cleanup.policy": &compact, "segment.bytes": &segment, "compression.type": &codec},
+	}}, false)
+	if r := res[0]; r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
+		return fmt.Errorf("broker: create %s: %s", group.OffsetsTopic, r.ErrorMessage)
+	}
+	return b.applyImage(b.ctrl.Image())
+}
+
+// offsetsLog is group.Log over this broker's __consumer_offsets
+// partitions.
+type offsetsLog struct{ b *Broker }
+
+func (o offsetsLog) partition(p int32) (*topicState, error) {
+	ts, ok := o.b.topics.byTopicName(group.OffsetsTopic)
+	if !ok {
+		return nil, kerr.UnknownTopicOrPartition
+	}
+	if _, code := ts.partition(p); code != 0 {
+		return nil, kerr.ErrorForCode(code)
+	}
+	return ts, nil
+}
+
+func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) error {
+	ts, err := o.partition(partition)
+	if err != nil {
+		return err
+	}
+	p, _ := ts.partition(partition)
+	if _, err := p.Append(batch); err != nil {
+		code, _ := appendErrorCode(err)
+		return fmt.Errorf("%w: %v", kerr.ErrorForCode(code), err)
+	}
+	return nil
+}
+
+// readChunk bounds one read while replaying a partition.
+const readChunk = 1 << 20
+
+func (o offsetsLog) ReadAll(ctx context.Context, partition int32, fn func(batches []byte) error) error {
+	ts, err := o.partition(partition)
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil // not created yet: nothing to load
+	}
+	if err != nil {
+		return err
+	}
+	p, _ := ts.partition(partition)
+	off := p.Log().LogStartOffset()
+	for off < p.HighWatermark() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rr, _, err := p.Read(off, readChunk, true)
+		if err != nil {
+			return err
+		}
+		data, err := rr.ReadAll()
+		rr.Release()
+		if err != nil {
+			return err
+		}
+		whole, next := wholeBatches(data)
+		if len(whole) == 0 {
+			return fmt.Errorf("broker: %s-%d: no whole batch at offset %d", group.OffsetsTopic, partition, off)
+		}
+		if err := fn(whole); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}
+
+// wholeBatches trims a read to its whole batches and returns the offset
+// after the last one.
+func wholeBatches(data []byte) ([]byte, int64) {
+	pos, next := 0, int64(-1)
+	for pos < len(data) {
+		h, err := record.ParseHeader(data[pos:])
+		if err != nil || pos+h.Size() > len(data) {
+			break
+		}
+		pos += h.Size()
+		next = h.NextOffset()
+	}
+	return data[:pos], next
+}
+
+// clientHost is the host as Kafka shows it in DescribeGroups: "/" + IP.
+func clientHost(c *conn) string {
+	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
+	if err != nil {
+		return "/" + c.nc.RemoteAddr().String()
+	}
+	return "/" + host
+}
