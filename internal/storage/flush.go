@@ -1,6 +1,9 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Flush makes every batch appended so far durable.
 func (l *Log) Flush() error {
@@ -13,10 +16,16 @@ func (l *Log) Flush() error {
 // concurrent acks=all producers cost about one fsync per flush time, not N.
 // No goroutine is started: the first waiter to find no flush running runs
 // the next one itself.
+//
+// upTo past the log end (a truncation took the batch away after its
+// append) cannot become durable: that is ErrOffsetOutOfRange, not a wait.
 func (l *Log) Sync(upTo int64) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	for l.durable.Load() < upTo {
+		if end := l.LogEndOffset(); upTo > end {
+			return fmt.Errorf("%w: sync to %d past the log end %d", ErrOffsetOutOfRange, upTo, end)
+		}
 		if l.syncing {
 			l.syncCond.Wait()
 			continue
@@ -51,9 +60,12 @@ func (l *Log) flushOnce() error {
 	}
 	l.mu.RUnlock()
 
+	// Only the log files: every segment's indexes were synced when it
+	// rolled (rollLocked), and the active segment's are rebuilt by
+	// recovery, which never trusts the segment the recovery point is in.
 	var err error
 	for _, s := range segs {
-		err = errors.Join(err, s.flush())
+		err = errors.Join(err, s.log.Sync())
 		s.release()
 	}
 

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -284,8 +285,16 @@ func (l *Log) activeLocked() *segment { return l.mu.segments[len(l.mu.segments)-
 
 // rollLocked seals the active segment and starts a new one at base. The
 // directory is synced so the new segment's name survives a crash.
+//
+// The old segment's indexes are synced here, once per segment: a flush
+// syncs only log files, and the recovery point may pass this segment's end
+// only once its indexes are durable, since recovery trusts them then.
 func (l *Log) rollLocked(base int64) (*segment, error) {
-	if err := l.activeLocked().seal(); err != nil {
+	old := l.activeLocked()
+	if err := old.seal(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(old.offsetIdx.file.Sync(), old.timeIdx.file.Sync()); err != nil {
 		return nil, err
 	}
 	s, err := createSegment(l.opts.FS, l.dir, base, &l.mu.cfg, l.opts.Clock.Now())

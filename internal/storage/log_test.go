@@ -582,3 +582,51 @@ func TestIOErrorFailsTheLog(t *testing.T) {
 		t.Fatalf("log end after reopen %d", l.LogEndOffset())
 	}
 }
+
+// A sync past the log end (the batch was truncated away after its append)
+// is an error, not an endless wait.
+func TestSyncPastLogEnd(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(testConfig())
+	defer l.Close()
+	res := mustAppend(t, l, makeBatch(t, 3, 1, "x", 10))
+	if err := l.TruncateTo(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(res.LastOffset + 1); !errors.Is(err, ErrOffsetOutOfRange) {
+		t.Fatalf("sync past the end: %v", err)
+	}
+}
+
+// A group commit fsyncs only the segment log files: one fdatasync per
+// flush on a single-segment log.
+func TestFlushSyncsOnlyLogFiles(t *testing.T) {
+	e := newEnv(t)
+	var syncs []string
+	var mu sync.Mutex
+	e.fs = vfs.NewFaulty(e.mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpSync {
+			mu.Lock()
+			syncs = append(syncs, name)
+			mu.Unlock()
+		}
+		return nil
+	})
+	l := e.open(testConfig())
+	defer l.Close()
+	if err := l.AssignEpoch(0); err != nil { // as a new leader does
+		t.Fatal(err)
+	}
+	mu.Lock()
+	syncs = nil
+	mu.Unlock()
+	mustAppend(t, l, makeBatch(t, 1, 1, "x", 10))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(syncs) != 1 || !strings.HasSuffix(syncs[0], ".log") {
+		t.Fatalf("flush synced %v", syncs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -65,30 +66,43 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 	if maxOffset < 0 || maxOffset > l.mu.nextOffset {
 		maxOffset = l.mu.nextOffset
 	}
-	i := l.segmentIndexLocked(offset)
-	views := make([]readView, len(l.mu.segments)-i)
-	for k, s := range l.mu.segments[i:] {
-		s.acquire()
-		views[k] = readView{s: s, start: s.indexedPosition(offset), size: s.size.Load(), next: s.nextOffset}
-	}
+	v, ok := l.pinLocked(l.segmentIndexLocked(offset), offset)
 	l.mu.RUnlock()
-	defer func() {
-		for _, v := range views {
-			v.s.release()
-		}
-	}()
 	// Compaction (or a roll after a truncation) can leave a segment with
-	// nothing at or after offset; the data then starts in a later one.
-	for _, v := range views {
-		if offset >= maxOffset || v.s.baseOffset >= maxOffset {
-			break
-		}
+	// nothing at or after offset; the data then starts in a later one. Only
+	// the segment being read is pinned, so a read near the start of a log
+	// with thousands of segments costs the same as one at its end.
+	for ok && offset < maxOffset && v.s.baseOffset < maxOffset {
 		res, found, err := v.read(offset, maxBytes, maxOffset, minOneBatch)
+		v.s.release()
 		if err != nil || found {
 			return res, err
 		}
+		l.mu.RLock()
+		v, ok = l.pinLocked(l.segmentAfterLocked(v.s.baseOffset), offset)
+		l.mu.RUnlock()
+	}
+	if ok {
+		v.s.release()
 	}
 	return ReadResult{}, nil
+}
+
+// pinLocked pins segment i for a read of offset, copying out what the
+// read needs; false when there is no such segment.
+func (l *Log) pinLocked(i int, offset int64) (readView, bool) {
+	if i < 0 || i >= len(l.mu.segments) {
+		return readView{}, false
+	}
+	s := l.mu.segments[i]
+	s.acquire()
+	return readView{s: s, start: s.indexedPosition(offset), size: s.size.Load(), next: s.nextOffset}, true
+}
+
+// segmentAfterLocked is the index of the first segment based above base;
+// len(segments) when none.
+func (l *Log) segmentAfterLocked(base int64) int {
+	return sort.Search(len(l.mu.segments), func(i int) bool { return l.mu.segments[i].baseOffset > base })
 }
 
 // readView is a segment pinned for a read, with the lock-guarded state the
