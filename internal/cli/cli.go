@@ -34,6 +34,7 @@ const (
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
 		newTopicCommand(),
+		newGroupCommand(),
 		newProduceCommand(),
 		newConsumeCommand(),
 		newBenchCommand(),
