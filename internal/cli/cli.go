@@ -29,7 +29,7 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// produce, consume and bench. Each call builds fresh commands with their own
+// group, produce, consume and bench. Each call builds fresh commands with their own
 // flag state, so tests can run many in one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
