@@ -64,16 +64,26 @@ func (s *segment) empty() bool { return s.size.Load() == 0 }
 
 // createSegment makes the three files of a new, empty segment.
 func createSegment(fsys vfs.FS, dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
+	return newSegment(dir, base, cfg, now, fsys.Create)
+}
+
+// openSegment opens an existing segment's files; missing index files are
+// created empty (the caller then recovers the segment, rebuilding them).
+func openSegment(fsys vfs.FS, dir string, base int64, cfg *Config, clk clock.Clock) (*segment, error) {
+	return newSegment(dir, base, cfg, clk.Now(), fsys.OpenReadWrite)
+}
+
+func newSegment(dir string, base int64, cfg *Config, now time.Time, open func(string) (vfs.File, error)) (*segment, error) {
 	s := &segment{baseOffset: base, nextOffset: base, maxTimestamp: -1, rollTimestamp: -1, created: now}
 	var err error
-	if s.log, err = fsys.Create(segmentName(dir, base, logSuffix)); err != nil {
+	if s.log, err = open(segmentName(dir, base, logSuffix)); err != nil {
 		return nil, err
 	}
-	if s.offsetIdx.file, err = fsys.Create(segmentName(dir, base, indexSuffix)); err != nil {
+	if s.offsetIdx.file, err = open(segmentName(dir, base, indexSuffix)); err != nil {
 		s.log.Close()
 		return nil, err
 	}
-	if s.timeIdx.file, err = fsys.Create(segmentName(dir, base, timeIndexSuffix)); err != nil {
+	if s.timeIdx.file, err = open(segmentName(dir, base, timeIndexSuffix)); err != nil {
 		s.log.Close()
 		s.offsetIdx.file.Close()
 		return nil, err
@@ -488,24 +498,3 @@ func (s *segment) rescanAfterTruncate() error {
 	return s.scanTail(nil)
 }
 
-// openSegment opens an existing segment's files; missing index files are
-// created empty (the caller then recovers the segment, rebuilding them).
-func openSegment(fsys vfs.FS, dir string, base int64, cfg *Config, clk clock.Clock) (*segment, error) {
-	s := &segment{baseOffset: base, nextOffset: base, maxTimestamp: -1, rollTimestamp: -1, created: clk.Now()}
-	var err error
-	if s.log, err = fsys.OpenReadWrite(segmentName(dir, base, logSuffix)); err != nil {
-		return nil, err
-	}
-	if s.offsetIdx.file, err = fsys.OpenReadWrite(segmentName(dir, base, indexSuffix)); err != nil {
-		s.log.Close()
-		return nil, err
-	}
-	if s.timeIdx.file, err = fsys.OpenReadWrite(segmentName(dir, base, timeIndexSuffix)); err != nil {
-		s.log.Close()
-		s.offsetIdx.file.Close()
-		return nil, err
-	}
-	s.setConfig(cfg)
-	s.refs.Store(1)
-	return s, nil
-}
