@@ -412,14 +412,14 @@ func (s *segment) loadTrusted(cfg *Config) (rebuilt bool, err error) {
 	if last, ok := s.timeIdx.last(); ok {
 		s.maxTimestamp = last.timestamp
 	}
-	return false, s.scanTail(cfg)
+	return false, s.scanTail()
 }
 
 // scanTail reads the batches after the last offset index entry, to learn
 // the segment's next offset, largest timestamp and first timestamp, and
 // checks each one; a trusted segment whose tail does not check out is
 // corrupt, not torn.
-func (s *segment) scanTail(cfg *Config) error {
+func (s *segment) scanTail() error {
 	size := s.size.Load()
 	var from int64
 	if n := len(s.offsetIdx.entries); n > 0 {
@@ -495,6 +495,6 @@ func (s *segment) rescanAfterTruncate() error {
 	if last, ok := s.timeIdx.last(); ok {
 		s.maxTimestamp = last.timestamp
 	}
-	return s.scanTail(nil)
+	return s.scanTail()
 }
 
