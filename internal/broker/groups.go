@@ -35,6 +35,22 @@ func (b *Broker) startGroups() {
 			}
 			return ts.id, true
 		},
+		TopicPartitions: func(name string) ([16]byte, int32, bool) {
+			ts, ok := b.topics.byTopicName(name)
+			if !ok {
+				return [16]byte{}, 0, false
+			}
+			return ts.id, int32(len(ts.partitions)), true
+		},
+		TopicNames: func() []string {
+			var names []string
+			for _, ts := range b.topics.all() {
+				if !ts.internal {
+					names = append(names, ts.name)
+				}
+			}
+			return names
+		},
 		Clock:  b.cfg.Clock,
 		Logger: b.cfg.Logger,
 	})

@@ -8,9 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// DescribeGroups handles DescribeGroups v0-v6. A group that does not exist
-// is described as Dead with no members; from v6 (KIP-1043) it also carries
-// GROUP_ID_NOT_FOUND. The protocol and the members' metadata and
+// DescribeGroups handles DescribeGroups v0-v6. A group that does not exist,
+// or a consumer (KIP-848) group, which Kafka describes only with
+// ConsumerGroupDescribe, is described as Dead with no members; from v6
+// (KIP-1043) it also carries GROUP_ID_NOT_FOUND. The protocol and the members' metadata and
 // assignments are shown only for a Stable group. AuthorizedOperations (v3+)
 // is left for the broker to fill in.
 func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
@@ -43,6 +44,17 @@ func (c *Coordinator) describe(version int16, dg *kmsg.DescribeGroupsResponseGro
 		return
 	}
 	defer g.mu.Unlock()
+	if g.kind == protocolConsumer {
+		// Kafka describes only classic groups here; clients describe
+		// consumer groups with ConsumerGroupDescribe, and fall back to
+		// DescribeGroups on this answer.
+		dg.State = stateDead.String()
+		if version >= 6 {
+			dg.ErrorCode = codeGroupIDNotFound
+			dg.ErrorMessage = new("group " + dg.Group + " is not a classic group")
+		}
+		return
+	}
 	g.classic.describe(dg)
 }
 
@@ -77,9 +89,9 @@ func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsReques
 	return resp
 }
 
-// DeleteGroups handles DeleteGroups v0-v3: each group must be Empty
-// (NON_EMPTY_GROUP otherwise); its offsets and metadata get tombstones and
-// it is gone once they are durable.
+// DeleteGroups handles DeleteGroups v0-v3: each group, classic or consumer,
+// must be Empty (NON_EMPTY_GROUP otherwise); its offsets and metadata get
+// tombstones and it is gone once they are durable.
 func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
 	for _, id := range req.Groups {
@@ -104,24 +116,24 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	}
 	s := c.newStep(g)
 	switch {
-	case g.kind != protocolClassic || g.classic.state == stateDead:
+	case g.dead():
 		code = codeGroupIDNotFound
-	case g.classic.state != stateEmpty:
+	case !g.isEmpty():
 		code = codeNonEmptyGroup
 	default:
-		records := make([]kv, 0, len(g.offsets)+1)
+		records := make([]kv, 0, len(g.offsets)+3)
 		tps := sortedPartitions(g.offsets)
 		for _, tp := range tps {
 			records = append(records, kv{key: offsetKey(g.id, tp)})
 		}
-		records = append(records, kv{key: groupKey(g.id)})
+		records = append(records, g.tombstones()...)
 		s.write(records, func(s *step, err error) {
 			if err != nil {
 				code = commitErrorCode(err)
 				return
 			}
 			clear(g.offsets)
-			g.classic.transition(s, stateDead)
+			g.markDead(s)
 			s.log.Info("group deleted")
 		})
 	}

@@ -64,6 +64,12 @@ func (c *Coordinator) startJoin(req *kmsg.JoinGroupRequest, clientID, clientHost
 		return w
 	}
 	s := c.newStep(g)
+	if g.kind == protocolConsumer && g.consumer.empty() && req.MemberID == "" {
+		// Kafka turns an empty consumer group into a classic group for
+		// a classic member; one with members would need online
+		// migration, which is not done.
+		g.convertToClassic(s)
+	}
 	if g.kind != protocolClassic {
 		s.replyJoin(w, joinError(req.MemberID, codeInconsistentGroupProtocol))
 	} else {

@@ -26,7 +26,10 @@ import (
 //   - v2-v4: a retention time of the commit's own (KIP-211 then dropped it).
 //   - v6: leader epoch (KIP-320). v7: instance ID (KIP-345).
 //   - v9: GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION for a member
-//     commit to a group that does not exist (KIP-848).
+//     commit to a group that does not exist (KIP-848). The generation of
+//     a commit to a consumer (KIP-848) group is the member epoch, checked
+//     against the member's (STALE_MEMBER_EPOCH); its members must use v9+
+//     (UNSUPPORTED_VERSION).
 //   - v10: topics by ID, translated with Deps.TopicName.
 func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
@@ -78,7 +81,7 @@ func (c *Coordinator) commitLocked(g *group, s *step, req *kmsg.OffsetCommitRequ
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
 	}
-	if code := g.validateCommit(req.MemberID, instanceID, req.Generation); code != 0 {
+	if code := g.validateCommit(req.MemberID, instanceID, req.Generation, req.Version); code != 0 {
 		return code
 	}
 	now := s.now.UnixMilli()
@@ -150,11 +153,56 @@ func leaderEpoch(version int16, epoch int32) int32 {
 }
 
 // validateCommit applies the group protocol's rules to a commit.
-func (g *group) validateCommit(memberID, instanceID string, generation int32) int16 {
-	if g.kind != protocolClassic {
-		return codeUnknownMemberID // KIP-848 commits are not served yet.
+func (g *group) validateCommit(memberID, instanceID string, generation int32, version int16) int16 {
+	if g.kind == protocolConsumer {
+		return g.consumer.validateCommit(memberID, generation, version)
 	}
 	return g.classic.validateCommit(memberID, instanceID, generation)
+}
+
+// validateCommit is Kafka's rule for commits to a consumer group: a commit
+// without a member epoch (-1, an admin tool or a consumer assigning
+// partitions itself) only while the group has no members; else a current
+// member, at its current member epoch (STALE_MEMBER_EPOCH), with
+// OffsetCommit v9+ (the version that knows member epochs).
+func (g *consumerGroup) validateCommit(memberID string, epoch int32, version int16) int16 {
+	if g.dead {
+		return codeCoordinatorNotAvailable
+	}
+	if epoch < 0 && len(g.members) == 0 {
+		return 0
+	}
+	m := g.members[memberID]
+	switch {
+	case m == nil:
+		return codeUnknownMemberID
+	case version < 9:
+		return codeUnsupportedVersion
+	case epoch != m.epoch:
+		return codeStaleMemberEpoch
+	}
+	return 0
+}
+
+// validateFetch is Kafka's rule for an OffsetFetch v9+ that names a member
+// of a consumer group: a current member at its current epoch. A fetch
+// without member ID and epoch (an admin tool) is always served; classic
+// groups ignore both.
+func (g *group) validateFetch(memberID *string, epoch int32) int16 {
+	if g.kind != protocolConsumer || memberID == nil && epoch < 0 {
+		return 0
+	}
+	var m *consumerMember
+	if memberID != nil {
+		m = g.consumer.members[*memberID]
+	}
+	switch {
+	case m == nil:
+		return codeUnknownMemberID
+	case epoch != m.epoch:
+		return codeStaleMemberEpoch
+	}
+	return 0
 }
 
 // validateCommit is Kafka's rule for commits to a classic group.
@@ -237,7 +285,8 @@ type fetchedTopic struct {
 //   - v2: null topics for all; a group-level error code.
 //   - v5: leader epoch. v7: requireStable (KIP-447), trivially met: there
 //     are no transactional commits pending.
-//   - v9: member ID and epoch, for KIP-848 groups; ignored for classic.
+//   - v9: member ID and epoch, checked for KIP-848 groups (UNKNOWN_MEMBER_ID,
+//     STALE_MEMBER_EPOCH); ignored for classic groups.
 //   - v10: topics by ID.
 func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -254,7 +303,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 		}
 	}
-	code, fetched := c.fetchOffsets(req.Group, topics)
+	code, fetched := c.fetchOffsets(req.Group, topics, nil, -1)
 	if code != 0 && req.Version >= 2 {
 		resp.ErrorCode = code
 		return resp
@@ -287,7 +336,11 @@ func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup
 			topics = append(topics, fetchTopic{name: name, id: t.TopicID, unknownID: !ok, partitions: t.Partitions})
 		}
 	}
-	code, fetched := c.fetchOffsets(rg.Group, topics)
+	memberID, epoch := (*string)(nil), int32(-1)
+	if version >= 9 {
+		memberID, epoch = rg.MemberID, rg.MemberEpoch
+	}
+	code, fetched := c.fetchOffsets(rg.Group, topics, memberID, epoch)
 	gr := kmsg.NewOffsetFetchResponseGroup()
 	gr.Group = rg.Group
 	gr.ErrorCode = code
@@ -305,8 +358,9 @@ func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup
 	return gr
 }
 
-// fetchOffsets reads a group's committed offsets for topics (nil: all).
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, []fetchedTopic) {
+// fetchOffsets reads a group's committed offsets for topics (nil: all),
+// for the member of a consumer group memberID names (nil: anyone).
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID *string, epoch int32) (int16, []fetchedTopic) {
 	if groupID == "" {
 		return codeInvalidGroupID, nil
 	}
@@ -318,6 +372,9 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) (int16, 
 		return 0, missingOffsets(topics, 0)
 	}
 	defer g.mu.Unlock()
+	if code := g.validateFetch(memberID, epoch); code != 0 {
+		return code, nil
+	}
 	if topics == nil {
 		return 0, allOffsets(g.offsets)
 	}
@@ -409,9 +466,10 @@ func sortedPartitions[V any](m map[model.TopicPartition]V) []model.TopicPartitio
 
 // OffsetDelete handles OffsetDelete v0 (KIP-496): it deletes a group's
 // committed offsets for some partitions. Allowed for any partition of an
-// Empty group; for a "consumer" group with members, only for topics its
-// members do not subscribe to (GROUP_SUBSCRIBED_TO_TOPIC); never for other
-// groups with members (NON_EMPTY_GROUP).
+// Empty group; for a "consumer" group with members (classic with that
+// protocol type, or KIP-848), only for topics its members do not subscribe
+// to (GROUP_SUBSCRIBED_TO_TOPIC); never for other groups with members
+// (NON_EMPTY_GROUP).
 func (c *Coordinator) OffsetDelete(ctx context.Context, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	for _, t := range req.Topics {
@@ -441,7 +499,7 @@ func (c *Coordinator) deleteOffsets(req *kmsg.OffsetDeleteRequest, resp *kmsg.Of
 		return code
 	}
 	s := c.newStep(g)
-	doomed, code := c.offsetsToDelete(g, req, resp)
+	doomed, code := c.offsetsToDelete(g, s, req, resp)
 	if code == 0 {
 		g.deleteOffsets(s, doomed, func(err error) {
 			if err != nil {
@@ -455,11 +513,14 @@ func (c *Coordinator) deleteOffsets(req *kmsg.OffsetDeleteRequest, resp *kmsg.Of
 
 // offsetsToDelete checks an OffsetDelete against the group, filling in
 // per-partition refusals, and returns the committed offsets to delete.
-func (c *Coordinator) offsetsToDelete(g *group, req *kmsg.OffsetDeleteRequest, resp *kmsg.OffsetDeleteResponse) ([]model.TopicPartition, int16) {
+func (c *Coordinator) offsetsToDelete(g *group, s *step, req *kmsg.OffsetDeleteRequest, resp *kmsg.OffsetDeleteResponse) ([]model.TopicPartition, int16) {
 	cg := &g.classic
+	subscribes := cg.subscribes
 	switch {
-	case g.kind != protocolClassic, cg.state == stateDead:
+	case g.dead():
 		return nil, codeGroupIDNotFound
+	case g.kind == protocolConsumer:
+		subscribes = func(topic string) bool { return g.consumer.subscribes(s, topic) }
 	case cg.state != stateEmpty && cg.protocolType != "consumer":
 		return nil, codeNonEmptyGroup
 	}
@@ -471,7 +532,7 @@ func (c *Coordinator) offsetsToDelete(g *group, req *kmsg.OffsetDeleteRequest, r
 			switch {
 			case !c.topicExists(t.Topic, p.Partition):
 				rp.ErrorCode = codeUnknownTopicOrPartition
-			case cg.state != stateEmpty && cg.subscribes(t.Topic):
+			case !g.isEmpty() && subscribes(t.Topic):
 				rp.ErrorCode = codeGroupSubscribedToTopic
 			default:
 				if _, ok := g.offsets[tp]; ok && !slices.Contains(doomed, tp) {

@@ -2,6 +2,7 @@ package group
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
@@ -45,6 +46,22 @@ type Config struct {
 	// TickInterval is how often session, rebalance and sync deadlines are
 	// checked: the precision of every group timeout. Samsa's own; 100ms.
 	TickInterval time.Duration
+
+	// ConsumerSessionTimeout is how long a consumer-protocol (KIP-848)
+	// member stays without a heartbeat before it is removed.
+	// group.consumer.session.timeout.ms (45s).
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is the heartbeat interval given to
+	// consumer-protocol members. group.consumer.heartbeat.interval.ms (5s).
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerMaxSize is the most members a consumer group may have
+	// (GROUP_MAX_SIZE_REACHED beyond). group.consumer.max.size (MaxInt32).
+	ConsumerMaxSize int
+	// ConsumerAssignors are the server-side assignors members may ask for,
+	// "uniform" and "range" (or Kafka's class names for them); the first
+	// is used when no member asks. group.consumer.assignors
+	// (uniform,range).
+	ConsumerAssignors []string
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -60,6 +77,10 @@ func DefaultConfig() Config {
 		OffsetsTopicNumPartitions:     50,
 		CommitTimeout:                 5 * time.Second,
 		TickInterval:                  100 * time.Millisecond,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMaxSize:               math.MaxInt32,
+		ConsumerAssignors:             []string{assignorUniform, assignorRange},
 	}
 }
 
@@ -76,6 +97,10 @@ func ConfigFrom(v config.Values) Config {
 	c.OffsetMetadataMaxBytes = int(v.Int("offset.metadata.max.bytes"))
 	c.OffsetsTopicNumPartitions = v.Int("offsets.topic.num.partitions")
 	c.CommitTimeout = ms("offsets.commit.timeout.ms")
+	c.ConsumerSessionTimeout = ms("group.consumer.session.timeout.ms")
+	c.ConsumerHeartbeatInterval = ms("group.consumer.heartbeat.interval.ms")
+	c.ConsumerMaxSize = int(v.Int("group.consumer.max.size"))
+	c.ConsumerAssignors = v.List("group.consumer.assignors")
 	return c
 }
 
@@ -103,6 +128,27 @@ func (c *Config) fill() {
 	if c.TickInterval <= 0 {
 		c.TickInterval = d.TickInterval
 	}
+	if c.ConsumerSessionTimeout <= 0 {
+		c.ConsumerSessionTimeout = d.ConsumerSessionTimeout
+	}
+	if c.ConsumerHeartbeatInterval <= 0 {
+		c.ConsumerHeartbeatInterval = d.ConsumerHeartbeatInterval
+	}
+	if c.ConsumerMaxSize <= 0 {
+		c.ConsumerMaxSize = d.ConsumerMaxSize
+	}
+	// Assignors are kept by their short names; unknown entries are
+	// dropped (the broker's config validation is where to refuse them).
+	var names []string
+	for _, entry := range c.ConsumerAssignors {
+		if name := assignorName(entry); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		names = d.ConsumerAssignors
+	}
+	c.ConsumerAssignors = names
 	// A negative metadata cap would refuse every commit; Kafka treats it
 	// the same way, so only the zero value of an unset Config is fixed.
 	if c.OffsetMetadataMaxBytes == 0 {

@@ -42,6 +42,19 @@ type Deps struct {
 	// (UNKNOWN_TOPIC_ID).
 	TopicName func(id [16]byte) (string, bool)
 	TopicID   func(name string) ([16]byte, bool)
+	// TopicPartitions is what consumer groups (KIP-848) assign from: a
+	// topic's ID and partition count, false if it does not exist. Nil:
+	// no topic exists, and consumer groups are assigned nothing. It is
+	// called under a group's lock on every ConsumerGroupHeartbeat, once
+	// per subscribed topic: it must be cheap and must not call back into
+	// the coordinator.
+	TopicPartitions func(name string) (id [16]byte, partitions int32, ok bool)
+	// TopicNames lists the topics a consumer group's topic regex
+	// (ConsumerGroupHeartbeat v1's SubscribedTopicRegex) may match: leave
+	// out internal topics. Called at most once per heartbeat interval per
+	// regex per group. Nil: regex subscriptions answer
+	// INVALID_REGULAR_EXPRESSION.
+	TopicNames func() []string
 	// Clock is where time comes from; default clock.Real.
 	Clock clock.Clock
 	// Logger; default slog.Default(), with component=group.
@@ -216,7 +229,8 @@ func (c *Coordinator) snapshot(keep func(*group) bool) []*group {
 }
 
 // lockGroup returns the group named id with its lock held, creating an
-// empty classic group if there is none and create is set. With no group to
+// empty classic group if there is none and create is set (a consumer
+// group's first heartbeat converts it). With no group to
 // use it returns nil and the error code to answer: NOT_COORDINATOR or
 // COORDINATOR_LOAD_IN_PROGRESS from the group's partition, or 0 when the
 // group does not exist.
@@ -276,6 +290,11 @@ func (c *Coordinator) newStep(g *group) *step {
 		cfg:         &c.cfg,
 		log:         c.log.With("group", g.id),
 		newMemberID: c.newMemberID,
+		topics: topicLookup{
+			partitions: c.deps.TopicPartitions,
+			names:      c.deps.TopicNames,
+			name:       c.deps.TopicName,
+		},
 	}
 }
 
@@ -292,7 +311,7 @@ func (c *Coordinator) finishTurn(g *group, s *step) {
 		}
 	}
 	s.writes = nil
-	if !g.removed && (g.blank() || g.classic.state == stateDead) {
+	if !g.removed && (g.blank() || g.dead()) {
 		c.removeLocked(g)
 	}
 	g.mu.Unlock()
@@ -325,6 +344,8 @@ func (c *Coordinator) tick() {
 		s := c.newStep(g)
 		if g.kind == protocolClassic {
 			g.classic.tick(s)
+		} else {
+			g.consumer.tick(s)
 		}
 		c.finishTurn(g, s)
 	}

@@ -2,16 +2,19 @@
 // classic rebalance protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // with KIP-62 rebalance timeouts, KIP-345 static membership, KIP-394
 // MEMBER_ID_REQUIRED and KIP-429 cooperative assignors passed through) and
-// committed offsets, kept in the compacted __consumer_offsets topic in
-// Apache Kafka's own key and value formats so they survive restarts and
-// read the same with Kafka's tools.
+// with KIP-848's consumer protocol (ConsumerGroupHeartbeat and
+// ConsumerGroupDescribe: server-side assignors, member epochs, incremental
+// reconciliation), and committed offsets, kept in the compacted
+// __consumer_offsets topic in Apache Kafka's own key and value formats so
+// they survive restarts and read the same with Kafka's tools.
 //
 // The broker's handler files stay thin: decode a request, call the method of
 // the same name on a Coordinator, encode the kmsg response it returns. The
 // coordinator never talks to the network or to storage directly; it writes
 // and replays __consumer_offsets through the Log interface, which the
-// broker adapts to its partitions, and learns which topics exist through
-// Deps.TopicExists. See docs/DESIGN-group.md for the state machine, the
+// broker adapts to its partitions, and learns about topics through Deps
+// (TopicExists for commits, TopicPartitions and TopicNames for consumer
+// group assignment). See docs/DESIGN-group.md for the state machines, the
 // persistence format and the locking.
 //
 // # Files
@@ -19,15 +22,22 @@
 //	coordinator.go  Coordinator, Deps, Start/Stop, Load/Unload, the group table and its locking
 //	config.go       Config, with Kafka's names and defaults
 //	step.go         step: the effects (log writes, replies) of one state-machine turn
-//	group.go        group: what every protocol shares (offsets, lock, kind)
+//	group.go        group: what every protocol shares (offsets, lock, kind), conversions
 //	classic.go      the classic protocol's state and members
 //	classic_join.go JoinGroup and the join phase (new, pending, static and known members)
 //	classic_sync.go SyncGroup, Heartbeat, LeaveGroup, timeouts
 //	api_classic.go  the exported JoinGroup/SyncGroup/Heartbeat/LeaveGroup
+//	consumer.go     the consumer protocol's (KIP-848) state, members and indexes
+//	consumer_heartbeat.go  join, heartbeat, leave, target assignment, timeouts
+//	consumer_reconcile.go  a member's step toward its target (revoke first, then assign)
+//	assign.go       the server-side assignors, uniform and range
+//	topic_partitions.go    topicPartitions, sets of partitions by topic ID
+//	api_consumer.go the exported ConsumerGroupHeartbeat/ConsumerGroupDescribe, WithClient
 //	api_offsets.go  OffsetCommit, OffsetFetch, OffsetDelete
 //	api_admin.go    DescribeGroups, ListGroups, DeleteGroups
 //	expire.go       offset retention (KIP-211) and the cleanup of dead groups
 //	records.go      __consumer_offsets keys, values and batches
+//	records_consumer.go    the consumer group records (key types 3-8)
 //	load.go         replay of a __consumer_offsets partition
 //	partition.go    PartitionFor, Kafka's group-to-partition hash
 //	memlog.go       MemLog, an in-memory Log
@@ -36,9 +46,10 @@
 // # Time
 //
 // The state machine reads no clock: every turn gets its time from the
-// Coordinator's clock.Clock, and deadlines (session, rebalance, sync and
-// initial-delay timeouts) are checked by a periodic tick, not by timers, so
-// a test moves a clock.Manual and calls tick to make time pass.
+// Coordinator's clock.Clock, and deadlines (session, rebalance, sync,
+// initial-delay and revocation timeouts) are checked by a periodic tick,
+// not by timers, so a test moves a clock.Manual and calls tick to make
+// time pass.
 //
 // # Lock order
 //

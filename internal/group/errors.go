@@ -30,6 +30,13 @@ var (
 	codeInvalidCommitOffsetSize   = kerr.InvalidCommitOffsetSize.Code
 	codeGroupSubscribedToTopic    = kerr.GroupSubscribedToTopic.Code
 	codeUnknownServerError        = kerr.UnknownServerError.Code
+	codeInvalidRequest            = kerr.InvalidRequest.Code
+	codeUnsupportedVersion        = kerr.UnsupportedVersion.Code
+	codeFencedMemberEpoch         = kerr.FencedMemberEpoch.Code
+	codeStaleMemberEpoch          = kerr.StaleMemberEpoch.Code
+	codeUnreleasedInstanceID      = kerr.UnreleasedInstanceID.Code
+	codeUnsupportedAssignor       = kerr.UnsupportedAssignor.Code
+	codeInvalidRegularExpression  = kerr.InvalidRegularExpression.Code
 )
 
 // appendError is the Kafka error an append to __consumer_offsets failed
@@ -75,6 +82,23 @@ func groupStoreErrorCode(err error) int16 {
 		return codeNotCoordinator
 	case kerr.RequestTimedOut:
 		return codeRebalanceInProgress
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		return codeUnknownServerError
+	default:
+		return ke.Code
+	}
+}
+
+// consumerStoreErrorCode maps a failed append of a consumer group's records
+// to the code ConsumerGroupHeartbeat answers with, as Kafka's group
+// coordinator normalizes write errors.
+func consumerStoreErrorCode(err error) int16 {
+	switch ke := appendError(err); ke {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend,
+		kerr.RequestTimedOut:
+		return codeCoordinatorNotAvailable
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return codeNotCoordinator
 	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
 		return codeUnknownServerError
 	default:

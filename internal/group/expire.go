@@ -2,7 +2,6 @@ package group
 
 import (
 	"slices"
-	"time"
 
 	"github.com/samsa-io/samsa/internal/model"
 )
@@ -20,7 +19,7 @@ func (c *Coordinator) expireOffsets() {
 			continue
 		}
 		s := c.newStep(g)
-		expired := g.expiredOffsets(s.now, s.cfg.OffsetsRetention)
+		expired := g.expiredOffsets(s)
 		g.deleteOffsets(s, expired, func(err error) {
 			if err != nil {
 				s.log.Warn("writing expired offsets failed; retrying at the next check", "err", err)
@@ -33,21 +32,23 @@ func (c *Coordinator) expireOffsets() {
 }
 
 // expiredOffsets lists the offsets past their retention (KIP-211). The
-// retention of an Empty group's offsets runs from when it became empty; a
-// group that never had members (simple commits) counts from each commit; a
-// Stable "consumer" group keeps the offsets of the topics it subscribes to
-// and counts the others from their commit; any other group with members
-// keeps everything. A commit that set its own retention (OffsetCommit
-// v2-v4) expires when that says.
-func (g *group) expiredOffsets(now time.Time, retention time.Duration) []model.TopicPartition {
-	if g.kind != protocolClassic {
-		return nil
-	}
-	cg := &g.classic
+// retention of an Empty classic group's offsets runs from when it became
+// empty; a group that never had members (simple commits) counts from each
+// commit; a Stable classic "consumer" group keeps the offsets of the topics
+// it subscribes to and counts the others from their commit; any other
+// classic group with members keeps everything. A consumer (KIP-848) group
+// keeps the offsets of the topics its members subscribe to and counts the
+// others from their commit, as Kafka does. A commit that set its own
+// retention (OffsetCommit v2-v4) expires when that says.
+func (g *group) expiredOffsets(s *step) []model.TopicPartition {
+	now, retention := s.now, s.cfg.OffsetsRetention
 	fromCommit := func(o committedOffset) int64 { return o.commitTimestamp }
 	var base func(committedOffset) int64
-	var keep map[string]struct{}
+	var keep func(topic string) bool
+	cg := &g.classic
 	switch {
+	case g.kind == protocolConsumer:
+		base, keep = fromCommit, func(topic string) bool { return g.consumer.subscribes(s, topic) }
 	case cg.protocolType != "" && cg.state == stateEmpty:
 		base = func(o committedOffset) int64 {
 			if cg.stateTimestamp.IsZero() {
@@ -56,7 +57,7 @@ func (g *group) expiredOffsets(now time.Time, retention time.Duration) []model.T
 			return cg.stateTimestamp.UnixMilli()
 		}
 	case cg.protocolType == "consumer" && cg.subscribedTopics != nil && cg.state == stateStable:
-		base, keep = fromCommit, cg.subscribedTopics
+		base, keep = fromCommit, cg.subscribes
 	case cg.protocolType == "":
 		base = fromCommit
 	default:
@@ -65,7 +66,7 @@ func (g *group) expiredOffsets(now time.Time, retention time.Duration) []model.T
 	nowMs, retentionMs := now.UnixMilli(), retention.Milliseconds()
 	var out []model.TopicPartition
 	for _, tp := range sortedPartitions(g.offsets) {
-		if _, ok := keep[tp.Topic]; ok {
+		if keep != nil && keep(tp.Topic) {
 			continue
 		}
 		o := g.offsets[tp]
@@ -92,7 +93,7 @@ func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(e
 		records = append(records, kv{key: offsetKey(g.id, tp)})
 	}
 	if dead {
-		records = append(records, kv{key: groupKey(g.id)})
+		records = append(records, g.tombstones()...)
 	}
 	if len(records) == 0 {
 		return
@@ -104,7 +105,7 @@ func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(e
 				delete(g.offsets, tp)
 			}
 			if dead {
-				g.classic.transition(s, stateDead)
+				g.markDead(s)
 			}
 		}
 		if onDone != nil {

@@ -17,7 +17,8 @@ const (
 	// only store offsets ("simple" groups) are classic groups without
 	// members and without a protocol type, as in Kafka.
 	protocolClassic protocolKind = iota
-	// protocolConsumer: KIP-848, served by a later change in this package.
+	// protocolConsumer: KIP-848's ConsumerGroupHeartbeat, with server-side
+	// assignment.
 	protocolConsumer
 )
 
@@ -44,8 +45,11 @@ type group struct {
 	// look it up again.
 	removed bool
 	kind    protocolKind
-	classic classicGroup
-	offsets map[model.TopicPartition]committedOffset
+	// classic is the state of a classic group, consumer that of a consumer
+	// group; the other is left as new.
+	classic  classicGroup
+	consumer consumerGroup
+	offsets  map[model.TopicPartition]committedOffset
 }
 
 // committedOffset is one partition's committed offset, as
@@ -66,32 +70,112 @@ func newGroup(id string, partition int32) *group {
 		id:        id,
 		partition: partition,
 		classic:   newClassicGroup(id),
+		consumer:  newConsumerGroup(id),
 		offsets:   make(map[model.TopicPartition]committedOffset),
 	}
 }
 
 // blank reports whether the group holds nothing worth keeping: no offsets
-// and a classic state that was never persisted. Such a group is what a
-// refused JoinGroup or an expired MEMBER_ID_REQUIRED round trip leaves
-// behind; Kafka keeps it until the next offsets cleanup, Samsa drops it at
-// once since nothing in the log refers to it.
+// and a state that was never persisted. Such a group is what a refused
+// JoinGroup or an expired MEMBER_ID_REQUIRED round trip leaves behind;
+// Kafka keeps it until the next offsets cleanup, Samsa drops it at once
+// since nothing in the log refers to it.
 func (g *group) blank() bool {
-	return g.kind == protocolClassic && len(g.offsets) == 0 && g.classic.blank()
+	if len(g.offsets) > 0 {
+		return false
+	}
+	if g.kind == protocolConsumer {
+		return g.consumer.blank()
+	}
+	return g.classic.blank()
+}
+
+// dead reports whether the group was deleted: it leaves the table at the
+// end of the turn.
+func (g *group) dead() bool {
+	if g.kind == protocolConsumer {
+		return g.consumer.dead
+	}
+	return g.classic.state == stateDead
+}
+
+// markDead ends a group whose deletion is durable.
+func (g *group) markDead(s *step) {
+	if g.kind == protocolConsumer {
+		g.consumer.dead = true
+		return
+	}
+	g.classic.transition(s, stateDead)
 }
 
 // isEmpty reports whether the group has no members: the state in which it
 // may be deleted and in which anyone may commit offsets to it.
 func (g *group) isEmpty() bool {
-	return g.kind == protocolClassic && g.classic.state == stateEmpty
+	if g.kind == protocolConsumer {
+		return g.consumer.empty() && !g.consumer.dead
+	}
+	return g.classic.state == stateEmpty
+}
+
+// tombstones delete the group's own records (not its offsets).
+func (g *group) tombstones() []kv {
+	if g.kind == protocolConsumer {
+		return g.consumer.tombstones()
+	}
+	return []kv{{key: groupKey(g.id)}}
 }
 
 // stateName is the group's state as DescribeGroups and ListGroups name it.
 func (g *group) stateName() string {
+	if g.kind == protocolConsumer {
+		return g.consumer.stateName()
+	}
 	return g.classic.state.String()
 }
 
 // protocolType is what ListGroups and DescribeGroups report as the group's
 // protocol type ("consumer", "connect", or "" for a simple group).
 func (g *group) protocolType() string {
+	if g.kind == protocolConsumer {
+		return "consumer"
+	}
 	return g.classic.protocolType
+}
+
+// convertible reports whether a classic group may become a consumer group:
+// it has no members, as Kafka requires when online migration is not used.
+func (g *classicGroup) convertible() bool {
+	return g.state == stateEmpty && len(g.members) == 0
+}
+
+// persisted reports whether the classic group has a metadata record.
+func (g *classicGroup) persisted() bool {
+	return g.generation > 0 || g.protocolType != ""
+}
+
+// convertToConsumer turns an empty classic group into a consumer group,
+// keeping its offsets, and returns the tombstone of its classic metadata
+// to write with the consumer group's first records. The turn's undo turns
+// it back.
+func (g *group) convertToConsumer(s *step) []kv {
+	old := g.classic
+	g.kind, g.classic, g.consumer = protocolConsumer, newClassicGroup(g.id), newConsumerGroup(g.id)
+	s.onUndo(func() { g.kind, g.classic = protocolClassic, old })
+	if !old.persisted() {
+		return nil
+	}
+	s.log.Info("converting empty classic group to a consumer group")
+	return []kv{{key: groupKey(g.id)}}
+}
+
+// convertToClassic turns an empty consumer group into a classic group, for
+// a JoinGroup, keeping its offsets, as Kafka does; its consumer group
+// records get tombstones.
+func (g *group) convertToClassic(s *step) {
+	persisted, records := g.consumer.epoch > 0, g.consumer.tombstones()
+	g.kind, g.consumer, g.classic = protocolClassic, newConsumerGroup(g.id), newClassicGroup(g.id)
+	if persisted {
+		s.log.Info("converting empty consumer group to a classic group")
+		s.write(records, logStoreError(0))
+	}
 }

@@ -25,23 +25,33 @@ import (
 // buffered channels by the time the turn returns, so after every command
 // the harness can tell exactly which waiting requests were answered.
 type harness struct {
-	t       *testing.T
-	clock   *clock.Manual
-	log     *MemLog
-	cfg     Config
-	topics  map[string]int32 // partition counts; nil: every topic exists
-	c       *Coordinator
-	ids     int
-	clients map[string]*client
+	t      *testing.T
+	clock  *clock.Manual
+	log    *MemLog
+	cfg    Config
+	topics map[string]int32 // partition counts; nil: every topic exists
+	// topicIDs are the IDs of the topics, made up as topics are created
+	// (byte 0 counts the topics ever created, the name follows).
+	topicIDs map[string][16]byte
+	nextID   byte
+	c        *Coordinator
+	ids      int
+	clients  map[string]*client
 	// logged counts the batches of each partition already printed by log.
 	logged map[int32]int
 }
 
 type client struct {
-	name       string
-	memberID   string
+	name     string
+	memberID string
+	// generation is the classic generation, or the member epoch of a
+	// consumer-protocol client.
 	generation int32
 	instanceID string
+	// cgTopics and owned are a consumer-protocol client's subscription and
+	// the partitions it owns: what the coordinator last assigned it.
+	cgTopics []string
+	owned    topicPartitions
 	// joins and syncs are the client's requests not yet answered, oldest
 	// first (a client may send another before the first is answered).
 	joins []<-chan joinResult
@@ -81,6 +91,16 @@ func (h *harness) start() {
 			}
 			n, ok := h.topics[topic]
 			return ok && partition >= 0 && partition < n
+		},
+		TopicPartitions: func(name string) ([16]byte, int32, bool) {
+			n, ok := h.topics[name]
+			return h.topicIDs[name], n, ok
+		},
+		TopicNames: func() []string { return sortedKeys(h.topics) },
+		TopicName:  h.topicName,
+		TopicID: func(name string) ([16]byte, bool) {
+			id, ok := h.topicIDs[name]
+			return id, ok
 		},
 	})
 	h.c.newMemberID = func(prefix string) string {
@@ -135,6 +155,8 @@ var options = map[string]bool{
 	"metadata-max": true, "partitions": true, "topics": true, "group": true, "groups": true, "v": true,
 	"member": true, "instance": true, "session": true, "rebalance": true, "type": true, "protocols": true,
 	"gen": true, "assign": true, "states": true, "types": true, "meta": true,
+	"epoch": true, "regex": true, "assignor": true, "owned": true, "rack": true, "as": true,
+	"cg-session": true, "assignors": true,
 }
 
 func (a args) str(k, def string) string {
@@ -207,6 +229,14 @@ func (h *harness) run(line string, lineNo int) []string {
 		out = h.sync(a)
 	case "heartbeat":
 		out = h.heartbeat(a)
+	case "hb":
+		out = h.cgHeartbeat(a)
+	case "cg-leave":
+		out = h.cgLeave(a)
+	case "cg-describe":
+		out = h.cgDescribe(a)
+	case "topics":
+		h.setTopics(a.pos[0])
 	case "leave":
 		out = h.leave(a)
 	case "tick":
@@ -269,21 +299,52 @@ func (h *harness) config(a args) []string {
 	cfg.MaxSize = int(a.int(h.t, "max-size", int64(cfg.MaxSize)))
 	cfg.OffsetsRetention = a.dur(h.t, "retention", cfg.OffsetsRetention)
 	cfg.OffsetMetadataMaxBytes = int(a.int(h.t, "metadata-max", int64(cfg.OffsetMetadataMaxBytes)))
+	cfg.ConsumerMaxSize = int(a.int(h.t, "max-size", int64(cfg.ConsumerMaxSize)))
+	cfg.ConsumerSessionTimeout = a.dur(h.t, "cg-session", cfg.ConsumerSessionTimeout)
+	if as, ok := a.opts["assignors"]; ok {
+		cfg.ConsumerAssignors = strings.Split(as, ",")
+	}
 	h.cfg = cfg
-	h.topics = nil
+	h.topics, h.topicIDs, h.nextID = nil, nil, 0
 	if ts, ok := a.opts["topics"]; ok {
-		h.topics = map[string]int32{}
-		for _, t := range strings.Split(ts, ",") {
-			name, n, _ := strings.Cut(t, ":")
-			count, err := strconv.Atoi(n)
-			if err != nil {
-				h.t.Fatalf("topics=%s: %v", ts, err)
-			}
-			h.topics[name] = int32(count)
-		}
+		h.setTopics(ts)
 	}
 	h.reset()
 	return nil
+}
+
+// setTopics makes the topics those of a t:N,u:M list: new ones get a new
+// ID, the others keep theirs, and those not listed are deleted.
+func (h *harness) setTopics(list string) {
+	topics, ids := map[string]int32{}, map[string][16]byte{}
+	for _, t := range strings.Split(list, ",") {
+		if t == "" {
+			continue
+		}
+		name, n, _ := strings.Cut(t, ":")
+		count, err := strconv.Atoi(n)
+		if err != nil {
+			h.t.Fatalf("topics=%s: %v", list, err)
+		}
+		topics[name] = int32(count)
+		id, ok := h.topicIDs[name]
+		if !ok {
+			h.nextID++
+			id[0] = h.nextID
+			copy(id[1:], name)
+		}
+		ids[name] = id
+	}
+	h.topics, h.topicIDs = topics, ids
+}
+
+func (h *harness) topicName(id [16]byte) (string, bool) {
+	for name, tid := range h.topicIDs {
+		if tid == id {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 func (h *harness) join(a args) []string {
@@ -487,6 +548,9 @@ func (h *harness) state(pos []string) []string {
 		return []string{fmt.Sprintf("%s: none (%s)", id, errName(code))}
 	}
 	defer g.mu.Unlock()
+	if g.kind == protocolConsumer {
+		return h.consumerState(g)
+	}
 	cg := &g.classic
 	out := []string{fmt.Sprintf("%s: %s gen=%d type=%q protocol=%q leader=%q", id, cg.state, cg.generation,
 		cg.protocolType, cg.protocolName, cg.leader)}
@@ -512,6 +576,11 @@ func (h *harness) state(pos []string) []string {
 	for _, id := range sortedKeys(cg.pending) {
 		out = append(out, "  pending "+id)
 	}
+	return append(out, offsetLines(g)...)
+}
+
+func offsetLines(g *group) []string {
+	var out []string
 	for _, tp := range sortedPartitions(g.offsets) {
 		o := g.offsets[tp]
 		out = append(out, fmt.Sprintf("  offset %s=%d epoch=%d metadata=%q", tp, o.offset, o.leaderEpoch, o.metadata))
@@ -643,6 +712,11 @@ func (h *harness) fetch(a args) []string {
 	for _, g := range groups {
 		rg := kmsg.NewOffsetFetchRequestGroup()
 		rg.Group = g
+		if who, ok := a.opts["as"]; ok {
+			c := h.client(who)
+			rg.MemberID, rg.MemberEpoch = new(c.memberID), c.generation
+		}
+		rg.MemberEpoch = int32(a.int(h.t, "epoch", int64(rg.MemberEpoch)))
 		if reqTopics != nil {
 			rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 			for _, t := range reqTopics {
@@ -767,6 +841,9 @@ func describeRecord(key, value []byte) string {
 		}
 		return s + "]"
 	}
+	if version >= consumerGroupMetadataKeyType && version <= consumerGroupCurrentMemberKeyType {
+		return describeConsumerRecord(version, key, value)
+	}
 	return fmt.Sprintf("key version %d", version)
 }
 
@@ -775,13 +852,4 @@ func deref(s *string) string {
 		return "null"
 	}
 	return *s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package group
 import (
 	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/model"
@@ -45,30 +46,54 @@ func (c *Coordinator) replay(ctx context.Context, partition int32) ([]*group, er
 		c.log.Warn("records of __consumer_offsets not loaded", "partition", partition,
 			"other_kinds", r.skipped, "undecodable", r.bad)
 	}
-	return r.groups(partition, c.clock.Now()), nil
+	return r.groups(partition, c.clock.Now(), &c.cfg), nil
 }
 
 // replayState accumulates the latest value of each key of a partition.
 type replayState struct {
 	offsets  map[string]map[model.TopicPartition]committedOffset
 	metadata map[string]*kmsg.GroupMetadataValue
-	// skipped counts records of kinds this package does not read yet
-	// (KIP-848 consumer groups, share groups, transactional commits);
-	// bad counts records that do not decode. Neither stops a load: one
-	// bad record must not make every group of the partition unreachable.
+	consumer map[string]*consumerReplay
+	// seq numbers the records applied; classicSeq is the number of each
+	// group's last classic metadata record. A group ID with both classic
+	// and consumer group records (converted from one protocol to the
+	// other, and the tombstones of the old one lost) is the kind written
+	// last.
+	seq        int
+	classicSeq map[string]int
+	// skipped counts records of kinds this package does not read (share
+	// and streams groups, transactional commits); bad counts records that
+	// do not decode. Neither stops a load: one bad record must not make
+	// every group of the partition unreachable.
 	skipped, bad int
+}
+
+// consumerReplay is what a partition holds of a consumer group.
+type consumerReplay struct {
+	hasEpoch        bool
+	epoch           int32
+	metadataHash    int64
+	assignmentEpoch int32
+	members         map[string]*memberMetadataValue
+	targets         map[string]topicPartitions
+	current         map[string]*currentAssignmentValue
+	// seq is the number of the group's last epoch record.
+	seq int
 }
 
 func newReplay() *replayState {
 	return &replayState{
-		offsets:  make(map[string]map[model.TopicPartition]committedOffset),
-		metadata: make(map[string]*kmsg.GroupMetadataValue),
+		offsets:    make(map[string]map[model.TopicPartition]committedOffset),
+		metadata:   make(map[string]*kmsg.GroupMetadataValue),
+		consumer:   make(map[string]*consumerReplay),
+		classicSeq: make(map[string]int),
 	}
 }
 
 // apply folds one record into the state. key and value are only valid
 // during the call: everything kept is copied.
 func (r *replayState) apply(key, value []byte) {
+	r.seq++
 	version, ok := keyVersion(key)
 	switch {
 	case !ok:
@@ -77,9 +102,91 @@ func (r *replayState) apply(key, value []byte) {
 		r.applyOffset(key, value)
 	case version == groupMetadataKeyVersion:
 		r.applyMetadata(key, value)
+	case version == consumerGroupPartitionMetadataKeyType, version == consumerGroupRegexKeyType:
+		// Kafka's records of what a load recomputes: the subscribed
+		// topics' metadata and resolved regular expressions.
+	case version >= consumerGroupMetadataKeyType && version <= consumerGroupCurrentMemberKeyType:
+		if err := r.applyConsumer(version, key, value); err != nil {
+			r.bad++
+		}
 	default:
 		r.skipped++
 	}
+}
+
+// applyConsumer folds a consumer group record into the state.
+func (r *replayState) applyConsumer(keyType int16, key, value []byte) error {
+	perMember := keyType == consumerGroupMemberMetadataKeyType || keyType == consumerGroupTargetMemberKeyType ||
+		keyType == consumerGroupCurrentMemberKeyType
+	groupID, memberID, err := readConsumerKey(key, perMember)
+	if err != nil {
+		return err
+	}
+	cr := r.consumer[groupID]
+	if cr == nil {
+		if value == nil {
+			return nil
+		}
+		cr = &consumerReplay{
+			members: make(map[string]*memberMetadataValue),
+			targets: make(map[string]topicPartitions),
+			current: make(map[string]*currentAssignmentValue),
+		}
+		r.consumer[groupID] = cr
+	}
+	switch keyType {
+	case consumerGroupMetadataKeyType:
+		if value == nil {
+			delete(r.consumer, groupID)
+			return nil
+		}
+		v, err := decodeGroupEpochValue(value)
+		if err != nil {
+			return err
+		}
+		cr.hasEpoch, cr.epoch, cr.metadataHash, cr.seq = true, v.epoch, v.metadataHash, r.seq
+	case consumerGroupTargetMetadataKeyType:
+		if value == nil {
+			cr.assignmentEpoch = 0
+			return nil
+		}
+		epoch, err := decodeTargetEpochValue(value)
+		if err != nil {
+			return err
+		}
+		cr.assignmentEpoch = epoch
+	case consumerGroupMemberMetadataKeyType:
+		if value == nil {
+			delete(cr.members, memberID)
+			return nil
+		}
+		v, err := decodeMemberMetadataValue(value)
+		if err != nil {
+			return err
+		}
+		cr.members[memberID] = v
+	case consumerGroupTargetMemberKeyType:
+		if value == nil {
+			delete(cr.targets, memberID)
+			return nil
+		}
+		v, err := decodeTargetMemberValue(value)
+		if err != nil {
+			return err
+		}
+		cr.targets[memberID] = v
+	case consumerGroupCurrentMemberKeyType:
+		if value == nil {
+			delete(cr.current, memberID)
+			return nil
+		}
+		v, err := decodeCurrentAssignmentValue(value)
+		if err != nil {
+			return err
+		}
+		cr.current[memberID] = v
+	}
+	return nil
 }
 
 func (r *replayState) applyOffset(key, value []byte) {
@@ -127,8 +234,10 @@ func (r *replayState) applyMetadata(key, value []byte) {
 	}
 	if value == nil {
 		delete(r.metadata, k.Group)
+		delete(r.classicSeq, k.Group)
 		return
 	}
+	r.classicSeq[k.Group] = r.seq
 	v := new(kmsg.GroupMetadataValue)
 	if err := v.ReadFrom(value); err != nil {
 		r.bad++
@@ -145,30 +254,77 @@ func (r *replayState) applyMetadata(key, value []byte) {
 // groups builds the loaded groups. Members of a loaded group have to
 // heartbeat within their session timeout from now, as after a coordinator
 // failover in Kafka.
-func (r *replayState) groups(partition int32, now time.Time) []*group {
+func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*group {
 	var out []*group
+	built := make(map[string]bool)
 	build := func(id string) *group {
 		g := newGroup(id, partition)
-		out = append(out, g)
-		return g
-	}
-	for id, v := range r.metadata {
-		g := build(id)
-		g.classic.load(v, now)
 		for tp, o := range r.offsets[id] {
 			g.offsets[tp] = o
 		}
+		built[id] = true
+		out = append(out, g)
+		return g
+	}
+	consumerWins := func(id string) bool {
+		cr := r.consumer[id]
+		return cr != nil && cr.hasEpoch && cr.seq > r.classicSeq[id]
+	}
+	for id, v := range r.metadata {
+		if !consumerWins(id) {
+			build(id).classic.load(v, now)
+		}
+	}
+	for id, cr := range r.consumer {
+		if consumerWins(id) {
+			g := build(id)
+			g.kind = protocolConsumer
+			g.consumer.load(cr, now, cfg)
+		}
 	}
 	for id, offsets := range r.offsets {
-		if _, ok := r.metadata[id]; ok || len(offsets) == 0 {
-			continue
-		}
-		g := build(id)
-		for tp, o := range offsets {
-			g.offsets[tp] = o
+		if !built[id] && len(offsets) > 0 {
+			build(id)
 		}
 	}
 	return out
+}
+
+// load restores a consumer group: its epochs, members, targets and the
+// members' current assignments. A member whose current assignment record is
+// missing starts from epoch 0 with nothing, and is reconciled at its next
+// heartbeat.
+func (g *consumerGroup) load(cr *consumerReplay, now time.Time, cfg *Config) {
+	g.epoch, g.metadataHash, g.assignmentEpoch = cr.epoch, cr.metadataHash, cr.assignmentEpoch
+	for _, id := range sortedKeys(cr.members) {
+		mv := cr.members[id]
+		m := &consumerMember{
+			id:               id,
+			clientID:         mv.clientID,
+			clientHost:       mv.clientHost,
+			subscribedTopics: slices.Compact(slices.Sorted(slices.Values(mv.subscribedTopics))),
+			rebalanceTimeout: time.Duration(max(mv.rebalanceTimeout, 0)) * time.Millisecond,
+			state:            memberStable,
+			sessionDeadline:  now.Add(cfg.ConsumerSessionTimeout),
+		}
+		m.instanceID, m.rackID = stringOf(mv.instanceID), stringOf(mv.rackID)
+		m.regex, m.serverAssignor = stringOf(mv.regex), stringOf(mv.serverAssignor)
+		if cur := cr.current[id]; cur != nil {
+			m.epoch, m.previousEpoch, m.state = cur.epoch, cur.previousEpoch, cur.state
+			m.assigned, m.pendingRevocation = cur.assigned, cur.pendingRevocation
+			switch m.state {
+			case memberStable, memberUnreleased:
+			case memberUnrevoked:
+				m.revocationDeadline = now.Add(m.rebalanceTimeout)
+			default:
+				m.state = memberUnknown
+			}
+		}
+		g.replaceMember(nil, m)
+		if t, ok := cr.targets[id]; ok {
+			g.target[id] = t
+		}
+	}
 }
 
 // load restores a classic group from its metadata record: Stable with its
@@ -215,4 +371,12 @@ func (g *classicGroup) load(v *kmsg.GroupMetadataValue, now time.Time) {
 		g.leader = *v.Leader
 	}
 	g.subscribedTopics = g.computeSubscribedTopics()
+}
+
+// stringOf is a nullable string's value, "" for null.
+func stringOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/model"
@@ -37,8 +38,9 @@ func records(kvs ...kv) []record.Record {
 }
 
 // Load reads what Kafka may have written too (compressed batches, v0
-// keys, v1 values) and skips, without failing, what it cannot use: other
-// record kinds (KIP-848 keys), transaction markers, undecodable records.
+// keys, v1 values) and skips, without failing, what it cannot use:
+// undecodable records (here a KIP-848 group epoch record cut short),
+// transaction markers, transactional batches.
 func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 	log := NewMemLog()
 	appendBatch(t, log, record.Batch{Records: records(offsetRecord("g", "t", 0, 10))})
@@ -97,12 +99,31 @@ func FuzzReplay(f *testing.F) {
 	f.Add(md.key, []byte(nil))
 	f.Add([]byte{0}, []byte{1})
 	f.Add([]byte{0, 9, 0, 1, 'x'}, []byte{0, 0})
+	t0 := [16]byte{7}
+	m := &consumerMember{id: "m", instanceID: "i", subscribedTopics: []string{"t"}, regex: "t.*", epoch: 4,
+		previousEpoch: 3, state: memberUnrevoked, assigned: topicPartitions{t0: {0, 1}},
+		pendingRevocation: topicPartitions{t0: {2}}}
+	for _, r := range []kv{
+		groupEpochRecord("g", 4, 99),
+		memberMetadataRecord("g", m),
+		targetMemberRecord("g", "m", topicPartitions{t0: {0, 1, 3}}),
+		{key: consumerKey(consumerGroupTargetMetadataKeyType, "g"), value: targetEpochValue(4)},
+		currentAssignmentRecord("g", m),
+	} {
+		f.Add(r.key, r.value)
+		f.Add(r.key, []byte(nil))
+	}
+	cfg := DefaultConfig()
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		r := newReplay()
+		r.apply(groupEpochRecord("g", 1, 0).key, groupEpochRecord("g", 1, 0).value)
 		r.apply(key, value)
 		r.apply(key, value)
-		for _, g := range r.groups(0, epoch) {
-			g.classic.tick(&step{now: epoch, cfg: &Config{}, log: slog.New(slog.DiscardHandler)})
+		for _, g := range r.groups(0, epoch, &cfg) {
+			s := &step{now: epoch.Add(time.Hour), cfg: &cfg, log: slog.New(slog.DiscardHandler)}
+			g.classic.tick(s)
+			g.consumer.tick(s)
+			g.consumer.stateName()
 		}
 	})
 }

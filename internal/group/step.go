@@ -18,9 +18,21 @@ type step struct {
 	log *slog.Logger
 	// newMemberID makes a member ID from a client ID or instance ID.
 	newMemberID func(prefix string) string
+	// topics looks topics up for consumer groups.
+	topics topicLookup
 
 	writes  []write
 	replies []func()
+	// undo puts back, in reverse order, what the turn changed in a
+	// consumer group, for when its records cannot be stored.
+	undo []func()
+}
+
+// topicLookup is the part of Deps consumer groups read topics through.
+type topicLookup struct {
+	partitions func(name string) (id [16]byte, partitions int32, ok bool)
+	names      func() []string
+	name       func(id [16]byte) (string, bool)
 }
 
 // write is a batch of records to append to the group's partition of
@@ -52,6 +64,17 @@ func (s *step) replyJoin(ch chan<- joinResult, r joinResult) {
 
 func (s *step) replySync(ch chan<- syncResult, r syncResult) {
 	s.reply(func() { ch <- r })
+}
+
+// onUndo records how to put back a change of this turn.
+func (s *step) onUndo(fn func()) { s.undo = append(s.undo, fn) }
+
+// rollback undoes the turn's changes, newest first.
+func (s *step) rollback() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+	s.undo = nil
 }
 
 // deliver hands out the queued replies; call it after the writes are done.
