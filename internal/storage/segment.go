@@ -497,4 +497,3 @@ func (s *segment) rescanAfterTruncate() error {
 	}
 	return s.scanTail()
 }
-
