@@ -10,12 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+var update = flag.Bool("update", false, "rewrite the golden files (docs/CONFIG-*.md)")
 
 // TestMarkdownGolden pins the generated reference docs; the lead copies them to docs/.
 func TestMarkdownGolden(t *testing.T) {
 	for _, c := range []*Catalog{Broker, Topic} {
-		path := filepath.Join("testdata", "CONFIG-"+c.scope+".md")
+		path := filepath.Join("..", "..", "docs", "CONFIG-"+c.scope+".md")
 		got := c.Markdown()
 		if *update {
 			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
