@@ -22,8 +22,14 @@ package broker
 // UNSUPPORTED_FOR_MESSAGE_FORMAT. Versions 0-2 are still advertised because
 // librdkafka before 2.11.1 drops compression when Produce v0 is missing.
 //
-// Not yet: idempotent sequence checks and transactions (issue 5); the
-// producer ID in a batch is stored but not checked. Quotas: throttle is 0.
+// Idempotent producers (KIP-98): each batch with a producer ID is checked
+// against that producer's last five batches on the partition
+// (storage.ProducerStateTable): a retry is acknowledged with its original
+// offsets and not written again, a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an
+// old epoch INVALID_PRODUCER_EPOCH.
+//
+// Not yet: transactional produce (issue 5: verification against the
+// transaction coordinator, KIP-890). Quotas: throttle is 0.
 
 import (
 	"encoding/binary"
@@ -213,6 +219,12 @@ func appendErrorCode(err error) (int16, string) {
 		return kerr.KafkaStorageError.Code, err.Error()
 	case errors.Is(err, record.ErrCorrupt), errors.Is(err, record.ErrTruncated):
 		return kerr.CorruptMessage.Code, err.Error()
+	case errors.Is(err, storage.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code, err.Error()
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code, err.Error()
 	}
 	return kerr.UnknownServerError.Code, err.Error()
 }

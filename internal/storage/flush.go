@@ -131,6 +131,9 @@ func (l *Log) Close() error {
 		active := l.activeLocked()
 		err = errors.Join(active.seal(), active.flush())
 		if err == nil {
+			err = l.mu.producers.WriteSnapshot(l.opts.FS, l.dir, l.mu.nextOffset)
+		}
+		if err == nil {
 			err = l.checkpointLocked(true)
 		}
 	}

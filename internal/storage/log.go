@@ -55,6 +55,7 @@ type Log struct {
 		failed         error // sticky: set by the first failed write
 		closed         bool
 		epochs         *epochCache
+		producers      *ProducerStateTable // idempotence and transactions (producer_state.go)
 	}
 
 	syncMu   sync.Mutex
@@ -126,6 +127,10 @@ type AppendResult struct {
 	MaxTimestamp   int64
 	LogStartOffset int64
 	Records        int64
+	// Duplicate: the batch was a retry of one of its producer's last five
+	// (same epoch and sequences); nothing was written and the offsets are
+	// the original append's.
+	Duplicate bool
 }
 
 // AppendAsLeader appends one or more validated batches (record.Validate),
@@ -149,7 +154,13 @@ func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult,
 		l.mu.Unlock()
 		return res, err
 	}
-	batches, err := l.prepareLocked(data, leaderEpoch, assign, &res)
+	pa := l.mu.producers.NewAppend()
+	batches, err := l.prepareLocked(data, leaderEpoch, assign, pa, &res)
+	if err == nil && res.Duplicate {
+		res.LogStartOffset = l.mu.logStartOffset
+		l.mu.Unlock()
+		return res, nil
+	}
 	if err == nil {
 		err = l.writeLocked(data, batches, leaderEpoch, assign)
 	}
@@ -157,6 +168,7 @@ func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult,
 		l.mu.Unlock()
 		return res, err
 	}
+	pa.Commit()
 	res.LogStartOffset = l.mu.logStartOffset
 	flush := l.mu.appended-l.mu.flushed >= l.mu.cfg.FlushMessages
 	l.mu.Unlock()
@@ -180,7 +192,11 @@ func (l *Log) writableLocked() error {
 
 // prepareLocked walks the batches, assigning offsets when leading, and
 // returns what the segment needs to index them.
-func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, res *AppendResult) ([]batchInfo, error) {
+//
+// As leader, each producer batch is checked against its producer's state
+// (sequence, epoch); a retried batch makes the whole append a duplicate.
+// The producer state changes are staged in pa, committed after the write.
+func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *ProducerAppend, res *AppendResult) ([]batchInfo, error) {
 	appendTime := int64(-1)
 	if assign && l.mu.cfg.LogAppendTime {
 		appendTime = l.opts.Clock.Now().UnixMilli()
@@ -197,6 +213,16 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, res *Ap
 			return nil, fmt.Errorf("storage: append to %s: %w", l.dir, err)
 		}
 		batch := data[pos : pos+h.Size()]
+		if assign && h.ProducerID >= 0 && !h.IsControl() {
+			dup, err := pa.Check(&h)
+			if err != nil {
+				return nil, fmt.Errorf("storage: append to %s: producer %d: %w", l.dir, h.ProducerID, err)
+			}
+			if dup != nil {
+				res.FirstOffset, res.LastOffset, res.Duplicate = dup.FirstOffset, dup.LastOffset, true
+				return nil, nil
+			}
+		}
 		if assign {
 			record.AssignOffsets(batch, next, leaderEpoch, appendTime)
 			h.BaseOffset = next
@@ -205,6 +231,9 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, res *Ap
 			}
 		} else if err := l.checkFollowerBatch(batch, &h, next); err != nil {
 			return nil, err
+		}
+		if err := pa.UpdateBatch(batch); err != nil {
+			return nil, fmt.Errorf("storage: append to %s: %w", l.dir, err)
 		}
 		batches = append(batches, batchInfo{baseOffset: h.BaseOffset, lastOffset: h.LastOffset(), maxTimestamp: h.MaxTimestamp, size: h.Size()})
 		res.Records += int64(h.NumRecords)
@@ -306,6 +335,11 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 		return nil, err
 	}
 	l.mu.segments = append(l.mu.segments, s)
+	// Everything below base is in the table (an append's changes are
+	// committed after its write), so recovery replays at most one segment.
+	if err := l.mu.producers.WriteSnapshot(l.opts.FS, l.dir, base); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

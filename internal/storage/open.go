@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func listDir(fsys vfs.FS, dir string) (dirListing, error) {
 	for _, name := range names {
 		if knownFiles[name] {
 			continue
+		}
+		if _, ok := ParseSnapshotName(name); ok {
+			continue // producer-state snapshots: loaded after the segments
 		}
 		if strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted") {
 			ls.leftovers = append(ls.leftovers, name)
@@ -125,6 +129,52 @@ func (l *Log) open() error {
 	if err := l.finishOpen(cp); err != nil {
 		l.closeSegments()
 		return err
+	}
+	if err := l.loadProducersLocked(); err != nil {
+		l.closeSegments()
+		return err
+	}
+	return nil
+}
+
+// loadProducersLocked rebuilds the producer-state table: the newest
+// snapshot at or below the log end, brought up to the end by replaying
+// the batches after it. After a clean close the snapshot is at the end and
+// nothing is replayed.
+func (l *Log) loadProducersLocked() error {
+	end := l.mu.nextOffset
+	if err := DeleteSnapshotsAfter(l.opts.FS, l.dir, end); err != nil {
+		return err
+	}
+	t, off, err := LoadLatestSnapshot(l.opts.FS, l.dir, end)
+	if err != nil {
+		return err
+	}
+	if err := l.replayProducersLocked(t, max(off, l.mu.logStartOffset)); err != nil {
+		return err
+	}
+	t.TrimAborted(l.mu.logStartOffset)
+	l.mu.producers = t
+	return nil
+}
+
+// replayProducersLocked applies every batch from offset from on to t.
+func (l *Log) replayProducersLocked(t *ProducerStateTable, from int64) error {
+	for i := l.segmentIndexLocked(from); i < len(l.mu.segments); i++ {
+		s := l.mu.segments[i]
+		r := newBatchReader(s.log, s.indexedPosition(from), s.size.Load())
+		for {
+			batch, _, _, err := r.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("storage: replay producer state in %s: %w", s.log.Name(), err)
+			}
+			if _, err := t.ReplayBatches(batch, from); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

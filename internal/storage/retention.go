@@ -87,6 +87,10 @@ func (l *Log) deletePrefixLocked(n int) error {
 	if err == nil {
 		err = l.mu.epochs.truncateFromStart(l.mu.logStartOffset)
 	}
+	if err == nil {
+		l.mu.producers.TrimAborted(l.mu.logStartOffset)
+		err = DeleteSnapshotsBefore(l.opts.FS, l.dir, l.mu.segments[0].baseOffset)
+	}
 	if err != nil {
 		return l.failLocked(err)
 	}
@@ -186,7 +190,11 @@ func (l *Log) truncateFullyLocked(off int64) error {
 		return l.failLocked(err)
 	}
 	// Creating the new segment first keeps the directory valid at every
-	// point; if off equals an old base, Create truncated that file.
+	// point; if off equals an old base, Create truncated that file. Every
+	// producer-state snapshot describes data that is gone.
+	if err := DeleteSnapshotsAfter(l.opts.FS, l.dir, -1); err != nil {
+		return l.failLocked(err)
+	}
 	old := l.mu.segments
 	l.mu.segments = []*segment{s}
 	for _, o := range old {
@@ -249,6 +257,11 @@ func (l *Log) afterTruncateLocked() error {
 	// The checkpointed recovery point may be past the new end; left there,
 	// a crash after new appends would trust their unsynced bytes.
 	if err := l.checkpointLocked(false); err != nil {
+		return l.failLocked(err)
+	}
+	// The producer state must forget the batches cut off: rebuild it from
+	// the newest snapshot below the new end.
+	if err := l.loadProducersLocked(); err != nil {
 		return l.failLocked(err)
 	}
 	return nil
