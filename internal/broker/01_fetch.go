@@ -21,8 +21,12 @@ package broker
 // FENCED_LEADER_EPOCH. Out-of-range offsets get OFFSET_OUT_OF_RANGE with
 // the partition's bounds.
 //
+// read_committed (v4+) reads below the last stable offset and lists the
+// aborted transactions in the range, so the client can drop their records
+// (KIP-98).
+//
 // Not yet: follower fetches (ReplicaID >= 0) are served like a consumer's,
-// there being no followers; aborted-transaction lists (issue 5);
+// there being no followers;
 // preferred read replica (KIP-392) is always -1; quotas.
 
 import (
@@ -111,9 +115,12 @@ func checkLeaderEpoch(client, ours int32) int16 {
 
 // fetchResult is what one read found for a partition.
 type fetchResult struct {
-	rr           storage.ReadResult
-	errorCode    int16
-	hw, logStart int64
+	rr                storage.ReadResult
+	errorCode         int16
+	hw, lso, logStart int64
+	// aborted lists the aborted transactions in the returned range, for
+	// read_committed (nil for read_uncommitted: encoded as null).
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
 }
 
 // fetchWithWait reads every partition, and while fewer than MinBytes are
@@ -173,8 +180,15 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 		if limit <= 0 && total > 0 {
 			continue
 		}
-		rr, hw, err := fp.p.Read(fp.sp.fetchOffset, int32(max(limit, 0)), total == 0)
-		r.hw = hw
+		var rr storage.ReadResult
+		var err error
+		if req.IsolationLevel == 1 {
+			rr, r.lso, err = fp.p.ReadCommitted(fp.sp.fetchOffset, int32(max(limit, 0)), total == 0)
+			r.aborted = abortedIn(fp.p, fp.sp.fetchOffset, r.lso)
+		} else {
+			rr, r.hw, err = fp.p.Read(fp.sp.fetchOffset, int32(max(limit, 0)), total == 0)
+			r.lso = fp.p.LastStableOffset()
+		}
 		if err != nil {
 			r.errorCode, failed = fetchErrorCode(err), true
 			continue
@@ -183,6 +197,18 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 		total += rr.Size
 	}
 	return results, total, failed
+}
+
+// abortedIn lists the aborted transactions a read_committed consumer must
+// filter out of [from, lso) (KIP-98): producer ID and first offset.
+func abortedIn(p *replication.Partition, from, lso int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	for _, a := range p.Log().AbortedTransactions(from, lso) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, at)
+	}
+	return out
 }
 
 func fetchErrorCode(err error) int16 {
@@ -204,7 +230,7 @@ func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fps []
 	for i, fp := range fps {
 		r := &results[i]
 		sp := fp.sp
-		lso := r.hw
+		lso := r.lso
 		changed := !sp.sent || r.hw != sp.lastHW || lso != sp.lastLSO || r.logStart != sp.lastLogStart
 		if incremental && r.rr.Size == 0 && r.errorCode == 0 && !changed {
 			continue
@@ -226,6 +252,7 @@ func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fps []
 		p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
 		if r.errorCode == 0 || r.errorCode == kerr.OffsetOutOfRange.Code {
 			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, lso, r.logStart
+			p.AbortedTransactions = r.aborted
 		}
 		resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, p)
 		holes[ti] = append(holes[ti], r.rr)

@@ -5,8 +5,7 @@ package broker
 // Per partition, by timestamp:
 //
 //	-1 latest       the high watermark (read_uncommitted) or the last
-//	                stable offset (read_committed; the high watermark until
-//	                transactions land)
+//	                stable offset (read_committed)
 //	-2 earliest     the log start offset
 //	-3 max          the first record with the largest timestamp (v7+, KIP-734)
 //	-4 earliest local  the log start offset: all data is local (v8+, KIP-405)
@@ -80,7 +79,7 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, ts *topicState, rp *km
 		sp.ErrorCode = code
 		return
 	}
-	off, t, err := lookupOffset(p, rp.Timestamp)
+	off, t, err := lookupOffset(p, rp.Timestamp, req.IsolationLevel == 1)
 	if err != nil {
 		sp.ErrorCode = kerr.KafkaStorageError.Code
 		if errors.Is(err, storage.ErrClosed) {
@@ -93,9 +92,12 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, ts *topicState, rp *km
 }
 
 // lookupOffset resolves a ListOffsets timestamp to an offset and timestamp.
-func lookupOffset(p *replication.Partition, ts int64) (int64, int64, error) {
+func lookupOffset(p *replication.Partition, ts int64, readCommitted bool) (int64, int64, error) {
 	log := p.Log()
 	hw := p.HighWatermark()
+	if readCommitted {
+		hw = p.LastStableOffset()
+	}
 	switch ts {
 	case -1:
 		return hw, -1, nil

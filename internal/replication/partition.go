@@ -113,12 +113,37 @@ func (p *Partition) ResetHighWatermark() {
 // Read reads committed data from offset (records below the high
 // watermark), Kafka's consumer view.
 func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {
+	return p.readUpTo(offset, maxBytes, minOneBatch, p.HighWatermark())
+}
+
+// LastStableOffset is the high watermark, or the first offset of the
+// oldest open transaction if that is lower: read_committed consumers read
+// below it.
+func (p *Partition) LastStableOffset() int64 {
 	hw := p.HighWatermark()
-	if offset > hw {
-		return storage.ReadResult{}, hw, fmt.Errorf("%w: %d past the high watermark %d", storage.ErrOffsetOutOfRange, offset, hw)
+	if fu := p.log.FirstUnstableOffset(); fu >= 0 && fu < hw {
+		return fu
 	}
-	rr, err := p.log.Read(offset, maxBytes, hw, minOneBatch)
-	return rr, hw, err
+	return hw
+}
+
+// ReadCommitted reads up to the last stable offset (read_committed) and
+// returns it.
+func (p *Partition) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {
+	return p.readUpTo(offset, maxBytes, minOneBatch, p.LastStableOffset())
+}
+
+// readUpTo reads below limit. An offset past the high watermark is out of
+// range; one between limit and the high watermark reads nothing yet.
+func (p *Partition) readUpTo(offset int64, maxBytes int32, minOneBatch bool, limit int64) (storage.ReadResult, int64, error) {
+	if hw := p.HighWatermark(); offset > hw {
+		return storage.ReadResult{}, limit, fmt.Errorf("%w: %d past the high watermark %d", storage.ErrOffsetOutOfRange, offset, hw)
+	}
+	if offset >= limit {
+		return storage.ReadResult{}, limit, nil
+	}
+	rr, err := p.log.Read(offset, maxBytes, limit, minOneBatch)
+	return rr, limit, err
 }
 
 // Waiter is a fetch waiting for data on any of several partitions: it

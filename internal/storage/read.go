@@ -280,3 +280,27 @@ func (l *Log) AssignEpoch(epoch int32) error {
 	}
 	return nil
 }
+
+// FirstUnstableOffset is the first offset of the oldest transaction still
+// open on this log, or -1: the last stable offset is the smaller of it and
+// the high watermark.
+func (l *Log) FirstUnstableOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.producers.FirstUnstableOffset()
+}
+
+// AbortedTransactions lists the aborted transactions that overlap
+// [fetchOffset, upperBound), for a read_committed fetch to filter.
+func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) []AbortedTxn {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.producers.AbortedTransactions(fetchOffset, upperBound)
+}
+
+// Producers lists the producers with state on this log (DescribeProducers).
+func (l *Log) Producers() []ProducerState {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.producers.Producers()
+}
