@@ -7,13 +7,12 @@ package broker
 // caller's listener. v4+ looks up several keys at once (KIP-699).
 //
 // For a group key, __consumer_offsets is created on first use with the
-// offsets.topic.* configs, as Kafka creates it; if that fails the key gets
-// COORDINATOR_NOT_AVAILABLE and the client retries. An empty group ID is
-// INVALID_REQUEST.
+// offsets.topic.* configs, as Kafka creates it, and for a transactional ID
+// __transaction_state with the transaction.state.log.* configs; if that
+// fails the key gets COORDINATOR_NOT_AVAILABLE and the client retries. An
+// empty key is INVALID_REQUEST.
 //
-// Not yet: transaction coordinators (key type 1) answer
-// COORDINATOR_NOT_AVAILABLE until transactions land (issue 5); share
-// groups (type 2) are not supported (INVALID_REQUEST).
+// Not yet: share groups (type 2) are not supported (INVALID_REQUEST).
 
 import (
 	"context"
@@ -73,7 +72,15 @@ func (b *Broker) coordinatorFor(keyType int8, key string) (int16, string) {
 		}
 		return 0, ""
 	case coordinatorTransaction:
-		return kerr.CoordinatorNotAvailable.Code, "transactions are not supported yet"
+		if key == "" {
+			return kerr.InvalidRequest.Code, "empty transactional ID"
+		}
+		ctx, cancel := context.WithTimeout(b.tasks.Context(), 10*time.Second)
+		defer cancel()
+		if err := b.ensureTxnStateTopic(ctx); err != nil {
+			return kerr.CoordinatorNotAvailable.Code, err.Error()
+		}
+		return 0, ""
 	}
 	return kerr.InvalidRequest.Code, "unsupported coordinator type"
 }

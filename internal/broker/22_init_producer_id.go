@@ -18,14 +18,11 @@ package broker
 // COORDINATOR_LOAD_IN_PROGRESS, which clients retry, as Kafka answers while
 // its next block is pending.
 //
-// Transactional IDs wait for the transaction coordinator (issue 5): an
-// empty one is INVALID_REQUEST, as in Kafka; any other gets
-// COORDINATOR_NOT_AVAILABLE. With them wait the transaction timeout
-// (INVALID_TRANSACTION_TIMEOUT), the epoch bump and fencing of
-// transactional producers (KIP-360, v3+), PRODUCER_FENCED (v4+) and
-// TRANSACTION_ABORTABLE (v5, KIP-890). Produce does not check the producer
-// ID's sequence numbers yet (issue 5). v6 (KIP-939, two-phase commit) is not
-// advertised.
+// A transactional ID goes to the transaction coordinator (internal/txn):
+// a new ID or an epoch bump that aborts the open transaction and fences the
+// zombie (KIP-98, KIP-360), the transaction timeout checked against
+// transaction.max.timeout.ms. An empty transactional ID is INVALID_REQUEST,
+// as in Kafka. v6 (KIP-939, two-phase commit) is not advertised.
 
 import (
 	"context"
@@ -48,7 +45,7 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	case req.TransactionalID != nil && *req.TransactionalID == "":
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	case req.TransactionalID != nil:
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		return b.txns.InitProducerID(b.tasks.Context(), req), nil
 	default:
 		id, err := b.producerIDs.take(b.tasks.Context(), b.ctrl.AllocateProducerIDs)
 		if err != nil {

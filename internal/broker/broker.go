@@ -21,6 +21,7 @@ import (
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/samsa-io/samsa/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -118,6 +119,7 @@ type Broker struct {
 	logs   *storage.Manager
 	ctrl   *controller.Controller
 	groups *group.Coordinator
+	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
 	topics *topicTable
@@ -196,6 +198,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	}
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
+	b.startTxns()
 	for i, ln := range lns {
 		bound := b.Listeners()[i]
 		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
@@ -384,6 +387,9 @@ func (b *Broker) Close() error {
 		b.tasks.Stop()
 	}
 	var errs []error
+	if b.txns != nil {
+		b.txns.Stop()
+	}
 	if b.groups != nil {
 		b.groups.Stop()
 	}

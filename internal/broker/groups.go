@@ -19,7 +19,7 @@ import (
 func (b *Broker) startGroups() {
 	img := b.meta.Load()
 	b.groups = group.New(group.ConfigFrom(b.brokerConfig(img)), group.Deps{
-		Log:         offsetsLog{b},
+		Log:         internalLog{b, group.OffsetsTopic},
 		TopicExists: b.topicExists,
 		TopicName: func(id [16]byte) (string, bool) {
 			ts, ok := b.topics.byTopicID(id)
@@ -65,31 +65,42 @@ func (b *Broker) topicExists(topic string, partition int32) bool {
 // ensureOffsetsTopic creates __consumer_offsets if it does not exist, with
 // offsets.topic.* settings, compacted.
 func (b *Broker) ensureOffsetsTopic(ctx context.Context) error {
-	if _, ok := b.topics.byTopicName(group.OffsetsTopic); ok {
+	cfg := b.brokerConfig(b.meta.Load())
+	return b.ensureInternalTopic(ctx, group.OffsetsTopic, cfg.Int("offsets.topic.num.partitions"),
+		cfg.Int("offsets.topic.replication.factor"), cfg.Int("offsets.topic.segment.bytes"), nil)
+}
+
+// ensureInternalTopic creates a compacted internal topic if it is missing
+// and applies the image that holds it.
+func (b *Broker) ensureInternalTopic(ctx context.Context, name string, partitions, replicas, segmentBytes int32, extra map[string]string) error {
+	if _, ok := b.topics.byTopicName(name); ok {
 		return nil
 	}
-	cfg := b.brokerConfig(b.meta.Load())
-	compact := "compact"
-	segment := strconv.Itoa(int(cfg.Int("offsets.topic.segment.bytes")))
-	codec := "producer"
+	configs := map[string]*string{}
+	for k, v := range map[string]string{"cleanup.policy": "compact", "segment.bytes": strconv.Itoa(int(segmentBytes)), "compression.type": "producer"} {
+		configs[k] = &v
+	}
+	for k, v := range extra {
+		configs[k] = &v
+	}
 	res := b.ctrl.CreateTopics(ctx, []controller.CreateTopic{{
-		Name:              group.OffsetsTopic,
-		NumPartitions:     cfg.Int("offsets.topic.num.partitions"),
-		ReplicationFactor: int16(cfg.Int("offsets.topic.replication.factor")),
-		Configs:           map[string]*string{"cleanup.policy": &compact, "segment.bytes": &segment, "compression.type": &codec},
+		Name: name, NumPartitions: partitions, ReplicationFactor: int16(replicas), Configs: configs,
 	}}, false)
 	if r := res[0]; r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
-		return fmt.Errorf("broker: create %s: %s", group.OffsetsTopic, r.ErrorMessage)
+		return fmt.Errorf("broker: create %s: %s", name, r.ErrorMessage)
 	}
 	return b.applyImage(b.ctrl.Image())
 }
 
-// offsetsLog is group.Log over this broker's __consumer_offsets
-// partitions.
-type offsetsLog struct{ b *Broker }
+// internalLog is the Log that the group and transaction coordinators use
+// (group.Log, txn.Log): this broker's partitions of their internal topic.
+type internalLog struct {
+	b     *Broker
+	topic string
+}
 
-func (o offsetsLog) partition(p int32) (*topicState, error) {
-	ts, ok := o.b.topics.byTopicName(group.OffsetsTopic)
+func (o internalLog) partition(p int32) (*topicState, error) {
+	ts, ok := o.b.topics.byTopicName(o.topic)
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
@@ -99,7 +110,7 @@ func (o offsetsLog) partition(p int32) (*topicState, error) {
 	return ts, nil
 }
 
-func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) error {
+func (o internalLog) Append(ctx context.Context, partition int32, batch []byte) error {
 	ts, err := o.partition(partition)
 	if err != nil {
 		return err
@@ -115,7 +126,7 @@ func (o offsetsLog) Append(ctx context.Context, partition int32, batch []byte) e
 // readChunk bounds one read while replaying a partition.
 const readChunk = 1 << 20
 
-func (o offsetsLog) ReadAll(ctx context.Context, partition int32, fn func(batches []byte) error) error {
+func (o internalLog) ReadAll(ctx context.Context, partition int32, fn func(batches []byte) error) error {
 	ts, err := o.partition(partition)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return nil // not created yet: nothing to load
@@ -140,7 +151,7 @@ func (o offsetsLog) ReadAll(ctx context.Context, partition int32, fn func(batche
 		}
 		whole, next := wholeBatches(data)
 		if len(whole) == 0 {
-			return fmt.Errorf("broker: %s-%d: no whole batch at offset %d", group.OffsetsTopic, partition, off)
+			return fmt.Errorf("broker: %s-%d: no whole batch at offset %d", o.topic, partition, off)
 		}
 		if err := fn(whole); err != nil {
 			return err

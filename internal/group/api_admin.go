@@ -122,9 +122,15 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		code = codeNonEmptyGroup
 	default:
 		records := make([]kv, 0, len(g.offsets)+3)
-		tps := sortedPartitions(g.offsets)
-		for _, tp := range tps {
+		for _, tp := range sortedPartitions(g.offsets) {
 			records = append(records, kv{key: offsetKey(g.id, tp)})
+		}
+		// The offsets of open transactions go too, as in Kafka; a
+		// partition with both needs one tombstone.
+		for _, tp := range g.pendingPartitions() {
+			if _, ok := g.offsets[tp]; !ok {
+				records = append(records, kv{key: offsetKey(g.id, tp)})
+			}
 		}
 		records = append(records, g.tombstones()...)
 		s.write(records, func(s *step, err error) {
@@ -133,6 +139,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 				return
 			}
 			clear(g.offsets)
+			clear(g.pending)
 			g.markDead(s)
 			s.log.Info("group deleted")
 		})

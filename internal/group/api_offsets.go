@@ -81,7 +81,7 @@ func (c *Coordinator) commitLocked(g *group, s *step, req *kmsg.OffsetCommitRequ
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
 	}
-	if code := g.validateCommit(req.MemberID, instanceID, req.Generation, req.Version); code != 0 {
+	if code := g.validateCommit(req.MemberID, instanceID, req.Generation, req.Version, false); code != 0 {
 		return code
 	}
 	now := s.now.UnixMilli()
@@ -137,7 +137,7 @@ func (c *Coordinator) commitLocked(g *group, s *step, req *kmsg.OffsetCommitRequ
 			return
 		}
 		for _, a := range accepts {
-			g.offsets[a.tp] = a.o
+			g.commitOffset(a.tp, a.o)
 		}
 	})
 	return 0
@@ -152,20 +152,22 @@ func leaderEpoch(version int16, epoch int32) int32 {
 	return epoch
 }
 
-// validateCommit applies the group protocol's rules to a commit.
-func (g *group) validateCommit(memberID, instanceID string, generation int32, version int16) int16 {
+// validateCommit applies the group protocol's rules to a commit, txn for
+// a TxnOffsetCommit.
+func (g *group) validateCommit(memberID, instanceID string, generation int32, version int16, txn bool) int16 {
 	if g.kind == protocolConsumer {
-		return g.consumer.validateCommit(memberID, generation, version)
+		return g.consumer.validateCommit(memberID, generation, version, txn)
 	}
-	return g.classic.validateCommit(memberID, instanceID, generation)
+	return g.classic.validateCommit(memberID, instanceID, generation, txn)
 }
 
 // validateCommit is Kafka's rule for commits to a consumer group: a commit
 // without a member epoch (-1, an admin tool or a consumer assigning
 // partitions itself) only while the group has no members; else a current
 // member, at its current member epoch (STALE_MEMBER_EPOCH), with
-// OffsetCommit v9+ (the version that knows member epochs).
-func (g *consumerGroup) validateCommit(memberID string, epoch int32, version int16) int16 {
+// OffsetCommit v9+ (the version that knows member epochs). A
+// TxnOffsetCommit (txn) has no such version.
+func (g *consumerGroup) validateCommit(memberID string, epoch int32, version int16, txn bool) int16 {
 	if g.dead {
 		return codeCoordinatorNotAvailable
 	}
@@ -176,7 +178,7 @@ func (g *consumerGroup) validateCommit(memberID string, epoch int32, version int
 	switch {
 	case m == nil:
 		return codeUnknownMemberID
-	case version < 9:
+	case version < 9 && !txn:
 		return codeUnsupportedVersion
 	case epoch != m.epoch:
 		return codeStaleMemberEpoch
@@ -205,8 +207,11 @@ func (g *group) validateFetch(memberID *string, epoch int32) int16 {
 	return 0
 }
 
-// validateCommit is Kafka's rule for commits to a classic group.
-func (g *classicGroup) validateCommit(memberID, instanceID string, generation int32) int16 {
+// validateCommit is Kafka's rule for commits to a classic group. A
+// TxnOffsetCommit (txn) without member and generation (v0-v2, which have
+// neither) is accepted from anyone, and is not refused between join and
+// sync, as in Kafka.
+func (g *classicGroup) validateCommit(memberID, instanceID string, generation int32, txn bool) int16 {
 	if g.state == stateDead {
 		return codeCoordinatorNotAvailable
 	}
@@ -220,11 +225,11 @@ func (g *classicGroup) validateCommit(memberID, instanceID string, generation in
 		if generation != g.generation {
 			return codeIllegalGeneration
 		}
-	} else if g.state != stateEmpty {
+	} else if !txn && g.state != stateEmpty {
 		// A commit without member or generation would race the members.
 		return codeUnknownMemberID
 	}
-	if g.state == stateCompletingRebalance {
+	if !txn && g.state == stateCompletingRebalance {
 		// The member knows the new generation but not yet its partitions:
 		// it should sync first. (During PreparingRebalance the old
 		// generation may still commit what it consumed, which is what
@@ -283,8 +288,8 @@ type fetchedTopic struct {
 // is offset -1 too.
 //
 //   - v2: null topics for all; a group-level error code.
-//   - v5: leader epoch. v7: requireStable (KIP-447), trivially met: there
-//     are no transactional commits pending.
+//   - v5: leader epoch. v7: requireStable (KIP-447): a partition with
+//     transactional offsets pending answers UNSTABLE_OFFSET_COMMIT.
 //   - v9: member ID and epoch, checked for KIP-848 groups (UNKNOWN_MEMBER_ID,
 //     STALE_MEMBER_EPOCH); ignored for classic groups.
 //   - v10: topics by ID.
@@ -292,7 +297,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, c.fetchGroup(req.Version, &rg))
+			resp.Groups = append(resp.Groups, c.fetchGroup(req.Version, &rg, req.RequireStable))
 		}
 		return resp
 	}
@@ -303,7 +308,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 			topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 		}
 	}
-	code, fetched := c.fetchOffsets(req.Group, topics, nil, -1)
+	code, fetched := c.fetchOffsets(req.Group, topics, nil, -1, req.RequireStable)
 	if code != 0 && req.Version >= 2 {
 		resp.ErrorCode = code
 		return resp
@@ -327,7 +332,7 @@ func (c *Coordinator) OffsetFetch(ctx context.Context, req *kmsg.OffsetFetchRequ
 }
 
 // fetchGroup answers one group of a v8+ OffsetFetch.
-func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	var topics []fetchTopic
 	if rg.Topics != nil {
 		topics = make([]fetchTopic, 0, len(rg.Topics))
@@ -340,7 +345,7 @@ func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup
 	if version >= 9 {
 		memberID, epoch = rg.MemberID, rg.MemberEpoch
 	}
-	code, fetched := c.fetchOffsets(rg.Group, topics, memberID, epoch)
+	code, fetched := c.fetchOffsets(rg.Group, topics, memberID, epoch, requireStable)
 	gr := kmsg.NewOffsetFetchResponseGroup()
 	gr.Group = rg.Group
 	gr.ErrorCode = code
@@ -359,8 +364,11 @@ func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup
 }
 
 // fetchOffsets reads a group's committed offsets for topics (nil: all),
-// for the member of a consumer group memberID names (nil: anyone).
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID *string, epoch int32) (int16, []fetchedTopic) {
+// for the member of a consumer group memberID names (nil: anyone). With
+// requireStable (KIP-447), a partition with transactional offsets pending
+// answers UNSTABLE_OFFSET_COMMIT and no offset, as Kafka does: the
+// consumer retries until the transaction is over.
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID *string, epoch int32, requireStable bool) (int16, []fetchedTopic) {
 	if groupID == "" {
 		return codeInvalidGroupID, nil
 	}
@@ -376,16 +384,19 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID
 		return code, nil
 	}
 	if topics == nil {
-		return 0, allOffsets(g.offsets)
+		return 0, g.allOffsets(requireStable)
 	}
 	out := make([]fetchedTopic, 0, len(topics))
 	for _, t := range topics {
 		ft := fetchedTopic{name: t.name, id: t.id}
 		for _, p := range t.partitions {
 			fp := fetchedPartition{partition: p, offset: -1, leaderEpoch: -1}
+			tp := model.TopicPartition{Topic: t.name, Partition: p}
 			if t.unknownID {
 				fp.code = codeUnknownTopicID
-			} else if o, ok := g.offsets[model.TopicPartition{Topic: t.name, Partition: p}]; ok {
+			} else if requireStable && g.hasPending(tp) {
+				fp.code = codeUnstableOffsetCommit
+			} else if o, ok := g.offsets[tp]; ok {
 				fp.offset, fp.leaderEpoch, fp.metadata = o.offset, o.leaderEpoch, o.metadata
 			}
 			ft.partitions = append(ft.partitions, fp)
@@ -413,8 +424,11 @@ func missingOffsets(topics []fetchTopic, code int16) []fetchedTopic {
 	return out
 }
 
-// allOffsets lists every committed offset, by topic and partition.
-func allOffsets(offsets map[model.TopicPartition]committedOffset) []fetchedTopic {
+// allOffsets lists every committed offset, by topic and partition; with
+// requireStable, those with transactional offsets pending answer
+// UNSTABLE_OFFSET_COMMIT instead, as in Kafka.
+func (g *group) allOffsets(requireStable bool) []fetchedTopic {
+	offsets := g.offsets
 	tps := sortedPartitions(offsets)
 	var out []fetchedTopic
 	for _, tp := range tps {
@@ -422,10 +436,12 @@ func allOffsets(offsets map[model.TopicPartition]committedOffset) []fetchedTopic
 			out = append(out, fetchedTopic{name: tp.Topic})
 		}
 		o := offsets[tp]
+		fp := fetchedPartition{partition: tp.Partition, offset: o.offset, leaderEpoch: o.leaderEpoch, metadata: o.metadata}
+		if requireStable && g.hasPending(tp) {
+			fp = fetchedPartition{partition: tp.Partition, offset: -1, leaderEpoch: -1, code: codeUnstableOffsetCommit}
+		}
 		ft := &out[len(out)-1]
-		ft.partitions = append(ft.partitions, fetchedPartition{
-			partition: tp.Partition, offset: o.offset, leaderEpoch: o.leaderEpoch, metadata: o.metadata,
-		})
+		ft.partitions = append(ft.partitions, fp)
 	}
 	return out
 }
@@ -535,7 +551,9 @@ func (c *Coordinator) offsetsToDelete(g *group, s *step, req *kmsg.OffsetDeleteR
 			case !g.isEmpty() && subscribes(t.Topic):
 				rp.ErrorCode = codeGroupSubscribedToTopic
 			default:
-				if _, ok := g.offsets[tp]; ok && !slices.Contains(doomed, tp) {
+				// Kafka deletes a partition's pending transactional
+				// offsets with it.
+				if _, ok := g.offsets[tp]; (ok || g.hasPending(tp)) && !slices.Contains(doomed, tp) {
 					doomed = append(doomed, tp)
 				}
 			}

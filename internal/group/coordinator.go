@@ -22,6 +22,13 @@ type Log interface {
 	// (or wrap) the kerr error: NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS,
 	// MESSAGE_TOO_LARGE... are mapped as Kafka maps them. Other errors are
 	// answered as COORDINATOR_NOT_AVAILABLE.
+	//
+	// A TxnOffsetCommit's batch is transactional, with the producer's ID
+	// and epoch and base sequence 0: append it as Kafka appends a
+	// coordinator's batch (no sequence check, but the producer's epoch is
+	// checked and its transaction tracked, so that the marker the broker
+	// writes later closes it). A fenced epoch is reported as the kerr
+	// error the TxnOffsetCommit should answer (PRODUCER_FENCED...).
 	Append(ctx context.Context, partition int32, batch []byte) error
 	// ReadAll calls fn with the partition's batches from its start, in
 	// offset order; one call may hold several concatenated batches, and
@@ -86,6 +93,14 @@ type Coordinator struct {
 		// coordinator serves; requests for a group elsewhere answer
 		// NOT_COORDINATOR.
 		partitions map[int32]partitionState
+		// txns indexes the groups with offsets pending in a transaction,
+		// by __consumer_offsets partition and producer ID, for
+		// CompleteTransaction. An entry may name a group that has since
+		// left the table or dropped those offsets: completing it is a no-op.
+		txns map[txnKey]map[*group]struct{}
+		// late holds the CompleteTransaction calls for a partition that was
+		// loading: the replay may have read the log before the marker.
+		late map[int32][]txnCompletion
 	}
 }
 
@@ -117,6 +132,8 @@ func New(cfg Config, deps Deps) *Coordinator {
 	}
 	c.mu.groups = make(map[string]*group)
 	c.mu.partitions = make(map[int32]partitionState)
+	c.mu.txns = make(map[txnKey]map[*group]struct{})
+	c.mu.late = make(map[int32][]txnCompletion)
 	return c
 }
 
@@ -177,6 +194,7 @@ func (c *Coordinator) Load(ctx context.Context, partition int32) error {
 		c.mu.partitions[partition] = partitionFailed
 		return fmt.Errorf("group: load partition %d: %w", partition, err)
 	}
+	c.indexLoadedLocked(partition, groups)
 	for _, g := range groups {
 		c.mu.groups[g.id] = g
 	}
@@ -192,6 +210,7 @@ func (c *Coordinator) Load(ctx context.Context, partition int32) error {
 func (c *Coordinator) Unload(partition int32) {
 	c.mu.Lock()
 	delete(c.mu.partitions, partition)
+	c.dropTxnsLocked(partition)
 	c.mu.Unlock()
 	c.dropGroups(partition, codeNotCoordinator)
 }
@@ -199,6 +218,9 @@ func (c *Coordinator) Unload(partition int32) {
 func (c *Coordinator) setPartition(partition int32, st partitionState) {
 	c.mu.Lock()
 	c.mu.partitions[partition] = st
+	if st == partitionLoading {
+		c.dropTxnsLocked(partition)
+	}
 	c.mu.Unlock()
 }
 
@@ -305,7 +327,7 @@ func (c *Coordinator) newStep(g *group) *step {
 func (c *Coordinator) finishTurn(g *group, s *step) {
 	for i := 0; i < len(s.writes); i++ {
 		w := s.writes[i]
-		err := c.append(g.partition, w.records, s.now)
+		err := c.append(g.partition, w.records, w.producer, s.now)
 		if w.done != nil {
 			w.done(s, err)
 		}
@@ -318,9 +340,10 @@ func (c *Coordinator) finishTurn(g *group, s *step) {
 	s.deliver()
 }
 
-// append writes records as one batch to a partition of __consumer_offsets.
-func (c *Coordinator) append(partition int32, records []kv, now time.Time) error {
-	batch, err := buildBatch(records, now)
+// append writes records as one batch to a partition of __consumer_offsets,
+// a transactional one for a producer.
+func (c *Coordinator) append(partition int32, records []kv, producer *txnProducer, now time.Time) error {
+	batch, err := buildBatch(records, producer, now)
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,10 @@
 // MEMBER_ID_REQUIRED and KIP-429 cooperative assignors passed through) and
 // with KIP-848's consumer protocol (ConsumerGroupHeartbeat and
 // ConsumerGroupDescribe: server-side assignors, member epochs, incremental
-// reconciliation), and committed offsets, kept in the compacted
-// __consumer_offsets topic in Apache Kafka's own key and value formats so
-// they survive restarts and read the same with Kafka's tools.
+// reconciliation), and committed offsets (transactional ones too, KIP-98
+// and KIP-447), kept in the compacted __consumer_offsets topic in Apache
+// Kafka's own key and value formats so they survive restarts and read the
+// same with Kafka's tools.
 //
 // The broker's handler files stay thin: decode a request, call the method of
 // the same name on a Coordinator, encode the kmsg response it returns. The
@@ -34,6 +35,7 @@
 //	topic_partitions.go    topicPartitions, sets of partitions by topic ID
 //	api_consumer.go the exported ConsumerGroupHeartbeat/ConsumerGroupDescribe, WithClient
 //	api_offsets.go  OffsetCommit, OffsetFetch, OffsetDelete
+//	txn_offsets.go  TxnOffsetCommit and CompleteTransaction: offsets pending in transactions
 //	api_admin.go    DescribeGroups, ListGroups, DeleteGroups
 //	expire.go       offset retention (KIP-211) and the cleanup of dead groups
 //	records.go      __consumer_offsets keys, values and batches

@@ -37,6 +37,7 @@ var (
 	codeUnreleasedInstanceID      = kerr.UnreleasedInstanceID.Code
 	codeUnsupportedAssignor       = kerr.UnsupportedAssignor.Code
 	codeInvalidRegularExpression  = kerr.InvalidRegularExpression.Code
+	codeUnstableOffsetCommit      = kerr.UnstableOffsetCommit.Code
 )
 
 // appendError is the Kafka error an append to __consumer_offsets failed

@@ -66,7 +66,9 @@ func (g *group) expiredOffsets(s *step) []model.TopicPartition {
 	nowMs, retentionMs := now.UnixMilli(), retention.Milliseconds()
 	var out []model.TopicPartition
 	for _, tp := range sortedPartitions(g.offsets) {
-		if keep != nil && keep(tp.Topic) {
+		if keep != nil && keep(tp.Topic) || g.hasPending(tp) {
+			// An offset a transaction may still replace is kept, as Kafka
+			// does.
 			continue
 		}
 		o := g.offsets[tp]
@@ -81,13 +83,14 @@ func (g *group) expiredOffsets(s *step) []model.TopicPartition {
 	return out
 }
 
-// deleteOffsets writes tombstones for the committed offsets tps (distinct,
-// all present) and deletes them once durable. If that leaves an Empty group
-// without offsets, the group goes too: its metadata gets a tombstone in the
+// deleteOffsets writes tombstones for the offsets tps (distinct, each
+// committed or pending in a transaction) and deletes them, committed and
+// pending, once durable. If that leaves an Empty group without offsets,
+// the group goes too: its metadata gets a tombstone in the
 // same batch and it becomes Dead, as in Kafka's cleanupGroupMetadata.
 // onDone, if set, learns the append's outcome.
 func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(error)) {
-	dead := g.isEmpty() && len(tps) == len(g.offsets)
+	dead := g.isEmpty() && g.onlyOffsets(tps)
 	records := make([]kv, 0, len(tps)+1)
 	for _, tp := range tps {
 		records = append(records, kv{key: offsetKey(g.id, tp)})
@@ -103,6 +106,7 @@ func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(e
 		if err == nil {
 			for _, tp := range tps {
 				delete(g.offsets, tp)
+				g.dropPending(tp)
 			}
 			if dead {
 				g.markDead(s)
@@ -112,4 +116,24 @@ func (g *group) deleteOffsets(s *step, tps []model.TopicPartition, onDone func(e
 			onDone(err)
 		}
 	})
+}
+
+// onlyOffsets reports whether tps are all the offsets of the group,
+// committed and pending.
+func (g *group) onlyOffsets(tps []model.TopicPartition) bool {
+	set := make(map[model.TopicPartition]struct{}, len(tps))
+	for _, tp := range tps {
+		set[tp] = struct{}{}
+	}
+	for tp := range g.offsets {
+		if _, ok := set[tp]; !ok {
+			return false
+		}
+	}
+	for _, tp := range g.pendingPartitions() {
+		if _, ok := set[tp]; !ok {
+			return false
+		}
+	}
+	return true
 }

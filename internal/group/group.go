@@ -50,6 +50,12 @@ type group struct {
 	classic  classicGroup
 	consumer consumerGroup
 	offsets  map[model.TopicPartition]committedOffset
+	// pending holds the offsets of open transactions (TxnOffsetCommit), by
+	// producer ID: invisible until CompleteTransaction commits them.
+	pending map[int64]map[model.TopicPartition]pendingOffset
+	// offsetSeq numbers the group's offset records in log order, so a
+	// transaction's commit knows which of its offsets a later one beat.
+	offsetSeq int64
 }
 
 // committedOffset is one partition's committed offset, as
@@ -72,6 +78,7 @@ func newGroup(id string, partition int32) *group {
 		classic:   newClassicGroup(id),
 		consumer:  newConsumerGroup(id),
 		offsets:   make(map[model.TopicPartition]committedOffset),
+		pending:   make(map[int64]map[model.TopicPartition]pendingOffset),
 	}
 }
 
@@ -81,7 +88,7 @@ func newGroup(id string, partition int32) *group {
 // Kafka keeps it until the next offsets cleanup, Samsa drops it at once
 // since nothing in the log refers to it.
 func (g *group) blank() bool {
-	if len(g.offsets) > 0 {
+	if len(g.offsets) > 0 || len(g.pending) > 0 {
 		return false
 	}
 	if g.kind == protocolConsumer {

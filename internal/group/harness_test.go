@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,7 +157,7 @@ var options = map[string]bool{
 	"member": true, "instance": true, "session": true, "rebalance": true, "type": true, "protocols": true,
 	"gen": true, "assign": true, "states": true, "types": true, "meta": true,
 	"epoch": true, "regex": true, "assignor": true, "owned": true, "rack": true, "as": true,
-	"cg-session": true, "assignors": true,
+	"cg-session": true, "assignors": true, "pid": true, "pepoch": true, "stable": true,
 }
 
 func (a args) str(k, def string) string {
@@ -209,7 +210,14 @@ func (a args) dur(t *testing.T, k string, def time.Duration) time.Duration {
 //	describe g...   DescribeGroups
 //	list [states=a,b] [types=a,b]
 //	commit C|- [group=g] [gen=N] [member=ID] [v=9] [meta=S] [retention=D] t-0=N...
-//	fetch [groups=g,h] [v=8] [t-0...]
+//	fetch [groups=g,h] [v=8] [stable=1] [t-0...]
+//	txn-commit C|- [group=g] [gen=N] [member=ID] [v=5] [pid=1] [pepoch=0] [meta=S] t-0=N...
+//	    TxnOffsetCommit; before v3 no member or generation is sent
+//	marker commit|abort [pid=1] [pepoch=0] [partitions=P]
+//	    append a transaction marker to __consumer_offsets, then
+//	    CompleteTransaction, as the broker does
+//	complete commit|abort [pid=1] [partitions=P]
+//	    CompleteTransaction alone (no marker in the log)
 //	offset-delete [group=g] t-0...
 //	delete-groups g...
 //	expire          run the offset expiry sweep
@@ -256,6 +264,12 @@ func (h *harness) run(line string, lineNo int) []string {
 		out = h.commit(a)
 	case "fetch":
 		out = h.fetch(a)
+	case "txn-commit":
+		out = h.txnCommit(a)
+	case "marker":
+		out = h.marker(a, true)
+	case "complete":
+		out = h.marker(a, false)
 	case "offset-delete":
 		out = h.offsetDelete(a)
 	case "delete-groups":
@@ -585,6 +599,16 @@ func offsetLines(g *group) []string {
 		o := g.offsets[tp]
 		out = append(out, fmt.Sprintf("  offset %s=%d epoch=%d metadata=%q", tp, o.offset, o.leaderEpoch, o.metadata))
 	}
+	for _, pid := range slices.Sorted(maps.Keys(g.pending)) {
+		for _, tp := range sortedPartitions(g.pending[pid]) {
+			po := g.pending[pid][tp]
+			line := fmt.Sprintf("  pending pid=%d %s=%d epoch=%d metadata=%q", pid, tp, po.offset, po.leaderEpoch, po.metadata)
+			if po.beaten {
+				line += " beaten"
+			}
+			out = append(out, line)
+		}
+	}
 	return out
 }
 
@@ -683,6 +707,7 @@ func (h *harness) commit(a args) []string {
 func (h *harness) fetch(a args) []string {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version = int16(a.int(h.t, "v", 8))
+	req.RequireStable = a.str("stable", "") == "1"
 	groups := strings.Split(a.str("groups", "g"), ",")
 	tps, _ := h.partitionArgs(a.pos)
 	var reqTopics []kmsg.OffsetFetchRequestTopic
@@ -779,8 +804,17 @@ func (h *harness) dumpLog() []string {
 			if err != nil {
 				h.t.Fatal(err)
 			}
-			out = append(out, fmt.Sprintf("batch partition=%d offset=%d records=%d", p, hdr.BaseOffset, hdr.NumRecords))
+			line := fmt.Sprintf("batch partition=%d offset=%d records=%d", p, hdr.BaseOffset, hdr.NumRecords)
+			if hdr.IsTransactional() {
+				line += fmt.Sprintf(" txn pid=%d pepoch=%d seq=%d", hdr.ProducerID, hdr.ProducerEpoch, hdr.BaseSequence)
+			}
+			out = append(out, line)
 			err = record.Iterate(b, 1<<20, func(r *record.Record) bool {
+				if hdr.IsControl() {
+					commit, _, err := record.ParseEndTxnMarker(r.Key, r.Value)
+					out = append(out, fmt.Sprintf("  marker commit=%t err=%v", commit, err))
+					return true
+				}
 				out = append(out, "  "+describeRecord(r.Key, r.Value))
 				return true
 			})
@@ -852,4 +886,68 @@ func deref(s *string) string {
 		return "null"
 	}
 	return *s
+}
+
+func (h *harness) txnCommit(a args) []string {
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version = int16(a.int(h.t, "v", 5))
+	req.Group = a.str("group", "g")
+	req.TransactionalID = "txn"
+	req.ProducerID = a.int(h.t, "pid", 1)
+	req.ProducerEpoch = int16(a.int(h.t, "pepoch", 0))
+	if who := a.pos[0]; who != "-" {
+		c := h.client(who)
+		req.MemberID, req.Generation = c.memberID, c.generation
+		if c.instanceID != "" {
+			req.InstanceID = new(c.instanceID)
+		}
+	}
+	req.MemberID = a.str("member", req.MemberID)
+	req.Generation = int32(a.int(h.t, "gen", int64(req.Generation)))
+	tps, vals := h.partitionArgs(a.pos[1:])
+	for i, tp := range tps {
+		off, err := strconv.ParseInt(vals[i], 10, 64)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = tp.Partition, off, 7
+		if m, ok := a.opts["meta"]; ok {
+			p.Metadata = new(m)
+		}
+		t := kmsg.NewTxnOffsetCommitRequestTopic()
+		t.Topic = tp.Topic
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
+	}
+	resp := h.c.TxnOffsetCommit(context.Background(), req)
+	line := "txn-commit:"
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			line += fmt.Sprintf(" %s-%d=%s", t.Topic, p.Partition, errName(p.ErrorCode))
+		}
+	}
+	return []string{line}
+}
+
+// marker completes a transaction as the broker does: with write, first
+// appends the COMMIT or ABORT marker to the partition.
+func (h *harness) marker(a args, write bool) []string {
+	commit := a.pos[0] == "commit"
+	pid, pepoch := a.int(h.t, "pid", 1), int16(a.int(h.t, "pepoch", 0))
+	partition := int32(a.int(h.t, "partitions", 0))
+	if write {
+		rec := record.EndTxnMarker(commit, 0)
+		b := record.Batch{Control: true, Transactional: true, ProducerID: pid, ProducerEpoch: pepoch,
+			BaseSequence: record.NoSequence, Records: []record.Record{rec}}
+		raw, err := b.AppendTo(nil)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if err := h.log.Append(context.Background(), partition, raw); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	h.c.CompleteTransaction(partition, pid, pepoch, commit)
+	return nil
 }

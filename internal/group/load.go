@@ -18,23 +18,26 @@ const maxLoadBatchBytes = 64 << 20
 
 // replay rebuilds the groups of a partition from its records. The last
 // value of each key wins and a tombstone deletes it, so the result is the
-// same whether or not the topic has been compacted.
+// same whether or not the topic has been compacted. The offsets of a
+// transactional batch stay pending until the producer's marker: a COMMIT
+// makes them committed, an ABORT drops them, and without one they are
+// still pending when the load ends, for the transaction coordinator to
+// complete.
 func (c *Coordinator) replay(ctx context.Context, partition int32) ([]*group, error) {
 	r := newReplay()
 	err := c.deps.Log.ReadAll(ctx, partition, func(batches []byte) error {
 		return record.ForEachBatch(batches, func(batch []byte, h record.Header) error {
-			if h.IsControl() {
-				return nil
-			}
-			if h.IsTransactional() {
-				// TxnOffsetCommit is not served yet, so no transactional
-				// commit of ours can be here; one written by Kafka would
-				// need the transaction's outcome, which is not tracked.
-				r.skipped += int(h.NumRecords)
-				return nil
-			}
 			return record.Iterate(batch, maxLoadBatchBytes, func(rec *record.Record) bool {
-				r.apply(rec.Key, rec.Value)
+				switch {
+				case h.IsControl() && h.IsTransactional():
+					r.applyMarker(h.ProducerID, rec.Key, rec.Value)
+				case h.IsControl():
+					r.skipped++
+				case h.IsTransactional():
+					r.applyTxnOffset(h.ProducerID, rec.Key, rec.Value)
+				default:
+					r.apply(rec.Key, rec.Value)
+				}
 				return true
 			})
 		})
@@ -51,7 +54,10 @@ func (c *Coordinator) replay(ctx context.Context, partition int32) ([]*group, er
 
 // replayState accumulates the latest value of each key of a partition.
 type replayState struct {
-	offsets  map[string]map[model.TopicPartition]committedOffset
+	offsets map[string]map[model.TopicPartition]committedOffset
+	// pending holds the offsets of open transactions, by producer ID and
+	// group; seq numbers their records like those of the committed ones.
+	pending  map[int64]map[string]map[model.TopicPartition]pendingOffset
 	metadata map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerReplay
 	// seq numbers the records applied; classicSeq is the number of each
@@ -84,6 +90,7 @@ type consumerReplay struct {
 func newReplay() *replayState {
 	return &replayState{
 		offsets:    make(map[string]map[model.TopicPartition]committedOffset),
+		pending:    make(map[int64]map[string]map[model.TopicPartition]pendingOffset),
 		metadata:   make(map[string]*kmsg.GroupMetadataValue),
 		consumer:   make(map[string]*consumerReplay),
 		classicSeq: make(map[string]int),
@@ -190,22 +197,42 @@ func (r *replayState) applyConsumer(keyType int16, key, value []byte) error {
 }
 
 func (r *replayState) applyOffset(key, value []byte) {
+	groupID, tp, o, ok := r.readOffset(key, value)
+	if !ok {
+		return
+	}
+	if value == nil {
+		delete(r.offsets[groupID], tp)
+		r.beatPending(groupID, tp, -1)
+		return
+	}
+	offsets := r.offsets[groupID]
+	if offsets == nil {
+		offsets = make(map[model.TopicPartition]committedOffset)
+		r.offsets[groupID] = offsets
+	}
+	offsets[tp] = o
+	r.beatPending(groupID, tp, r.seq)
+}
+
+// readOffset decodes an offset commit record, counting it bad if it does
+// not decode; o is unset for a tombstone.
+func (r *replayState) readOffset(key, value []byte) (groupID string, tp model.TopicPartition, o committedOffset, ok bool) {
 	var k kmsg.OffsetCommitKey
 	if err := k.ReadFrom(key); err != nil {
 		r.bad++
-		return
+		return "", tp, o, false
 	}
-	tp := model.TopicPartition{Topic: k.Topic, Partition: k.Partition}
+	tp = model.TopicPartition{Topic: k.Topic, Partition: k.Partition}
 	if value == nil {
-		delete(r.offsets[k.Group], tp)
-		return
+		return k.Group, tp, o, true
 	}
 	var v kmsg.OffsetCommitValue
 	if err := v.ReadFrom(value); err != nil {
 		r.bad++
-		return
+		return "", tp, o, false
 	}
-	o := committedOffset{
+	o = committedOffset{
 		offset:          v.Offset,
 		leaderEpoch:     -1,
 		metadata:        v.Metadata,
@@ -218,12 +245,85 @@ func (r *replayState) applyOffset(key, value []byte) {
 	if v.Version == 1 {
 		o.expireTimestamp = v.ExpireTimestamp
 	}
-	offsets := r.offsets[k.Group]
-	if offsets == nil {
-		offsets = make(map[model.TopicPartition]committedOffset)
-		r.offsets[k.Group] = offsets
+	return k.Group, tp, o, true
+}
+
+// beatPending marks the pending offsets of a group's partition as beaten
+// by a record committed later (seq), or, for a tombstone (seq -1), drops
+// them, as Kafka does.
+func (r *replayState) beatPending(groupID string, tp model.TopicPartition, seq int) {
+	for producerID, groups := range r.pending {
+		offsets := groups[groupID]
+		po, ok := offsets[tp]
+		switch {
+		case !ok:
+		case seq < 0:
+			delete(offsets, tp)
+			if len(offsets) == 0 {
+				delete(groups, groupID)
+			}
+			if len(groups) == 0 {
+				delete(r.pending, producerID)
+			}
+		case po.seq < int64(seq):
+			po.beaten = true
+			offsets[tp] = po
+		}
 	}
-	offsets[tp] = o
+}
+
+// applyTxnOffset folds in a record of a transactional batch: an offset
+// commit pending for the producer. Kafka writes nothing else in a
+// transaction; anything else is skipped.
+func (r *replayState) applyTxnOffset(producerID int64, key, value []byte) {
+	r.seq++
+	if version, ok := keyVersion(key); !ok || version > 1 || value == nil {
+		r.skipped++
+		return
+	}
+	groupID, tp, o, ok := r.readOffset(key, value)
+	if !ok {
+		return
+	}
+	groups := r.pending[producerID]
+	if groups == nil {
+		groups = make(map[string]map[model.TopicPartition]pendingOffset)
+		r.pending[producerID] = groups
+	}
+	offsets := groups[groupID]
+	if offsets == nil {
+		offsets = make(map[model.TopicPartition]pendingOffset)
+		groups[groupID] = offsets
+	}
+	offsets[tp] = pendingOffset{committedOffset: o, seq: int64(r.seq)}
+}
+
+// applyMarker folds in a transaction marker: the producer's pending
+// offsets are committed (those no later commit beat) or dropped.
+func (r *replayState) applyMarker(producerID int64, key, value []byte) {
+	commit, _, err := record.ParseEndTxnMarker(key, value)
+	if err != nil {
+		r.bad++
+		return
+	}
+	groups := r.pending[producerID]
+	delete(r.pending, producerID)
+	if !commit {
+		return
+	}
+	for groupID, offsets := range groups {
+		for _, tp := range sortedPartitions(offsets) {
+			po := offsets[tp]
+			if po.beaten {
+				continue
+			}
+			if r.offsets[groupID] == nil {
+				r.offsets[groupID] = make(map[model.TopicPartition]committedOffset)
+			}
+			r.offsets[groupID][tp] = po.committedOffset
+			r.beatPending(groupID, tp, int(po.seq))
+		}
+	}
 }
 
 func (r *replayState) applyMetadata(key, value []byte) {
@@ -257,11 +357,24 @@ func (r *replayState) applyMetadata(key, value []byte) {
 func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*group {
 	var out []*group
 	built := make(map[string]bool)
+	pending := make(map[string]map[int64]map[model.TopicPartition]pendingOffset)
+	for producerID, groups := range r.pending {
+		for id, offsets := range groups {
+			if pending[id] == nil {
+				pending[id] = make(map[int64]map[model.TopicPartition]pendingOffset)
+			}
+			pending[id][producerID] = offsets
+		}
+	}
 	build := func(id string) *group {
 		g := newGroup(id, partition)
 		for tp, o := range r.offsets[id] {
 			g.offsets[tp] = o
 		}
+		for producerID, offsets := range pending[id] {
+			g.pending[producerID] = offsets
+		}
+		g.offsetSeq = int64(r.seq)
 		built[id] = true
 		out = append(out, g)
 		return g
@@ -284,6 +397,11 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 	}
 	for id, offsets := range r.offsets {
 		if !built[id] && len(offsets) > 0 {
+			build(id)
+		}
+	}
+	for id := range pending {
+		if !built[id] {
 			build(id)
 		}
 	}

@@ -39,8 +39,9 @@ func records(kvs ...kv) []record.Record {
 
 // Load reads what Kafka may have written too (compressed batches, v0
 // keys, v1 values) and skips, without failing, what it cannot use:
-// undecodable records (here a KIP-848 group epoch record cut short),
-// transaction markers, transactional batches.
+// undecodable records (here a KIP-848 group epoch record cut short) and
+// control records that are not transaction markers. A transactional batch
+// without its marker stays pending.
 func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 	log := NewMemLog()
 	appendBatch(t, log, record.Batch{Records: records(offsetRecord("g", "t", 0, 10))})
@@ -57,7 +58,7 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 		kv{key: []byte{0}, value: []byte("short key")},
 		kv{key: offsetKey("g", model.TopicPartition{Topic: "t", Partition: 3}), value: []byte{0, 3, 1}},
 	)})
-	appendBatch(t, log, record.Batch{Control: true, Records: []record.Record{record.EndTxnMarker(true, 0)}})
+	appendBatch(t, log, record.Batch{Control: true, Records: []record.Record{{Key: []byte{0, 0, 0, 2}}}})
 	appendBatch(t, log, record.Batch{Transactional: true, Records: records(offsetRecord("g", "t", 4, 14))})
 
 	c := New(Config{OffsetsTopicNumPartitions: 1}, Deps{Log: log, Clock: clock.NewManual(epoch),
@@ -82,6 +83,9 @@ func TestLoadSkipsWhatItCannotRead(t *testing.T) {
 		if got := g.offsets[model.TopicPartition{Topic: "t", Partition: p}]; got != o {
 			t.Errorf("t-%d = %+v, want %+v", p, got, o)
 		}
+	}
+	if !g.hasPending(model.TopicPartition{Topic: "t", Partition: 4}) {
+		t.Errorf("t-4 not pending: %+v", g.pending)
 	}
 }
 

@@ -93,13 +93,20 @@ func (g *classicGroup) metadataRecords(assignments map[string][]byte) []kv {
 }
 
 // buildBatch encodes records as one uncompressed batch. The offsets are
-// 0..n-1 as a producer would send them: the log assigns the real ones.
-func buildBatch(records []kv, now time.Time) ([]byte, error) {
+// 0..n-1 as a producer would send them: the log assigns the real ones. With
+// a producer the batch is transactional, with the producer's ID and epoch
+// and no base sequence: the log checks only the epoch of a coordinator's
+// batches (producers must send a sequence, so the two cannot be confused).
+func buildBatch(records []kv, producer *txnProducer, now time.Time) ([]byte, error) {
 	b := record.Batch{
 		ProducerID:    record.NoProducerID,
 		ProducerEpoch: record.NoProducerEpoch,
 		BaseSequence:  record.NoSequence,
 		Records:       make([]record.Record, len(records)),
+	}
+	if producer != nil {
+		b.Transactional = true
+		b.ProducerID, b.ProducerEpoch = producer.id, producer.epoch
 	}
 	ts := now.UnixMilli()
 	for i, r := range records {

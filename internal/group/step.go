@@ -39,6 +39,9 @@ type topicLookup struct {
 // __consumer_offsets.
 type write struct {
 	records []kv
+	// producer, when set, makes the batch transactional: a TxnOffsetCommit's
+	// offsets, written with the transaction's producer ID and epoch.
+	producer *txnProducer
 	// done runs with the append's error, still under the group's lock. It
 	// may add writes and replies to the step; nil when nothing depends on
 	// the outcome.
@@ -52,6 +55,11 @@ type kv struct {
 
 func (s *step) write(records []kv, done func(s *step, err error)) {
 	s.writes = append(s.writes, write{records: records, done: done})
+}
+
+// writeTxn is write for the records of a transaction.
+func (s *step) writeTxn(records []kv, producer txnProducer, done func(s *step, err error)) {
+	s.writes = append(s.writes, write{records: records, producer: &producer, done: done})
 }
 
 // reply queues a delivery to a waiting request. Waiter channels have room

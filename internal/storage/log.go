@@ -213,7 +213,14 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 			return nil, fmt.Errorf("storage: append to %s: %w", l.dir, err)
 		}
 		batch := data[pos : pos+h.Size()]
-		if assign && h.ProducerID >= 0 && !h.IsControl() {
+		if assign && h.ProducerID >= 0 && !h.IsControl() && h.BaseSequence == record.NoSequence {
+			// A coordinator's transactional batch (TxnOffsetCommit): no
+			// sequence to check, only the producer's epoch, as Kafka
+			// checks appends of coordinator origin.
+			if err := l.mu.producers.CheckCoordinatorBatch(&h); err != nil {
+				return nil, fmt.Errorf("storage: append to %s: producer %d: %w", l.dir, h.ProducerID, err)
+			}
+		} else if assign && h.ProducerID >= 0 && !h.IsControl() {
 			dup, err := pa.Check(&h)
 			if err != nil {
 				return nil, fmt.Errorf("storage: append to %s: producer %d: %w", l.dir, h.ProducerID, err)

@@ -1,0 +1,48 @@
+package broker
+
+// DescribeProducers (key 61), version 0 (KIP-664).
+//
+// The active producers of each requested partition, from the log's
+// producer-state table: producer ID and epoch, last sequence and
+// timestamp, coordinator epoch, and the first offset of its open
+// transaction (-1 when none). Tools use it to find hanging transactions.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.DescribeProducers, min: 0, max: 0, handle: typed(handleDescribeProducers)})
+}
+
+func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewDescribeProducersResponseTopic()
+		rt.Topic = t.Topic
+		ts, known := b.topics.byTopicName(t.Topic)
+		for _, pn := range t.Partitions {
+			rp := kmsg.NewDescribeProducersResponseTopicPartition()
+			rp.Partition = pn
+			if !known {
+				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			p, code := ts.partition(pn)
+			if rp.ErrorCode = code; code == 0 {
+				for _, ps := range p.Log().Producers() {
+					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+					ap.ProducerID, ap.ProducerEpoch = ps.ProducerID, int32(ps.Epoch)
+					ap.LastSequence, ap.LastTimestamp = ps.LastSeq(), ps.LastTimestamp
+					ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = ps.CoordinatorEpoch, ps.TxnFirstOffset
+					rp.ActiveProducers = append(rp.ActiveProducers, ap)
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
