@@ -9,8 +9,9 @@ package broker
 // For a group key, __consumer_offsets is created on first use with the
 // offsets.topic.* configs, as Kafka creates it, and for a transactional ID
 // __transaction_state with the transaction.state.log.* configs; if that
-// fails the key gets COORDINATOR_NOT_AVAILABLE and the client retries. An
-// empty key is INVALID_REQUEST.
+// fails the key gets COORDINATOR_NOT_AVAILABLE and the client retries. The
+// empty group ID is a group like any other (old simple consumers commit
+// under it); an empty transactional ID is INVALID_REQUEST.
 //
 // Not yet: share groups (type 2) are not supported (INVALID_REQUEST).
 
@@ -62,9 +63,6 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 func (b *Broker) coordinatorFor(keyType int8, key string) (int16, string) {
 	switch keyType {
 	case coordinatorGroup:
-		if key == "" {
-			return kerr.InvalidRequest.Code, "empty group ID"
-		}
 		ctx, cancel := context.WithTimeout(b.tasks.Context(), 10*time.Second)
 		defer cancel()
 		if err := b.ensureOffsetsTopic(ctx); err != nil {

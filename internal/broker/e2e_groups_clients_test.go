@@ -643,12 +643,15 @@ func TestGroupMemberKilledWithoutLeaving(t *testing.T) {
 	producePerPartition(t, b, topic, "after", []int{10, 10, 10, 10})
 
 	// Not never: well within the test's patience.
-	soon, cancelSoon := context.WithTimeout(ctx, session+5*time.Second)
+	soon, cancelSoon := context.WithTimeout(ctx, session+10*time.Second)
 	defer cancelSoon()
 	reassigned := own.await(t, soon, "the survivor owning every partition again", func(ps []int32) bool { return len(ps) == 4 })
 	took := reassigned.Sub(killed)
 	t.Logf("partitions reassigned %v after the kill (session timeout %v)", took, session)
-	if took < session-100*time.Millisecond || took > session+3*time.Second {
+	// The member is removed at the first tick (100ms) past its session, and
+	// the survivor rejoins at its next heartbeat (100ms): the rest is
+	// slack for a loaded machine.
+	if took < session-100*time.Millisecond || took > session+5*time.Second {
 		t.Errorf("partitions reassigned %v after the kill, want about the session timeout %v", took, session)
 	}
 	col.await(t, ctx)

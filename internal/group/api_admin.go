@@ -25,11 +25,9 @@ func (c *Coordinator) DescribeGroups(ctx context.Context, req *kmsg.DescribeGrou
 	return resp
 }
 
+// An empty group ID is served like any other, as Kafka does for the
+// offset and admin APIs (old simple consumers commit under "").
 func (c *Coordinator) describe(version int16, dg *kmsg.DescribeGroupsResponseGroup) {
-	if dg.Group == "" {
-		dg.ErrorCode = codeInvalidGroupID
-		return
-	}
 	g, code := c.lockGroup(dg.Group, false)
 	if g == nil {
 		if code != 0 {
@@ -104,9 +102,6 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 }
 
 func (c *Coordinator) deleteGroup(id string) int16 {
-	if id == "" {
-		return codeInvalidGroupID
-	}
 	g, code := c.lockGroup(id, false)
 	if g == nil {
 		if code == 0 {

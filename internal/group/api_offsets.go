@@ -44,9 +44,23 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if code := c.commit(req, resp); code != 0 {
-		for i := range resp.Topics {
-			for j := range resp.Topics[i].Partitions {
-				resp.Topics[i].Partitions[j].ErrorCode = code
+		// A group-level failure applies to the partitions that exist;
+		// unknown ones answer UNKNOWN_TOPIC_OR_PARTITION, as Kafka's
+		// request handler answers them before the coordinator.
+		for i, t := range req.Topics {
+			name, known := c.topicName(req.Version, t.Topic, t.TopicID)
+			for j, p := range t.Partitions {
+				rp := &resp.Topics[i].Partitions[j]
+				if rp.ErrorCode != 0 {
+					continue
+				}
+				rp.ErrorCode = code
+				switch {
+				case !known && req.Version >= 10:
+					rp.ErrorCode = codeUnknownTopicID
+				case !known || !c.topicExists(name, p.Partition):
+					rp.ErrorCode = codeUnknownTopicOrPartition
+				}
 			}
 		}
 	}
@@ -54,10 +68,8 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 }
 
 // commit fills in resp's per-partition codes, or returns the code for all.
+// An empty group ID is a group like any other here, as in Kafka.
 func (c *Coordinator) commit(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse) int16 {
-	if req.Group == "" {
-		return codeInvalidGroupID
-	}
 	g, code := c.lockGroup(req.Group, req.Generation < 0)
 	if g == nil {
 		if code == 0 {
@@ -369,9 +381,6 @@ func (c *Coordinator) fetchGroup(version int16, rg *kmsg.OffsetFetchRequestGroup
 // answers UNSTABLE_OFFSET_COMMIT and no offset, as Kafka does: the
 // consumer retries until the transaction is over.
 func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic, memberID *string, epoch int32, requireStable bool) (int16, []fetchedTopic) {
-	if groupID == "" {
-		return codeInvalidGroupID, nil
-	}
 	g, code := c.lockGroup(groupID, false)
 	if code != 0 {
 		return code, nil
