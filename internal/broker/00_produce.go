@@ -126,6 +126,9 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	if code, msg := b.validateProduceBatch(ts, batch, &sp); code != 0 {
 		return fail(code, msg)
 	}
+	if code, msg := b.addToTransaction(req, ts.name, rp.Partition, batch); code != 0 {
+		return fail(code, msg)
+	}
 	res, err := p.Append(batch)
 	if err != nil {
 		code, msg := appendErrorCode(err)
@@ -227,4 +230,40 @@ func appendErrorCode(err error) (int16, string) {
 		return kerr.InvalidTxnState.Code, err.Error()
 	}
 	return kerr.UnknownServerError.Code, err.Error()
+}
+
+// addToTransaction adds the partition to the producer's transaction when a
+// transactional batch arrives through Produce v12+ (transactions v2,
+// KIP-890: the client no longer sends AddPartitionsToTxn). Older versions
+// rely on the client's explicit AddPartitionsToTxn.
+func (b *Broker) addToTransaction(req *kmsg.ProduceRequest, topic string, partition int32, batch []byte) (int16, string) {
+	if req.Version < 12 || req.TransactionID == nil {
+		return 0, ""
+	}
+	h, err := record.ParseHeader(batch)
+	if err != nil || !h.IsTransactional() {
+		return 0, ""
+	}
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.Version = 5
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch = *req.TransactionID, h.ProducerID, h.ProducerEpoch
+	rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	rt.Topic, rt.Partitions = topic, []int32{partition}
+	tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{rt}
+	add.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
+	resp := b.txns.AddPartitionsToTxn(add)
+	if resp.ErrorCode != 0 {
+		return resp.ErrorCode, "adding the partition to the transaction failed"
+	}
+	for _, t := range resp.Transactions {
+		for _, tt := range t.Topics {
+			for _, p := range tt.Partitions {
+				if p.ErrorCode != 0 {
+					return p.ErrorCode, "adding the partition to the transaction failed"
+				}
+			}
+		}
+	}
+	return 0, ""
 }

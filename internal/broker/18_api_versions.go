@@ -12,8 +12,12 @@ package broker
 // client can retry at a version we speak; that path is in handle, before
 // the body is decoded. The response header is always v0 (appendResponse).
 //
-// Not done: features are advertised from the metadata image once the
-// controller tracks finalized levels; until then the list is static.
+// Features (v3+, KIP-584): the supported ranges are this broker's, the
+// finalized levels the metadata image's (the controller writes them), with
+// the image offset as their epoch. transaction.version 2 tells clients to
+// use transactions v2 (KIP-890): partitions join a transaction implicitly
+// with their first transactional produce (Produce v12+), the group's offsets
+// partition with TxnOffsetCommit v5+, and EndTxn v5 bumps the epoch.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,7 +37,33 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.R
 		}
 	}
 	resp.ApiKeys = apiKeys()
+	if req.Version >= 3 {
+		b.appendFeatures(resp)
+	}
 	return resp, nil
+}
+
+// supportedFeatures are the feature ranges this broker implements.
+var supportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
+	{Name: "group.version", MinVersion: 0, MaxVersion: 1},
+	{Name: "metadata.version", MinVersion: 1, MaxVersion: 25},
+	{Name: "transaction.version", MinVersion: 0, MaxVersion: 2},
+}
+
+func (b *Broker) appendFeatures(resp *kmsg.ApiVersionsResponse) {
+	resp.SupportedFeatures = supportedFeatures
+	img := b.meta.Load()
+	if img == nil {
+		return
+	}
+	resp.FinalizedFeaturesEpoch = img.Offset()
+	for _, sf := range supportedFeatures {
+		if level := img.Feature(sf.Name); level > 0 {
+			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = sf.Name, level, level
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		}
+	}
 }
 
 func apiKeys() []kmsg.ApiVersionsResponseApiKey {
