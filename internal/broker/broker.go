@@ -157,6 +157,8 @@ func New(cfg Config) (*Broker, error) {
 	logs, err := storage.NewManager(storage.ManagerConfig{
 		Dir:                    cfg.LogDir,
 		RetentionCheckInterval: time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
+		ProducerIDExpiration:   time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
+		ProducerExpiryInterval: time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
 	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err

@@ -18,6 +18,8 @@ type ManagerConfig struct {
 	RetentionCheckInterval time.Duration // log.retention.check.interval.ms (default 5 min)
 	FlushCheckInterval     time.Duration // how often flush.ms is checked (default 1 s)
 	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (default 60 s)
+	ProducerIDExpiration   time.Duration // producer.id.expiration.ms (default 1 day)
+	ProducerExpiryInterval time.Duration // producer.id.expiration.check.interval.ms (default 10 min)
 }
 
 func (c *ManagerConfig) fill() {
@@ -30,11 +32,18 @@ func (c *ManagerConfig) fill() {
 	if c.CheckpointInterval <= 0 {
 		c.CheckpointInterval = time.Minute
 	}
+	if c.ProducerIDExpiration <= 0 {
+		c.ProducerIDExpiration = time.Duration(DefaultProducerIDExpirationMs) * time.Millisecond
+	}
+	if c.ProducerExpiryInterval <= 0 {
+		c.ProducerExpiryInterval = 10 * time.Minute
+	}
 }
 
 // Manager owns the logs of one data directory, one subdirectory per
 // partition named "topic-partition" as in Kafka, and runs their background
-// work: retention, flush.ms and recovery-point checkpoints.
+// work: retention, flush.ms, recovery-point checkpoints and producer-ID
+// expiry.
 type Manager struct {
 	cfg   ManagerConfig
 	opts  Options
@@ -71,6 +80,10 @@ func (m *Manager) Start(ctx context.Context) {
 	m.tasks.Every(m.cfg.RetentionCheckInterval, func(context.Context) { m.each("retention", m.retain) })
 	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.each("flush", (*Log).FlushIfDue) })
 	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.each("checkpoint", (*Log).Checkpoint) })
+	expiry := m.cfg.ProducerIDExpiration.Milliseconds()
+	m.tasks.Every(m.cfg.ProducerExpiryInterval, func(context.Context) {
+		m.each("producer expiry", func(l *Log) error { l.ExpireProducers(expiry); return nil })
+	})
 }
 
 func (m *Manager) retain(l *Log) error {

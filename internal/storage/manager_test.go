@@ -8,6 +8,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/vfs"
 )
 
@@ -108,4 +109,45 @@ func TestManagerOpenListDelete(t *testing.T) {
 	if err != nil || l.LogEndOffset() != 0 {
 		t.Fatalf("recreated log: end %d %v", l.LogEndOffset(), err)
 	}
+}
+
+// Producers idle for producer.id.expiration.ms are forgotten by the
+// background expiry: a retry of their last batch is then a new batch.
+func TestManagerExpiresProducers(t *testing.T) {
+	mem := vfs.NewMem()
+	clk := clock.NewManual(epoch0)
+	m, err := NewManager(ManagerConfig{
+		Dir: "/data", ProducerIDExpiration: time.Hour, ProducerExpiryInterval: 10 * time.Millisecond,
+	}, Options{FS: mem, Clock: clk, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.OpenLog(model.TopicPartition{Topic: "p", Partition: 0}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start(context.Background())
+	defer m.Close()
+	// Batch timestamps are the producer's activity clock, as in Kafka.
+	b := producerBatchAt(t, 9, epoch0.UnixMilli())
+	mustAppend(t, l, b)
+	if res, _ := l.AppendAsLeader(producerBatchAt(t, 9, epoch0.UnixMilli()), 0); !res.Duplicate {
+		t.Fatal("retry before expiry was not a duplicate")
+	}
+	clk.Advance(2 * time.Hour)
+	eventually(t, "producer expiry", func() bool { return len(l.Producers()) == 0 })
+	if res, err := l.AppendAsLeader(producerBatchAt(t, 9, clk.Now().UnixMilli()), 0); err != nil || res.Duplicate {
+		t.Fatalf("after expiry: %+v %v", res, err)
+	}
+}
+
+func producerBatchAt(t *testing.T, pid int64, ts int64) []byte {
+	t.Helper()
+	b := record.Batch{ProducerID: pid, ProducerEpoch: 0, BaseSequence: 0,
+		Records: []record.Record{{Timestamp: ts, Value: []byte("v")}}}
+	out, err := b.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -304,3 +304,13 @@ func (l *Log) Producers() []ProducerState {
 	defer l.mu.RUnlock()
 	return l.mu.producers.Producers()
 }
+
+// ExpireProducers drops the state of producers idle for expirationMs
+// (producer.id.expiration.ms) with no open transaction; it returns how
+// many it dropped. The Manager calls it every
+// producer.id.expiration.check.interval.ms.
+func (l *Log) ExpireProducers(expirationMs int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.producers.Expire(l.opts.Clock.Now().UnixMilli(), expirationMs)
+}
