@@ -107,6 +107,12 @@ func storageConfig(v config.Values) storage.Config {
 		FlushMs:            v.Long("flush.ms"),
 		LogAppendTime:      v.String("message.timestamp.type") == "LogAppendTime",
 		Compacted:          slices.Contains(v.List("cleanup.policy"), "compact"),
+		Deletes:            slices.Contains(v.List("cleanup.policy"), "delete"),
+
+		MinCleanableDirtyRatio: v.Double("min.cleanable.dirty.ratio"),
+		MinCompactionLagMs:     v.Long("min.compaction.lag.ms"),
+		MaxCompactionLagMs:     v.Long("max.compaction.lag.ms"),
+		DeleteRetentionMs:      v.Long("delete.retention.ms"),
 	}
 	if c.FlushMessages <= 0 {
 		c.FlushMessages = math.MaxInt64

@@ -23,6 +23,14 @@ type Config struct {
 	// offset gaps and recovery can only check that offsets grow. Without
 	// it, recovery also demands contiguous offsets (see checkRecovered).
 	Compacted bool
+	// Deletes: cleanup.policy includes delete (retention applies). A
+	// compact-only log keeps old segments until the cleaner rewrites them.
+	Deletes bool
+	// Compaction settings (topic configs of the same names).
+	MinCleanableDirtyRatio float64 // min.cleanable.dirty.ratio (0.5)
+	MinCompactionLagMs     int64   // min.compaction.lag.ms (0)
+	MaxCompactionLagMs     int64   // max.compaction.lag.ms (MaxInt64)
+	DeleteRetentionMs      int64   // delete.retention.ms (1 day): how long tombstones stay after cleaning
 }
 
 // DefaultConfig is Kafka's default topic configuration.
@@ -36,6 +44,11 @@ func DefaultConfig() Config {
 		RetentionBytes:     -1,
 		FlushMessages:      math.MaxInt64,
 		FlushMs:            math.MaxInt64,
+		Deletes:            true,
+
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
+		DeleteRetentionMs:      int64(24 * time.Hour / time.Millisecond),
 	}
 }
 

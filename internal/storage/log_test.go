@@ -630,3 +630,26 @@ func TestFlushSyncsOnlyLogFiles(t *testing.T) {
 		t.Fatalf("flush synced %v", syncs)
 	}
 }
+
+// A compact-only log (cleanup.policy=compact) keeps its segments whatever
+// their age or size: only the cleaner may remove records from it.
+func TestRetentionOffForCompactOnly(t *testing.T) {
+	e := newEnv(t)
+	cfg := testConfig()
+	cfg.RetentionMs, cfg.RetentionBytes = 1000, 100
+	cfg.Deletes, cfg.Compacted = false, true
+	l := e.open(cfg)
+	defer l.Close()
+	for i := range 40 {
+		mustAppend(t, l, makeBatch(t, 2, epoch0.UnixMilli()+int64(i), "x", 100))
+	}
+	e.clock.Advance(time.Hour)
+	if n, err := l.EnforceRetention(l.LogEndOffset()); n != 0 || err != nil {
+		t.Fatalf("retention deleted %d segments of a compact-only log: %v", n, err)
+	}
+	cfg.Deletes = true // cleanup.policy=compact,delete: retention applies again
+	l.SetConfig(cfg)
+	if n, _ := l.EnforceRetention(l.LogEndOffset()); n == 0 {
+		t.Fatal("compact,delete did not apply retention")
+	}
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // EnforceRetention deletes the oldest whole segments that retention.ms,
-// retention.bytes or the log start offset no longer keep, never touching
+// retention.bytes (when cleanup.policy includes delete) or the log start
+// offset no longer keep, never touching
 // data at or above highWatermark (pass the log end on a single replica).
 // Like Kafka it stops at the first segment it must keep, rolls first when
 // every segment, the active one included, has expired, and never deletes an
@@ -57,8 +58,9 @@ func (l *Log) expiredPrefixLocked(highWatermark int64) int {
 		if largest < 0 {
 			largest = s.created.UnixMilli()
 		}
-		byTime := cfg.RetentionMs >= 0 && nowMs-largest > cfg.RetentionMs
-		bySize := cfg.RetentionBytes >= 0 && excess-size >= 0
+		// cleanup.policy=compact alone turns time and size retention off.
+		byTime := cfg.Deletes && cfg.RetentionMs >= 0 && nowMs-largest > cfg.RetentionMs
+		bySize := cfg.Deletes && cfg.RetentionBytes >= 0 && excess-size >= 0
 		byStart := upper <= l.mu.logStartOffset
 		if !byTime && !bySize && !byStart {
 			break
