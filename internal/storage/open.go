@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,9 @@ type dirListing struct {
 	bases       []int64 // segments, from .log files, ascending
 	hasIndex    map[int64]bool
 	hasTime     map[int64]bool
-	leftovers   []string // temporary files of interrupted atomic writes
-	orphanIndex []string // indexes without a .log
+	leftovers   []string       // temporary files of interrupted atomic writes
+	orphanIndex []string       // indexes without a .log
+	swapped     map[int64]bool // segments a cleaner swap touched: recovered, not trusted
 }
 
 // knownFiles are the non-segment files a partition directory may hold.
@@ -52,7 +54,7 @@ func listDir(fsys vfs.FS, dir string) (dirListing, error) {
 		if _, ok := ParseSnapshotName(name); ok {
 			continue // producer-state snapshots: loaded after the segments
 		}
-		if strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted") {
+		if strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".deleted") || strings.HasSuffix(name, ".cleaned") {
 			ls.leftovers = append(ls.leftovers, name)
 			continue
 		}
@@ -104,10 +106,15 @@ func (l *Log) open() error {
 	if err := fsys.MkdirAll(l.dir); err != nil {
 		return err
 	}
+	swapped, err := completeSwaps(fsys, l.dir)
+	if err != nil {
+		return err
+	}
 	ls, err := listDir(fsys, l.dir)
 	if err != nil {
 		return err
 	}
+	ls.swapped = swapped
 	if err := l.removeLeftovers(ls); err != nil {
 		return err
 	}
@@ -215,7 +222,7 @@ func (l *Log) loadSegments(ls dirListing, cp checkpoint) error {
 		if i+1 < len(ls.bases) {
 			nextBase = ls.bases[i+1]
 		}
-		trusted := cp.clean || (nextBase >= 0 && nextBase <= cp.recoveryPoint && ls.hasIndex[base] && ls.hasTime[base])
+		trusted := !ls.swapped[base] && (cp.clean || (nextBase >= 0 && nextBase <= cp.recoveryPoint && ls.hasIndex[base] && ls.hasTime[base]))
 		truncated, err := l.loadSegment(s, trusted)
 		if err != nil {
 			return err
@@ -332,4 +339,62 @@ func (l *Log) restartPastLostTail(cp checkpoint) error {
 	}
 	l.mu.segments = []*segment{s}
 	return l.opts.FS.SyncDir(l.dir)
+}
+
+// completeSwaps finishes or undoes a cleaner swap a crash interrupted
+// (cleaner.go). The cleaner renames .cleaned files to .swap, the log file
+// last, then .swap to the final names, the log file last: a
+// <base>.log.swap means the swap was committed and is completed here;
+// without it, the leftover .swap indexes are removed. Either way the
+// segment's indexes may not match its log, so it is recovered rather than
+// trusted.
+func completeSwaps(fsys vfs.FS, dir string) (map[int64]bool, error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	swaps := map[int64][]string{}
+	for _, name := range names {
+		if stem, ok := strings.CutSuffix(name, ".swap"); ok {
+			if base, _, ok := parseSegmentFile(stem); ok {
+				swaps[base] = append(swaps[base], stem)
+			}
+		}
+	}
+	if len(swaps) == 0 {
+		return nil, nil
+	}
+	touched := map[int64]bool{}
+	for base, stems := range swaps {
+		committed := false
+		for _, stem := range stems {
+			committed = committed || strings.HasSuffix(stem, logSuffix)
+		}
+		slices.SortFunc(stems, func(a, b string) int { // the log file last
+			return cmpBool(strings.HasSuffix(a, logSuffix), strings.HasSuffix(b, logSuffix))
+		})
+		for _, stem := range stems {
+			from, to := filepath.Join(dir, stem+".swap"), filepath.Join(dir, stem)
+			if committed {
+				err = fsys.Rename(from, to)
+			} else {
+				err = fsys.Remove(from)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		touched[base] = true
+	}
+	return touched, fsys.SyncDir(dir)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
