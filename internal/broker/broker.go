@@ -159,6 +159,9 @@ func New(cfg Config) (*Broker, error) {
 		RetentionCheckInterval: time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
 		ProducerIDExpiration:   time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
 		ProducerExpiryInterval: time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
+		CleanerBackoff:         time.Duration(cfg.Values.Long("log.cleaner.backoff.ms")) * time.Millisecond,
+		CleanerMapMemory:       int(cfg.Values.Long("log.cleaner.dedupe.buffer.size") / max(int64(cfg.Values.Int("log.cleaner.threads")), 1)),
+		CleanerDisabled:        !cfg.Values.Bool("log.cleaner.enable"),
 	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err

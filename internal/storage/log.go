@@ -63,6 +63,11 @@ type Log struct {
 	syncing  bool // a flush is running; others wait on syncCond
 
 	durable atomic.Int64 // recoveryPoint, readable without mu
+
+	// dirtyBytes counts bytes appended since the last cleaning pass: the
+	// Manager cleans a compacted log once they reach
+	// min.cleanable.dirty.ratio of its size.
+	dirtyBytes atomic.Int64
 }
 
 // Dir is the log's directory.
@@ -288,6 +293,7 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 		return l.failLocked(err)
 	}
 	l.mu.nextOffset = last.lastOffset + 1
+	l.dirtyBytes.Add(int64(len(data)))
 	for _, b := range batches {
 		l.mu.appended += b.lastOffset - b.baseOffset + 1
 	}

@@ -20,6 +20,9 @@ type ManagerConfig struct {
 	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (default 60 s)
 	ProducerIDExpiration   time.Duration // producer.id.expiration.ms (default 1 day)
 	ProducerExpiryInterval time.Duration // producer.id.expiration.check.interval.ms (default 10 min)
+	CleanerBackoff         time.Duration // log.cleaner.backoff.ms (default 15 s)
+	CleanerMapMemory       int           // log.cleaner.dedupe.buffer.size / log.cleaner.threads (default 128 MiB)
+	CleanerDisabled        bool          // log.cleaner.enable=false
 }
 
 func (c *ManagerConfig) fill() {
@@ -37,6 +40,12 @@ func (c *ManagerConfig) fill() {
 	}
 	if c.ProducerExpiryInterval <= 0 {
 		c.ProducerExpiryInterval = 10 * time.Minute
+	}
+	if c.CleanerBackoff <= 0 {
+		c.CleanerBackoff = 15 * time.Second
+	}
+	if c.CleanerMapMemory <= 0 {
+		c.CleanerMapMemory = 128 << 20
 	}
 }
 
@@ -80,6 +89,9 @@ func (m *Manager) Start(ctx context.Context) {
 	m.tasks.Every(m.cfg.RetentionCheckInterval, func(context.Context) { m.each("retention", m.retain) })
 	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.each("flush", (*Log).FlushIfDue) })
 	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.each("checkpoint", (*Log).Checkpoint) })
+	if !m.cfg.CleanerDisabled {
+		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) { m.each("clean", m.maybeClean) })
+	}
 	expiry := m.cfg.ProducerIDExpiration.Milliseconds()
 	m.tasks.Every(m.cfg.ProducerExpiryInterval, func(context.Context) {
 		m.each("producer expiry", func(l *Log) error { l.ExpireProducers(expiry); return nil })
@@ -200,4 +212,33 @@ func (m *Manager) Close() error {
 		err = errors.Join(err, l.Close())
 	}
 	return err
+}
+
+// maybeClean runs a cleaning pass on a compacted log once the bytes
+// appended since its last pass reach min.cleanable.dirty.ratio of its size
+// (an approximation of Kafka's dirty ratio, which tracks the cleaned
+// boundary with a checkpoint).
+func (m *Manager) maybeClean(l *Log) error {
+	cfg := l.Config()
+	if !cfg.Compacted {
+		return nil
+	}
+	size := l.Offsets().Size
+	dirty := l.dirtyBytes.Load()
+	if size == 0 || float64(dirty) < cfg.MinCleanableDirtyRatio*float64(size) {
+		return nil
+	}
+	stats, err := l.Clean(CleanOptions{MapMemory: m.cfg.CleanerMapMemory})
+	if errors.Is(err, ErrCleanerBusy) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l.dirtyBytes.Add(-dirty)
+	if stats.SegmentsCleaned > 0 {
+		m.opts.Logger.Info("cleaned log", "component", "storage", "dir", l.dir, "segments", stats.SegmentsCleaned,
+			"bytes_read", stats.BytesRead, "bytes_written", stats.BytesWritten, "records_removed", stats.RecordsRemoved)
+	}
+	return nil
 }

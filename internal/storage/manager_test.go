@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -150,4 +151,46 @@ func producerBatchAt(t *testing.T, pid int64, ts int64) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The background cleaner compacts a compacted log once enough of it is
+// dirty: many updates to few keys shrink to the latest value per key.
+func TestManagerCleansCompactedLogs(t *testing.T) {
+	mem := vfs.NewMem()
+	clk := clock.NewManual(epoch0)
+	m, err := NewManager(ManagerConfig{Dir: "/data", CleanerBackoff: 10 * time.Millisecond, CleanerMapMemory: 1 << 20},
+		Options{FS: mem, Clock: clk, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig()
+	cfg.Compacted, cfg.Deletes = true, false
+	l, err := m.OpenLog(model.TopicPartition{Topic: "c", Partition: 0}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		b := record.Batch{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, Records: []record.Record{
+			{Timestamp: epoch0.UnixMilli(), Key: []byte(fmt.Sprint("k", i%5)), Value: []byte(fmt.Sprint("v", i))}}}
+		data, _ := b.AppendTo(nil)
+		mustAppend(t, l, data)
+	}
+	before := l.Offsets().Size
+	m.Start(context.Background())
+	defer m.Close()
+	eventually(t, "background cleaning", func() bool { return l.Offsets().Size < before/2 })
+	offs, vals := readAllRecords(t, l)
+	latest := map[string]bool{}
+	for _, v := range vals {
+		latest[v] = true
+	}
+	for k := range 5 { // the latest value of each key survives
+		if want := fmt.Sprint("v", 295+k); !latest[want] {
+			t.Fatalf("latest value %s lost; log holds %v", want, vals)
+		}
+	}
+	// Only the active segment is never cleaned, so far fewer than 300 stay.
+	if len(offs) >= 150 {
+		t.Fatalf("%d of 300 records left after cleaning", len(offs))
+	}
 }
