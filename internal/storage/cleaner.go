@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -35,10 +34,6 @@ const (
 
 // ErrCleanerBusy: another pass is cleaning the same log.
 var ErrCleanerBusy = errors.New("storage: log is already being cleaned")
-
-// cleaning holds the logs a pass is running on, one pass per log at a time.
-// (It belongs in Log as a mutex; it lives here while the cleaner is new.)
-var cleaning sync.Map
 
 // cleanTarget is a segment the pass rewrites, pinned, with its size when
 // the pass started: segments below the active one change only through
@@ -106,10 +101,10 @@ func (p *cleanPlan) release() {
 // short of the next base as a lost tail).
 func (l *Log) Clean(opts CleanOptions) (CleanStats, error) {
 	var stats CleanStats
-	if _, busy := cleaning.LoadOrStore(l, struct{}{}); busy {
+	if !l.cleaning.CompareAndSwap(false, true) {
 		return stats, ErrCleanerBusy
 	}
-	defer cleaning.Delete(l)
+	defer l.cleaning.Store(false)
 
 	plan, err := l.planClean(opts)
 	if err != nil || len(plan.targets) == 0 {

@@ -68,6 +68,8 @@ type Log struct {
 	// Manager cleans a compacted log once they reach
 	// min.cleanable.dirty.ratio of its size.
 	dirtyBytes atomic.Int64
+	// cleaning is set while a cleaning pass runs: one pass per log.
+	cleaning atomic.Bool
 }
 
 // Dir is the log's directory.
