@@ -213,3 +213,36 @@ func SetBaseOffset(batch []byte, off int64) {
 func SetPartitionLeaderEpoch(batch []byte, epoch int32) {
 	binary.BigEndian.PutUint32(batch[offPartitionLeaderEpoch:], uint32(epoch))
 }
+
+// SetLastOffsetDelta rewrites the last offset delta and re-seals the CRC.
+// Compaction uses it to keep a rebuilt batch covering its original offsets,
+// which Batch.AppendTo would take from the last record kept.
+func SetLastOffsetDelta(batch []byte, delta int32) {
+	binary.BigEndian.PutUint32(batch[offLastOffsetDelta:], uint32(delta))
+	binary.BigEndian.PutUint32(batch[offCRC:], ComputeCRC(batch))
+}
+
+// AppendEmptyBatch appends h as a batch with no records, as Kafka's
+// writeEmptyHeader does for compaction: the same offsets, producer fields
+// and flags, no compression or delete horizon, and both timestamps set to
+// the original MaxTimestamp.
+func AppendEmptyBatch(dst []byte, h *Header) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	p := dst[start:]
+	be := binary.BigEndian
+	be.PutUint64(p[offBaseOffset:], uint64(h.BaseOffset))
+	be.PutUint32(p[offBatchLength:], uint32(HeaderSize-LogOverhead))
+	be.PutUint32(p[offPartitionLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	p[offMagic] = Magic
+	be.PutUint16(p[offAttributes:], uint16(h.Attributes&^(CompressionMask|DeleteHorizonSetMask)))
+	be.PutUint32(p[offLastOffsetDelta:], uint32(h.LastOffsetDelta))
+	be.PutUint64(p[offBaseTimestamp:], uint64(h.MaxTimestamp))
+	be.PutUint64(p[offMaxTimestamp:], uint64(h.MaxTimestamp))
+	be.PutUint64(p[offProducerID:], uint64(h.ProducerID))
+	be.PutUint16(p[offProducerEpoch:], uint16(h.ProducerEpoch))
+	be.PutUint32(p[offBaseSequence:], uint32(h.BaseSequence))
+	be.PutUint32(p[offNumRecords:], 0)
+	be.PutUint32(p[offCRC:], ComputeCRC(p))
+	return dst
+}

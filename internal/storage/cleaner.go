@@ -342,7 +342,7 @@ func (l *Log) writeCleaned(p *cleanPlan, t cleanTarget, names [3]string, m *offs
 		}
 	}
 	if haveBatch && outNext < last.NextOffset() {
-		buf = appendEmptyBatch(buf, &last)
+		buf = record.AppendEmptyBatch(buf, &last)
 	}
 	if len(buf) > 0 {
 		if _, err := ns.log.WriteAt(buf, wpos); err != nil {

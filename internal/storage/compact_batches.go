@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/samsa-io/samsa/internal/record"
@@ -100,7 +99,7 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 	}
 	if len(kept) == 0 {
 		if h.ProducerID >= 0 && o.LastBatchOfProducer != nil && o.LastBatchOfProducer(h.ProducerID, h.LastOffset()) {
-			return appendEmptyBatch(dst, h), nil
+			return record.AppendEmptyBatch(dst, h), nil
 		}
 		return dst, nil
 	}
@@ -121,7 +120,7 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 	if err != nil {
 		return dst, err
 	}
-	setLastOffsetDelta(dst[start:], h.LastOffsetDelta)
+	record.SetLastOffsetDelta(dst[start:], h.LastOffsetDelta)
 	return dst, nil
 }
 
@@ -151,50 +150,3 @@ func cloneRecord(r *record.Record) record.Record {
 	return c
 }
 
-// Header fields record.Batch cannot set yet. These mirror record's v2 layout
-// (batch.go) and belong there: see setLastOffsetDelta and appendEmptyBatch.
-const (
-	compactOffBatchLength     = 8
-	compactOffLeaderEpoch     = 12
-	compactOffMagic           = 16
-	compactOffCRC             = 17
-	compactOffAttributes      = 21
-	compactOffLastOffsetDelta = 23
-	compactOffBaseTimestamp   = 27
-	compactOffMaxTimestamp    = 35
-	compactOffProducerID      = 43
-	compactOffProducerEpoch   = 51
-	compactOffBaseSequence    = 53
-	compactOffNumRecords      = 57
-)
-
-// setLastOffsetDelta restores a rebuilt batch's last offset delta, which
-// record.Batch takes from its last record, and re-seals the CRC.
-func setLastOffsetDelta(batch []byte, delta int32) {
-	binary.BigEndian.PutUint32(batch[compactOffLastOffsetDelta:], uint32(delta))
-	binary.BigEndian.PutUint32(batch[compactOffCRC:], record.ComputeCRC(batch))
-}
-
-// appendEmptyBatch appends h as a batch with no records, as Kafka's
-// writeEmptyHeader does: same offsets, producer fields and flags, no
-// compression, both timestamps the original MaxTimestamp.
-func appendEmptyBatch(dst []byte, h *record.Header) []byte {
-	start := len(dst)
-	dst = append(dst, make([]byte, record.HeaderSize)...)
-	p := dst[start:]
-	be := binary.BigEndian
-	record.SetBaseOffset(p, h.BaseOffset)
-	be.PutUint32(p[compactOffBatchLength:], uint32(record.HeaderSize-record.LogOverhead))
-	be.PutUint32(p[compactOffLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
-	p[compactOffMagic] = record.Magic
-	be.PutUint16(p[compactOffAttributes:], uint16(h.Attributes&^(record.CompressionMask|record.DeleteHorizonSetMask)))
-	be.PutUint32(p[compactOffLastOffsetDelta:], uint32(h.LastOffsetDelta))
-	be.PutUint64(p[compactOffBaseTimestamp:], uint64(h.MaxTimestamp))
-	be.PutUint64(p[compactOffMaxTimestamp:], uint64(h.MaxTimestamp))
-	be.PutUint64(p[compactOffProducerID:], uint64(h.ProducerID))
-	be.PutUint16(p[compactOffProducerEpoch:], uint16(h.ProducerEpoch))
-	be.PutUint32(p[compactOffBaseSequence:], uint32(h.BaseSequence))
-	be.PutUint32(p[compactOffNumRecords:], 0)
-	be.PutUint32(p[compactOffCRC:], record.ComputeCRC(p))
-	return dst
-}
