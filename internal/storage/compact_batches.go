@@ -149,4 +149,3 @@ func cloneRecord(r *record.Record) record.Record {
 	}
 	return c
 }
-
