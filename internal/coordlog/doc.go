@@ -1,0 +1,6 @@
+// Package coordlog holds what the group and transaction coordinators share
+// about the internal topic they keep their state in (__consumer_offsets,
+// __transaction_state): MemLog, the in-memory twin of the broker's adapter
+// over those partitions, for tests. Each coordinator declares its own Log
+// interface (the errors it maps differ); MemLog satisfies both.
+package coordlog
