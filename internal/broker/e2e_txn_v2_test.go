@@ -13,16 +13,13 @@ import (
 // keyCounter counts the requests a client writes, by API key.
 type keyCounter struct {
 	mu   sync.Mutex
-	keys map[int16]map[int16]int // key -> 0 -> count
+	keys map[int16]int
 }
 
 func (k *keyCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _ time.Duration, _ time.Duration, _ error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.keys[key] == nil {
-		k.keys[key] = map[int16]int{}
-	}
-	k.keys[key][0]++
+	k.keys[key]++
 }
 
 var _ kgo.HookBrokerWrite = (*keyCounter)(nil)
@@ -34,7 +31,7 @@ func TestTransactionsV2(t *testing.T) {
 	createTopic(t, b, "tv2", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	kc := &keyCounter{keys: map[int16]map[int16]int{}}
+	kc := &keyCounter{keys: map[int16]int{}}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("tv2"), kgo.DefaultProduceTopic("tv2"), kgo.WithHooks(kc))
 	if err != nil {
 		t.Fatal(err)
@@ -55,11 +52,11 @@ func TestTransactionsV2(t *testing.T) {
 	defer kc.mu.Unlock()
 	// The first transaction may start before the client has read the
 	// broker's features; after that, v2 sends no AddPartitionsToTxn.
-	if n := kc.keys[int16(kmsg.AddPartitionsToTxn)][0]; n > 1 {
+	if n := kc.keys[int16(kmsg.AddPartitionsToTxn)]; n > 1 {
 		t.Fatalf("client sent %d AddPartitionsToTxn for 3 transactions: transactions v2 not in use", n)
 	}
-	if kc.keys[int16(kmsg.EndTxn)][0] != 3 {
-		t.Fatalf("EndTxn count %d", kc.keys[int16(kmsg.EndTxn)][0])
+	if kc.keys[int16(kmsg.EndTxn)] != 3 {
+		t.Fatalf("EndTxn count %d", kc.keys[int16(kmsg.EndTxn)])
 	}
 	lso := listOffsetCommitted(t, b, "tv2")
 	if lso != 6 { // 3 records and 3 commit markers
