@@ -9,6 +9,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -336,12 +337,46 @@ func saramaBytes(b []byte) sarama.Encoder {
 	return sarama.ByteEncoder(b)
 }
 
+// saramaConnected returns a sarama client whose connections to every
+// broker are open. A producer started on a fresh client can race sarama's
+// own lazy connect: its first request fails with "broker not connected",
+// sarama drops and re-registers the broker, and a batch already on the
+// closed connection is sent again. With a non-idempotent producer that is a
+// legitimate duplicate (at-least-once), which these exact-count tests must
+// not see.
+func saramaConnected(t *testing.T, addr string, cfg *sarama.Config) sarama.Client {
+	t.Helper()
+	client, err := sarama.NewClient([]string{addr}, cfg)
+	if err != nil {
+		t.Fatalf("sarama client: %v", err)
+	}
+	t.Cleanup(func() { client.Close() })
+	deadline := time.Now().Add(e2eTimeout)
+	for _, br := range client.Brokers() {
+		if err := br.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+			t.Fatalf("sarama open broker %d: %v", br.ID(), err)
+		}
+		for {
+			ok, err := br.Connected()
+			if ok {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("sarama broker %d not connected: %v", br.ID(), err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return client
+}
+
 func saramaProduce(t *testing.T, addr, topic, codec string, acks int16, recs []e2eRecord) {
 	t.Helper()
 	cfg := saramaConfig()
 	cfg.Producer.RequiredAcks = sarama.RequiredAcks(acks)
 	cfg.Producer.Compression = saramaCodec(codec)
-	p, err := sarama.NewSyncProducer([]string{addr}, cfg)
+	client := saramaConnected(t, addr, cfg)
+	p, err := sarama.NewSyncProducerFromClient(client)
 	if err != nil {
 		t.Fatalf("sarama producer: %v", err)
 	}

@@ -1,0 +1,36 @@
+# Shared shell helpers for the compatibility suites. Source it.
+
+# start_samsa DIR: starts $SAMSA_BIN serve on a free loopback port with its
+# data and log in DIR; sets SAMSA_PID and SAMSA_BOOTSTRAP.
+start_samsa() {
+  local dir=$1 addr=""
+  mkdir -p "$dir"
+  "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" >"$dir/broker.log" 2>&1 &
+  SAMSA_PID=$!
+  for _ in $(seq 200); do
+    addr=$(grep -o 'listener=PLAINTEXT://[0-9.:]*' "$dir/broker.log" | head -n1 | sed 's|listener=PLAINTEXT://||') || true
+    [ -n "$addr" ] && break
+    sleep 0.05
+  done
+  if [ -z "$addr" ]; then
+    echo "samsa did not start:" >&2
+    cat "$dir/broker.log" >&2
+    return 1
+  fi
+  SAMSA_BOOTSTRAP=$addr
+  export SAMSA_BOOTSTRAP SAMSA_PID
+}
+
+# stop_samsa: SIGTERM and wait.
+stop_samsa() {
+  if [ -n "${SAMSA_PID:-}" ]; then
+    kill "$SAMSA_PID" 2>/dev/null || true
+    wait "$SAMSA_PID" 2>/dev/null || true
+    SAMSA_PID=
+  fi
+}
+
+# result CLIENT VERSION FEATURE RESULT [DETAIL]: appends one result line.
+result() {
+  python3 -c 'import json,sys; print(json.dumps({"client":sys.argv[1],"version":sys.argv[2],"feature":sys.argv[3],"result":sys.argv[4],"detail":sys.argv[5] if len(sys.argv)>5 else ""}))' "$@" >>"$COMPAT_RESULTS"
+}

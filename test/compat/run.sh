@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every compatibility suite (or those named as arguments) against a
+# fresh Samsa broker each, then writes docs/COMPATIBILITY.md from the
+# results. See test/compat/README.md.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+. test/compat/lib.sh
+
+make -s build || exit 1
+export SAMSA_BIN=$root/bin/samsa
+export COMPAT_CACHE=${COMPAT_CACHE:-$HOME/.cache/samsa-compat}
+mkdir -p "$COMPAT_CACHE"
+work=$(mktemp -d)
+trap 'stop_samsa; rm -rf "$work"' EXIT
+export COMPAT_RESULTS=$work/results.jsonl
+: >"$COMPAT_RESULTS"
+
+suites=("$@")
+if [ ${#suites[@]} -eq 0 ]; then
+  for d in test/compat/*/; do
+    [ -x "$d/run.sh" ] && suites+=("$(basename "$d")")
+  done
+fi
+
+failed=()
+for s in "${suites[@]}"; do
+  echo "== compat: $s"
+  start=$(date +%s)
+  start_samsa "$work/$s" || { failed+=("$s"); continue; }
+  if ! "test/compat/$s/run.sh"; then
+    failed+=("$s")
+    echo "-- broker log tail ($s):"; tail -n 20 "$work/$s/broker.log"
+  fi
+  stop_samsa
+  echo "== compat: $s took $(( $(date +%s) - start ))s"
+done
+
+cp "$COMPAT_RESULTS" test/compat/last-results.jsonl
+go run ./test/compat/report -in "$COMPAT_RESULTS" -out docs/COMPATIBILITY.md || failed+=("report")
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "compat: failed: ${failed[*]}"
+  exit 1
+fi
+echo "compat: all suites passed"
