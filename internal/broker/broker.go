@@ -155,13 +155,14 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
 	logs, err := storage.NewManager(storage.ManagerConfig{
-		Dir:                    cfg.LogDir,
-		RetentionCheckInterval: time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
-		ProducerIDExpiration:   time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
-		ProducerExpiryInterval: time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
-		CleanerBackoff:         time.Duration(cfg.Values.Long("log.cleaner.backoff.ms")) * time.Millisecond,
-		CleanerMapMemory:       int(cfg.Values.Long("log.cleaner.dedupe.buffer.size") / max(int64(cfg.Values.Int("log.cleaner.threads")), 1)),
-		CleanerDisabled:        !cfg.Values.Bool("log.cleaner.enable"),
+		Dir:                     cfg.LogDir,
+		RetentionCheckInterval:  time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
+		ProducerIDExpiration:    time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
+		ProducerExpiryInterval:  time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
+		CleanerBackoff:          time.Duration(cfg.Values.Long("log.cleaner.backoff.ms")) * time.Millisecond,
+		CleanerMapMemory:        int(cfg.Values.Long("log.cleaner.dedupe.buffer.size") / max(int64(cfg.Values.Int("log.cleaner.threads")), 1)),
+		CleanerDisabled:         !cfg.Values.Bool("log.cleaner.enable"),
+		CleanerIOBytesPerSecond: cfg.Values.Double("log.cleaner.io.max.bytes.per.second"),
 	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err

@@ -141,6 +141,16 @@ func (h *Header) IsTransactional() bool { return h.Attributes&TransactionalMask 
 func (h *Header) IsControl() bool       { return h.Attributes&ControlMask != 0 }
 func (h *Header) LogAppendTime() bool   { return h.Attributes&TimestampTypeMask != 0 }
 
+// DeleteHorizonMs is the delete horizon the log cleaner stamped on the batch
+// (KIP-534: its base timestamp, when the attribute says so); ok is false
+// when there is none.
+func (h *Header) DeleteHorizonMs() (ms int64, ok bool) {
+	if h.Attributes&DeleteHorizonSetMask == 0 {
+		return 0, false
+	}
+	return h.BaseTimestamp, true
+}
+
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // ParseHeader decodes the header at the start of b. It checks only what it

@@ -31,7 +31,13 @@ type Batch struct {
 	ProducerID    int64
 	ProducerEpoch int16
 	BaseSequence  int32
-	Records       []Record
+	// DeleteHorizonMs, when positive, is written as the batch's base
+	// timestamp with the delete-horizon attribute (KIP-534): the log
+	// cleaner stamps it on a batch holding tombstones or a transaction
+	// marker, and removes them once it has passed. Record timestamps stay
+	// right: their deltas are taken from it instead of the first record's.
+	DeleteHorizonMs int64
+	Records         []Record
 }
 
 // Uncompressed record sections are built here before compression.
@@ -110,6 +116,9 @@ func (b *Batch) attributes() uint16 {
 	if b.Control {
 		a |= ControlMask
 	}
+	if b.DeleteHorizonMs > 0 {
+		a |= DeleteHorizonSetMask
+	}
 	return a
 }
 
@@ -128,7 +137,7 @@ func (b *Batch) putHeader(p []byte) {
 	p[offMagic] = Magic
 	be.PutUint16(p[offAttributes:], b.attributes())
 	be.PutUint32(p[offLastOffsetDelta:], uint32(last.Offset-b.BaseOffset))
-	be.PutUint64(p[offBaseTimestamp:], uint64(first.Timestamp))
+	be.PutUint64(p[offBaseTimestamp:], uint64(b.baseTimestamp()))
 	be.PutUint64(p[offMaxTimestamp:], uint64(maxTs))
 	be.PutUint64(p[offProducerID:], uint64(b.ProducerID))
 	be.PutUint16(p[offProducerEpoch:], uint16(b.ProducerEpoch))
@@ -137,8 +146,16 @@ func (b *Batch) putHeader(p []byte) {
 	be.PutUint32(p[offCRC:], ComputeCRC(p))
 }
 
+// baseTimestamp is the first record's timestamp, or the delete horizon.
+func (b *Batch) baseTimestamp() int64 {
+	if b.DeleteHorizonMs > 0 {
+		return b.DeleteHorizonMs
+	}
+	return b.Records[0].Timestamp
+}
+
 func (b *Batch) appendRecords(dst []byte) []byte {
-	baseTs := b.Records[0].Timestamp
+	baseTs := b.baseTimestamp()
 	for i := range b.Records {
 		r := &b.Records[i]
 		dst = appendRecord(dst, r, int32(r.Offset-b.BaseOffset), r.Timestamp-baseTs)

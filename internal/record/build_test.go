@@ -217,3 +217,39 @@ func rapidBatch(t *rapid.T) Batch {
 	}
 	return b
 }
+
+// TestBuildDeleteHorizon: a batch stamped with a delete horizon (KIP-534)
+// carries it as its base timestamp with the attribute set, and its records
+// keep their own timestamps, with any codec.
+func TestBuildDeleteHorizon(t *testing.T) {
+	for _, c := range allCodecs {
+		t.Run(c.String(), func(t *testing.T) {
+			recs := []Record{
+				{Offset: 10, Timestamp: 5000, Key: []byte("a")},
+				{Offset: 12, Timestamp: 4000, Key: []byte("b")},
+			}
+			b := Batch{BaseOffset: 10, Codec: c, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence,
+				DeleteHorizonMs: 86_405_000, Records: recs}
+			batch := build(t, b)
+			h, err := Validate(batch, ValidateConfig{FromLog: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ms, ok := h.DeleteHorizonMs(); !ok || ms != 86_405_000 {
+				t.Errorf("DeleteHorizonMs %d %v, want 86405000 true", ms, ok)
+			}
+			if h.MaxTimestamp != 5000 {
+				t.Errorf("MaxTimestamp %d, want 5000", h.MaxTimestamp)
+			}
+			if diff := cmp.Diff(recs, collect(t, batch)); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+			plain := build(t, Batch{BaseOffset: 10, Codec: c, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence, Records: recs})
+			if h, _ := ParseHeader(plain); h.Attributes&DeleteHorizonSetMask != 0 {
+				t.Errorf("a batch without a horizon has the attribute")
+			} else if _, ok := h.DeleteHorizonMs(); ok {
+				t.Errorf("a batch without a horizon reports one")
+			}
+		})
+	}
+}

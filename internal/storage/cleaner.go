@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/samsa-io/samsa/internal/record"
@@ -13,18 +14,31 @@ import (
 // CleanOptions tune one cleaning pass.
 type CleanOptions struct {
 	// MapMemory is the dedupe buffer in bytes (Kafka's
-	// log.cleaner.dedupe.buffer.size per cleaner thread).
+	// log.cleaner.dedupe.buffer.size per cleaner thread). A pass allocates
+	// no more than its dirty section can use.
 	MapMemory int
 	// NowMs is the time the pass runs at; 0 takes the log's clock.
 	NowMs int64
+	// MaxOffset, when positive, is an offset the pass must not clean at or
+	// above: the high watermark, so that nothing a follower or a consumer
+	// could still see differently is rewritten.
+	MaxOffset int64
+	// Throttle, when set, paces the pass's reads and writes
+	// (log.cleaner.io.max.bytes.per.second, shared by every pass).
+	Throttle *Throttle
 }
 
 // CleanStats says what one pass did.
 type CleanStats struct {
-	SegmentsCleaned int
+	SegmentsCleaned int   // segments rewritten
+	SegmentsWritten int   // segments they became (small ones are merged)
 	BytesRead       int64 // bytes of the segments rewritten
 	BytesWritten    int64 // bytes of their cleaned replacements
 	RecordsRemoved  int64
+	// FirstDirtyOffset and EndOffset bound the dirty section the pass
+	// mapped; EndOffset is the log's new first dirty offset.
+	FirstDirtyOffset int64
+	EndOffset        int64
 }
 
 const (
@@ -35,12 +49,17 @@ const (
 // ErrCleanerBusy: another pass is cleaning the same log.
 var ErrCleanerBusy = errors.New("storage: log is already being cleaned")
 
-// cleanTarget is a segment the pass rewrites, pinned, with its size when
-// the pass started: segments below the active one change only through
-// retention or truncation, which the swap checks for.
+// cleanTarget is a segment the pass may rewrite, pinned, with what it was
+// when the pass started: segments below the active one change only through
+// retention, truncation or the cleaner itself, which the swap checks for.
 type cleanTarget struct {
-	s    *segment
-	size int64
+	s       *segment
+	size    int64
+	end     int64 // the next segment's base: where this one's offsets end
+	entries int   // offset index entries
+	// dirtyPos is the file position where the dirty section starts in
+	// this segment (0 unless the first dirty offset falls inside it).
+	dirtyPos int64
 }
 
 // cleanPlan is what a pass learned under the log's lock.
@@ -48,7 +67,9 @@ type cleanPlan struct {
 	cfg         Config
 	nowMs       int64
 	truncations int64
+	firstDirty  int64
 	aborted     []AbortedTxn
+	lastBatch   map[int64]int64 // producer ID -> last offset of its last data batch
 	targets     []cleanTarget
 }
 
@@ -60,45 +81,65 @@ func (p *cleanPlan) release() {
 }
 
 // Clean runs one synchronous cleaning pass over a compacted log, as Kafka's
-// cleaner does for one log: it builds a map of each key's latest offset over
-// the cleanable segments, rewrites each of them keeping only the latest
-// record of every key (and tombstones younger than delete.retention.ms),
-// and swaps the rewritten segments in. A log that is not compacted is left
-// alone (zero stats, nil).
+// cleaner does for one log. A log that is not compacted is left alone
+// (zero stats, nil).
 //
-// The cleanable range runs from the first segment to the first uncleanable
-// offset: the smallest of the active segment's base, the first unstable
-// offset (the first offset of the earliest ongoing transaction) and the base
-// of the first segment holding a batch younger than min.compaction.lag.ms.
-// The lag is judged per segment by its largest timestamp, an approximation
-// of Kafka's per-batch search that only ever cleans less. Only segments
-// that end at or below the first uncleanable offset are cleaned; the active
-// segment never is.
+// The log is split at its first dirty offset (kept in the cleaner
+// checkpoint, cleaner_checkpoint.go): below it every key appears once, as
+// the last pass left it; above it is what was appended since. The pass maps
+// each key of the dirty section to its latest offset, then rewrites every
+// segment from the first up to the end of the mapped section, keeping a
+// record unless the map holds a later offset for its key. The dirty section
+// ends at the first uncleanable offset: the smallest of the active
+// segment's base, the first unstable offset (the earliest open
+// transaction), MaxOffset (the high watermark) and the base of the first
+// segment holding a batch younger than min.compaction.lag.ms (judged per
+// segment by its largest timestamp, which only ever cleans less). Only
+// segments that end at or below it are touched; the active segment never
+// is.
 //
-// The offset map covers the segments cleaned, in order. When it reaches its
-// load factor (MapMemory too small for the keys), the pass cleans only the
-// segments mapped up to and including the one during which it filled; the
-// next pass goes further. A key the map could not take keeps all its
-// records in that segment: an absent key is never dropped.
+// The map is sized for the dirty section, capped by MapMemory. When it
+// fills, the section ends before the next batch, and the next pass
+// continues there. Records past the mapped end are rewritten (they share a
+// segment with mapped ones) but only ever lose records that a later mapped
+// record of the same key replaces.
+//
+// Tombstones and transaction markers follow KIP-534: the pass that first
+// rewrites a batch holding them stamps it with a delete horizon (now +
+// delete.retention.ms) and a later pass past the horizon removes them, so a
+// consumer that reads the log from the start within delete.retention.ms
+// always sees a delete, whatever timestamps producers chose. A marker goes
+// only once no record of its transaction is left. Aborted transactional data
+// is removed at once. A producer's last data batch stays, as an empty
+// header if it lost every record, so its sequence survives (Kafka's
+// RETAIN_EMPTY).
+//
+// Consecutive segments are cleaned into one as long as the result fits
+// segment.bytes, the offset index and 32-bit relative offsets (Kafka's
+// groupSegmentsBySize), so compaction does not leave a trail of tiny
+// segments.
 //
 // The map is built and the cleaned files written without the log's lock;
-// appends, reads and flushes go on. The swap takes the lock and gives up
-// (returning what was done so far, nil) when the segment is no longer the
-// one that was cleaned: retention deleted it, a truncation happened, or the
-// log was closed.
+// appends, reads and flushes go on. Each swap takes the lock and gives up
+// (returning what was done so far, nil) when its segments are no longer the
+// ones cleaned: retention deleted one, a truncation happened, or the log
+// was closed.
 //
-// Crash safety (Kafka's scheme): a segment is written to <name>.cleaned,
-// its indexes rebuilt by scanning it and all three files fsynced; under the
-// lock they are renamed to <name>.swap and the directory synced, then each
-// .swap is renamed over its final name and the directory synced again. A
-// crash leaves either .cleaned files (to delete: the old segment is intact)
-// or .swap files (to complete: rename each over its final name), which Open
-// must handle.
+// Crash safety (Kafka's scheme): a group is written to <base>.cleaned files,
+// its indexes rebuilt by scanning it, all three files fsynced; under the
+// lock they are renamed to <base>.swap (the log file last, which commits
+// the swap) and the directory synced; the group's other segments are
+// deleted, each .swap renamed over its final name and the directory synced
+// again. Open deletes .cleaned files (the old segments are intact), drops
+// .swap indexes without a .log.swap, and completes a committed swap: it
+// renames the .swap files and deletes the segments the swapped one covers
+// (open.go, completeSwaps).
 //
-// A cleaned segment keeps its base offset and, as an empty batch header if
-// its last batch lost every record, its last offset, so it still ends where
-// the next segment starts (loadSegments treats a recovered segment ending
-// short of the next base as a lost tail).
+// A cleaned segment keeps the base offset of its first old segment and, as
+// an empty batch header if its last batch lost every record, the last
+// offset of its last, so it still ends where the next segment starts
+// (loadSegments treats a recovered segment ending short of the next base as
+// a lost tail).
 func (l *Log) Clean(opts CleanOptions) (CleanStats, error) {
 	var stats CleanStats
 	if !l.cleaning.CompareAndSwap(false, true) {
@@ -111,37 +152,79 @@ func (l *Log) Clean(opts CleanOptions) (CleanStats, error) {
 		return stats, err
 	}
 	defer plan.release()
+	stats.FirstDirtyOffset = plan.firstDirty
+	stats.EndOffset = plan.firstDirty
 
-	m, err := newOffsetMap(opts.MapMemory, defaultOffsetMapLoadFactor)
-	if err != nil {
-		return stats, err
-	}
-	n, err := buildCleanMap(plan, m)
-	if err != nil {
-		return stats, fmt.Errorf("storage: clean %s: %w", l.dir, err)
-	}
-	co := compactOptions{
-		DeleteHorizonMs: plan.nowMs - plan.cfg.DeleteRetentionMs,
-		DropAborted:     abortedLookup(plan.aborted),
-		MaxDecompressed: record.DefaultMaxDecompressedBytes,
-	}
-	if plan.cfg.DeleteRetentionMs < 0 || plan.cfg.DeleteRetentionMs > plan.nowMs {
-		co.DeleteHorizonMs = -1 << 63 // keep tombstones
-	}
-	for _, t := range plan.targets[:n] {
-		swapped, err := l.cleanSegment(plan, t, m, co, &stats)
+	endOffset := plan.targets[len(plan.targets)-1].end
+	if plan.firstDirty < endOffset {
+		m, err := newOffsetMap(mapMemoryFor(opts.MapMemory, endOffset-plan.firstDirty), defaultOffsetMapLoadFactor)
 		if err != nil {
-			return stats, fmt.Errorf("storage: clean %s segment %d: %w", l.dir, t.s.baseOffset, err)
+			return stats, err
 		}
-		if !swapped {
-			l.opts.Logger.Info("cleaning pass aborted: the log changed under it", "component", "storage", "dir", l.dir, "segment", t.s.baseOffset)
-			break
+		if endOffset, err = buildCleanMap(plan, m, opts.Throttle); err != nil {
+			return stats, fmt.Errorf("storage: clean %s: %w", l.dir, err)
 		}
+		if err := l.cleanRange(plan, m, endOffset, opts.Throttle, &stats); err != nil {
+			return stats, err
+		}
+	} else if err := l.cleanRange(plan, nil, endOffset, opts.Throttle, &stats); err != nil {
+		return stats, err
 	}
 	return stats, nil
 }
 
-// planClean picks the segments to clean and pins them.
+// mapMemoryFor sizes a pass's offset map: no more slots than the dirty
+// section has offsets (at the load factor), and no more than the budget.
+func mapMemoryFor(budget int, dirtyOffsets int64) int {
+	need := float64(dirtyOffsets)/defaultOffsetMapLoadFactor + 2
+	if need*offsetMapEntrySize < float64(budget) {
+		return int(need) * offsetMapEntrySize
+	}
+	return budget
+}
+
+// cleanRange rewrites, group by group, the targets that start below
+// endOffset, then moves the first dirty offset to endOffset.
+func (l *Log) cleanRange(plan *cleanPlan, m *offsetMap, endOffset int64, th *Throttle, stats *CleanStats) error {
+	n := 0
+	for n < len(plan.targets) && plan.targets[n].s.baseOffset < endOffset {
+		n++
+	}
+	co := compactOptions{
+		NowMs:             plan.nowMs,
+		DeleteRetentionMs: plan.cfg.DeleteRetentionMs,
+		MapEnd:            endOffset,
+		DropAborted:       abortedLookup(plan.aborted),
+		LastBatchOfProducer: func(pid, lastOffset int64) bool {
+			last, ok := plan.lastBatch[pid]
+			return ok && last == lastOffset
+		},
+		MaxDecompressed: record.DefaultMaxDecompressedBytes,
+	}
+	txns := newTxnTracker()
+	co.MarkerDone = txns.markerDone
+	co.DataKept = txns.dataKept
+	var nextHorizon int64
+	co.Horizon = func(ms int64) {
+		if nextHorizon == 0 || ms < nextHorizon {
+			nextHorizon = ms
+		}
+	}
+	for _, g := range groupTargets(plan.targets[:n], &plan.cfg) {
+		swapped, err := l.cleanGroup(plan, g, m, co, th, stats)
+		if err != nil {
+			return fmt.Errorf("storage: clean %s segment %d: %w", l.dir, g[0].s.baseOffset, err)
+		}
+		if !swapped {
+			l.opts.Logger.Info("cleaning pass aborted: the log changed under it", "component", "storage", "dir", l.dir, "segment", g[0].s.baseOffset)
+			return nil
+		}
+	}
+	stats.EndOffset = endOffset
+	return l.setFirstDirty(plan, endOffset, nextHorizon)
+}
+
+// planClean picks the segments a pass may touch and pins them.
 func (l *Log) planClean(opts CleanOptions) (*cleanPlan, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -155,34 +238,83 @@ func (l *Log) planClean(opts CleanOptions) (*cleanPlan, error) {
 	if p.nowMs == 0 {
 		p.nowMs = l.opts.Clock.Now().UnixMilli()
 	}
+	firstUncleanable := l.firstUncleanableLocked(&p.cfg, p.nowMs, opts.MaxOffset)
+	p.firstDirty = max(l.mu.firstDirty, l.mu.logStartOffset)
 	segs := l.mu.segments
-	firstUncleanable := l.activeLocked().baseOffset
-	if fu := l.mu.producers.FirstUnstableOffset(); fu >= 0 {
-		firstUncleanable = min(firstUncleanable, fu)
+	for i, s := range segs[:len(segs)-1] {
+		end := segs[i+1].baseOffset
+		if end > firstUncleanable {
+			break
+		}
+		t := cleanTarget{s: s, size: s.size.Load(), end: end, entries: len(s.offsetIdx.entries)}
+		if s.baseOffset < p.firstDirty && p.firstDirty < end {
+			pos, err := s.positionOf(p.firstDirty, t.size)
+			if err != nil {
+				p.release()
+				return p, err
+			}
+			t.dirtyPos = pos
+		}
+		s.acquire()
+		p.targets = append(p.targets, t)
 	}
-	if lag := p.cfg.MinCompactionLagMs; lag > 0 {
+	if len(p.targets) > 0 {
+		p.aborted = l.mu.producers.AbortedIndex()
+		p.lastBatch = map[int64]int64{}
+		for _, ps := range l.mu.producers.producers {
+			if n := len(ps.Batches); n > 0 {
+				p.lastBatch[ps.ProducerID] = ps.Batches[n-1].LastOffset
+			}
+		}
+	}
+	return p, nil
+}
+
+// firstUncleanableLocked is the offset where the cleanable part of the log
+// ends (see Clean).
+func (l *Log) firstUncleanableLocked(cfg *Config, nowMs, maxOffset int64) int64 {
+	segs := l.mu.segments
+	off := l.activeLocked().baseOffset
+	if fu := l.mu.producers.FirstUnstableOffset(); fu >= 0 {
+		off = min(off, fu)
+	}
+	if maxOffset > 0 {
+		off = min(off, maxOffset)
+	}
+	if lag := cfg.MinCompactionLagMs; lag > 0 {
 		for _, s := range segs[:len(segs)-1] {
-			if s.maxTimestamp > p.nowMs-lag {
-				firstUncleanable = min(firstUncleanable, s.baseOffset)
+			if s.maxTimestamp > nowMs-lag {
+				off = min(off, s.baseOffset)
 				break
 			}
 		}
 	}
-	for i, s := range segs[:len(segs)-1] {
-		if segs[i+1].baseOffset > firstUncleanable {
-			break
+	return off
+}
+
+// groupTargets splits the targets into runs that clean into one segment
+// each: together within segment.bytes, the offset index and 32-bit
+// relative offsets, counted before cleaning (Kafka's rule, which never
+// needs to split a group's output).
+func groupTargets(ts []cleanTarget, cfg *Config) [][]cleanTarget {
+	var groups [][]cleanTarget
+	for len(ts) > 0 {
+		size, entries := ts[0].size, ts[0].entries
+		n := 1
+		for n < len(ts) {
+			t := &ts[n]
+			if size+t.size > cfg.SegmentBytes || entries+t.entries > cfg.maxIndexEntries() ||
+				t.end-1-ts[0].s.baseOffset > math.MaxInt32 {
+				break
+			}
+			size += t.size
+			entries += t.entries
+			n++
 		}
-		size := s.size.Load()
-		if size == 0 {
-			continue
-		}
-		s.acquire()
-		p.targets = append(p.targets, cleanTarget{s: s, size: size})
+		groups = append(groups, ts[:n])
+		ts = ts[n:]
 	}
-	if len(p.targets) > 0 {
-		p.aborted = l.mu.producers.AbortedIndex()
-	}
-	return p, nil
+	return groups
 }
 
 // abortedLookup answers compactOptions.DropAborted from the aborted
@@ -203,46 +335,93 @@ func abortedLookup(aborted []AbortedTxn) func(pid, off int64) bool {
 	}
 }
 
-// buildCleanMap puts every key of the targets into m with its latest
+// txnTracker follows, through one pass in offset order, whether each
+// producer's current transaction still has data in the cleaned log, so that
+// its marker can go once none is left (Kafka's CleanedTransactionMetadata).
+// Every pass starts at the log's first segment, so it sees every
+// transaction whole.
+type txnTracker struct{ kept map[int64]bool }
+
+func newTxnTracker() *txnTracker { return &txnTracker{kept: map[int64]bool{}} }
+
+func (t *txnTracker) dataKept(pid int64, kept bool) { t.kept[pid] = t.kept[pid] || kept }
+
+func (t *txnTracker) markerDone(pid int64) bool {
+	done := !t.kept[pid]
+	delete(t.kept, pid)
+	return done
+}
+
+// buildCleanMap puts every key of the dirty section into m with its latest
 // offset, skipping control batches and aborted transactions (an aborted
-// record must not hide the committed one before it). It returns how many
-// targets the map covers: all of them, or those up to the one during which
-// the map filled.
-func buildCleanMap(p *cleanPlan, m *offsetMap) (int, error) {
+// record must not hide the committed one before it). It returns where the
+// mapped section ends: the end of the targets, or the first batch that did
+// not fit once the map filled.
+func buildCleanMap(p *cleanPlan, m *offsetMap, th *Throttle) (int64, error) {
 	dropAborted := abortedLookup(p.aborted)
-	for i, t := range p.targets {
-		r := newBatchReader(t.s.log, 0, t.size)
-		exhausted := false
+	for _, t := range p.targets {
+		if t.end <= p.firstDirty {
+			continue
+		}
+		pos := t.dirtyPos
+		th.Wait(t.size - pos)
+		r := newBatchReader(t.s.log, pos, t.size)
 		for {
 			batch, h, _, err := r.next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
-				return 0, err
+				return 0, fmt.Errorf("segment %d: %w", t.s.baseOffset, err)
 			}
-			if h.IsControl() || (h.IsTransactional() && dropAborted(h.ProducerID, h.BaseOffset)) {
+			if h.NextOffset() <= p.firstDirty || h.IsControl() || (h.IsTransactional() && dropAborted(h.ProducerID, h.BaseOffset)) {
 				continue
 			}
+			if m.Full() {
+				return h.BaseOffset, nil
+			}
+			full := false
 			err = record.Iterate(batch, record.DefaultMaxDecompressedBytes, func(rec *record.Record) bool {
 				if rec.Key != nil && !m.Put(rec.Key, rec.Offset) {
-					exhausted = true
+					full = true
+					return false
 				}
 				return true
 			})
 			if err != nil {
 				return 0, fmt.Errorf("segment %d batch at %d: %w", t.s.baseOffset, h.BaseOffset, err)
 			}
-		}
-		if exhausted || m.Full() {
-			return i + 1, nil
+			if full {
+				// Keys already put from this batch point past the end;
+				// they only ever remove older copies, which is safe.
+				return h.BaseOffset, nil
+			}
 		}
 	}
-	return len(p.targets), nil
+	return p.targets[len(p.targets)-1].end, nil
+}
+
+// positionOf is the file position of the batch holding off, found by
+// walking batch headers from the offset index's nearest entry. The caller
+// holds the log's lock.
+func (s *segment) positionOf(off, size int64) (int64, error) {
+	rel, _ := s.relative(off)
+	pos := s.offsetIdx.lookup(rel)
+	for pos < size {
+		h, err := readHeader(s.log, pos, size)
+		if err != nil {
+			return 0, err
+		}
+		if h.LastOffset() >= off {
+			return pos, nil
+		}
+		pos += int64(h.Size())
+	}
+	return size, nil
 }
 
 func segmentFileNames(dir string, base int64) [3]string {
-	// The log file last: its rename completes a swap.
+	// The log file last: its rename commits and completes a swap.
 	return [3]string{segmentName(dir, base, indexSuffix), segmentName(dir, base, timeIndexSuffix), segmentName(dir, base, logSuffix)}
 }
 
@@ -254,35 +433,53 @@ func (l *Log) removeFiles(names [3]string, suffix string) {
 	}
 }
 
-// cleanSegment rewrites one segment and swaps it in; false when the log
-// changed so that the swap was given up.
-func (l *Log) cleanSegment(p *cleanPlan, t cleanTarget, m *offsetMap, co compactOptions, stats *CleanStats) (bool, error) {
-	names := segmentFileNames(l.dir, t.s.baseOffset)
-	ns, in, out, err := l.writeCleaned(p, t, names, m, co)
+// cleanGroup rewrites a group of segments into one and swaps it in; false
+// when the log changed so that the swap was given up.
+func (l *Log) cleanGroup(p *cleanPlan, g []cleanTarget, m *offsetMap, co compactOptions, th *Throttle, stats *CleanStats) (bool, error) {
+	names := segmentFileNames(l.dir, g[0].s.baseOffset)
+	ns, res, err := l.writeCleaned(p, g, names, m, co, th)
 	if err != nil {
 		l.removeFiles(names, cleanedSuffix)
 		return false, err
 	}
-	swapped, err := l.swapCleaned(p, t, ns, names)
+	var read int64
+	for _, t := range g {
+		read += t.size
+	}
+	if len(g) == 1 && !res.changed {
+		// Nothing to remove or stamp: keep the old segment, skip the swap.
+		ns.release()
+		l.removeFiles(names, cleanedSuffix)
+		return true, nil
+	}
+	swapped, err := l.swapCleaned(p, g, ns, names)
 	if !swapped {
 		ns.release()
 		l.removeFiles(names, cleanedSuffix)
 		return false, err
 	}
-	stats.SegmentsCleaned++
-	stats.BytesRead += t.size
+	stats.SegmentsCleaned += len(g)
+	stats.SegmentsWritten++
+	stats.BytesRead += read
 	stats.BytesWritten += ns.size.Load()
-	stats.RecordsRemoved += in - out
+	stats.RecordsRemoved += res.in - res.out
 	return true, nil
 }
 
-// writeCleaned writes the cleaned form of t to the .cleaned files, rebuilds
-// its indexes by scanning it back (recover, which also checks every batch
-// and fsyncs the three files) and seals its time index. It returns the new
-// segment and the records read and written.
-func (l *Log) writeCleaned(p *cleanPlan, t cleanTarget, names [3]string, m *offsetMap, co compactOptions) (*segment, int64, int64, error) {
+// cleanedResult is what writeCleaned did.
+type cleanedResult struct {
+	in, out int64 // records read and written
+	changed bool  // some batch was not copied as it was
+}
+
+// writeCleaned writes the cleaned form of a group to the .cleaned files,
+// rebuilds its indexes by scanning it back (recover, which also checks
+// every batch and fsyncs the three files) and seals its time index.
+func (l *Log) writeCleaned(p *cleanPlan, g []cleanTarget, names [3]string, m *offsetMap, co compactOptions, th *Throttle) (*segment, cleanedResult, error) {
+	var res cleanedResult
 	fsys := l.opts.FS
-	ns := &segment{baseOffset: t.s.baseOffset, nextOffset: t.s.baseOffset, maxTimestamp: -1, rollTimestamp: -1, created: t.s.created}
+	first := g[0].s
+	ns := &segment{baseOffset: first.baseOffset, nextOffset: first.baseOffset, maxTimestamp: -1, rollTimestamp: -1, created: first.created}
 	var files [3]vfs.File
 	for i, n := range names {
 		f, err := fsys.Create(n + cleanedSuffix)
@@ -290,71 +487,83 @@ func (l *Log) writeCleaned(p *cleanPlan, t cleanTarget, names [3]string, m *offs
 			for _, g := range files[:i] {
 				g.Close()
 			}
-			return nil, 0, 0, err
+			return nil, res, err
 		}
 		files[i] = f
 	}
 	ns.offsetIdx.file, ns.timeIdx.file, ns.log = files[0], files[1], files[2]
 	ns.setConfig(&p.cfg)
 	ns.refs.Store(1)
-	fail := func(err error) (*segment, int64, int64, error) {
+	fail := func(err error) (*segment, cleanedResult, error) {
 		ns.release()
-		return nil, 0, 0, err
+		return nil, res, err
 	}
 
 	var (
-		in, out   int64
 		buf       []byte
 		wpos      int64
-		outNext   = t.s.baseOffset
+		outNext   = first.baseOffset
 		last      record.Header
 		haveBatch bool
 	)
-	r := newBatchReader(t.s.log, 0, t.size)
-	for {
-		batch, h, _, err := r.next()
-		if errors.Is(err, io.EOF) {
-			break
+	flushBuf := func() error {
+		th.Wait(int64(len(buf)))
+		if _, err := ns.log.WriteAt(buf, wpos); err != nil {
+			return err
 		}
-		if err != nil {
-			return fail(err)
-		}
-		in += int64(h.NumRecords)
-		last, haveBatch = h, true
-		before := len(buf)
-		if buf, err = compactBatches(buf, batch, m, co); err != nil {
-			return fail(err)
-		}
-		if len(buf) > before {
-			oh, err := record.ParseHeader(buf[before:])
+		wpos += int64(len(buf))
+		buf = buf[:0]
+		return nil
+	}
+	for _, t := range g {
+		th.Wait(t.size)
+		r := newBatchReader(t.s.log, 0, t.size)
+		for {
+			batch, h, _, err := r.next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			if err != nil {
 				return fail(err)
 			}
-			out += int64(oh.NumRecords)
-			outNext = oh.NextOffset()
-		}
-		if len(buf) >= readChunk {
-			if _, err := ns.log.WriteAt(buf, wpos); err != nil {
-				return fail(err)
+			res.in += int64(h.NumRecords)
+			last, haveBatch = h, true
+			before := len(buf)
+			var changed bool
+			if buf, changed, err = compactBatch(buf, batch, &h, m, &co); err != nil {
+				return fail(fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err))
 			}
-			wpos += int64(len(buf))
-			buf = buf[:0]
+			res.changed = res.changed || changed
+			if len(buf) > before {
+				oh, err := record.ParseHeader(buf[before:])
+				if err != nil {
+					return fail(err)
+				}
+				res.out += int64(oh.NumRecords)
+				outNext = oh.NextOffset()
+			}
+			if len(buf) >= readChunk {
+				if err := flushBuf(); err != nil {
+					return fail(err)
+				}
+			}
 		}
 	}
 	if haveBatch && outNext < last.NextOffset() {
 		buf = record.AppendEmptyBatch(buf, &last)
+		res.changed = true
 	}
 	if len(buf) > 0 {
-		if _, err := ns.log.WriteAt(buf, wpos); err != nil {
+		if err := flushBuf(); err != nil {
 			return fail(err)
 		}
 	}
-	res, err := ns.recover(&p.cfg)
+	rec, err := ns.recover(&p.cfg)
 	if err != nil {
 		return fail(err)
 	}
-	if res.truncatedBytes > 0 {
-		return fail(fmt.Errorf("%w: cleaned segment has %d bad bytes at %d", ErrCorruptLog, res.truncatedBytes, ns.size.Load()))
+	if rec.truncatedBytes > 0 {
+		return fail(fmt.Errorf("%w: cleaned segment has %d bad bytes at %d", ErrCorruptLog, rec.truncatedBytes, ns.size.Load()))
 	}
 	if err := ns.seal(); err != nil {
 		return fail(err)
@@ -362,23 +571,28 @@ func (l *Log) writeCleaned(p *cleanPlan, t cleanTarget, names [3]string, m *offs
 	if err := ns.timeIdx.file.Sync(); err != nil {
 		return fail(err)
 	}
-	return ns, in, out, nil
+	return ns, res, nil
 }
 
-// swapCleaned replaces t by ns, on disk and in the segment list, under the
-// log's lock, if t is still what was cleaned. Holding the lock across the
-// renames means no truncation or retention can slip between the check and
-// the point where a crash would complete the swap.
-func (l *Log) swapCleaned(p *cleanPlan, t cleanTarget, ns *segment, names [3]string) (bool, error) {
+// swapCleaned replaces the group g by ns, on disk and in the segment list,
+// under the log's lock, if g is still what was cleaned. Holding the lock
+// across the renames means no truncation or retention can slip between the
+// check and the point where a crash would complete the swap.
+func (l *Log) swapCleaned(p *cleanPlan, g []cleanTarget, ns *segment, names [3]string) (bool, error) {
 	fsys := l.opts.FS
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.writableLocked() != nil || l.mu.truncations != p.truncations {
 		return false, nil
 	}
-	i := l.segmentIndexLocked(t.s.baseOffset)
-	if i >= len(l.mu.segments)-1 || l.mu.segments[i] != t.s || t.s.size.Load() != t.size {
+	i := l.segmentIndexLocked(g[0].s.baseOffset)
+	if i+len(g) > len(l.mu.segments)-1 {
 		return false, nil
+	}
+	for k, t := range g {
+		if l.mu.segments[i+k] != t.s || t.s.size.Load() != t.size {
+			return false, nil
+		}
 	}
 	for _, n := range names {
 		if err := fsys.Rename(n+cleanedSuffix, n+swapSuffix); err != nil {
@@ -394,6 +608,11 @@ func (l *Log) swapCleaned(p *cleanPlan, t cleanTarget, ns *segment, names [3]str
 		return false, l.failLocked(err)
 	}
 	// From here a crash completes the swap on open.
+	for _, t := range g[1:] {
+		if err := removeSegmentFiles(fsys, l.dir, t.s.baseOffset); err != nil {
+			return false, l.failLocked(err)
+		}
+	}
 	for _, n := range names {
 		if err := fsys.Rename(n+swapSuffix, n); err != nil {
 			return false, l.failLocked(err)
@@ -404,9 +623,13 @@ func (l *Log) swapCleaned(p *cleanPlan, t cleanTarget, ns *segment, names [3]str
 	}
 	// A new slice: flushOnce ranges over a slice of the old one after
 	// dropping the lock.
-	segs := slices.Clone(l.mu.segments)
-	segs[i] = ns
+	segs := make([]*segment, 0, len(l.mu.segments)-len(g)+1)
+	segs = append(segs, l.mu.segments[:i]...)
+	segs = append(segs, ns)
+	segs = append(segs, l.mu.segments[i+len(g):]...)
 	l.mu.segments = segs
-	t.s.release() // the log's reference; readers and the plan keep theirs
+	for _, t := range g {
+		t.s.release() // the log's reference; readers and the plan keep theirs
+	}
 	return true, nil
 }

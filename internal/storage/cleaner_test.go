@@ -281,16 +281,24 @@ func TestCleanSmallMapCleansAPrefix(t *testing.T) {
 	if err := l.Roll(); err != nil {
 		t.Fatal(err)
 	}
-	segs := l.Offsets().Segments
-	// Room for about 40 keys: the map fills after the first segments.
-	stats, err := l.Clean(CleanOptions{MapMemory: 40 * offsetMapEntrySize})
-	if err != nil || stats.SegmentsCleaned == 0 || stats.SegmentsCleaned >= segs-1 {
-		t.Fatalf("clean: %+v, %v (%d segments)", stats, err, segs)
-	}
-	for range 20 {
-		if _, err := l.Clean(CleanOptions{MapMemory: 1 << 20}); err != nil {
-			t.Fatal(err)
+	activeBase := l.LogEndOffset()
+	// Room for about 40 keys: each pass maps a slice of the dirty section
+	// and the next one goes on from where it stopped (the checkpoint).
+	passes, end := 0, int64(0)
+	for end < activeBase {
+		stats, err := l.Clean(CleanOptions{MapMemory: 40 * offsetMapEntrySize})
+		if err != nil || stats.FirstDirtyOffset != end || stats.EndOffset <= end {
+			t.Fatalf("pass %d: %+v, %v (previous end %d)", passes, stats, err, end)
 		}
+		end = stats.EndOffset
+		passes++
+	}
+	if passes < 10 {
+		t.Fatalf("%d passes with a 40-key map over 1000 offsets of 100 keys", passes)
+	}
+	// Nothing dirty left: a pass maps nothing and removes nothing.
+	if stats, err := l.Clean(CleanOptions{MapMemory: 1 << 20}); err != nil || stats.RecordsRemoved != 0 || stats.EndOffset != end {
+		t.Fatalf("pass with nothing dirty: %+v, %v", stats, err)
 	}
 	wantOffs, wantVals := expected(model, true)
 	checkRecords(t, l, wantOffs, wantVals)

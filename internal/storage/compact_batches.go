@@ -3,62 +3,70 @@ package storage
 import (
 	"bytes"
 	"fmt"
+	"math"
 
 	"github.com/samsa-io/samsa/internal/record"
 )
 
-// compactOptions is what compactBatches needs to know beyond the offset map.
+// compactOptions is what compactBatch needs to know beyond the offset map.
 // Nil predicates answer false: nothing is treated as aborted, no marker is
 // removable, no empty batch is retained.
 type compactOptions struct {
-	// DeleteHorizonMs: tombstones (null values) and removable transaction
-	// markers in a batch whose MaxTimestamp is below it are dropped; the
-	// cleaner passes the segment-time cutoff less delete.retention.ms.
-	DeleteHorizonMs int64
+	// NowMs is the pass's time: a batch stamped with a delete horizon at or
+	// before it loses its tombstones (and, if its transaction is gone, its
+	// marker). DeleteRetentionMs is how far ahead a new horizon is stamped.
+	NowMs             int64
+	DeleteRetentionMs int64
+	// MapEnd is where the mapped dirty section ends. Batches from it on are
+	// only ever cleaned of records the map replaces: no tombstone or marker
+	// goes, no horizon is stamped. Zero means everything is in range.
+	MapEnd int64
 	// DropAborted reports whether the transactional data batch of
 	// producerID at offset (its base offset) belongs to an aborted
 	// transaction; its records are then all dropped.
 	DropAborted func(producerID, offset int64) bool
-	// MarkerDone reports whether the transaction marker of producerID at
-	// offset may go: no record of its transaction is left in the log. It is
-	// asked only for markers past the delete horizon.
-	MarkerDone func(producerID, offset int64) bool
+	// DataKept is told, for each transactional data batch in offset order,
+	// whether any of its records stayed.
+	DataKept func(producerID int64, kept bool)
+	// MarkerDone is asked, for each transaction marker in offset order,
+	// whether its transaction has no data left in the cleaned log: only
+	// then is the marker stamped with a horizon and later removed.
+	MarkerDone func(producerID int64) bool
 	// LastBatchOfProducer reports whether the batch of producerID ending at
-	// lastOffset is that producer's last in the log. Such a batch is kept
+	// lastOffset is that producer's last data batch. Such a batch is kept
 	// as an empty header when cleaning removes all its records, so the
 	// producer's last sequence and epoch survive (Kafka's RETAIN_EMPTY).
 	LastBatchOfProducer func(producerID, lastOffset int64) bool
+	// Horizon is told the delete horizon of every batch written with one.
+	Horizon func(ms int64)
 	// MaxDecompressed bounds the decompressed size of one batch.
 	MaxDecompressed int
 }
 
+func (o *compactOptions) horizon(ms int64) {
+	if o.Horizon != nil {
+		o.Horizon(ms)
+	}
+}
+
+// newHorizon is the delete horizon a batch is stamped with now.
+func (o *compactOptions) newHorizon() int64 {
+	r := max(o.DeleteRetentionMs, 0)
+	if o.NowMs > math.MaxInt64-r {
+		return math.MaxInt64
+	}
+	return max(o.NowMs+r, 1)
+}
+
 // compactBatches appends to dst the cleaned form of segment, a run of whole
-// RecordBatch v2 batches, and returns it. A record stays when its offset is
-// at least the one m holds for its key (absent keys stay: they are the latest
-// for their key as far as this cleaning knows), unless it is a tombstone past
-// the delete horizon or part of an aborted transaction. Keyless data records
-// are dropped, as Kafka's cleaner does; validation refuses them on compacted
-// topics anyway.
-//
-// A batch that loses nothing is copied byte for byte. A batch that loses
-// some records is rebuilt with the same codec, producer fields, flags,
-// leader epoch, base offset and last offset delta, as Kafka does for v2: the
-// base offset and last offset stay so that base sequence + offset delta still
-// gives each record's sequence, and the producer's last sequence is
-// unchanged. Kept records keep their offsets, so deltas have gaps. A batch
-// that loses everything is dropped, unless it is the producer's last batch
-// (LastBatchOfProducer), which stays as a header with no records.
-//
-// Every input batch must pass its CRC: a corrupt batch is an error, never
-// rewritten with a fresh CRC. On error dst is returned unchanged.
+// RecordBatch v2 batches, and returns it (compactBatch on each). Every input
+// batch must pass its CRC: a corrupt batch is an error, never rewritten with
+// a fresh CRC. On error dst is returned unchanged.
 func compactBatches(dst, segment []byte, m *offsetMap, o compactOptions) ([]byte, error) {
 	start := len(dst)
 	err := record.ForEachBatch(segment, func(batch []byte, h record.Header) error {
-		if err := record.CheckCRC(batch); err != nil {
-			return fmt.Errorf("storage: compact batch at offset %d: %w", h.BaseOffset, err)
-		}
 		var err error
-		dst, err = compactBatch(dst, batch, &h, m, &o)
+		dst, _, err = compactBatch(dst, batch, &h, m, &o)
 		if err != nil {
 			return fmt.Errorf("storage: compact batch at offset %d: %w", h.BaseOffset, err)
 		}
@@ -70,39 +78,99 @@ func compactBatches(dst, segment []byte, m *offsetMap, o compactOptions) ([]byte
 	return dst, nil
 }
 
-// compactBatch appends the cleaned form of one batch.
-func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactOptions) ([]byte, error) {
-	pastHorizon := h.MaxTimestamp < o.DeleteHorizonMs
-	dropAll := false
-	switch {
-	case h.IsControl():
-		dropAll = pastHorizon && o.MarkerDone != nil && o.MarkerDone(h.ProducerID, h.BaseOffset)
-	case h.IsTransactional():
-		dropAll = o.DropAborted != nil && o.DropAborted(h.ProducerID, h.BaseOffset)
+// compactBatch appends the cleaned form of one batch and reports whether it
+// differs from the batch. A data record stays when its offset is at least
+// the one m holds for its key (absent keys stay: they are the latest for
+// their key as far as this cleaning knows; a nil m keeps every key),
+// unless it is a tombstone in a batch whose delete horizon has passed, or
+// part of an aborted transaction. Keyless data records are dropped, as
+// Kafka's cleaner does; validation refuses them on compacted topics anyway.
+//
+// A batch that loses nothing and needs no horizon is copied byte for byte.
+// Otherwise it is rebuilt with the same codec, producer fields, flags,
+// leader epoch, base offset and last offset delta, as Kafka does for v2: the
+// base offset and last offset stay so that base sequence + offset delta
+// still gives each record's sequence, and the producer's last sequence is
+// unchanged. Kept records keep their offsets, so deltas have gaps. A batch
+// that loses everything is dropped, unless it is the producer's last data
+// batch (LastBatchOfProducer), which stays as a header with no records.
+func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactOptions) ([]byte, bool, error) {
+	if err := record.CheckCRC(batch); err != nil {
+		return dst, false, err
 	}
+	inRange := o.MapEnd == 0 || h.BaseOffset < o.MapEnd
+	horizon, stamped := h.DeleteHorizonMs()
+	pastHorizon := stamped && horizon <= o.NowMs
+	if h.IsControl() {
+		done := o.MarkerDone != nil && o.MarkerDone(h.ProducerID)
+		switch {
+		case !inRange || !done || (stamped && !pastHorizon):
+			if stamped {
+				o.horizon(horizon)
+			}
+			return append(dst, batch...), false, nil
+		case pastHorizon:
+			return dst, true, nil
+		}
+		return rebuildBatch(dst, batch, h, o)
+	}
+	dropAll := h.IsTransactional() && o.DropAborted != nil && o.DropAborted(h.ProducerID, h.BaseOffset)
 	var kept []record.Record
-	n := 0
+	n, tombs := 0, false
 	if !dropAll {
 		err := record.Iterate(batch, o.MaxDecompressed, func(r *record.Record) bool {
 			n++
-			if h.IsControl() || keepRecord(r, m, pastHorizon) {
+			if keepRecord(r, m, inRange && pastHorizon) {
 				kept = append(kept, cloneRecord(r))
+				tombs = tombs || r.Value == nil
 			}
 			return true
 		})
 		if err != nil {
-			return dst, err
+			return dst, false, err
 		}
-		if len(kept) == n {
-			return append(dst, batch...), nil
-		}
+	}
+	if h.IsTransactional() && o.DataKept != nil {
+		o.DataKept(h.ProducerID, len(kept) > 0)
+	}
+	stamp := int64(0)
+	if stamped {
+		stamp = horizon
+	} else if tombs && inRange {
+		stamp = o.newHorizon()
+	}
+	if tombs && stamp > 0 {
+		o.horizon(stamp)
+	}
+	if !dropAll && len(kept) == n && (stamp == 0 || stamped) {
+		return append(dst, batch...), false, nil
 	}
 	if len(kept) == 0 {
 		if h.ProducerID >= 0 && o.LastBatchOfProducer != nil && o.LastBatchOfProducer(h.ProducerID, h.LastOffset()) {
-			return record.AppendEmptyBatch(dst, h), nil
+			return record.AppendEmptyBatch(dst, h), true, nil
 		}
-		return dst, nil
+		return dst, true, nil
 	}
+	return appendRebuilt(dst, h, kept, stamp)
+}
+
+// rebuildBatch rewrites a control batch with a new delete horizon.
+func rebuildBatch(dst, batch []byte, h *record.Header, o *compactOptions) ([]byte, bool, error) {
+	horizon := o.newHorizon()
+	var recs []record.Record
+	err := record.Iterate(batch, o.MaxDecompressed, func(r *record.Record) bool {
+		recs = append(recs, cloneRecord(r))
+		return true
+	})
+	if err != nil || len(recs) == 0 {
+		return append(dst, batch...), false, err
+	}
+	o.horizon(horizon)
+	return appendRebuilt(dst, h, recs, horizon)
+}
+
+// appendRebuilt encodes kept as h's batch, with the delete horizon if any.
+func appendRebuilt(dst []byte, h *record.Header, kept []record.Record, horizon int64) ([]byte, bool, error) {
 	b := record.Batch{
 		BaseOffset:           h.BaseOffset,
 		PartitionLeaderEpoch: h.PartitionLeaderEpoch,
@@ -113,26 +181,29 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 		ProducerID:           h.ProducerID,
 		ProducerEpoch:        h.ProducerEpoch,
 		BaseSequence:         h.BaseSequence,
+		DeleteHorizonMs:      horizon,
 		Records:              kept,
 	}
 	start := len(dst)
 	dst, err := b.AppendTo(dst)
 	if err != nil {
-		return dst, err
+		return dst, false, err
 	}
 	record.SetLastOffsetDelta(dst[start:], h.LastOffsetDelta)
-	return dst, nil
+	return dst, true, nil
 }
 
 // keepRecord decides a data record's fate.
-func keepRecord(r *record.Record, m *offsetMap, pastHorizon bool) bool {
+func keepRecord(r *record.Record, m *offsetMap, dropTombstones bool) bool {
 	if r.Key == nil {
 		return false
 	}
-	if latest, ok := m.Get(r.Key); ok && r.Offset < latest {
-		return false
+	if m != nil {
+		if latest, ok := m.Get(r.Key); ok && r.Offset < latest {
+			return false
+		}
 	}
-	return r.Value != nil || !pastHorizon
+	return r.Value != nil || !dropTombstones
 }
 
 // cloneRecord copies r out of the buffers record.Iterate reuses. Null keys,

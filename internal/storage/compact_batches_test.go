@@ -79,6 +79,7 @@ type outBatch struct {
 	Producer   int64
 	Sequence   int32
 	Control    bool
+	Horizon    int64    // the delete horizon stamped, 0 if none
 	Records    []string // "offset key=value", value "<nil>" for a tombstone
 }
 
@@ -93,6 +94,7 @@ func decodeCompacted(t fataler, out []byte) []outBatch {
 		}
 		ob := outBatch{Base: h.BaseOffset, Last: h.LastOffset(), Codec: h.Codec(),
 			Producer: h.ProducerID, Sequence: h.BaseSequence, Control: h.IsControl()}
+		ob.Horizon, _ = h.DeleteHorizonMs()
 		err := record.Iterate(batch, compactTestMaxDecompressed, func(r *record.Record) bool {
 			if r.Offset <= prev || r.Offset < h.BaseOffset || r.Offset > h.LastOffset() {
 				t.Fatalf("record offset %d after %d in batch [%d, %d]", r.Offset, prev, h.BaseOffset, h.LastOffset())
@@ -131,8 +133,18 @@ func TestCompactBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stampedMarker := marker
+	stampedMarker.DeleteHorizonMs = 1000
+	stampedMarkerBytes, err := stampedMarker.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	markerRec := fmt.Sprintf("33 %s=%s", marker.Records[0].Key, marker.Records[0].Value)
 	always := func(int64, int64) bool { return true }
+	done := func(int64) bool { return true }
+	stamped := func(b record.Batch, ms int64) record.Batch { b.DeleteHorizonMs = ms; return b }
+	// Passes run at 1000 ms with delete.retention.ms 50.
+	at := func(o compactOptions) compactOptions { o.NowMs, o.DeleteRetentionMs = 1000, 50; return o }
 
 	for _, tc := range []struct {
 		name string
@@ -145,58 +157,80 @@ func TestCompactBatches(t *testing.T) {
 			name:    "latest per key kept, gaps, offsets and producer fields preserved",
 			segment: buildCompactBatch(t, idem, 100, kv{key: "a", value: "1"}, kv{key: "b", value: "1"}, kv{key: "a", value: "2"}, kv{key: "c", value: "1"}, kv{key: "b", value: "2"}, kv{key: "x", value: "old"}),
 			dirty:   buildCompactBatch(t, plainBatch(50), 200, kv{key: "b", value: "3"}, kv{key: "x", value: "new"}),
+			opts:    at(compactOptions{}),
 			want: []outBatch{{Base: 20, Last: 25, Producer: 7, Sequence: 40,
 				Records: []string{"22 a=2", "23 c=1"}}},
 		},
 		{
 			name:    "nothing to drop: copied",
 			segment: buildCompactBatch(t, plainBatch(0), 100, kv{key: "a", value: "1"}, kv{key: "b", value: "1"}),
+			opts:    at(compactOptions{}),
 			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Records: []string{"0 a=1", "1 b=1"}}},
 		},
 		{
-			name:    "tombstone before the horizon kept",
+			name:    "tombstone seen first: kept and stamped with now + delete.retention.ms",
 			segment: buildCompactBatch(t, plainBatch(0), 100, kv{key: "a", value: "1"}, kv{key: "a", del: true}),
-			opts:    compactOptions{DeleteHorizonMs: 101},
-			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Records: []string{"1 a=<nil>"}}},
+			opts:    at(compactOptions{}),
+			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Horizon: 1050, Records: []string{"1 a=<nil>"}}},
 		},
 		{
-			name:    "tombstone past the horizon dropped, whole batch goes",
-			segment: buildCompactBatch(t, plainBatch(0), 100, kv{key: "a", value: "1"}, kv{key: "a", del: true}),
-			opts:    compactOptions{DeleteHorizonMs: 102},
+			name:    "tombstone with an old timestamp is stamped too, not dropped",
+			segment: buildCompactBatch(t, plainBatch(0), 1, kv{key: "a", del: true}),
+			opts:    at(compactOptions{}),
+			want:    []outBatch{{Base: 0, Last: 0, Producer: -1, Sequence: -1, Horizon: 1050, Records: []string{"0 a=<nil>"}}},
+		},
+		{
+			name:    "stamped tombstone before its horizon: copied",
+			segment: buildCompactBatch(t, stamped(plainBatch(0), 1001), 100, kv{key: "b", value: "1"}, kv{key: "a", del: true}),
+			opts:    at(compactOptions{}),
+			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Horizon: 1001, Records: []string{"0 b=1", "1 a=<nil>"}}},
+		},
+		{
+			name:    "stamped tombstone past its horizon dropped, the batch keeps its horizon",
+			segment: buildCompactBatch(t, stamped(plainBatch(0), 1000), 100, kv{key: "b", value: "1"}, kv{key: "a", del: true}),
+			opts:    at(compactOptions{}),
+			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Horizon: 1000, Records: []string{"0 b=1"}}},
+		},
+		{
+			name:    "stamped tombstone past its horizon but beyond the mapped end: kept",
+			segment: buildCompactBatch(t, stamped(plainBatch(10), 900), 100, kv{key: "a", del: true}),
+			opts:    at(compactOptions{MapEnd: 10}),
+			want:    []outBatch{{Base: 10, Last: 10, Producer: -1, Sequence: -1, Horizon: 900, Records: []string{"10 a=<nil>"}}},
 		},
 		{
 			name:    "keyless records dropped",
 			segment: buildCompactBatch(t, plainBatch(0), 100, kv{nokey: true, value: "1"}, kv{key: "a", value: "1"}),
+			opts:    at(compactOptions{}),
 			want:    []outBatch{{Base: 0, Last: 1, Producer: -1, Sequence: -1, Records: []string{"1 a=1"}}},
 		},
 		{
-			name:    "aborted transaction dropped",
+			name:    "aborted transaction dropped; its marker, now done, stamped",
 			segment: append(buildCompactBatch(t, txn, 90, kv{key: "a", value: "t"}), markerBytes...),
-			opts:    compactOptions{DropAborted: always},
-			want:    []outBatch{{Base: 33, Last: 33, Producer: 9, Sequence: -1, Control: true, Records: []string{markerRec}}},
+			opts:    at(compactOptions{DropAborted: always, MarkerDone: done}),
+			want:    []outBatch{{Base: 33, Last: 33, Producer: 9, Sequence: -1, Control: true, Horizon: 1050, Records: []string{markerRec}}},
 		},
 		{
 			name:    "aborted transaction, last batch of its producer: empty header kept",
 			segment: buildCompactBatch(t, txn, 90, kv{key: "a", value: "t"}, kv{key: "b", value: "t"}),
-			opts:    compactOptions{DropAborted: always, LastBatchOfProducer: always},
+			opts:    at(compactOptions{DropAborted: always, LastBatchOfProducer: always}),
 			want:    []outBatch{{Base: 30, Last: 31, Producer: 9, Sequence: 0}},
 		},
 		{
-			name:    "marker kept before the horizon even when done",
+			name:    "marker of a transaction with data: copied, not stamped",
 			segment: markerBytes,
-			opts:    compactOptions{DeleteHorizonMs: 100, MarkerDone: always},
+			opts:    at(compactOptions{}),
 			want:    []outBatch{{Base: 33, Last: 33, Producer: 9, Sequence: -1, Control: true, Records: []string{markerRec}}},
 		},
 		{
-			name:    "marker kept past the horizon while its transaction has data",
-			segment: markerBytes,
-			opts:    compactOptions{DeleteHorizonMs: 101},
-			want:    []outBatch{{Base: 33, Last: 33, Producer: 9, Sequence: -1, Control: true, Records: []string{markerRec}}},
+			name:    "stamped marker past its horizon kept while its transaction has data",
+			segment: stampedMarkerBytes,
+			opts:    at(compactOptions{}),
+			want:    []outBatch{{Base: 33, Last: 33, Producer: 9, Sequence: -1, Control: true, Horizon: 1000, Records: []string{markerRec}}},
 		},
 		{
-			name:    "marker dropped past the horizon once done",
-			segment: markerBytes,
-			opts:    compactOptions{DeleteHorizonMs: 101, MarkerDone: always},
+			name:    "stamped marker past its horizon dropped once done",
+			segment: stampedMarkerBytes,
+			opts:    at(compactOptions{MarkerDone: done}),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -342,8 +376,11 @@ func TestCompactBatchesProperty(t *testing.T) {
 			inputs[span{offset, offset + int64(n) - 1}] = true
 			offset += int64(n) + int64(rapid.IntRange(0, 3).Draw(t, "gap"))
 		}
-		horizon := rapid.Int64Range(0, int64(nBatches)*10+10).Draw(t, "horizon")
-		opts := compactOptions{DeleteHorizonMs: horizon, MaxDecompressed: compactTestMaxDecompressed}
+		// Passes at now with delete.retention.ms 5: the first pass stamps
+		// every batch keeping a tombstone, a pass past the horizon drops
+		// the tombstones.
+		now := rapid.Int64Range(1, 1000).Draw(t, "now")
+		opts := compactOptions{NowMs: now, DeleteRetentionMs: 5, MaxDecompressed: compactTestMaxDecompressed}
 
 		out, err := compactBatches(nil, seg, mapOf(t, seg), opts)
 		if err != nil {
@@ -351,11 +388,10 @@ func TestCompactBatchesProperty(t *testing.T) {
 		}
 		want := map[string]string{}
 		for k, l := range model {
-			switch {
-			case !l.del:
-				want[k] = l.value
-			case l.maxTs >= horizon:
+			if l.del {
 				want[k] = "<nil>"
+			} else {
+				want[k] = l.value
 			}
 		}
 		got := map[string]string{}
@@ -380,16 +416,39 @@ func TestCompactBatchesProperty(t *testing.T) {
 			t.Fatalf("latest values (-want +got):\n%s", diff)
 		}
 
-		// Cleaning again changes nothing, tombstones aside: a rebuilt
-		// batch's MaxTimestamp is its kept records' largest, so a kept
-		// tombstone can fall past the same horizon on the next pass.
-		opts.DeleteHorizonMs = 0
+		// Cleaning again before the horizon changes nothing.
 		again, err := compactBatches(nil, out, mapOf(t, seg), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(again, out) {
-			t.Fatal("a second cleaning changed the output")
+			t.Fatal("a second cleaning before the horizon changed the output")
+		}
+		// Past the horizon the tombstones go and nothing else.
+		opts.NowMs = now + 5
+		past, err := compactBatches(nil, out, mapOf(t, seg), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range want {
+			if v == "<nil>" {
+				delete(want, k)
+			}
+		}
+		got = map[string]string{}
+		for _, ob := range decodeCompacted(t, past) {
+			for _, r := range ob.Records {
+				var off int64
+				var kvs string
+				if _, err := fmt.Sscanf(r, "%d %s", &off, &kvs); err != nil {
+					t.Fatal(err)
+				}
+				k, v, _ := bytes.Cut([]byte(kvs), []byte("="))
+				got[string(k)] = string(v)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("values past the horizon (-want +got):\n%s", diff)
 		}
 	})
 }

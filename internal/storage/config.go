@@ -52,6 +52,16 @@ func DefaultConfig() Config {
 	}
 }
 
+// rollMs is how old the active segment may grow: segment.ms, or
+// max.compaction.lag.ms when that is shorter on a compacted log, since the
+// cleaner never touches the active segment (KIP-354).
+func (c *Config) rollMs() int64 {
+	if c.Compacted && c.MaxCompactionLagMs > 0 && c.MaxCompactionLagMs < c.SegmentMs {
+		return c.MaxCompactionLagMs
+	}
+	return c.SegmentMs
+}
+
 func (c *Config) maxIndexEntries() int {
 	n := c.SegmentIndexBytes / offsetEntrySize
 	return int(max(n, 1))

@@ -49,6 +49,8 @@ type Log struct {
 		logStartOffset int64
 		recoveryPoint  int64 // every batch below is durable
 		truncations    int64 // bumped by truncation, so a racing flush does not overstate the recovery point
+		firstDirty     int64 // where the cleaner's dirty section starts (cleaner_checkpoint.go)
+		nextHorizonMs  int64 // the earliest delete horizon the last pass left in the log; 0 if none
 		appended       int64 // records appended since open
 		flushed        int64 // value of appended at the last flush
 		lastFlushMs    int64
@@ -64,10 +66,6 @@ type Log struct {
 
 	durable atomic.Int64 // recoveryPoint, readable without mu
 
-	// dirtyBytes counts bytes appended since the last cleaning pass: the
-	// Manager cleans a compacted log once they reach
-	// min.cleanable.dirty.ratio of its size.
-	dirtyBytes atomic.Int64
 	// cleaning is set while a cleaning pass runs: one pass per log.
 	cleaning atomic.Bool
 }
@@ -295,7 +293,6 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 		return l.failLocked(err)
 	}
 	l.mu.nextOffset = last.lastOffset + 1
-	l.dirtyBytes.Add(int64(len(data)))
 	for _, b := range batches {
 		l.mu.appended += b.lastOffset - b.baseOffset + 1
 	}

@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +25,9 @@ type ManagerConfig struct {
 	CleanerBackoff         time.Duration // log.cleaner.backoff.ms (default 15 s)
 	CleanerMapMemory       int           // log.cleaner.dedupe.buffer.size / log.cleaner.threads (default 128 MiB)
 	CleanerDisabled        bool          // log.cleaner.enable=false
+	// CleanerIOBytesPerSecond caps the cleaner's disk reads and writes
+	// together (log.cleaner.io.max.bytes.per.second); 0 or +Inf: no cap.
+	CleanerIOBytesPerSecond float64
 }
 
 func (c *ManagerConfig) fill() {
@@ -54,9 +59,10 @@ func (c *ManagerConfig) fill() {
 // work: retention, flush.ms, recovery-point checkpoints and producer-ID
 // expiry.
 type Manager struct {
-	cfg   ManagerConfig
-	opts  Options
-	tasks *task.Group
+	cfg      ManagerConfig
+	opts     Options
+	tasks    *task.Group
+	throttle *Throttle // the cleaner's, shared by its passes; nil: no cap
 
 	// HighWatermark bounds retention per partition; nil means the log end
 	// (a single replica). Set before Start.
@@ -78,7 +84,7 @@ func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	if err := opts.FS.MkdirAll(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", cfg.Dir, err)
 	}
-	m := &Manager{cfg: cfg, opts: opts}
+	m := &Manager{cfg: cfg, opts: opts, throttle: NewThrottle(cfg.CleanerIOBytesPerSecond, opts.Clock)}
 	m.mu.logs = map[model.TopicPartition]*Log{}
 	return m, nil
 }
@@ -90,7 +96,7 @@ func (m *Manager) Start(ctx context.Context) {
 	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.each("flush", (*Log).FlushIfDue) })
 	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.each("checkpoint", (*Log).Checkpoint) })
 	if !m.cfg.CleanerDisabled {
-		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) { m.each("clean", m.maybeClean) })
+		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) { m.cleanDirtiest() })
 	}
 	expiry := m.cfg.ProducerIDExpiration.Milliseconds()
 	m.tasks.Every(m.cfg.ProducerExpiryInterval, func(context.Context) {
@@ -99,13 +105,7 @@ func (m *Manager) Start(ctx context.Context) {
 }
 
 func (m *Manager) retain(l *Log) error {
-	hw := l.LogEndOffset()
-	if m.HighWatermark != nil {
-		if tp, err := model.ParseTopicPartition(filepath.Base(l.dir)); err == nil {
-			hw = m.HighWatermark(tp, l)
-		}
-	}
-	n, err := l.EnforceRetention(hw)
+	n, err := l.EnforceRetention(m.highWatermark(l))
 	if n > 0 {
 		m.opts.Logger.Info("deleted segments by retention", "component", "storage", "dir", l.dir, "segments", n)
 	}
@@ -214,31 +214,60 @@ func (m *Manager) Close() error {
 	return err
 }
 
-// maybeClean runs a cleaning pass on a compacted log once the bytes
-// appended since its last pass reach min.cleanable.dirty.ratio of its size
-// (an approximation of Kafka's dirty ratio, which tracks the cleaned
-// boundary with a checkpoint).
-func (m *Manager) maybeClean(l *Log) error {
-	cfg := l.Config()
-	if !cfg.Compacted {
-		return nil
+// cleanDirtiest is one round of the cleaner, as Kafka's cleaner thread
+// chooses work: every compacted log whose dirty ratio reaches
+// min.cleanable.dirty.ratio, whose dirty section is older than
+// max.compaction.lag.ms, or whose tombstones' delete horizon has come, is
+// cleaned, the dirtiest first. The cleanable range stops at each
+// partition's high watermark.
+func (m *Manager) cleanDirtiest() {
+	nowMs := m.opts.Clock.Now().UnixMilli()
+	type candidate struct {
+		l     *Log
+		ratio float64
+		hw    int64
 	}
-	size := l.Offsets().Size
-	dirty := l.dirtyBytes.Load()
-	if size == 0 || float64(dirty) < cfg.MinCleanableDirtyRatio*float64(size) {
-		return nil
+	var due []candidate
+	for _, l := range m.Logs() {
+		cfg := l.Config()
+		if !cfg.Compacted {
+			continue
+		}
+		hw := m.highWatermark(l)
+		if hw <= 0 {
+			continue // nothing committed yet
+		}
+		c := l.Cleanability(nowMs, hw)
+		ratio := c.Ratio()
+		if (c.DirtyBytes > 0 && ratio >= cfg.MinCleanableDirtyRatio) || c.MaxLagExceeded || c.HorizonDue {
+			due = append(due, candidate{l, ratio, hw})
+		}
 	}
-	stats, err := l.Clean(CleanOptions{MapMemory: m.cfg.CleanerMapMemory})
-	if errors.Is(err, ErrCleanerBusy) {
-		return nil
+	slices.SortStableFunc(due, func(a, b candidate) int { return cmp.Compare(b.ratio, a.ratio) })
+	for _, c := range due {
+		if m.tasks != nil && m.tasks.Context().Err() != nil {
+			return
+		}
+		stats, err := c.l.Clean(CleanOptions{MapMemory: m.cfg.CleanerMapMemory, MaxOffset: c.hw, Throttle: m.throttle})
+		switch {
+		case errors.Is(err, ErrCleanerBusy) || errors.Is(err, ErrClosed):
+		case err != nil:
+			m.opts.Logger.Error("cleaning failed", "component", "storage", "dir", c.l.dir, "err", err)
+		case stats.SegmentsCleaned > 0:
+			m.opts.Logger.Info("cleaned log", "component", "storage", "dir", c.l.dir, "dirty_ratio", c.ratio,
+				"segments", stats.SegmentsCleaned, "into", stats.SegmentsWritten,
+				"bytes_read", stats.BytesRead, "bytes_written", stats.BytesWritten, "records_removed", stats.RecordsRemoved)
+		}
 	}
-	if err != nil {
-		return err
+}
+
+// highWatermark is the partition's high watermark, or its log end without
+// a HighWatermark hook.
+func (m *Manager) highWatermark(l *Log) int64 {
+	if m.HighWatermark != nil {
+		if tp, err := model.ParseTopicPartition(filepath.Base(l.dir)); err == nil {
+			return m.HighWatermark(tp, l)
+		}
 	}
-	l.dirtyBytes.Add(-dirty)
-	if stats.SegmentsCleaned > 0 {
-		m.opts.Logger.Info("cleaned log", "component", "storage", "dir", l.dir, "segments", stats.SegmentsCleaned,
-			"bytes_read", stats.BytesRead, "bytes_written", stats.BytesWritten, "records_removed", stats.RecordsRemoved)
-	}
-	return nil
+	return l.LogEndOffset()
 }

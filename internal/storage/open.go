@@ -38,7 +38,7 @@ type dirListing struct {
 
 // knownFiles are the non-segment files a partition directory may hold.
 // partition.metadata is the broker's (topic ID), the rest ours.
-var knownFiles = map[string]bool{checkpointFile: true, epochFile: true, "partition.metadata": true}
+var knownFiles = map[string]bool{checkpointFile: true, epochFile: true, cleanerCheckpointFile: true, "partition.metadata": true}
 
 func listDir(fsys vfs.FS, dir string) (dirListing, error) {
 	names, err := fsys.ReadDir(dir)
@@ -311,6 +311,14 @@ func (l *Log) finishOpen(cp checkpoint) error {
 	if err := l.mu.epochs.truncateFromStart(l.mu.logStartOffset); err != nil {
 		return err
 	}
+	fd, err := readCleanerCheckpoint(l.opts.FS, l.dir)
+	if err != nil {
+		return err
+	}
+	l.mu.firstDirty = fd
+	if err := l.lowerFirstDirtyLocked(); err != nil {
+		return err
+	}
 	return l.checkpointLocked(false)
 }
 
@@ -385,8 +393,48 @@ func completeSwaps(fsys vfs.FS, dir string) (map[int64]bool, error) {
 			}
 		}
 		touched[base] = true
+		if committed {
+			if err := removeMergedSegments(fsys, dir, names, base); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return touched, fsys.SyncDir(dir)
+}
+
+// removeMergedSegments deletes the segments a completed swap at base
+// replaced besides its own: the cleaner merges consecutive segments into
+// one, and a crash may leave the later ones behind. They are the segments
+// whose base lies within the swapped segment's offsets, found by walking
+// its batch headers to its last offset.
+func removeMergedSegments(fsys vfs.FS, dir string, names []string, base int64) error {
+	f, err := fsys.Open(segmentName(dir, base, logSuffix))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	last := base - 1
+	for pos := int64(0); pos < size; {
+		h, err := readHeader(f, pos, size)
+		if err != nil {
+			break // a torn tail: recovery deals with it
+		}
+		last = h.LastOffset()
+		pos += int64(h.Size())
+	}
+	for _, name := range names {
+		b, _, ok := parseSegmentFile(name)
+		if ok && b > base && b <= last {
+			if err := fsys.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, vfs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func cmpBool(a, b bool) int {

@@ -251,6 +251,9 @@ func (l *Log) afterTruncateLocked() error {
 	}
 	l.mu.nextOffset = l.activeLocked().nextOffset
 	l.mu.truncations++
+	if err := l.lowerFirstDirtyLocked(); err != nil {
+		return l.failLocked(err)
+	}
 	l.mu.recoveryPoint = min(l.mu.recoveryPoint, l.mu.nextOffset)
 	l.durable.Store(l.mu.recoveryPoint)
 	if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {

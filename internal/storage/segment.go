@@ -123,7 +123,7 @@ func (s *segment) shouldRoll(cfg *Config, size int, ts, lastOffset int64, now ti
 	if s.rollTimestamp >= 0 && ts >= 0 {
 		waited = ts - s.rollTimestamp
 	}
-	return waited > cfg.SegmentMs-s.jitterMs
+	return waited > cfg.rollMs()-s.jitterMs
 }
 
 // batchInfo is what an append learns from each batch header.
