@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test unit race lint fuzz bench build
+.PHONY: test unit race lint fuzz bench build compat
 
 build:
 	$(GO) build -o bin/samsa ./cmd/samsa
@@ -32,6 +32,11 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Every client family against a fresh broker each (test/compat/README.md);
+# writes docs/COMPATIBILITY.md. SUITES selects (default: all).
+compat:
+	test/compat/run.sh $(SUITES)
 
 # Benchmarks; BENCH selects, COUNT repeats (compare runs with benchstat).
 BENCH ?= .
