@@ -297,3 +297,20 @@ func TestWithDynamic(t *testing.T) {
 		t.Errorf("per-broker config accepted as cluster default: %v", err)
 	}
 }
+
+// node.id and broker.id stand for each other, as in Kafka's
+// KafkaConfig.populateSynonyms: a KRaft node describes broker.id as its id.
+func TestNodeIDBrokerIDSynonyms(t *testing.T) {
+	for _, raw := range []map[string]string{{"node.id": "3"}, {"broker.id": "3"}, {"node.id": "3", "broker.id": "3"}} {
+		v, err := Parse(Broker, raw)
+		if err != nil {
+			t.Fatalf("%v: %v", raw, err)
+		}
+		if v.Int("node.id") != 3 || v.Int("broker.id") != 3 {
+			t.Errorf("%v: node.id %d broker.id %d, want 3 and 3", raw, v.Int("node.id"), v.Int("broker.id"))
+		}
+	}
+	if _, err := Parse(Broker, map[string]string{"node.id": "3", "broker.id": "4"}); err == nil {
+		t.Error("different node.id and broker.id accepted")
+	}
+}

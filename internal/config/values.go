@@ -54,7 +54,17 @@ func Parse(c *Catalog, raw map[string]string) (Values, error) {
 	if c.scope == "topic" {
 		return build(c, map[Source]map[string]string{SourceDynamicTopic: maps.Clone(raw)}, nil)
 	}
-	v, err := build(c, map[Source]map[string]string{SourceStaticBroker: maps.Clone(raw)}, nil)
+	static := maps.Clone(raw)
+	// Kafka's KafkaConfig.populateSynonyms: node.id and broker.id stand
+	// for each other, so a KRaft node describes broker.id as its node id.
+	if n, ok := static["node.id"]; ok {
+		if _, ok := static["broker.id"]; !ok {
+			static["broker.id"] = n
+		}
+	} else if b, ok := static["broker.id"]; ok {
+		static["node.id"] = b
+	}
+	v, err := build(c, map[Source]map[string]string{SourceStaticBroker: static}, nil)
 	if err != nil {
 		return Values{}, err
 	}
