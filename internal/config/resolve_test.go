@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -312,5 +313,18 @@ func TestNodeIDBrokerIDSynonyms(t *testing.T) {
 	}
 	if _, err := Parse(Broker, map[string]string{"node.id": "3", "broker.id": "4"}); err == nil {
 		t.Error("different node.id and broker.id accepted")
+	}
+}
+
+// The internal topics' segment sizes are refused at startup below the
+// smallest segment.bytes, instead of failing every coordinator lookup later.
+func TestInternalTopicSegmentBytes(t *testing.T) {
+	for _, name := range []string{"offsets.topic.segment.bytes", "transaction.state.log.segment.bytes"} {
+		if _, err := Parse(Broker, map[string]string{name: "2048"}); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=2048: %v, want an error naming it", name, err)
+		}
+		if _, err := Parse(Broker, map[string]string{name: "1048576"}); err != nil {
+			t.Errorf("%s=1048576: %v", name, err)
+		}
 	}
 }
