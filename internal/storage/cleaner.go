@@ -32,7 +32,7 @@ type CleanOptions struct {
 type CleanStats struct {
 	SegmentsCleaned int   // segments rewritten
 	SegmentsWritten int   // segments they became (small ones are merged)
-	BytesRead       int64 // bytes of the segments rewritten
+	BytesRead       int64 // bytes of the segments cleaned, swapped or found unchanged
 	BytesWritten    int64 // bytes of their cleaned replacements
 	RecordsRemoved  int64
 	// FirstDirtyOffset and EndOffset bound the dirty section the pass
@@ -450,6 +450,7 @@ func (l *Log) cleanGroup(p *cleanPlan, g []cleanTarget, m *offsetMap, co compact
 		// Nothing to remove or stamp: keep the old segment, skip the swap.
 		ns.release()
 		l.removeFiles(names, cleanedSuffix)
+		stats.BytesRead += read
 		return true, nil
 	}
 	swapped, err := l.swapCleaned(p, g, ns, names)
