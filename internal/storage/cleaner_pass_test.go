@@ -453,3 +453,32 @@ func TestOpenCompletesMergedSwap(t *testing.T) {
 		}
 	}
 }
+
+// A pass reports what it reads and writes to its throttle, which sleeps it
+// down to the rate: at 1 MB/s the pass's bytes cost their time in sleep.
+func TestCleanIsThrottled(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(compactedConfig())
+	defer l.Close()
+	model := map[string]latestWrite{}
+	fillKeyed(t, e, l, 200, 5, 20, nil, model)
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	clk := clock.NewManual(epoch0)
+	th := NewThrottle(1e6, clk)
+	var slept time.Duration
+	th.sleep = func(d time.Duration) { slept += d; clk.Advance(d) }
+	stats, err := l.Clean(CleanOptions{MapMemory: 1 << 20, Throttle: th})
+	if err != nil || stats.SegmentsCleaned == 0 {
+		t.Fatalf("clean: %+v, %v", stats, err)
+	}
+	// Mapping reads the dirty section, rewriting reads it again and
+	// writes the result: at least BytesRead*2 + BytesWritten, less what
+	// the last period left unslept.
+	io := 2*stats.BytesRead + stats.BytesWritten
+	want := time.Duration(float64(io) / 1e6 * float64(time.Second))
+	if slept < want-throttleCheck || slept > want+throttleCheck {
+		t.Fatalf("slept %v for %d bytes of I/O at 1 MB/s (want about %v)", slept, io, want)
+	}
+}
