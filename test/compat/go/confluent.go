@@ -215,13 +215,25 @@ type confluentMember struct {
 }
 
 func (f *confluentFamily) join(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
-	c, err := kafka.NewConsumer(f.conf(kafka.ConfigMap{
-		"group.id":              group,
-		"enable.auto.commit":    false,
-		"auto.offset.reset":     "earliest",
-		"heartbeat.interval.ms": 500,
-		"fetch.wait.max.ms":     100,
-	}))
+	return f.joinWith(topic, out, kafka.ConfigMap{"group.id": group, "heartbeat.interval.ms": 500})
+}
+
+// joinKIP848 joins with librdkafka's group.protocol=consumer (KIP-848);
+// the heartbeat interval is then the broker's to set.
+func (f *confluentFamily) joinKIP848(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
+	return f.joinWith(topic, out, kafka.ConfigMap{"group.id": group, "group.protocol": "consumer"})
+}
+
+func (f *confluentFamily) joinWith(topic string, out chan<- rec, group kafka.ConfigMap) (member, error) {
+	cm := kafka.ConfigMap{
+		"enable.auto.commit": false,
+		"auto.offset.reset":  "earliest",
+		"fetch.wait.max.ms":  100,
+	}
+	for k, v := range group {
+		cm[k] = v
+	}
+	c, err := kafka.NewConsumer(f.conf(cm))
 	if err != nil {
 		return nil, err
 	}

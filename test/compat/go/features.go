@@ -105,12 +105,20 @@ var featureFuncs = map[string]func(ctx context.Context, h *harness, fam family) 
 	"acks-all":              featProduce(produceOpts{codec: "none", acks: -1}),
 	"keys-headers":          featKeysHeaders,
 	"group-consume-commit":  featGroupCommit,
-	"rebalance-two-members": featRebalance,
+	"rebalance-two-members": featRebalance(false),
 	"list-offsets":          featListOffsets,
 	"reset-offsets":         featResetOffsets,
 	"describe-configs":      featDescribeConfigs,
 	"idempotent-produce":    featProduce(produceOpts{codec: "none", acks: -1, idempotent: true}),
 	"transactions":          featTransactions,
+
+	"rebalance-two-members-kip848": featRebalance(true),
+}
+
+// kip848Family is a family that can also join a group with the consumer
+// group protocol (KIP-848: ConsumerGroupHeartbeat, server-side assignment).
+type kip848Family interface {
+	joinKIP848(ctx context.Context, topic, group string, out chan<- rec) (member, error)
 }
 
 // harness is a franz-go admin client (newest protocol) the features use
@@ -183,6 +191,35 @@ func (h *harness) waitGroup(ctx context.Context, group string, n int) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("group %s not stable with %d assigned members: %s", group, n, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitConsumerGroup waits until a KIP-848 group (ConsumerGroupDescribe) is
+// stable with n members, each holding its target assignment, none empty.
+func (h *harness) waitConsumerGroup(ctx context.Context, group string, n int) error {
+	var last string
+	for {
+		dg, err := h.adm.DescribeConsumerGroups(ctx, group)
+		if err == nil {
+			g := dg[group]
+			last = fmt.Sprintf("state %s, %d members", g.State, len(g.Members))
+			ok := g.Err == nil && g.State == "Stable" && len(g.Members) == n
+			for _, m := range g.Members {
+				if len(m.Assignment) == 0 || !maps.EqualFunc(m.Assignment, m.TargetAssignment, maps.Equal) {
+					ok = false
+				}
+			}
+			if ok {
+				return nil
+			}
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("consumer group %s not stable with %d assigned members: %s", group, n, last)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -502,7 +539,25 @@ func featGroupCommit(ctx context.Context, h *harness, fam family) error {
 	return m2.close()
 }
 
-func featRebalance(ctx context.Context, h *harness, fam family) error {
+// featRebalance: two members of one group split the partitions and read
+// every record once, with the classic protocol or with KIP-848's.
+func featRebalance(kip848 bool) func(ctx context.Context, h *harness, fam family) error {
+	return func(ctx context.Context, h *harness, fam family) error {
+		join, wait := fam.join, h.waitGroup
+		if kip848 {
+			kf, ok := fam.(kip848Family)
+			if !ok {
+				return unsupported("%s has no consumer group protocol (KIP-848) client", fam.name())
+			}
+			join, wait = kf.joinKIP848, h.waitConsumerGroup
+		}
+		return rebalance(ctx, h, fam, join, wait)
+	}
+}
+
+func rebalance(ctx context.Context, h *harness, fam family,
+	join func(ctx context.Context, topic, group string, out chan<- rec) (member, error),
+	wait func(ctx context.Context, group string, n int) error) error {
 	topic, err := h.topic(ctx, fam, "rebalance", 3, nil)
 	if err != nil {
 		return err
@@ -523,7 +578,7 @@ func featRebalance(ctx context.Context, h *harness, fam family) error {
 	}()
 	for i := range 2 {
 		ch := make(chan rec, 1000)
-		m, err := fam.join(ctx, topic, group, ch)
+		m, err := join(ctx, topic, group, ch)
 		if err != nil {
 			return fmt.Errorf("member %d: %w", i, err)
 		}
@@ -534,7 +589,7 @@ func featRebalance(ctx context.Context, h *harness, fam family) error {
 			}
 		}()
 	}
-	if err := h.waitGroup(ctx, group, 2); err != nil {
+	if err := wait(ctx, group, 2); err != nil {
 		return err
 	}
 	recs := makeRecords(topic, 100, 3, nowMs())

@@ -201,9 +201,22 @@ type franzMember struct {
 }
 
 func (f *franzFamily) join(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
-	cl, err := f.client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.HeartbeatInterval(500*time.Millisecond),
-		kgo.FetchMaxWait(200*time.Millisecond))
+	return f.joinWith(topic, group, out)
+}
+
+// joinKIP848 joins with the consumer group protocol: the broker assigns.
+func (f *franzFamily) joinKIP848(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
+	if f.old {
+		return nil, unsupported("the Kafka 2.1 protocol has no ConsumerGroupHeartbeat (KIP-848 came with Kafka 3.7/4.0)")
+	}
+	return f.joinWith(topic, group, out, kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()))
+}
+
+func (f *franzFamily) joinWith(topic, group string, out chan<- rec, extra ...kgo.Opt) (member, error) {
+	opts := append([]kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.HeartbeatInterval(500 * time.Millisecond),
+		kgo.FetchMaxWait(200 * time.Millisecond)}, extra...)
+	cl, err := f.client(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ var features = []string{
 	"keys-headers", "group-consume-commit", "rebalance-two-members",
 	"list-offsets", "reset-offsets", "describe-configs",
 	"idempotent-produce", "transactions",
+	"rebalance-two-members-kip848",
 }
 
 // featureTimeout bounds one feature; a feature still running after it is a

@@ -786,6 +786,11 @@ async function main() {
     return 'AddOffsetsToTxn + TxnOffsetCommit: offset visible after commit'
   })
 
+  await feature('rebalance-two-members-kip848', 1000, async () => ({
+    result: 'unsupported',
+    detail: 'kafkajs implements only the classic group protocol (no KIP-848 ConsumerGroupHeartbeat)',
+  }))
+
   await feature('old-protocol-era', 60000, async ctx => {
     const admin = await ctx.admin()
     const topic = ctx.topic()

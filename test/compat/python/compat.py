@@ -37,12 +37,12 @@ FEATURES = (
        "group-consume-commit", "rebalance-two-members", "list-offsets",
        "reset-offsets", "describe-configs", "idempotent-produce", "transactions"]
     # this suite's own
-    + ["transactions-offsets", "rebalance-consumer-protocol"]
+    + ["transactions-send-offsets", "rebalance-two-members-kip848"]
 )
 # Per-feature timeouts (seconds); the rest get DEFAULT_TIMEOUT.
 DEFAULT_TIMEOUT = 45
-TIMEOUTS = {"rebalance-two-members": 75, "rebalance-consumer-protocol": 75, "transactions": 60,
-            "transactions-offsets": 60, "group-consume-commit": 60, "reset-offsets": 60}
+TIMEOUTS = {"rebalance-two-members": 75, "rebalance-two-members-kip848": 75, "transactions": 60,
+            "transactions-send-offsets": 60, "group-consume-commit": 60, "reset-offsets": 60}
 SUITE_BUDGET = float(os.environ.get("COMPAT_PY_BUDGET", "225"))  # seconds for all features
 
 CLIENTS = ["confluent-kafka-python", "kafka-python"]
@@ -312,7 +312,7 @@ class Confluent:
         c2.close()
         verify_produced(second, got2, "second member")
 
-    def f_rebalance_consumer_protocol(self, feature):
+    def f_rebalance_two_members_kip848(self, feature):
         """rebalance-two-members with the KIP-848 consumer group protocol."""
         self.f_rebalance_two_members(feature, group_protocol="consumer")
 
@@ -485,7 +485,7 @@ class Confluent:
         check(m is not None and m.is_default, "after DELETE max.message.bytes=%r (source %r)" % (
             m and m.value, m and m.source))
 
-    def f_transactions_offsets(self, feature):
+    def f_transactions_send_offsets(self, feature):
         """consume-transform-produce: offsets sent to a committed transaction
         are committed for the group, those of an aborted one are not."""
         TP = self.ck.TopicPartition
@@ -890,7 +890,7 @@ class KafkaPython:
         check(m is not None and m["config_source"] == "DEFAULT_CONFIG",
               "after DELETE max.message.bytes=%r" % m)
 
-    def f_transactions_offsets(self, feature):
+    def f_transactions_send_offsets(self, feature):
         TP = self.k.TopicPartition
         OAM = self.k.OffsetAndMetadata
         src, dst = topic_name(self.name, feature), topic_name(self.name, feature) + "-out"
@@ -927,7 +927,7 @@ class KafkaPython:
         check(values_of(rc) == sorted(b"out-%d" % i for i in range(10)),
               "read_committed output: %d records" % len(rc))
 
-    def f_rebalance_consumer_protocol(self, feature):
+    def f_rebalance_two_members_kip848(self, feature):
         raise Unsupported("kafka-python %s implements only the classic group protocol "
                           "(no KIP-848 ConsumerGroupHeartbeat)" % self.version())
 
