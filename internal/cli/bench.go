@@ -33,6 +33,7 @@ type benchFlags struct {
 	rate          float64
 	brokerPID     int
 	json          bool
+	percentiles   []float64
 }
 
 // benchHeader is the run id and send time every bench value starts with.
@@ -80,6 +81,8 @@ func registerBenchProducer(f *pflag.FlagSet, bf *benchFlags) {
 	f.DurationVar(&bf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
 	f.Int32Var(&bf.batchMaxBytes, "batch-max-bytes", 1000012, "maximum bytes of one record batch")
 	f.Float64Var(&bf.rate, "rate", 0, "records per second to send at most (0: as fast as possible)")
+	f.Float64SliceVar(&bf.percentiles, "percentiles", nil,
+		"also report latency at these percentiles in --json (e.g. 50,90,99,99.9,100), for a percentile curve")
 }
 
 func newBenchProduce(conn *connection) *cobra.Command {
@@ -159,6 +162,11 @@ func (bf *benchFlags) validate(mode string) error {
 	}
 	if bf.rate < 0 {
 		return fmt.Errorf("invalid --rate %g: must not be negative", bf.rate)
+	}
+	for _, p := range bf.percentiles {
+		if !(p > 0 && p <= 100) {
+			return fmt.Errorf("invalid --percentiles %g: each must be in (0, 100]", p)
+		}
 	}
 	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes)
 	return err

@@ -173,7 +173,7 @@ func (b *benchRun) e2e(ctx context.Context) (benchResult, error) {
 		Records:        c.records,
 		Bytes:          c.bytes,
 		ElapsedSeconds: elapsed.Seconds(),
-		Latency:        c.hist.summary(),
+		Latency:        c.hist.summary(b.flags.percentiles...),
 		AckLatency:     ackLatency,
 	}, nil
 }
@@ -283,7 +283,7 @@ func (p *benchProducer) promise(r *kgo.Record, err error) {
 func (p *benchProducer) totals() (acked, bytes int64, latency *latencySummary) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.acked, p.bytes, p.hist.summary()
+	return p.acked, p.bytes, p.hist.summary(p.bench.flags.percentiles...)
 }
 
 // sentAt reads the send time stamped into a bench value.

@@ -85,9 +85,35 @@ func TestBench(t *testing.T) {
 	checkSane(t, e2e, 1000, 1000*32)
 	checkLatency(t, "e2e", e2e.Latency)
 	checkLatency(t, "e2e ack", e2e.AckLatency)
+	if e2e.Latency.Percentiles != nil || prod.Latency.Percentiles != nil {
+		t.Fatalf("percentiles reported without --percentiles: %+v", e2e.Latency.Percentiles)
+	}
 	// --rate 20000 for 1000 records takes at least 50ms.
 	if e2e.ElapsedSeconds < 0.045 {
 		t.Fatalf("e2e at --rate 20000 took %gs, want >= 0.05s", e2e.ElapsedSeconds)
+	}
+}
+
+func TestBenchPercentiles(t *testing.T) {
+	c := newTestCluster(t)
+	res := benchJSON(t, c, "e2e", "--topic", "pc", "--records", "500", "--rate", "20000",
+		"--percentiles", "50,99,99.9,100")
+	l := res.Latency
+	checkLatency(t, "e2e", l)
+	want := []float64{50, 99, 99.9, 100}
+	if len(l.Percentiles) != len(want) {
+		t.Fatalf("percentiles = %+v, want %v", l.Percentiles, want)
+	}
+	for i, p := range l.Percentiles {
+		if p.P != want[i] || (i > 0 && p.MS < l.Percentiles[i-1].MS) {
+			t.Fatalf("percentiles out of order: %+v", l.Percentiles)
+		}
+	}
+	if l.Percentiles[0].MS != l.P50 || l.Percentiles[3].MS != l.Max {
+		t.Fatalf("p50 %g / p100 %g disagree with the summary's %g / %g", l.Percentiles[0].MS, l.Percentiles[3].MS, l.P50, l.Max)
+	}
+	if len(res.AckLatency.Percentiles) != len(want) {
+		t.Fatalf("ack percentiles = %+v", res.AckLatency.Percentiles)
 	}
 }
 
@@ -112,6 +138,8 @@ func TestBenchErrors(t *testing.T) {
 	c.fails("invalid --record-size 8", "bench", "produce", "--record-size", "8")
 	c.fails(`invalid --acks "two"`, "bench", "produce", "--acks", "two")
 	c.fails("invalid --records 0", "bench", "e2e", "--records", "0")
+	c.fails("invalid --percentiles 0", "bench", "e2e", "--percentiles", "0")
+	c.fails("invalid --percentiles 101", "bench", "produce", "--percentiles", "50,101")
 	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
 	c.ok("", "topic", "create", "empty", "-p", "1")
 	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")

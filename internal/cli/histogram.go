@@ -91,14 +91,25 @@ type latencySummary struct {
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p99_9"`
 	Max  float64 `json:"max"`
+	// Percentiles holds the values at --percentiles, for plotting a
+	// percentile curve; absent unless asked for.
+	Percentiles []percentileValue `json:"percentiles,omitempty"`
 }
 
-func (h *histogram) summary() *latencySummary {
+// percentileValue is the latency at percentile P (0 < P <= 100).
+type percentileValue struct {
+	P  float64 `json:"p"`
+	MS float64 `json:"ms"`
+}
+
+// summary reports the fixed quantiles and, in addition, the value at each of
+// percentiles (in percent).
+func (h *histogram) summary(percentiles ...float64) *latencySummary {
 	if h.n == 0 {
 		return nil
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return &latencySummary{
+	s := &latencySummary{
 		Mean: h.sum / float64(h.n) / float64(time.Millisecond),
 		P50:  ms(h.quantile(0.50)),
 		P95:  ms(h.quantile(0.95)),
@@ -106,4 +117,8 @@ func (h *histogram) summary() *latencySummary {
 		P999: ms(h.quantile(0.999)),
 		Max:  ms(time.Duration(h.max)),
 	}
+	for _, p := range percentiles {
+		s.Percentiles = append(s.Percentiles, percentileValue{P: p, MS: ms(h.quantile(p / 100))})
+	}
+	return s
 }

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// brokerKind knows how to lay out a fresh data directory for one broker and
+// how to start it on given ports.
+type brokerKind interface {
+	name() string
+	// prepare lays out dir for a first start (Kafka formats its storage).
+	prepare(b *broker) error
+	command(b *broker) *exec.Cmd
+}
+
+// broker is one broker process on one data directory; restart reuses the
+// directory and the ports.
+type broker struct {
+	kind     brokerKind
+	dir      string
+	port     int // client listener
+	ctrlPort int // Kafka's controller listener
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	started  time.Time
+}
+
+func (b *broker) addr() string { return "127.0.0.1:" + strconv.Itoa(b.port) }
+func (b *broker) pid() int     { return b.cmd.Process.Pid }
+
+// newBroker picks free loopback ports and prepares a fresh directory.
+func newBroker(kind brokerKind, dir string) (*broker, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	b := &broker{kind: kind, dir: dir}
+	var err error
+	if b.port, err = freePort(); err != nil {
+		return nil, err
+	}
+	if b.ctrlPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	if err := kind.prepare(b); err != nil {
+		return nil, fmt.Errorf("%s: prepare %s: %w", kind.name(), dir, err)
+	}
+	return b, nil
+}
+
+// start launches the process and returns at once; started is taken just
+// before the fork so start-up timings include exec and runtime start.
+func (b *broker) start() error {
+	b.cmd = b.kind.command(b)
+	logf, err := os.OpenFile(filepath.Join(b.dir, "broker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	b.cmd.Stdout, b.cmd.Stderr = logf, logf
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	b.started = time.Now()
+	if err := b.cmd.Start(); err != nil {
+		logf.Close()
+		return err
+	}
+	b.exited = make(chan struct{})
+	go func() {
+		_ = b.cmd.Wait()
+		logf.Close()
+		close(b.exited)
+	}()
+	return nil
+}
+
+// alive reports whether the process is still running.
+func (b *broker) alive() bool {
+	select {
+	case <-b.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop asks the broker to shut down (SIGTERM) and kills it after grace.
+func (b *broker) stop(grace time.Duration) {
+	if b.cmd == nil || !b.alive() {
+		return
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-b.exited:
+	case <-time.After(grace):
+		b.kill9()
+	}
+}
+
+// kill9 is a crash: SIGKILL, no chance to flush anything.
+func (b *broker) kill9() {
+	if b.cmd == nil || !b.alive() {
+		return
+	}
+	_ = b.cmd.Process.Kill()
+	<-b.exited
+}
+
+// logTail is the end of the broker's log, for error messages.
+func (b *broker) logTail() string {
+	data, _ := os.ReadFile(filepath.Join(b.dir, "broker.log"))
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-15):], "\n")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// samsaKind runs bin/samsa serve, durable (acks after a group-committed
+// fsync) unless told otherwise.
+type samsaKind struct {
+	bin     string
+	durable bool
+}
+
+func (samsaKind) name() string          { return "samsa" }
+func (samsaKind) prepare(*broker) error { return nil }
+
+func (s samsaKind) command(b *broker) *exec.Cmd {
+	args := []string{"serve",
+		"--listeners", "PLAINTEXT://" + b.addr(),
+		"--log.dirs", filepath.Join(b.dir, "data"),
+		// As in the Kafka config below; Samsa's own default is Kafka's 3000.
+		"--override", "group.initial.rebalance.delay.ms=0",
+	}
+	if s.durable {
+		args = append(args, "--durable")
+	}
+	return exec.Command(s.bin, args...)
+}
+
+// kafkaKind runs Apache Kafka from the jars in libs as a single-node KRaft
+// broker+controller, with the JVM options of kafka-server-start.sh and
+// kafka-run-class.sh.
+type kafkaKind struct {
+	java  string
+	libs  string
+	log4j string // log4j2 configuration file
+	heap  string // e.g. 1G
+}
+
+func (kafkaKind) name() string { return "kafka" }
+
+// serverProperties are Kafka's config/server.properties for a combined node,
+// reduced to what differs from the broker defaults, plus the replication
+// factors a single node needs (Samsa's defaults, internal/broker/serve.go).
+func (k kafkaKind) serverProperties(b *broker) string {
+	ctrl := "127.0.0.1:" + strconv.Itoa(b.ctrlPort)
+	return strings.Join([]string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		"controller.quorum.bootstrap.servers=" + ctrl,
+		"listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
+		"advertised.listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
+		"controller.listener.names=CONTROLLER",
+		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"log.dirs=" + filepath.Join(b.dir, "data"),
+		"num.partitions=1",
+		"offsets.topic.replication.factor=1",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"share.coordinator.state.topic.replication.factor=1",
+		"share.coordinator.state.topic.min.isr=1",
+		"group.initial.rebalance.delay.ms=0",
+	}, "\n") + "\n"
+}
+
+func (k kafkaKind) propsPath(b *broker) string { return filepath.Join(b.dir, "server.properties") }
+
+func (k kafkaKind) prepare(b *broker) error {
+	if err := os.WriteFile(k.propsPath(b), []byte(k.serverProperties(b)), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command(k.java, "-Dlog4j2.configurationFile="+k.log4j, "-cp", k.classpath(),
+		"kafka.tools.StorageTool", "format", "--standalone", "-t", newClusterID(), "-c", k.propsPath(b))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return fmt.Errorf("storage format: %w: %s", err, strings.Join(lines[max(0, len(lines)-5):], "\n"))
+	}
+	return nil
+}
+
+// newClusterID is a random Kafka Uuid in base64url. Like Kafka's
+// Uuid.randomUuid it never starts with '-', which the storage tool's
+// argument parser would take for an option.
+func newClusterID() string {
+	id := make([]byte, 16)
+	for {
+		_, _ = rand.Read(id)
+		if s := base64.RawURLEncoding.EncodeToString(id); s[0] != '-' {
+			return s
+		}
+	}
+}
+
+func (k kafkaKind) classpath() string { return filepath.Join(k.libs, "*") }
+
+func (k kafkaKind) command(b *broker) *exec.Cmd {
+	args := []string{
+		// KAFKA_HEAP_OPTS
+		"-Xmx" + k.heap, "-Xms" + k.heap,
+		// KAFKA_JVM_PERFORMANCE_OPTS
+		"-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+		// kafka-server-start.sh -loggc
+		"-Xlog:gc*:file=" + filepath.Join(b.dir, "kafkaServer-gc.log") + ":time,tags:filecount=10,filesize=100M",
+		// KAFKA_JMX_OPTS (no JMX_PORT)
+		"-Dcom.sun.management.jmxremote", "-Dcom.sun.management.jmxremote.authenticate=false",
+		"-Dcom.sun.management.jmxremote.ssl=false",
+		// KAFKA_LOG4J_OPTS
+		"-Dkafka.logs.dir=" + b.dir, "-Dlog4j2.configurationFile=" + k.log4j,
+		"-cp", k.classpath(), "kafka.Kafka", k.propsPath(b),
+	}
+	return exec.Command(k.java, args...)
+}
+
+// kafkaVersion reads the Kafka version from the kafka_2.13 jar's name.
+func kafkaVersion(libs string) string {
+	m, _ := filepath.Glob(filepath.Join(libs, "kafka_2.13-*.jar"))
+	if len(m) == 0 {
+		return "unknown"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m[0]), "kafka_2.13-"), ".jar")
+}
+
+var errExited = errors.New("broker exited")

@@ -1,0 +1,446 @@
+// Command driver runs the bench/compare workloads against Samsa and Apache
+// Kafka in alternation and appends one JSON line per measurement to
+// -out/results.jsonl. bench/compare/run.sh builds and fetches what it needs
+// and calls it; bench/compare/report turns the lines into tables and charts.
+//
+// Each round starts every broker in turn (A B, A B, ...) on a fresh data
+// directory, twice: once for start-up, idle memory and the throughput and
+// latency workloads, once to fill a log, kill -9 it and time the recovery.
+// Every workload is the same `samsa bench` client run against either broker.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+type options struct {
+	samsaBin       string
+	durable        bool
+	java           string
+	kafkaLibs      string
+	log4j          string
+	heap           string
+	out            string
+	work           string
+	rounds         int
+	firstRound     int
+	brokers        []string
+	records        int64
+	e2eRecords     int64
+	e2eRate        float64
+	recoveryBytes  int64
+	produceLinger  time.Duration
+	startTimeout   time.Duration
+	samsaVersion   string
+	skipThroughput bool
+	skipRecovery   bool
+	keepLogs       bool
+}
+
+// result is one line of results.jsonl. Kind is meta, start, produce,
+// consume, e2e, recovery or error; bench holds `samsa bench --json` as is.
+type result struct {
+	Kind       string          `json:"kind"`
+	Round      int             `json:"round,omitempty"`
+	Broker     string          `json:"broker,omitempty"`
+	Workload   string          `json:"workload,omitempty"`
+	RecordSize int             `json:"record_size,omitempty"`
+	Partitions int             `json:"partitions,omitempty"`
+	Acks       string          `json:"acks,omitempty"`
+	LingerMS   *float64        `json:"linger_ms,omitempty"`
+	Rate       float64         `json:"rate,omitempty"`
+	Bench      json.RawMessage `json:"bench,omitempty"`
+	PeakRSSKB  int64           `json:"rss_peak_kb,omitempty"`
+	IdleRSSKB  int64           `json:"rss_idle_kb,omitempty"`
+	ConnectMS  float64         `json:"connect_ms,omitempty"`
+	MetadataMS float64         `json:"metadata_ms,omitempty"`
+	ProduceMS  float64         `json:"produce_ms,omitempty"`
+	LogBytes   int64           `json:"log_bytes,omitempty"`
+	Produced   int64           `json:"produced,omitempty"`
+	EndOffsets int64           `json:"end_offsets,omitempty"`
+	Load1      float64         `json:"load1"`
+	Time       string          `json:"time"`
+	Error      string          `json:"error,omitempty"`
+	Meta       map[string]any  `json:"meta,omitempty"`
+}
+
+func main() {
+	var o options
+	var brokers string
+	flag.StringVar(&o.samsaBin, "samsa", "bin/samsa", "samsa binary: the broker and the load generator")
+	flag.BoolVar(&o.durable, "durable", true, "run Samsa with --durable (acks after a group-committed fsync)")
+	flag.StringVar(&o.java, "java", "java", "java binary for Kafka")
+	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "directory of Kafka's jars")
+	flag.StringVar(&o.log4j, "log4j", "bench/compare/kafka/log4j2.properties", "Kafka's log4j2 config")
+	flag.StringVar(&o.heap, "kafka-heap", "1G", "Kafka's -Xmx and -Xms (kafka-server-start.sh: 1G)")
+	flag.StringVar(&o.out, "out", "", "output directory (results.jsonl is appended to)")
+	flag.StringVar(&o.work, "work", "", "directory for data dirs (default: a new temp dir, removed at the end)")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every broker once")
+	flag.IntVar(&o.firstRound, "first-round", 1, "number of the first round (to add rounds to an existing results.jsonl)")
+	flag.StringVar(&brokers, "brokers", "samsa,kafka", "brokers in the order each round runs them")
+	flag.Int64Var(&o.records, "records", 1_000_000, "records per produce and consume workload")
+	flag.Int64Var(&o.e2eRecords, "e2e-records", 200_000, "records per end-to-end latency workload")
+	flag.Float64Var(&o.e2eRate, "e2e-rate", 20_000, "records/s of the end-to-end latency workloads")
+	flag.Int64Var(&o.recoveryBytes, "recovery-bytes", 1<<30, "bytes of log (1 KiB records) before the kill -9")
+	flag.DurationVar(&o.produceLinger, "linger", 5*time.Millisecond, "linger of the produce workloads (Kafka 4 producer default)")
+	flag.DurationVar(&o.startTimeout, "start-timeout", 5*time.Minute, "how long a start or recovery may take")
+	flag.StringVar(&o.samsaVersion, "samsa-version", "", "Samsa version or commit, for the report")
+	flag.BoolVar(&o.skipThroughput, "skip-throughput", false, "skip the start, throughput and latency phase")
+	flag.BoolVar(&o.skipRecovery, "skip-recovery", false, "skip the recovery phase")
+	flag.BoolVar(&o.keepLogs, "keep-logs", false, "copy each broker's log to -out/logs/")
+	flag.Parse()
+	o.brokers = strings.Split(brokers, ",")
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "driver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if o.out == "" {
+		return fmt.Errorf("-out is required")
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(o.out, "results.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if o.work == "" {
+		if o.work, err = os.MkdirTemp("", "samsa-compare-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(o.work)
+	}
+	kinds := map[string]brokerKind{
+		"samsa": samsaKind{bin: o.samsaBin, durable: o.durable},
+		"kafka": kafkaKind{java: o.java, libs: o.kafkaLibs, log4j: o.log4j, heap: o.heap},
+	}
+	for _, name := range o.brokers {
+		if kinds[name] == nil {
+			return fmt.Errorf("unknown broker %q", name)
+		}
+	}
+	d := &driver{o: o, out: f}
+	d.emit(result{Kind: "meta", Meta: d.meta()})
+	for r := o.firstRound; r < o.firstRound+o.rounds; r++ {
+		for _, name := range o.brokers {
+			if !o.skipThroughput {
+				d.phase(r, kinds[name], "main", d.mainPhase)
+			}
+			if !o.skipRecovery {
+				d.phase(r, kinds[name], "recovery", d.recoveryPhase)
+			}
+		}
+	}
+	return nil
+}
+
+type driver struct {
+	o   options
+	out *os.File
+}
+
+func (d *driver) emit(r result) {
+	r.Load1, r.Time = loadAvg(), time.Now().UTC().Format(time.RFC3339)
+	line, _ := json.Marshal(r)
+	d.out.Write(append(line, '\n'))
+	d.out.Sync()
+}
+
+func (d *driver) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func (d *driver) meta() map[string]any {
+	host, _ := os.Hostname()
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	javaVer, _ := exec.Command(d.o.java, "-version").CombinedOutput()
+	return map[string]any{
+		"kafka_version":   kafkaVersion(d.o.kafkaLibs),
+		"samsa_version":   d.o.samsaVersion,
+		"samsa_durable":   d.o.durable,
+		"kafka_heap":      d.o.heap,
+		"java":            strings.SplitN(strings.TrimSpace(string(javaVer)), "\n", 2)[0],
+		"go":              runtime.Version(),
+		"cpus":            runtime.NumCPU(),
+		"kernel":          strings.TrimSpace(string(kernel)),
+		"host":            host,
+		"rounds":          d.o.rounds,
+		"brokers":         d.o.brokers,
+		"records":         d.o.records,
+		"e2e_records":     d.o.e2eRecords,
+		"e2e_rate":        d.o.e2eRate,
+		"recovery_bytes":  d.o.recoveryBytes,
+		"produce_linger":  d.o.produceLinger.String(),
+		"started":         time.Now().UTC().Format(time.RFC3339),
+		"work_filesystem": d.o.work,
+	}
+}
+
+// phase runs fn on a broker started on a fresh directory and removes the
+// directory afterwards; any failure becomes an error line.
+func (d *driver) phase(round int, kind brokerKind, what string, fn func(round int, b *broker) error) {
+	dir := filepath.Join(d.o.work, fmt.Sprintf("r%d-%s-%s", round, kind.name(), what))
+	d.logf("round %d: %s: %s phase", round, kind.name(), what)
+	b, err := newBroker(kind, dir)
+	if err == nil {
+		err = fn(round, b)
+		b.stop(time.Minute)
+	}
+	if err != nil {
+		d.logf("round %d: %s: %s: %v", round, kind.name(), what, err)
+		d.emit(result{Kind: "error", Round: round, Broker: kind.name(), Workload: what, Error: err.Error()})
+		if b != nil {
+			_ = os.WriteFile(filepath.Join(d.o.out, fmt.Sprintf("r%d-%s-%s-broker.log.tail", round, kind.name(), what)), []byte(b.logTail()), 0o644)
+		}
+	}
+	if d.o.keepLogs {
+		if data, err := os.ReadFile(filepath.Join(dir, "broker.log")); err == nil {
+			_ = os.MkdirAll(filepath.Join(d.o.out, "logs"), 0o755)
+			_ = os.WriteFile(filepath.Join(d.o.out, "logs", filepath.Base(dir)+".log"), data, 0o644)
+		}
+	}
+	os.RemoveAll(dir)
+}
+
+// mainPhase: start-up, idle RSS, a warm-up, then every throughput and
+// latency workload.
+func (d *driver) mainPhase(round int, b *broker) error {
+	name := b.kind.name()
+	if err := b.start(); err != nil {
+		return err
+	}
+	connect, err := waitConnect(b, d.o.startTimeout)
+	if err != nil {
+		return err
+	}
+	cl, err := newClient(b)
+	if err != nil {
+		return err
+	}
+	meta, err := probe(b, d.o.startTimeout, "metadata", metadataOK(cl))
+	cl.Close()
+	if err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // let start-up work settle before reading idle memory
+	idle, err := procStatusKB(b.pid(), "VmRSS")
+	if err != nil {
+		return err
+	}
+	d.emit(result{Kind: "start", Round: round, Broker: name, ConnectMS: ms(connect), MetadataMS: ms(meta), IdleRSSKB: idle})
+	d.logf("round %d: %s: connect %.0fms, metadata %.0fms, idle RSS %d MiB", round, name, ms(connect), ms(meta), idle>>10)
+
+	// Warm-up, not recorded: the JVM compiles its hot paths during the
+	// first seconds of load, and the first workload should not pay for it.
+	warm := max(d.o.records/10, 10_000)
+	if _, err := d.bench([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
+		"--records", strconv.FormatInt(warm, 10), "--record-size", "1024", "--partitions", "8"}); err != nil {
+		return err
+	}
+	if _, err := d.bench([]string{"bench", "consume", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
+		"--records", strconv.FormatInt(warm, 10)}); err != nil {
+		return err
+	}
+	for _, size := range []int{100, 1024} {
+		for _, parts := range []int{1, 8} {
+			var topic string
+			for _, acks := range []string{"1", "all"} {
+				topic = fmt.Sprintf("t%d-p%d-acks%s", size, parts, acks)
+				w := workload{kind: "produce", size: size, partitions: parts, acks: acks, linger: d.o.produceLinger,
+					topic: topic, records: d.o.records}
+				if err := d.runWorkload(round, b, w); err != nil {
+					return err
+				}
+			}
+			w := workload{kind: "consume", size: size, partitions: parts, topic: topic, records: d.o.records}
+			if err := d.runWorkload(round, b, w); err != nil {
+				return err
+			}
+		}
+	}
+	for _, linger := range []time.Duration{0, 5 * time.Millisecond} {
+		w := workload{kind: "e2e", size: 100, partitions: 1, acks: "all", linger: linger, rate: d.o.e2eRate,
+			topic: fmt.Sprintf("e2e-linger%d", linger.Milliseconds()), records: d.o.e2eRecords}
+		if err := d.runWorkload(round, b, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type workload struct {
+	kind       string // produce, consume, e2e
+	size       int
+	partitions int
+	acks       string
+	linger     time.Duration
+	rate       float64
+	topic      string
+	records    int64
+}
+
+// name identifies a workload across brokers and rounds.
+func (w workload) name() string {
+	size := fmt.Sprintf("%dB", w.size)
+	if w.size == 1024 {
+		size = "1KiB"
+	}
+	switch w.kind {
+	case "produce":
+		return fmt.Sprintf("produce %s p%d acks=%s", size, w.partitions, w.acks)
+	case "consume":
+		return fmt.Sprintf("consume %s p%d", size, w.partitions)
+	}
+	return fmt.Sprintf("e2e %s p%d linger=%dms %.0f/s", size, w.partitions, w.linger.Milliseconds(), w.rate)
+}
+
+// e2ePercentiles are the points of the latency curves in the report.
+const e2ePercentiles = "50,75,90,95,99,99.5,99.9,99.99,100"
+
+// runWorkload runs one `samsa bench` and records its result with the peak
+// RSS the broker reached during it. A failed workload is an error line; only
+// a dead broker stops the phase.
+func (d *driver) runWorkload(round int, b *broker, w workload) error {
+	args := []string{"bench", w.kind, "--bootstrap-server", b.addr(), "--json", "--topic", w.topic,
+		"--records", strconv.FormatInt(w.records, 10), "--broker-pid", strconv.Itoa(b.pid())}
+	if w.kind != "consume" {
+		args = append(args, "--record-size", strconv.Itoa(w.size), "--partitions", strconv.Itoa(w.partitions),
+			"--acks", w.acks, "--linger", w.linger.String())
+	}
+	if w.kind == "e2e" {
+		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--percentiles", e2ePercentiles)
+	}
+	if w.kind == "produce" {
+		args = append(args, "--percentiles", e2ePercentiles)
+	}
+	if err := resetPeakRSS(b.pid()); err != nil {
+		return err
+	}
+	out, err := d.bench(args)
+	peak, perr := procStatusKB(b.pid(), "VmHWM")
+	r := result{Kind: w.kind, Round: round, Broker: b.kind.name(), Workload: w.name(), RecordSize: w.size,
+		Partitions: w.partitions, Acks: w.acks, Rate: w.rate, PeakRSSKB: peak}
+	if w.kind != "consume" {
+		lms := float64(w.linger) / float64(time.Millisecond)
+		r.LingerMS = &lms
+	}
+	if err != nil {
+		r.Kind, r.Error = "error", err.Error()
+		d.emit(r)
+		d.logf("round %d: %s: %s: %v", round, b.kind.name(), w.name(), err)
+		if !b.alive() || perr != nil {
+			return fmt.Errorf("%w:\n%s", errExited, b.logTail())
+		}
+		return nil
+	}
+	r.Bench = out
+	d.emit(r)
+	var s struct {
+		RecordsPerS float64 `json:"records_per_s"`
+		MBPerS      float64 `json:"mb_per_s"`
+		Latency     *struct {
+			P99 float64 `json:"p99"`
+		} `json:"latency_ms"`
+	}
+	_ = json.Unmarshal(out, &s)
+	line := fmt.Sprintf("round %d: %s: %-32s %9.0f rec/s %7.1f MB/s", round, b.kind.name(), w.name(), s.RecordsPerS, s.MBPerS)
+	if s.Latency != nil {
+		line += fmt.Sprintf("  p99 %.1fms", s.Latency.P99)
+	}
+	d.logf("%s  peak RSS %d MiB", line, peak>>10)
+	return nil
+}
+
+// bench runs the load generator and returns its JSON line.
+func (d *driver) bench(args []string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, d.o.samsaBin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("samsa %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	line := bytes.TrimSpace(stdout.Bytes())
+	if !json.Valid(line) {
+		return nil, fmt.Errorf("samsa %s: not JSON: %q", strings.Join(args, " "), line)
+	}
+	return line, nil
+}
+
+// recoveryPhase fills one partition with recoveryBytes of 1 KiB records,
+// kills the broker with SIGKILL and times the restart: to the first
+// accepted connection, the first Metadata answer and the first acks=all
+// produce. It also checks that every acknowledged record is still there.
+func (d *driver) recoveryPhase(round int, b *broker) error {
+	name := b.kind.name()
+	if err := b.start(); err != nil {
+		return err
+	}
+	if _, err := waitConnect(b, d.o.startTimeout); err != nil {
+		return err
+	}
+	const topic = "recovery"
+	records := d.o.recoveryBytes / 1024
+	fill, err := d.bench([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", topic,
+		"--records", strconv.FormatInt(records, 10), "--record-size", "1024", "--partitions", "1", "--acks", "all",
+		"--linger", d.o.produceLinger.String()})
+	if err != nil {
+		return err
+	}
+	var filled struct {
+		Records int64 `json:"records"`
+	}
+	_ = json.Unmarshal(fill, &filled)
+	b.kill9()
+	if err := b.start(); err != nil {
+		return err
+	}
+	connect, err := waitConnect(b, d.o.startTimeout)
+	if err != nil {
+		return err
+	}
+	cl, err := newClient(b, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	meta, err := probe(b, d.o.startTimeout, "metadata", metadataOK(cl))
+	if err != nil {
+		return err
+	}
+	produce, err := probe(b, d.o.startTimeout, "produce", produceOK(cl, topic))
+	if err != nil {
+		return err
+	}
+	ends, err := endOffsetSum(cl, topic)
+	if err != nil {
+		return err
+	}
+	r := result{Kind: "recovery", Round: round, Broker: name, Workload: "recovery", LogBytes: records * 1024,
+		Produced: filled.Records, EndOffsets: ends, ConnectMS: ms(connect), MetadataMS: ms(meta), ProduceMS: ms(produce),
+		Bench: fill}
+	d.emit(r)
+	d.logf("round %d: %s: recovery of %d MiB: connect %.0fms, metadata %.0fms, produce %.0fms; end offset %d of %d acked (+1 probe)",
+		round, name, r.LogBytes>>20, r.ConnectMS, r.MetadataMS, r.ProduceMS, ends, filled.Records)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

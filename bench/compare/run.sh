@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs the same workloads against Apache Kafka and Samsa on this machine,
+# alternating brokers round by round, and writes results.jsonl, a markdown
+# report and SVG charts to the output directory. See bench/compare/README.md.
+#
+#   bench/compare/run.sh [--quick] [--out DIR] [-- driver flags...]
+#
+# Environment: KAFKA_VERSION (default 4.4.0), SAMSA_BENCH_CACHE (default
+# ~/.cache/samsa-bench), ROUNDS (default 3), JAVA (default java).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+
+quick=0
+out=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1; shift ;;
+    --out) out=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "usage: $0 [--quick] [--out DIR] [-- driver flags...]" >&2; exit 2 ;;
+  esac
+done
+suffix=""
+[ $quick = 1 ] && suffix=-quick
+out=${out:-bench/compare/out-$(date -u +%Y-%m-%d)$suffix}
+if [ -e "$out/results.jsonl" ] && [[ " $* " != *" -first-round "* ]]; then
+  echo "$out/results.jsonl exists: remove it, choose --out, or add rounds with -- -first-round N" >&2
+  exit 2
+fi
+cache=${SAMSA_BENCH_CACHE:-$HOME/.cache/samsa-bench}
+kafka_version=${KAFKA_VERSION:-4.4.0}
+java=${JAVA:-java}
+libs=$cache/kafka-libs-$kafka_version
+mkdir -p "$cache" "$out"
+
+echo "== build bin/samsa"
+go build -o bin/samsa ./cmd/samsa
+go build -o "$cache/compare-driver" ./bench/compare/driver
+
+if [ ! -f "$libs/kafka_2.13-$kafka_version.jar" ]; then
+  echo "== fetch Apache Kafka $kafka_version from Maven Central into $libs"
+  rm -rf "$libs.tmp"
+  (cd bench/compare/kafka && mvn -q -B -Dmaven.repo.local="$cache/m2" -Dkafka.version="$kafka_version" \
+    dependency:copy-dependencies -DoutputDirectory="$libs.tmp")
+  mv "$libs.tmp" "$libs"
+fi
+
+args=(-samsa bin/samsa -java "$java" -kafka-libs "$libs" -out "$out"
+      -samsa-version "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+      -rounds "${ROUNDS:-3}")
+if [ $quick = 1 ]; then
+  args+=(-rounds 1 -records 100000 -e2e-records 20000 -recovery-bytes $((100 << 20)))
+fi
+
+echo "== run (load average: $(cut -d' ' -f1-3 /proc/loadavg)); results in $out/results.jsonl"
+start=$(date +%s)
+"$cache/compare-driver" "${args[@]}" "$@"
+echo "== run took $(( $(date +%s) - start ))s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+
+go run ./bench/compare/report -in "$out/results.jsonl" -out "$out"
+echo "== report: $out/README.md"
