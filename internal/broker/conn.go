@@ -103,11 +103,12 @@ func (c *conn) readLoop() error {
 			// Checked before allocating: a lying size must not cost memory.
 			return fmt.Errorf("frame of %d bytes, socket.request.max.bytes is %d", size, c.b.cfg.SocketRequestMaxBytes)
 		}
-		buf := make([]byte, size)
+		buf := requestBuffer(int(size))
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return c.readErr(err)
 		}
 		f, err := c.b.handle(c, buf)
+		recycleRequest(buf)
 		if err != nil {
 			return err
 		}
