@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the same workloads against Apache Kafka and Samsa on this machine,
-# alternating brokers round by round, and writes results.jsonl, a markdown
+# Runs the same workloads against Apache Kafka, Samsa (page cache and
+# --durable) and kfake (the client ceiling) on this machine, alternating
+# brokers round by round, and writes results.jsonl, a markdown
 # report and SVG charts to the output directory. See bench/compare/README.md.
 #
 #   bench/compare/run.sh [--quick] [--out DIR] [-- driver flags...]
@@ -37,6 +38,7 @@ mkdir -p "$cache" "$out"
 echo "== build bin/samsa"
 go build -o bin/samsa ./cmd/samsa
 go build -o "$cache/compare-driver" ./bench/compare/driver
+go build -o "$cache/kfakeserver" ./test/kfakeserver
 
 if [ ! -f "$libs/kafka_2.13-$kafka_version.jar" ]; then
   echo "== fetch Apache Kafka $kafka_version from Maven Central into $libs"
@@ -46,7 +48,7 @@ if [ ! -f "$libs/kafka_2.13-$kafka_version.jar" ]; then
   mv "$libs.tmp" "$libs"
 fi
 
-args=(-samsa bin/samsa -java "$java" -kafka-libs "$libs" -out "$out"
+args=(-samsa bin/samsa -kfake "$cache/kfakeserver" -java "$java" -kafka-libs "$libs" -out "$out"
       -samsa-version "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
       -rounds "${ROUNDS:-3}")
 if [ $quick = 1 ]; then

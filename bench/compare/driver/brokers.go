@@ -19,6 +19,10 @@ import (
 // how to start it on given ports.
 type brokerKind interface {
 	name() string
+	// full reports whether the broker runs every phase: start-up, idle
+	// memory, the e2e latency workloads and recovery. kfake, the client
+	// ceiling, runs only the produce and consume workloads.
+	full() bool
 	// prepare lays out dir for a first start (Kafka formats its storage).
 	prepare(b *broker) error
 	command(b *broker) *exec.Cmd
@@ -130,14 +134,21 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// samsaKind runs bin/samsa serve, durable (acks after a group-committed
-// fsync) unless told otherwise.
+// samsaKind runs bin/samsa serve: by default acks once a write is in the
+// page cache ("samsa"), with durable after a group-committed fsync
+// ("samsa-durable").
 type samsaKind struct {
 	bin     string
 	durable bool
 }
 
-func (samsaKind) name() string          { return "samsa" }
+func (s samsaKind) name() string {
+	if s.durable {
+		return "samsa-durable"
+	}
+	return "samsa"
+}
+func (samsaKind) full() bool            { return true }
 func (samsaKind) prepare(*broker) error { return nil }
 
 func (s samsaKind) command(b *broker) *exec.Cmd {
@@ -164,6 +175,7 @@ type kafkaKind struct {
 }
 
 func (kafkaKind) name() string { return "kafka" }
+func (kafkaKind) full() bool   { return true }
 
 // serverProperties are Kafka's config/server.properties for a combined node,
 // reduced to what differs from the broker defaults, plus the replication
@@ -238,6 +250,42 @@ func (k kafkaKind) command(b *broker) *exec.Cmd {
 		"-cp", k.classpath(), "kafka.Kafka", k.propsPath(b),
 	}
 	return exec.Command(k.java, args...)
+}
+
+// kfakeKind runs test/kfakeserver, franz-go's in-memory Kafka fake in its
+// own process: no disk, no fsync, no replication, so its throughput is the
+// most the load generator on this machine gets from any broker (the client
+// ceiling).
+type kfakeKind struct{ bin string }
+
+func (kfakeKind) name() string          { return "kfake" }
+func (kfakeKind) full() bool            { return false }
+func (kfakeKind) prepare(*broker) error { return nil }
+
+func (k kfakeKind) command(b *broker) *exec.Cmd {
+	return exec.Command(k.bin, "-port", strconv.Itoa(b.port))
+}
+
+// kfakeListening waits for kfakeserver's "listening ADDR" line and checks
+// that ADDR is the address it was told to use.
+func kfakeListening(b *broker, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(filepath.Join(b.dir, "broker.log"))
+		for _, l := range strings.Split(string(data), "\n") {
+			if addr, ok := strings.CutPrefix(strings.TrimSpace(l), "listening "); ok {
+				if addr != b.addr() {
+					return fmt.Errorf("kfake: listening on %s, want %s", addr, b.addr())
+				}
+				return nil
+			}
+		}
+		if !b.alive() {
+			return fmt.Errorf("kfake: %w before listening:\n%s", errExited, b.logTail())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("kfake: no \"listening\" line within %s:\n%s", timeout, b.logTail())
 }
 
 // kafkaVersion reads the Kafka version from the kafka_2.13 jar's name.

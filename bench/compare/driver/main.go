@@ -1,12 +1,15 @@
-// Command driver runs the bench/compare workloads against Samsa and Apache
-// Kafka in alternation and appends one JSON line per measurement to
+// Command driver runs the bench/compare workloads against Samsa (page cache
+// and --durable), Apache Kafka and optionally kfake (the client ceiling) in
+// alternation and appends one JSON line per measurement to
 // -out/results.jsonl. bench/compare/run.sh builds and fetches what it needs
 // and calls it; bench/compare/report turns the lines into tables and charts.
 //
-// Each round starts every broker in turn (A B, A B, ...) on a fresh data
-// directory, twice: once for start-up, idle memory and the throughput and
-// latency workloads, once to fill a log, kill -9 it and time the recovery.
-// Every workload is the same `samsa bench` client run against either broker.
+// Each round starts every broker in turn on a fresh data directory, the
+// order rotated by one each round (A B C, B C A, C A B, ...), twice: once for
+// start-up, idle memory and the throughput and latency workloads, once to
+// fill a log, kill -9 it and time the recovery. kfake runs only the produce
+// and consume workloads. Every workload is the same `samsa bench` client run
+// against each broker.
 package main
 
 import (
@@ -28,7 +31,7 @@ import (
 
 type options struct {
 	samsaBin       string
-	durable        bool
+	kfakeBin       string
 	java           string
 	kafkaLibs      string
 	log4j          string
@@ -81,7 +84,7 @@ func main() {
 	var o options
 	var brokers string
 	flag.StringVar(&o.samsaBin, "samsa", "bin/samsa", "samsa binary: the broker and the load generator")
-	flag.BoolVar(&o.durable, "durable", true, "run Samsa with --durable (acks after a group-committed fsync)")
+	flag.StringVar(&o.kfakeBin, "kfake", "", "test/kfakeserver binary, for the kfake broker")
 	flag.StringVar(&o.java, "java", "java", "java binary for Kafka")
 	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "directory of Kafka's jars")
 	flag.StringVar(&o.log4j, "log4j", "bench/compare/kafka/log4j2.properties", "Kafka's log4j2 config")
@@ -90,7 +93,8 @@ func main() {
 	flag.StringVar(&o.work, "work", "", "directory for data dirs (default: a new temp dir, removed at the end)")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every broker once")
 	flag.IntVar(&o.firstRound, "first-round", 1, "number of the first round (to add rounds to an existing results.jsonl)")
-	flag.StringVar(&brokers, "brokers", "samsa,kafka", "brokers in the order each round runs them")
+	flag.StringVar(&brokers, "brokers", "samsa,samsa-durable,kafka,kfake",
+		"brokers (samsa, samsa-durable, kafka, kfake) in the order of the first round; each round starts one later")
 	flag.Int64Var(&o.records, "records", 1_000_000, "records per produce and consume workload")
 	flag.Int64Var(&o.e2eRecords, "e2e-records", 200_000, "records per end-to-end latency workload")
 	flag.Float64Var(&o.e2eRate, "e2e-rate", 20_000, "records/s of the end-to-end latency workloads")
@@ -128,27 +132,46 @@ func run(o options) error {
 		defer os.RemoveAll(o.work)
 	}
 	kinds := map[string]brokerKind{
-		"samsa": samsaKind{bin: o.samsaBin, durable: o.durable},
-		"kafka": kafkaKind{java: o.java, libs: o.kafkaLibs, log4j: o.log4j, heap: o.heap},
+		"samsa":         samsaKind{bin: o.samsaBin},
+		"samsa-durable": samsaKind{bin: o.samsaBin, durable: true},
+		"kafka":         kafkaKind{java: o.java, libs: o.kafkaLibs, log4j: o.log4j, heap: o.heap},
+		"kfake":         kfakeKind{bin: o.kfakeBin},
 	}
+	seen := map[string]bool{}
 	for _, name := range o.brokers {
-		if kinds[name] == nil {
-			return fmt.Errorf("unknown broker %q", name)
+		switch {
+		case kinds[name] == nil:
+			return fmt.Errorf("unknown broker %q (samsa, samsa-durable, kafka, kfake)", name)
+		case seen[name]:
+			return fmt.Errorf("broker %q listed twice", name)
+		case name == "kfake" && o.kfakeBin == "":
+			return fmt.Errorf("broker kfake needs -kfake (go build ./test/kfakeserver)")
 		}
+		seen[name] = true
 	}
 	d := &driver{o: o, out: f}
 	d.emit(result{Kind: "meta", Meta: d.meta()})
 	for r := o.firstRound; r < o.firstRound+o.rounds; r++ {
-		for _, name := range o.brokers {
+		for _, name := range roundOrder(o.brokers, r) {
+			kind := kinds[name]
 			if !o.skipThroughput {
-				d.phase(r, kinds[name], "main", d.mainPhase)
+				d.phase(r, kind, "main", d.mainPhase)
 			}
-			if !o.skipRecovery {
-				d.phase(r, kinds[name], "recovery", d.recoveryPhase)
+			if !o.skipRecovery && kind.full() {
+				d.phase(r, kind, "recovery", d.recoveryPhase)
 			}
 		}
 	}
 	return nil
+}
+
+// roundOrder is the order of round r (counted from 1): brokers rotated left
+// by r-1, so that no broker always runs first and rounds added later with
+// -first-round continue the rotation.
+func roundOrder(brokers []string, r int) []string {
+	n := len(brokers)
+	k := ((r-1)%n + n) % n
+	return append(append([]string{}, brokers[k:]...), brokers[:k]...)
 }
 
 type driver struct {
@@ -174,7 +197,6 @@ func (d *driver) meta() map[string]any {
 	return map[string]any{
 		"kafka_version":   kafkaVersion(d.o.kafkaLibs),
 		"samsa_version":   d.o.samsaVersion,
-		"samsa_durable":   d.o.durable,
 		"kafka_heap":      d.o.heap,
 		"java":            strings.SplitN(strings.TrimSpace(string(javaVer)), "\n", 2)[0],
 		"go":              runtime.Version(),
@@ -230,6 +252,11 @@ func (d *driver) mainPhase(round int, b *broker) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := b.kind.(kfakeKind); ok {
+		if err := kfakeListening(b, d.o.startTimeout); err != nil {
+			return err
+		}
+	}
 	cl, err := newClient(b)
 	if err != nil {
 		return err
@@ -239,13 +266,15 @@ func (d *driver) mainPhase(round int, b *broker) error {
 	if err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second) // let start-up work settle before reading idle memory
-	idle, err := procStatusKB(b.pid(), "VmRSS")
-	if err != nil {
-		return err
+	if b.kind.full() {
+		time.Sleep(2 * time.Second) // let start-up work settle before reading idle memory
+		idle, err := procStatusKB(b.pid(), "VmRSS")
+		if err != nil {
+			return err
+		}
+		d.emit(result{Kind: "start", Round: round, Broker: name, ConnectMS: ms(connect), MetadataMS: ms(meta), IdleRSSKB: idle})
+		d.logf("round %d: %s: connect %.0fms, metadata %.0fms, idle RSS %d MiB", round, name, ms(connect), ms(meta), idle>>10)
 	}
-	d.emit(result{Kind: "start", Round: round, Broker: name, ConnectMS: ms(connect), MetadataMS: ms(meta), IdleRSSKB: idle})
-	d.logf("round %d: %s: connect %.0fms, metadata %.0fms, idle RSS %d MiB", round, name, ms(connect), ms(meta), idle>>10)
 
 	// Warm-up, not recorded: the JVM compiles its hot paths during the
 	// first seconds of load, and the first workload should not pay for it.
@@ -274,6 +303,9 @@ func (d *driver) mainPhase(round int, b *broker) error {
 				return err
 			}
 		}
+	}
+	if !b.kind.full() {
+		return nil
 	}
 	for _, linger := range []time.Duration{0, 5 * time.Millisecond} {
 		w := workload{kind: "e2e", size: 100, partitions: 1, acks: "all", linger: linger, rate: d.o.e2eRate,

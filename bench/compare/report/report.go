@@ -2,18 +2,25 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 )
 
-// The pair every ratio compares: ours over theirs.
+// Broker names in results.jsonl. The main comparison is Samsa in its
+// default page-cache mode over Kafka; Samsa durable (--durable) has its own
+// section; kfake, an in-memory fake, is the client-only ceiling.
 const (
-	ours   = "samsa"
-	theirs = "kafka"
+	bSamsa   = "samsa"
+	bDurable = "samsa-durable"
+	bKafka   = "kafka"
+	bKfake   = "kfake"
 )
 
-var displayName = map[string]string{ours: "Samsa", theirs: "Kafka"}
+var displayName = map[string]string{
+	bSamsa: "Samsa", bDurable: "Samsa durable", bKafka: "Kafka", bKfake: "client ceiling (kfake)",
+}
 
 // metric names, per workload and broker.
 const (
@@ -53,6 +60,12 @@ type report struct {
 	logMiB  int64
 	rounds  map[int]bool
 	brokers []string
+	// order is the order in which brokers ran in each round.
+	order map[int][]string
+	// main is the Samsa broker of the main comparison: samsa, or
+	// samsa-durable when there is no page-cache data (runs from before
+	// the page-cache mode was measured).
+	main string
 	// driverRuns counts the runs whose lines were concatenated; the
 	// header describes the first.
 	driverRuns int
@@ -64,14 +77,25 @@ func build(lines []line) *report {
 		values: map[key]series{},
 		curves: map[string]map[string]map[int][]point{},
 		rounds: map[int]bool{},
+		order:  map[int][]string{},
 	}
+	// legacyDurable: the run's driver predates the samsa-durable broker
+	// and ran "samsa" with --durable (meta samsa_durable).
+	legacyDurable := false
 	for _, l := range lines {
 		if l.Kind == "meta" {
 			if rep.meta == nil {
 				rep.meta = l.Meta
 			}
 			rep.driverRuns++
+			legacyDurable = l.Meta["samsa_durable"] == true
 			continue
+		}
+		if legacyDurable && l.Broker == bSamsa {
+			l.Broker = bDurable
+		}
+		if l.Broker != "" && !slices.Contains(rep.order[l.Round], l.Broker) {
+			rep.order[l.Round] = append(rep.order[l.Round], l.Broker)
 		}
 		rep.loads = append(rep.loads, l.Load1)
 		if rep.first == "" {
@@ -84,8 +108,26 @@ func build(lines []line) *report {
 		rep.rounds[l.Round] = true
 		rep.add(l)
 	}
+	rep.main = bSamsa
+	if !slices.Contains(rep.brokers, bSamsa) && slices.Contains(rep.brokers, bDurable) {
+		rep.main = bDurable
+	}
 	return rep
 }
+
+// has reports whether broker has any line other than an error.
+func (rep *report) has(broker string) bool {
+	for k := range rep.values {
+		if k.broker == broker {
+			return true
+		}
+	}
+	return false
+}
+
+// durableSection reports whether the durable mode is measured besides the
+// page-cache mode.
+func (rep *report) durableSection() bool { return rep.main == bSamsa && rep.has(bDurable) }
 
 func (rep *report) set(workload, broker, metric string, round int, v float64) {
 	k := key{workload, broker, metric}
@@ -218,15 +260,25 @@ func (rep *report) markdown() string {
 	w("| | |\n|---|---|\n")
 	w("| Kafka | %s (jars from Maven Central, single-node KRaft broker+controller, heap %s, G1, defaults of kafka-server-start.sh) |\n",
 		rep.metaString("kafka_version"), rep.metaString("kafka_heap"))
-	durable := "default (acks without fsync)"
-	if rep.metaString("samsa_durable") == "true" {
-		durable = "`--durable` (acks after a group-committed fsync)"
+	var modes []string
+	if rep.has(bSamsa) {
+		modes = append(modes, "Samsa: default mode (acks once the write is in the page cache, no fsync)")
 	}
-	w("| Samsa | %s, %s |\n", rep.metaString("samsa_version"), durable)
+	if rep.has(bDurable) {
+		modes = append(modes, "Samsa durable: `--durable` (acks after a group-committed fsync)")
+	}
+	w("| Samsa | %s; %s |\n", rep.metaString("samsa_version"), strings.Join(modes, "; "))
+	if rep.has(bKfake) {
+		w("| client ceiling | kfake: franz-go's in-memory fake broker in its own process (`test/kfakeserver`), produce and consume only; the closest to a blackhole broker at hand (see Throughput) |\n")
+	}
 	w("| machine | %s CPUs, Linux %s, %s, %s |\n", rep.metaString("cpus"), rep.metaString("kernel"),
 		rep.metaString("java"), rep.metaString("go"))
-	w("| run | %s .. %s, %d round(s), brokers in the order %s each round", rep.first, rep.last,
-		len(rep.rounds), strings.Join(rep.brokers, ", "))
+	var orders []string
+	for _, r := range slices.Sorted(maps.Keys(rep.order)) {
+		orders = append(orders, fmt.Sprintf("%d: %s", r, strings.Join(rep.order[r], ", ")))
+	}
+	w("| run | %s .. %s, %d round(s); brokers in the order (round: order) %s", rep.first, rep.last,
+		len(rep.rounds), strings.Join(orders, "; "))
 	if rep.driverRuns > 1 {
 		w(" (lines of %d driver runs; the rows below describe the first)", rep.driverRuns)
 	}
@@ -235,14 +287,20 @@ func (rep *report) markdown() string {
 	w("| load average (1 min) | %s [%s..%s] over the run |\n", sig(ls.median), sig(ls.min), sig(ls.max))
 	w("| workloads | %s records per produce/consume workload, linger %s; e2e: %s records at %s records/s |\n\n",
 		rep.metaString("records"), rep.metaString("produce_linger"), rep.metaString("e2e_records"), rep.metaString("e2e_rate"))
-	w("Each cell: median [min..max] over rounds. Samsa/Kafka: the ratio within each round, then its median [min..max]; ")
-	w("above 1 means Samsa has more of it (better for throughput, worse for latency, CPU, memory and time).\n\n")
+	w("Each cell: median [min..max] over rounds. %s/Kafka: the ratio within each round, then its median [min..max]; ", rep.name(rep.main))
+	w("above 1 means %s has more of it (better for throughput, worse for latency, CPU, memory and time).", rep.name(rep.main))
+	if rep.main == bDurable {
+		w(" This run measured Samsa only with `--durable`, so the main tables compare Samsa durable with Kafka.")
+	}
+	w("\n\n")
 
+	rep.targetsTable(&b)
 	rep.throughputTable(&b)
 	rep.ackLatencyTable(&b)
 	rep.e2eTable(&b)
 	rep.resourceTable(&b)
 	rep.lifecycleTable(&b)
+	rep.durableTables(&b)
 	if len(rep.errors) > 0 {
 		w("## Errors\n\n")
 		for _, e := range rep.errors {
@@ -257,17 +315,36 @@ func (rep *report) markdown() string {
 	return b.String()
 }
 
+// name is a broker's display name.
+func (rep *report) name(broker string) string { return displayName[broker] }
+
 func (rep *report) throughputTable(b *strings.Builder) {
+	m, k := rep.main, bKafka
+	ceiling := rep.has(bKfake)
 	fmt.Fprintf(b, "## Throughput\n\n")
-	fmt.Fprintf(b, "| Workload | Samsa records/s | Kafka records/s | Samsa MB/s | Kafka MB/s | Samsa/Kafka |\n")
-	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| Workload | %[1]s records/s | Kafka records/s | %[1]s MB/s | Kafka MB/s | %[1]s/Kafka |", rep.name(m))
+	if ceiling {
+		fmt.Fprintf(b, " Client ceiling records/s | %[1]s/ceiling | Kafka/ceiling |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", rep.name(m))
+	} else {
+		fmt.Fprintf(b, "\n|---|---:|---:|---:|---:|---:|\n")
+	}
 	for _, kind := range []string{"produce", "consume"} {
 		for _, wl := range rep.workloadsOf(kind) {
-			s, k := rep.get(wl, ours, mRecords), rep.get(wl, theirs, mRecords)
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl, cell(s.summary()), cell(k.summary()),
-				sig(rep.get(wl, ours, mMB).summary().median), sig(rep.get(wl, theirs, mMB).summary().median),
-				ratioCell(ratio(s, k)))
+			s, kf := rep.get(wl, m, mRecords), rep.get(wl, k, mRecords)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |", wl, cell(s.summary()), cell(kf.summary()),
+				sig(rep.get(wl, m, mMB).summary().median), sig(rep.get(wl, k, mMB).summary().median),
+				ratioCell(ratio(s, kf)))
+			if ceiling {
+				c := rep.get(wl, bKfake, mRecords)
+				fmt.Fprintf(b, " %s | %s | %s |", cell(c.summary()), ratioCell(ratio(s, c)), ratioCell(ratio(kf, c)))
+			}
+			fmt.Fprintf(b, "\n")
 		}
+	}
+	if ceiling {
+		fmt.Fprintf(b, "\nClient ceiling: the same client against kfake, which keeps records in memory (no disk, no fsync). ")
+		fmt.Fprintf(b, "It is the closest to a blackhole broker at hand but not a perfect one: it serves every request on one ")
+		fmt.Fprintf(b, "goroutine, so where a broker beats it (above 1×) kfake, not the client, was the limit.\n")
 	}
 	fmt.Fprintf(b, "\n![produce throughput](throughput-produce.svg)\n\n![consume throughput](throughput-consume.svg)\n\n")
 }
@@ -277,16 +354,17 @@ func (rep *report) ackLatencyTable(b *strings.Builder) {
 	if len(ws) == 0 {
 		return
 	}
+	m, k := rep.main, bKafka
 	fmt.Fprintf(b, "## Produce acknowledgement latency at full speed\n\n")
 	fmt.Fprintf(b, "Per record, from hand-off to the client until its ack, while producing as fast as possible ")
 	fmt.Fprintf(b, "(so it mostly measures queueing in the client).\n\n")
-	fmt.Fprintf(b, "| Workload | Samsa p50 ms | Kafka p50 ms | Samsa p99 ms | Kafka p99 ms | Samsa/Kafka p99 |\n")
+	fmt.Fprintf(b, "| Workload | %[1]s p50 ms | Kafka p50 ms | %[1]s p99 ms | Kafka p99 ms | %[1]s/Kafka p99 |\n", rep.name(m))
 	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|\n")
 	for _, wl := range ws {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl,
-			cell(rep.get(wl, ours, mP50).summary()), cell(rep.get(wl, theirs, mP50).summary()),
-			cell(rep.get(wl, ours, mP99).summary()), cell(rep.get(wl, theirs, mP99).summary()),
-			ratioCell(ratio(rep.get(wl, ours, mP99), rep.get(wl, theirs, mP99))))
+			cell(rep.get(wl, m, mP50).summary()), cell(rep.get(wl, k, mP50).summary()),
+			cell(rep.get(wl, m, mP99).summary()), cell(rep.get(wl, k, mP99).summary()),
+			ratioCell(ratio(rep.get(wl, m, mP99), rep.get(wl, k, mP99))))
 	}
 	fmt.Fprintf(b, "\n")
 }
@@ -296,13 +374,14 @@ func (rep *report) e2eTable(b *strings.Builder) {
 	if len(ws) == 0 {
 		return
 	}
+	m, k := rep.main, bKafka
 	fmt.Fprintf(b, "## End-to-end latency at a fixed rate\n\n")
 	fmt.Fprintf(b, "From hand-off to the producer until the consumer (same process) reads the record; acks=all.\n\n")
-	fmt.Fprintf(b, "| Workload | Percentile | Samsa ms | Kafka ms | Samsa/Kafka |\n|---|---|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| Workload | Percentile | %[1]s ms | Kafka ms | %[1]s/Kafka |\n|---|---|---:|---:|---:|\n", rep.name(m))
 	for _, wl := range ws {
-		for _, m := range []string{mP50, mP99, mP999} {
-			s, k := rep.get(wl, ours, m), rep.get(wl, theirs, m)
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", wl, m, cell(s.summary()), cell(k.summary()), ratioCell(ratio(s, k)))
+		for _, metric := range []string{mP50, mP99, mP999} {
+			s, kf := rep.get(wl, m, metric), rep.get(wl, k, metric)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", wl, metric, cell(s.summary()), cell(kf.summary()), ratioCell(ratio(s, kf)))
 		}
 	}
 	fmt.Fprintf(b, "\n")
@@ -312,15 +391,16 @@ func (rep *report) e2eTable(b *strings.Builder) {
 }
 
 func (rep *report) resourceTable(b *strings.Builder) {
+	m, k := rep.main, bKafka
 	fmt.Fprintf(b, "## Broker CPU and memory per workload\n\n")
 	fmt.Fprintf(b, "CPU: the broker process's user+system seconds during the workload, per million records. ")
 	fmt.Fprintf(b, "Peak RSS: VmHWM, reset before each workload (`/proc/PID/clear_refs`).\n\n")
-	fmt.Fprintf(b, "| Workload | Samsa CPU s/1M | Kafka CPU s/1M | Samsa/Kafka | Samsa peak RSS MiB | Kafka peak RSS MiB |\n")
+	fmt.Fprintf(b, "| Workload | %[1]s CPU s/1M | Kafka CPU s/1M | %[1]s/Kafka | %[1]s peak RSS MiB | Kafka peak RSS MiB |\n", rep.name(m))
 	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|\n")
 	for _, wl := range rep.workloads {
-		s, k := rep.get(wl, ours, mCPU), rep.get(wl, theirs, mCPU)
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl, cell(s.summary()), cell(k.summary()), ratioCell(ratio(s, k)),
-			cell(rep.get(wl, ours, mPeakRSS).summary()), cell(rep.get(wl, theirs, mPeakRSS).summary()))
+		s, kf := rep.get(wl, m, mCPU), rep.get(wl, k, mCPU)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl, cell(s.summary()), cell(kf.summary()), ratioCell(ratio(s, kf)),
+			cell(rep.get(wl, m, mPeakRSS).summary()), cell(rep.get(wl, k, mPeakRSS).summary()))
 	}
 	fmt.Fprintf(b, "\n![broker CPU per million records](cpu.svg)\n\n")
 }
@@ -331,9 +411,14 @@ func (rep *report) lifecycleTable(b *strings.Builder) {
 	fmt.Fprintf(b, "(acks=all), then `kill -9` and a restart on the same directory. The kernel accepts a connection once ")
 	fmt.Fprintf(b, "the listener socket is open, which may be before the broker serves requests; the Metadata answer is ")
 	fmt.Fprintf(b, "when it does.\n\n")
-	fmt.Fprintf(b, "| Metric | Samsa | Kafka | Samsa/Kafka |\n|---|---:|---:|---:|\n")
+	rep.lifecycleRows(b, rep.main, bKafka)
+}
+
+// lifecycleRows is the start-up, memory and recovery table of a over b.
+func (rep *report) lifecycleRows(b *strings.Builder, x, y string) {
+	fmt.Fprintf(b, "| Metric | %[1]s | %[2]s | %[1]s/%[2]s |\n|---|---:|---:|---:|\n", rep.name(x), rep.name(y))
 	row := func(name, workload, metric string) {
-		s, k := rep.get(workload, ours, metric), rep.get(workload, theirs, metric)
+		s, k := rep.get(workload, x, metric), rep.get(workload, y, metric)
 		if s == nil && k == nil {
 			return
 		}
@@ -346,7 +431,7 @@ func (rep *report) lifecycleTable(b *strings.Builder) {
 	row("recovery: to first accepted connection, ms", wRecovery, mConnect)
 	row("recovery: to first Metadata answer, ms", wRecovery, mMetadata)
 	row("recovery: to first acks=all produce, ms", wRecovery, mProduce)
-	if rec := rep.get(wRecovery, ours, mRecovered); rec != nil || rep.get(wRecovery, theirs, mRecovered) != nil {
+	if rec := rep.get(wRecovery, x, mRecovered); rec != nil || rep.get(wRecovery, y, mRecovered) != nil {
 		count := func(s series) string {
 			n := 0
 			for _, v := range s {
@@ -355,44 +440,116 @@ func (rep *report) lifecycleTable(b *strings.Builder) {
 			return fmt.Sprintf("%d of %d", n, len(s))
 		}
 		fmt.Fprintf(b, "| recovery: every acked record present, rounds | %s | %s | |\n",
-			count(rec), count(rep.get(wRecovery, theirs, mRecovered)))
+			count(rec), count(rep.get(wRecovery, y, mRecovered)))
 	}
 	fmt.Fprintf(b, "\n")
 }
 
+// durableTables compares Samsa durable with Samsa's page-cache mode and
+// with Kafka's default (no fsync).
+func (rep *report) durableTables(b *strings.Builder) {
+	if !rep.durableSection() {
+		return
+	}
+	p, d, k := bSamsa, bDurable, bKafka
+	fmt.Fprintf(b, "## Durable mode\n\n")
+	fmt.Fprintf(b, "Samsa with `--durable` acknowledges a write only after a group-committed fsync; Kafka (default flush ")
+	fmt.Fprintf(b, "policy) and Samsa's default mode acknowledge once it is in the page cache. Ratios are taken within ")
+	fmt.Fprintf(b, "each round, as above.\n\n")
+	if ws := rep.workloadsOf("produce"); len(ws) > 0 {
+		ceiling := rep.has(bKfake)
+		fmt.Fprintf(b, "| Workload | Samsa records/s | Samsa durable records/s | durable/Samsa | Kafka records/s | durable/Kafka |")
+		if ceiling {
+			fmt.Fprintf(b, " Client ceiling records/s |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		} else {
+			fmt.Fprintf(b, "\n|---|---:|---:|---:|---:|---:|\n")
+		}
+		for _, wl := range ws {
+			ps, ds, ks := rep.get(wl, p, mRecords), rep.get(wl, d, mRecords), rep.get(wl, k, mRecords)
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |", wl, cell(ps.summary()), cell(ds.summary()),
+				ratioCell(ratio(ds, ps)), cell(ks.summary()), ratioCell(ratio(ds, ks)))
+			if ceiling {
+				fmt.Fprintf(b, " %s |", cell(rep.get(wl, bKfake, mRecords).summary()))
+			}
+			fmt.Fprintf(b, "\n")
+		}
+		fmt.Fprintf(b, "\n")
+	}
+	if ws := rep.workloadsOf("e2e"); len(ws) > 0 {
+		fmt.Fprintf(b, "End-to-end latency at a fixed rate (acks=all):\n\n")
+		fmt.Fprintf(b, "| Workload | Percentile | Samsa ms | Samsa durable ms | Kafka ms | durable/Kafka |\n|---|---|---:|---:|---:|---:|\n")
+		for _, wl := range ws {
+			for _, metric := range []string{mP50, mP99, mP999} {
+				ds, ks := rep.get(wl, d, metric), rep.get(wl, k, metric)
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl, metric, cell(rep.get(wl, p, metric).summary()),
+					cell(ds.summary()), cell(ks.summary()), ratioCell(ratio(ds, ks)))
+			}
+		}
+		fmt.Fprintf(b, "\n")
+	}
+	fmt.Fprintf(b, "Broker CPU seconds per million records:\n\n")
+	fmt.Fprintf(b, "| Workload | Samsa CPU s/1M | Samsa durable CPU s/1M | durable/Samsa | Kafka CPU s/1M | durable/Kafka |\n")
+	fmt.Fprintf(b, "|---|---:|---:|---:|---:|---:|\n")
+	for _, wl := range rep.workloads {
+		ps, ds, ks := rep.get(wl, p, mCPU), rep.get(wl, d, mCPU), rep.get(wl, k, mCPU)
+		if ds == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", wl, cell(ps.summary()), cell(ds.summary()),
+			ratioCell(ratio(ds, ps)), cell(ks.summary()), ratioCell(ratio(ds, ks)))
+	}
+	fmt.Fprintf(b, "\nStart-up, memory and recovery:\n\n")
+	rep.lifecycleRows(b, d, k)
+}
+
 func latencyChartName(i int) string { return fmt.Sprintf("latency-e2e-%d.svg", i+1) }
+
+// chartBrokers are those of list with data for some workload of kind (all
+// workloads if kind is empty).
+func (rep *report) chartBrokers(kind, metric string, list ...string) []string {
+	var out []string
+	for _, br := range list {
+		if slices.Contains(out, br) {
+			continue
+		}
+		for _, wl := range rep.workloads {
+			if (kind == "" || rep.kinds[wl] == kind) && rep.get(wl, br, metric) != nil {
+				out = append(out, br)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // charts renders every SVG, by file name.
 func (rep *report) charts() map[string]string {
 	out := map[string]string{}
-	bars := func(file, title, metric, kind string) {
+	bars := func(file, title, metric, kind string, brokers []string) {
 		var groups []barGroup
-		for _, wl := range rep.workloadsOf(kind) {
+		for _, wl := range rep.workloads {
+			if kind != "" && rep.kinds[wl] != kind {
+				continue
+			}
 			g := barGroup{label: wl}
-			for _, br := range []string{ours, theirs} {
+			for _, br := range brokers {
 				g.bars = append(g.bars, bar{broker: br, s: rep.get(wl, br, metric).summary()})
 			}
 			groups = append(groups, g)
 		}
-		if len(groups) > 0 {
-			out[file] = barChart(title, groups)
+		if len(groups) > 0 && len(brokers) > 0 {
+			out[file] = barChart(title, groups, brokers)
 		}
 	}
-	bars("throughput-produce.svg", "Produce throughput, MB/s (median, whiskers min..max)", mMB, "produce")
-	bars("throughput-consume.svg", "Consume throughput, MB/s (median, whiskers min..max)", mMB, "consume")
-	var cpu []barGroup
-	for _, wl := range rep.workloads {
-		g := barGroup{label: wl}
-		for _, br := range []string{ours, theirs} {
-			g.bars = append(g.bars, bar{broker: br, s: rep.get(wl, br, mCPU).summary()})
-		}
-		cpu = append(cpu, g)
-	}
-	if len(cpu) > 0 {
-		out["cpu.svg"] = barChart("Broker CPU seconds per million records (lower is better)", cpu)
-	}
+	bars("throughput-produce.svg", "Produce throughput, MB/s (median, whiskers min..max)", mMB, "produce",
+		rep.chartBrokers("produce", mMB, rep.main, bDurable, bKafka, bKfake))
+	bars("throughput-consume.svg", "Consume throughput, MB/s (median, whiskers min..max)", mMB, "consume",
+		rep.chartBrokers("consume", mMB, rep.main, bKafka, bKfake))
+	bars("cpu.svg", "Broker CPU seconds per million records (lower is better)", mCPU, "",
+		rep.chartBrokers("", mCPU, rep.main, bKafka))
 	for i, wl := range rep.workloadsOf("e2e") {
-		out[latencyChartName(i)] = curveChart("End-to-end latency by percentile: "+wl, rep.curves[wl])
+		out[latencyChartName(i)] = curveChart("End-to-end latency by percentile: "+wl, rep.curves[wl],
+			rep.chartBrokers("e2e", mP99, rep.main, bDurable, bKafka))
 	}
 	return out
 }

@@ -11,64 +11,201 @@ import (
 	"testing"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/README.golden.md")
+var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata")
 
-// TestReport renders the fixture (two rounds, both brokers, one workload of
-// each kind, a recovery that lost records in one Kafka round and an error)
-// and compares the markdown with the golden file.
-func TestReport(t *testing.T) {
+// The fixtures: results.jsonl has two rounds of samsa, samsa-durable, kafka
+// and kfake (rotated), one produce and one consume workload, e2e at linger 0
+// and 5 ms, a recovery that lost records in one Kafka round and an error;
+// its numbers meet some targets and miss others. legacy-durable.jsonl is
+// from the driver before samsa-durable existed: meta samsa_durable=true and
+// broker "samsa", which must read as Samsa durable.
+var fixtures = []struct{ in, golden string }{
+	{"results.jsonl", "README.golden.md"},
+	{"legacy-durable.jsonl", "legacy-durable.golden.md"},
+}
+
+// render runs the report on a fixture and returns the output directory.
+func render(t *testing.T, fixture string) string {
+	t.Helper()
 	out := t.TempDir()
-	if err := run(filepath.Join("testdata", "results.jsonl"), out); err != nil {
+	if err := run(filepath.Join("testdata", fixture), out); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(out, "README.md"))
+	return out
+}
+
+func readme(t *testing.T, fixture string) string {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(render(t, fixture), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "README.golden.md")
-	if *rewrite {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
+	return string(got)
+}
+
+// TestReport renders each fixture and compares the markdown with its
+// golden file.
+func TestReport(t *testing.T) {
+	for _, f := range fixtures {
+		got := readme(t, f.in)
+		golden := filepath.Join("testdata", f.golden)
+		if *rewrite {
+			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("README.md differs from %s (go test -rewrite to accept):\n%s", golden, got)
+		if got != string(want) {
+			t.Errorf("%s: README.md differs from %s (go test -rewrite to accept):\n%s", f.in, golden, got)
+		}
 	}
 }
 
-// TestCharts checks that every chart is well-formed SVG with the bars and
-// curves the fixture calls for.
-func TestCharts(t *testing.T) {
-	out := t.TempDir()
-	if err := run(filepath.Join("testdata", "results.jsonl"), out); err != nil {
+// TestSections checks, independently of the golden files, the layout the
+// report promises: Targets first, the main tables Samsa (page cache) vs
+// Kafka with the client ceiling, then Durable mode; and for a legacy run,
+// Samsa durable in the main tables and no Durable mode section.
+func TestSections(t *testing.T) {
+	doc := readme(t, "results.jsonl")
+	order := []string{"## Targets", "## Throughput", "## End-to-end latency", "## Start-up, memory and recovery", "## Durable mode", "## Errors"}
+	at := -1
+	for _, h := range order {
+		i := strings.Index(doc, h)
+		if i < 0 || i < at {
+			t.Errorf("section %q missing or out of order", h)
+		}
+		at = i
+	}
+	for _, want := range []string{
+		"| Workload | Samsa records/s | Kafka records/s | Samsa MB/s | Kafka MB/s | Samsa/Kafka | Client ceiling records/s |",
+		"| produce 100B p1 acks=1 | 115,000 [110,000..120,000] | 90,000 [80,000..100,000] | 0.780× [0.727..0.833] | 57,500 [55,000..60,000] |",
+		"1: samsa, samsa-durable, kafka, kfake; 2: samsa-durable, kafka, kfake, samsa",
+		"**6 met, 4 missed**",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	legacy := readme(t, "legacy-durable.jsonl")
+	if strings.Contains(legacy, "## Durable mode") || strings.Contains(legacy, "| Samsa records/s") {
+		t.Errorf("legacy run: Samsa's lines must read as Samsa durable")
+	}
+	for _, want := range []string{"| Workload | Samsa durable records/s | Kafka records/s |", "compare Samsa durable with Kafka"} {
+		if !strings.Contains(legacy, want) {
+			t.Errorf("legacy report lacks %q", want)
+		}
+	}
+}
+
+// TestTargets checks the verdicts on the fixture's numbers.
+func TestTargets(t *testing.T) {
+	rep := build(mustLines(t, "results.jsonl"))
+	want := map[[2]string]string{
+		{"broker CPU per 1M records, Samsa/Kafka", "produce 100B p1 acks=1"}:  "**missed** by 20.0%", // 3.0/5.0
+		{"broker CPU per 1M records, Samsa/Kafka", "consume 100B p1"}:         "met (0% to spare)",   // 1/2, at the limit
+		{"throughput, Samsa/Kafka", "produce 100B p1 acks=1"}:                 "met (100% to spare)", // 2×
+		{"throughput, Samsa/Kafka", "consume 100B p1"}:                        "met (100% to spare)",
+		{"end-to-end p99, Samsa/Kafka", "e2e 100B p1 linger=0ms 20000/s"}:     "met (0% to spare)",
+		{"end-to-end p99, Samsa/Kafka", "e2e 100B p1 linger=5ms 20000/s"}:     "**missed** by 50.0%",  // 9/12
+		{"Samsa RSS idle after start", ""}:                                    "met (65.0% to spare)", // 10 MiB = 10.5 MB
+		{"Samsa peak RSS under load (all workloads)", ""}:                     "**missed** by 15.2%",  // 225,000 KiB
+		{"Samsa start to first Metadata answer", ""}:                          "met (70.0% to spare)",
+		{"durable throughput, Samsa durable/Samsa", "produce 100B p1 acks=1"}: "**missed** by 2.46%", // (0.727+0.833)/2
+	}
+	got := map[[2]string]string{}
+	for _, tg := range rep.targets() {
+		got[[2]string{tg.goal, tg.workload}] = tg.result()
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d targets, want %d: %v", len(got), len(want), got)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s %s: %q, want %q", k[0], k[1], got[k], w)
+		}
+	}
+	// Without page-cache data the durable target has no data.
+	for _, tg := range build(mustLines(t, "legacy-durable.jsonl")).targets() {
+		if strings.HasPrefix(tg.goal, "durable") && tg.result() != "no data" {
+			t.Errorf("legacy: %s: %q, want no data", tg.goal, tg.result())
+		}
+	}
+}
+
+func TestTargetResult(t *testing.T) {
+	one := func(v float64) summary { return summarize([]float64{v}) }
+	for _, c := range []struct {
+		t    target
+		want string
+	}{
+		{target{s: one(0.62), limit: 0.5, atMost: true}, "**missed** by 24.0%"},
+		{target{s: one(0.4), limit: 0.5, atMost: true}, "met (20.0% to spare)"},
+		{target{s: one(0.9), limit: 1}, "**missed** by 10.0%"},
+		{target{s: one(1.5), limit: 1}, "met (50.0% to spare)"},
+		{target{limit: 1}, "no data"},
+	} {
+		if got := c.t.result(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
+		}
+	}
+}
+
+func mustLines(t *testing.T, fixture string) []line {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", fixture))
+	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		file  string
-		class string
-		count int
-	}{
-		{"throughput-produce.svg", "bar", 2},
-		{"throughput-consume.svg", "bar", 2},
-		{"cpu.svg", "bar", 6},
-		{"latency-e2e-1.svg", "round", 4},
-		{"latency-e2e-1.svg", "median", 2},
+	defer f.Close()
+	lines, err := readLines(f)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return lines
+}
+
+// TestCharts checks that every chart is well-formed SVG with the bars and
+// curves the fixtures call for.
+func TestCharts(t *testing.T) {
+	cases := []struct {
+		fixture string
+		file    string
+		class   string
+		count   int
+	}{
+		// samsa, samsa-durable, kafka, kfake
+		{"results.jsonl", "throughput-produce.svg", "bar", 4},
+		// samsa, kafka, kfake
+		{"results.jsonl", "throughput-consume.svg", "bar", 3},
+		// samsa, kafka; 4 workloads
+		{"results.jsonl", "cpu.svg", "bar", 8},
+		// samsa, samsa-durable, kafka; 2 rounds
+		{"results.jsonl", "latency-e2e-2.svg", "round", 6},
+		{"results.jsonl", "latency-e2e-2.svg", "median", 3},
+		{"legacy-durable.jsonl", "throughput-produce.svg", "bar", 2},
+		{"legacy-durable.jsonl", "throughput-consume.svg", "bar", 2},
+		{"legacy-durable.jsonl", "cpu.svg", "bar", 6},
+		{"legacy-durable.jsonl", "latency-e2e-1.svg", "round", 4},
+		{"legacy-durable.jsonl", "latency-e2e-1.svg", "median", 2},
+	}
+	outs := map[string]string{}
 	for _, c := range cases {
-		data, err := os.ReadFile(filepath.Join(out, c.file))
+		if outs[c.fixture] == "" {
+			outs[c.fixture] = render(t, c.fixture)
+		}
+		data, err := os.ReadFile(filepath.Join(outs[c.fixture], c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		classes, err := svgClasses(string(data))
 		if err != nil {
-			t.Fatalf("%s: %v", c.file, err)
+			t.Fatalf("%s: %s: %v", c.fixture, c.file, err)
 		}
 		if classes[c.class] != c.count {
-			t.Errorf("%s: %d elements of class %q, want %d", c.file, classes[c.class], c.class, c.count)
+			t.Errorf("%s: %s: %d elements of class %q, want %d", c.fixture, c.file, classes[c.class], c.class, c.count)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // Plain SVG 1.1, no scripts or external fonts, so the charts render on
 // GitHub and in any browser.
 
-var color = map[string]string{ours: "#d1495b", theirs: "#00798c"}
+var color = map[string]string{bSamsa: "#d1495b", bDurable: "#edae49", bKafka: "#00798c", bKfake: "#8d8d8d"}
 
 const font = `font-family="sans-serif"`
 
@@ -27,8 +27,9 @@ type barGroup struct {
 }
 
 // barChart draws horizontal bars, one group per workload, each bar the
-// median with a whisker from min to max.
-func barChart(title string, groups []barGroup) string {
+// median with a whisker from min to max; every group has a bar per broker,
+// in the legend's order.
+func barChart(title string, groups []barGroup, brokers []string) string {
 	const (
 		left, right, top = 230.0, 30.0, 64.0
 		barH, gap        = 14.0, 10.0
@@ -72,15 +73,16 @@ func barChart(title string, groups []barGroup) string {
 			}
 		}
 	}
-	legend(&b, width-right-170, 48)
+	legend(&b, width-right-legendWidth(brokers), 48, brokers)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
 // curveChart plots latency against percentile on a "nines" axis
 // (-log10(1-p)), latency on a log axis: each round a thin line, the median
-// over rounds at each percentile a thick one.
-func curveChart(title string, byBroker map[string]map[int][]point) string {
+// over rounds at each percentile a thick one. The first of brokers is drawn
+// last, on top.
+func curveChart(title string, byBroker map[string]map[int][]point, brokers []string) string {
 	const (
 		left, right, top, bottom = 70.0, 30.0, 50.0, 50.0
 		width, height            = 720.0, 420.0
@@ -139,7 +141,7 @@ func curveChart(title string, byBroker map[string]map[int][]point) string {
 	}
 	fmt.Fprintf(&b, `<text x="16" y="%.1f" font-size="12" text-anchor="middle" transform="rotate(-90 16 %.1f)" %s>latency, ms (log)</text>`+"\n",
 		top+plotH/2, top+plotH/2, font)
-	for _, br := range []string{theirs, ours} {
+	for _, br := range slices.Backward(brokers) {
 		rounds := byBroker[br]
 		if len(rounds) == 0 {
 			continue
@@ -156,7 +158,7 @@ func curveChart(title string, byBroker map[string]map[int][]point) string {
 		fmt.Fprintf(&b, `<polyline class="median" fill="none" stroke="%s" stroke-width="2.5" points="%s"><title>%s median</title></polyline>`+"\n",
 			color[br], polyPoints(medianCurve(rounds), x, y), displayName[br])
 	}
-	legend(&b, left+12, top+8)
+	legend(&b, left+12, top+8, brokers)
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="11" fill="#555" %s>thick: median over rounds; thin: each round</text>`+"\n",
 		left+12, top+26, font)
 	b.WriteString("</svg>\n")
@@ -199,12 +201,24 @@ func svgOpen(b *strings.Builder, width, height float64, title string) {
 		width/2, font, html.EscapeString(title))
 }
 
-func legend(b *strings.Builder, x, y float64) {
-	for i, br := range []string{ours, theirs} {
-		xx := x + float64(i)*85
-		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", xx, y-10, color[br])
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12" %s>%s</text>`+"\n", xx+16, y, font, displayName[br])
+func legend(b *strings.Builder, x, y float64, brokers []string) {
+	for _, br := range brokers {
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", x, y-10, color[br])
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12" %s>%s</text>`+"\n", x+16, y, font, html.EscapeString(displayName[br]))
+		x += legendItemWidth(br)
 	}
+}
+
+// legendItemWidth estimates one legend entry's width (12px sans-serif:
+// about 7px a character).
+func legendItemWidth(br string) float64 { return 16 + 7*float64(len(displayName[br])) + 18 }
+
+func legendWidth(brokers []string) float64 {
+	w := 0.0
+	for _, br := range brokers {
+		w += legendItemWidth(br)
+	}
+	return w
 }
 
 // tick formats an axis value as short as it goes: 50, 99.9, 0.01.
