@@ -525,50 +525,20 @@ func storedPartition(t *testing.T, b *Broker, topic string, p int32) ([]e2eRecor
 	var recs []e2eRecord
 	var batches []kmsg.RecordBatch
 	for offset, corr := int64(0), int32(1); ; corr++ {
-		req := kmsg.NewPtrFetchRequest()
-		req.Version = 12
-		req.ReplicaID = -1
-		req.MaxBytes = 64 << 20
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic = topic
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = p
-		rp.FetchOffset = offset
-		rp.PartitionMaxBytes = 64 << 20
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := rc.roundTrip(req, corr).(*kmsg.FetchResponse)
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			t.Fatalf("fetch %s/%d: %d topics in response", topic, p, len(resp.Topics))
-		}
-		part := &resp.Topics[0].Partitions[0]
+		part := rawFetch(t, rc, topic, p, offset, corr)
 		if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
 			t.Fatalf("fetch %s/%d at %d: %v", topic, p, offset, err)
 		}
 		if offset >= part.HighWatermark {
 			return recs, batches
 		}
-		for raw := part.RecordBatches; len(raw) >= 61; {
-			var batch kmsg.RecordBatch
-			if err := batch.ReadFrom(raw); err != nil {
-				t.Fatalf("fetch %s/%d: batch: %v", topic, p, err)
-			}
-			raw = raw[12+batch.Length:]
-			batch.Records = nil
-			batches = append(batches, batch)
-		}
-		fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: p, Offset: offset},
-			part, kgo.DefaultDecompressor(), nil)
-		if fp.Err != nil {
-			t.Fatalf("fetch %s/%d: %v", topic, p, fp.Err)
-		}
-		if len(fp.Records) == 0 {
+		batches = append(batches, fetchedBatches(t, part)...)
+		got := fetchedRecords(t, topic, p, offset, part)
+		if len(got) == 0 {
 			t.Fatalf("fetch %s/%d at %d below high watermark %d returned no records", topic, p, offset, part.HighWatermark)
 		}
-		for _, kr := range fp.Records {
-			recs = append(recs, fromFranz(kr))
-		}
-		offset = fp.Records[len(fp.Records)-1].Offset + 1
+		recs = append(recs, got...)
+		offset = got[len(got)-1].Offset + 1
 	}
 }
 
