@@ -200,6 +200,7 @@ func (l *Log) cleanRange(plan *cleanPlan, m *offsetMap, endOffset int64, th *Thr
 			return ok && last == lastOffset
 		},
 		MaxDecompressed: record.DefaultMaxDecompressedBytes,
+		scratch:         &compactScratch{},
 	}
 	txns := newTxnTracker()
 	co.MarkerDone = txns.markerDone

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 
@@ -41,6 +40,48 @@ type compactOptions struct {
 	Horizon func(ms int64)
 	// MaxDecompressed bounds the decompressed size of one batch.
 	MaxDecompressed int
+	// scratch, when set, holds the kept records of the batch being
+	// rebuilt, reused from batch to batch; nil allocates per batch.
+	scratch *compactScratch
+}
+
+// compactScratch is the memory a pass reuses to copy the records it keeps
+// out of record.Iterate's buffers: one byte arena for keys, values and
+// header values, and the record and header slices.
+type compactScratch struct {
+	arena []byte
+	recs  []record.Record
+	hdrs  []record.RecordHeader
+}
+
+func (c *compactScratch) reset() {
+	c.arena, c.recs, c.hdrs = c.arena[:0], c.recs[:0], c.hdrs[:0]
+}
+
+// bytes copies b into the arena; nil stays nil. A slice handed out stays
+// valid when the arena grows (it points into the old array).
+func (c *compactScratch) bytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	start := len(c.arena)
+	c.arena = append(c.arena, b...)
+	return c.arena[start:len(c.arena):len(c.arena)]
+}
+
+// keep copies r out of the buffers record.Iterate reuses. Null keys,
+// values and header values stay null.
+func (c *compactScratch) keep(r *record.Record) {
+	k := *r
+	k.Key, k.Value = c.bytes(r.Key), c.bytes(r.Value)
+	if r.Headers != nil {
+		start := len(c.hdrs)
+		for _, hd := range r.Headers {
+			c.hdrs = append(c.hdrs, record.RecordHeader{Key: hd.Key, Value: c.bytes(hd.Value)})
+		}
+		k.Headers = c.hdrs[start:len(c.hdrs):len(c.hdrs)]
+	}
+	c.recs = append(c.recs, k)
 }
 
 func (o *compactOptions) horizon(ms int64) {
@@ -115,13 +156,18 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 		return rebuildBatch(dst, batch, h, o)
 	}
 	dropAll := h.IsTransactional() && o.DropAborted != nil && o.DropAborted(h.ProducerID, h.BaseOffset)
-	var kept []record.Record
+	sc := o.scratch
+	if sc == nil {
+		sc = &compactScratch{}
+	}
+	sc.reset()
+	defer sc.reset()
 	n, tombs := 0, false
 	if !dropAll {
 		err := record.Iterate(batch, o.MaxDecompressed, func(r *record.Record) bool {
 			n++
 			if keepRecord(r, m, inRange && pastHorizon) {
-				kept = append(kept, cloneRecord(r))
+				sc.keep(r)
 				tombs = tombs || r.Value == nil
 			}
 			return true
@@ -130,6 +176,7 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 			return dst, false, err
 		}
 	}
+	kept := sc.recs
 	if h.IsTransactional() && o.DataKept != nil {
 		o.DataKept(h.ProducerID, len(kept) > 0)
 	}
@@ -157,11 +204,12 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 // rebuildBatch rewrites a control batch with a new delete horizon.
 func rebuildBatch(dst, batch []byte, h *record.Header, o *compactOptions) ([]byte, bool, error) {
 	horizon := o.newHorizon()
-	var recs []record.Record
+	sc := &compactScratch{}
 	err := record.Iterate(batch, o.MaxDecompressed, func(r *record.Record) bool {
-		recs = append(recs, cloneRecord(r))
+		sc.keep(r)
 		return true
 	})
+	recs := sc.recs
 	if err != nil || len(recs) == 0 {
 		return append(dst, batch...), false, err
 	}
@@ -204,19 +252,4 @@ func keepRecord(r *record.Record, m *offsetMap, dropTombstones bool) bool {
 		}
 	}
 	return r.Value != nil || !dropTombstones
-}
-
-// cloneRecord copies r out of the buffers record.Iterate reuses. Null keys,
-// values and header values stay null.
-func cloneRecord(r *record.Record) record.Record {
-	c := *r
-	c.Key = bytes.Clone(r.Key)
-	c.Value = bytes.Clone(r.Value)
-	if r.Headers != nil {
-		c.Headers = make([]record.RecordHeader, len(r.Headers))
-		for i, hd := range r.Headers {
-			c.Headers[i] = record.RecordHeader{Key: hd.Key, Value: bytes.Clone(hd.Value)}
-		}
-	}
-	return c
 }
