@@ -103,6 +103,68 @@ def values_of(read):
 # confluent-kafka-python
 
 
+def rebalance_two_members(cl, feature, member_loop):
+    """rebalance-two-members for client cl: member 0 joins alone and gets
+    every partition, member 1's join makes the group rebalance, then 200
+    records must be read once each, the two members on disjoint partitions.
+    member_loop(i, group, topic, stop, state) runs member i until stop is
+    set, keeping state["assign"] (its sorted partitions) and state["recs"]
+    ((partition, offset, key, value) tuples) up to date."""
+    t = topic_name(cl.name, feature)
+    g = "g-" + t
+    nparts = 4
+    cl.create(t, nparts)
+    stop = threading.Event()
+    state = {0: {"assign": None, "recs": [], "err": None}, 1: {"assign": None, "recs": [], "err": None}}
+
+    def member(i):
+        try:
+            member_loop(i, g, t, stop, state[i])
+        except Exception as e:  # noqa
+            state[i]["err"] = "%s: %s" % (type(e).__name__, e)
+
+    ths = [threading.Thread(target=member, args=(i,), daemon=True) for i in (0, 1)]
+    try:
+        ths[0].start()
+        while state[0]["assign"] != list(range(nparts)):
+            if state[0]["err"]:
+                raise Failure(state[0]["err"])
+            if cl.dl.left() < 25:
+                raise Failure("lone member 0 never got all partitions: %r" % state[0]["assign"])
+            time.sleep(0.2)
+        ths[1].start()
+        # wait until both members hold a share of the partitions
+        while True:
+            a0, a1 = state[0]["assign"], state[1]["assign"]
+            if a0 and a1 and sorted(a0 + a1) == list(range(nparts)):
+                break
+            for i in (0, 1):
+                if state[i]["err"]:
+                    raise Failure(state[i]["err"])
+            if cl.dl.left() < 15:
+                raise Failure("no split assignment: member0=%r member1=%r" % (a0, a1))
+            time.sleep(0.2)
+        p = cl.producer()
+        acked = cl.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % nparts, None, None) for i in range(200)])
+        if hasattr(p, "close"):
+            p.close()
+        while len(state[0]["recs"]) + len(state[1]["recs"]) < 200 and cl.dl.left() > 5:
+            time.sleep(0.2)
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for th in ths:
+            if th.ident is not None:  # started
+                th.join(10)
+    for i in (0, 1):
+        if state[i]["err"]:
+            raise Failure(state[i]["err"])
+    r0, r1 = state[0]["recs"], state[1]["recs"]
+    check(r0 and r1, "one member read nothing (%d/%d)" % (len(r0), len(r1)))
+    check(not ({r[0] for r in r0} & {r[0] for r in r1}), "members read the same partition")
+    verify_produced(acked, r0 + r1, "both members")
+
+
 class Confluent:
     name = "confluent-kafka-python"
 
@@ -317,69 +379,20 @@ class Confluent:
         self.f_rebalance_two_members(feature, group_protocol="consumer")
 
     def f_rebalance_two_members(self, feature, **ckw):
-        t = topic_name(self.name, feature)
-        g = "g-" + t
-        nparts = 4
-        self.create(t, nparts)
-        stop = threading.Event()
-        state = {0: {"assign": None, "recs": [], "err": None}, 1: {"assign": None, "recs": [], "err": None}}
+        def member_loop(i, g, t, stop, st):
+            c = self.group_consumer(g, client_id="m%d" % i, **ckw)
+            c.subscribe([t])
+            while not stop.is_set():
+                m = c.poll(0.2)
+                st["assign"] = sorted(tp.partition for tp in c.assignment())
+                if m is None:
+                    continue
+                if m.error():
+                    raise Failure("member %d: %s" % (i, m.error()))
+                st["recs"].append((m.partition(), m.offset(), m.key(), m.value()))
+            c.close()
 
-        def member(i):
-            try:
-                c = self.group_consumer(g, client_id="m%d" % i, **ckw)
-                c.subscribe([t])
-                while not stop.is_set():
-                    m = c.poll(0.2)
-                    state[i]["assign"] = sorted(tp.partition for tp in c.assignment())
-                    if m is None:
-                        continue
-                    if m.error():
-                        raise Failure("member %d: %s" % (i, m.error()))
-                    state[i]["recs"].append((m.partition(), m.offset(), m.key(), m.value()))
-                c.close()
-            except Exception as e:  # noqa
-                state[i]["err"] = "%s: %s" % (type(e).__name__, e)
-
-        ths = [threading.Thread(target=member, args=(i,), daemon=True) for i in (0, 1)]
-        try:
-            # member 0 joins alone and gets every partition; member 1's join
-            # then makes the group rebalance
-            ths[0].start()
-            while state[0]["assign"] != list(range(nparts)):
-                if state[0]["err"]:
-                    raise Failure(state[0]["err"])
-                if self.dl.left() < 25:
-                    raise Failure("lone member 0 never got all partitions: %r" % state[0]["assign"])
-                time.sleep(0.2)
-            ths[1].start()
-            # wait until both members hold a share of the partitions
-            while True:
-                a0, a1 = state[0]["assign"], state[1]["assign"]
-                if a0 and a1 and sorted(a0 + a1) == list(range(nparts)):
-                    break
-                for i in (0, 1):
-                    if state[i]["err"]:
-                        raise Failure(state[i]["err"])
-                if self.dl.left() < 15:
-                    raise Failure("no split assignment: member0=%r member1=%r" % (a0, a1))
-                time.sleep(0.2)
-            p = self.producer()
-            acked = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % nparts, None, None) for i in range(200)])
-            while len(state[0]["recs"]) + len(state[1]["recs"]) < 200 and self.dl.left() > 5:
-                time.sleep(0.2)
-            time.sleep(1.0)
-        finally:
-            stop.set()
-            for th in ths:
-                if th.ident is not None:  # started
-                    th.join(10)
-        for i in (0, 1):
-            if state[i]["err"]:
-                raise Failure(state[i]["err"])
-        r0, r1 = state[0]["recs"], state[1]["recs"]
-        check(r0 and r1, "one member read nothing (%d/%d)" % (len(r0), len(r1)))
-        check(not ({r[0] for r in r0} & {r[0] for r in r1}), "members read the same partition")
-        verify_produced(acked, r0 + r1, "both members")
+        rebalance_two_members(self, feature, member_loop)
 
     def f_list_offsets(self, feature):
         from confluent_kafka.admin import OffsetSpec
@@ -733,67 +746,18 @@ class KafkaPython:
         verify_produced(second, got2, "second member")
 
     def f_rebalance_two_members(self, feature):
-        t = topic_name(self.name, feature)
-        g = "g-" + t
-        nparts = 4
-        self.create(t, nparts)
-        stop = threading.Event()
-        state = {0: {"assign": None, "recs": [], "err": None}, 1: {"assign": None, "recs": [], "err": None}}
+        def member_loop(i, g, t, stop, st):
+            c = self.group_consumer(g, client_id="m%d" % i)
+            c.subscribe([t])
+            while not stop.is_set():
+                batches = c.poll(timeout_ms=200)
+                st["assign"] = sorted(tp.partition for tp in c.assignment())
+                for tp, recs in batches.items():
+                    for r in recs:
+                        st["recs"].append((r.partition, r.offset, r.key, r.value))
+            c.close()
 
-        def member(i):
-            try:
-                c = self.group_consumer(g, client_id="m%d" % i)
-                c.subscribe([t])
-                while not stop.is_set():
-                    batches = c.poll(timeout_ms=200)
-                    state[i]["assign"] = sorted(tp.partition for tp in c.assignment())
-                    for tp, recs in batches.items():
-                        for r in recs:
-                            state[i]["recs"].append((r.partition, r.offset, r.key, r.value))
-                c.close()
-            except Exception as e:  # noqa
-                state[i]["err"] = "%s: %s" % (type(e).__name__, e)
-
-        ths = [threading.Thread(target=member, args=(i,), daemon=True) for i in (0, 1)]
-        try:
-            # member 0 joins alone and gets every partition; member 1's join
-            # then makes the group rebalance
-            ths[0].start()
-            while state[0]["assign"] != list(range(nparts)):
-                if state[0]["err"]:
-                    raise Failure(state[0]["err"])
-                if self.dl.left() < 25:
-                    raise Failure("lone member 0 never got all partitions: %r" % state[0]["assign"])
-                time.sleep(0.2)
-            ths[1].start()
-            while True:
-                a0, a1 = state[0]["assign"], state[1]["assign"]
-                if a0 and a1 and sorted(a0 + a1) == list(range(nparts)):
-                    break
-                for i in (0, 1):
-                    if state[i]["err"]:
-                        raise Failure(state[i]["err"])
-                if self.dl.left() < 15:
-                    raise Failure("no split assignment: member0=%r member1=%r" % (a0, a1))
-                time.sleep(0.2)
-            p = self.producer()
-            acked = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % nparts, None, None) for i in range(200)])
-            p.close()
-            while len(state[0]["recs"]) + len(state[1]["recs"]) < 200 and self.dl.left() > 5:
-                time.sleep(0.2)
-            time.sleep(1.0)
-        finally:
-            stop.set()
-            for th in ths:
-                if th.ident is not None:  # started
-                    th.join(10)
-        for i in (0, 1):
-            if state[i]["err"]:
-                raise Failure(state[i]["err"])
-        r0, r1 = state[0]["recs"], state[1]["recs"]
-        check(r0 and r1, "one member read nothing (%d/%d)" % (len(r0), len(r1)))
-        check(not ({r[0] for r in r0} & {r[0] for r in r1}), "members read the same partition")
-        verify_produced(acked, r0 + r1, "both members")
+        rebalance_two_members(self, feature, member_loop)
 
     def f_list_offsets(self, feature):
         from kafka.admin import OffsetSpec
