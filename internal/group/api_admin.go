@@ -63,10 +63,8 @@ func (c *Coordinator) describe(version int16, dg *kmsg.DescribeGroupsResponseGro
 func (c *Coordinator) ListGroups(ctx context.Context, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	c.mu.Lock()
-	for _, st := range c.mu.partitions {
-		if st == partitionLoading {
-			resp.ErrorCode = codeCoordinatorLoadInProgress
-		}
+	if c.mu.partitions.AnyLoading() {
+		resp.ErrorCode = codeCoordinatorLoadInProgress
 	}
 	c.mu.Unlock()
 	matches := func(filter []string, value string) bool {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/coordlog"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -92,7 +93,7 @@ type Coordinator struct {
 		// partitions holds the __consumer_offsets partitions this
 		// coordinator serves; requests for a group elsewhere answer
 		// NOT_COORDINATOR.
-		partitions map[int32]partitionState
+		partitions coordlog.Partitions
 		// txns indexes the groups with offsets pending in a transaction,
 		// by __consumer_offsets partition and producer ID, for
 		// CompleteTransaction. An entry may name a group that has since
@@ -103,14 +104,6 @@ type Coordinator struct {
 		late map[int32][]txnCompletion
 	}
 }
-
-type partitionState int8
-
-const (
-	partitionLoading partitionState = iota
-	partitionActive
-	partitionFailed
-)
 
 // New returns a coordinator that serves no partition until Start or Load.
 func New(cfg Config, deps Deps) *Coordinator {
@@ -131,7 +124,7 @@ func New(cfg Config, deps Deps) *Coordinator {
 		newMemberID: randomMemberID,
 	}
 	c.mu.groups = make(map[string]*group)
-	c.mu.partitions = make(map[int32]partitionState)
+	c.mu.partitions = coordlog.Partitions{}
 	c.mu.txns = make(map[txnKey]map[*group]struct{})
 	c.mu.late = make(map[int32][]txnCompletion)
 	return c
@@ -142,20 +135,9 @@ func New(cfg Config, deps Deps) *Coordinator {
 // when). It also starts the timeout tick and the offset expiry sweep.
 func (c *Coordinator) Start() {
 	c.mu.Lock()
-	for p := range c.cfg.OffsetsTopicNumPartitions {
-		if _, ok := c.mu.partitions[p]; !ok {
-			c.mu.partitions[p] = partitionLoading
-		}
-	}
+	c.mu.partitions.MarkLoading(c.cfg.OffsetsTopicNumPartitions)
 	c.mu.Unlock()
-	c.tasks.Go(func(ctx context.Context) {
-		defer close(c.loaded)
-		for p := range c.cfg.OffsetsTopicNumPartitions {
-			if err := c.Load(ctx, p); err != nil {
-				c.log.Error("loading __consumer_offsets partition failed", "partition", p, "err", err)
-			}
-		}
-	})
+	coordlog.LoadAll(c.tasks, c.cfg.OffsetsTopicNumPartitions, c.Load, c.log, "__consumer_offsets", c.loaded)
 	c.tasks.Every(c.cfg.TickInterval, func(context.Context) { c.tick() })
 	c.tasks.Every(c.cfg.OffsetsRetentionCheckInterval, func(context.Context) { c.expireOffsets() })
 }
@@ -168,10 +150,7 @@ func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 func (c *Coordinator) Stop() {
 	c.tasks.Stop()
 	c.mu.Lock()
-	parts := make([]int32, 0, len(c.mu.partitions))
-	for p := range c.mu.partitions {
-		parts = append(parts, p)
-	}
+	parts := c.mu.partitions.List()
 	c.mu.Unlock()
 	for _, p := range parts {
 		c.Unload(p)
@@ -184,21 +163,21 @@ func (c *Coordinator) Stop() {
 // fails they answer COORDINATOR_NOT_AVAILABLE until a Load succeeds. Load
 // and Unload of one partition must not run concurrently.
 func (c *Coordinator) Load(ctx context.Context, partition int32) error {
-	c.setPartition(partition, partitionLoading)
+	c.setPartition(partition, coordlog.Loading)
 	c.dropGroups(partition, codeCoordinatorLoadInProgress)
 	start := c.clock.Now()
 	groups, err := c.replay(ctx, partition)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
-		c.mu.partitions[partition] = partitionFailed
+		c.mu.partitions[partition] = coordlog.Failed
 		return fmt.Errorf("group: load partition %d: %w", partition, err)
 	}
 	c.indexLoadedLocked(partition, groups)
 	for _, g := range groups {
 		c.mu.groups[g.id] = g
 	}
-	c.mu.partitions[partition] = partitionActive
+	c.mu.partitions[partition] = coordlog.Active
 	c.log.Info("loaded __consumer_offsets partition", "partition", partition, "groups", len(groups),
 		"took", c.clock.Now().Sub(start))
 	return nil
@@ -215,10 +194,10 @@ func (c *Coordinator) Unload(partition int32) {
 	c.dropGroups(partition, codeNotCoordinator)
 }
 
-func (c *Coordinator) setPartition(partition int32, st partitionState) {
+func (c *Coordinator) setPartition(partition int32, st coordlog.PartitionState) {
 	c.mu.Lock()
 	c.mu.partitions[partition] = st
-	if st == partitionLoading {
+	if st == coordlog.Loading {
 		c.dropTxnsLocked(partition)
 	}
 	c.mu.Unlock()
@@ -260,7 +239,7 @@ func (c *Coordinator) lockGroup(id string, create bool) (*group, int16) {
 	partition := PartitionFor(id, c.cfg.OffsetsTopicNumPartitions)
 	for {
 		c.mu.Lock()
-		if code := c.partitionCodeLocked(partition); code != 0 {
+		if code := c.mu.partitions.Code(partition); code != 0 {
 			c.mu.Unlock()
 			return nil, code
 		}
@@ -281,19 +260,6 @@ func (c *Coordinator) lockGroup(id string, create bool) (*group, int16) {
 		// Deleted or unloaded since the lookup: look again.
 		g.mu.Unlock()
 	}
-}
-
-func (c *Coordinator) partitionCodeLocked(partition int32) int16 {
-	st, ok := c.mu.partitions[partition]
-	switch {
-	case !ok:
-		return codeNotCoordinator
-	case st == partitionLoading:
-		return codeCoordinatorLoadInProgress
-	case st == partitionFailed:
-		return codeCoordinatorNotAvailable
-	}
-	return 0
 }
 
 // removeLocked takes a group out of the table; g.mu is held.

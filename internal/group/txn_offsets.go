@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/samsa-io/samsa/internal/coordlog"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -184,7 +185,7 @@ func (c *Coordinator) txnCommitLocked(g *group, s *step, req *kmsg.TxnOffsetComm
 func (c *Coordinator) CompleteTransaction(partition int32, producerID int64, producerEpoch int16, commit bool) {
 	key := txnKey{partition: partition, producerID: producerID}
 	c.mu.Lock()
-	if st, ok := c.mu.partitions[partition]; ok && st == partitionLoading {
+	if st, ok := c.mu.partitions[partition]; ok && st == coordlog.Loading {
 		c.mu.late[partition] = append(c.mu.late[partition], txnCompletion{producerID: producerID, commit: commit})
 		c.mu.Unlock()
 		return

@@ -73,10 +73,8 @@ func (c *Coordinator) ListTransactions(req *kmsg.ListTransactionsRequest) *kmsg.
 		pattern = re
 	}
 	c.mu.Lock()
-	for _, st := range c.mu.partitions {
-		if st == partitionLoading {
-			resp.ErrorCode = codeCoordinatorLoadInProgress
-		}
+	if c.mu.partitions.AnyLoading() {
+		resp.ErrorCode = codeCoordinatorLoadInProgress
 	}
 	c.mu.Unlock()
 	if resp.ErrorCode != 0 {

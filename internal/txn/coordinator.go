@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/coordlog"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
 )
@@ -82,17 +83,9 @@ type Coordinator struct {
 		txns map[string]*txn
 		// partitions holds the __transaction_state partitions served;
 		// IDs elsewhere answer NOT_COORDINATOR.
-		partitions map[int32]partitionState
+		partitions coordlog.Partitions
 	}
 }
-
-type partitionState int8
-
-const (
-	partitionLoading partitionState = iota
-	partitionActive
-	partitionFailed
-)
 
 // New returns a coordinator that serves no partition until Start or Load.
 func New(cfg Config, deps Deps) *Coordinator {
@@ -118,7 +111,7 @@ func New(cfg Config, deps Deps) *Coordinator {
 		loaded: make(chan struct{}),
 	}
 	c.mu.txns = make(map[string]*txn)
-	c.mu.partitions = make(map[int32]partitionState)
+	c.mu.partitions = coordlog.Partitions{}
 	return c
 }
 
@@ -127,20 +120,9 @@ func New(cfg Config, deps Deps) *Coordinator {
 // tells when). It also starts the timeout and expiry sweeps.
 func (c *Coordinator) Start() {
 	c.mu.Lock()
-	for p := range c.cfg.NumPartitions {
-		if _, ok := c.mu.partitions[p]; !ok {
-			c.mu.partitions[p] = partitionLoading
-		}
-	}
+	c.mu.partitions.MarkLoading(c.cfg.NumPartitions)
 	c.mu.Unlock()
-	c.tasks.Go(func(ctx context.Context) {
-		defer close(c.loaded)
-		for p := range c.cfg.NumPartitions {
-			if err := c.Load(ctx, p); err != nil {
-				c.log.Error("loading __transaction_state partition failed", "partition", p, "err", err)
-			}
-		}
-	})
+	coordlog.LoadAll(c.tasks, c.cfg.NumPartitions, c.Load, c.log, "__transaction_state", c.loaded)
 	c.tasks.Every(c.cfg.AbortTimedOutInterval, func(context.Context) { c.AbortTimedOut() })
 	c.tasks.Every(c.cfg.RemoveExpiredInterval, func(context.Context) { c.RemoveExpired() })
 }
@@ -152,10 +134,7 @@ func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 func (c *Coordinator) Stop() {
 	c.tasks.Stop()
 	c.mu.Lock()
-	parts := make([]int32, 0, len(c.mu.partitions))
-	for p := range c.mu.partitions {
-		parts = append(parts, p)
-	}
+	parts := c.mu.partitions.List()
 	c.mu.Unlock()
 	for _, p := range parts {
 		c.Unload(p)
@@ -169,12 +148,12 @@ func (c *Coordinator) Stop() {
 // the background; ongoing ones keep running, and abort when their timeout
 // passes.
 func (c *Coordinator) Load(ctx context.Context, partition int32) error {
-	c.setPartition(partition, partitionLoading)
+	c.setPartition(partition, coordlog.Loading)
 	c.dropTxns(partition)
 	txns, err := c.replay(ctx, partition)
 	c.mu.Lock()
 	if err != nil {
-		c.mu.partitions[partition] = partitionFailed
+		c.mu.partitions[partition] = coordlog.Failed
 		c.mu.Unlock()
 		return fmt.Errorf("txn: load partition %d: %w", partition, err)
 	}
@@ -185,7 +164,7 @@ func (c *Coordinator) Load(ctx context.Context, partition int32) error {
 			prepared = append(prepared, t)
 		}
 	}
-	c.mu.partitions[partition] = partitionActive
+	c.mu.partitions[partition] = coordlog.Active
 	c.mu.Unlock()
 	c.log.Info("loaded __transaction_state partition", "partition", partition, "transactional_ids", len(txns),
 		"prepared", len(prepared))
@@ -213,7 +192,7 @@ func (c *Coordinator) Unload(partition int32) {
 	c.dropTxns(partition)
 }
 
-func (c *Coordinator) setPartition(partition int32, st partitionState) {
+func (c *Coordinator) setPartition(partition int32, st coordlog.PartitionState) {
 	c.mu.Lock()
 	c.mu.partitions[partition] = st
 	c.mu.Unlock()
@@ -249,7 +228,7 @@ func (c *Coordinator) lockTxn(id string, create bool) (*txn, int16) {
 	partition := PartitionFor(id, c.cfg.NumPartitions)
 	for {
 		c.mu.Lock()
-		if code := c.partitionCodeLocked(partition); code != 0 {
+		if code := c.mu.partitions.Code(partition); code != 0 {
 			c.mu.Unlock()
 			return nil, code
 		}
@@ -281,19 +260,6 @@ func (c *Coordinator) unlock(t *txn) {
 		c.removeLocked(t)
 	}
 	t.mu.Unlock()
-}
-
-func (c *Coordinator) partitionCodeLocked(partition int32) int16 {
-	st, ok := c.mu.partitions[partition]
-	switch {
-	case !ok:
-		return codeNotCoordinator
-	case st == partitionLoading:
-		return codeCoordinatorLoadInProgress
-	case st == partitionFailed:
-		return codeCoordinatorNotAvailable
-	}
-	return 0
 }
 
 // removeLocked takes t out of the table; t.mu is held.
