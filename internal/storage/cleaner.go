@@ -155,22 +155,20 @@ func (l *Log) Clean(opts CleanOptions) (CleanStats, error) {
 	stats.FirstDirtyOffset = plan.firstDirty
 	stats.EndOffset = plan.firstDirty
 
+	// With nothing dirty the pass still rewrites the clean section, for
+	// tombstones past their horizon and segments to merge; a nil map
+	// keeps every key.
+	var m *offsetMap
 	endOffset := plan.targets[len(plan.targets)-1].end
 	if plan.firstDirty < endOffset {
-		m, err := newOffsetMap(mapMemoryFor(opts.MapMemory, endOffset-plan.firstDirty), defaultOffsetMapLoadFactor)
-		if err != nil {
+		if m, err = newOffsetMap(mapMemoryFor(opts.MapMemory, endOffset-plan.firstDirty), defaultOffsetMapLoadFactor); err != nil {
 			return stats, err
 		}
 		if endOffset, err = buildCleanMap(plan, m, opts.Throttle); err != nil {
 			return stats, fmt.Errorf("storage: clean %s: %w", l.dir, err)
 		}
-		if err := l.cleanRange(plan, m, endOffset, opts.Throttle, &stats); err != nil {
-			return stats, err
-		}
-	} else if err := l.cleanRange(plan, nil, endOffset, opts.Throttle, &stats); err != nil {
-		return stats, err
 	}
-	return stats, nil
+	return stats, l.cleanRange(plan, m, endOffset, opts.Throttle, &stats)
 }
 
 // mapMemoryFor sizes a pass's offset map: no more slots than the dirty

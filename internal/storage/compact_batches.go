@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/samsa-io/samsa/internal/record"
@@ -54,6 +53,15 @@ type compactScratch struct {
 	hdrs  []record.RecordHeader
 }
 
+// scratchBuffers is the pass's scratch, emptied, or a new one.
+func (o *compactOptions) scratchBuffers() *compactScratch {
+	if o.scratch == nil {
+		return &compactScratch{}
+	}
+	o.scratch.reset()
+	return o.scratch
+}
+
 func (c *compactScratch) reset() {
 	c.arena, c.recs, c.hdrs = c.arena[:0], c.recs[:0], c.hdrs[:0]
 }
@@ -99,26 +107,6 @@ func (o *compactOptions) newHorizon() int64 {
 	return max(o.NowMs+r, 1)
 }
 
-// compactBatches appends to dst the cleaned form of segment, a run of whole
-// RecordBatch v2 batches, and returns it (compactBatch on each). Every input
-// batch must pass its CRC: a corrupt batch is an error, never rewritten with
-// a fresh CRC. On error dst is returned unchanged.
-func compactBatches(dst, segment []byte, m *offsetMap, o compactOptions) ([]byte, error) {
-	start := len(dst)
-	err := record.ForEachBatch(segment, func(batch []byte, h record.Header) error {
-		var err error
-		dst, _, err = compactBatch(dst, batch, &h, m, &o)
-		if err != nil {
-			return fmt.Errorf("storage: compact batch at offset %d: %w", h.BaseOffset, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
-}
-
 // compactBatch appends the cleaned form of one batch and reports whether it
 // differs from the batch. A data record stays when its offset is at least
 // the one m holds for its key (absent keys stay: they are the latest for
@@ -156,11 +144,7 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 		return rebuildBatch(dst, batch, h, o)
 	}
 	dropAll := h.IsTransactional() && o.DropAborted != nil && o.DropAborted(h.ProducerID, h.BaseOffset)
-	sc := o.scratch
-	if sc == nil {
-		sc = &compactScratch{}
-	}
-	sc.reset()
+	sc := o.scratchBuffers()
 	defer sc.reset()
 	n, tombs := 0, false
 	if !dropAll {
@@ -204,7 +188,8 @@ func compactBatch(dst, batch []byte, h *record.Header, m *offsetMap, o *compactO
 // rebuildBatch rewrites a control batch with a new delete horizon.
 func rebuildBatch(dst, batch []byte, h *record.Header, o *compactOptions) ([]byte, bool, error) {
 	horizon := o.newHorizon()
-	sc := &compactScratch{}
+	sc := o.scratchBuffers()
+	defer sc.reset()
 	err := record.Iterate(batch, o.MaxDecompressed, func(r *record.Record) bool {
 		sc.keep(r)
 		return true

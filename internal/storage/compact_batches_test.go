@@ -452,3 +452,23 @@ func TestCompactBatchesProperty(t *testing.T) {
 		}
 	})
 }
+
+// compactBatches appends to dst the cleaned form of segment, a run of whole
+// RecordBatch v2 batches, and returns it (compactBatch on each). Every input
+// batch must pass its CRC: a corrupt batch is an error, never rewritten with
+// a fresh CRC. On error dst is returned unchanged.
+func compactBatches(dst, segment []byte, m *offsetMap, o compactOptions) ([]byte, error) {
+	start := len(dst)
+	err := record.ForEachBatch(segment, func(batch []byte, h record.Header) error {
+		var err error
+		dst, _, err = compactBatch(dst, batch, &h, m, &o)
+		if err != nil {
+			return fmt.Errorf("storage: compact batch at offset %d: %w", h.BaseOffset, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
