@@ -248,22 +248,7 @@ class Confluent:
                                        auto_offset_reset="earliest"))
         try:
             c.assign([TP(topic, p, self.ck.OFFSET_BEGINNING) for p in range(partitions)])
-            out = []
-            extra_end = None
-            while True:
-                if len(out) >= expected and extra_end is None:
-                    extra_end = time.monotonic() + extra
-                if extra_end is not None and time.monotonic() >= extra_end:
-                    break
-                if self.dl.left() < 2:
-                    break
-                m = c.poll(0.2)
-                if m is None:
-                    continue
-                if m.error():
-                    raise Failure("consume error: %s" % m.error())
-                out.append(m if raw else (m.partition(), m.offset(), m.key(), m.value()))
-            return out
+            return self.consume_n(c, expected, extra, reserve=2, raw=raw)
         finally:
             c.close()
 
@@ -273,7 +258,11 @@ class Confluent:
         return self.ck.Consumer(self.conf(group_id=group, enable_auto_commit=False,
                                           auto_offset_reset="earliest", **kw))
 
-    def consume_n(self, c, n, extra=1.0):
+    def consume_n(self, c, n, extra=1.0, reserve=3, raw=False):
+        """Polls c until n messages arrived, then extra seconds more (to
+        catch duplicates), or until only reserve seconds of the feature's
+        deadline are left; returns them as (partition, offset, key, value),
+        or the messages themselves with raw."""
         out = []
         extra_end = None
         while True:
@@ -281,14 +270,14 @@ class Confluent:
                 extra_end = time.monotonic() + extra
             if extra_end is not None and time.monotonic() >= extra_end:
                 break
-            if self.dl.left() < 3:
+            if self.dl.left() < reserve:
                 break
             m = c.poll(0.2)
             if m is None:
                 continue
             if m.error():
                 raise Failure("consume error: %s" % m.error())
-            out.append((m.partition(), m.offset(), m.key(), m.value()))
+            out.append(m if raw else (m.partition(), m.offset(), m.key(), m.value()))
         return out
 
     # features
