@@ -515,6 +515,59 @@ func kafkagoConsume(t *testing.T, addr, topic string, want map[int32]int, from m
 	return got
 }
 
+// rawFetch sends one Fetch v12 for a partition at offset on rc.
+func rawFetch(t *testing.T, rc *rawConn, topic string, p int32, offset int64, corr int32) *kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.ReplicaID = -1
+	req.MaxBytes = 64 << 20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition = p
+	rp.FetchOffset = offset
+	rp.PartitionMaxBytes = 64 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := rc.roundTrip(req, corr).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch %s/%d: %d topics in response", topic, p, len(resp.Topics))
+	}
+	return &resp.Topics[0].Partitions[0]
+}
+
+// fetchedBatches decodes a fetch response's batch headers (Records left out).
+func fetchedBatches(t *testing.T, part *kmsg.FetchResponseTopicPartition) []kmsg.RecordBatch {
+	t.Helper()
+	var batches []kmsg.RecordBatch
+	for raw := part.RecordBatches; len(raw) >= 61; {
+		var batch kmsg.RecordBatch
+		if err := batch.ReadFrom(raw); err != nil {
+			t.Fatalf("fetch: batch: %v", err)
+		}
+		raw = raw[12+batch.Length:]
+		batch.Records = nil
+		batches = append(batches, batch)
+	}
+	return batches
+}
+
+// fetchedRecords is what a client makes of a fetch at offset.
+func fetchedRecords(t *testing.T, topic string, p int32, offset int64, part *kmsg.FetchResponseTopicPartition) []e2eRecord {
+	t.Helper()
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: topic, Partition: p, Offset: offset},
+		part, kgo.DefaultDecompressor(), nil)
+	if fp.Err != nil {
+		t.Fatalf("fetch %s/%d: %v", topic, p, fp.Err)
+	}
+	recs := make([]e2eRecord, len(fp.Records))
+	for i, kr := range fp.Records {
+		recs[i] = fromFranz(kr)
+	}
+	return recs
+}
+
 // storedPartition reads a whole partition with hand-made Fetch v12
 // requests on its own connection and decodes the bytes with franz-go's
 // parser (CRC checked): what the broker stored, not what a client
