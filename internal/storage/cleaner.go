@@ -291,6 +291,72 @@ func (l *Log) firstUncleanableLocked(cfg *Config, nowMs, maxOffset int64) int64 
 	return off
 }
 
+// Cleanability is how much a compacted log would gain from a pass, as the
+// Manager's cleaner judges it (Kafka's LogToClean).
+type Cleanability struct {
+	CleanBytes int64 // below the first dirty offset
+	DirtyBytes int64 // from it to the first uncleanable offset
+	// MaxLagExceeded: the dirty section holds a batch older than
+	// max.compaction.lag.ms, so the log must be cleaned whatever its ratio.
+	MaxLagExceeded bool
+	// HorizonDue: a batch stamped with a delete horizon by an earlier pass
+	// of this process has reached it; its tombstones can go.
+	HorizonDue bool
+}
+
+// Ratio is the dirty ratio, dirty / (clean + dirty).
+func (c Cleanability) Ratio() float64 {
+	if c.CleanBytes+c.DirtyBytes == 0 {
+		return 0
+	}
+	return float64(c.DirtyBytes) / float64(c.CleanBytes+c.DirtyBytes)
+}
+
+// Cleanability measures the log at nowMs with the cleanable range bounded
+// by maxOffset (the high watermark; 0 for none). A segment that straddles
+// the first dirty offset counts in proportion to its offsets.
+func (l *Log) Cleanability(nowMs, maxOffset int64) Cleanability {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var c Cleanability
+	if !l.mu.cfg.Compacted || l.mu.closed {
+		return c
+	}
+	firstUncleanable := l.firstUncleanableLocked(&l.mu.cfg, nowMs, maxOffset)
+	firstDirty := max(l.mu.firstDirty, l.mu.logStartOffset)
+	segs := l.mu.segments
+	sawDirty := false
+	for i, s := range segs[:len(segs)-1] {
+		end := segs[i+1].baseOffset
+		if end > firstUncleanable {
+			break
+		}
+		size := s.size.Load()
+		switch {
+		case end <= firstDirty:
+			c.CleanBytes += size
+			continue
+		case s.baseOffset >= firstDirty:
+			c.DirtyBytes += size
+		default:
+			d := size * (end - firstDirty) / (end - s.baseOffset)
+			c.DirtyBytes += d
+			c.CleanBytes += size - d
+		}
+		if !sawDirty {
+			sawDirty = true
+			first := s.rollTimestamp
+			if first < 0 {
+				first = s.maxTimestamp
+			}
+			lag := l.mu.cfg.MaxCompactionLagMs
+			c.MaxLagExceeded = first >= 0 && lag > 0 && lag < nowMs && first < nowMs-lag
+		}
+	}
+	c.HorizonDue = l.mu.nextHorizonMs > 0 && l.mu.nextHorizonMs <= nowMs
+	return c
+}
+
 // groupTargets splits the targets into runs that clean into one segment
 // each: together within segment.bytes, the offset index and 32-bit
 // relative offsets, counted before cleaning (Kafka's rule, which never
