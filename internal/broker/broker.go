@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,6 +130,7 @@ type Broker struct {
 	fetchSessions  *fetchSessions
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
+	counters       counters
 	mu             struct {
 		sync.Mutex
 		listeners []net.Listener
@@ -433,5 +435,32 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
+	return b.runHandler(api, c, h, req)
+}
+
+// errHandlerPanicked closes the connection of a request whose handler
+// panicked: its state is unknown, so the client starts over on a new one.
+var errHandlerPanicked = errors.New("broker: request handler panicked")
+
+// runHandler runs a request's handler and turns a panic into the close of
+// this one connection, as Kafka fails the one request: the broker and every
+// other connection go on. The stack is logged with the API and the client
+// the first time an API panics; later panics of that API are counted and
+// logged in one line.
+func (b *Broker) runHandler(api apiEntry, c *conn, h requestHeader, req kmsg.Request) (f *frame, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		n := b.counters.handlerPanics[api.key].Add(1)
+		attrs := []any{"api", api.key.Name(), "version", h.version, "client_id", h.clientID,
+			"client_software", c.clientSoftware, "remote", c.remote(), "panic", fmt.Sprint(r), "panics_of_api", n}
+		if n == 1 {
+			attrs = append(attrs, "stack", string(debug.Stack()))
+		}
+		b.log.Error("request handler panicked; closing its connection", attrs...)
+		f, err = nil, fmt.Errorf("%w: %s v%d: %v", errHandlerPanicked, api.key.Name(), h.version, r)
+	}()
 	return api.handle(b, c, h, req)
 }

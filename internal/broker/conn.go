@@ -232,3 +232,11 @@ func sendfile(dst *net.TCPConn, src *os.File, pos, n int64) error {
 func encodeResponse(h requestHeader, resp kmsg.Response) *frame {
 	return &frame{buf: appendResponse(nil, h.correlationID, resp)}
 }
+
+// remote is the client's address, for logs.
+func (c *conn) remote() string {
+	if c.nc == nil {
+		return ""
+	}
+	return c.nc.RemoteAddr().String()
+}
