@@ -3,9 +3,12 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,10 +119,21 @@ func (r *rawConn) roundTrip(req kmsg.Request, corr int32) kmsg.Response {
 	return resp
 }
 
-// expectClosed checks the broker closed the connection.
+// expectClosed checks the broker closed the connection: the next read must
+// end in EOF or a reset within a few seconds. A read that times out means
+// the connection is still open, which fails the test.
 func (r *rawConn) expectClosed() {
 	r.t.Helper()
-	if _, _, err := r.readFrame(); err == nil {
-		r.t.Fatal("connection still open")
+	r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := r.readFrame()
+	switch {
+	case err == nil:
+		r.t.Fatal("got a response, want the connection closed")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		r.t.Fatal("connection still open 5s later: the broker did not close it")
+	default:
+		r.t.Fatalf("reading for the close: %v (want EOF or a reset)", err)
 	}
 }
