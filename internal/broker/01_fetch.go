@@ -46,7 +46,7 @@ func init() {
 
 // fetchPart is one partition of a fetch being served.
 type fetchPart struct {
-	sp        *sessionPart
+	sp        sessionPart // the request's view, copied out of the session
 	ts        *topicState
 	p         *replication.Partition
 	errorCode int16
@@ -67,16 +67,14 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 		return encodeFetchResponse(h.correlationID, resp, nil), nil
 	}
 	if fs != nil {
-		fs.mu.Lock()
-		defer fs.mu.Unlock()
 		resp.SessionID = fs.id
 	}
 	fps := b.lookupFetchParts(req.Version, parts)
-	holes := b.fetchWithWait(req, fps)
-	return b.buildFetchResponse(h.correlationID, resp, fps, holes, incremental), nil
+	results := b.fetchWithWait(req, fps)
+	return b.buildFetchResponse(h.correlationID, resp, fs, fps, results, incremental), nil
 }
 
-func (b *Broker) lookupFetchParts(version int16, parts []*sessionPart) []fetchPart {
+func (b *Broker) lookupFetchParts(version int16, parts []sessionPart) []fetchPart {
 	fps := make([]fetchPart, len(parts))
 	for i, sp := range parts {
 		fp := fetchPart{sp: sp}
@@ -223,8 +221,9 @@ func fetchErrorCode(err error) int16 {
 
 // buildFetchResponse lays the results out by topic in request (or session)
 // order. An incremental response lists only partitions with records, an
-// error, or bounds that changed since the session last reported them.
-func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fps []fetchPart, results []fetchResult, incremental bool) *frame {
+// error, or bounds that changed since the session last reported them; what
+// it reports is written back to the session (fs, nil when sessionless).
+func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fs *fetchSession, fps []fetchPart, results []fetchResult, incremental bool) *frame {
 	var holes fetchHoles
 	index := map[sessionKey]int{}
 	for i, fp := range fps {
@@ -235,7 +234,9 @@ func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fps []
 		if incremental && r.rr.Size == 0 && r.errorCode == 0 && !changed {
 			continue
 		}
-		sp.sent, sp.lastHW, sp.lastLSO, sp.lastLogStart = true, r.hw, lso, r.logStart
+		if fs != nil {
+			fs.reported(sp.key, r.hw, lso, r.logStart)
+		}
 		tk := sp.key
 		tk.partition = 0
 		ti, ok := index[tk]

@@ -47,16 +47,24 @@ type sessionPart struct {
 	lastHW, lastLSO, lastLogStart int64
 }
 
+// Locking: fetchSessions.mu guards the cache (byID, lru) and every
+// session's epoch; fetchSession.mu guards that session's parts and order.
+// Lock order is fetchSessions.mu, then fetchSession.mu. Neither is held
+// while a fetch reads or long-polls: resolve copies the request's view of
+// the session out under the locks, and the response writes back what it
+// reported under fetchSession.mu alone. So two connections that use one
+// session at once (a client bug: the protocol allows one fetch in flight
+// per session) each see a consistent session and never race, and a
+// long-polling fetch never blocks other sessions.
 type fetchSession struct {
-	// mu is held by the fetch using the session, from resolve to the
-	// response, so a client that pipelines two fetches on one session
-	// cannot have them interleave.
-	mu    sync.Mutex
 	id    int32
-	epoch int32 // the epoch the next request must carry
-	parts map[sessionKey]*sessionPart
-	order []sessionKey // insertion order, so responses list partitions stably
+	epoch int32 // the epoch the next request must carry; guarded by fetchSessions.mu
 	elem  *list.Element
+	mu    struct {
+		sync.Mutex
+		parts map[sessionKey]*sessionPart
+		order []sessionKey // insertion order, so responses list partitions stably
+	}
 }
 
 type fetchSessions struct {
@@ -70,9 +78,9 @@ func newFetchSessions() *fetchSessions {
 }
 
 // resolve applies a request to the session cache. It returns the session
-// (nil for sessionless), the partitions to fetch in response order, whether
-// the response is incremental, and a top-level error code.
-func (s *fetchSessions) resolve(req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRequestTopic) sessionKey) (*fetchSession, []*sessionPart, bool, int16) {
+// (nil for sessionless), copies of the partitions to fetch in response
+// order, whether the response is incremental, and a top-level error code.
+func (s *fetchSessions) resolve(req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRequestTopic) sessionKey) (*fetchSession, []sessionPart, bool, int16) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if req.Version < 7 || req.SessionEpoch == -1 {
@@ -86,6 +94,8 @@ func (s *fetchSessions) resolve(req *kmsg.FetchRequest, keyOf func(t *kmsg.Fetch
 			s.removeLocked(req.SessionID)
 		}
 		fs := s.newLocked()
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
 		return fs, partsFromRequest(fs, req, keyOf), false, 0
 	}
 	fs, ok := s.byID[req.SessionID]
@@ -97,13 +107,26 @@ func (s *fetchSessions) resolve(req *kmsg.FetchRequest, keyOf func(t *kmsg.Fetch
 	}
 	fs.epoch = nextEpoch(fs.epoch)
 	s.lru.MoveToFront(fs.elem)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
 	partsFromRequest(fs, req, keyOf)
 	forget(fs, req, keyOf)
-	out := make([]*sessionPart, 0, len(fs.order))
-	for _, k := range fs.order {
-		out = append(out, fs.parts[k])
+	out := make([]sessionPart, 0, len(fs.mu.order))
+	for _, k := range fs.mu.order {
+		out = append(out, *fs.mu.parts[k])
 	}
 	return fs, out, true, 0
+}
+
+// reported records what a response told the client about a partition, the
+// base of the next incremental response's "changed" test. A partition
+// forgotten meanwhile (by a concurrent request) is skipped.
+func (fs *fetchSession) reported(k sessionKey, hw, lso, logStart int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if sp, ok := fs.mu.parts[k]; ok {
+		sp.sent, sp.lastHW, sp.lastLSO, sp.lastLogStart = true, hw, lso, logStart
+	}
 }
 
 func nextEpoch(e int32) int32 {
@@ -122,7 +145,8 @@ func (s *fetchSessions) newLocked() *fetchSession {
 	for s.byID[id] != nil {
 		id = rand.Int32N(1<<31-1) + 1
 	}
-	fs := &fetchSession{id: id, epoch: 1, parts: map[sessionKey]*sessionPart{}}
+	fs := &fetchSession{id: id, epoch: 1}
+	fs.mu.parts = map[sessionKey]*sessionPart{}
 	fs.elem = s.lru.PushFront(fs)
 	s.byID[id] = fs
 	return fs
@@ -136,9 +160,9 @@ func (s *fetchSessions) removeLocked(id int32) {
 }
 
 // partsFromRequest adds or updates the request's partitions in the session
-// (if any) and returns them in request order.
-func partsFromRequest(fs *fetchSession, req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRequestTopic) sessionKey) []*sessionPart {
-	var out []*sessionPart
+// (if any; its mu held) and returns copies of them in request order.
+func partsFromRequest(fs *fetchSession, req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRequestTopic) sessionKey) []sessionPart {
+	var out []sessionPart
 	for i := range req.Topics {
 		t := &req.Topics[i]
 		tk := keyOf(t)
@@ -146,24 +170,24 @@ func partsFromRequest(fs *fetchSession, req *kmsg.FetchRequest, keyOf func(t *km
 			rp := &t.Partitions[j]
 			k := tk
 			k.partition = rp.Partition
-			var sp *sessionPart
+			sp := &sessionPart{key: k}
 			if fs != nil {
-				sp = fs.parts[k]
-			}
-			if sp == nil {
-				sp = &sessionPart{key: k}
-				if fs != nil {
-					fs.parts[k] = sp
-					fs.order = append(fs.order, k)
+				if known, ok := fs.mu.parts[k]; ok {
+					sp = known
+				} else {
+					fs.mu.parts[k] = sp
+					fs.mu.order = append(fs.mu.order, k)
 				}
 			}
 			sp.fetchOffset, sp.maxBytes, sp.leaderEpoch, sp.logStart = rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset
-			out = append(out, sp)
+			out = append(out, *sp)
 		}
 	}
 	return out
 }
 
+// forget drops the request's forgotten topics from the session (its mu
+// held).
 func forget(fs *fetchSession, req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRequestTopic) sessionKey) {
 	if len(req.ForgottenTopics) == 0 {
 		return
@@ -173,14 +197,14 @@ func forget(fs *fetchSession, req *kmsg.FetchRequest, keyOf func(t *kmsg.FetchRe
 		for _, p := range ft.Partitions {
 			k := tk
 			k.partition = p
-			delete(fs.parts, k)
+			delete(fs.mu.parts, k)
 		}
 	}
-	kept := fs.order[:0]
-	for _, k := range fs.order {
-		if _, ok := fs.parts[k]; ok {
+	kept := fs.mu.order[:0]
+	for _, k := range fs.mu.order {
+		if _, ok := fs.mu.parts[k]; ok {
 			kept = append(kept, k)
 		}
 	}
-	fs.order = kept
+	fs.mu.order = kept
 }
