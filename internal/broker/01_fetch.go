@@ -148,7 +148,9 @@ func (b *Broker) fetchWithWait(req *kmsg.FetchRequest, fps []fetchPart) []fetchR
 			results[i].rr.Release()
 		}
 		ctx, cancel := context.WithTimeout(b.tasks.Context(), wait)
+		b.counters.fetchesWaiting.add(1)
 		woke := waiter.Wait(ctx)
+		b.counters.fetchesWaiting.add(-1)
 		cancel()
 		if !woke && b.tasks.Context().Err() != nil {
 			return make([]fetchResult, len(fps))

@@ -9,32 +9,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// waitUntil polls cond until it holds, failing the test after timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+// waitForGauge waits until cond holds for the gauge's level, woken by each
+// change of it, failing the test after timeout.
+func waitForGauge(t *testing.T, timeout time.Duration, what string, g *gauge, cond func(int64) bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		v, changed := g.watch()
+		if cond(v) {
+			return
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s (level %d)", timeout, what, v)
+		}
 	}
 }
 
-// fetchInFlight reports whether the broker is serving a fetch on a fetch
-// session: handleFetch holds the session's mutex from resolving it to the
-// response, which includes any long-poll wait.
-func fetchInFlight(b *Broker) bool {
-	s := b.fetchSessions
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, fs := range s.byID {
-		if !fs.mu.TryLock() {
-			return true
-		}
-		fs.mu.Unlock()
-	}
-	return false
+// waitForLongPoll waits until a fetch is long-polling on the broker.
+func waitForLongPoll(t *testing.T, b *Broker, what string) {
+	t.Helper()
+	waitForGauge(t, 10*time.Second, what, &b.counters.fetchesWaiting, func(v int64) bool { return v > 0 })
 }
 
 // maxSessionEpoch is the highest epoch of any open fetch session: one
@@ -73,7 +70,7 @@ func TestE2ELongPollWakesOnAppend(t *testing.T) {
 			}
 		}
 	}()
-	waitUntil(t, 10*time.Second, "the consumer's fetch to wait on the broker", func() bool { return fetchInFlight(b) })
+	waitForLongPoll(t, b, "the consumer's fetch to wait on the broker")
 
 	producer := newFranz(t, b.Addr())
 	sent := time.Now()
@@ -149,7 +146,7 @@ func TestE2EFetchMinBytes(t *testing.T) {
 		}
 		done <- outcome{time.Since(start), resp, err}
 	}()
-	waitUntil(t, 10*time.Second, "the fetch to wait for MinBytes", func() bool { return fetchInFlight(b) })
+	waitForLongPoll(t, b, "the fetch to wait for MinBytes")
 	more := rawBatch(rawBatchOptions{timestamp: time.Now().UnixMilli()}, rawRecord{Value: []byte("four")})
 	if sp := rawProducePart(dialRaw(t, b), rawProduceReq(topic, 0, 1, more), 1); sp.ErrorCode != 0 {
 		t.Fatalf("produce: error %d", sp.ErrorCode)
