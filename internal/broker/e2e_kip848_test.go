@@ -101,3 +101,48 @@ func membersWithPartitions(t *testing.T, ctx context.Context, cl *kgo.Client, gr
 	}
 	return holders
 }
+
+// TestKIP848RegexMatchesInternalTopics: a regex subscription that names an
+// internal topic gets it assigned, as in Kafka, which resolves the regex
+// against every topic the member may describe.
+func TestKIP848RegexMatchesInternalTopics(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "user-events", 2)
+	rc := dialRaw(t, b)
+	// The offsets topic exists once a group coordinator has been looked up.
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKey = 3, "regex-internal"
+	if resp := rc.roundTrip(fc, 1).(*kmsg.FindCoordinatorResponse); resp.ErrorCode != 0 {
+		t.Fatalf("find coordinator: %d", resp.ErrorCode)
+	}
+	offsetsID, ok := b.topics.byTopicName("__consumer_offsets")
+	if !ok {
+		t.Fatal("no __consumer_offsets topic")
+	}
+	userID, _ := b.topics.byTopicName("user-events")
+
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberEpoch, hb.RebalanceTimeoutMillis = 1, "regex-internal", 0, 10000
+	hb.MemberID = "m1-aaaaaaaaaaaaaaaaaa"
+	hb.SubscribedTopicRegex = kmsg.StringPtr(`user-.*|__consumer_offsets`)
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	got := map[[16]byte]int{}
+	for corr := int32(2); corr < 50 && len(got) < 2; corr++ {
+		resp := rc.roundTrip(hb, corr).(*kmsg.ConsumerGroupHeartbeatResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: error %d: %v", resp.ErrorCode, resp.ErrorMessage)
+		}
+		hb.MemberEpoch = resp.MemberEpoch
+		if resp.Assignment != nil {
+			for _, tp := range resp.Assignment.Topics {
+				got[tp.TopicID] = len(tp.Partitions)
+			}
+		}
+		if len(got) < 2 {
+			<-time.After(time.Duration(resp.HeartbeatIntervalMillis) * time.Millisecond)
+		}
+	}
+	if got[offsetsID.id] != len(offsetsID.partitions) || got[userID.id] != 2 {
+		t.Fatalf("assigned %v; want all %d partitions of __consumer_offsets and 2 of user-events", got, len(offsetsID.partitions))
+	}
+}

@@ -42,12 +42,13 @@ func (b *Broker) startGroups() {
 			}
 			return ts.id, int32(len(ts.partitions)), true
 		},
+		// Every topic, internal ones included: Kafka resolves a regex
+		// against all the topics the member may describe, so an
+		// expression that names __consumer_offsets gets it.
 		TopicNames: func() []string {
 			var names []string
 			for _, ts := range b.topics.all() {
-				if !ts.internal {
-					names = append(names, ts.name)
-				}
+				names = append(names, ts.name)
 			}
 			return names
 		},

@@ -58,8 +58,9 @@ type Deps struct {
 	// the coordinator.
 	TopicPartitions func(name string) (id [16]byte, partitions int32, ok bool)
 	// TopicNames lists the topics a consumer group's topic regex
-	// (ConsumerGroupHeartbeat v1's SubscribedTopicRegex) may match: leave
-	// out internal topics. Called at most once per heartbeat interval per
+	// (ConsumerGroupHeartbeat v1's SubscribedTopicRegex) may match: every
+	// topic the member may describe, internal ones included, as Kafka
+	// resolves it. Called at most once per heartbeat interval per
 	// regex per group. Nil: regex subscriptions answer
 	// INVALID_REGULAR_EXPRESSION.
 	TopicNames func() []string
