@@ -15,7 +15,8 @@ package broker
 // high watermark moves with the append (or, in durable mode, with the group
 // commit), so acks=-1 never waits on other replicas. acks=0 gets no response;
 // as in Kafka, a failed acks=0 produce closes the connection so the client
-// learns of it.
+// learns of it. Clients cannot append to an internal topic
+// (INVALID_TOPIC_EXCEPTION, as in Kafka): only its coordinator writes there.
 //
 // v13 names topics by ID (KIP-516). v0-2 carry message format 0/1, which
 // this broker does not store: their partitions get
@@ -105,6 +106,10 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 		return fail(kerr.InvalidRequiredAcks.Code, "")
 	case req.Version < 3:
 		return fail(kerr.UnsupportedForMessageFormat.Code, "message formats 0 and 1 are not supported; use Produce v3 or later")
+	case ts.internal:
+		// The coordinators append to their topics themselves, not through
+		// Produce; a client's records there would corrupt their state.
+		return fail(kerr.InvalidTopicException.Code, "Cannot append to internal topic "+ts.name)
 	}
 	p, code := ts.partition(rp.Partition)
 	if code != 0 {

@@ -9,17 +9,20 @@ package broker
 // ID is returned from v10.
 //
 // Auto-creation: a missing topic is created with the broker's defaults
-// when auto.create.topics.enable is true and the request allows it (always
-// before v4). The creation is committed through the controller before the
-// response, so the client gets the new topic's full metadata at once rather
-// than LEADER_NOT_AVAILABLE and a retry. An invalid name gets
-// INVALID_TOPIC_EXCEPTION.
+// (an internal topic with its own settings) when auto.create.topics.enable
+// is true and the request allows it (always before v4). As in Kafka, the
+// creation runs in the background and the topic is answered
+// LEADER_NOT_AVAILABLE with no partitions until it exists, so clients retry;
+// a Metadata request right after DeleteTopics shows the deletion, not a
+// topic recreated under it. An invalid name gets INVALID_TOPIC_EXCEPTION.
 //
 // Authorized operations (v8+) are reported as -2147483648 (not requested)
 // or, when requested, every operation: there are no ACLs yet.
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
@@ -42,8 +45,9 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Respons
 	if img == nil {
 		img = metadata.Empty()
 	}
+	var creating map[string]bool
 	if req.Topics != nil {
-		img = b.autoCreateForMetadata(c, req, img)
+		creating = b.autoCreateForMetadata(req, img)
 	}
 	resp.ClusterID = kmsg.StringPtr(img.ClusterID())
 	resp.ControllerID = b.cfg.NodeID
@@ -58,6 +62,13 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Respons
 		return resp, nil
 	}
 	for _, rt := range req.Topics {
+		if rt.Topic != nil && creating[*rt.Topic] {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.ErrorCode = rt.Topic, kerr.LeaderNotAvailable.Code
+			mt.IsInternal = metadata.IsInternalTopic(*rt.Topic)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		resp.Topics = append(resp.Topics, b.requestedTopic(req, img, rt))
 	}
 	return resp, nil
@@ -88,7 +99,7 @@ func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
-	mt.IsInternal = internalTopics[t.Name]
+	mt.IsInternal = metadata.IsInternalTopic(t.Name)
 	if req.IncludeTopicAuthorizedOperations {
 		mt.AuthorizedOperations = allOperations
 	}
@@ -134,16 +145,21 @@ func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.Me
 	return out
 }
 
-// autoCreateForMetadata creates the requested topics that are missing, if
-// allowed, and returns the image that holds them.
-func (b *Broker) autoCreateForMetadata(c *conn, req *kmsg.MetadataRequest, img *metadata.Image) *metadata.Image {
+// autoCreateForMetadata starts creating the requested topics that are
+// missing, if the request and the broker allow it, and returns the names
+// whose creation is in flight. As in Kafka, those are answered
+// LEADER_NOT_AVAILABLE with no partitions, and the client's retry finds the
+// topic; answering with the new partitions at once would make a Metadata
+// request right after DeleteTopics (old versions always allow creation)
+// look as if the deletion had not happened.
+func (b *Broker) autoCreateForMetadata(req *kmsg.MetadataRequest, img *metadata.Image) map[string]bool {
 	allowed := req.Version < 4 || req.AllowAutoTopicCreation
 	if !allowed || !b.brokerConfig(img).Bool("auto.create.topics.enable") || b.createTopicsFn == nil {
-		return img
+		return nil
 	}
 	var missing []string
 	for _, rt := range req.Topics {
-		if rt.Topic == nil || !validTopicName(*rt.Topic) {
+		if rt.Topic == nil || !validTopicName(*rt.Topic) || *rt.Topic == metadata.ClusterMetadataTopic {
 			continue
 		}
 		if _, ok := img.Topic(*rt.Topic); !ok {
@@ -151,15 +167,64 @@ func (b *Broker) autoCreateForMetadata(c *conn, req *kmsg.MetadataRequest, img *
 		}
 	}
 	if len(missing) == 0 {
-		return img
+		return nil
 	}
-	if err := b.createTopicsFn(context.Background(), missing); err != nil {
-		c.log.Info("auto topic creation failed", "topics", missing, "err", err)
+	b.autoCreate.Lock()
+	defer b.autoCreate.Unlock()
+	if b.autoCreate.inFlight == nil {
+		b.autoCreate.inFlight = map[string]bool{}
 	}
-	if cur := b.meta.Load(); cur != nil {
-		return cur
+	var start []string
+	creating := make(map[string]bool, len(missing))
+	for _, name := range missing {
+		creating[name] = true
+		if !b.autoCreate.inFlight[name] {
+			b.autoCreate.inFlight[name] = true
+			start = append(start, name)
+		}
 	}
-	return img
+	if len(start) > 0 {
+		b.tasks.Go(func(ctx context.Context) { b.autoCreateInBackground(ctx, start) })
+	}
+	return creating
+}
+
+// autoCreateTimeout bounds one background auto-creation.
+const autoCreateTimeout = 30 * time.Second
+
+// autoCreateInBackground creates topics for Metadata's auto-creation:
+// internal topics with their own settings, as their coordinators would,
+// others with the defaults.
+func (b *Broker) autoCreateInBackground(ctx context.Context, names []string) {
+	ctx, cancel := context.WithTimeout(ctx, autoCreateTimeout)
+	defer cancel()
+	defer func() {
+		b.autoCreate.Lock()
+		for _, n := range names {
+			delete(b.autoCreate.inFlight, n)
+		}
+		b.autoCreate.Unlock()
+	}()
+	var plain []string
+	var errs []error
+	for _, n := range names {
+		switch n {
+		case metadata.ConsumerOffsetsTopic:
+			errs = append(errs, b.ensureOffsetsTopic(ctx))
+		case metadata.TransactionStateTopic:
+			errs = append(errs, b.ensureTxnStateTopic(ctx))
+		default:
+			if !metadata.IsInternalTopic(n) {
+				plain = append(plain, n)
+			}
+		}
+	}
+	if len(plain) > 0 {
+		errs = append(errs, b.createTopicsFn(ctx, plain))
+	}
+	if err := errors.Join(errs...); err != nil {
+		b.log.Info("auto topic creation failed", "topics", names, "err", err)
+	}
 }
 
 // validTopicName is Kafka's rule: 1-249 of [a-zA-Z0-9._-], not "." or "..".

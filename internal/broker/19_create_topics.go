@@ -29,6 +29,11 @@ package broker
 // ready; here the commit is quick, so such a request is committed with the
 // controller's own timeout and answered normally.
 //
+// Kafka's internal topics (__consumer_offsets, __transaction_state) and
+// its metadata log (__cluster_metadata) cannot be created by a client:
+// INVALID_REQUEST. The broker creates the internal topics itself on first
+// use, with their own settings.
+//
 // Not here: CreateTopicPolicy (create.topic.policy.class.name), ACLs
 // (TOPIC_AUTHORIZATION_FAILED), throttling of partition mutations (KIP-599,
 // THROTTLING_QUOTA_EXCEEDED; throttle is 0).

@@ -16,10 +16,12 @@ package broker
 // REQUEST_TIMED_OUT when TimeoutMillis runs out before the commit (a zero
 // or negative timeout leaves the bound to the controller). ErrorMessage is
 // returned from v5. From v6 every answer carries the topic ID, and the name
-// is null when the topic was asked for by an unknown ID.
+// is null when the topic was asked for by an unknown ID. Kafka's internal
+// topics (__consumer_offsets, __transaction_state) cannot be deleted:
+// INVALID_REQUEST with the reason (the controller refuses it).
 //
 // Not here: ACLs, throttling of partition mutations (KIP-599; throttle is
-// 0), protection of internal topics.
+// 0).
 
 import (
 	"github.com/samsa-io/samsa/internal/controller"

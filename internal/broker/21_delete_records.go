@@ -8,7 +8,8 @@ package broker
 // start is checkpointed before the response. The response's low watermark
 // is the new log start offset. An offset past the high watermark gets
 // OFFSET_OUT_OF_RANGE, as in Kafka; an offset at or below the current start
-// changes nothing and reports the current start.
+// changes nothing and reports the current start. Records of an internal
+// topic cannot be deleted (INVALID_TOPIC_EXCEPTION, as in Kafka).
 
 import (
 	"errors"
@@ -31,9 +32,13 @@ func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (km
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
-			if !known {
+			switch {
+			case !known:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			} else {
+			case ts.internal:
+				// As Kafka: the coordinators' state would be lost.
+				sp.ErrorCode = kerr.InvalidTopicException.Code
+			default:
 				sp.LowWatermark, sp.ErrorCode = deleteRecords(ts, rp.Partition, rp.Offset)
 			}
 			st.Partitions = append(st.Partitions, sp)

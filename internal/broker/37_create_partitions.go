@@ -13,7 +13,9 @@ package broker
 // Errors per topic: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS when
 // Count is not above the current count, INVALID_REPLICA_ASSIGNMENT,
 // INVALID_REPLICATION_FACTOR, INVALID_REQUEST for a topic given twice,
-// POLICY_VIOLATION for all past 10000 new partitions in one request,
+// INVALID_REQUEST for an internal topic (its coordinator hashes keys to
+// partitions by the count), POLICY_VIOLATION for all past 10000 new
+// partitions in one request,
 // REQUEST_TIMED_OUT when TimeoutMillis runs out before the commit (a zero
 // or negative timeout leaves the bound to the controller). Versions 2-3
 // only add flexible encoding and the KIP-599 throttling error.

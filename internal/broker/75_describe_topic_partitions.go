@@ -82,7 +82,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 // first partition left out, or -1.
 func describePartitions(t *metadata.TopicImage, from int32, budget int) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
 	rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
-	rt.Topic, rt.TopicID, rt.IsInternal = kmsg.StringPtr(t.Name), t.ID, internalTopics[t.Name]
+	rt.Topic, rt.TopicID, rt.IsInternal = kmsg.StringPtr(t.Name), t.ID, metadata.IsInternalTopic(t.Name)
 	for _, p := range t.Partitions {
 		if p.Partition < from {
 			continue

@@ -123,6 +123,8 @@ type Broker struct {
 	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
+	// imageApplied is notified each time applyImage installs an image.
+	imageApplied broadcast
 	topics *topicTable
 	// createTopicsFn auto-creates topics with defaults and waits until the
 	// broker has applied the image holding them (wired to the controller).
@@ -131,7 +133,13 @@ type Broker struct {
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
-	mu             struct {
+	// autoCreate tracks Metadata's background topic creations, so a topic
+	// asked for again while it is being created is not created twice.
+	autoCreate struct {
+		sync.Mutex
+		inFlight map[string]bool
+	}
+	mu struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports

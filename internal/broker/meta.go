@@ -3,15 +3,13 @@ package broker
 import (
 	"fmt"
 	"maps"
+	"sync"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/replication"
 )
-
-// internalTopics are Kafka's internal topics, reported with IsInternal.
-var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
 
 // applyImage brings the broker's local state up to a metadata image: logs
 // for new partitions this node replicates, deleted topics' logs removed,
@@ -34,6 +32,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	}
 	b.refreshTopicConfigs(img)
 	b.meta.Store(img)
+	b.imageApplied.notify()
 	for _, err := range errs {
 		if err != nil {
 			b.log.Error("applying metadata", "err", err)
@@ -66,7 +65,7 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 		return fmt.Errorf("broker: topic %s config: %w", t.Name, err)
 	}
 	old, _ := b.topics.byTopicID(t.ID)
-	ts := &topicState{name: t.Name, id: t.ID, config: cfg, internal: internalTopics[t.Name],
+	ts := &topicState{name: t.Name, id: t.ID, config: cfg, internal: metadata.IsInternalTopic(t.Name),
 		partitions: make([]*replication.Partition, len(t.Partitions))}
 	for i, pi := range t.Partitions {
 		if !hosts(pi, b.cfg.NodeID) {
@@ -147,4 +146,29 @@ func nodes(ns []model.NodeID) []int32 {
 		out[i] = int32(n)
 	}
 	return out
+}
+
+// broadcast wakes everyone waiting for the next occurrence of an event:
+// wait returns a channel that the next notify closes.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (bc *broadcast) wait() <-chan struct{} {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.ch == nil {
+		bc.ch = make(chan struct{})
+	}
+	return bc.ch
+}
+
+func (bc *broadcast) notify() {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.ch != nil {
+		close(bc.ch)
+		bc.ch = nil
+	}
 }

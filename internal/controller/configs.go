@@ -181,8 +181,14 @@ func parseBrokerResource(name string) (model.NodeID, bool) {
 // that fall back to it.
 func (c *Controller) checkConfigs(img *metadata.Image, k resourceKey, next map[string]string) *failure {
 	if k.typ == metadata.ResourceTopic {
-		if _, err := config.ResolveTopic(c.brokerValues(img), next); err != nil {
+		resolved, err := config.ResolveTopic(c.brokerValues(img), next)
+		if err != nil {
 			return configFailure(err)
+		}
+		if metadata.IsInternalTopic(k.name) {
+			if policy := resolved.List("cleanup.policy"); len(policy) != 1 || policy[0] != "compact" {
+				return fail(kerr.InvalidConfig, "Internal topic %s must keep cleanup.policy=compact: a delete policy would drop the state its coordinator keeps there.", k.name)
+			}
 		}
 		return nil
 	}

@@ -27,6 +27,10 @@ type CreateTopic struct {
 	Assignments map[int32][]int32
 	// Configs are the topic's overrides; a nil value is refused, as in Kafka.
 	Configs map[string]*string
+	// Internal is set by the broker when it creates one of Kafka's internal
+	// topics (metadata.IsInternalTopic) itself; a client's request for one
+	// is refused.
+	Internal bool
 }
 
 // CreateTopicResult is one topic's outcome, in the order of the request.
@@ -83,7 +87,7 @@ const (
 	maxTopicNameLength = 249
 	// clusterMetadataTopic is the name of KRaft's own log, which clients may
 	// not create.
-	clusterMetadataTopic = "__cluster_metadata"
+	clusterMetadataTopic = metadata.ClusterMetadataTopic
 	// maxPartitionsPerRequest caps the partitions one request may create, as
 	// Kafka's controller does, so one request cannot make a huge Raft entry.
 	maxPartitionsPerRequest = 10000
@@ -264,6 +268,9 @@ func (c *Controller) planTopic(st *topicState, t CreateTopic) (CreateTopicResult
 	if t.Name == clusterMetadataTopic {
 		return res, nil, fail(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", clusterMetadataTopic)
 	}
+	if metadata.IsInternalTopic(t.Name) && !t.Internal {
+		return res, nil, fail(kerr.InvalidRequest, "Creation of internal topic %s is prohibited: the broker creates it on first use, with its own settings.", t.Name)
+	}
 	if st.exists(t.Name) {
 		return res, nil, fail(kerr.TopicAlreadyExists, "Topic '%s' already exists.", t.Name)
 	}
@@ -418,6 +425,8 @@ func (c *Controller) DeleteTopics(ctx context.Context, topics []DeleteTopic) []D
 		case tp == nil:
 		case refs[tp.ID] > 1:
 			setAll([]int{i}, fail(kerr.InvalidRequest, "Duplicate topic %s in request.", tp.Name))
+		case metadata.IsInternalTopic(tp.Name):
+			setAll([]int{i}, fail(kerr.InvalidRequest, "Deletion of internal topic %s is prohibited: the broker's coordinators keep their state in it.", tp.Name))
 		default:
 			recs = append(recs, metadata.RemoveTopic{TopicID: tp.ID})
 			planned = append(planned, i)
@@ -520,6 +529,9 @@ func planPartitions(st *topicState, t CreatePartitions) ([]metadata.Record, *fai
 	tp, ok := st.img.Topic(t.Topic)
 	if !ok {
 		return nil, fail(kerr.UnknownTopicOrPartition, "This server does not host this topic: %s", t.Topic)
+	}
+	if metadata.IsInternalTopic(t.Topic) {
+		return nil, fail(kerr.InvalidRequest, "Changing the partition count of internal topic %s is prohibited: its coordinators hash keys to partitions by the count.", t.Topic)
 	}
 	cur := int32(len(tp.Partitions))
 	switch {
