@@ -175,7 +175,7 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 			continue
 		}
 		r.hw = fp.p.HighWatermark()
-		r.logStart = fp.p.Log().LogStartOffset()
+		r.logStart = fp.p.LogStartOffset()
 		limit := min(int64(fp.sp.maxBytes), budget-total)
 		if limit <= 0 && total > 0 {
 			continue
@@ -203,7 +203,7 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 // filter out of [from, lso) (KIP-98): producer ID and first offset.
 func abortedIn(p *replication.Partition, from, lso int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
 	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	for _, a := range p.Log().AbortedTransactions(from, lso) {
+	for _, a := range p.AbortedTransactions(from, lso) {
 		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 		out = append(out, at)

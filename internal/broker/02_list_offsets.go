@@ -23,7 +23,6 @@ package broker
 import (
 	"errors"
 
-	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,7 +78,7 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, ts *topicState, rp *km
 		sp.ErrorCode = code
 		return
 	}
-	off, t, err := lookupOffset(p, rp.Timestamp, req.IsolationLevel == 1)
+	off, t, epoch, err := p.ListOffset(rp.Timestamp, req.IsolationLevel == 1)
 	if err != nil {
 		sp.ErrorCode = kerr.KafkaStorageError.Code
 		if errors.Is(err, storage.ErrClosed) {
@@ -87,54 +86,5 @@ func (b *Broker) listOffset(req *kmsg.ListOffsetsRequest, ts *topicState, rp *km
 		}
 		return
 	}
-	sp.Offset, sp.Timestamp = off, t
-	sp.LeaderEpoch = epochOf(p, off)
-}
-
-// lookupOffset resolves a ListOffsets timestamp to an offset and timestamp.
-func lookupOffset(p *replication.Partition, ts int64, readCommitted bool) (int64, int64, error) {
-	log := p.Log()
-	hw := p.HighWatermark()
-	if readCommitted {
-		hw = p.LastStableOffset()
-	}
-	switch ts {
-	case -1:
-		return hw, -1, nil
-	case -2, -4:
-		return log.LogStartOffset(), -1, nil
-	case -3:
-		off, t, found, err := log.MaxTimestamp()
-		if err != nil || !found || off >= hw {
-			return -1, -1, err
-		}
-		return off, t, nil
-	}
-	if ts < 0 {
-		return -1, -1, nil
-	}
-	off, t, found, err := log.OffsetForTimestamp(ts)
-	if err != nil || !found || off >= hw {
-		return -1, -1, err
-	}
-	return off, t, nil
-}
-
-// epochOf is the leader epoch that wrote off: the last epoch starting at or
-// before it (-1 for none, or for offset -1).
-func epochOf(p *replication.Partition, off int64) int32 {
-	if off < 0 {
-		return -1
-	}
-	epoch := int32(-1)
-	for _, e := range p.Log().Epochs() {
-		if e.StartOffset > off {
-			break
-		}
-		epoch = e.Epoch
-	}
-	if epoch < 0 {
-		return p.LeaderEpoch()
-	}
-	return epoch
+	sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, t, epoch
 }

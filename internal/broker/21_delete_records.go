@@ -53,18 +53,12 @@ func deleteRecords(ts *topicState, partition int32, offset int64) (int64, int16)
 	if code != 0 {
 		return -1, code
 	}
-	hw := p.HighWatermark()
-	if offset == -1 {
-		offset = hw
-	}
-	if offset < 0 || offset > hw {
-		return -1, kerr.OffsetOutOfRange.Code
-	}
-	if err := p.Log().SetLogStartOffset(offset); err != nil {
+	start, err := p.DeleteRecords(offset)
+	if err != nil {
 		if errors.Is(err, storage.ErrOffsetOutOfRange) {
 			return -1, kerr.OffsetOutOfRange.Code
 		}
 		return -1, kerr.KafkaStorageError.Code
 	}
-	return p.Log().LogStartOffset(), 0
+	return start, 0
 }

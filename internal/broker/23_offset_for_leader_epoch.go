@@ -41,7 +41,7 @@ func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpo
 				code = checkLeaderEpoch(rp.CurrentLeaderEpoch, p.LeaderEpoch())
 			}
 			if sp.ErrorCode = code; code == 0 {
-				sp.LeaderEpoch, sp.EndOffset = p.Log().EndOffsetForEpoch(rp.LeaderEpoch)
+				sp.LeaderEpoch, sp.EndOffset = p.EndOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

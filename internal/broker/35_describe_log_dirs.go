@@ -41,7 +41,7 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 				continue
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			dp.Partition, dp.Size = int32(i), p.Log().Offsets().Size
+			dp.Partition, dp.Size = int32(i), p.Size()
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		if len(dt.Partitions) > 0 {

@@ -32,7 +32,7 @@ func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequ
 			}
 			p, code := ts.partition(pn)
 			if rp.ErrorCode = code; code == 0 {
-				for _, ps := range p.Log().Producers() {
+				for _, ps := range p.Producers() {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 					ap.ProducerID, ap.ProducerEpoch = ps.ProducerID, int32(ps.Epoch)
 					ap.LastSequence, ap.LastTimestamp = ps.LastSeq(), ps.LastTimestamp

@@ -125,7 +125,7 @@ type Broker struct {
 	metaMu sync.Mutex // serialises applyImage
 	// imageApplied is notified each time applyImage installs an image.
 	imageApplied broadcast
-	topics *topicTable
+	topics       *topicTable
 	// createTopicsFn auto-creates topics with defaults and waits until the
 	// broker has applied the image holding them (wired to the controller).
 	createTopicsFn func(ctx context.Context, names []string) error

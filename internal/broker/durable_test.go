@@ -20,7 +20,8 @@ func TestDurableModeAcksOnlyFsyncedData(t *testing.T) {
 		}
 		ts, _ := b.topics.byTopicName("durable")
 		p := ts.partitions[0]
-		if rp := p.Log().Offsets().RecoveryPoint; rp < int64(i+1) || p.HighWatermark() > rp {
+		l, _ := b.logs.Log(p.TP)
+		if rp := l.Offsets().RecoveryPoint; rp < int64(i+1) || p.HighWatermark() > rp {
 			t.Fatalf("after produce %d: recovery point %d, high watermark %d", i, rp, p.HighWatermark())
 		}
 	}

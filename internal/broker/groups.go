@@ -136,7 +136,7 @@ func (o internalLog) ReadAll(ctx context.Context, partition int32, fn func(batch
 		return err
 	}
 	p, _ := ts.partition(partition)
-	off := p.Log().LogStartOffset()
+	off := p.LogStartOffset()
 	for off < p.HighWatermark() {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -124,7 +124,7 @@ func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 		next.config = cfg
 		for _, p := range ts.partitions {
 			if p != nil {
-				p.Log().SetConfig(storageConfig(cfg))
+				p.SetConfig(storageConfig(cfg))
 			}
 		}
 		b.topics.put(&next)

@@ -43,9 +43,6 @@ func (p *Partition) initialHighWatermark() int64 {
 	return p.log.LogEndOffset()
 }
 
-// Log is the partition's log.
-func (p *Partition) Log() *storage.Log { return p.log }
-
 // HighWatermark is the offset below which records are committed (readable
 // by consumers).
 func (p *Partition) HighWatermark() int64 { return p.highWatermark.Load() }
