@@ -89,7 +89,7 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		b.Close()
 		return err
 	}
-	logger.Info("samsa serving", "component", "main", "addr", b.Addr(), "log_dir", cfg.LogDir, "startup", time.Since(start))
+	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
 	<-ctx.Done()
 	logger.Info("shutting down", "component", "main")
 	return b.Close()

@@ -40,7 +40,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 		done <- serve(ctx, props, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data")}, false, logger)
 	}()
 	addr := ""
-	re := regexp.MustCompile(`listener=PLAINTEXT://([0-9.:]+)`)
+	re := regexp.MustCompile(`msg="samsa serving".* listeners="PLAINTEXT://([0-9.:]+)`)
 	for addr == "" {
 		select {
 		case line := <-logs.ch:
@@ -76,5 +76,64 @@ func TestServeShutsDownCleanly(t *testing.T) {
 		if err != nil || !bytes.Contains(cp, []byte("clean 1")) || !strings.Contains(string(cp), "next-offset 2") {
 			t.Fatalf("partition %d checkpoint after shutdown: %q %v", p, cp, err)
 		}
+	}
+}
+
+// TestServeLogsOneSummaryLine: start-up logs one "samsa serving" line that
+// says what an operator needs (version, the advertised listeners, data
+// directory, durability) and no line per internal-topic partition.
+func TestServeLogsOneSummaryLine(t *testing.T) {
+	dir := t.TempDir()
+	logs := &syncBuffer{ch: make(chan string, 1000)}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data")}, true, logger)
+	}()
+	var lines []string
+	var summary string
+	deadline := time.After(10 * time.Second)
+	for summary == "" {
+		select {
+		case line := <-logs.ch:
+			lines = append(lines, line)
+			if strings.Contains(line, `msg="samsa serving"`) {
+				summary = line
+			}
+		case err := <-done:
+			t.Fatalf("serve stopped: %v", err)
+		case <-deadline:
+			t.Fatalf("serve did not start; logged:\n%s", strings.Join(lines, ""))
+		}
+	}
+	cancel()
+	for drained := false; !drained; {
+		select {
+		case line := <-logs.ch:
+			lines = append(lines, line)
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			drained = true
+		}
+	}
+	for _, want := range []string{"version=", "listeners=\"PLAINTEXT://127.0.0.1:", "log_dir=" + filepath.Join(dir, "data"), `durability="durable`} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the summary line lacks %q:\n%s", want, summary)
+		}
+	}
+	info := 0
+	for _, l := range lines {
+		if strings.Contains(l, "level=INFO") {
+			info++
+		}
+		if strings.Contains(l, "partition=") && strings.Contains(l, "level=INFO") {
+			t.Errorf("a per-partition line at start-up: %s", l)
+		}
+	}
+	if info > 6 {
+		t.Errorf("%d INFO lines for a start and stop of an empty broker:\n%s", info, strings.Join(lines, ""))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/txn"
+	"github.com/samsa-io/samsa/internal/version"
 	"github.com/samsa-io/samsa/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -218,9 +220,31 @@ func (b *Broker) Start(ctx context.Context) error {
 	for i, ln := range lns {
 		bound := b.Listeners()[i]
 		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
-		b.log.Info("listening", "listener", bound.String())
 	}
 	return nil
+}
+
+// Summary describes the started broker in one log line's attributes: what
+// an operator needs to know that it is up and how clients reach it.
+func (b *Broker) Summary() []any {
+	var advertised []string
+	for _, l := range b.Listeners() {
+		a := b.advertised(l.Name)
+		advertised = append(advertised, fmt.Sprintf("%s://%s (bound %s)", l.Name, net.JoinHostPort(a.Host, strconv.Itoa(a.Port)),
+			net.JoinHostPort(l.Host, strconv.Itoa(l.Port))))
+	}
+	durability := "page cache (acks once written; fsync per flush.messages/flush.ms)"
+	if b.cfg.Durable {
+		durability = "durable (acks once fsynced)"
+	}
+	img := b.meta.Load()
+	clusterID, topics := "", 0
+	if img != nil {
+		clusterID, topics = img.ClusterID(), len(img.Topics())
+	}
+	return []any{"version", version.String(), "node_id", b.cfg.NodeID, "cluster_id", clusterID,
+		"listeners", strings.Join(advertised, ", "), "log_dir", b.cfg.LogDir, "durability", durability,
+		"topics", topics, "partitions_recovered", len(b.logs.Logs())}
 }
 
 func (b *Broker) startController(ctx context.Context) error {
@@ -350,7 +374,32 @@ func (b *Broker) advertisedHost(name string) string {
 			return l.Host
 		}
 	}
+	for _, l := range b.cfg.Listeners {
+		if l.Name == name && isWildcardHost(l.Host) {
+			// Kafka advertises the machine's name for a listener bound to
+			// every interface: 0.0.0.0 is not an address a client can use.
+			return localHostName()
+		}
+	}
 	return ""
+}
+
+// isWildcardHost reports whether a listener host binds every interface.
+func isWildcardHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+// localHostName is the name clients are told for a wildcard listener: the
+// machine's host name, or localhost when it has none.
+func localHostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
 }
 
 func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {

@@ -57,6 +57,11 @@ func ConfigFromValues(v config.Values) (Config, error) {
 		if advertised, err = ParseListeners(v.String("advertised.listeners")); err != nil {
 			return Config{}, err
 		}
+		for _, a := range advertised {
+			if a.Host != "" && isWildcardHost(a.Host) {
+				return Config{}, fmt.Errorf("broker: advertised.listeners cannot use the nonroutable meta-address %s (%s): use an address clients can reach", a.Host, a)
+			}
+		}
 	}
 	dirs := v.LogDirs()
 	switch {

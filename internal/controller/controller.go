@@ -126,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	img := c.Image()
-	c.log.Info("controller ready", "cluster_id", img.ClusterID(), "node_id", cfg.NodeID,
+	c.log.Debug("controller ready", "cluster_id", img.ClusterID(), "node_id", cfg.NodeID,
 		"offset", img.Offset(), "topics", len(img.Topics()), "elapsed", c.clock.Now().Sub(start))
 	return c, nil
 }

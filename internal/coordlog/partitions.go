@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -68,10 +69,16 @@ func (ps Partitions) AnyLoading() bool {
 func LoadAll(tasks *task.Group, n int32, load func(context.Context, int32) error, log *slog.Logger, topic string, done chan<- struct{}) {
 	tasks.Go(func(ctx context.Context) {
 		defer close(done)
+		start := time.Now()
+		failed := 0
 		for p := range n {
 			if err := load(ctx, p); err != nil {
+				failed++
 				log.Error("loading "+topic+" partition failed", "partition", p, "err", err)
 			}
+		}
+		if ctx.Err() == nil {
+			log.Info("loaded "+topic, "partitions", n, "failed", failed, "took", time.Since(start).Round(time.Millisecond))
 		}
 	})
 }

@@ -179,7 +179,7 @@ func (c *Coordinator) Load(ctx context.Context, partition int32) error {
 		c.mu.groups[g.id] = g
 	}
 	c.mu.partitions[partition] = coordlog.Active
-	c.log.Info("loaded __consumer_offsets partition", "partition", partition, "groups", len(groups),
+	c.log.Debug("loaded __consumer_offsets partition", "partition", partition, "groups", len(groups),
 		"took", c.clock.Now().Sub(start))
 	return nil
 }

@@ -166,7 +166,7 @@ func (c *Coordinator) Load(ctx context.Context, partition int32) error {
 	}
 	c.mu.partitions[partition] = coordlog.Active
 	c.mu.Unlock()
-	c.log.Info("loaded __transaction_state partition", "partition", partition, "transactional_ids", len(txns),
+	c.log.Debug("loaded __transaction_state partition", "partition", partition, "transactional_ids", len(txns),
 		"prepared", len(prepared))
 	if len(prepared) > 0 {
 		c.recovering.Add(1)
