@@ -30,6 +30,7 @@ func TestGroupFranzThreeConsumers(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
 	done := make(chan struct{})
+	committed := make(chan struct{}, 1) // a member committed
 	var wg sync.WaitGroup
 	for m := range 3 {
 		cl := newFranz(t, b.Addr(), kgo.ConsumerGroup("g1"), kgo.ConsumeTopics("orders"),
@@ -56,6 +57,11 @@ func TestGroupFranzThreeConsumers(t *testing.T) {
 				})
 				if err := cl.CommitUncommittedOffsets(cctx); err != nil && cctx.Err() == nil {
 					t.Errorf("commit: %v", err)
+				} else {
+					select {
+					case committed <- struct{}{}:
+					default:
+					}
 				}
 				select {
 				case <-done:
@@ -75,16 +81,20 @@ func TestGroupFranzThreeConsumers(t *testing.T) {
 	adm := kadm.NewClient(newFranz(t, b.Addr()))
 	var total int64
 	for total != n {
-		if ctx.Err() != nil {
-			t.Fatalf("committed offsets add up to %d, want %d", total, n)
-		}
 		offs, err := adm.FetchOffsets(ctx, "g1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		total = 0
 		offs.Each(func(o kadm.OffsetResponse) { total += o.At })
-		time.Sleep(20 * time.Millisecond)
+		if total == n {
+			break
+		}
+		select {
+		case <-committed:
+		case <-ctx.Done():
+			t.Fatalf("committed offsets add up to %d, want %d", total, n)
+		}
 	}
 	stopConsumers()
 	wg.Wait()

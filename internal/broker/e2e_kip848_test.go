@@ -31,10 +31,21 @@ func TestGroupKIP848Franz(t *testing.T) {
 	cctx, stop := context.WithCancel(ctx)
 	var mu sync.Mutex
 	seen := map[string]int{}
+	// progress is signalled on every event the wait below depends on: a
+	// member consumed records, or its assignment changed.
+	progress := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
+	onAssign := func(context.Context, *kgo.Client, map[string][]int32) { signal() }
 	var wg sync.WaitGroup
 	for m := range 2 {
 		cl := newFranz(t, b.Addr(), kgo.ConsumerGroup("g848"), kgo.ConsumeTopics("kip848"),
 			kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()),
+			kgo.OnPartitionsAssigned(onAssign), kgo.OnPartitionsRevoked(onAssign),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ClientID(fmt.Sprint("m", m)))
 		wg.Add(1)
 		go func() {
@@ -46,6 +57,9 @@ func TestGroupKIP848Franz(t *testing.T) {
 					seen[string(r.Value)]++
 					mu.Unlock()
 				})
+				if fs.NumRecords() > 0 {
+					signal()
+				}
 				cl.CommitUncommittedOffsets(cctx)
 			}
 		}()
@@ -63,7 +77,10 @@ func TestGroupKIP848Franz(t *testing.T) {
 		if all && membersWithPartitions(t, ctx, admCl, "g848") == 2 {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-progress:
+		case <-ctx.Done():
+		}
 	}
 	stop()
 	wg.Wait()
