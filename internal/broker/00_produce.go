@@ -29,8 +29,14 @@ package broker
 // offsets and not written again, a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an
 // old epoch INVALID_PRODUCER_EPOCH.
 //
-// Not yet: transactional produce (issue 5: verification against the
-// transaction coordinator, KIP-890). Quotas: throttle is 0.
+// Transactional batches (KIP-98): from v12 (transactions v2, KIP-890) the
+// partition is added to the producer's transaction implicitly, through the
+// transaction coordinator, before the append (addToTransaction); below
+// v12 the client adds it with AddPartitionsToTxn first, and the append is
+// not verified against the coordinator (KIP-890 part 1 is left out).
+//
+// Not yet: quotas (throttle is 0), replication to followers (the ISR is
+// this broker, so acks=-1 is answered at once).
 
 import (
 	"encoding/binary"

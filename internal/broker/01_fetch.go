@@ -3,8 +3,8 @@ package broker
 // Fetch (key 1), versions 4-18.
 //
 // Reads each requested partition from its fetch offset up to the high
-// watermark (read_uncommitted) or the last stable offset (read_committed;
-// equal to the high watermark until transactions land), at most
+// watermark (read_uncommitted) or the last stable offset (read_committed:
+// below the first offset of the oldest open transaction), at most
 // PartitionMaxBytes per partition and MaxBytes in all; the first batch of
 // the first partition with data is returned whole even past those limits
 // (KIP-74), so a consumer always progresses. Record bytes go from the
@@ -13,7 +13,8 @@ package broker
 //
 // Long polling: with fewer than MinBytes ready, the fetch waits until a
 // requested partition's high watermark moves or MaxWaitMillis passes, then
-// reads again. It holds its connection while it waits, as Kafka does.
+// reads again. It holds its connection while it waits, as Kafka does, and
+// counts in the fetch-purgatory gauge (FetchesWaiting) meanwhile.
 //
 // Fetch sessions (KIP-227, v7+) are in fetch_session.go. Topic IDs replace
 // names from v13 (UNKNOWN_TOPIC_ID). CurrentLeaderEpoch (v9+, KIP-320) is

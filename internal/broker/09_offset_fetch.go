@@ -7,8 +7,11 @@ package broker
 // answers offset -1 for each partition asked and no error, as Kafka does.
 // v10 names topics by ID.
 //
-// Not yet: require_stable (v7+, KIP-447) is always satisfied: there are no
-// pending transactional offsets until transactions land (issue 5).
+// require_stable (v7+, KIP-447): a partition with a transactional offset
+// commit (TxnOffsetCommit) whose transaction has not ended yet answers
+// UNSTABLE_OFFSET_COMMIT instead of an offset, so a consumer that starts
+// in the middle of a transaction retries rather than resume from an offset
+// that may yet be aborted (internal/group: api_offsets.go).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
