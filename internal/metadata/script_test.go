@@ -1,9 +1,7 @@
 package metadata
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,13 +9,12 @@ import (
 	"testing"
 
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/scripttest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.txt with the actual output")
-
-// TestScripts runs the text scripts in testdata. Each case is a command line,
-// its input lines, a "----" line and the expected output, ended by a blank
-// line; lines starting with '#' before a command are comments. Commands:
+// TestScripts runs the text scripts in testdata (internal/scripttest).
+// Each case is a command line, its input lines, a "----" line and the
+// expected output. Commands:
 //
 //	apply [offset=N]   input: encoded records, one per line, applied as one
 //	                   batch; output: "ok" and the topic delta, or "error: ..."
@@ -25,55 +22,18 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the actual 
 //
 // Run with -update to rewrite the expected output.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runScript(t, file) })
-	}
+	scripttest.Run(t, filepath.Join("testdata", "*.txt"), func(t *testing.T) func(c *scripttest.Case) []string {
+		img := Empty()
+		return func(c *scripttest.Case) []string {
+			var out []string
+			img, out = runCommand(t, img, c)
+			return out
+		}
+	})
 }
 
-type scriptCase struct {
-	comments []string
-	command  string
-	input    []string
-	output   []string
-	line     int
-}
-
-func runScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := parseScript(string(data))
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	img := Empty()
-	for i := range cases {
-		c := &cases[i]
-		var got []string
-		img, got = runCommand(t, img, c)
-		if *update {
-			c.output = got
-			continue
-		}
-		if !slices.Equal(got, c.output) {
-			t.Errorf("%s:%d: %s\n got:\n%s\nwant:\n%s", file, c.line, c.command,
-				strings.Join(got, "\n"), strings.Join(c.output, "\n"))
-		}
-	}
-	if *update {
-		if err := os.WriteFile(file, []byte(formatScript(cases)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func runCommand(t *testing.T, img *Image, c *scriptCase) (*Image, []string) {
-	fields := strings.Fields(c.command)
+func runCommand(t *testing.T, img *Image, c *scripttest.Case) (*Image, []string) {
+	fields := strings.Fields(c.Command)
 	switch fields[0] {
 	case "apply":
 		offset := img.Offset() + 1
@@ -81,13 +41,13 @@ func runCommand(t *testing.T, img *Image, c *scriptCase) (*Image, []string) {
 			if v, ok := strings.CutPrefix(f, "offset="); ok {
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
-					t.Fatalf("line %d: %v", c.line, err)
+					t.Fatalf("line %d: %v", c.Line, err)
 				}
 				offset = n
 			}
 		}
 		var recs []Record
-		for _, in := range c.input {
+		for _, in := range c.Input {
 			r, err := DecodeRecord([]byte(in))
 			if err != nil {
 				return img, []string{"error: " + err.Error()}
@@ -97,7 +57,7 @@ func runCommand(t *testing.T, img *Image, c *scriptCase) (*Image, []string) {
 		next, err := img.ApplyAt(offset, recs...)
 		if err != nil {
 			if next != img {
-				t.Errorf("line %d: a failed apply returned a new image", c.line)
+				t.Errorf("line %d: a failed apply returned a new image", c.Line)
 			}
 			return img, []string{"error: " + err.Error()}
 		}
@@ -105,7 +65,7 @@ func runCommand(t *testing.T, img *Image, c *scriptCase) (*Image, []string) {
 	case "dump":
 		return img, dumpImage(img)
 	}
-	t.Fatalf("line %d: unknown command %q", c.line, c.command)
+	t.Fatalf("line %d: unknown command %q", c.Line, c.Command)
 	return nil, nil
 }
 
@@ -176,73 +136,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-func parseScript(s string) ([]scriptCase, error) {
-	lines := strings.Split(s, "\n")
-	var cases []scriptCase
-	var cur *scriptCase
-	state := "between" // between, input, output
-	for i, line := range lines {
-		switch state {
-		case "between":
-			switch {
-			case strings.TrimSpace(line) == "":
-			case strings.HasPrefix(line, "#"):
-				cases = append(cases, scriptCase{})
-				cur = &cases[len(cases)-1]
-				cur.comments = append(cur.comments, line)
-				state = "comments"
-			default:
-				cases = append(cases, scriptCase{command: line, line: i + 1})
-				cur = &cases[len(cases)-1]
-				state = "input"
-			}
-		case "comments":
-			if strings.HasPrefix(line, "#") {
-				cur.comments = append(cur.comments, line)
-			} else if strings.TrimSpace(line) != "" {
-				cur.command, cur.line, state = line, i+1, "input"
-			}
-		case "input":
-			if line == "----" {
-				state = "output"
-			} else {
-				cur.input = append(cur.input, line)
-			}
-		case "output":
-			if strings.TrimSpace(line) == "" {
-				state = "between"
-			} else {
-				cur.output = append(cur.output, line)
-			}
-		}
-	}
-	if state == "input" || state == "comments" {
-		return nil, fmt.Errorf("case at line %d has no ---- line", cur.line)
-	}
-	return cases, nil
-}
-
-func formatScript(cases []scriptCase) string {
-	var b strings.Builder
-	for i, c := range cases {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		for _, l := range c.comments {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString(c.command + "\n")
-		for _, l := range c.input {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString("----\n")
-		for _, l := range c.output {
-			b.WriteString(l + "\n")
-		}
-	}
-	return b.String()
 }
 
 // mustID parses a topic ID for tests.
