@@ -155,45 +155,50 @@ func drainEvents(p *kafka.Producer) {
 	}
 }
 
-func (f *confluentFamily) consume(ctx context.Context, topic string, want map[int32]int, readCommitted bool) (map[int32][]rec, error) {
+// consume reads until librdkafka's position in every partition is at its
+// end: past the last record, or where it reports the partition's end
+// (enable.partition.eof, which counts transaction markers).
+func (f *confluentFamily) consume(ctx context.Context, topic string, ends map[int32]readEnd, readCommitted bool) (map[int32][]rec, error) {
 	iso := "read_uncommitted"
 	if readCommitted {
 		iso = "read_committed"
 	}
 	c, err := kafka.NewConsumer(f.conf(kafka.ConfigMap{
-		"group.id":           "compat-go-unused",
-		"enable.auto.commit": false,
-		"isolation.level":    iso,
-		"fetch.wait.max.ms":  100,
+		"group.id":             "compat-go-unused",
+		"enable.auto.commit":   false,
+		"isolation.level":      iso,
+		"fetch.wait.max.ms":    100,
+		"enable.partition.eof": true,
 	}))
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	var tps []kafka.TopicPartition
-	remaining := 0
-	for p, n := range want {
+	pos, last := map[int32]int64{}, map[int32]int64{}
+	for p := range ends {
 		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p, Offset: kafka.OffsetBeginning})
-		remaining += n
+		pos[p], last[p] = 0, -1
 	}
 	if err := c.Assign(tps); err != nil {
 		return nil, err
 	}
 	got := map[int32][]rec{}
-	for remaining > 0 {
+	for behind(ends, pos, last) != "" {
 		if ctx.Err() != nil {
-			return got, fmt.Errorf("%d records missing: %w", remaining, ctx.Err())
+			return got, fmt.Errorf("not at the end: %s: %w", behind(ends, pos, last), ctx.Err())
 		}
 		switch ev := c.Poll(100).(type) {
 		case *kafka.Message:
 			if ev.TopicPartition.Error != nil {
 				return got, ev.TopicPartition.Error
 			}
-			p := ev.TopicPartition.Partition
-			if len(got[p]) < want[p] {
-				got[p] = append(got[p], fromConfluent(ev))
-				remaining--
-			}
+			p, o := ev.TopicPartition.Partition, int64(ev.TopicPartition.Offset)
+			got[p] = append(got[p], fromConfluent(ev))
+			pos[p], last[p] = max(pos[p], o+1), max(last[p], o)
+		case kafka.PartitionEOF:
+			p := ev.Partition
+			pos[p] = max(pos[p], int64(ev.Offset))
 		case kafka.Error:
 			if ev.IsFatal() {
 				return got, ev

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -67,8 +68,9 @@ type family interface {
 	// produce writes recs to their partitions and returns once the
 	// client reports them written.
 	produce(ctx context.Context, topic string, o produceOpts, recs []rec) error
-	// consume reads want[p] records of each partition p from offset 0.
-	consume(ctx context.Context, topic string, want map[int32]int, readCommitted bool) (map[int32][]rec, error)
+	// consume reads each partition p of ends from offset 0 until it is at
+	// ends[p] (see readEnd.reached) and returns every record it read.
+	consume(ctx context.Context, topic string, ends map[int32]readEnd, readCommitted bool) (map[int32][]rec, error)
 	// join starts a group member subscribed to topic that sends every
 	// record it gets to out (auto commit off, reset to earliest).
 	join(ctx context.Context, topic, group string, out chan<- rec) (member, error)
@@ -125,6 +127,7 @@ type kip848Family interface {
 // for setup and for looking at the group: creating a topic is only the
 // create-topic feature's business.
 type harness struct {
+	seed  string
 	cl    *kgo.Client
 	adm   *kadm.Client
 	nonce string
@@ -136,7 +139,7 @@ func newHarness(bootstrap string) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &harness{cl: cl, adm: kadm.NewClient(cl), nonce: fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)}, nil
+	return &harness{seed: bootstrap, cl: cl, adm: kadm.NewClient(cl), nonce: fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)}, nil
 }
 
 func (h *harness) close() { h.cl.Close() }
@@ -225,6 +228,166 @@ func (h *harness) waitConsumerGroup(ctx context.Context, group string, n int) er
 	}
 }
 
+// readEnd is where a read of one partition ends.
+type readEnd struct {
+	// end is the end offset ListOffsets gives: the high watermark, or the
+	// last stable offset for read_committed.
+	end int64
+	// last is the offset of the last record below end that a reader at
+	// the isolation level gets (-1: none). It differs from end-1 when
+	// transaction markers or aborted records sit at the tail; the harness
+	// finds it with a reader that keeps control records.
+	last int64
+}
+
+// reached says whether a reader of the partition is at its end: its
+// position (the next offset it would read, past control records where the
+// client tells; -1 when the client does not) has reached end, or it has
+// delivered the record at last (lastRead is the offset of the last record
+// it delivered, -1 if none). The second serves the clients that hide
+// control records without telling their position (sarama): after the last
+// record below end there is nothing more for them to read.
+func (e readEnd) reached(position, lastRead int64) bool {
+	return position >= e.end || lastRead >= e.last
+}
+
+// behind describes the partitions of ends not reached yet, for an error.
+func behind(ends map[int32]readEnd, position, lastRead map[int32]int64) string {
+	var b []string
+	for _, p := range slices.Sorted(maps.Keys(ends)) {
+		e := ends[p]
+		pos, last := int64(-1), int64(-1)
+		if v, ok := position[p]; ok {
+			pos = v
+		}
+		if v, ok := lastRead[p]; ok {
+			last = v
+		}
+		if !e.reached(pos, last) {
+			b = append(b, fmt.Sprintf("partition %d at %d (last read %d), end %d (last record %d)", p, pos, last, e.end, e.last))
+		}
+	}
+	return strings.Join(b, "; ")
+}
+
+// readEnds is where reads of topic's partitions 0..partitions-1 end at the
+// isolation level, as of now.
+func (h *harness) readEnds(ctx context.Context, topic string, partitions int32, readCommitted bool) (map[int32]readEnd, error) {
+	list := h.adm.ListEndOffsets
+	iso := kgo.ReadUncommitted()
+	if readCommitted {
+		list, iso = h.adm.ListCommittedOffsets, kgo.ReadCommitted()
+	}
+	lo, err := list(ctx, topic)
+	if err == nil {
+		err = lo.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("harness list end offsets: %w", err)
+	}
+	ends := map[int32]readEnd{}
+	at := map[int32]kgo.Offset{}
+	for p := range partitions {
+		o, ok := lo.Lookup(topic, p)
+		if !ok {
+			return nil, fmt.Errorf("harness list end offsets: partition %d not in the answer", p)
+		}
+		ends[p] = readEnd{end: o.Offset, last: -1}
+		if o.Offset > 0 {
+			at[p] = kgo.NewOffset().At(0)
+		}
+	}
+	if len(at) == 0 {
+		return ends, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(h.seed), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at}),
+		kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	next := map[int32]int64{}
+	for {
+		done := true
+		for p := range at {
+			if next[p] < ends[p].end {
+				done = false
+			}
+		}
+		if done {
+			return ends, nil
+		}
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("harness read to the end offsets of %s: %w", topic, ctx.Err())
+		}
+		var ferr error
+		fs.EachError(func(_ string, p int32, err error) { ferr = fmt.Errorf("harness read partition %d: %w", p, err) })
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(kr *kgo.Record) {
+			e := ends[kr.Partition]
+			if kr.Offset >= e.end {
+				return
+			}
+			next[kr.Partition] = kr.Offset + 1
+			if !kr.Attrs.IsControl() {
+				e.last = kr.Offset
+				ends[kr.Partition] = e
+			}
+		})
+	}
+}
+
+// settle waits (up to 10 s) until topic's high watermarks add up to n
+// records: acks=0 gets no answer to wait for.
+func (h *harness) settle(ctx context.Context, topic string, n int) {
+	until := time.Now().Add(10 * time.Second)
+	for time.Now().Before(until) && ctx.Err() == nil {
+		lo, err := h.adm.ListEndOffsets(ctx, topic)
+		sum := int64(0)
+		lo.Each(func(o kadm.ListedOffset) { sum += o.Offset })
+		if err == nil && sum >= int64(n) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// injectDuplicate is the reviewers' mutation hook (test/compat/README.md):
+// with COMPAT_INJECT_DUPLICATE set, after each measured produce a plain
+// producer of its own writes one more copy of the last record of the lowest
+// partition that got any, and the checker is not told. Every consume check
+// must then fail.
+var injectDuplicate = !slices.Contains([]string{"", "0"}, os.Getenv("COMPAT_INJECT_DUPLICATE"))
+
+func (h *harness) inject(ctx context.Context, topic string, recs []rec) error {
+	if !injectDuplicate || len(recs) == 0 {
+		return nil
+	}
+	low := recs[0].Partition
+	for _, r := range recs {
+		low = min(low, r.Partition)
+	}
+	var last rec
+	for _, r := range recs {
+		if r.Partition == low {
+			last = r
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(h.seed), kgo.DisableIdempotentWrite(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, toFranz(topic, last)).FirstErr(); err != nil {
+		return fmt.Errorf("inject a duplicate: %w", err)
+	}
+	return nil
+}
+
 // makeRecords builds n keyed records over partitions 0..partitions-1 in
 // turn, with values, one header, and timestamps that mostly step forward.
 func makeRecords(tag string, n int, partitions int32, baseMs int64) []rec {
@@ -280,14 +443,6 @@ func oddRecords(tag string, n int, partitions int32, baseMs int64) []rec {
 	return recs
 }
 
-func perPartition(recs []rec) map[int32]int {
-	m := map[int32]int{}
-	for _, r := range recs {
-		m[r.Partition]++
-	}
-	return m
-}
-
 // diffRecord says how got differs from want ("" when equal).
 func diffRecord(want, got rec, nullAware bool) string {
 	var d []string
@@ -330,8 +485,12 @@ func checkConsumed(want []rec, got map[int32][]rec, first map[int32]int64, nullA
 	}
 	for _, p := range slices.Sorted(maps.Keys(byPart)) {
 		ws, gs := byPart[p], got[p]
-		if len(gs) != len(ws) {
-			errs = append(errs, fmt.Sprintf("partition %d: %d records, want %d", p, len(gs), len(ws)))
+		switch {
+		case len(gs) > len(ws):
+			errs = append(errs, fmt.Sprintf("partition %d: read %d records to the end offset, produced %d; extra from offset %d: %v",
+				p, len(gs), len(ws), gs[len(ws)].Offset, gs[len(ws)]))
+		case len(gs) < len(ws):
+			errs = append(errs, fmt.Sprintf("partition %d: read %d records to the end offset, produced %d", p, len(gs), len(ws)))
 		}
 		for i := range min(len(gs), len(ws)) {
 			if first != nil {
@@ -420,9 +579,15 @@ func featProduce(o produceOpts) func(ctx context.Context, h *harness, fam family
 		if err := fam.produce(ctx, topic, o, recs); err != nil {
 			return fmt.Errorf("produce: %w", err)
 		}
-		got, err := fam.consume(ctx, topic, perPartition(recs), false)
+		if o.acks == 0 {
+			h.settle(ctx, topic, len(recs))
+		}
+		if err := h.inject(ctx, topic, recs); err != nil {
+			return err
+		}
+		got, err := consumeToEnd(ctx, h, fam, topic, 3, false)
 		if err != nil {
-			return fmt.Errorf("consume: %w", err)
+			return err
 		}
 		return checkConsumed(recs, got, zero(), fam.nullAware())
 	}
@@ -437,9 +602,12 @@ func featKeysHeaders(ctx context.Context, h *harness, fam family) error {
 	if err := fam.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, recs); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	got, err := fam.consume(ctx, topic, perPartition(recs), false)
+	if err := h.inject(ctx, topic, recs); err != nil {
+		return err
+	}
+	got, err := consumeToEnd(ctx, h, fam, topic, 3, false)
 	if err != nil {
-		return fmt.Errorf("consume: %w", err)
+		return err
 	}
 	if err := checkConsumed(recs, got, zero(), fam.nullAware()); err != nil {
 		return err
@@ -450,19 +618,60 @@ func featKeysHeaders(ctx context.Context, h *harness, fam family) error {
 	return nil
 }
 
-// collect reads n records from ch, failing on any record in bad (by
-// key), a repeat, or a timeout.
-func collect(ctx context.Context, ch <-chan rec, n int) ([]rec, error) {
+// consumeToEnd takes the read ends of topic now and has fam consume to them.
+func consumeToEnd(ctx context.Context, h *harness, fam family, topic string, partitions int32, readCommitted bool) (map[int32][]rec, error) {
+	ends, err := h.readEnds(ctx, topic, partitions, readCommitted)
+	if err != nil {
+		return nil, err
+	}
+	got, err := fam.consume(ctx, topic, ends, readCommitted)
+	if err != nil {
+		return got, fmt.Errorf("consume to the end offsets: %w", err)
+	}
+	return got, nil
+}
+
+// collect reads the records a group member sends to ch until, in every
+// partition of ends, it has delivered the last record (the group's topics
+// hold no transaction markers: position = last record read + 1), starting
+// at from[p]; fails at ctx's deadline.
+func collect(ctx context.Context, ch <-chan rec, ends map[int32]readEnd, from map[int32]int64) ([]rec, error) {
 	var got []rec
-	for len(got) < n {
+	pos, last := map[int32]int64{}, map[int32]int64{}
+	for p := range ends {
+		pos[p], last[p] = from[p], from[p]-1
+	}
+	for behind(ends, pos, last) != "" {
 		select {
 		case r := <-ch:
 			got = append(got, r)
+			pos[r.Partition] = max(pos[r.Partition], r.Offset+1)
+			last[r.Partition] = max(last[r.Partition], r.Offset)
 		case <-ctx.Done():
-			return got, fmt.Errorf("%d of %d records: %w", len(got), n, ctx.Err())
+			return got, fmt.Errorf("%d records read, not at the end offsets: %s: %w", len(got), behind(ends, pos, last), ctx.Err())
 		}
 	}
 	return got, nil
+}
+
+// committedAtEnd checks the group's committed offsets of topic are the end
+// offsets (none where a partition is empty).
+func committedAtEnd(ctx context.Context, h *harness, group, topic string, ends map[int32]readEnd) error {
+	committed, err := h.adm.FetchOffsets(ctx, group)
+	if err != nil {
+		return fmt.Errorf("harness fetch offsets: %w", err)
+	}
+	for _, p := range slices.Sorted(maps.Keys(ends)) {
+		e := ends[p]
+		o, ok := committed.Lookup(topic, p)
+		if e.end == 0 && !ok {
+			continue
+		}
+		if !ok || o.Err != nil || o.At != e.end {
+			return fmt.Errorf("committed offset of partition %d: %+v, want the end offset %d", p, o, e.end)
+		}
+	}
+	return nil
 }
 
 // groupRecords checks a group member's records: exactly want, each once,
@@ -485,12 +694,19 @@ func featGroupCommit(ctx context.Context, h *harness, fam family) error {
 	if err := fam.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, first); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
+	if err := h.inject(ctx, topic, first); err != nil {
+		return err
+	}
+	ends, err := h.readEnds(ctx, topic, 3, false)
+	if err != nil {
+		return err
+	}
 	ch := make(chan rec, 1000)
 	m1, err := fam.join(ctx, topic, group, ch)
 	if err != nil {
 		return fmt.Errorf("first member: %w", err)
 	}
-	got, err := collect(ctx, ch, len(first))
+	got, err := collect(ctx, ch, ends, zero())
 	if err != nil {
 		m1.close()
 		return fmt.Errorf("first member: %w", err)
@@ -506,22 +722,24 @@ func featGroupCommit(ctx context.Context, h *harness, fam family) error {
 	if err := m1.close(); err != nil {
 		return fmt.Errorf("first member close: %w", err)
 	}
-	// The commit is what the broker holds.
-	committed, err := h.adm.FetchOffsets(ctx, group)
-	if err != nil {
-		return fmt.Errorf("harness fetch offsets: %w", err)
+	// The commit is what the broker holds: the end offsets.
+	if err := committedAtEnd(ctx, h, group, topic, ends); err != nil {
+		return fmt.Errorf("after the first member: %w", err)
 	}
 	from := map[int32]int64{}
-	for p, n := range perPartition(first) {
-		o, ok := committed.Lookup(topic, p)
-		if !ok || o.Err != nil || o.At != int64(n) {
-			return fmt.Errorf("committed offset of partition %d: %+v, want %d", p, o, n)
-		}
-		from[p] = int64(n)
+	for p, e := range ends {
+		from[p] = e.end
 	}
 	second := makeRecords(topic+"-b", 40, 3, nowMs())
 	if err := fam.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, second); err != nil {
 		return fmt.Errorf("produce: %w", err)
+	}
+	if err := h.inject(ctx, topic, second); err != nil {
+		return err
+	}
+	ends2, err := h.readEnds(ctx, topic, 3, false)
+	if err != nil {
+		return err
 	}
 	ch2 := make(chan rec, 1000)
 	m2, err := fam.join(ctx, topic, group, ch2)
@@ -529,14 +747,23 @@ func featGroupCommit(ctx context.Context, h *harness, fam family) error {
 		return fmt.Errorf("second member: %w", err)
 	}
 	defer m2.close()
-	got, err = collect(ctx, ch2, len(second))
+	got, err = collect(ctx, ch2, ends2, from)
 	if err != nil {
 		return fmt.Errorf("second member: %w", err)
 	}
 	if err := groupRecords(second, got, from); err != nil {
 		return fmt.Errorf("second member: %w", err)
 	}
-	return m2.close()
+	if err := m2.commit(ctx); err != nil {
+		return fmt.Errorf("second member commit: %w", err)
+	}
+	if err := m2.close(); err != nil {
+		return fmt.Errorf("second member close: %w", err)
+	}
+	if err := committedAtEnd(ctx, h, group, topic, ends2); err != nil {
+		return fmt.Errorf("after the second member: %w", err)
+	}
+	return nil
 }
 
 // featRebalance: two members of one group split the partitions and read
@@ -596,9 +823,23 @@ func rebalance(ctx context.Context, h *harness, fam family,
 	if err := fam.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, recs); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
+	if err := h.inject(ctx, topic, recs); err != nil {
+		return err
+	}
+	ends, err := h.readEnds(ctx, topic, 3, false)
+	if err != nil {
+		return err
+	}
+	// Read until the group's position in every partition, whichever member
+	// holds it, is at the end offset.
 	byMember := [2]map[int32][]rec{{}, {}}
 	partOwner := map[int32]int{}
-	for n := 0; n < len(recs); n++ {
+	pos, last := map[int32]int64{}, map[int32]int64{}
+	for p := range ends {
+		pos[p], last[p] = 0, -1
+	}
+	n := 0
+	for behind(ends, pos, last) != "" {
 		select {
 		case t := <-all:
 			if o, ok := partOwner[t.r.Partition]; ok && o != t.member {
@@ -606,8 +847,11 @@ func rebalance(ctx context.Context, h *harness, fam family,
 			}
 			partOwner[t.r.Partition] = t.member
 			byMember[t.member][t.r.Partition] = append(byMember[t.member][t.r.Partition], t.r)
+			pos[t.r.Partition] = max(pos[t.r.Partition], t.r.Offset+1)
+			last[t.r.Partition] = max(last[t.r.Partition], t.r.Offset)
+			n++
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d records: %w", n, len(recs), ctx.Err())
+			return fmt.Errorf("%d records read, not at the end offsets: %s: %w", n, behind(ends, pos, last), ctx.Err())
 		}
 	}
 	merged := map[int32][]rec{}
@@ -617,7 +861,16 @@ func rebalance(ctx context.Context, h *harness, fam family,
 		}
 		maps.Copy(merged, bm)
 	}
-	return checkConsumed(recs, merged, zero(), false)
+	// Exactly the records produced: none read twice, by a member or across the two.
+	if err := checkConsumed(recs, merged, zero(), false); err != nil {
+		return err
+	}
+	for i, m := range members {
+		if err := m.commit(ctx); err != nil {
+			return fmt.Errorf("member %d commit: %w", i, err)
+		}
+	}
+	return committedAtEnd(ctx, h, group, topic, ends)
 }
 
 func featListOffsets(ctx context.Context, h *harness, fam family) error {
@@ -674,13 +927,24 @@ func featResetOffsets(ctx context.Context, h *harness, fam family) error {
 	if err := fam.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, recs); err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
+	if err := h.inject(ctx, topic, recs); err != nil {
+		return err
+	}
+	ends, err := h.readEnds(ctx, topic, 3, false)
+	if err != nil {
+		return err
+	}
 	// A member reads everything and commits it.
 	ch := make(chan rec, 1000)
 	m1, err := fam.join(ctx, topic, group, ch)
 	if err != nil {
 		return fmt.Errorf("first member: %w", err)
 	}
-	if _, err := collect(ctx, ch, len(recs)); err != nil {
+	got, err := collect(ctx, ch, ends, zero())
+	if err == nil {
+		err = groupRecords(recs, got, zero())
+	}
+	if err != nil {
 		m1.close()
 		return fmt.Errorf("first member: %w", err)
 	}
@@ -719,14 +983,20 @@ func featResetOffsets(ctx context.Context, h *harness, fam family) error {
 		return fmt.Errorf("second member: %w", err)
 	}
 	defer m2.close()
-	got, err := collect(ctx, ch2, len(want))
+	got, err = collect(ctx, ch2, ends, reset)
 	if err != nil {
 		return fmt.Errorf("second member: %w", err)
 	}
 	if err := groupRecords(want, got, reset); err != nil {
 		return fmt.Errorf("second member: %w", err)
 	}
-	return m2.close()
+	if err := m2.commit(ctx); err != nil {
+		return fmt.Errorf("second member commit: %w", err)
+	}
+	if err := m2.close(); err != nil {
+		return fmt.Errorf("second member close: %w", err)
+	}
+	return committedAtEnd(ctx, h, group, topic, ends)
 }
 
 func featDescribeConfigs(ctx context.Context, h *harness, fam family) error {
@@ -778,18 +1048,21 @@ func featTransactions(ctx context.Context, h *harness, fam family) error {
 			return fmt.Errorf("transaction %d: %w", i+1, err)
 		}
 	}
+	if err := h.inject(ctx, topic, c); err != nil {
+		return err
+	}
 	committed := append(append([]rec{}, a...), c...)
-	got, err := fam.consume(ctx, topic, perPartition(committed), true)
+	got, err := consumeToEnd(ctx, h, fam, topic, 3, true)
 	if err != nil {
-		return fmt.Errorf("read_committed consume: %w", err)
+		return fmt.Errorf("read_committed: %w", err)
 	}
 	if err := checkConsumed(ordered(committed), got, nil, fam.nullAware()); err != nil {
 		return fmt.Errorf("read_committed: %w", err)
 	}
 	everything := append(append(append([]rec{}, a...), b...), c...)
-	got, err = fam.consume(ctx, topic, perPartition(everything), false)
+	got, err = consumeToEnd(ctx, h, fam, topic, 3, false)
 	if err != nil {
-		return fmt.Errorf("read_uncommitted consume: %w", err)
+		return fmt.Errorf("read_uncommitted: %w", err)
 	}
 	if err := checkConsumed(ordered(everything), got, nil, fam.nullAware()); err != nil {
 		return fmt.Errorf("read_uncommitted: %w", err)

@@ -153,28 +153,33 @@ func (f *franzFamily) produce(ctx context.Context, topic string, o produceOpts, 
 	return cl.Flush(ctx)
 }
 
-func (f *franzFamily) consume(ctx context.Context, topic string, want map[int32]int, readCommitted bool) (map[int32][]rec, error) {
+// consume keeps control records (kgo.KeepControlRecords) so that its
+// position moves past transaction markers as the client's does; they are
+// not returned.
+func (f *franzFamily) consume(ctx context.Context, topic string, ends map[int32]readEnd, readCommitted bool) (map[int32][]rec, error) {
 	offsets := map[int32]kgo.Offset{}
-	remaining := 0
-	for p, n := range want {
+	for p := range ends {
 		offsets[p] = kgo.NewOffset().At(0)
-		remaining += n
 	}
 	iso := kgo.ReadUncommitted()
 	if readCommitted {
 		iso = kgo.ReadCommitted()
 	}
 	cl, err := f.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}), kgo.FetchIsolationLevel(iso),
-		kgo.FetchMaxWait(200*time.Millisecond))
+		kgo.FetchMaxWait(200*time.Millisecond), kgo.KeepControlRecords())
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
 	got := map[int32][]rec{}
-	for remaining > 0 {
+	pos, last := map[int32]int64{}, map[int32]int64{}
+	for p := range ends {
+		pos[p], last[p] = 0, -1
+	}
+	for behind(ends, pos, last) != "" {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return got, fmt.Errorf("%d records missing: %w", remaining, ctx.Err())
+			return got, fmt.Errorf("not at the end: %s: %w", behind(ends, pos, last), ctx.Err())
 		}
 		var ferr error
 		fs.EachError(func(topic string, p int32, err error) { ferr = fmt.Errorf("%s/%d: %w", topic, p, err) })
@@ -182,10 +187,12 @@ func (f *franzFamily) consume(ctx context.Context, topic string, want map[int32]
 			return got, ferr
 		}
 		fs.EachRecord(func(kr *kgo.Record) {
-			if len(got[kr.Partition]) < want[kr.Partition] {
-				got[kr.Partition] = append(got[kr.Partition], fromFranz(kr))
-				remaining--
+			pos[kr.Partition] = max(pos[kr.Partition], kr.Offset+1)
+			if kr.Attrs.IsControl() {
+				return
 			}
+			last[kr.Partition] = max(last[kr.Partition], kr.Offset)
+			got[kr.Partition] = append(got[kr.Partition], fromFranz(kr))
 		})
 	}
 	return got, nil

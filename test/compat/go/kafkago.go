@@ -117,22 +117,26 @@ func (f *kafkaGoFamily) produce(ctx context.Context, topic string, o produceOpts
 	return w.WriteMessages(ctx, msgs...)
 }
 
-func (f *kafkaGoFamily) consume(ctx context.Context, topic string, want map[int32]int, readCommitted bool) (map[int32][]rec, error) {
+// consume reads each partition until the reader's position
+// (Reader.Offset) is at its end (readEnd.reached).
+func (f *kafkaGoFamily) consume(ctx context.Context, topic string, ends map[int32]readEnd, readCommitted bool) (map[int32][]rec, error) {
 	iso := kafka.ReadUncommitted
 	if readCommitted {
 		iso = kafka.ReadCommitted
 	}
 	got := map[int32][]rec{}
-	for p, n := range want {
+	for p, e := range ends {
 		rd := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{f.bootstrap}, Topic: topic, Partition: int(p),
 			MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, IsolationLevel: iso})
-		for len(got[p]) < n {
+		last := int64(-1)
+		for !e.reached(rd.Offset(), last) {
 			m, err := rd.ReadMessage(ctx)
 			if err != nil {
 				rd.Close()
-				return got, fmt.Errorf("partition %d: %d of %d records: %w", p, len(got[p]), n, err)
+				return got, fmt.Errorf("partition %d: at %d (last record read %d), end offset %d: %w", p, rd.Offset(), last, e.end, err)
 			}
 			got[p] = append(got[p], fromKafkaGo(m))
+			last = max(last, m.Offset)
 		}
 		rd.Close()
 	}

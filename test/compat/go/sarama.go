@@ -172,7 +172,10 @@ func (f *saramaFamily) produce(ctx context.Context, topic string, o produceOpts,
 	return p.SendMessages(msgs)
 }
 
-func (f *saramaFamily) consume(ctx context.Context, topic string, want map[int32]int, readCommitted bool) (map[int32][]rec, error) {
+// consume: a sarama PartitionConsumer tells no position and drops control
+// records unseen, so a partition is read when the record at ends[p].last
+// has come (readEnd.reached).
+func (f *saramaFamily) consume(ctx context.Context, topic string, ends map[int32]readEnd, readCommitted bool) (map[int32][]rec, error) {
 	cfg := f.config()
 	if readCommitted {
 		cfg.Consumer.IsolationLevel = sarama.ReadCommitted
@@ -185,7 +188,7 @@ func (f *saramaFamily) consume(ctx context.Context, topic string, want map[int32
 	// Every partition consumer starts before any is read: sarama batches
 	// new subscriptions.
 	pcs := map[int32]sarama.PartitionConsumer{}
-	for p := range want {
+	for p := range ends {
 		pc, err := c.ConsumePartition(topic, p, sarama.OffsetOldest)
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: %w", p, err)
@@ -193,16 +196,18 @@ func (f *saramaFamily) consume(ctx context.Context, topic string, want map[int32
 		pcs[p] = pc
 	}
 	got := map[int32][]rec{}
-	for p, n := range want {
+	for p, e := range ends {
 		pc := pcs[p]
-		for len(got[p]) < n {
+		last := int64(-1)
+		for !e.reached(-1, last) {
 			select {
 			case m := <-pc.Messages():
 				got[p] = append(got[p], fromSarama(m))
+				last = max(last, m.Offset)
 			case err := <-pc.Errors():
 				return got, fmt.Errorf("partition %d: %w", p, err)
 			case <-ctx.Done():
-				return got, fmt.Errorf("partition %d: %d of %d records: %w", p, len(got[p]), n, ctx.Err())
+				return got, fmt.Errorf("partition %d: last record read at %d, want %d (end offset %d): %w", p, last, e.last, e.end, ctx.Err())
 			}
 		}
 	}

@@ -130,6 +130,21 @@ else
   tools_fail tool-topic-alter "$(tr '\n\t' '  ' <<<"$out" | cut -c1-300) $(errline topic-alter)"
 fi
 
+# inject_line TOPIC FILE: the mutation hook (../README.md): with COMPAT_INJECT_DUPLICATE
+# set, one more copy of the last line of FILE goes to TOPIC through a console
+# producer of its own, the checks not told.
+inject_line() {
+  case "${COMPAT_INJECT_DUPLICATE:-}" in ''|0) return ;; esac
+  tail -n 1 "$2" | timeout 60 "${TOOL_JAVA[@]}" org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$B" \
+    --topic "$1" --reader-property parse.key=true --reader-property parse.headers=true --command-property acks=all \
+    >"$logs/inject-$1.out" 2>"$logs/inject-$1.err"
+}
+# end_offset TOPIC: the sum of TOPIC's end offsets (GetOffsetShell, latest), in $end.
+end_offset() {
+  tool "end-offsets-$1" 60 org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$B" --topic "$1" || return 1
+  end=$(awk -F: '{s += $3} END {print s + 0}' <<<"$out")
+}
+
 # tool-console-producer: keys and headers parsed from the lines; the end offset then checked.
 expected=$logs/console-expected.txt
 : >"$expected"
@@ -140,6 +155,7 @@ if tool topic-create-c 60 $TopicCommand --bootstrap-server "$B" --create --topic
    && timeout 60 "${TOOL_JAVA[@]}" org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$B" --topic "$C" \
         --reader-property parse.key=true --reader-property parse.headers=true \
         --command-property acks=all <"$expected" >"$logs/console-producer.out" 2>"$logs/console-producer.err" \
+   && { inject_line "$C" "$expected"; true; } \
    && tool get-offsets 60 org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$B" --topic "$C" \
    && grep -qx "$C:0:10" <<<"$out"; then
   tools_pass tool-console-producer
@@ -147,9 +163,12 @@ else
   tools_fail tool-console-producer "end offsets: $(tr '\n' ' ' <<<"${out:-}") $(errline console-producer)"
 fi
 
-# tool-console-consumer: prints headers, key and value as they were produced; commits for the group.
+# tool-console-consumer: reads to the end offset (as many records as it says: one
+# partition, no markers) and prints headers, key and value exactly as they were
+# produced, no line more; commits for the group.
+end=0; end_offset "$C"
 if tool console-consumer 60 org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$B" --topic "$C" \
-     --from-beginning --max-messages 10 --group "$G" --timeout-ms 30000 \
+     --from-beginning --max-messages "$end" --group "$G" --timeout-ms 30000 \
      --formatter-property print.key=true --formatter-property print.headers=true; then
   if diff "$expected" "$logs/console-consumer.out" >"$logs/console-consumer.diff"; then
     tools_pass tool-console-consumer
@@ -244,21 +263,24 @@ if tool topic-create-p 60 $TopicCommand --bootstrap-server "$B" --create --topic
    && tool producer-perf 180 org.apache.kafka.tools.ProducerPerformance --bootstrap-server "$B" --topic "$P" \
         --num-records 100000 --record-size 100 --throughput -1 --command-property acks=all linger.ms=5 \
    && summary=$(grep -E '^100000 records sent' <<<"$out") && [ -n "$summary" ]; then
+  printf "h:x\tk\tperf-extra\n" >"$logs/perf-extra.txt"; inject_line "$P" "$logs/perf-extra.txt"
   tools_pass tool-producer-perf "$summary"
 else
   tools_fail tool-producer-perf "$(tail -n 2 <<<"${out:-}" | tr '\n' ' ') $(errline producer-perf)"
 fi
 
-# tool-consumer-perf: reads the 100000 back.
+# tool-consumer-perf: reads to the end offsets (as many records as they add up
+# to), which must hold exactly the 100000 produced.
+end=0; end_offset "$P"
 if tool consumer-perf 180 org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$B" --topic "$P" \
-     --num-records 100000 --timeout 30000 --group "perf-$run"; then
+     --num-records "$end" --timeout 30000 --group "perf-$run"; then
   # start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, ...
   line=$(tail -n 1 <<<"$out")
   n=$(awk -F', *' '{print $5}' <<<"$line")
-  if [ "$n" = 100000 ]; then
+  if [ "$n" = 100000 ] && [ "$end" = 100000 ]; then
     tools_pass tool-consumer-perf "$(awk -F', *' '{printf "%s records, %s MB, %s MB/s, %s records/s, fetch %s ms", $5, $3, $4, $6, $8}' <<<"$line")"
   else
-    tools_fail tool-consumer-perf "consumed $n records, want 100000: $(tr '\n' ' ' <<<"$out")"
+    tools_fail tool-consumer-perf "consumed $n records to the end offsets (adding up to $end), produced 100000: $(tr '\n' ' ' <<<"$out")"
   fi
 else
   tools_fail tool-consumer-perf "$(errline consumer-perf)"

@@ -25,6 +25,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections import Counter
 
 BOOTSTRAP = os.environ.get("SAMSA_BOOTSTRAP", "127.0.0.1:9092")
 RUN_ID = os.environ.get("COMPAT_PY_RUN_ID") or uuid.uuid4().hex[:6]
@@ -43,6 +44,11 @@ FEATURES = (
 DEFAULT_TIMEOUT = 45
 TIMEOUTS = {"rebalance-two-members": 75, "rebalance-two-members-kip848": 75, "transactions": 60,
             "transactions-send-offsets": 60, "group-consume-commit": 60, "reset-offsets": 60}
+# Mutation hook for reviewers (test/compat/README.md): after each measured
+# produce, a separate plain producer writes one more copy of the last record
+# of one partition, and the checker is not told. Every consume check must
+# then fail.
+INJECT_DUPLICATE = os.environ.get("COMPAT_INJECT_DUPLICATE", "") not in ("", "0")
 SUITE_BUDGET = float(os.environ.get("COMPAT_PY_BUDGET", "225"))  # seconds for all features
 
 CLIENTS = ["confluent-kafka-python", "kafka-python"]
@@ -77,13 +83,29 @@ class Deadline:
         return self.left() <= 0
 
 
+def show(items, n=3):
+    items = sorted(items, key=repr)
+    return "%s%s" % (", ".join(repr(x) for x in items[:n]), ", ..." if len(items) > n else "")
+
+
+def exact(want, got, what="records", note=""):
+    """want, got: lists of hashable records. got must be exactly want as a
+    multiset: nothing missing, nothing extra, nothing twice."""
+    w, g = Counter(want), Counter(got)
+    missing, extra = w - g, g - w
+    if missing or extra:
+        raise Failure("%s: read %d records, produced %d: %d missing [%s], %d extra [%s]%s" % (
+            what, len(got), len(want), sum(missing.values()), show(missing.elements()),
+            sum(extra.values()), show(extra.elements()), note))
+
+
 def verify_produced(delivered, read, what="records"):
     """delivered: [(partition, offset, key, value)] from the producer's acks;
-    read: [(partition, offset, key, value)] in consumption order. The read
-    records must be exactly the delivered ones, in offset order per partition."""
-    check(len(read) == len(delivered),
-          "%s: read %d records, produced %d" % (what, len(read), len(delivered)))
-    check(sorted(read) == sorted(delivered), "%s: records read differ from records produced" % what)
+    read: [(partition, offset, key, value)] in consumption order, read to the
+    end offsets. The read records must be exactly the delivered ones (as a
+    multiset), in offset order per partition."""
+    twice = Counter((p, k, v) for p, _, k, v in read) - Counter((p, k, v) for p, _, k, v in delivered)
+    exact(delivered, read, what, "; read more often than produced: [%s]" % show(twice.elements()) if twice else "")
     per_part = {}
     for p, o, k, v in read:
         per_part.setdefault(p, []).append((o, k, v))
@@ -93,6 +115,29 @@ def verify_produced(delivered, read, what="records"):
         # production order: value "v<i>" with i increasing per partition
         idx = [int(v.decode()[1:]) for _, _, v in recs]
         check(idx == sorted(idx), "partition %d records not in production order" % p)
+
+
+def in_offset_order(read, what="records"):
+    for p in {r[0] for r in read}:
+        offs = [r[1] for r in read if r[0] == p]
+        check(offs == sorted(offs), "%s: partition %d read out of offset order" % (what, p))
+
+
+def last_of_a_partition(acked):
+    """acked: [(partition, offset, key, value)] in produce order. The last
+    record of the lowest partition that has any, as (partition, key, value):
+    what the duplicate-injection hook copies."""
+    p = min(r[0] for r in acked)
+    last = [r for r in acked if r[0] == p][-1]
+    return last[0], last[2], last[3]
+
+
+def settle(cl, topic, partitions, n, seconds=10):
+    """acks=0 gets no answer: waits until the end offsets of topic add up
+    to at least n records (or seconds pass) before anything reads them."""
+    end = time.monotonic() + seconds
+    while sum(cl.end_offsets(topic, partitions).values()) < n and time.monotonic() < end:
+        time.sleep(0.2)
 
 
 def values_of(read):
@@ -106,10 +151,15 @@ def values_of(read):
 def rebalance_two_members(cl, feature, member_loop):
     """rebalance-two-members for client cl: member 0 joins alone and gets
     every partition, member 1's join makes the group rebalance, then 200
-    records must be read once each, the two members on disjoint partitions.
+    records are produced and the members read until, for every partition,
+    the position past the last record read reaches the end offset. The
+    records read by both together must be exactly those produced (none read
+    twice, by one member or across the two), the two on disjoint partitions,
+    and the group's committed offsets must then equal the end offsets.
     member_loop(i, group, topic, stop, state) runs member i until stop is
     set, keeping state["assign"] (its sorted partitions) and state["recs"]
-    ((partition, offset, key, value) tuples) up to date."""
+    ((partition, offset, key, value) tuples) up to date, and committing
+    after each poll that returned records."""
     t = topic_name(cl.name, feature)
     g = "g-" + t
     nparts = 4
@@ -123,12 +173,16 @@ def rebalance_two_members(cl, feature, member_loop):
         except Exception as e:  # noqa
             state[i]["err"] = "%s: %s" % (type(e).__name__, e)
 
+    def errors():
+        for i in (0, 1):
+            if state[i]["err"]:
+                raise Failure("member %d: %s" % (i, state[i]["err"]))
+
     ths = [threading.Thread(target=member, args=(i,), daemon=True) for i in (0, 1)]
     try:
         ths[0].start()
         while state[0]["assign"] != list(range(nparts)):
-            if state[0]["err"]:
-                raise Failure(state[0]["err"])
+            errors()
             if cl.dl.left() < 25:
                 raise Failure("lone member 0 never got all partitions: %r" % state[0]["assign"])
             time.sleep(0.2)
@@ -138,9 +192,7 @@ def rebalance_two_members(cl, feature, member_loop):
             a0, a1 = state[0]["assign"], state[1]["assign"]
             if a0 and a1 and sorted(a0 + a1) == list(range(nparts)):
                 break
-            for i in (0, 1):
-                if state[i]["err"]:
-                    raise Failure(state[i]["err"])
+            errors()
             if cl.dl.left() < 15:
                 raise Failure("no split assignment: member0=%r member1=%r" % (a0, a1))
             time.sleep(0.2)
@@ -148,17 +200,36 @@ def rebalance_two_members(cl, feature, member_loop):
         acked = cl.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % nparts, None, None) for i in range(200)])
         if hasattr(p, "close"):
             p.close()
-        while len(state[0]["recs"]) + len(state[1]["recs"]) < 200 and cl.dl.left() > 5:
+        cl.inject(t, acked)
+        ends = cl.end_offsets(t, nparts)
+        while True:
+            errors()
+            pos = {pp: 0 for pp in range(nparts)}
+            for i in (0, 1):
+                for r in list(state[i]["recs"]):
+                    pos[r[0]] = max(pos[r[0]], r[1] + 1)
+            behind = {pp: (pos[pp], e) for pp, e in ends.items() if pos[pp] < e}
+            if not behind:
+                break
+            if cl.dl.left() < 5:
+                raise Failure("members not at the end offsets in time: (position, end) %r; read %d + %d" % (
+                    behind, len(state[0]["recs"]), len(state[1]["recs"])))
+            time.sleep(0.1)
+        # the members commit after each poll that returned records
+        while True:
+            errors()
+            committed = cl.committed_offsets(g, t)
+            if committed == ends:
+                break
+            if cl.dl.left() < 3:
+                raise Failure("group's committed offsets %r, want the end offsets %r" % (committed, ends))
             time.sleep(0.2)
-        time.sleep(1.0)
     finally:
         stop.set()
         for th in ths:
             if th.ident is not None:  # started
                 th.join(10)
-    for i in (0, 1):
-        if state[i]["err"]:
-            raise Failure(state[i]["err"])
+    errors()
     r0, r1 = state[0]["recs"], state[1]["recs"]
     check(r0 and r1, "one member read nothing (%d/%d)" % (len(r0), len(r1)))
     check(not ({r[0] for r in r0} & {r[0] for r in r1}), "members read the same partition")
@@ -241,14 +312,44 @@ class Confluent:
         check(not errors, "delivery errors: %s" % errors[:3])
         return acked
 
-    def read(self, topic, partitions, expected, isolation="read_uncommitted", extra=1.0, raw=False):
+    def end_offsets(self, topic, partitions, isolation="read_uncommitted"):
+        """{partition: end offset}: the high watermark, or the last stable
+        offset for read_committed (AdminClient.list_offsets)."""
+        from confluent_kafka import IsolationLevel
+        from confluent_kafka.admin import OffsetSpec
         TP = self.ck.TopicPartition
+        level = IsolationLevel.READ_COMMITTED if isolation == "read_committed" else IsolationLevel.READ_UNCOMMITTED
+        fs = self.admin.list_offsets({TP(topic, p): OffsetSpec.latest() for p in range(partitions)},
+                                     isolation_level=level, request_timeout=10)
+        return {tp.partition: f.result(timeout=15).offset for tp, f in fs.items()}
+
+    def committed_offsets(self, group, topic):
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        fs = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)
+        return {tp.partition: tp.offset for tp in fs[group].result(timeout=15).topic_partitions
+                if tp.topic == topic and tp.offset >= 0}
+
+    def inject(self, topic, acked):
+        """The mutation hook: one more copy of the last record of a partition,
+        through a plain producer of its own."""
+        if not INJECT_DUPLICATE:
+            return
+        part, key, value = last_of_a_partition(acked)
+        p = self.ck.Producer(self.conf(enable_idempotence=False, acks="all"))
+        p.produce(topic, key=key, value=value, partition=part)
+        check(p.flush(10) == 0, "injected duplicate not delivered")
+
+    def read(self, topic, partitions, isolation="read_uncommitted", raw=False):
+        """Every record of the topic, read from the beginning to the end
+        offsets (taken now, for the isolation level)."""
+        TP = self.ck.TopicPartition
+        ends = self.end_offsets(topic, partitions, isolation)
         c = self.ck.Consumer(self.conf(group_id="reader-" + uuid.uuid4().hex[:8],
                                        enable_auto_commit=False, isolation_level=isolation,
-                                       auto_offset_reset="earliest"))
+                                       auto_offset_reset="earliest", enable_partition_eof=True))
         try:
             c.assign([TP(topic, p, self.ck.OFFSET_BEGINNING) for p in range(partitions)])
-            return self.consume_n(c, expected, extra, reserve=2, raw=raw)
+            return self.read_to_end(c, ends, raw=raw, what="reader (%s)" % isolation)
         finally:
             c.close()
 
@@ -256,29 +357,35 @@ class Confluent:
         if kw.get("group_protocol") != "consumer":  # KIP-848 sets the session timeout on the broker
             kw.setdefault("session_timeout_ms", 10000)
         return self.ck.Consumer(self.conf(group_id=group, enable_auto_commit=False,
-                                          auto_offset_reset="earliest", **kw))
+                                          auto_offset_reset="earliest", enable_partition_eof=True, **kw))
 
-    def consume_n(self, c, n, extra=1.0, reserve=3, raw=False):
-        """Polls c until n messages arrived, then extra seconds more (to
-        catch duplicates), or until only reserve seconds of the feature's
-        deadline are left; returns them as (partition, offset, key, value),
-        or the messages themselves with raw."""
+    def read_to_end(self, c, ends, raw=False, what="consumer"):
+        """Polls c until its position in every partition p of ends has
+        reached ends[p]: past the last record read, or where librdkafka
+        reports the partition's end (enable.partition.eof, which counts
+        transaction markers). Returns the records read as (partition,
+        offset, key, value), or the messages themselves with raw; fails at
+        the feature's deadline."""
+        pos = {p: 0 for p in ends}
         out = []
-        extra_end = None
         while True:
-            if len(out) >= n and extra_end is None:
-                extra_end = time.monotonic() + extra
-            if extra_end is not None and time.monotonic() >= extra_end:
-                break
-            if self.dl.left() < reserve:
-                break
+            behind = {p: (pos[p], e) for p, e in ends.items() if pos[p] < e}
+            if not behind:
+                return out
+            if self.dl.left() < 2:
+                raise Failure("%s not at the end offsets in time: (position, end) %r; %d records read" % (
+                    what, behind, len(out)))
             m = c.poll(0.2)
             if m is None:
                 continue
-            if m.error():
-                raise Failure("consume error: %s" % m.error())
+            err = m.error()
+            if err is not None:
+                if err.code() == self.ck.KafkaError._PARTITION_EOF:
+                    pos[m.partition()] = max(pos.get(m.partition(), 0), m.offset())
+                    continue
+                raise Failure("%s: consume error: %s" % (what, err))
+            pos[m.partition()] = max(pos.get(m.partition(), 0), m.offset() + 1)
             out.append(m if raw else (m.partition(), m.offset(), m.key(), m.value()))
-        return out
 
     # features
     def f_create_topic(self, feature):
@@ -302,7 +409,8 @@ class Confluent:
         recs = [(b"k%d" % (i % 10), b"v%d" % i, None, None, None) for i in range(100)]
         acked = self.produce(p, t, recs)
         check(len(acked) == 100, "acked %d of 100" % len(acked))
-        verify_produced(acked, self.read(t, 3, 100))
+        self.inject(t, acked)
+        verify_produced(acked, self.read(t, 3))
 
     def acks(self, feature, acks):
         t = topic_name(self.name, feature)
@@ -311,9 +419,11 @@ class Confluent:
         recs = [(b"k%d" % i, b"v%d" % i, None, None, None) for i in range(50)]
         acked = self.produce(p, t, recs)
         check(len(acked) == 50, "acked %d of 50" % len(acked))
-        read = self.read(t, 3, 50)
-        check(values_of(read) == sorted(r[1] for r in recs),
-              "read %d records, values differ from the 50 produced" % len(read))
+        if acks == "0":
+            settle(self, t, 3, 50)
+        self.inject(t, acked)
+        read = self.read(t, 3)
+        exact(sorted(r[1] for r in recs), values_of(read), "values")
         if acks != "0":
             verify_produced(acked, read)
 
@@ -329,9 +439,9 @@ class Confluent:
             (None, None, 0, None, None),
         ]
         p = self.producer()
-        self.produce(p, t, recs)
-        got = self.read(t, 1, len(recs), raw=True)
-        check(len(got) == len(recs), "read %d of %d records" % (len(got), len(recs)))
+        self.inject(t, self.produce(p, t, recs))
+        got = self.read(t, 1, raw=True)
+        check(len(got) == len(recs), "read %d records to the end offset, produced %d" % (len(got), len(recs)))
         for (key, value, _, headers, _), m in zip(recs, got):
             check(m.key() == key, "key %r read back as %r" % (key, m.key()))
             check(m.value() == value, "value %r read back as %r" % (value, m.value()))
@@ -345,23 +455,28 @@ class Confluent:
         self.create(t, 3)
         p = self.producer()
         first = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30)])
+        self.inject(t, first)
+        ends = self.end_offsets(t, 3)
         c = self.group_consumer(g)
         c.subscribe([t])
-        got = self.consume_n(c, 30)
-        check(len(got) == 30, "first member read %d of 30" % len(got))
+        got = self.read_to_end(c, ends, what="first member")
         verify_produced(first, got, "first member")
         c.commit(asynchronous=False)
-        TP = self.ck.TopicPartition
-        committed = c.committed([TP(t, i) for i in range(3)], timeout=10)
-        check(sorted(x.offset for x in committed) == [10, 10, 10],
-              "committed offsets %r, want 10 each" % [(x.partition, x.offset) for x in committed])
         c.close()
+        committed = self.committed_offsets(g, t)
+        check(committed == ends, "committed offsets %r, want the end offsets %r" % (committed, ends))
         second = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30, 50)])
+        self.inject(t, second)
+        ends2 = self.end_offsets(t, 3)
         c2 = self.group_consumer(g)
         c2.subscribe([t])
-        got2 = self.consume_n(c2, 20, extra=1.5)
+        got2 = self.read_to_end(c2, ends2, what="second member")
+        c2.commit(asynchronous=False)
         c2.close()
         verify_produced(second, got2, "second member")
+        committed = self.committed_offsets(g, t)
+        check(committed == ends2, "committed offsets %r after the second member, want the end offsets %r" % (
+            committed, ends2))
 
     def f_rebalance_two_members_kip848(self, feature):
         """rebalance-two-members with the KIP-848 consumer group protocol."""
@@ -377,8 +492,14 @@ class Confluent:
                 if m is None:
                     continue
                 if m.error():
+                    if m.error().code() == self.ck.KafkaError._PARTITION_EOF:
+                        continue
                     raise Failure("member %d: %s" % (i, m.error()))
                 st["recs"].append((m.partition(), m.offset(), m.key(), m.value()))
+                try:
+                    c.commit(asynchronous=False)
+                except self.ck.KafkaException as e:  # a rebalance under way: the next record commits
+                    st["commit_err"] = str(e)
             c.close()
 
         rebalance_two_members(self, feature, member_loop)
@@ -428,10 +549,11 @@ class Confluent:
         self.create(t, 3)
         p = self.producer()
         acked = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30)])
+        self.inject(t, acked)
+        ends = self.end_offsets(t, 3)
         c = self.group_consumer(g)
         c.subscribe([t])
-        got = self.consume_n(c, 30, extra=0.2)
-        check(len(got) == 30, "first member read %d of 30" % len(got))
+        verify_produced(acked, self.read_to_end(c, ends, what="first member"), "first member")
         c.commit(asynchronous=False)
         c.close()
         # rewind partitions 0 and 1 to offset 5, partition 2 to 8
@@ -446,7 +568,7 @@ class Confluent:
         check(listed == target, "listed offsets %r after alter, want %r" % (listed, target))
         c2 = self.group_consumer(g)
         c2.subscribe([t])
-        got2 = self.consume_n(c2, 12, extra=1.5)
+        got2 = self.read_to_end(c2, ends, what="member after reset")
         c2.close()
         want = [a for a in acked if a[1] >= target[a[0]]]
         verify_produced(want, got2, "member after reset")
@@ -495,21 +617,24 @@ class Confluent:
         g = "g-" + src
         self.create(src, 1)
         self.create(dst, 1)
-        self.produce(self.producer(), src, [(b"k", b"v%d" % i, 0, None, None) for i in range(20)])
+        inp = self.produce(self.producer(), src, [(b"k", b"v%d" % i, 0, None, None) for i in range(20)])
+        self.inject(src, inp)
         c = self.group_consumer(g, isolation_level="read_committed")
         c.subscribe([src])
-        got = self.consume_n(c, 20, extra=0.2)
-        check(len(got) == 20, "read %d of 20 input records" % len(got))
+        got = self.read_to_end(c, self.end_offsets(src, 1, "read_committed"), what="input reader")
+        verify_produced(inp, got, "input records")
         p = self.producer(transactional_id="tx-" + src, transaction_timeout_ms=30000)
         p.init_transactions(15)
+        out = []
         for upto, commit in ((10, True), (20, False)):
             p.begin_transaction()
-            self.produce(p, dst, [(b"k", b"out-%d" % i, 0, None, None) for i in range(upto - 10, upto)])
+            out += self.produce(p, dst, [(b"k", b"out-%d" % i, 0, None, None) for i in range(upto - 10, upto)])
             p.send_offsets_to_transaction([TP(src, 0, upto)], c.consumer_group_metadata(), 15)
             if commit:
                 p.commit_transaction(15)
             else:
                 p.abort_transaction(15)
+        self.inject(dst, out[:10])
         # the group's committed offset is the committed transaction's
         deadline = time.monotonic() + 10
         while True:
@@ -519,9 +644,8 @@ class Confluent:
             time.sleep(0.3)
         c.close()
         check(off == 10, "group offset %d after a committed (10) and an aborted (20) transaction" % off)
-        rc = self.read(dst, 1, 10, isolation="read_committed", extra=1.5)
-        check(values_of(rc) == sorted(b"out-%d" % i for i in range(10)),
-              "read_committed output: %d records" % len(rc))
+        rc = self.read(dst, 1, isolation="read_committed")
+        exact([b"out-%d" % i for i in range(10)], [r[3] for r in rc], "read_committed output")
 
     def f_idempotent_produce(self, feature):
         t = topic_name(self.name, feature)
@@ -529,7 +653,8 @@ class Confluent:
         p = self.producer(enable_idempotence=True, acks="all")
         acked = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, None, None, None) for i in range(200)])
         check(len(acked) == 200, "acked %d of 200" % len(acked))
-        verify_produced(acked, self.read(t, 3, 200, extra=1.5))
+        self.inject(t, acked)
+        verify_produced(acked, self.read(t, 3))
 
     def f_transactions(self, feature):
         t = topic_name(self.name, feature)
@@ -545,13 +670,13 @@ class Confluent:
         p.begin_transaction()
         c2 = self.produce(p, t, [(b"k%d" % i, b"d%d" % i, None, None, None) for i in range(5)])
         p.commit_transaction(15)
-        committed = sorted(r[3] for r in c1 + c2)
-        everything = sorted(r[3] for r in c1 + c2 + a)
-        rc = self.read(t, 3, 15, isolation="read_committed", extra=1.5)
-        check(values_of(rc) == committed, "read_committed saw %d records (%d aborted), want the 15 committed" % (
-            len(rc), sum(1 for r in rc if r[3].startswith(b"a"))))
-        ru = self.read(t, 3, 25, isolation="read_uncommitted", extra=1.0)
-        check(values_of(ru) == everything, "read_uncommitted saw %d records, want 25" % len(ru))
+        self.inject(t, c2)
+        rc = self.read(t, 3, isolation="read_committed")
+        exact(c1 + c2, rc, "read_committed (%d aborted read)" % sum(1 for r in rc if r[3].startswith(b"a")))
+        in_offset_order(rc, "read_committed")
+        ru = self.read(t, 3, isolation="read_uncommitted")
+        exact(c1 + a + c2, ru, "read_uncommitted")
+        in_offset_order(ru, "read_uncommitted")
 
 
 # --------------------------------------------------------------------------
@@ -611,33 +736,76 @@ class KafkaPython:
             acked.append((md.partition, md.offset, key, value))
         return acked
 
-    def read(self, topic, partitions, expected, isolation="read_uncommitted", extra=1.0, raw=False):
+    def end_offsets(self, topic, partitions, isolation="read_uncommitted"):
+        """{partition: end offset}: the high watermark, or the last stable
+        offset for read_committed (KafkaConsumer.end_offsets, which asks
+        with the consumer's isolation level)."""
         TP = self.k.TopicPartition
+        c = self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=None, isolation_level=isolation)
+        try:
+            return {tp.partition: o for tp, o in c.end_offsets([TP(topic, p) for p in range(partitions)]).items()}
+        finally:
+            c.close()
+
+    def committed_offsets(self, group, topic):
+        listed = self.admin.list_group_offsets({group: None})[group]
+        return {tp.partition: om.offset for tp, om in listed.items() if tp.topic == topic and om.offset >= 0}
+
+    def inject(self, topic, acked):
+        """The mutation hook: one more copy of the last record of a partition,
+        through a plain producer of its own."""
+        if not INJECT_DUPLICATE:
+            return
+        part, key, value = last_of_a_partition(acked)
+        p = self.k.KafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all")
+        try:
+            p.send(topic, key=key, value=value, partition=part).get(timeout=10)
+        finally:
+            p.close()
+
+    def read(self, topic, partitions, isolation="read_uncommitted", raw=False):
+        """Every record of the topic, read from the beginning to the end
+        offsets (taken now, for the isolation level)."""
+        TP = self.k.TopicPartition
+        ends = self.end_offsets(topic, partitions, isolation)
         c = self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=None, enable_auto_commit=False,
                                  isolation_level=isolation, auto_offset_reset="earliest")
         try:
             tps = [TP(topic, p) for p in range(partitions)]
             c.assign(tps)
             c.seek_to_beginning(*tps)
-            return self.consume_n(c, expected, extra, raw)
+            return self.read_to_end(c, topic, ends, raw, what="reader (%s)" % isolation)
         finally:
             c.close()
 
-    def consume_n(self, c, n, extra=1.0, raw=False):
+    def read_to_end(self, c, topic, ends, raw=False, what="consumer"):
+        """Polls c until its position (KafkaConsumer.position, which moves
+        past transaction markers) in every partition p of ends has reached
+        ends[p]; returns the records read as (partition, offset, key,
+        value), or the records themselves with raw; fails at the feature's
+        deadline."""
+        pos = {p: 0 for p in ends}
         out = []
-        extra_end = None
+        polled = False
         while True:
-            if len(out) >= n and extra_end is None:
-                extra_end = time.monotonic() + extra
-            if extra_end is not None and time.monotonic() >= extra_end:
-                break
-            if self.dl.left() < 3:
-                break
+            if polled:
+                for tp in c.assignment():
+                    if tp.topic == topic and tp.partition in pos:
+                        at = c.position(tp, timeout_ms=5000)
+                        if at is not None:
+                            pos[tp.partition] = max(pos[tp.partition], at)
+            behind = {p: (pos[p], e) for p, e in ends.items() if pos[p] < e}
+            if not behind:
+                return out
+            if self.dl.left() < 2:
+                raise Failure("%s not at the end offsets in time: (position, end) %r; %d records read" % (
+                    what, behind, len(out)))
             batches = c.poll(timeout_ms=200)
+            polled = True
             for tp, recs in batches.items():
                 for r in recs:
+                    pos[r.partition] = max(pos[r.partition], r.offset + 1)
                     out.append(r if raw else (r.partition, r.offset, r.key, r.value))
-        return out
 
     def group_consumer(self, group, **kw):
         return self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=group, enable_auto_commit=False,
@@ -670,7 +838,8 @@ class KafkaPython:
         p = self.producer(compression_type=None if codec == "none" else codec, linger_ms=50)
         acked = self.produce(p, t, [(b"k%d" % (i % 10), b"v%d" % i, None, None, None) for i in range(100)])
         p.close()
-        verify_produced(acked, self.read(t, 3, 100))
+        self.inject(t, acked)
+        verify_produced(acked, self.read(t, 3))
 
     def acks(self, feature, acks):
         t = topic_name(self.name, feature)
@@ -679,9 +848,11 @@ class KafkaPython:
         recs = [(b"k%d" % i, b"v%d" % i, None, None, None) for i in range(50)]
         acked = self.produce(p, t, recs)
         p.close()
-        read = self.read(t, 3, 50)
-        check(values_of(read) == sorted(r[1] for r in recs),
-              "read %d records, values differ from the 50 produced" % len(read))
+        if acks == "0":
+            settle(self, t, 3, 50)
+        self.inject(t, acked)
+        read = self.read(t, 3)
+        exact(sorted(r[1] for r in recs), values_of(read), "values")
         if acks != "0":
             verify_produced(acked, read)
 
@@ -699,10 +870,11 @@ class KafkaPython:
             # (null key, null value) too is refused: "Need at least one: key or value"
         ]
         p = self.producer()
-        self.produce(p, t, recs)
+        acked = self.produce(p, t, recs)
         p.close()
-        got = self.read(t, 1, len(recs), raw=True)
-        check(len(got) == len(recs), "read %d of %d records" % (len(got), len(recs)))
+        self.inject(t, acked)
+        got = self.read(t, 1, raw=True)
+        check(len(got) == len(recs), "read %d records to the end offset, produced %d" % (len(got), len(recs)))
         for (key, value, _, headers, _), r in zip(recs, got):
             check(r.key == key, "key %r read back as %r" % (key, r.key))
             check(r.value == value, "value %r read back as %r" % (value, r.value))
@@ -717,22 +889,29 @@ class KafkaPython:
         self.create(t, 3)
         p = self.producer()
         first = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30)])
+        self.inject(t, first)
+        ends = self.end_offsets(t, 3)
         c = self.group_consumer(g)
         c.subscribe([t])
-        got = self.consume_n(c, 30)
-        check(len(got) == 30, "first member read %d of 30" % len(got))
+        got = self.read_to_end(c, t, ends, what="first member")
         verify_produced(first, got, "first member")
         c.commit()
-        committed = [c.committed(TP(t, i)) for i in range(3)]
-        check(committed == [10, 10, 10], "committed offsets %r, want 10 each" % committed)
+        committed = {i: c.committed(TP(t, i)) for i in range(3)}
+        check(committed == ends, "committed offsets %r, want the end offsets %r" % (committed, ends))
         c.close()
         second = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30, 50)])
         p.close()
+        self.inject(t, second)
+        ends2 = self.end_offsets(t, 3)
         c2 = self.group_consumer(g)
         c2.subscribe([t])
-        got2 = self.consume_n(c2, 20, extra=1.5)
+        got2 = self.read_to_end(c2, t, ends2, what="second member")
+        c2.commit()
         c2.close()
         verify_produced(second, got2, "second member")
+        committed = self.committed_offsets(g, t)
+        check(committed == ends2, "committed offsets %r after the second member, want the end offsets %r" % (
+            committed, ends2))
 
     def f_rebalance_two_members(self, feature):
         def member_loop(i, g, t, stop, st):
@@ -744,6 +923,11 @@ class KafkaPython:
                 for tp, recs in batches.items():
                     for r in recs:
                         st["recs"].append((r.partition, r.offset, r.key, r.value))
+                if batches:
+                    try:
+                        c.commit()
+                    except self.k.errors.KafkaError as e:  # a rebalance under way: the next poll commits
+                        st["commit_err"] = str(e)
             c.close()
 
         rebalance_two_members(self, feature, member_loop)
@@ -792,10 +976,11 @@ class KafkaPython:
         p = self.producer()
         acked = self.produce(p, t, [(b"k%d" % i, b"v%d" % i, i % 3, None, None) for i in range(30)])
         p.close()
+        self.inject(t, acked)
+        ends = self.end_offsets(t, 3)
         c = self.group_consumer(g)
         c.subscribe([t])
-        got = self.consume_n(c, 30, extra=0.2)
-        check(len(got) == 30, "first member read %d of 30" % len(got))
+        verify_produced(acked, self.read_to_end(c, t, ends, what="first member"), "first member")
         c.commit()
         c.close()
         target = {0: 5, 1: 5, 2: 8}
@@ -807,7 +992,7 @@ class KafkaPython:
         check(listed == target, "listed offsets %r after alter, want %r" % (listed, target))
         c2 = self.group_consumer(g)
         c2.subscribe([t])
-        got2 = self.consume_n(c2, 12, extra=1.5)
+        got2 = self.read_to_end(c2, t, ends, what="member after reset")
         c2.close()
         want = [a for a in acked if a[1] >= target[a[0]]]
         verify_produced(want, got2, "member after reset")
@@ -851,23 +1036,26 @@ class KafkaPython:
         self.create(src, 1)
         self.create(dst, 1)
         p0 = self.producer()
-        self.produce(p0, src, [(b"k", b"v%d" % i, 0, None, None) for i in range(20)])
+        inp = self.produce(p0, src, [(b"k", b"v%d" % i, 0, None, None) for i in range(20)])
         p0.close()
+        self.inject(src, inp)
         c = self.group_consumer(g, isolation_level="read_committed")
         c.subscribe([src])
-        got = self.consume_n(c, 20, extra=0.2)
-        check(len(got) == 20, "read %d of 20 input records" % len(got))
+        got = self.read_to_end(c, src, self.end_offsets(src, 1, "read_committed"), what="input reader")
+        verify_produced(inp, got, "input records")
         p = self.producer(transactional_id="tx-" + src, transaction_timeout_ms=30000)
         p.init_transactions()
+        out = []
         for upto, commit in ((10, True), (20, False)):
             p.begin_transaction()
-            self.produce(p, dst, [(b"k", b"out-%d" % i, 0, None, None) for i in range(upto - 10, upto)])
+            out += self.produce(p, dst, [(b"k", b"out-%d" % i, 0, None, None) for i in range(upto - 10, upto)])
             p.send_offsets_to_transaction({TP(src, 0): OAM(upto, "", -1)}, c.group_metadata())
             if commit:
                 p.commit_transaction()
             else:
                 p.abort_transaction()
         p.close()
+        self.inject(dst, out[:10])
         deadline = time.monotonic() + 10
         while True:
             off = c.committed(TP(src, 0))
@@ -876,9 +1064,8 @@ class KafkaPython:
             time.sleep(0.3)
         c.close()
         check(off == 10, "group offset %r after a committed (10) and an aborted (20) transaction" % off)
-        rc = self.read(dst, 1, 10, isolation="read_committed", extra=1.5)
-        check(values_of(rc) == sorted(b"out-%d" % i for i in range(10)),
-              "read_committed output: %d records" % len(rc))
+        rc = self.read(dst, 1, isolation="read_committed")
+        exact([b"out-%d" % i for i in range(10)], [r[3] for r in rc], "read_committed output")
 
     def f_rebalance_two_members_kip848(self, feature):
         raise Unsupported("kafka-python %s implements only the classic group protocol "
@@ -893,7 +1080,8 @@ class KafkaPython:
         pid = getattr(getattr(tm, "producer_id_and_epoch", None), "producer_id", None)
         p.close()
         check(pid is None or pid >= 0, "idempotent producer got no producer id (%r)" % pid)
-        verify_produced(acked, self.read(t, 3, 200, extra=1.5))
+        self.inject(t, acked)
+        verify_produced(acked, self.read(t, 3))
 
     def f_transactions(self, feature):
         t = topic_name(self.name, feature)
@@ -910,13 +1098,13 @@ class KafkaPython:
         c2 = self.produce(p, t, [(b"k%d" % i, b"d%d" % i, None, None, None) for i in range(5)])
         p.commit_transaction()
         p.close()
-        committed = sorted(r[3] for r in c1 + c2)
-        everything = sorted(r[3] for r in c1 + c2 + a)
-        rc = self.read(t, 3, 15, isolation="read_committed", extra=1.5)
-        check(values_of(rc) == committed, "read_committed saw %d records (%d aborted), want the 15 committed" % (
-            len(rc), sum(1 for r in rc if r[3].startswith(b"a"))))
-        ru = self.read(t, 3, 25, isolation="read_uncommitted", extra=1.0)
-        check(values_of(ru) == everything, "read_uncommitted saw %d records, want 25" % len(ru))
+        self.inject(t, c2)
+        rc = self.read(t, 3, isolation="read_committed")
+        exact(c1 + c2, rc, "read_committed (%d aborted read)" % sum(1 for r in rc if r[3].startswith(b"a")))
+        in_offset_order(rc, "read_committed")
+        ru = self.read(t, 3, isolation="read_uncommitted")
+        exact(c1 + a + c2, ru, "read_uncommitted")
+        in_offset_order(ru, "read_uncommitted")
 
 
 IMPLS = {"confluent-kafka-python": Confluent, "kafka-python": KafkaPython}

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -288,39 +289,124 @@ public final class Compat {
     }
 
     /**
-     * Reads every partition of the topic from the beginning up to the end
-     * offsets the consumer sees (the LSO under read_committed), at least
-     * minRecords records, within timeoutMs.
+     * The mutation hook for reviewers (test/compat/README.md): with
+     * COMPAT_INJECT_DUPLICATE set, after each measured produce a plain
+     * producer of its own writes one more copy of the last record of a
+     * partition, and the checker is not told. Every consume check must then
+     * fail.
      */
-    static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int nparts, int minRecords, long timeoutMs,
-            Object... kv) {
+    static final boolean INJECT_DUPLICATE = !List.of("", "0").contains(
+            System.getenv().getOrDefault("COMPAT_INJECT_DUPLICATE", ""));
+
+    /** The hook: partition null sends by key, as the measured producer did. */
+    static void inject(String topic, Integer partition, byte[] key, byte[] value) throws Exception {
+        if (!INJECT_DUPLICATE) {
+            return;
+        }
+        try (KafkaProducer<byte[], byte[]> p = producer(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                ProducerConfig.ACKS_CONFIG, "all")) {
+            p.send(new ProducerRecord<>(topic, partition, key, value)).get();
+        }
+    }
+
+    /** acks=0 gets no answer: waits (up to 10 s) until the end offsets add up to n records. */
+    static void settle(String topic, int nparts, int n) throws Exception {
+        try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+            long deadline = System.currentTimeMillis() + 10000;
+            while (c.endOffsets(partitions(topic, nparts)).values().stream().mapToLong(Long::longValue).sum() < n
+                    && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Reads every partition of the topic from the beginning until the
+     * consumer's position (which moves past transaction markers) reaches the
+     * end offsets taken first: the high watermarks, the last stable offsets
+     * under read_committed. Fails after timeoutMs.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, int nparts, long timeoutMs, Object... kv) {
         try (KafkaConsumer<byte[], byte[]> c = consumer(kv)) {
             List<TopicPartition> tps = partitions(topic, nparts);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
             c.assign(tps);
             c.seekToBeginning(tps);
-            List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-            long deadline = System.currentTimeMillis() + timeoutMs;
-            Map<TopicPartition, Long> end = c.endOffsets(tps);
-            while (true) {
-                boolean atEnd = true;
-                for (TopicPartition tp : tps) {
-                    if (c.position(tp) < end.get(tp)) {
-                        atEnd = false;
-                    }
-                }
-                if (atEnd && out.size() >= minRecords) {
-                    return out;
-                }
-                if (atEnd) {
-                    end = c.endOffsets(tps); // more may still arrive (acks=0)
-                }
-                check(System.currentTimeMillis() < deadline,
-                        "read %d records of %s in %d ms, wanted %d (end offsets %s)", out.size(), topic, timeoutMs,
-                        minRecords, end);
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    out.add(r);
+            return pollToEnd(c, end, timeoutMs, "reader of " + topic);
+        }
+    }
+
+    /**
+     * Polls c until its position in every partition of end has reached the
+     * end offset (a group member: once it holds the partitions); returns the
+     * records; fails after timeoutMs.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> pollToEnd(KafkaConsumer<byte[], byte[]> c, Map<TopicPartition, Long> end,
+            long timeoutMs, String who) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (true) {
+            Map<TopicPartition, String> behind = new TreeMap<>(Comparator.comparing(TopicPartition::partition));
+            Set<TopicPartition> mine = c.assignment();
+            for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+                long pos = mine.contains(e.getKey()) ? c.position(e.getKey()) : -1;
+                if (pos < e.getValue()) {
+                    behind.put(e.getKey(), pos + "/" + e.getValue());
                 }
             }
+            if (behind.isEmpty()) {
+                return out;
+            }
+            check(System.currentTimeMillis() < deadline, "%s read %d records in %d ms, not at the end offsets "
+                    + "(position/end): %s", who, out.size(), timeoutMs, behind);
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                out.add(r);
+            }
+        }
+    }
+
+    /** The values read must be exactly want, as a multiset. */
+    static void exactly(Collection<String> want, List<ConsumerRecord<byte[], byte[]>> got, String what) {
+        Map<String, Integer> extra = new TreeMap<>();
+        Map<String, Integer> missing = new TreeMap<>();
+        for (ConsumerRecord<byte[], byte[]> r : got) {
+            extra.merge(s(r.value()), 1, Integer::sum);
+        }
+        for (String w : want) {
+            if (extra.merge(w, -1, Integer::sum) == 0) {
+                extra.remove(w);
+            }
+        }
+        extra.forEach((k, v) -> {
+            if (v < 0) {
+                missing.put(k, -v);
+            }
+        });
+        extra.values().removeIf(v -> v < 0);
+        check(extra.isEmpty() && missing.isEmpty(), "%s: read %d records, produced %d: missing %s, extra %s", what,
+                got.size(), want.size(), missing, extra);
+    }
+
+    static Map<TopicPartition, Long> endOffsets(String topic, int nparts) {
+        try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+            return c.endOffsets(partitions(topic, nparts));
+        }
+    }
+
+    /** The group's committed offsets must be end (none for an empty partition). */
+    static void committedAtEnd(String group, Map<TopicPartition, Long> end) throws Exception {
+        try (Admin a = admin()) {
+            Map<TopicPartition, OffsetAndMetadata> off = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            Map<TopicPartition, Long> got = new HashMap<>();
+            off.forEach((tp, om) -> {
+                if (end.containsKey(tp) && om != null) {
+                    got.put(tp, om.offset());
+                }
+            });
+            Map<TopicPartition, Long> want = new HashMap<>(end);
+            want.values().removeIf(v -> v == 0);
+            got.entrySet().removeIf(e -> e.getValue() == 0 && !want.containsKey(e.getKey()));
+            check(got.equals(want), "group %s committed %s, want the end offsets %s", group, got, want);
         }
     }
 
@@ -403,13 +489,14 @@ public final class Compat {
             }
         }
         check(sent.size() > 1, "all 100 keyed records went to one partition: %s", sent.keySet());
-        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 3, 100, 20000);
+        inject(topic, null, b("key-9"), b("value-99-" + "x".repeat(149)));
+        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 3, 20000);
         Map<Integer, List<String>> read = new TreeMap<>();
         for (ConsumerRecord<byte[], byte[]> r : got) {
             read.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(s(r.value()));
             check(s(r.key()).startsWith("key-"), "bad key %s", s(r.key()));
         }
-        check(got.size() == 100, "read %d records, want 100", got.size());
+        check(got.size() == 100, "read %d records to the end offsets, produced 100", got.size());
         check(read.equals(sent), "records read differ from those sent (per partition order)");
         // Keys are hashed with murmur2: the same key always on the same partition.
         Map<String, Integer> keyPart = new HashMap<>();
@@ -441,8 +528,12 @@ public final class Compat {
                 }
             }
         }
-        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, n, 20000);
-        check(got.size() == n, "read %d records, want %d", got.size(), n);
+        if ("0".equals(acks)) {
+            settle(topic, 1, n);
+        }
+        inject(topic, 0, b("k" + (n - 1)), b("v" + (n - 1)));
+        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, 20000);
+        check(got.size() == n, "read %d records to the end offset, produced %d", got.size(), n);
         for (int i = 0; i < n; i++) {
             check(("v" + i).equals(s(got.get(i).value())) && got.get(i).offset() == i, "record %d: offset %d value %s", i,
                     got.get(i).offset(), s(got.get(i).value()));
@@ -474,8 +565,9 @@ public final class Compat {
             }
             p.flush();
         }
-        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, recs.size(), 20000);
-        check(got.size() == recs.size(), "read %d records, want %d", got.size(), recs.size());
+        inject(topic, 0, binary, binary);
+        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 1, 20000);
+        check(got.size() == recs.size(), "read %d records to the end offset, produced %d", got.size(), recs.size());
         for (int i = 0; i < recs.size(); i++) {
             ProducerRecord<byte[], byte[]> want = recs.get(i);
             ConsumerRecord<byte[], byte[]> r = got.get(i);
@@ -494,27 +586,25 @@ public final class Compat {
         }
     }
 
-    static void produceValues(String topic, String prefix, int from, int to) throws Exception {
+    /** Sends prefix+i keyed k+i for i in [from, to) and returns the values sent. */
+    static List<String> produceValues(String topic, String prefix, int from, int to) throws Exception {
+        List<String> sent = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> p = producer()) {
             for (int i = from; i < to; i++) {
                 p.send(new ProducerRecord<>(topic, b("k" + i), b(prefix + i)));
+                sent.add(prefix + i);
             }
             p.flush();
         }
+        inject(topic, null, b("k" + (to - 1)), b(prefix + (to - 1)));
+        return sent;
     }
 
-    /** Polls the group consumer until it has n records (or fails at the deadline). */
-    static List<ConsumerRecord<byte[], byte[]>> pollN(KafkaConsumer<byte[], byte[]> c, int n, long timeoutMs) {
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        long deadline = System.currentTimeMillis() + timeoutMs;
-        while (out.size() < n) {
-            check(System.currentTimeMillis() < deadline, "group member read %d records in %d ms, wanted %d",
-                    out.size(), timeoutMs, n);
-            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                out.add(r);
-            }
-        }
-        return out;
+    /** A group member subscribed to topic, its partitions read to the end offsets. */
+    static List<ConsumerRecord<byte[], byte[]>> memberReadsToEnd(KafkaConsumer<byte[], byte[]> c, String topic,
+            Map<TopicPartition, Long> end, String who) {
+        c.subscribe(List.of(topic));
+        return pollToEnd(c, end, 30000, who);
     }
 
     static void groupConsumeCommit() throws Exception {
@@ -523,35 +613,23 @@ public final class Compat {
         try (Admin a = admin()) {
             createTopic(a, topic, 3, null);
         }
-        produceValues(topic, "a", 0, 30);
+        List<String> first = produceValues(topic, "a", 0, 30);
+        Map<TopicPartition, Long> end = endOffsets(topic, 3);
         try (KafkaConsumer<byte[], byte[]> c = consumer(ConsumerConfig.GROUP_ID_CONFIG, group)) {
-            c.subscribe(List.of(topic));
-            List<ConsumerRecord<byte[], byte[]>> got = pollN(c, 30, 30000);
+            List<ConsumerRecord<byte[], byte[]>> got = memberReadsToEnd(c, topic, end, "first member");
+            exactly(first, got, "first member");
             c.commitSync();
-            Set<String> vals = new HashSet<>();
-            got.forEach(r -> vals.add(s(r.value())));
-            check(got.size() == 30 && vals.size() == 30, "first member read %d records (%d distinct), want 30",
-                    got.size(), vals.size());
-            Map<TopicPartition, OffsetAndMetadata> committed = c.committed(new HashSet<>(partitions(topic, 3)));
-            long sum = 0;
-            for (OffsetAndMetadata om : committed.values()) {
-                sum += om == null ? 0 : om.offset();
-            }
-            check(sum == 30, "committed offsets %s add up to %d, want 30", committed, sum);
         }
-        produceValues(topic, "b", 30, 50);
+        committedAtEnd(group, end);
+        List<String> second = produceValues(topic, "b", 30, 50);
+        Map<TopicPartition, Long> end2 = endOffsets(topic, 3);
         try (KafkaConsumer<byte[], byte[]> c = consumer(ConsumerConfig.GROUP_ID_CONFIG, group)) {
-            c.subscribe(List.of(topic));
-            List<ConsumerRecord<byte[], byte[]>> got = pollN(c, 20, 30000);
-            // Nothing more should come.
-            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
-                got.add(r);
-            }
-            for (ConsumerRecord<byte[], byte[]> r : got) {
-                check(s(r.value()).startsWith("b"), "second member re-read %s (before the commit)", s(r.value()));
-            }
-            check(got.size() == 20, "second member read %d records, want 20", got.size());
+            List<ConsumerRecord<byte[], byte[]>> got = memberReadsToEnd(c, topic, end2, "second member");
+            // Nothing before the commit may come again.
+            exactly(second, got, "second member");
+            c.commitSync();
         }
+        committedAtEnd(group, end2);
     }
 
     static void rebalance(String protocol) throws Exception {
@@ -647,16 +725,10 @@ public final class Compat {
                 }
                 p.flush();
             }
-            deadline = System.currentTimeMillis() + 30000;
-            while (read.get(0).size() + read.get(1).size() < n) {
-                if (!errors.isEmpty()) {
-                    throw new AssertionError("member failed: " + describe(errors.values().iterator().next()));
-                }
-                check(System.currentTimeMillis() < deadline, "members read %d + %d records in 30 s, want %d in all",
-                        read.get(0).size(), read.get(1).size(), n);
-                Thread.sleep(50);
-            }
-            Thread.sleep(500);
+            inject(topic, 0, b("k" + (n - nparts)), b("v" + (n - nparts)));
+            Map<TopicPartition, Long> end = endOffsets(topic, nparts);
+            awaitGroupAtEnd(read, end, errors, 0);
+            awaitCommitted(group, end, errors);
             Set<String> all = new HashSet<>();
             for (int m = 0; m < 2; m++) {
                 Set<TopicPartition> mine = m == 0 ? a0 : a1;
@@ -687,13 +759,10 @@ public final class Compat {
                 }
                 p.flush();
             }
-            deadline = System.currentTimeMillis() + 30000;
-            while (read.get(0).size() < before + 100) {
-                check(System.currentTimeMillis() < deadline, "after member 1 left, member 0 read %d of 100 new records",
-                        read.get(0).size() - before);
-                Thread.sleep(50);
-            }
-            Thread.sleep(300);
+            inject(topic, 0, b("k" + (n + 100 - nparts)), b("v" + (n + 100 - nparts)));
+            Map<TopicPartition, Long> end2 = endOffsets(topic, nparts);
+            awaitGroupAtEnd(read, end2, errors, before);
+            awaitCommitted(group, end2, errors);
             List<ConsumerRecord<byte[], byte[]>> after = new ArrayList<>(read.get(0).subList(before, read.get(0).size()));
             Set<String> vals = new HashSet<>();
             after.forEach(r -> vals.add(s(r.value())));
@@ -704,6 +773,59 @@ public final class Compat {
             for (Thread t : threads) {
                 t.join(15000);
             }
+        }
+    }
+
+    /**
+     * Waits (30 s) until the members' records (from index from of member 0's
+     * on) reach the end offsets in every partition: the group's position is
+     * past the last record read, the topic holding no transaction markers.
+     */
+    static void awaitGroupAtEnd(Map<Integer, List<ConsumerRecord<byte[], byte[]>>> read, Map<TopicPartition, Long> end,
+            Map<Integer, Throwable> errors, int from) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 30000;
+        while (true) {
+            check(errors.isEmpty(), "member failed: %s", errors.isEmpty() ? "" : describe(errors.values().iterator().next()));
+            Map<TopicPartition, Long> pos = new HashMap<>();
+            for (Map.Entry<Integer, List<ConsumerRecord<byte[], byte[]>>> m : read.entrySet()) {
+                List<ConsumerRecord<byte[], byte[]>> rs;
+                synchronized (m.getValue()) {
+                    rs = new ArrayList<>(m.getValue());
+                }
+                for (ConsumerRecord<byte[], byte[]> r : rs) {
+                    pos.merge(new TopicPartition(r.topic(), r.partition()), r.offset() + 1, Math::max);
+                }
+            }
+            Map<TopicPartition, String> behind = new TreeMap<>(Comparator.comparing(TopicPartition::partition));
+            end.forEach((tp, e) -> {
+                long p = pos.getOrDefault(tp, 0L);
+                if (p < e) {
+                    behind.put(tp, p + "/" + e);
+                }
+            });
+            if (behind.isEmpty()) {
+                return;
+            }
+            check(System.currentTimeMillis() < deadline, "members not at the end offsets in 30 s (position/end): %s; "
+                    + "read %d + %d", behind, read.get(0).size() - from, read.get(1).size());
+            Thread.sleep(50);
+        }
+    }
+
+    /** Waits (15 s) until the group's committed offsets are the end offsets: the members commit as they poll. */
+    static void awaitCommitted(String group, Map<TopicPartition, Long> end, Map<Integer, Throwable> errors) throws Exception {
+        long deadline = System.currentTimeMillis() + 15000;
+        while (true) {
+            check(errors.isEmpty(), "member failed: %s", errors.isEmpty() ? "" : describe(errors.values().iterator().next()));
+            try {
+                committedAtEnd(group, end);
+                return;
+            } catch (AssertionError e) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+            }
+            Thread.sleep(100);
         }
     }
 
@@ -767,10 +889,10 @@ public final class Compat {
         TopicPartition tp = new TopicPartition(topic, 0);
         try (Admin a = admin()) {
             createTopic(a, topic, 1, null);
-            produceValues(topic, "v", 0, 20);
+            List<String> sent = produceValues(topic, "v", 0, 20);
+            Map<TopicPartition, Long> end = endOffsets(topic, 1);
             try (KafkaConsumer<byte[], byte[]> c = consumer(ConsumerConfig.GROUP_ID_CONFIG, group)) {
-                c.subscribe(List.of(topic));
-                pollN(c, 20, 30000);
+                exactly(sent, memberReadsToEnd(c, topic, end, "first member"), "first member");
                 c.commitSync();
             }
             Map<TopicPartition, OffsetAndMetadata> before = a.listConsumerGroupOffsets(group)
@@ -783,10 +905,10 @@ public final class Compat {
             check(after.get(tp) != null && after.get(tp).offset() == 5 && "reset by compat".equals(after.get(tp).metadata()),
                     "committed after reset: %s, want 5 with metadata", after);
             try (KafkaConsumer<byte[], byte[]> c = consumer(ConsumerConfig.GROUP_ID_CONFIG, group)) {
-                c.subscribe(List.of(topic));
-                List<ConsumerRecord<byte[], byte[]>> got = pollN(c, 15, 30000);
-                check(got.get(0).offset() == 5, "next member started at offset %d, want 5", got.get(0).offset());
-                check(got.size() == 15, "next member read %d, want 15", got.size());
+                List<ConsumerRecord<byte[], byte[]>> got = memberReadsToEnd(c, topic, end, "next member");
+                check(!got.isEmpty() && got.get(0).offset() == 5, "next member started at offset %s, want 5",
+                        got.isEmpty() ? "none" : got.get(0).offset());
+                exactly(sent.subList(5, 20), got, "next member");
             }
             // Deleting the group's offsets (the member has left) works too.
             a.deleteConsumerGroupOffsets(group, Set.of(tp)).all().get();
@@ -868,8 +990,9 @@ public final class Compat {
                 f.get();
             }
         }
-        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 3, n, 20000);
-        check(got.size() == n, "read %d records, want %d", got.size(), n);
+        inject(topic, (n - 1) % 3, b("k" + (n - 1)), b("v" + (n - 1)));
+        List<ConsumerRecord<byte[], byte[]>> got = readAll(topic, 3, 20000);
+        check(got.size() == n, "read %d records to the end offsets, produced %d", got.size(), n);
         Map<Integer, Integer> next = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : got) {
             int i = Integer.parseInt(s(r.value()).substring(1));
@@ -904,6 +1027,7 @@ public final class Compat {
             }
             p.commitTransaction();
         }
+        inject(topic, 1, b("k3"), b("committed2-3"));
         checkCommittedReads(topic);
         // An open transaction holds read_committed at the last stable offset;
         // offsets sent to a transaction count only when it commits.
@@ -940,10 +1064,23 @@ public final class Compat {
     }
 
     static void checkCommittedReads(String topic) {
-        List<ConsumerRecord<byte[], byte[]>> rc = readAll(topic, 2, 14, 20000,
+        List<ConsumerRecord<byte[], byte[]>> rc = readAll(topic, 2, 20000,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<ConsumerRecord<byte[], byte[]>> ru = readAll(topic, 2, 21, 20000,
+        List<ConsumerRecord<byte[], byte[]>> ru = readAll(topic, 2, 20000,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+        List<String> committed = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            committed.add("committed-" + i);
+        }
+        for (int i = 0; i < 4; i++) {
+            committed.add("committed2-" + i);
+        }
+        exactly(committed, rc, "read_committed");
+        List<String> all = new ArrayList<>(committed);
+        for (int i = 0; i < 7; i++) {
+            all.add("aborted-" + i);
+        }
+        exactly(all, ru, "read_uncommitted");
         List<String> rcv = new ArrayList<>();
         rc.forEach(r -> rcv.add(s(r.value())));
         Collections.sort(rcv);

@@ -150,15 +150,28 @@ public final class WordCount {
             }
             pr.flush();
         }
+        // The mutation hook: one more copy of the last line, through a plain producer of its own.
+        if (Compat.INJECT_DUPLICATE) {
+            try (KafkaProducer<String, String> pr = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+                pr.send(new ProducerRecord<>(topic, "line-" + (lines.length - 1), lines[lines.length - 1])).get();
+            }
+        }
     }
 
-    /** Reads topic (read_committed) from the start until the latest value per key equals want. */
+    /**
+     * Reads topic (read_committed) from the start until the latest count per
+     * word equals want, then on to the end offsets (the last stable
+     * offsets): with exactly_once_v2 and no record cache every count update
+     * reaches the output once, so each word's values read must be exactly 1,
+     * 2, ..., want. A count above want fails at once.
+     */
     static Map<String, Long> awaitCounts(String topic, Map<String, Long> want, long timeoutMs, KafkaStreams ks)
             throws Exception {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         Map<String, Long> latest = new TreeMap<>();
+        Map<String, List<Long>> seq = new TreeMap<>();
         try (KafkaConsumer<String, Long> c = new KafkaConsumer<>(p, new StringDeserializer(), new LongDeserializer())) {
             List<TopicPartition> tps = new ArrayList<>();
             c.partitionsFor(topic).forEach(pi -> tps.add(new TopicPartition(topic, pi.partition())));
@@ -166,20 +179,26 @@ public final class WordCount {
             c.seekToBeginning(tps);
             long deadline = System.currentTimeMillis() + timeoutMs;
             while (true) {
-                for (ConsumerRecord<String, Long> r : c.poll(Duration.ofMillis(200))) {
-                    latest.put(r.key(), r.value());
-                }
+                poll(c, latest, seq, want);
                 if (latest.equals(want)) {
-                    // Read on to the end: no count may overshoot.
+                    // Read on to the end: no count may overshoot, none come twice.
                     Map<TopicPartition, Long> end = c.endOffsets(tps);
                     for (TopicPartition tp : tps) {
                         while (c.position(tp) < end.get(tp)) {
-                            for (ConsumerRecord<String, Long> r : c.poll(Duration.ofMillis(200))) {
-                                latest.put(r.key(), r.value());
-                            }
+                            Compat.check(System.currentTimeMillis() < deadline, "%s not read to its end offsets %s in %d ms",
+                                    topic, end, timeoutMs);
+                            poll(c, latest, seq, want);
                         }
                     }
                     if (latest.equals(want)) {
+                        for (Map.Entry<String, List<Long>> e : seq.entrySet()) {
+                            List<Long> w = new ArrayList<>();
+                            for (long i = 1; i <= want.get(e.getKey()); i++) {
+                                w.add(i);
+                            }
+                            Compat.check(e.getValue().equals(w), "%s: the counts of %s read %s, want %s (each update once)",
+                                    topic, e.getKey(), e.getValue(), w);
+                        }
                         return latest;
                     }
                 }
@@ -188,6 +207,17 @@ public final class WordCount {
                 Compat.check(System.currentTimeMillis() < deadline, "%s after %d ms: %s, want %s", topic, timeoutMs,
                         latest, want);
             }
+        }
+    }
+
+    static void poll(KafkaConsumer<String, Long> c, Map<String, Long> latest, Map<String, List<Long>> seq,
+            Map<String, Long> want) {
+        for (ConsumerRecord<String, Long> r : c.poll(Duration.ofMillis(200))) {
+            latest.put(r.key(), r.value());
+            seq.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value());
+            Long w = want.get(r.key());
+            Compat.check(w != null && r.value() <= w, "count of %s reached %d at %s@%d, want %s at most", r.key(),
+                    r.value(), r.partition(), r.offset(), w);
         }
     }
 
