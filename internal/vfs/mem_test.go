@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -155,5 +156,40 @@ func TestOSFSRoundTrip(t *testing.T) {
 	defer f.Close()
 	if _, ok := f.(OSFile); !ok {
 		t.Fatal("OS file does not expose *os.File")
+	}
+}
+
+// MkdirAllDurable syncs the parent of each directory it creates, deepest
+// first, and nothing when the directory exists.
+func TestMkdirAllDurableSyncsNewParents(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/a"); err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	ff := NewFaulty(m, func(op Op, name string) error {
+		if op == OpSyncDir {
+			synced = append(synced, name)
+		}
+		return nil
+	})
+	if err := MkdirAllDurable(ff, "/a/b/c"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/a/b", "/a"}; !slices.Equal(synced, want) {
+		t.Fatalf("synced %v, want %v", synced, want)
+	}
+	if ok, _ := m.Exists("/a/b/c"); !ok {
+		t.Fatal("directory not created")
+	}
+	synced = nil
+	if err := MkdirAllDurable(ff, "/a/b/c/"); err != nil || len(synced) != 0 {
+		t.Fatalf("existing directory: synced %v, err %v", synced, err)
+	}
+	if err := MkdirAllDurable(ff, "/x"); err != nil || !slices.Equal(synced, []string{"/"}) {
+		t.Fatalf("directory under the root: synced %v, err %v", synced, err)
+	}
+	if err := MkdirAllDurable(OS, t.TempDir()+"/p/q"); err != nil {
+		t.Fatal(err)
 	}
 }

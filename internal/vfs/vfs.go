@@ -135,6 +135,34 @@ func (osFS) SyncDir(dir string) error {
 	return err
 }
 
+// MkdirAllDurable creates dir and any missing parents, as MkdirAll does,
+// and syncs the parent of every directory it created, deepest first, so the
+// whole path survives a crash once it returns: a new directory's name, like
+// a new file's, is durable only after its parent is synced. A directory that
+// already exists costs one Exists and no sync.
+func MkdirAllDurable(fsys FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		ok, err := fsys.Exists(d)
+		if err != nil {
+			return err
+		}
+		if ok || filepath.Dir(d) == d {
+			break
+		}
+		created = append(created, d)
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteFileAtomic replaces name with data so that after a crash either the
 // old or the new content is there, never a mix: write a temporary file,
 // sync it, rename it over name, sync the directory.
