@@ -12,6 +12,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // ManagerConfig holds the broker-level log settings, with Kafka's names.
@@ -75,13 +76,13 @@ type Manager struct {
 	}
 }
 
-// NewManager creates the data directory if needed. It opens no log; call
-// OpenLog per partition (the broker knows which exist from metadata), then
-// Start.
+// NewManager creates the data directory if needed, durably (with its
+// missing parents). It opens no log; call OpenLog per partition (the broker
+// knows which exist from metadata), then Start.
 func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	cfg.fill()
 	opts.fill()
-	if err := opts.FS.MkdirAll(cfg.Dir); err != nil {
+	if err := vfs.MkdirAllDurable(opts.FS, cfg.Dir); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", cfg.Dir, err)
 	}
 	m := &Manager{cfg: cfg, opts: opts, throttle: NewThrottle(cfg.CleanerIOBytesPerSecond, opts.Clock)}

@@ -194,3 +194,32 @@ func TestManagerCleansCompactedLogs(t *testing.T) {
 		t.Fatalf("%d of 300 records left after cleaning", len(offs))
 	}
 }
+
+// Every directory the Manager and a new log create is synced into its
+// parent before the log is used: the data directory with its missing
+// parents, then the partition directory.
+func TestNewDirectoriesAreSyncedIntoTheirParents(t *testing.T) {
+	mem := vfs.NewMem()
+	var synced []string
+	fsys := vfs.NewFaulty(mem, func(op vfs.Op, name string) error {
+		if op == vfs.OpSyncDir {
+			synced = append(synced, name)
+		}
+		return nil
+	})
+	m, err := NewManager(ManagerConfig{Dir: "/var/samsa/data"}, Options{FS: fsys, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if want := []string{"/var/samsa", "/var", "/"}; !slices.Equal(synced, want) {
+		t.Fatalf("NewManager synced %v, want %v", synced, want)
+	}
+	synced = nil
+	if _, err := m.OpenLog(model.TopicPartition{Topic: "t", Partition: 0}, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) == 0 || synced[0] != "/var/samsa/data" {
+		t.Fatalf("opening a new log synced %v first, want the data directory", synced)
+	}
+}
