@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +29,7 @@ func content(t *testing.T, m FS, name string) string {
 
 func TestMemCrashKeepsSyncedData(t *testing.T) {
 	m := NewMem()
-	if err := m.MkdirAll("/d"); err != nil {
+	if err := MkdirAllDurable(m, "/d"); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := m.Create("/d/a")
@@ -54,7 +56,7 @@ func TestMemCrashKeepsSyncedData(t *testing.T) {
 
 func TestMemNamesNeedSyncDir(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d")
+	MkdirAllDurable(m, "/d")
 	f, _ := m.Create("/d/a")
 	write(t, f, 0, "x")
 	f.Sync()
@@ -74,6 +76,97 @@ func TestMemNamesNeedSyncDir(t *testing.T) {
 	c = m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 2)))
 	if got := content(t, c, "/d/b"); got != "x" {
 		t.Fatalf("renamed file holds %q", got)
+	}
+}
+
+// crashStates takes crash images of m with every seed and reports which of
+// the names exist in each, as a set of states like "/d /d/e".
+func crashStates(m *Mem, mode CrashMode, names ...string) map[string]bool {
+	states := map[string]bool{}
+	for seed := range uint64(64) {
+		c := m.CrashClone(mode, rand.New(rand.NewPCG(seed, 4)))
+		var have []string
+		for _, n := range names {
+			if ok, _ := c.Exists(n); ok {
+				have = append(have, n)
+			}
+		}
+		states[strings.Join(have, " ")] = true
+	}
+	return states
+}
+
+func setOf(states ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range states {
+		out[s] = true
+	}
+	return out
+}
+
+// A directory's name is durable only once its parent is synced; a crash
+// before may keep it or lose it, and a lost directory takes its synced
+// files along.
+func TestMemDirectoryNeedsParentSync(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d/e"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/e/a")
+	write(t, f, 0, "x")
+	f.Sync()
+	m.SyncDir("/d/e")
+	names := []string{"/d", "/d/e", "/d/e/a"}
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf(""); !maps.Equal(got, want) {
+		t.Fatalf("unsynced directories after a crash that loses everything unsynced: %v", got)
+	}
+	if got, want := crashStates(m, CrashTorn, names...), setOf("", "/d", "/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced directories after torn crashes: %v, want both ways %v", got, want)
+	}
+	m.SyncDir("/")
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf("/d"); !maps.Equal(got, want) {
+		t.Fatalf("parent synced, not the directory between: %v", got)
+	}
+	m.SyncDir("/d")
+	if got, want := crashStates(m, CrashTorn, names...), setOf("/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("after syncing every parent: %v", got)
+	}
+	if got := content(t, m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 1))), "/d/e/a"); got != "x" {
+		t.Fatalf("synced file in a synced directory holds %q", got)
+	}
+}
+
+// A removed directory is gone for sure only once its parent is synced;
+// until then a crash may bring it back as it last was durable. Made again
+// under the same name, it is a new, empty directory.
+func TestMemDirectoryRemovalNeedsParentSync(t *testing.T) {
+	m := NewMem()
+	if err := MkdirAllDurable(m, "/d/e"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/e/a")
+	write(t, f, 0, "x")
+	f.Sync()
+	m.SyncDir("/d/e")
+	if err := m.Remove("/d"); err == nil {
+		t.Fatal("removed a directory holding a directory")
+	}
+	if err := m.RemoveAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"/d", "/d/e", "/d/e/a"}
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf("/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced removal: %v", got)
+	}
+	if got, want := crashStates(m, CrashTorn, names...), setOf("", "/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced removal, torn crashes: %v, want both ways %v", got, want)
+	}
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncDir("/")
+	if got, want := crashStates(m, CrashTorn, names...), setOf("/d"); !maps.Equal(got, want) {
+		t.Fatalf("directory made again: %v, want it empty", got)
 	}
 }
 
