@@ -216,7 +216,8 @@ func (a *appended) append(t fataler, l *Log, batch []byte) (AppendResult, error)
 	a.end = max(a.end, h.NextOffset())
 	res, err := l.AppendAsLeader(batch, 0)
 	if err == nil && (res.FirstOffset != base || !bytes.Equal(batch, want)) {
-		t.Fatalf("append at log end %d: got offset %d, batch rewritten to %x, want %x", base, res.FirstOffset, batch, want)
+		t.Fatalf("append at log end %d: got offset %d, batch rewritten other than as offset %d epoch 0 (first difference at byte %d)",
+			base, res.FirstOffset, base, firstDifference(batch, want))
 	}
 	return res, err
 }
@@ -237,8 +238,13 @@ func (a *appended) check(t fataler, l *Log, durable int64) {
 	next := int64(-1)
 	for _, b := range readBatches(t, l) {
 		h, _ := record.ParseHeader(b)
-		if want, ok := a.batches[h.BaseOffset]; !ok || !bytes.Equal(b, want) {
-			t.Fatalf("batch at %d (%d bytes) is not the batch appended there (%d bytes)", h.BaseOffset, len(b), len(want))
+		want, ok := a.batches[h.BaseOffset]
+		if !ok {
+			t.Fatalf("batch at %d: no batch was appended there", h.BaseOffset)
+		}
+		if !bytes.Equal(b, want) {
+			t.Fatalf("batch at %d is not the batch appended there (%d bytes, appended %d, first difference at byte %d)",
+				h.BaseOffset, len(b), len(want), firstDifference(b, want))
 		}
 		if next >= 0 && h.BaseOffset != next {
 			t.Fatalf("batch at %d follows a batch ending at %d", h.BaseOffset, next)
@@ -286,4 +292,13 @@ func readBatches(t fataler, l *Log) [][]byte {
 		off = next
 	}
 	return out
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
