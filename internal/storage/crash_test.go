@@ -45,6 +45,11 @@ type crashWorkload struct {
 	durable  int64
 	logStart int64
 	point    int
+
+	// When an operation fails, failed is the log it failed on, left open
+	// (closed if Close failed), and before its offsets just before.
+	failed *Log
+	before Offsets
 }
 
 func newCrashWorkload(t *testing.T, seed uint64) *crashWorkload {
@@ -80,12 +85,14 @@ func (w *crashWorkload) run(steps int, onSync func(w *crashWorkload) error) erro
 		return err
 	}
 	for i := range steps {
+		w.before = l.Offsets()
 		if err := w.step(l, i); err != nil {
-			l.Close()
+			w.failed = l
 			return err
 		}
 		if w.rng.IntN(40) == 0 {
 			if err := w.close(l); err != nil {
+				w.failed = l
 				return err
 			}
 			if l, err = open(); err != nil {
@@ -93,7 +100,12 @@ func (w *crashWorkload) run(steps int, onSync func(w *crashWorkload) error) erro
 			}
 		}
 	}
-	return w.close(l)
+	w.before = l.Offsets()
+	if err := w.close(l); err != nil {
+		w.failed = l
+		return err
+	}
+	return nil
 }
 
 // close closes l: a clean close flushes, so everything appended is durable.
@@ -209,7 +221,8 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 
 // TestFailedSyncAtEveryPoint fails the k-th sync instead: the workload must
 // see the error (the batch is not acknowledged), the log must refuse further
-// writes, and whatever a crash then leaves must satisfy the same checks.
+// writes (checkFailed), and whatever a crash then leaves must satisfy the
+// same checks as TestCrashAtEverySyncPoint's images.
 func TestFailedSyncAtEveryPoint(t *testing.T) {
 	total := 0
 	{
@@ -223,6 +236,7 @@ func TestFailedSyncAtEveryPoint(t *testing.T) {
 	if testing.Short() {
 		stride = 7
 	}
+	refused := 0
 	for k := 1; k <= total; k += stride {
 		w := newCrashWorkload(t, 42)
 		var img crashImage
@@ -240,7 +254,58 @@ func TestFailedSyncAtEveryPoint(t *testing.T) {
 		if !errors.Is(err, vfs.ErrInjected) {
 			t.Fatalf("sync point %d: unexpected error %v", k, err)
 		}
+		if w.failed != nil {
+			refused += w.checkFailed(t, k)
+		}
 		img.fs = w.mem.CrashClone(vfs.CrashTorn, rng)
 		w.checkImage(t, img)
 	}
+	// Most sync points are in appends, syncs and retention on an open log;
+	// the rest in Open and Close.
+	if refused < total/(2*stride) {
+		t.Fatalf("only %d of %d failed sync points left an open log to check", refused, total/stride)
+	}
+	t.Logf("%d sync points failed, %d on an open log", total/stride, refused)
+}
+
+// checkFailed checks the log an operation failed on, as the package
+// documents a failed log: it refuses writes with ErrLogFailed (wrapping the
+// I/O error) until reopened; its recovery point and log end stay where they
+// were before the failed operation; reads still serve every batch up to the
+// log end, unsynced ones included, exactly as appended. A log whose Close
+// failed is closed all the same. Then it is closed, without the clean mark.
+//
+// It returns 1 if the log was open, 0 if the failure had closed it.
+func (w *crashWorkload) checkFailed(t *testing.T, k int) int {
+	t.Helper()
+	l := w.failed
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("sync point %d failed: %s", k, fmt.Sprintf(format, args...))
+	}
+	_, err := l.AppendAsLeader(makeBatch(t, 1, 1, "refused", 1), 0)
+	if errors.Is(err, ErrClosed) {
+		return 0 // Close failed: the log is closed, as after any Close
+	}
+	if !errors.Is(err, ErrLogFailed) || !errors.Is(err, vfs.ErrInjected) {
+		fail("append after the failure: %v, want ErrLogFailed wrapping the injected fault", err)
+	}
+	if err := l.Roll(); !errors.Is(err, ErrLogFailed) {
+		fail("roll after the failure: %v, want ErrLogFailed", err)
+	}
+	o := l.Offsets()
+	if o.RecoveryPoint != w.before.RecoveryPoint || o.LogEndOffset != w.before.LogEndOffset {
+		fail("recovery point %d and log end %d after the failure, %d and %d before",
+			o.RecoveryPoint, o.LogEndOffset, w.before.RecoveryPoint, w.before.LogEndOffset)
+	}
+	if o.LogEndOffset > o.RecoveryPoint {
+		if err := l.Sync(o.LogEndOffset); !errors.Is(err, ErrLogFailed) {
+			fail("sync after the failure: %v, want ErrLogFailed", err)
+		}
+	}
+	(&appended{batches: w.log.batches, end: o.LogEndOffset}).check(imageFataler{t, fail}, l, o.LogEndOffset)
+	if err := l.Close(); o.LogEndOffset > o.RecoveryPoint && !errors.Is(err, ErrLogFailed) {
+		fail("close with unsynced batches: %v, want ErrLogFailed", err)
+	}
+	return 1
 }
