@@ -255,6 +255,40 @@ func (m *Mem) SyncDir(dir string) error {
 	return nil
 }
 
+// Lock holds name, creating the file if missing, until the returned
+// Closer's Close. A crash image holds no locks: the process that held them
+// is gone.
+func (m *Mem) Lock(name string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name = clean(name)
+	if _, err := m.openLocked(name, true, false); err != nil {
+		return nil, err
+	}
+	if m.locks[name] {
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: ErrLocked}
+	}
+	m.locks[name] = true
+	return &memLock{fs: m, name: name}, nil
+}
+
+type memLock struct {
+	fs       *Mem
+	name     string
+	released bool
+}
+
+func (l *memLock) Close() error {
+	l.fs.mu.Lock()
+	defer l.fs.mu.Unlock()
+	if l.released {
+		return &fs.PathError{Op: "unlock", Path: l.name, Err: fs.ErrClosed}
+	}
+	l.released = true
+	delete(l.fs.locks, l.name)
+	return nil
+}
+
 // CrashMode says what a crash does to bytes written since the last sync.
 type CrashMode int
 

@@ -286,3 +286,54 @@ func TestMkdirAllDurableSyncsNewParents(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// testLock checks Lock on fsys: a second Lock of a held name fails at once
+// with ErrLocked, and Close lets the next one in.
+func testLock(t *testing.T, fsys FS, name string) {
+	t.Helper()
+	first, err := fsys.Lock(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock of a held name: %v, want ErrLocked", err)
+	}
+	if ok, _ := fsys.Exists(name); !ok {
+		t.Fatal("Lock did not create the file")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := fsys.Lock(name)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	again.Close()
+}
+
+func TestMemLock(t *testing.T) {
+	m := NewMem()
+	MkdirAllDurable(m, "/d")
+	testLock(t, m, "/d/.lock")
+	held, err := m.Lock("/d/.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// A crash frees every lock: the process that held them is gone.
+	c := m.CrashClone(CrashLoseUnsynced, nil)
+	l, err := c.Lock("/d/.lock")
+	if err != nil {
+		t.Fatalf("lock in a crash image: %v", err)
+	}
+	l.Close()
+	if _, err := m.Lock("/missing/.lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock in a missing directory: %v", err)
+	}
+}
+
+// flock locks belong to the open file, so two Locks in one process
+// conflict as two processes' do.
+func TestOSLock(t *testing.T) {
+	testLock(t, OS, t.TempDir()+"/.lock")
+}

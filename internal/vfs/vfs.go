@@ -46,11 +46,20 @@ type FS interface {
 	// SyncDir makes the directory's entries (creations, renames,
 	// removals) durable.
 	SyncDir(dir string) error
+	// Lock takes an exclusive lock on the file name, creating it if
+	// missing, and returns what releases it. It does not wait: while
+	// another holder has the lock (another process, or another Lock in
+	// this one) it fails with an error wrapping ErrLocked. On the OS it is
+	// flock(LOCK_EX|LOCK_NB), released when the process dies.
+	Lock(name string) (io.Closer, error)
 }
 
 // ErrNotExist is returned for missing files. It is fs.ErrNotExist, so
 // errors.Is(err, os.ErrNotExist) works for every FS.
 var ErrNotExist = fs.ErrNotExist
+
+// ErrLocked is wrapped by Lock's error when another holder has the lock.
+var ErrLocked = errors.New("vfs: locked by another holder")
 
 // OS is the real filesystem.
 var OS FS = osFS{}
