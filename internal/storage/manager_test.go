@@ -2,8 +2,12 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -238,5 +242,90 @@ func TestNewDirectoriesAreSyncedIntoTheirParents(t *testing.T) {
 	}
 	if len(synced) == 0 || synced[0] != "/var/samsa/data" {
 		t.Fatalf("opening a new log synced %v first, want the data directory", synced)
+	}
+}
+
+// A Manager locks its data directory until Close: a second one on the same
+// directory fails at once with an error that says why, and the .lock file
+// is not taken for a partition.
+func TestManagerLocksTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*Manager, error) { return NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet}) }
+	m, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	_, err = open()
+	want := "storage: log directory " + dir + " is locked by another process (is another broker running on it?)"
+	if !errors.Is(err, ErrLogDirLocked) || err.Error() != want {
+		t.Fatalf("second manager on %s: %v, want %q", dir, err, want)
+	}
+	tp := model.TopicPartition{Topic: "t", Partition: 0}
+	if _, err := m.OpenLog(tp, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.OnDisk(); err != nil || !slices.Equal(got, []model.TopicPartition{tp}) {
+		t.Fatalf("on disk %v %v", got, err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := open()
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// lockHelperDir, set in the environment, makes the test binary a second
+// process that opens a Manager on the directory and prints the outcome.
+const lockHelperDir = "SAMSA_STORAGE_LOCK_HELPER_DIR"
+
+func TestManagerLockHelperProcess(t *testing.T) {
+	dir := os.Getenv(lockHelperDir)
+	if dir == "" {
+		t.Skip("helper for TestManagerLockRefusesAnotherProcess")
+	}
+	m, err := NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m.Close()
+	fmt.Println("opened")
+}
+
+// The lock holds against another process too, and goes with the Manager
+// that held it.
+func TestManagerLockRefusesAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	second := func() string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestManagerLockHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), lockHelperDir+"="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("helper process: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	m, err := NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := second(); !strings.Contains(out, "storage: log directory "+dir+" is locked by another process (is another broker running on it?)") {
+		t.Fatalf("another process opened a locked directory:\n%s", out)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if out := second(); !strings.Contains(out, "opened") {
+		t.Fatalf("another process after Close:\n%s", out)
 	}
 }
