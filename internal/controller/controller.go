@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // Config configures a Controller.
@@ -69,6 +69,7 @@ type Controller struct {
 	fsm       *fsm
 	store     *raftboltdb.BoltStore
 	transport raft.Transport
+	fs        vfs.FS // the metadata directory's, for the directory syncs: vfs.OS but in tests
 	tasks     *task.Group
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
@@ -157,7 +158,7 @@ func newController(cfg Config) (*Controller, error) {
 	}
 	return &Controller{
 		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,
-		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()),
+		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()), fs: vfs.OS,
 		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1),
 	}, nil
 }
@@ -391,9 +392,12 @@ func (c *Controller) brokerValues(img *metadata.Image) config.Values {
 
 func nodeResource(id model.NodeID) string { return strconv.Itoa(int(id)) }
 
-// mkdirRaft creates the Raft directory.
+// mkdirRaft creates the Raft directory and the metadata directory above it
+// if missing, each synced into its parent: bolt and the snapshot store sync
+// their files, not the directories that hold them, and a crash must not lose
+// the metadata log a broker has acknowledged writes to.
 func (c *Controller) mkdirRaft() error {
-	if err := os.MkdirAll(c.raftDir(), 0o755); err != nil {
+	if err := vfs.MkdirAllDurable(c.fs, c.raftDir()); err != nil {
 		return fmt.Errorf("controller: create %s: %w", c.raftDir(), err)
 	}
 	return nil

@@ -61,6 +61,10 @@ func (c *Controller) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("controller: open snapshot store: %w", err)
 	}
+	// raft.db and snapshots/ may have just been created.
+	if err := c.fs.SyncDir(c.raftDir()); err != nil {
+		return fmt.Errorf("controller: sync %s: %w", c.raftDir(), err)
+	}
 	if c.transport, err = c.newTransport(logger); err != nil {
 		return err
 	}

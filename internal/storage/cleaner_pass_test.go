@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
@@ -359,64 +360,69 @@ func TestCleanTransactions(t *testing.T) {
 // The Manager cleans the logs that are due, dirtiest first, and stops each
 // at its high watermark.
 func TestManagerCleansDueLogs(t *testing.T) {
-	mem := vfs.NewMem()
-	clk := clock.NewManual(epoch0)
-	m, err := NewManager(ManagerConfig{Dir: "/data", CleanerMapMemory: 1 << 20}, Options{FS: mem, Clock: clk, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	cfg := testConfig()
-	cfg.Compacted, cfg.Deletes = true, false
-	cfg.MinCleanableDirtyRatio = 0.5
-	open := func(name string) *Log {
-		l, err := m.OpenLog(model.TopicPartition{Topic: name, Partition: 0}, cfg)
+	synctest.Test(t, func(t *testing.T) {
+		mem := vfs.NewMem()
+		clk := clock.NewManual(epoch0)
+		m, err := NewManager(ManagerConfig{Dir: "/data", CleanerMapMemory: 1 << 20}, Options{FS: mem, Clock: clk, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return l
-	}
-	dirty, clean, held := open("dirty"), open("clean"), open("held")
-	fillLogs := func(ls ...*Log) {
-		for i := range 300 {
-			for _, l := range ls {
-				mustAppend(t, l, keyedBatch(t, clk.Now().UnixMilli(), []string{fmt.Sprint("k", i%5)}, [][]byte{fmt.Appendf(nil, "v%d", i)}))
-			}
-		}
-		for _, l := range ls {
-			if err := l.Roll(); err != nil {
+		defer m.Close()
+		cfg := testConfig()
+		cfg.Compacted, cfg.Deletes = true, false
+		cfg.MinCleanableDirtyRatio = 0.5
+		open := func(name string) *Log {
+			l, err := m.OpenLog(model.TopicPartition{Topic: name, Partition: 0}, cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
+			return l
 		}
-	}
-	fillLogs(dirty, clean, held)
-	m.HighWatermark = func(tp model.TopicPartition, l *Log) int64 {
-		if tp.Topic == "held" {
-			return 1
+		dirty, clean, held := open("dirty"), open("clean"), open("held")
+		fillLogs := func(ls ...*Log) {
+			for i := range 300 {
+				for _, l := range ls {
+					mustAppend(t, l, keyedBatch(t, clk.Now().UnixMilli(), []string{fmt.Sprint("k", i%5)}, [][]byte{fmt.Appendf(nil, "v%d", i)}))
+				}
+			}
+			for _, l := range ls {
+				if err := l.Roll(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		return l.LogEndOffset()
-	}
-	if _, err := clean.Clean(CleanOptions{MapMemory: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	// A few appends to the clean log: far below the ratio.
-	mustAppend(t, clean, keyedBatch(t, clk.Now().UnixMilli(), []string{"k1"}, [][]byte{[]byte("x")}))
-	if err := clean.Roll(); err != nil {
-		t.Fatal(err)
-	}
-	sizes := func() (int64, int64, int64) { return dirty.Offsets().Size, clean.Offsets().Size, held.Offsets().Size }
-	d0, c0, h0 := sizes()
-	m.cleanDirtiest()
-	d1, c1, h1 := sizes()
-	if d1 >= d0/2 || c1 != c0 || h1 != h0 {
-		t.Fatalf("sizes before %d %d %d, after %d %d %d: want only the dirty log cleaned", d0, c0, h0, d1, c1, h1)
-	}
-	// The background loop runs the same.
-	m.cfg.CleanerBackoff = 5 * time.Millisecond
-	fillLogs(dirty)
-	d0, _, _ = sizes()
-	m.Start(context.Background())
-	eventually(t, "background cleaning", func() bool { d, _, _ := sizes(); return d < d0/2 })
+		fillLogs(dirty, clean, held)
+		m.HighWatermark = func(tp model.TopicPartition, l *Log) int64 {
+			if tp.Topic == "held" {
+				return 1
+			}
+			return l.LogEndOffset()
+		}
+		if _, err := clean.Clean(CleanOptions{MapMemory: 1 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		// A few appends to the clean log: far below the ratio.
+		mustAppend(t, clean, keyedBatch(t, clk.Now().UnixMilli(), []string{"k1"}, [][]byte{[]byte("x")}))
+		if err := clean.Roll(); err != nil {
+			t.Fatal(err)
+		}
+		sizes := func() (int64, int64, int64) { return dirty.Offsets().Size, clean.Offsets().Size, held.Offsets().Size }
+		d0, c0, h0 := sizes()
+		m.cleanDirtiest()
+		d1, c1, h1 := sizes()
+		if d1 >= d0/2 || c1 != c0 || h1 != h0 {
+			t.Fatalf("sizes before %d %d %d, after %d %d %d: want only the dirty log cleaned", d0, c0, h0, d1, c1, h1)
+		}
+		// The background loop runs the same.
+		m.cfg.CleanerBackoff = 5 * time.Millisecond
+		fillLogs(dirty)
+		d0, _, _ = sizes()
+		m.Start(context.Background())
+		runBackground(5 * time.Millisecond)
+		if d, _, _ := sizes(); d >= d0/2 {
+			t.Fatalf("dirty log holds %d of %d bytes after a background round", d, d0)
+		}
+	})
 }
 
 // A crash after a merged swap was committed (its .log.swap durable) but

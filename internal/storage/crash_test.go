@@ -14,10 +14,13 @@ import (
 // take images of what a crash there could leave: unsynced bytes lost, torn,
 // or garbled. Each image is reopened and must hold
 //
-//   - every batch whose Sync returned (the durable offset at the crash);
-//   - contiguous offsets from the log start to the log end;
-//   - only batches with a valid CRC whose records are exactly what was
-//     appended at those offsets (nothing stale, nothing corrupt);
+//   - every batch whose Sync returned, and after a clean Close everything
+//     appended (the durable offset at the crash);
+//   - nothing past what had been written at the crash: the log end is at
+//     most the end of the last batch appended (or being appended);
+//   - contiguous batches from the log start to the log end, each byte for
+//     byte the batch appended at its base offset (nothing stale, nothing
+//     corrupt, nothing made up);
 //   - a log start offset no lower than the last SetLogStartOffset returned;
 //   - a log that takes appends again and reopens cleanly.
 
@@ -27,6 +30,7 @@ type crashImage struct {
 	mode     vfs.CrashMode
 	durable  int64 // offsets below this were acknowledged as synced
 	logStart int64 // the last acknowledged log start offset
+	end      int64 // the end of everything written so far
 }
 
 // crashWorkload appends batches of random sizes, syncs now and then, moves
@@ -37,14 +41,24 @@ type crashWorkload struct {
 	t        *testing.T
 	rng      *rand.Rand
 	mem      *vfs.Mem
-	values   map[int64]string // offset -> value, everything ever appended
+	log      *appended // every batch ever appended; offsets are never reused
 	durable  int64
 	logStart int64
 	point    int
+
+	// When an operation fails, failed is the log it failed on, left open
+	// (closed if Close failed), and before its offsets just before.
+	failed *Log
+	before Offsets
 }
 
 func newCrashWorkload(t *testing.T, seed uint64) *crashWorkload {
-	return &crashWorkload{t: t, rng: rand.New(rand.NewPCG(seed, 99)), mem: vfs.NewMem(), values: map[int64]string{}}
+	return &crashWorkload{t: t, rng: rand.New(rand.NewPCG(seed, 99)), mem: vfs.NewMem(), log: newAppended()}
+}
+
+// image is the crash image state at the current sync point.
+func (w *crashWorkload) image(fs *vfs.Mem, mode vfs.CrashMode) crashImage {
+	return crashImage{fs: fs, point: w.point, mode: mode, durable: w.durable, logStart: w.logStart, end: w.log.end}
 }
 
 func crashConfig() Config {
@@ -71,12 +85,14 @@ func (w *crashWorkload) run(steps int, onSync func(w *crashWorkload) error) erro
 		return err
 	}
 	for i := range steps {
+		w.before = l.Offsets()
 		if err := w.step(l, i); err != nil {
-			l.Close()
+			w.failed = l
 			return err
 		}
 		if w.rng.IntN(40) == 0 {
-			if err := l.Close(); err != nil {
+			if err := w.close(l); err != nil {
+				w.failed = l
 				return err
 			}
 			if l, err = open(); err != nil {
@@ -84,20 +100,29 @@ func (w *crashWorkload) run(steps int, onSync func(w *crashWorkload) error) erro
 			}
 		}
 	}
-	return l.Close()
+	w.before = l.Offsets()
+	if err := w.close(l); err != nil {
+		w.failed = l
+		return err
+	}
+	return nil
+}
+
+// close closes l: a clean close flushes, so everything appended is durable.
+func (w *crashWorkload) close(l *Log) error {
+	if err := l.Close(); err != nil {
+		return err
+	}
+	w.durable = w.log.end
+	return nil
 }
 
 func (w *crashWorkload) step(l *Log, i int) error {
 	switch r := w.rng.IntN(20); {
 	case r < 14:
 		n := 1 + w.rng.IntN(4)
-		tag := fmt.Sprint(i)
-		res, err := l.AppendAsLeader(makeBatch(w.t, n, int64(i), tag, w.rng.IntN(300)), 0)
-		if err != nil {
+		if _, err := w.log.append(w.t, l, makeBatch(w.t, n, int64(i), fmt.Sprint(i), w.rng.IntN(300))); err != nil {
 			return err
-		}
-		for k := range n {
-			w.values[res.FirstOffset+int64(k)] = fmt.Sprintf("v%s-%d", tag, k)
 		}
 	case r < 19:
 		end := l.LogEndOffset()
@@ -129,24 +154,12 @@ func (w *crashWorkload) checkImage(t *testing.T, img crashImage) {
 		fail("reopen: %v", err)
 	}
 	o := l.Offsets()
-	if o.LogEndOffset < img.durable {
-		fail("log end %d below the acknowledged durable offset %d", o.LogEndOffset, img.durable)
-	}
 	if o.LogStartOffset < img.logStart {
 		fail("log start %d below the acknowledged %d", o.LogStartOffset, img.logStart)
 	}
-	offs, vals := readAllRecords(t, l)
-	for i, off := range offs {
-		if off != o.LogStartOffset+int64(i) {
-			fail("offset %d at position %d: not contiguous from %d", off, i, o.LogStartOffset)
-		}
-		if want := w.values[off]; len(vals[i]) < len(want) || vals[i][:len(want)] != want {
-			fail("offset %d holds %.20q, appended %q", off, vals[i], want)
-		}
-	}
-	if int64(len(offs)) != o.LogEndOffset-o.LogStartOffset {
-		fail("read %d records between %d and %d", len(offs), o.LogStartOffset, o.LogEndOffset)
-	}
+	// The batches appended after the image have offsets at or past its
+	// end, which the check refuses: the whole record serves every image.
+	(&appended{batches: w.log.batches, end: img.end}).check(imageFataler{t, fail}, l, img.durable)
 	res, err := l.AppendAsLeader(makeBatch(t, 1, 1, "after", 1), 0)
 	if err != nil || res.FirstOffset != o.LogEndOffset {
 		fail("append after recovery: %+v %v", res, err)
@@ -164,6 +177,18 @@ func (w *crashWorkload) checkImage(t *testing.T, img crashImage) {
 	l.Close()
 }
 
+// imageFataler prefixes the failures of a check with the image's sync
+// point and mode.
+type imageFataler struct {
+	*testing.T
+	fail func(format string, args ...any)
+}
+
+func (f imageFataler) Fatalf(format string, args ...any) {
+	f.Helper()
+	f.fail(format, args...)
+}
+
 func TestCrashAtEverySyncPoint(t *testing.T) {
 	seeds := []uint64{1, 2, 3}
 	if testing.Short() {
@@ -176,7 +201,7 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			err := w.run(300, func(w *crashWorkload) error {
 				for _, mode := range []vfs.CrashMode{vfs.CrashLoseUnsynced, vfs.CrashTorn, vfs.CrashGarbage} {
-					images = append(images, crashImage{fs: w.mem.CrashClone(mode, rng), point: w.point, mode: mode, durable: w.durable, logStart: w.logStart})
+					images = append(images, w.image(w.mem.CrashClone(mode, rng), mode))
 				}
 				return nil
 			})
@@ -189,14 +214,15 @@ func TestCrashAtEverySyncPoint(t *testing.T) {
 			for _, img := range images {
 				w.checkImage(t, img)
 			}
-			t.Logf("%d sync points, %d crash images checked, %d records appended", w.point, len(images), len(w.values))
+			t.Logf("%d sync points, %d crash images checked, %d offsets appended", w.point, len(images), w.log.end)
 		})
 	}
 }
 
 // TestFailedSyncAtEveryPoint fails the k-th sync instead: the workload must
 // see the error (the batch is not acknowledged), the log must refuse further
-// writes, and whatever a crash then leaves must satisfy the same checks.
+// writes (checkFailed), and whatever a crash then leaves must satisfy the
+// same checks as TestCrashAtEverySyncPoint's images.
 func TestFailedSyncAtEveryPoint(t *testing.T) {
 	total := 0
 	{
@@ -210,6 +236,7 @@ func TestFailedSyncAtEveryPoint(t *testing.T) {
 	if testing.Short() {
 		stride = 7
 	}
+	refused := 0
 	for k := 1; k <= total; k += stride {
 		w := newCrashWorkload(t, 42)
 		var img crashImage
@@ -218,7 +245,7 @@ func TestFailedSyncAtEveryPoint(t *testing.T) {
 			if w.point != k {
 				return nil
 			}
-			img = crashImage{point: k, mode: vfs.CrashTorn, durable: w.durable, logStart: w.logStart}
+			img = w.image(nil, vfs.CrashTorn)
 			return fmt.Errorf("%w: sync %d", vfs.ErrInjected, k)
 		})
 		if err == nil {
@@ -227,7 +254,58 @@ func TestFailedSyncAtEveryPoint(t *testing.T) {
 		if !errors.Is(err, vfs.ErrInjected) {
 			t.Fatalf("sync point %d: unexpected error %v", k, err)
 		}
+		if w.failed != nil {
+			refused += w.checkFailed(t, k)
+		}
 		img.fs = w.mem.CrashClone(vfs.CrashTorn, rng)
 		w.checkImage(t, img)
 	}
+	// Most sync points are in appends, syncs and retention on an open log;
+	// the rest in Open and Close.
+	if refused < total/(2*stride) {
+		t.Fatalf("only %d of %d failed sync points left an open log to check", refused, total/stride)
+	}
+	t.Logf("%d sync points failed, %d on an open log", total/stride, refused)
+}
+
+// checkFailed checks the log an operation failed on, as the package
+// documents a failed log: it refuses writes with ErrLogFailed (wrapping the
+// I/O error) until reopened; its recovery point and log end stay where they
+// were before the failed operation; reads still serve every batch up to the
+// log end, unsynced ones included, exactly as appended. A log whose Close
+// failed is closed all the same. Then it is closed, without the clean mark.
+//
+// It returns 1 if the log was open, 0 if the failure had closed it.
+func (w *crashWorkload) checkFailed(t *testing.T, k int) int {
+	t.Helper()
+	l := w.failed
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("sync point %d failed: %s", k, fmt.Sprintf(format, args...))
+	}
+	_, err := l.AppendAsLeader(makeBatch(t, 1, 1, "refused", 1), 0)
+	if errors.Is(err, ErrClosed) {
+		return 0 // Close failed: the log is closed, as after any Close
+	}
+	if !errors.Is(err, ErrLogFailed) || !errors.Is(err, vfs.ErrInjected) {
+		fail("append after the failure: %v, want ErrLogFailed wrapping the injected fault", err)
+	}
+	if err := l.Roll(); !errors.Is(err, ErrLogFailed) {
+		fail("roll after the failure: %v, want ErrLogFailed", err)
+	}
+	o := l.Offsets()
+	if o.RecoveryPoint != w.before.RecoveryPoint || o.LogEndOffset != w.before.LogEndOffset {
+		fail("recovery point %d and log end %d after the failure, %d and %d before",
+			o.RecoveryPoint, o.LogEndOffset, w.before.RecoveryPoint, w.before.LogEndOffset)
+	}
+	if o.LogEndOffset > o.RecoveryPoint {
+		if err := l.Sync(o.LogEndOffset); !errors.Is(err, ErrLogFailed) {
+			fail("sync after the failure: %v, want ErrLogFailed", err)
+		}
+	}
+	(&appended{batches: w.log.batches, end: o.LogEndOffset}).check(imageFataler{t, fail}, l, o.LogEndOffset)
+	if err := l.Close(); o.LogEndOffset > o.RecoveryPoint && !errors.Is(err, ErrLogFailed) {
+		fail("close with unsynced batches: %v, want ErrLogFailed", err)
+	}
+	return 1
 }

@@ -1,6 +1,9 @@
 package storage
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Marker errors; the broker maps them to Kafka error codes.
 var (
@@ -22,6 +25,21 @@ var (
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).
 	ErrCorruptLog = errors.New("storage: corrupt log")
+	// ErrLogDirLocked: another process (another broker) holds the data
+	// directory's lock. The error NewManager returns names the directory.
+	ErrLogDirLocked = errors.New("storage: log directory locked by another process")
 
 	errIndexCorrupt = errors.New("storage: index corrupt")
 )
+
+// dirLockedError is NewManager's error for a locked data directory.
+type dirLockedError struct {
+	dir string
+	err error // from vfs.FS.Lock
+}
+
+func (e *dirLockedError) Error() string {
+	return fmt.Sprintf("storage: log directory %s is locked by another process (is another broker running on it?)", e.dir)
+}
+
+func (e *dirLockedError) Unwrap() []error { return []error{ErrLogDirLocked, e.err} }

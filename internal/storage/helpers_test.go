@@ -188,3 +188,117 @@ func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
+
+// appended is what a single writer appended to one log: each batch as it
+// went to the log (offsets and epoch assigned), by base offset, and the
+// log end those appends reach. A batch is recorded before its append runs,
+// so one whose write reached the file before the append failed (or before a
+// crash image was taken) is known too.
+type appended struct {
+	batches map[int64][]byte
+	end     int64
+}
+
+func newAppended() *appended { return &appended{batches: map[int64][]byte{}} }
+
+// append appends batch as leader at epoch 0 and checks the offsets and
+// bytes the log gave it. It returns the append's error.
+func (a *appended) append(t fataler, l *Log, batch []byte) (AppendResult, error) {
+	t.Helper()
+	base := l.LogEndOffset()
+	want := bytes.Clone(batch)
+	record.AssignOffsets(want, base, 0, -1)
+	h, err := record.ParseHeader(want)
+	if err != nil {
+		t.Fatalf("test batch: %v", err)
+	}
+	a.batches[base] = want
+	a.end = max(a.end, h.NextOffset())
+	res, err := l.AppendAsLeader(batch, 0)
+	if err == nil && (res.FirstOffset != base || !bytes.Equal(batch, want)) {
+		t.Fatalf("append at log end %d: got offset %d, batch rewritten other than as offset %d epoch 0 (first difference at byte %d)",
+			base, res.FirstOffset, base, firstDifference(batch, want))
+	}
+	return res, err
+}
+
+// check holds a reopened log to what was appended: its end is at least
+// durable (everything acknowledged as synced) and at most the end of what
+// was written; from the log start to the log end it holds contiguous
+// batches, each byte for byte the batch appended at its base offset.
+func (a *appended) check(t fataler, l *Log, durable int64) {
+	t.Helper()
+	o := l.Offsets()
+	if o.LogEndOffset < durable {
+		t.Fatalf("log end %d below the acknowledged durable offset %d", o.LogEndOffset, durable)
+	}
+	if o.LogEndOffset > a.end {
+		t.Fatalf("log end %d past the end %d of everything written", o.LogEndOffset, a.end)
+	}
+	next := int64(-1)
+	for _, b := range readBatches(t, l) {
+		h, _ := record.ParseHeader(b)
+		want, ok := a.batches[h.BaseOffset]
+		if !ok {
+			t.Fatalf("batch at %d: no batch was appended there", h.BaseOffset)
+		}
+		if !bytes.Equal(b, want) {
+			t.Fatalf("batch at %d is not the batch appended there (%d bytes, appended %d, first difference at byte %d)",
+				h.BaseOffset, len(b), len(want), firstDifference(b, want))
+		}
+		if next >= 0 && h.BaseOffset != next {
+			t.Fatalf("batch at %d follows a batch ending at %d", h.BaseOffset, next)
+		}
+		if next < 0 && (h.BaseOffset > o.LogStartOffset || h.NextOffset() <= o.LogStartOffset) {
+			t.Fatalf("first batch %d..%d does not hold the log start %d", h.BaseOffset, h.LastOffset(), o.LogStartOffset)
+		}
+		next = h.NextOffset()
+	}
+	if next < 0 {
+		next = o.LogStartOffset
+	}
+	if next != o.LogEndOffset {
+		t.Fatalf("batches end at %d, the log at %d", next, o.LogEndOffset)
+	}
+}
+
+// readBatches returns the whole batches a read of the log from its start to
+// its end gives, each checked for its CRC.
+func readBatches(t fataler, l *Log) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for off, end := l.LogStartOffset(), l.LogEndOffset(); off < end; {
+		rr, err := l.Read(off, 1<<20, -1, true)
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		data, err := rr.ReadAll()
+		rr.Release()
+		if err != nil {
+			t.Fatalf("read at %d: %v", off, err)
+		}
+		next := off
+		err = record.ForEachBatch(trimPartial(data), func(batch []byte, h record.Header) error {
+			out = append(out, bytes.Clone(batch))
+			next = h.NextOffset()
+			return record.CheckCRC(batch)
+		})
+		if err != nil {
+			t.Fatalf("batches at %d: %v", off, err)
+		}
+		if next <= off {
+			t.Fatalf("no progress reading at %d below log end %d", off, end)
+		}
+		off = next
+	}
+	return out
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

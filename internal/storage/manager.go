@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // ManagerConfig holds the broker-level log settings, with Kafka's names.
@@ -72,20 +74,37 @@ type Manager struct {
 		sync.Mutex
 		logs   map[model.TopicPartition]*Log
 		closed bool
+		lock   io.Closer // the data directory's lockFile; nil once released
 	}
 }
 
-// NewManager creates the data directory if needed. It opens no log; call
-// OpenLog per partition (the broker knows which exist from metadata), then
-// Start.
+// lockFile is the file the Manager holds locked in its data directory, as
+// Kafka holds .lock in each log dir, so a second broker on the directory is
+// refused before it touches anything: the controller's raft store under the
+// same directory included, which the broker opens only after NewManager.
+// It is not a partition directory, so OnDisk skips it.
+const lockFile = ".lock"
+
+// NewManager creates the data directory if needed, durably (with its
+// missing parents), and locks it until Close: if another process holds the
+// lock, it fails with ErrLogDirLocked. It opens no log; call OpenLog per
+// partition (the broker knows which exist from metadata), then Start.
 func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	cfg.fill()
 	opts.fill()
-	if err := opts.FS.MkdirAll(cfg.Dir); err != nil {
+	if err := vfs.MkdirAllDurable(opts.FS, cfg.Dir); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", cfg.Dir, err)
+	}
+	lock, err := opts.FS.Lock(filepath.Join(cfg.Dir, lockFile))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, &dirLockedError{dir: cfg.Dir, err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: lock %s: %w", cfg.Dir, err)
 	}
 	m := &Manager{cfg: cfg, opts: opts, throttle: NewThrottle(cfg.CleanerIOBytesPerSecond, opts.Clock)}
 	m.mu.logs = map[model.TopicPartition]*Log{}
+	m.mu.lock = lock
 	return m, nil
 }
 
@@ -197,12 +216,15 @@ func (m *Manager) DeleteLog(tp model.TopicPartition) error {
 	return nil
 }
 
-// Close stops the background work and closes every log cleanly.
+// Close stops the background work, closes every log cleanly, and then
+// releases the data directory's lock.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.mu.closed = true
 	logs := m.mu.logs
 	m.mu.logs = map[model.TopicPartition]*Log{}
+	lock := m.mu.lock
+	m.mu.lock = nil
 	m.mu.Unlock()
 	if m.tasks != nil {
 		m.tasks.Stop()
@@ -210,6 +232,9 @@ func (m *Manager) Close() error {
 	var err error
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
+	}
+	if lock != nil {
+		err = errors.Join(err, lock.Close())
 	}
 	return err
 }

@@ -103,7 +103,10 @@ func parseSegmentFile(name string) (int64, string, bool) {
 
 func (l *Log) open() error {
 	fsys := l.opts.FS
-	if err := fsys.MkdirAll(l.dir); err != nil {
+	// A new partition directory is synced into its parent before anything
+	// is written in it: otherwise a crash could lose the directory, and
+	// every batch synced in it, whatever the log acknowledged.
+	if err := vfs.MkdirAllDurable(fsys, l.dir); err != nil {
 		return err
 	}
 	swapped, err := completeSwaps(fsys, l.dir)

@@ -294,7 +294,7 @@ const snapDir = "/data/txn-0"
 
 func snapshotFS(t *testing.T) *vfs.Mem {
 	mem := vfs.NewMem()
-	if err := mem.MkdirAll(snapDir); err != nil {
+	if err := vfs.MkdirAllDurable(mem, snapDir); err != nil {
 		t.Fatal(err)
 	}
 	return mem

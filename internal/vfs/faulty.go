@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"io"
 	"os"
 	"sync"
 )
@@ -22,9 +23,10 @@ const (
 	OpReadDir
 	OpSyncDir
 	OpClose
+	OpLock
 )
 
-var opNames = [...]string{"create", "open", "read", "write", "sync", "truncate", "remove", "rename", "mkdir", "readdir", "syncdir", "close"}
+var opNames = [...]string{"create", "open", "read", "write", "sync", "truncate", "remove", "rename", "mkdir", "readdir", "syncdir", "close", "lock"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -132,6 +134,13 @@ func (f *Faulty) SyncDir(dir string) error {
 		return err
 	}
 	return f.inner.SyncDir(dir)
+}
+
+func (f *Faulty) Lock(name string) (io.Closer, error) {
+	if err := f.fault(OpLock, name); err != nil {
+		return nil, err
+	}
+	return f.inner.Lock(name)
 }
 
 type faultyFile struct {

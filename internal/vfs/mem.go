@@ -19,16 +19,37 @@ import (
 //     may survive a crash whole, torn, garbled, or not at all;
 //   - a name (create, rename, remove) is durable once its directory is
 //     synced with SyncDir;
-//   - directories themselves are durable when made.
+//   - so is a directory's own name: a directory that MkdirAll made (or
+//     Remove or RemoveAll took away) is there after a crash for sure only
+//     once its parent is synced. Until then a crash may keep the change or
+//     undo it, and a directory that does not survive takes everything in it
+//     along, synced or not.
 //
 // CrashClone returns the filesystem as a crash at this instant could leave
 // it. Mem is safe for concurrent use.
 type Mem struct {
-	mu      sync.Mutex
-	files   map[string]*memInode // the live namespace
-	dirs    map[string]bool
-	durable map[string]*memInode // the namespace as of each dir's last SyncDir
+	mu    sync.Mutex
+	files map[string]*memInode // the live namespace: files
+	dirs  map[string]*memDir   // and directories, the roots included
+	locks map[string]bool      // names held by Lock
 }
+
+// memDir is a directory. Its entries as of its last SyncDir are what a
+// crash keeps of it; the live entries are the paths below it in Mem.files
+// and Mem.dirs. A directory removed and made again under the same name is
+// a new memDir, as it is a new inode on disk.
+type memDir struct {
+	durable     map[string]*memInode // file entries at the last SyncDir, by base name
+	durableDirs map[string]*memDir   // subdirectory entries at the last SyncDir
+}
+
+func newMemDir() *memDir {
+	return &memDir{durable: map[string]*memInode{}, durableDirs: map[string]*memDir{}}
+}
+
+// memRoots are the directories that always exist: "/" for absolute names,
+// "." for relative ones.
+var memRoots = [...]string{"/", "."}
 
 // memInode is a file's content. synced is what the disk holds for sure;
 // dirtyFrom is the lowest offset written or truncated since the last Sync,
@@ -41,22 +62,22 @@ type memInode struct {
 
 // NewMem returns an empty filesystem holding only the root directory.
 func NewMem() *Mem {
-	return &Mem{
-		files:   map[string]*memInode{},
-		dirs:    map[string]bool{"/": true, ".": true},
-		durable: map[string]*memInode{},
+	m := &Mem{files: map[string]*memInode{}, dirs: map[string]*memDir{}, locks: map[string]bool{}}
+	for _, r := range memRoots {
+		m.dirs[r] = newMemDir()
 	}
+	return m
 }
 
 func clean(name string) string { return filepath.Clean(name) }
 
 func (m *Mem) parentExistsLocked(name string) bool {
-	return m.dirs[filepath.Dir(name)]
+	return m.dirs[filepath.Dir(name)] != nil
 }
 
 func (m *Mem) openLocked(name string, create, trunc bool) (*memInode, error) {
 	name = clean(name)
-	if m.dirs[name] {
+	if m.dirs[name] != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	ino, ok := m.files[name]
@@ -100,11 +121,9 @@ func (m *Mem) Remove(name string) error {
 		delete(m.files, name)
 		return nil
 	}
-	if m.dirs[name] {
-		for n := range m.files {
-			if filepath.Dir(n) == name {
-				return &fs.PathError{Op: "remove", Path: name, Err: fmt.Errorf("directory not empty")}
-			}
+	if m.dirs[name] != nil {
+		if m.hasChildrenLocked(name) {
+			return &fs.PathError{Op: "remove", Path: name, Err: fmt.Errorf("directory not empty")}
 		}
 		delete(m.dirs, name)
 		return nil
@@ -112,10 +131,23 @@ func (m *Mem) Remove(name string) error {
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 }
 
-// RemoveAll removes a tree. Like every removal, the files' absence becomes
-// durable only when their directory is synced; a removed directory's files
-// are gone durably at once (a simplification: nothing here resurrects a
-// directory).
+func (m *Mem) hasChildrenLocked(dir string) bool {
+	for n := range m.files {
+		if filepath.Dir(n) == dir {
+			return true
+		}
+	}
+	for d := range m.dirs {
+		if d != dir && filepath.Dir(d) == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// RemoveAll removes a tree. Like every removal it is durable only when the
+// parent directory is synced: until then a crash may bring the tree back as
+// it last was durable.
 func (m *Mem) RemoveAll(name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,13 +156,10 @@ func (m *Mem) RemoveAll(name string) error {
 	for n := range m.files {
 		if n == name || strings.HasPrefix(n, prefix) {
 			delete(m.files, n)
-			if n != name {
-				delete(m.durable, n)
-			}
 		}
 	}
 	for d := range m.dirs {
-		if d == name || strings.HasPrefix(d, prefix) {
+		if (d == name || strings.HasPrefix(d, prefix)) && filepath.Dir(d) != d {
 			delete(m.dirs, d)
 		}
 	}
@@ -153,14 +182,20 @@ func (m *Mem) Rename(oldname, newname string) error {
 	return nil
 }
 
+// MkdirAll makes dir and its missing parents. Their names are durable only
+// once each one's parent is synced (see MkdirAllDurable).
 func (m *Mem) MkdirAll(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for d := clean(dir); !m.dirs[d]; d = filepath.Dir(d) {
+	var missing []string
+	for d := clean(dir); m.dirs[d] == nil; d = filepath.Dir(d) {
 		if _, ok := m.files[d]; ok {
 			return &fs.PathError{Op: "mkdir", Path: d, Err: fs.ErrExist}
 		}
-		m.dirs[d] = true
+		missing = append(missing, d)
+	}
+	for _, d := range missing {
+		m.dirs[d] = newMemDir()
 	}
 	return nil
 }
@@ -169,7 +204,7 @@ func (m *Mem) ReadDir(dir string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dir = clean(dir)
-	if !m.dirs[dir] {
+	if m.dirs[dir] == nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
 	}
 	var names []string
@@ -192,26 +227,65 @@ func (m *Mem) Exists(name string) (bool, error) {
 	defer m.mu.Unlock()
 	name = clean(name)
 	_, ok := m.files[name]
-	return ok || m.dirs[name], nil
+	return ok || m.dirs[name] != nil, nil
 }
 
+// SyncDir makes dir's entries durable as they are now: the files and
+// subdirectories in it, and the absence of those removed.
 func (m *Mem) SyncDir(dir string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	dir = clean(dir)
-	if !m.dirs[dir] {
+	d := m.dirs[dir]
+	if d == nil {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: fs.ErrNotExist}
 	}
-	for n := range m.durable {
-		if filepath.Dir(n) == dir {
-			delete(m.durable, n)
-		}
-	}
+	clear(d.durable)
+	clear(d.durableDirs)
 	for n, ino := range m.files {
 		if filepath.Dir(n) == dir {
-			m.durable[n] = ino
+			d.durable[filepath.Base(n)] = ino
 		}
 	}
+	for n, sub := range m.dirs {
+		if n != dir && filepath.Dir(n) == dir {
+			d.durableDirs[filepath.Base(n)] = sub
+		}
+	}
+	return nil
+}
+
+// Lock holds name, creating the file if missing, until the returned
+// Closer's Close. A crash image holds no locks: the process that held them
+// is gone.
+func (m *Mem) Lock(name string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name = clean(name)
+	if _, err := m.openLocked(name, true, false); err != nil {
+		return nil, err
+	}
+	if m.locks[name] {
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: ErrLocked}
+	}
+	m.locks[name] = true
+	return &memLock{fs: m, name: name}, nil
+}
+
+type memLock struct {
+	fs       *Mem
+	name     string
+	released bool
+}
+
+func (l *memLock) Close() error {
+	l.fs.mu.Lock()
+	defer l.fs.mu.Unlock()
+	if l.released {
+		return &fs.PathError{Op: "unlock", Path: l.name, Err: fs.ErrClosed}
+	}
+	l.released = true
+	delete(l.fs.locks, l.name)
 	return nil
 }
 
@@ -232,31 +306,60 @@ const (
 
 // CrashClone returns a new filesystem holding what a crash now could leave:
 // only durable names, each file's synced bytes, and for the unsynced part
-// whatever mode says, chosen with rng.
+// whatever mode says, chosen with rng. A directory whose name is not durable
+// in its parent (made, or removed, since the parent's last SyncDir) is lost
+// (or kept) with CrashLoseUnsynced; the other modes pick either state with
+// rng, so images show both. rng may be nil with CrashLoseUnsynced.
 func (m *Mem) CrashClone(mode CrashMode, rng *rand.Rand) *Mem {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := NewMem()
-	for d := range m.dirs {
-		c.dirs[d] = true
-	}
 	seen := map[*memInode]*memInode{}
+	for _, r := range memRoots {
+		m.crashDirLocked(c, r, m.dirs[r], mode, rng, seen)
+	}
+	return c
+}
+
+// crashDirLocked copies what a crash keeps of directory d, found at path
+// (it may since have been removed from there), into c, below it too.
+func (m *Mem) crashDirLocked(c *Mem, path string, d *memDir, mode CrashMode, rng *rand.Rand, seen map[*memInode]*memInode) {
+	cd := c.dirs[path]
 	// Sorted, so the same rng gives the same image.
-	for _, n := range slices.Sorted(maps.Keys(m.durable)) {
-		ino := m.durable[n]
-		if !c.dirs[filepath.Dir(n)] {
-			continue
-		}
+	for _, name := range slices.Sorted(maps.Keys(d.durable)) {
+		ino := d.durable[name]
 		cino, ok := seen[ino]
 		if !ok {
 			data := ino.crashContent(mode, rng)
 			cino = &memInode{data: data, synced: slices.Clone(data), dirtyFrom: len(data)}
 			seen[ino] = cino
 		}
-		c.files[n] = cino
-		c.durable[n] = cino
+		c.files[filepath.Join(path, name)] = cino
+		cd.durable[name] = cino
 	}
-	return c
+	live := m.dirs[path] == d
+	names := slices.Collect(maps.Keys(d.durableDirs))
+	if live {
+		for n := range m.dirs {
+			if n != path && filepath.Dir(n) == path {
+				names = append(names, filepath.Base(n))
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		sub := filepath.Join(path, name)
+		kept := d.durableDirs[name]
+		if now := m.dirs[sub]; live && now != kept && mode != CrashLoseUnsynced && rng.IntN(2) == 0 {
+			kept = now // the unsynced change reached the disk
+		}
+		if kept == nil {
+			continue
+		}
+		c.dirs[sub] = newMemDir()
+		cd.durableDirs[name] = c.dirs[sub]
+		m.crashDirLocked(c, sub, kept, mode, rng, seen)
+	}
 }
 
 func (ino *memInode) crashContent(mode CrashMode, rng *rand.Rand) []byte {

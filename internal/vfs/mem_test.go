@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,7 +29,7 @@ func content(t *testing.T, m FS, name string) string {
 
 func TestMemCrashKeepsSyncedData(t *testing.T) {
 	m := NewMem()
-	if err := m.MkdirAll("/d"); err != nil {
+	if err := MkdirAllDurable(m, "/d"); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := m.Create("/d/a")
@@ -53,7 +56,7 @@ func TestMemCrashKeepsSyncedData(t *testing.T) {
 
 func TestMemNamesNeedSyncDir(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d")
+	MkdirAllDurable(m, "/d")
 	f, _ := m.Create("/d/a")
 	write(t, f, 0, "x")
 	f.Sync()
@@ -73,6 +76,97 @@ func TestMemNamesNeedSyncDir(t *testing.T) {
 	c = m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 2)))
 	if got := content(t, c, "/d/b"); got != "x" {
 		t.Fatalf("renamed file holds %q", got)
+	}
+}
+
+// crashStates takes crash images of m with every seed and reports which of
+// the names exist in each, as a set of states like "/d /d/e".
+func crashStates(m *Mem, mode CrashMode, names ...string) map[string]bool {
+	states := map[string]bool{}
+	for seed := range uint64(64) {
+		c := m.CrashClone(mode, rand.New(rand.NewPCG(seed, 4)))
+		var have []string
+		for _, n := range names {
+			if ok, _ := c.Exists(n); ok {
+				have = append(have, n)
+			}
+		}
+		states[strings.Join(have, " ")] = true
+	}
+	return states
+}
+
+func setOf(states ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range states {
+		out[s] = true
+	}
+	return out
+}
+
+// A directory's name is durable only once its parent is synced; a crash
+// before may keep it or lose it, and a lost directory takes its synced
+// files along.
+func TestMemDirectoryNeedsParentSync(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d/e"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/e/a")
+	write(t, f, 0, "x")
+	f.Sync()
+	m.SyncDir("/d/e")
+	names := []string{"/d", "/d/e", "/d/e/a"}
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf(""); !maps.Equal(got, want) {
+		t.Fatalf("unsynced directories after a crash that loses everything unsynced: %v", got)
+	}
+	if got, want := crashStates(m, CrashTorn, names...), setOf("", "/d", "/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced directories after torn crashes: %v, want both ways %v", got, want)
+	}
+	m.SyncDir("/")
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf("/d"); !maps.Equal(got, want) {
+		t.Fatalf("parent synced, not the directory between: %v", got)
+	}
+	m.SyncDir("/d")
+	if got, want := crashStates(m, CrashTorn, names...), setOf("/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("after syncing every parent: %v", got)
+	}
+	if got := content(t, m.CrashClone(CrashTorn, rand.New(rand.NewPCG(1, 1))), "/d/e/a"); got != "x" {
+		t.Fatalf("synced file in a synced directory holds %q", got)
+	}
+}
+
+// A removed directory is gone for sure only once its parent is synced;
+// until then a crash may bring it back as it last was durable. Made again
+// under the same name, it is a new, empty directory.
+func TestMemDirectoryRemovalNeedsParentSync(t *testing.T) {
+	m := NewMem()
+	if err := MkdirAllDurable(m, "/d/e"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/e/a")
+	write(t, f, 0, "x")
+	f.Sync()
+	m.SyncDir("/d/e")
+	if err := m.Remove("/d"); err == nil {
+		t.Fatal("removed a directory holding a directory")
+	}
+	if err := m.RemoveAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"/d", "/d/e", "/d/e/a"}
+	if got, want := crashStates(m, CrashLoseUnsynced, names...), setOf("/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced removal: %v", got)
+	}
+	if got, want := crashStates(m, CrashTorn, names...), setOf("", "/d /d/e /d/e/a"); !maps.Equal(got, want) {
+		t.Fatalf("unsynced removal, torn crashes: %v, want both ways %v", got, want)
+	}
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncDir("/")
+	if got, want := crashStates(m, CrashTorn, names...), setOf("/d"); !maps.Equal(got, want) {
+		t.Fatalf("directory made again: %v, want it empty", got)
 	}
 }
 
@@ -156,4 +250,90 @@ func TestOSFSRoundTrip(t *testing.T) {
 	if _, ok := f.(OSFile); !ok {
 		t.Fatal("OS file does not expose *os.File")
 	}
+}
+
+// MkdirAllDurable syncs the parent of each directory it creates, deepest
+// first, and nothing when the directory exists.
+func TestMkdirAllDurableSyncsNewParents(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/a"); err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	ff := NewFaulty(m, func(op Op, name string) error {
+		if op == OpSyncDir {
+			synced = append(synced, name)
+		}
+		return nil
+	})
+	if err := MkdirAllDurable(ff, "/a/b/c"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/a/b", "/a"}; !slices.Equal(synced, want) {
+		t.Fatalf("synced %v, want %v", synced, want)
+	}
+	if ok, _ := m.Exists("/a/b/c"); !ok {
+		t.Fatal("directory not created")
+	}
+	synced = nil
+	if err := MkdirAllDurable(ff, "/a/b/c/"); err != nil || len(synced) != 0 {
+		t.Fatalf("existing directory: synced %v, err %v", synced, err)
+	}
+	if err := MkdirAllDurable(ff, "/x"); err != nil || !slices.Equal(synced, []string{"/"}) {
+		t.Fatalf("directory under the root: synced %v, err %v", synced, err)
+	}
+	if err := MkdirAllDurable(OS, t.TempDir()+"/p/q"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testLock checks Lock on fsys: a second Lock of a held name fails at once
+// with ErrLocked, and Close lets the next one in.
+func testLock(t *testing.T, fsys FS, name string) {
+	t.Helper()
+	first, err := fsys.Lock(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock of a held name: %v, want ErrLocked", err)
+	}
+	if ok, _ := fsys.Exists(name); !ok {
+		t.Fatal("Lock did not create the file")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := fsys.Lock(name)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	again.Close()
+}
+
+func TestMemLock(t *testing.T) {
+	m := NewMem()
+	MkdirAllDurable(m, "/d")
+	testLock(t, m, "/d/.lock")
+	held, err := m.Lock("/d/.lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// A crash frees every lock: the process that held them is gone.
+	c := m.CrashClone(CrashLoseUnsynced, nil)
+	l, err := c.Lock("/d/.lock")
+	if err != nil {
+		t.Fatalf("lock in a crash image: %v", err)
+	}
+	l.Close()
+	if _, err := m.Lock("/missing/.lock"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock in a missing directory: %v", err)
+	}
+}
+
+// flock locks belong to the open file, so two Locks in one process
+// conflict as two processes' do.
+func TestOSLock(t *testing.T) {
+	testLock(t, OS, t.TempDir()+"/.lock")
 }

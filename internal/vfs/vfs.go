@@ -46,11 +46,20 @@ type FS interface {
 	// SyncDir makes the directory's entries (creations, renames,
 	// removals) durable.
 	SyncDir(dir string) error
+	// Lock takes an exclusive lock on the file name, creating it if
+	// missing, and returns what releases it. It does not wait: while
+	// another holder has the lock (another process, or another Lock in
+	// this one) it fails with an error wrapping ErrLocked. On the OS it is
+	// flock(LOCK_EX|LOCK_NB), released when the process dies.
+	Lock(name string) (io.Closer, error)
 }
 
 // ErrNotExist is returned for missing files. It is fs.ErrNotExist, so
 // errors.Is(err, os.ErrNotExist) works for every FS.
 var ErrNotExist = fs.ErrNotExist
+
+// ErrLocked is wrapped by Lock's error when another holder has the lock.
+var ErrLocked = errors.New("vfs: locked by another holder")
 
 // OS is the real filesystem.
 var OS FS = osFS{}
@@ -133,6 +142,34 @@ func (osFS) SyncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// MkdirAllDurable creates dir and any missing parents, as MkdirAll does,
+// and syncs the parent of every directory it created, deepest first, so the
+// whole path survives a crash once it returns: a new directory's name, like
+// a new file's, is durable only after its parent is synced. A directory that
+// already exists costs one Exists and no sync.
+func MkdirAllDurable(fsys FS, dir string) error {
+	var created []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		ok, err := fsys.Exists(d)
+		if err != nil {
+			return err
+		}
+		if ok || filepath.Dir(d) == d {
+			break
+		}
+		created = append(created, d)
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteFileAtomic replaces name with data so that after a crash either the
