@@ -126,7 +126,7 @@ type Broker struct {
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
 	// imageApplied is notified each time applyImage installs an image.
-	imageApplied broadcast
+	imageApplied task.Broadcast
 	topics       *topicTable
 	// createTopicsFn auto-creates topics with defaults and waits until the
 	// broker has applied the image holding them (wired to the controller).

@@ -199,12 +199,25 @@ func storedCompacted(t *testing.T, b *Broker, topic string, p int32) []e2eRecord
 	}
 }
 
-// waitStored polls the partition until it holds exactly one of wants and
-// returns which; it fails with the last difference after compactionWait.
+// waitCleanerRound waits for the log cleaner's next round to end, failing
+// the test at deadline.
+func waitCleanerRound(t *testing.T, round <-chan struct{}, deadline <-chan time.Time, what string) {
+	t.Helper()
+	select {
+	case <-round:
+	case <-deadline:
+		t.Fatalf("%s: gave up after %v", what, compactionWait)
+	}
+}
+
+// waitStored checks the partition after each round of the log cleaner until
+// it holds exactly one of wants and returns which; it fails with the last
+// difference after compactionWait.
 func waitStored(t *testing.T, b *Broker, topic string, what string, wants ...[]e2eRecord) int {
 	t.Helper()
-	deadline := time.Now().Add(compactionWait)
+	deadline := time.After(compactionWait)
 	for {
+		round := b.logs.CleanerRound()
 		got := storedCompacted(t, b, topic, 0)
 		var diffs []string
 		for i, want := range wants {
@@ -214,10 +227,11 @@ func waitStored(t *testing.T, b *Broker, topic string, what string, wants ...[]e
 			}
 			diffs = append(diffs, d)
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-round:
+		case <-deadline:
 			t.Fatalf("%s: partition never reached the expected view: %s", what, strings.Join(diffs, " | or | "))
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -582,16 +596,14 @@ func TestCompactionConsumerOffsets(t *testing.T) {
 // most limit records and returns how many it holds.
 func waitFewRecords(t *testing.T, b *Broker, topic string, limit int) int {
 	t.Helper()
-	deadline := time.Now().Add(compactionWait)
+	deadline := time.After(compactionWait)
 	for {
+		round := b.logs.CleanerRound()
 		n := len(storedCompacted(t, b, topic, 0))
 		if n <= limit {
 			return n
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s-0 still holds %d records, want at most %d after cleaning", topic, n, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
+		waitCleanerRound(t, round, deadline, fmt.Sprintf("%s-0 still holds %d records, want at most %d after cleaning", topic, n, limit))
 	}
 }
 

@@ -3,7 +3,6 @@ package broker
 import (
 	"fmt"
 	"maps"
-	"sync"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
@@ -32,7 +31,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	}
 	b.refreshTopicConfigs(img)
 	b.meta.Store(img)
-	b.imageApplied.notify()
+	b.imageApplied.Notify()
 	for _, err := range errs {
 		if err != nil {
 			b.log.Error("applying metadata", "err", err)
@@ -146,29 +145,4 @@ func nodes(ns []model.NodeID) []int32 {
 		out[i] = int32(n)
 	}
 	return out
-}
-
-// broadcast wakes everyone waiting for the next occurrence of an event:
-// wait returns a channel that the next notify closes.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (bc *broadcast) wait() <-chan struct{} {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	if bc.ch == nil {
-		bc.ch = make(chan struct{})
-	}
-	return bc.ch
-}
-
-func (bc *broadcast) notify() {
-	bc.mu.Lock()
-	defer bc.mu.Unlock()
-	if bc.ch != nil {
-		close(bc.ch)
-		bc.ch = nil
-	}
 }

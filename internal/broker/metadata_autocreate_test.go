@@ -52,7 +52,7 @@ func TestMetadataRightAfterDeleteTopics(t *testing.T) {
 		// The retry finds the recreated topic: a new ID, default partitions, empty.
 		var again kmsg.MetadataResponseTopic
 		for corr := int32(100); ; corr++ {
-			applied := b.imageApplied.wait()
+			applied := b.imageApplied.Wait()
 			again = metadataAt(12, false, corr)
 			if again.ErrorCode == 0 {
 				break

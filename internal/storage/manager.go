@@ -70,6 +70,9 @@ type Manager struct {
 	// (a single replica). Set before Start.
 	HighWatermark func(tp model.TopicPartition, l *Log) int64
 
+	// cleanerRounds is notified after every round of the log cleaner.
+	cleanerRounds task.Broadcast
+
 	mu struct {
 		sync.Mutex
 		logs   map[model.TopicPartition]*Log
@@ -246,6 +249,7 @@ func (m *Manager) Close() error {
 // cleaned, the dirtiest first. The cleanable range stops at each
 // partition's high watermark.
 func (m *Manager) cleanDirtiest() {
+	defer m.cleanerRounds.Notify()
 	nowMs := m.opts.Clock.Now().UnixMilli()
 	type candidate struct {
 		l     *Log
@@ -288,6 +292,11 @@ func (m *Manager) cleanDirtiest() {
 
 // highWatermark is the partition's high watermark, or its log end without
 // a HighWatermark hook.
+// CleanerRound returns a channel closed when the log cleaner next finishes
+// a round (choosing the due logs and cleaning them), for tests and tools
+// that wait for compaction as an event.
+func (m *Manager) CleanerRound() <-chan struct{} { return m.cleanerRounds.Wait() }
+
 func (m *Manager) highWatermark(l *Log) int64 {
 	if m.HighWatermark != nil {
 		if tp, err := model.ParseTopicPartition(filepath.Base(l.dir)); err == nil {

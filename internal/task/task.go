@@ -52,3 +52,32 @@ func (g *Group) Stop() {
 	g.cancel()
 	g.wg.Wait()
 }
+
+// Broadcast wakes everyone waiting for the next occurrence of an event:
+// Wait returns a channel that the next Notify closes. A waiter takes the
+// channel before it checks the state it waits for, so an event between the
+// check and the wait still wakes it. The zero value is ready to use.
+type Broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// Wait returns a channel closed at the next Notify.
+func (b *Broadcast) Wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+// Notify wakes every current waiter.
+func (b *Broadcast) Notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+}
