@@ -226,3 +226,33 @@ func TestNewCatalogPanicsOnBadDefault(t *testing.T) {
 		}()
 	}
 }
+
+// TestEveryEntryHasAStatus fails for a config whose fate nobody decided: every entry says
+// whether Samsa wires it, refuses it until a feature arrives, or ignores it by design.
+func TestEveryEntryHasAStatus(t *testing.T) {
+	for _, c := range []*Catalog{Broker, Topic} {
+		for _, e := range c.Entries() {
+			if err := e.checkStatus(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// A topic config and the broker config it falls back to are one setting: they must be
+// supported, or not, together.
+func TestTopicStatusMatchesServerDefault(t *testing.T) {
+	for _, e := range Topic.Entries() {
+		if e.ServerDefault == "" {
+			continue
+		}
+		b, ok := Broker.Lookup(e.ServerDefault)
+		if !ok {
+			t.Errorf("%s: no broker config %s", e.Name, e.ServerDefault)
+			continue
+		}
+		if e.Status() != b.Status() {
+			t.Errorf("%s is %s but its server default %s is %s", e.Name, e.Status(), b.Name, b.Status())
+		}
+	}
+}

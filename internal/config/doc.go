@@ -18,6 +18,10 @@
 //     APPEND and SUBTRACT; ValidateDynamic enforces Kafka's read-only / per-broker /
 //     cluster-wide update modes.
 //
+// Every entry also records what Samsa does with it (Entry.Wired, Unsupported, NoEffect),
+// so that no config is accepted and silently ignored: the catalog is the audit, and the
+// reference docs (docs/CONFIG-*.md) print it.
+//
 // Errors wrap marker errors (ErrUnknownConfig, ErrInvalidValue, ErrInvalidRequest) so the
 // broker can map them to Kafka error codes with errors.Is without this package importing
 // the wire protocol.

@@ -12,13 +12,14 @@ func (c *Catalog) Markdown() string {
 	fmt.Fprintf(&b, "# %s configs\n\n", titleCase(c.scope))
 	b.WriteString("<!-- Generated from internal/config by `go test ./internal/config -update`; do not edit. -->\n\n")
 	b.WriteString(c.intro())
+	b.WriteString(statusIntro)
+	b.WriteString(c.statusCounts())
 	if c.scope == "topic" {
-		b.WriteString("| Name | Type | Default | Valid values | Server default property | Importance | Description |\n")
-		b.WriteString("|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Name | Type | Default | Valid values | Server default property | Importance | Description | In Samsa |\n")
 	} else {
-		b.WriteString("| Name | Type | Default | Valid values | Update mode | Importance | Description |\n")
-		b.WriteString("|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Name | Type | Default | Valid values | Update mode | Importance | Description | In Samsa |\n")
 	}
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, e := range c.entries {
 		b.WriteString(c.row(e))
 	}
@@ -50,7 +51,7 @@ func (c *Catalog) row(e *Entry) string {
 	if e.PerListener || e.PerMechanism {
 		doc += " Per-listener."
 	}
-	cells := []string{"`" + e.Name + "`", e.Type.String(), defaultCell(e), valid, fifth, e.Importance.String(), doc}
+	cells := []string{"`" + e.Name + "`", e.Type.String(), defaultCell(e), valid, fifth, e.Importance.String(), doc, statusCell(e)}
 	for i, cell := range cells {
 		cells[i] = strings.ReplaceAll(cell, "|", `\|`)
 	}
@@ -72,4 +73,49 @@ func titleCase(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// statusIntro explains the "In Samsa" column.
+const statusIntro = "The \"In Samsa\" column says what Samsa does with each config. **wired**: it has its\n" +
+	"documented effect, in the place named. **not supported yet**: the feature is missing, and\n" +
+	"only the default (and the few other values listed) has a meaning. **no effect by design**: the\n" +
+	"config tunes a mechanism of Kafka's JVM that Samsa does not have.\n\n"
+
+// statusCounts summarises the column.
+func (c *Catalog) statusCounts() string {
+	n := map[Status]int{}
+	for _, e := range c.entries {
+		n[e.Status()]++
+	}
+	return fmt.Sprintf("Of %d %s configs, %d are wired, %d not supported yet and %d have no effect by design.\n\n",
+		len(c.entries), c.scope, n[StatusWired], n[StatusUnsupported], n[StatusNoEffect])
+}
+
+// statusCell is an entry's "In Samsa" cell.
+func statusCell(e *Entry) string {
+	var s string
+	switch e.Status() {
+	case StatusWired:
+		s = "**wired**: " + e.Wired + "."
+		if e.Unsupported != "" {
+			s += " Values other than " + acceptedValues(e) + " are not supported yet (" + e.Unsupported + ")."
+		}
+		if e.StartupOnly {
+			s += " Read at startup only: dynamic updates are refused."
+		}
+	case StatusUnsupported:
+		s = "**not supported yet** (" + e.Unsupported + "): only " + acceptedValues(e) + " is accepted."
+	default:
+		s = "**no effect by design**: " + e.NoEffect + "."
+	}
+	return s
+}
+
+// acceptedValues names what an unsupported config accepts.
+func acceptedValues(e *Entry) string {
+	s := "the default"
+	if e.Accepts != nil {
+		s += " or " + e.Accepts.String()
+	}
+	return s
 }

@@ -1,0 +1,121 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Why a config is not supported yet, by what brings it. Each completes "not supported yet
+// (...)", so a refusal says which feature is missing and where it is coming from.
+const (
+	bySecurity = "issue 13 brings TLS, SASL and ACLs"
+	byQuotas   = "issue 14 brings quotas and metrics"
+	byCluster  = "issue 12 brings clusters of several nodes and replication"
+	byQuorum   = "issue 12 brings a controller quorum of several nodes; here the controller is in-process, a quorum of this node alone"
+	byReassign = "issue 15 brings reassignment, JBOD and racks"
+	byTiered   = "tiered storage is not planned"
+	byShare    = "share groups (KIP-932) are not planned yet"
+	byJava     = "Samsa cannot load Java classes"
+)
+
+// Status is what Samsa does with a config, one of the three kinds the catalog records.
+type Status int8
+
+// Config statuses; see Entry.Wired, Entry.Unsupported and Entry.NoEffect.
+const (
+	StatusWired Status = iota
+	StatusUnsupported
+	StatusNoEffect
+)
+
+// String returns the status as the reference docs write it.
+func (s Status) String() string {
+	switch s {
+	case StatusWired:
+		return "wired"
+	case StatusUnsupported:
+		return "not supported yet"
+	case StatusNoEffect:
+		return "no effect by design"
+	}
+	return fmt.Sprintf("Status(%d)", int8(s))
+}
+
+// Status classifies the entry. A partly supported config (Wired and Unsupported) is wired.
+func (e *Entry) Status() Status {
+	switch {
+	case e.Wired != "":
+		return StatusWired
+	case e.Unsupported != "":
+		return StatusUnsupported
+	}
+	return StatusNoEffect
+}
+
+// checkStatus is the rule TestEveryEntryHasAStatus enforces, so that no config joins the
+// catalog without someone deciding what Samsa does with it.
+func (e *Entry) checkStatus() error {
+	set := 0
+	for _, s := range []string{e.Wired, e.Unsupported, e.NoEffect} {
+		if s != "" {
+			set++
+		}
+	}
+	partly := e.Wired != "" && e.Unsupported != "" && e.NoEffect == "" && e.Accepts != nil
+	switch {
+	case set == 1 && (e.Accepts == nil || e.Unsupported != ""):
+	case partly:
+	default:
+		return fmt.Errorf("config: %s must set exactly one of Wired, Unsupported and NoEffect (or Wired and Unsupported with Accepts), and Accepts only with Unsupported", e.Name)
+	}
+	if e.StartupOnly && (e.Mode == ReadOnly || e.Wired == "") {
+		return fmt.Errorf("config: %s: StartupOnly is for wired configs Kafka can change dynamically", e.Name)
+	}
+	return nil
+}
+
+// sameItems accepts a list holding exactly the given items, in any order: process.roles
+// "controller,broker" asks for what "broker,controller" does.
+type sameItems []string
+
+func (s sameItems) Validate(v any) error {
+	got := slices.Sorted(slices.Values(v.([]string)))
+	if !slices.Equal(got, slices.Sorted(slices.Values(s))) {
+		return fmt.Errorf("must be %s", strings.Join(s, ","))
+	}
+	return nil
+}
+
+func (s sameItems) String() string { return strings.Join(s, ",") }
+
+// oneItem accepts a list of exactly one item: a controller quorum of one node.
+type oneItem struct{ what string }
+
+func (o oneItem) Validate(v any) error {
+	if len(v.([]string)) != 1 {
+		return fmt.Errorf("must name one %s", o.what)
+	}
+	return nil
+}
+
+func (o oneItem) String() string { return "one " + o.what }
+
+// anyValue accepts every value: the config is accepted whatever it says, and logged as
+// having no effect when set.
+type anyValue struct{}
+
+func (anyValue) Validate(any) error { return nil }
+func (anyValue) String() string     { return "any value" }
+
+// exactly accepts one value besides the default, in its formatted form.
+type exactly string
+
+func (x exactly) Validate(v any) error {
+	if formatValue(v) != string(x) {
+		return fmt.Errorf("must be %s", string(x))
+	}
+	return nil
+}
+
+func (x exactly) String() string { return string(x) }
