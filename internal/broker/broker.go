@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ type Listener struct {
 	Name string
 	Host string
 	Port int
+	// SecurityProtocol is the listener's protocol; New fills it from
+	// listener.security.protocol.map when it is empty.
+	SecurityProtocol string
 }
 
 func (l Listener) String() string {
@@ -110,6 +114,33 @@ func (c *Config) fill() {
 	}
 }
 
+// resolveListeners gives every listener its security protocol and refuses
+// what cannot be served: a protocol other than PLAINTEXT, a listener name the
+// protocol map does not know, an advertised listener with no listener of its
+// name.
+func (c *Config) resolveListeners() error {
+	c.Listeners = slices.Clone(c.Listeners)
+	for i := range c.Listeners {
+		l := &c.Listeners[i]
+		if l.SecurityProtocol == "" {
+			p, ok := c.Values.SecurityProtocol(l.Name)
+			if !ok {
+				return fmt.Errorf("broker: listener %s: listener.security.protocol.map has no security protocol for %s", l, l.Name)
+			}
+			l.SecurityProtocol = p
+		}
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return fmt.Errorf("broker: listener %s: security protocol %s is not supported yet (issue 13 brings TLS and SASL)", l, l.SecurityProtocol)
+		}
+	}
+	for _, a := range c.AdvertisedListeners {
+		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == a.Name }) {
+			return fmt.Errorf("broker: advertised listener %s: no listener is named %s", a, a.Name)
+		}
+	}
+	return nil
+}
+
 // Broker serves the Kafka protocol.
 type Broker struct {
 	cfg   Config
@@ -152,6 +183,9 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		cfg.Values = v
+	}
+	if err := cfg.resolveListeners(); err != nil {
+		return nil, err
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
 	logs, err := storage.NewManager(storage.ManagerConfig{
@@ -217,7 +251,7 @@ func (b *Broker) startController(ctx context.Context) error {
 	var eps []metadata.Endpoint
 	for _, l := range b.Listeners() {
 		adv := b.advertised(l.Name)
-		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: "PLAINTEXT"})
+		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: l.SecurityProtocol})
 	}
 	ctrl, err := controller.Open(ctx, controller.Config{
 		NodeID:    model.NodeID(b.cfg.NodeID),

@@ -126,9 +126,13 @@ func ResolveTopic(broker Values, overrides map[string]string) (Values, error) {
 }
 
 // checkBroker refuses what Kafka refuses at startup beyond single values: topic defaults
-// that would be invalid, and node.id and broker.id both set but different.
+// that would be invalid, listener configs that disagree (checkListeners), and node.id and
+// broker.id both set but different.
 func checkBroker(v Values) (Values, error) {
 	if _, err := ResolveTopic(v, nil); err != nil {
+		return Values{}, err
+	}
+	if err := checkListeners(v); err != nil {
 		return Values{}, err
 	}
 	static := v.s.layers[SourceStaticBroker]

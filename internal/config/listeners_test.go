@@ -1,0 +1,58 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSecurityProtocol(t *testing.T) {
+	v := mustParse(t, Broker, map[string]string{
+		"listeners":                      "internal://:9092,EXTERNAL://:9093",
+		"listener.security.protocol.map": "INTERNAL:PLAINTEXT, external:SSL",
+	})
+	for name, want := range map[string]string{"INTERNAL": "PLAINTEXT", "internal": "PLAINTEXT", "EXTERNAL": "SSL"} {
+		if got, ok := v.SecurityProtocol(name); !ok || got != want {
+			t.Errorf("SecurityProtocol(%s) = %q %v, want %s", name, got, ok, want)
+		}
+	}
+	if _, ok := v.SecurityProtocol("OTHER"); ok {
+		t.Error("a name missing from the map has a protocol")
+	}
+	// Kafka's default map names each protocol after itself.
+	def := mustParse(t, Broker, nil)
+	for _, p := range []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"} {
+		if got, _ := def.SecurityProtocol(p); got != p {
+			t.Errorf("default map: %s is %q", p, got)
+		}
+	}
+}
+
+func TestListenerRules(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  map[string]string
+		want string // "" for accepted; else a piece of the message
+	}{
+		{"custom name mapped", map[string]string{"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:PLAINTEXT"}, ""},
+		{"custom name not mapped", map[string]string{"listeners": "INTERNAL://:9092"}, "listener with name INTERNAL defined in listeners not found in listener.security.protocol.map"},
+		{"advertised subset", map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "advertised.listeners": "plaintext://h:9092"}, ""},
+		{"advertised unknown", map[string]string{"listeners": "PLAINTEXT://:9092", "advertised.listeners": "SSL://h:9093"},
+			"advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found SSL. The valid options based on the current configuration are PLAINTEXT"},
+		{"controller listener unknown", map[string]string{"controller.listener.names": "CONTROLLER"}, "controller.listener.names must only contain values appearing in the 'listeners' configuration"},
+		{"inter-broker listener unknown", map[string]string{"inter.broker.listener.name": "INTERNAL"}, "inter.broker.listener.name must be a listener name defined in advertised.listeners"},
+		{"inter-broker listener and protocol", map[string]string{"inter.broker.listener.name": "PLAINTEXT", "security.inter.broker.protocol": "PLAINTEXT"},
+			"only one of inter.broker.listener.name and security.inter.broker.protocol should be set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(Broker, tt.raw)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case tt.want != "" && (!errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Parse = %v, want ErrInvalidValue with %q", err, tt.want)
+			}
+		})
+	}
+}
