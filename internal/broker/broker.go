@@ -257,6 +257,7 @@ func (b *Broker) startController(ctx context.Context) error {
 		NodeID:    model.NodeID(b.cfg.NodeID),
 		Dir:       filepath.Join(b.cfg.LogDir, metadataDir),
 		Endpoints: eps,
+		Rack:      b.cfg.Values.String("broker.rack"),
 		Broker:    b.cfg.Values,
 		Logger:    b.cfg.Logger,
 		Clock:     b.cfg.Clock,

@@ -91,4 +91,3 @@ func TestCustomListenerName(t *testing.T) {
 		t.Fatalf("produce through INTERNAL: %v", err)
 	}
 }
-
