@@ -79,3 +79,35 @@ func checkListeners(v Values) error {
 	}
 	return nil
 }
+
+// checkQuorum refuses a controller quorum that is not this node: the one voter or
+// bootstrap server Accepts lets through must be this node (node.id) on one of its own
+// listener ports, or Samsa would run a quorum of itself while the operator meant another.
+func checkQuorum(v Values) error {
+	ports := map[string]bool{}
+	for _, l := range strings.Split(v.String("listeners"), ",") {
+		if i := strings.LastIndexByte(l, ':'); i >= 0 {
+			ports[strings.TrimSpace(l[i+1:])] = true
+		}
+	}
+	refuse := func(name, value, why string) error {
+		return notSupported(name, "value "+value+" is not supported yet ("+byQuorum+"): "+why)
+	}
+	for _, name := range []string{"controller.quorum.voters", "controller.quorum.bootstrap.servers"} {
+		for _, item := range v.List(name) {
+			addr := item
+			if name == "controller.quorum.voters" {
+				id, rest, ok := strings.Cut(item, "@")
+				if !ok || id != formatValue(v.Int("node.id")) {
+					return refuse(name, item, "the only voter must be this node, node.id "+formatValue(v.Int("node.id"))+", as id@host:port")
+				}
+				addr = rest
+			}
+			i := strings.LastIndexByte(addr, ':')
+			if i < 0 || !ports[addr[i+1:]] {
+				return refuse(name, item, "the controller must be this node, on the port of one of its listeners")
+			}
+		}
+	}
+	return nil
+}

@@ -56,3 +56,35 @@ func TestListenerRules(t *testing.T) {
 		})
 	}
 }
+
+func TestQuorumOfThisNode(t *testing.T) {
+	base := map[string]string{"node.id": "1", "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", "controller.listener.names": "CONTROLLER"}
+	tests := []struct {
+		name, config, value string
+		ok                  bool
+	}{
+		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", true},
+		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", false},
+		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000", false},
+		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093", false},
+		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", true},
+		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", false},
+		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := map[string]string{tt.config: tt.value}
+			for k, v := range base {
+				raw[k] = v
+			}
+			_, err := Parse(Broker, raw)
+			if tt.ok && err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !tt.ok && (!errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "issue 12")) {
+				t.Fatalf("Parse = %v, want ErrNotSupported naming issue 12", err)
+			}
+		})
+	}
+}

@@ -89,12 +89,15 @@ func TestLoadBrokerProperties(t *testing.T) {
 					t.Errorf("got %d %q %q", v.Int("node.id"), v.String("broker.rack"), v.String("log.dir"))
 				}
 			}},
-		{name: "no variable expansion", body: "listener.name.sasl_plaintext.plain.sasl.jaas.config=x password=\"${secret}\";\n",
+		{name: "no variable expansion", body: "log.dirs=/data/${USER}\n",
 			check: func(t *testing.T, v Values) {
-				if !strings.Contains(v.String("listener.name.sasl_plaintext.plain.sasl.jaas.config"), "${secret}") {
+				if v.LogDirs()[0] != "/data/${USER}" {
 					t.Error("${...} was expanded")
 				}
 			}},
+		{name: "not supported yet", body: "ssl.keystore.location=/k.jks\n", wantErr: ErrNotSupported, wantMsg: "ssl.keystore.location: value /k.jks is not supported yet (issue 13"},
+		{name: "not supported override", overrides: map[string]string{"remote.log.storage.system.enable": "x"}, wantErr: ErrUnknownConfig, wantMsg: "remote.log"},
+		{name: "unsupported at its default", body: "ssl.keystore.type=JKS\nsasl.enabled.mechanisms=GSSAPI\n", check: func(t *testing.T, v Values) {}},
 		{name: "retention hours", body: "log.retention.hours=1\n", check: func(t *testing.T, v Values) {
 			if v.Long("log.retention.ms") != msPerHour {
 				t.Error("hours not converted")

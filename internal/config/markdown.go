@@ -77,9 +77,13 @@ func titleCase(s string) string {
 
 // statusIntro explains the "In Samsa" column.
 const statusIntro = "The \"In Samsa\" column says what Samsa does with each config. **wired**: it has its\n" +
-	"documented effect, in the place named. **not supported yet**: the feature is missing, and\n" +
-	"only the default (and the few other values listed) has a meaning. **no effect by design**: the\n" +
-	"config tunes a mechanism of Kafka's JVM that Samsa does not have.\n\n"
+	"documented effect, in the place named. **not supported yet**: the feature is missing; any value\n" +
+	"but the default (and the few others listed) is refused, at startup from server.properties or\n" +
+	"`--override` and by CreateTopics, AlterConfigs and IncrementalAlterConfigs with INVALID_CONFIG, so\n" +
+	"a setting is never silently ignored. **no effect by design**: the config tunes a mechanism of\n" +
+	"Kafka's JVM that Samsa does not have; it is accepted, and logged at WARN at startup when set.\n" +
+	"Wired configs marked \"read at startup only\" are refused by the alter APIs, and DescribeConfigs\n" +
+	"reports them read-only.\n\n"
 
 // statusCounts summarises the column.
 func (c *Catalog) statusCounts() string {
@@ -107,15 +111,6 @@ func statusCell(e *Entry) string {
 		s = "**not supported yet** (" + e.Unsupported + "): only " + acceptedValues(e) + " is accepted."
 	default:
 		s = "**no effect by design**: " + e.NoEffect + "."
-	}
-	return s
-}
-
-// acceptedValues names what an unsupported config accepts.
-func acceptedValues(e *Entry) string {
-	s := "the default"
-	if e.Accepts != nil {
-		s += " or " + e.Accepts.String()
 	}
 	return s
 }

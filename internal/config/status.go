@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -73,6 +75,65 @@ func (e *Entry) checkStatus() error {
 		return fmt.Errorf("config: %s: StartupOnly is for wired configs Kafka can change dynamically", e.Name)
 	}
 	return nil
+}
+
+// CheckSupported refuses the values of raw that Samsa does not support yet: a config whose
+// Entry.Unsupported is set, given something other than its default or a value its Accepts
+// takes. Names and values are Validate's to check; this skips what Validate refuses. The
+// error joins one *Error wrapping ErrNotSupported per refused config, in name order.
+//
+// Parse, ApplyIncremental and ValidateDynamic call it: it guards what a user sets. Configs
+// already stored in the metadata are resolved without it (ResolveTopic, WithDynamic), so
+// a broker never fails to start over a value an older Samsa accepted.
+func (c *Catalog) CheckSupported(raw map[string]string) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		e, _, ok := c.entryFor(name)
+		if !ok {
+			continue
+		}
+		v, err := parseValue(e, name, raw[name])
+		if err != nil {
+			continue
+		}
+		if err := checkSupported(e, name, raw[name], v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkSupported(e *Entry, name, raw string, v any) error {
+	if e.Unsupported == "" || isDefault(e, v) || (e.Accepts != nil && e.Accepts.Validate(v) == nil) {
+		return nil
+	}
+	if e.Type == TypePassword {
+		raw = "[hidden]"
+	}
+	return notSupported(name, fmt.Sprintf("value %s is not supported yet (%s); only %s is accepted",
+		strings.TrimSpace(raw), e.Unsupported, acceptedValues(e)))
+}
+
+// isDefault reports whether v is the entry's default. For a null default, an empty
+// string or list counts as unset, as Kafka treats advertised.listeners= and the like.
+func isDefault(e *Entry, v any) bool {
+	if e.NullDefault {
+		return formatValue(v) == ""
+	}
+	return formatValue(v) == formatValue(e.DefaultValue)
+}
+
+// acceptedValues names what an unsupported config accepts, for messages and docs.
+func acceptedValues(e *Entry) string {
+	def := "null"
+	if !e.NullDefault {
+		def = defaultCell(e)
+	}
+	s := "the default (" + def + ")"
+	if e.Accepts != nil {
+		s += " or " + e.Accepts.String()
+	}
+	return s
 }
 
 // sameItems accepts a list holding exactly the given items, in any order: process.roles

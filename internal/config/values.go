@@ -45,12 +45,17 @@ var brokerLayers = []Source{SourceDynamicBroker, SourceDynamicDefaultBroker, Sou
 
 // Parse validates raw and returns Values holding it: as STATIC_BROKER_CONFIG for the Broker
 // catalog, as DYNAMIC_TOPIC_CONFIG for the Topic catalog (falling back to Kafka's defaults,
-// not to a broker; use ResolveTopic for that). Every name and value is checked; the error
-// joins one *Error per bad config.
+// not to a broker; use ResolveTopic for that). Every name and value is checked, and so is
+// that Samsa supports it (CheckSupported); the error joins one *Error per bad config.
 func Parse(c *Catalog, raw map[string]string) (Values, error) {
-	if err := c.Validate(raw); err != nil {
+	if err := errors.Join(c.Validate(raw), c.CheckSupported(raw)); err != nil {
 		return Values{}, err
 	}
+	return parseValid(c, raw)
+}
+
+// parseValid is Parse for raw strings already validated.
+func parseValid(c *Catalog, raw map[string]string) (Values, error) {
 	if c.scope == "topic" {
 		return build(c, map[Source]map[string]string{SourceDynamicTopic: maps.Clone(raw)}, nil)
 	}
