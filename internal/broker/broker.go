@@ -236,6 +236,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.closeListeners()
 		return err
 	}
+	b.warnNoEffect()
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
 	b.startTxns()
@@ -245,6 +246,14 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.log.Info("listening", "listener", bound.String())
 	}
 	return nil
+}
+
+// warnNoEffect logs each config set (statically or dynamically) that Samsa
+// accepts but does nothing with, so an operator who tuned one learns it.
+func (b *Broker) warnNoEffect() {
+	for _, line := range b.brokerConfig(b.meta.Load()).NoEffect() {
+		b.log.Warn(line)
+	}
 }
 
 func (b *Broker) startController(ctx context.Context) error {

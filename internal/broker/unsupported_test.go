@@ -3,11 +3,14 @@ package broker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,5 +163,50 @@ func TestUnsupportedBrokerConfigRefused(t *testing.T) {
 	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: kadm.StringPtr("1000")}}
 	if rs, err := adm.AlterBrokerConfigs(ctx, set); err != nil || rs[0].Err != nil {
 		t.Fatalf("supported config: %v %v", err, rs)
+	}
+}
+
+// logRecorder keeps the messages logged at WARN and above.
+type logRecorder struct {
+	mu    sync.Mutex
+	warns []string
+}
+
+func (r *logRecorder) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler          { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler               { return r }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warns = append(r.warns, rec.Message)
+	return nil
+}
+
+func (r *logRecorder) messages() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.warns)
+}
+
+// A config accepted with no effect is said so at startup, once.
+func TestNoEffectWarnedAtStartup(t *testing.T) {
+	v, err := config.Parse(config.Broker, map[string]string{"num.io.threads": "16", "num.network.threads": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &logRecorder{}
+	startBrokerWith(t, Config{LogDir: t.TempDir(), Values: v, Logger: slog.New(rec)})
+	want := []string{
+		"num.io.threads=16 has no effect in Samsa: Samsa has no request handler pool: each connection's requests run on that connection's goroutine",
+		"num.network.threads=3 has no effect in Samsa: each connection has its own reader and writer goroutines; there are no network threads to size",
+	}
+	var got []string
+	for _, m := range rec.messages() {
+		if strings.Contains(m, "has no effect") {
+			got = append(got, m)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }

@@ -180,3 +180,36 @@ func (x exactly) Validate(v any) error {
 }
 
 func (x exactly) String() string { return string(x) }
+
+// NoEffect returns one line per config set in v that is accepted but does nothing, for the
+// broker to log at startup: "<name>=<value> has no effect in Samsa: <why>". These are the
+// configs whose status is no effect by design, and the values an unsupported config's
+// Accepts lets through. Lines are sorted by name; passwords are hidden.
+func (v Values) NoEffect() []string {
+	set := map[string]string{}
+	for _, layer := range v.s.layers {
+		for name, raw := range layer {
+			if _, ok := set[name]; !ok {
+				set[name] = raw
+			}
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		e, _, ok := v.s.catalog.entryFor(name)
+		if !ok {
+			continue
+		}
+		value := formatValue(v.get(name, e.Type))
+		if e.Sensitive() {
+			value = "[hidden]"
+		}
+		switch {
+		case e.NoEffect != "":
+			out = append(out, fmt.Sprintf("%s=%s has no effect in Samsa: %s", name, value, e.NoEffect))
+		case e.Wired == "" && e.Unsupported != "" && !isDefault(e, v.get(name, e.Type)):
+			out = append(out, fmt.Sprintf("%s=%s has no effect in Samsa yet: %s", name, value, e.Unsupported))
+		}
+	}
+	return out
+}
