@@ -173,8 +173,8 @@ type logRecorder struct {
 }
 
 func (r *logRecorder) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler          { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler               { return r }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler           { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler                { return r }
 func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
