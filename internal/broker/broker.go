@@ -158,6 +158,7 @@ type Broker struct {
 	// broker has applied the image holding them (wired to the controller).
 	createTopicsFn func(ctx context.Context, names []string) error
 	fetchSessions  *fetchSessions
+	conns          *connLimits         // max.connections, set from each image (meta.go)
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	mu             struct {
@@ -187,7 +188,8 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveListeners(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions(),
+		conns: newConnLimits()}
 	logs, err := storage.NewManager(storage.ManagerConfig{
 		Dir:                     cfg.LogDir,
 		RetentionCheckInterval:  time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
@@ -387,9 +389,17 @@ func (b *Broker) advertisedHost(name string) string {
 	return ""
 }
 
+// acceptLoop accepts the listener's connections. At a connection limit
+// (connLimits: max.connections) it holds the connection just accepted, not
+// reading it, until a slot frees, as Kafka's acceptor does; the next ones
+// wait in the listen backlog.
 func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 	for {
 		nc, err := ln.Accept()
+		if err == nil && !b.conns.acquire(ctx, l.Name) {
+			nc.Close()
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil || b.isClosed() {
 				return
@@ -408,7 +418,10 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
-		b.tasks.Go(c.serve)
+		b.tasks.Go(func(ctx context.Context) {
+			defer b.conns.release(l.Name)
+			c.serve(ctx)
+		})
 	}
 }
 

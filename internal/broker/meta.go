@@ -33,6 +33,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 		errs = append(errs, b.installTopic(img, t))
 	}
 	b.refreshTopicConfigs(img)
+	b.conns.set(b.brokerConfig(img), b.cfg.Listeners)
 	b.meta.Store(img)
 	for _, err := range errs {
 		if err != nil {

@@ -139,6 +139,17 @@ func (v Values) get(name string, types ...Type) any {
 	return r.value
 }
 
+// IsSet reports whether some layer sets exactly name: for a per-listener name, the
+// listener's own setting, not the base config it falls back to.
+func (v Values) IsSet(name string) bool {
+	for _, layer := range v.s.layers {
+		if _, ok := layer[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // IsNull reports whether name has no value: Kafka's null default and nothing set.
 func (v Values) IsNull(name string) bool {
 	return v.get(name, TypeBoolean, TypeString, TypeInt, TypeShort, TypeLong, TypeDouble, TypeList, TypeClass, TypePassword) == nil
