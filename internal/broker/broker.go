@@ -400,6 +400,12 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 			nc.Close()
 			return
 		}
+		if err == nil && !b.conns.admitIP(remoteIP(nc)) {
+			b.conns.release(l.Name)
+			b.log.Info("closing a connection past max.connections.per.ip", "listener", l.Name, "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil || b.isClosed() {
 				return
@@ -418,8 +424,10 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
+		ip := remoteIP(nc)
 		b.tasks.Go(func(ctx context.Context) {
 			defer b.conns.release(l.Name)
+			defer b.conns.leaveIP(ip)
 			c.serve(ctx)
 		})
 	}

@@ -108,3 +108,42 @@ func TestMaxConnectionsDynamic(t *testing.T) {
 	alter(1, "1")
 	notServedUntil(t, dialRaw(t, b), 1, func() { alter(2, "5") })
 }
+
+func TestMaxConnectionsPerIP(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		raw     map[string]string
+		allowed int
+	}{
+		{"limit", map[string]string{"max.connections.per.ip": "1"}, 1},
+		{"override by IP", map[string]string{"max.connections.per.ip": "1", "max.connections.per.ip.overrides": "10.0.0.1:5, 127.0.0.1:2"}, 2},
+		{"override by name", map[string]string{"max.connections.per.ip": "1", "max.connections.per.ip.overrides": "localhost:3"}, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := startBrokerValues(t, tt.raw)
+			var open []*rawConn
+			for i := range tt.allowed {
+				c := dialRaw(t, b)
+				apiVersions(c, int32(i))
+				open = append(open, c)
+			}
+			// One more from the same IP is closed at once.
+			over := dialRaw(t, b)
+			over.sendFrame(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 9))
+			over.expectClosed()
+			// A slot freed by a close is taken again.
+			open[0].nc.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				c := dialRaw(t, b)
+				c.sendFrame(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 1))
+				if _, _, err := c.readFrame(); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("a closed connection's slot was not freed")
+				}
+			}
+		})
+	}
+}
