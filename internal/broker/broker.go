@@ -188,8 +188,9 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveListeners(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions(),
-		conns: newConnLimits()}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(),
+		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
+		conns:         newConnLimits()}
 	logs, err := storage.NewManager(storage.ManagerConfig{
 		Dir:                     cfg.LogDir,
 		RetentionCheckInterval:  time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,

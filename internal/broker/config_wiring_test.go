@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -145,5 +146,56 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// openSession sends a full fetch that asks for a session (epoch 0) and
+// returns the session ID the broker gave.
+func openSession(t *testing.T, r *rawConn, topic string) int32 {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.SessionEpoch = 12, -1, 1<<20, 0
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.PartitionMaxBytes = 1 << 20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := r.roundTrip(req, 1).(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("full fetch: error %d", resp.ErrorCode)
+	}
+	return resp.SessionID
+}
+
+// incremental sends an empty incremental fetch on a session and returns the
+// top-level error code.
+func incremental(r *rawConn, id int32) int16 {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxBytes, req.SessionID, req.SessionEpoch = 12, -1, 1<<20, id, 1
+	return r.roundTrip(req, 2).(*kmsg.FetchResponse).ErrorCode
+}
+
+func TestFetchSessionCacheSlots(t *testing.T) {
+	b := startBrokerValues(t, map[string]string{"max.incremental.fetch.session.cache.slots": "2"})
+	createTopic(t, b, "s", 1)
+	c := dialRaw(t, b)
+	first, second := openSession(t, c, "s"), openSession(t, c, "s")
+	if first == 0 || second == 0 {
+		t.Fatalf("sessions %d %d, want IDs", first, second)
+	}
+	if code := incremental(c, first); code != 0 {
+		t.Fatalf("two sessions in two slots: error %d", code)
+	}
+	// A third session evicts the least recently used, second.
+	openSession(t, c, "s")
+	if code := incremental(c, second); code != kerr.FetchSessionIDNotFound.Code {
+		t.Errorf("evicted session: error %d, want FETCH_SESSION_ID_NOT_FOUND", code)
+	}
+
+	none := startBrokerValues(t, map[string]string{"max.incremental.fetch.session.cache.slots": "0"})
+	createTopic(t, none, "s", 1)
+	if id := openSession(t, dialRaw(t, none), "s"); id != 0 {
+		t.Errorf("no slots: session %d, want a sessionless fetch (0)", id)
 	}
 }
