@@ -161,7 +161,10 @@ type Broker struct {
 	conns          *connLimits         // max.connections, set from each image (meta.go)
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
-	mu             struct {
+	// acceptedHook, when set (by tests, before Start), sees each accepted
+	// connection once configureConn has set it up.
+	acceptedHook func(net.Conn)
+	mu           struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -222,7 +225,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.tasks = task.NewGroup(ctx)
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
-		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		ln, err := b.listen(ctx, l)
 		if err != nil {
 			b.closeListeners()
 			return fmt.Errorf("broker: listen %s: %w", l, err)
@@ -419,9 +422,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 			time.Sleep(10 * time.Millisecond) // EMFILE and friends: do not spin
 			continue
 		}
-		if tcp, ok := nc.(*net.TCPConn); ok {
-			tcp.SetNoDelay(true)
-		}
+		b.configureConn(nc)
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}

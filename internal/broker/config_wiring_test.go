@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,5 +199,104 @@ func TestFetchSessionCacheSlots(t *testing.T) {
 	createTopic(t, none, "s", 1)
 	if id := openSession(t, dialRaw(t, none), "s"); id != 0 {
 		t.Errorf("no slots: session %d, want a sessionless fetch (0)", id)
+	}
+}
+
+// sockopt reads an int socket option of a connection.
+func sockopt(t *testing.T, nc net.Conn, opt int) int {
+	t.Helper()
+	rc, err := nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var gerr error
+	if err := rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, opt) }); err != nil {
+		t.Fatal(err)
+	}
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	return v
+}
+
+// startWithAcceptHook starts a broker whose accepted connections are sent
+// to the returned channel.
+func startWithAcceptHook(t *testing.T, raw map[string]string) (*Broker, chan net.Conn) {
+	t.Helper()
+	v, err := config.Parse(config.Broker, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{NodeID: 1, LogDir: t.TempDir(), Values: v, Logger: quiet,
+		Listeners: []Listener{{Name: "PLAINTEXT", Host: "127.0.0.1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 4)
+	b.acceptedHook = func(nc net.Conn) { accepted <- nc }
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b, accepted
+}
+
+func TestSocketBufferSizes(t *testing.T) {
+	// Linux reports twice the size asked for (the kernel's bookkeeping
+	// share), so compare with the size a plain socket gets for the same ask.
+	want := func(opt, size int) int {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		rc, _ := nc.(*net.TCPConn).SyscallConn()
+		var v int
+		rc.Control(func(fd uintptr) {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, size)
+			v, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, opt)
+		})
+		return v
+	}
+	b, accepted := startWithAcceptHook(t, map[string]string{"socket.send.buffer.bytes": "65536", "socket.receive.buffer.bytes": "32768"})
+	dialRaw(t, b)
+	nc := <-accepted
+	if got, w := sockopt(t, nc, syscall.SO_SNDBUF), want(syscall.SO_SNDBUF, 65536); got != w {
+		t.Errorf("SO_SNDBUF = %d, want %d", got, w)
+	}
+	if got, w := sockopt(t, nc, syscall.SO_RCVBUF), want(syscall.SO_RCVBUF, 32768); got != w {
+		t.Errorf("SO_RCVBUF = %d, want %d", got, w)
+	}
+}
+
+// With the acceptor held at max.connections, connections pile up in the
+// listen backlog; past socket.listen.backlog.size the kernel drops them.
+func TestSocketListenBacklog(t *testing.T) {
+	dialAll := func(b *Broker, n int) (ok int) {
+		for range n {
+			nc, err := net.DialTimeout("tcp", b.Addr(), 300*time.Millisecond)
+			if err != nil {
+				continue
+			}
+			t.Cleanup(func() { nc.Close() })
+			ok++
+		}
+		return ok
+	}
+	small := startBrokerValues(t, map[string]string{"max.connections": "1", "socket.listen.backlog.size": "2"})
+	// One connection served, one held by the waiting acceptor, then the
+	// backlog: Linux queues one more than the backlog.
+	if ok := dialAll(small, 8); ok > 5 {
+		t.Errorf("backlog 2: %d of 8 connections completed, want at most 5", ok)
+	}
+	dflt := startBrokerValues(t, map[string]string{"max.connections": "1"})
+	if ok := dialAll(dflt, 8); ok != 8 {
+		t.Errorf("backlog 50: %d of 8 connections completed", ok)
 	}
 }

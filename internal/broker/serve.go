@@ -21,6 +21,10 @@ var samsaDefaults = map[string]string{
 	"offsets.topic.replication.factor":         "1",
 	"transaction.state.log.replication.factor": "1",
 	"transaction.state.log.min.isr":            "1",
+	// Kafka's 100 KiB socket buffers predate TCP buffer autotuning, which
+	// setting a size turns off; Samsa keeps the OS's unless asked.
+	"socket.send.buffer.bytes":    "-1",
+	"socket.receive.buffer.bytes": "-1",
 }
 
 // LoadConfig resolves the broker's config the way `samsa serve` takes it:
