@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -298,5 +299,43 @@ func TestSocketListenBacklog(t *testing.T) {
 	dflt := startBrokerValues(t, map[string]string{"max.connections": "1"})
 	if ok := dialAll(dflt, 8); ok != 8 {
 		t.Errorf("backlog 50: %d of 8 connections completed", ok)
+	}
+}
+
+func TestFetchMaxBytes(t *testing.T) {
+	b := startBrokerValues(t, map[string]string{"fetch.max.bytes": "1024"})
+	createTopic(t, b, "capped", 1)
+	r := dialRaw(t, b)
+	for i := range 4 {
+		batch := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
+			Records: []record.Record{{Timestamp: time.Now().UnixMilli(), Value: make([]byte, 600)}}}
+		raw, err := batch.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp := rawProducePart(r, rawProduceReq("capped", 0, -1, raw), int32(i+1)); sp.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(sp.ErrorCode))
+		}
+	}
+	// The client asks for 64 MiB; the broker returns what fits in 1024
+	// bytes: the first batch alone.
+	part := rawFetch(t, r, "capped", 0, 0, 10)
+	whole, _ := wholeBatches(part.RecordBatches)
+	if h, err := record.ParseHeader(whole); err != nil || len(part.RecordBatches) > 1024 || h.Size() != len(whole) {
+		t.Errorf("fetch returned %d bytes, %d in whole batches; want one whole batch within fetch.max.bytes", len(part.RecordBatches), len(whole))
+	}
+}
+
+func TestMaxRequestPartitionSizeLimit(t *testing.T) {
+	b := startBrokerValues(t, map[string]string{"max.request.partition.size.limit": "3"})
+	createTopic(t, b, "wide", 5)
+	req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	req.ResponsePartitionLimit = 2000
+	rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+	rt.Topic = "wide"
+	req.Topics = append(req.Topics, rt)
+	resp := dialRaw(t, b).roundTrip(req, 1).(*kmsg.DescribeTopicPartitionsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 3 || resp.NextCursor == nil || resp.NextCursor.Partition != 3 {
+		t.Fatalf("response %+v, want 3 partitions and a cursor at partition 3", resp)
 	}
 }
