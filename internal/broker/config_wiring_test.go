@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -337,5 +339,35 @@ func TestMaxRequestPartitionSizeLimit(t *testing.T) {
 	resp := dialRaw(t, b).roundTrip(req, 1).(*kmsg.DescribeTopicPartitionsResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 3 || resp.NextCursor == nil || resp.NextCursor.Partition != 3 {
 		t.Fatalf("response %+v, want 3 partitions and a cursor at partition 3", resp)
+	}
+}
+
+// The coordinators replay their topics in reads of the load buffer size.
+func TestCoordinatorLoadBufferSize(t *testing.T) {
+	b := startBrokerValues(t, map[string]string{"offsets.load.buffer.size": "1", "transaction.state.log.load.buffer.size": "4096"})
+	cfg := b.brokerConfig(b.meta.Load())
+	if got := b.coordinatorLog(cfg, group.OffsetsTopic).readSize; got != 1 {
+		t.Errorf("__consumer_offsets read size %d, want offsets.load.buffer.size", got)
+	}
+	if got := b.coordinatorLog(cfg, txn.StateTopic).readSize; got != 4096 {
+		t.Errorf("__transaction_state read size %d, want transaction.state.log.load.buffer.size", got)
+	}
+	// A read size below one batch still makes progress, a batch per read.
+	createTopic(t, b, "replayed", 1)
+	r := dialRaw(t, b)
+	for i := range 5 {
+		raw, _ := (&record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
+			Records: []record.Record{{Timestamp: time.Now().UnixMilli(), Value: []byte("v")}}}).AppendTo(nil)
+		rawProducePart(r, rawProduceReq("replayed", 0, -1, raw), int32(i+1))
+	}
+	for size, want := range map[int32]int{1: 5, 1 << 20: 1} {
+		reads := 0
+		l := internalLog{b: b, topic: "replayed", readSize: size}
+		if err := l.ReadAll(context.Background(), 0, func([]byte) error { reads++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if reads != want {
+			t.Errorf("read size %d: %d reads, want %d", size, reads, want)
+		}
 	}
 }
