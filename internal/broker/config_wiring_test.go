@@ -14,6 +14,7 @@ import (
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/txn"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -369,5 +370,40 @@ func TestCoordinatorLoadBufferSize(t *testing.T) {
 		if reads != want {
 			t.Errorf("read size %d: %d reads, want %d", size, reads, want)
 		}
+	}
+}
+
+// Offset commits are written with offsets.topic.compression.codec, and
+// read back after a restart.
+func TestOffsetsTopicCompressionCodec(t *testing.T) {
+	v, err := config.Parse(config.Broker, map[string]string{
+		"offsets.topic.num.partitions": "1", "offsets.topic.replication.factor": "1", "offsets.topic.compression.codec": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{LogDir: t.TempDir(), Values: v}
+	b := startBrokerWith(t, cfg)
+	createTopic(t, b, "t", 1)
+	adm, ctx := adminClient(t, b)
+	var offs kadm.Offsets
+	offs.AddOffset("t", 0, 42, -1)
+	if resp, err := adm.CommitOffsets(ctx, "g", offs); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	_, batches := storedPartition(t, b, group.OffsetsTopic, 0)
+	if len(batches) == 0 {
+		t.Fatal("no commit stored")
+	}
+	for i, batch := range batches {
+		if batch.Attributes&7 != 4 {
+			t.Errorf("batch %d: codec %d, want zstd", i, batch.Attributes&7)
+		}
+	}
+	b.Close()
+	b = startBrokerWith(t, cfg)
+	adm, ctx = adminClient(t, b)
+	got, err := adm.FetchOffsets(ctx, "g")
+	if o, ok := got.Lookup("t", 0); err != nil || !ok || o.At != 42 {
+		t.Fatalf("after restart: %+v %v", o, err)
 	}
 }
