@@ -262,6 +262,15 @@ func (b *Broker) warnNoEffect() {
 	}
 }
 
+// metadataLogDir is where the metadata log lives: metadata.log.dir, by
+// default the log directory, as in Kafka.
+func (b *Broker) metadataLogDir() string {
+	if d := b.cfg.Values.String("metadata.log.dir"); d != "" {
+		return d
+	}
+	return b.cfg.LogDir
+}
+
 func (b *Broker) startController(ctx context.Context) error {
 	var eps []metadata.Endpoint
 	for _, l := range b.Listeners() {
@@ -270,7 +279,7 @@ func (b *Broker) startController(ctx context.Context) error {
 	}
 	ctrl, err := controller.Open(ctx, controller.Config{
 		NodeID:    model.NodeID(b.cfg.NodeID),
-		Dir:       filepath.Join(b.cfg.LogDir, metadataDir),
+		Dir:       filepath.Join(b.metadataLogDir(), metadataDir),
 		Endpoints: eps,
 		Rack:      b.cfg.Values.String("broker.rack"),
 		Broker:    b.cfg.Values,

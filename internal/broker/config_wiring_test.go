@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -405,5 +406,27 @@ func TestOffsetsTopicCompressionCodec(t *testing.T) {
 	got, err := adm.FetchOffsets(ctx, "g")
 	if o, ok := got.Lookup("t", 0); err != nil || !ok || o.At != 42 {
 		t.Fatalf("after restart: %+v %v", o, err)
+	}
+}
+
+func TestMetadataLogDir(t *testing.T) {
+	meta := t.TempDir()
+	v, err := config.Parse(config.Broker, map[string]string{"metadata.log.dir": meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{LogDir: t.TempDir(), Values: v}
+	b := startBrokerWith(t, cfg)
+	createTopic(t, b, "kept", 1)
+	if _, err := os.Stat(filepath.Join(meta, metadataDir)); err != nil {
+		t.Errorf("metadata log not in metadata.log.dir: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.LogDir, metadataDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("metadata log in log.dirs too: %v", err)
+	}
+	b.Close()
+	b = startBrokerWith(t, cfg)
+	if _, ok := b.topics.byTopicName("kept"); !ok {
+		t.Error("topic lost across a restart: the metadata was not read back from metadata.log.dir")
 	}
 }
