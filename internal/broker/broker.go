@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -194,16 +195,7 @@ func New(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
-	logs, err := storage.NewManager(storage.ManagerConfig{
-		Dir:                     cfg.LogDir,
-		RetentionCheckInterval:  time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
-		ProducerIDExpiration:    time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
-		ProducerExpiryInterval:  time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
-		CleanerBackoff:          time.Duration(cfg.Values.Long("log.cleaner.backoff.ms")) * time.Millisecond,
-		CleanerMapMemory:        int(cfg.Values.Long("log.cleaner.dedupe.buffer.size") / max(int64(cfg.Values.Int("log.cleaner.threads")), 1)),
-		CleanerDisabled:         !cfg.Values.Bool("log.cleaner.enable"),
-		CleanerIOBytesPerSecond: cfg.Values.Double("log.cleaner.io.max.bytes.per.second"),
-	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
+	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +203,43 @@ func New(cfg Config) (*Broker, error) {
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
+}
+
+// managerConfig maps the broker configs of the log manager's background
+// work. Kafka's cleaner with log.cleaner.threads=0 has no thread and
+// compacts nothing; here one cleaner runs, with the key map memory one of
+// Kafka's threads would have, so 0 turns it off. The recovery point and
+// the log start offset share one checkpoint file, written at the shorter
+// of their two intervals. The flusher looks for logs past flush.ms every
+// log.flush.scheduler.interval.ms when that is set; Kafka's default
+// (never) would leave a topic's flush.ms unenforced, so it is every second
+// otherwise.
+func managerConfig(dir string, v config.Values) storage.ManagerConfig {
+	threads := int64(v.Int("log.cleaner.threads"))
+	c := storage.ManagerConfig{
+		Dir:                     dir,
+		RetentionCheckInterval:  millis(v.Long("log.retention.check.interval.ms")),
+		CheckpointInterval:      millis(min(v.Long("log.flush.offset.checkpoint.interval.ms"), v.Long("log.flush.start.offset.checkpoint.interval.ms"))),
+		ProducerIDExpiration:    millis(v.Long("producer.id.expiration.ms")),
+		ProducerExpiryInterval:  millis(v.Long("producer.id.expiration.check.interval.ms")),
+		CleanerBackoff:          millis(v.Long("log.cleaner.backoff.ms")),
+		CleanerMapMemory:        int(v.Long("log.cleaner.dedupe.buffer.size") / max(threads, 1)),
+		CleanerDisabled:         !v.Bool("log.cleaner.enable") || threads == 0,
+		CleanerIOBytesPerSecond: v.Double("log.cleaner.io.max.bytes.per.second"),
+	}
+	if v.IsSet("log.flush.scheduler.interval.ms") {
+		c.FlushCheckInterval = millis(v.Long("log.flush.scheduler.interval.ms"))
+	}
+	return c
+}
+
+// millis converts a config in milliseconds, saturating where Kafka's
+// Long.MAX_VALUE "never" would overflow a Duration.
+func millis(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // metadataDir holds the controller's Raft store, beside the partitions

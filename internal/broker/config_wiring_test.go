@@ -430,3 +430,38 @@ func TestMetadataLogDir(t *testing.T) {
 		t.Error("topic lost across a restart: the metadata was not read back from metadata.log.dir")
 	}
 }
+
+func TestManagerConfig(t *testing.T) {
+	parse := func(raw map[string]string) config.Values {
+		v, err := config.Parse(config.Broker, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	dflt := managerConfig("d", parse(nil))
+	if dflt.CleanerDisabled || dflt.CheckpointInterval != time.Minute || dflt.FlushCheckInterval != 0 {
+		t.Errorf("defaults: %+v", dflt)
+	}
+	c := managerConfig("d", parse(map[string]string{
+		"log.cleaner.threads":                           "0",
+		"log.flush.offset.checkpoint.interval.ms":       "30000",
+		"log.flush.start.offset.checkpoint.interval.ms": "5000",
+		"log.flush.scheduler.interval.ms":               "250",
+	}))
+	if !c.CleanerDisabled {
+		t.Error("log.cleaner.threads=0 left the cleaner on")
+	}
+	if c.CheckpointInterval != 5*time.Second {
+		t.Errorf("checkpoint every %v, want the shorter interval, 5s", c.CheckpointInterval)
+	}
+	if c.FlushCheckInterval != 250*time.Millisecond {
+		t.Errorf("flush check every %v, want 250ms", c.FlushCheckInterval)
+	}
+	if c := managerConfig("d", parse(map[string]string{"log.cleaner.threads": "4", "log.cleaner.dedupe.buffer.size": "4000000"})); c.CleanerMapMemory != 1000000 {
+		t.Errorf("map memory %d, want a quarter", c.CleanerMapMemory)
+	}
+	if got := millis(1<<63 - 1); got != time.Duration(1<<63-1) {
+		t.Errorf("Long.MAX_VALUE ms = %v, want the largest Duration", got)
+	}
+}
