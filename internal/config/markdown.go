@@ -109,6 +109,9 @@ func statusCell(e *Entry) string {
 		}
 	case StatusUnsupported:
 		s = "**not supported yet** (" + e.Unsupported + "): only " + acceptedValues(e) + " is accepted."
+		if e.Accepts != nil {
+			s += " A value other than the default is logged at startup as having no effect."
+		}
 	default:
 		s = "**no effect by design**: " + e.NoEffect + "."
 	}

@@ -162,12 +162,12 @@ func (o oneItem) Validate(v any) error {
 
 func (o oneItem) String() string { return "one " + o.what }
 
-// anyValue accepts every value: the config is accepted whatever it says, and logged as
-// having no effect when set.
-type anyValue struct{}
+// configuredListeners accepts names of configured listeners; checkListeners checks that they
+// are, as Kafka does.
+type configuredListeners struct{}
 
-func (anyValue) Validate(any) error { return nil }
-func (anyValue) String() string     { return "any value" }
+func (configuredListeners) Validate(any) error { return nil }
+func (configuredListeners) String() string     { return "names of configured listeners" }
 
 // exactly accepts one value besides the default, in its formatted form.
 type exactly string
