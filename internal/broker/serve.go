@@ -67,7 +67,7 @@ func ConfigFromValues(v config.Values) (Config, error) {
 	case len(dirs) == 0:
 		return Config{}, errors.New("broker: log.dirs is empty")
 	case len(dirs) > 1:
-		return Config{}, fmt.Errorf("broker: log.dirs has %d directories; one is supported", len(dirs))
+		return Config{}, fmt.Errorf("broker: log.dirs has %d directories: more than one is not supported yet (issue 15 brings JBOD)", len(dirs))
 	}
 	node := v.Int("node.id")
 	if node < 0 {

@@ -210,3 +210,13 @@ func TestNoEffectWarnedAtStartup(t *testing.T) {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
 }
+
+func TestSeveralLogDirsNotSupported(t *testing.T) {
+	v, err := LoadConfig("", map[string]string{"log.dirs": t.TempDir() + "," + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConfigFromValues(v); err == nil || !strings.Contains(err.Error(), "not supported yet (issue 15 brings JBOD)") {
+		t.Errorf("two log.dirs: %v", err)
+	}
+}
