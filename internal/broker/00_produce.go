@@ -29,6 +29,10 @@ package broker
 // offsets and not written again, a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an
 // old epoch INVALID_PRODUCER_EPOCH.
 //
+// compression.type (KIP-390 levels included): a batch whose codec is not the
+// topic's is rebuilt with it before the append, as Kafka's LogValidator
+// does; "producer" keeps the producer's codec.
+//
 // Transactional batches (KIP-98): from v12 (transactions v2, KIP-890) the
 // partition is added to the producer's transaction implicitly, through the
 // transaction coordinator, before the append (addToTransaction); below
@@ -44,6 +48,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -137,6 +142,10 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	if code, msg := b.validateProduceBatch(ts, batch, &sp); code != 0 {
 		return fail(code, msg)
 	}
+	batch, code, msg = recompressForTopic(ts, batch)
+	if code != 0 {
+		return fail(code, msg)
+	}
 	if code, msg := b.addToTransaction(req, ts.name, rp.Partition, batch); code != 0 {
 		return fail(code, msg)
 	}
@@ -176,6 +185,45 @@ func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.P
 		})
 	}
 	return recordErrorCode(err), err.Error()
+}
+
+// topicCodec is the codec and level a topic's compression.type stores
+// batches with; false for "producer", which keeps each batch as it came.
+func topicCodec(cfg config.Values) (record.Codec, int, bool) {
+	switch cfg.String("compression.type") {
+	case "uncompressed":
+		return record.CodecNone, 0, true
+	case "gzip":
+		return record.CodecGzip, int(cfg.Int("compression.gzip.level")), true
+	case "snappy":
+		return record.CodecSnappy, 0, true
+	case "lz4":
+		return record.CodecLZ4, int(cfg.Int("compression.lz4.level")), true
+	case "zstd":
+		return record.CodecZstd, int(cfg.Int("compression.zstd.level")), true
+	}
+	return 0, 0, false
+}
+
+// recompressForTopic rebuilds a validated batch with the topic's codec
+// when compression.type names one and the producer used another, as
+// Kafka's LogValidator does (record.Recompress keeps offsets, timestamps,
+// producer fields and attributes, so idempotence and transactions are
+// unaffected). A codec that matches is kept whatever its level, as in
+// Kafka. The rebuilt batch must still fit max.message.bytes.
+func recompressForTopic(ts *topicState, batch []byte) ([]byte, int16, string) {
+	target, level, ok := topicCodec(ts.config)
+	if !ok || record.Codec(batch[22]&record.CompressionMask) == target {
+		return batch, 0, ""
+	}
+	out, err := record.Recompress(nil, batch, target, level, 0)
+	if err != nil {
+		return nil, recordErrorCode(err), err.Error()
+	}
+	if max := int(ts.config.Int("max.message.bytes")); len(out) > max {
+		return nil, kerr.MessageTooLarge.Code, fmt.Sprintf("batch of %d bytes once compressed with %s, max.message.bytes is %d", len(out), target, max)
+	}
+	return out, 0, ""
 }
 
 // checkProduceFraming applies Kafka's checks on the record set as a whole,

@@ -5,7 +5,8 @@ package broker
 // Reads each requested partition from its fetch offset up to the high
 // watermark (read_uncommitted) or the last stable offset (read_committed:
 // below the first offset of the oldest open transaction), at most
-// PartitionMaxBytes per partition and MaxBytes in all; the first batch of
+// PartitionMaxBytes per partition and MaxBytes in all (capped by the
+// broker's fetch.max.bytes); the first batch of
 // the first partition with data is returned whole even past those limits
 // (KIP-74), so a consumer always progresses. Record bytes go from the
 // segment files to the socket by sendfile: the response is encoded around
@@ -167,6 +168,8 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 	if req.MaxBytes <= 0 {
 		budget = 1<<31 - 1
 	}
+	// fetch.max.bytes caps what any client may ask for, as in Kafka.
+	budget = min(budget, int64(b.cfg.Values.Int("fetch.max.bytes")))
 	var total int64
 	failed := false
 	for i, fp := range fps {

@@ -4,8 +4,8 @@ package broker
 //
 // Like Metadata's topic section, for the named topics (all when the list is
 // empty), sorted by name and paginated: at most ResponsePartitionLimit
-// partitions per response (capped at 2000, as Kafka's
-// max.request.partition.size.limit default), resuming at Cursor, with
+// partitions per response (capped by max.request.partition.size.limit,
+// 2000 by default), resuming at Cursor, with
 // NextCursor naming where the next page starts. A missing topic gets
 // UNKNOWN_TOPIC_OR_PARTITION. Eligible leader replicas are empty: there is
 // no ELR without multiple replicas.
@@ -21,8 +21,6 @@ import (
 func init() {
 	registerAPI(apiEntry{key: kmsg.DescribeTopicPartitions, min: 0, max: 0, handle: typed(handleDescribeTopicPartitions)})
 }
-
-const maxDescribePartitions = 2000
 
 func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPartitionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
@@ -41,9 +39,9 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 		}
 		sort.Strings(names)
 	}
-	limit := int(req.ResponsePartitionLimit)
-	if limit <= 0 || limit > maxDescribePartitions {
-		limit = maxDescribePartitions
+	limit, most := int(req.ResponsePartitionLimit), int(b.cfg.Values.Int("max.request.partition.size.limit"))
+	if limit <= 0 || limit > most {
+		limit = most
 	}
 	startPart := int32(0)
 	if req.Cursor != nil {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +38,9 @@ type Listener struct {
 	Name string
 	Host string
 	Port int
+	// SecurityProtocol is the listener's protocol; New fills it from
+	// listener.security.protocol.map when it is empty.
+	SecurityProtocol string
 }
 
 func (l Listener) String() string {
@@ -113,6 +118,33 @@ func (c *Config) fill() {
 	}
 }
 
+// resolveListeners gives every listener its security protocol and refuses
+// what cannot be served: a protocol other than PLAINTEXT, a listener name the
+// protocol map does not know, an advertised listener with no listener of its
+// name.
+func (c *Config) resolveListeners() error {
+	c.Listeners = slices.Clone(c.Listeners)
+	for i := range c.Listeners {
+		l := &c.Listeners[i]
+		if l.SecurityProtocol == "" {
+			p, ok := c.Values.SecurityProtocol(l.Name)
+			if !ok {
+				return fmt.Errorf("broker: listener %s: listener.security.protocol.map has no security protocol for %s", l, l.Name)
+			}
+			l.SecurityProtocol = p
+		}
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return fmt.Errorf("broker: listener %s: security protocol %s is not supported yet (issue 13 brings TLS and SASL)", l, l.SecurityProtocol)
+		}
+	}
+	for _, a := range c.AdvertisedListeners {
+		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == a.Name }) {
+			return fmt.Errorf("broker: advertised listener %s: no listener is named %s", a, a.Name)
+		}
+	}
+	return nil
+}
+
 // Broker serves the Kafka protocol.
 type Broker struct {
 	cfg   Config
@@ -132,6 +164,7 @@ type Broker struct {
 	// broker has applied the image holding them (wired to the controller).
 	createTopicsFn func(ctx context.Context, names []string) error
 	fetchSessions  *fetchSessions
+	conns          *connLimits         // max.connections, set from each image (meta.go)
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
@@ -141,7 +174,10 @@ type Broker struct {
 		sync.Mutex
 		inFlight map[string]bool
 	}
-	mu struct {
+	// acceptedHook, when set (by tests, before Start), sees each accepted
+	// connection once configureConn has set it up.
+	acceptedHook func(net.Conn)
+	mu           struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -165,17 +201,13 @@ func New(cfg Config) (*Broker, error) {
 		}
 		cfg.Values = v
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), fetchSessions: newFetchSessions()}
-	logs, err := storage.NewManager(storage.ManagerConfig{
-		Dir:                     cfg.LogDir,
-		RetentionCheckInterval:  time.Duration(cfg.Values.Long("log.retention.check.interval.ms")) * time.Millisecond,
-		ProducerIDExpiration:    time.Duration(cfg.Values.Long("producer.id.expiration.ms")) * time.Millisecond,
-		ProducerExpiryInterval:  time.Duration(cfg.Values.Long("producer.id.expiration.check.interval.ms")) * time.Millisecond,
-		CleanerBackoff:          time.Duration(cfg.Values.Long("log.cleaner.backoff.ms")) * time.Millisecond,
-		CleanerMapMemory:        int(cfg.Values.Long("log.cleaner.dedupe.buffer.size") / max(int64(cfg.Values.Int("log.cleaner.threads")), 1)),
-		CleanerDisabled:         !cfg.Values.Bool("log.cleaner.enable"),
-		CleanerIOBytesPerSecond: cfg.Values.Double("log.cleaner.io.max.bytes.per.second"),
-	}, storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
+	if err := cfg.resolveListeners(); err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(),
+		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
+		conns:         newConnLimits()}
+	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +215,43 @@ func New(cfg Config) (*Broker, error) {
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
+}
+
+// managerConfig maps the broker configs of the log manager's background
+// work. Kafka's cleaner with log.cleaner.threads=0 has no thread and
+// compacts nothing; here one cleaner runs, with the key map memory one of
+// Kafka's threads would have, so 0 turns it off. The recovery point and
+// the log start offset share one checkpoint file, written at the shorter
+// of their two intervals. The flusher looks for logs past flush.ms every
+// log.flush.scheduler.interval.ms when that is set; Kafka's default
+// (never) would leave a topic's flush.ms unenforced, so it is every second
+// otherwise.
+func managerConfig(dir string, v config.Values) storage.ManagerConfig {
+	threads := int64(v.Int("log.cleaner.threads"))
+	c := storage.ManagerConfig{
+		Dir:                     dir,
+		RetentionCheckInterval:  millis(v.Long("log.retention.check.interval.ms")),
+		CheckpointInterval:      millis(min(v.Long("log.flush.offset.checkpoint.interval.ms"), v.Long("log.flush.start.offset.checkpoint.interval.ms"))),
+		ProducerIDExpiration:    millis(v.Long("producer.id.expiration.ms")),
+		ProducerExpiryInterval:  millis(v.Long("producer.id.expiration.check.interval.ms")),
+		CleanerBackoff:          millis(v.Long("log.cleaner.backoff.ms")),
+		CleanerMapMemory:        int(v.Long("log.cleaner.dedupe.buffer.size") / max(threads, 1)),
+		CleanerDisabled:         !v.Bool("log.cleaner.enable") || threads == 0,
+		CleanerIOBytesPerSecond: v.Double("log.cleaner.io.max.bytes.per.second"),
+	}
+	if v.IsSet("log.flush.scheduler.interval.ms") {
+		c.FlushCheckInterval = millis(v.Long("log.flush.scheduler.interval.ms"))
+	}
+	return c
+}
+
+// millis converts a config in milliseconds, saturating where Kafka's
+// Long.MAX_VALUE "never" would overflow a Duration.
+func millis(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // metadataDir holds the controller's Raft store, beside the partitions
@@ -197,7 +266,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.tasks = task.NewGroup(ctx)
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
-		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		ln, err := b.listen(ctx, l)
 		if err != nil {
 			b.closeListeners()
 			return fmt.Errorf("broker: listen %s: %w", l, err)
@@ -214,6 +283,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.closeListeners()
 		return err
 	}
+	b.warnNoEffect()
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
 	b.startTxns()
@@ -247,16 +317,34 @@ func (b *Broker) Summary() []any {
 		"topics", topics, "partitions_recovered", len(b.logs.Logs())}
 }
 
+// warnNoEffect logs each config set (statically or dynamically) that Samsa
+// accepts but does nothing with, so an operator who tuned one learns it.
+func (b *Broker) warnNoEffect() {
+	for _, line := range b.brokerConfig(b.meta.Load()).NoEffect() {
+		b.log.Warn(line)
+	}
+}
+
+// metadataLogDir is where the metadata log lives: metadata.log.dir, by
+// default the log directory, as in Kafka.
+func (b *Broker) metadataLogDir() string {
+	if d := b.cfg.Values.String("metadata.log.dir"); d != "" {
+		return d
+	}
+	return b.cfg.LogDir
+}
+
 func (b *Broker) startController(ctx context.Context) error {
 	var eps []metadata.Endpoint
 	for _, l := range b.Listeners() {
 		adv := b.advertised(l.Name)
-		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: "PLAINTEXT"})
+		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: l.SecurityProtocol})
 	}
 	ctrl, err := controller.Open(ctx, controller.Config{
 		NodeID:    model.NodeID(b.cfg.NodeID),
-		Dir:       filepath.Join(b.cfg.LogDir, metadataDir),
+		Dir:       filepath.Join(b.metadataLogDir(), metadataDir),
 		Endpoints: eps,
+		Rack:      b.cfg.Values.String("broker.rack"),
 		Broker:    b.cfg.Values,
 		Logger:    b.cfg.Logger,
 		Clock:     b.cfg.Clock,
@@ -402,9 +490,23 @@ func localHostName() string {
 	return "localhost"
 }
 
+// acceptLoop accepts the listener's connections. At a connection limit
+// (connLimits: max.connections) it holds the connection just accepted, not
+// reading it, until a slot frees, as Kafka's acceptor does; the next ones
+// wait in the listen backlog.
 func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 	for {
 		nc, err := ln.Accept()
+		if err == nil && !b.conns.acquire(ctx, l.Name) {
+			nc.Close()
+			return
+		}
+		if err == nil && !b.conns.admitIP(remoteIP(nc)) {
+			b.conns.release(l.Name)
+			b.log.Info("closing a connection past max.connections.per.ip", "listener", l.Name, "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil || b.isClosed() {
 				return
@@ -417,13 +519,16 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 			time.Sleep(10 * time.Millisecond) // EMFILE and friends: do not spin
 			continue
 		}
-		if tcp, ok := nc.(*net.TCPConn); ok {
-			tcp.SetNoDelay(true)
-		}
+		b.configureConn(nc)
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
-		b.tasks.Go(c.serve)
+		ip := remoteIP(nc)
+		b.tasks.Go(func(ctx context.Context) {
+			defer b.conns.release(l.Name)
+			defer b.conns.leaveIP(ip)
+			c.serve(ctx)
+		})
 	}
 }
 

@@ -22,11 +22,11 @@ import (
 //	id X,  epoch -1  close X, then a sessionless full fetch
 //	id X,  epoch E>0 incremental fetch on X; E must be X's next epoch
 //
-// The cache holds at most maxFetchSessions sessions
-// (max.incremental.fetch.session.cache.slots); a new session evicts the
-// least recently used one, whose client then gets FETCH_SESSION_ID_NOT_FOUND
-// and starts over with a full fetch.
-const maxFetchSessions = 1000
+// The cache holds at most max.incremental.fetch.session.cache.slots
+// sessions; a new session evicts the least recently used one, whose client
+// then gets FETCH_SESSION_ID_NOT_FOUND and starts over with a full fetch.
+// With no slots no session is created: every fetch is a full one (session
+// ID 0 in the response), as in Kafka.
 
 type sessionKey struct {
 	topic     string
@@ -68,13 +68,14 @@ type fetchSession struct {
 }
 
 type fetchSessions struct {
-	mu   sync.Mutex
-	byID map[int32]*fetchSession
-	lru  *list.List // front: most recently used
+	slots int // max.incremental.fetch.session.cache.slots
+	mu    sync.Mutex
+	byID  map[int32]*fetchSession
+	lru   *list.List // front: most recently used
 }
 
-func newFetchSessions() *fetchSessions {
-	return &fetchSessions{byID: map[int32]*fetchSession{}, lru: list.New()}
+func newFetchSessions(slots int) *fetchSessions {
+	return &fetchSessions{slots: slots, byID: map[int32]*fetchSession{}, lru: list.New()}
 }
 
 // resolve applies a request to the session cache. It returns the session
@@ -94,6 +95,9 @@ func (s *fetchSessions) resolve(req *kmsg.FetchRequest, keyOf func(t *kmsg.Fetch
 			s.removeLocked(req.SessionID)
 		}
 		fs := s.newLocked()
+		if fs == nil { // no slots: a full fetch without a session
+			return nil, partsFromRequest(nil, req, keyOf), false, 0
+		}
 		fs.mu.Lock()
 		defer fs.mu.Unlock()
 		return fs, partsFromRequest(fs, req, keyOf), false, 0
@@ -136,8 +140,13 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
+// newLocked opens a session, evicting the least recently used one when the
+// cache is full; nil when the cache has no slots.
 func (s *fetchSessions) newLocked() *fetchSession {
-	for len(s.byID) >= maxFetchSessions {
+	if s.slots <= 0 {
+		return nil
+	}
+	for len(s.byID) >= s.slots {
 		old := s.lru.Back().Value.(*fetchSession)
 		s.removeLocked(old.id)
 	}

@@ -7,9 +7,11 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -17,9 +19,9 @@ import (
 // starts loading it. The topic itself is created on the first
 // FindCoordinator for a group, as Kafka does.
 func (b *Broker) startGroups() {
-	img := b.meta.Load()
-	b.groups = group.New(group.ConfigFrom(b.brokerConfig(img)), group.Deps{
-		Log:         internalLog{b, group.OffsetsTopic},
+	cfg := b.brokerConfig(b.meta.Load())
+	b.groups = group.New(group.ConfigFrom(cfg), group.Deps{
+		Log:         b.coordinatorLog(cfg, group.OffsetsTopic),
 		TopicExists: b.topicExists,
 		TopicName: func(id [16]byte) (string, bool) {
 			ts, ok := b.topics.byTopicID(id)
@@ -98,6 +100,20 @@ func (b *Broker) ensureInternalTopic(ctx context.Context, name string, partition
 type internalLog struct {
 	b     *Broker
 	topic string
+	// readSize bounds one read while replaying a partition:
+	// offsets.load.buffer.size or transaction.state.log.load.buffer.size.
+	// The first batch is read whole, however large.
+	readSize int32
+}
+
+// coordinatorLog is the internalLog of __consumer_offsets or
+// __transaction_state, reading with that topic's load buffer size.
+func (b *Broker) coordinatorLog(cfg config.Values, topic string) internalLog {
+	size := cfg.Int("offsets.load.buffer.size")
+	if topic == txn.StateTopic {
+		size = cfg.Int("transaction.state.log.load.buffer.size")
+	}
+	return internalLog{b: b, topic: topic, readSize: size}
 }
 
 func (o internalLog) partition(p int32) (*topicState, error) {
@@ -124,9 +140,6 @@ func (o internalLog) Append(ctx context.Context, partition int32, batch []byte) 
 	return nil
 }
 
-// readChunk bounds one read while replaying a partition.
-const readChunk = 1 << 20
-
 func (o internalLog) ReadAll(ctx context.Context, partition int32, fn func(batches []byte) error) error {
 	ts, err := o.partition(partition)
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
@@ -141,7 +154,7 @@ func (o internalLog) ReadAll(ctx context.Context, partition int32, fn func(batch
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rr, _, err := p.Read(off, readChunk, true)
+		rr, _, err := p.Read(off, o.readSize, true)
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 		errs = append(errs, b.installTopic(img, t))
 	}
 	b.refreshTopicConfigs(img)
+	b.conns.set(b.brokerConfig(img), b.cfg.Listeners)
 	b.meta.Store(img)
 	b.imageApplied.Notify()
 	for _, err := range errs {

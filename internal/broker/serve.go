@@ -21,6 +21,10 @@ var samsaDefaults = map[string]string{
 	"offsets.topic.replication.factor":         "1",
 	"transaction.state.log.replication.factor": "1",
 	"transaction.state.log.min.isr":            "1",
+	// Kafka's 100 KiB socket buffers predate TCP buffer autotuning, which
+	// setting a size turns off; Samsa keeps the OS's unless asked.
+	"socket.send.buffer.bytes":    "-1",
+	"socket.receive.buffer.bytes": "-1",
 }
 
 // LoadConfig resolves the broker's config the way `samsa serve` takes it:
@@ -68,7 +72,7 @@ func ConfigFromValues(v config.Values) (Config, error) {
 	case len(dirs) == 0:
 		return Config{}, errors.New("broker: log.dirs is empty")
 	case len(dirs) > 1:
-		return Config{}, fmt.Errorf("broker: log.dirs has %d directories; one is supported", len(dirs))
+		return Config{}, fmt.Errorf("broker: log.dirs has %d directories: more than one is not supported yet (issue 15 brings JBOD)", len(dirs))
 	}
 	node := v.Int("node.id")
 	if node < 0 {

@@ -19,7 +19,7 @@ func (b *Broker) startTxns() {
 	cfg := b.brokerConfig(b.meta.Load())
 	offsetsPartitions := cfg.Int("offsets.topic.num.partitions")
 	b.txns = txn.New(txn.ConfigFrom(cfg), txn.Deps{
-		Log: internalLog{b, txn.StateTopic},
+		Log: b.coordinatorLog(cfg, txn.StateTopic),
 		AllocateProducerID: func(ctx context.Context) (int64, error) {
 			return b.producerIDs.take(ctx, b.ctrl.AllocateProducerIDs)
 		},

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,7 +29,8 @@ type AlterOp struct {
 
 // ApplyIncremental applies ops to a resource's current dynamic configs (a topic's overrides,
 // or a broker's dynamic configs) and returns the new set; current is not modified. The
-// result is validated against the catalog. For broker resources, call ValidateDynamic on
+// result is validated against the catalog, and refused where Samsa does not support it
+// (CheckSupported). For broker resources, call ValidateDynamic on
 // the result as well to enforce update modes.
 //
 // As in Kafka: a name may appear once per request and only DELETE may have a null value
@@ -50,7 +52,7 @@ func (c *Catalog) ApplyIncremental(current map[string]string, ops []AlterOp) (ma
 			return nil, err
 		}
 	}
-	if err := c.Validate(next); err != nil {
+	if err := errors.Join(c.Validate(next), c.CheckSupported(next)); err != nil {
 		return nil, err
 	}
 	return next, nil

@@ -44,6 +44,28 @@ type Entry struct {
 	// not override it (Kafka's "Server Default Property"); empty when there is none.
 	// Topic catalog only.
 	ServerDefault string
+
+	// What Samsa does with the config. Exactly one of Wired, Unsupported and NoEffect is
+	// set, except that a partly supported config sets Wired and Unsupported with Accepts;
+	// TestEveryEntryHasAStatus keeps it so, and the reference docs show it.
+
+	// Wired names where the config takes effect.
+	Wired string
+	// Unsupported completes "not supported yet (...)": what is missing and what brings it.
+	// Setting the config to anything but its default, or a value Accepts takes, is
+	// refused with ErrNotSupported, at startup and in CreateTopics and the alter APIs.
+	Unsupported string
+	// Accepts, for an Unsupported config, takes values besides the default: for a partly
+	// supported config, the values Samsa honours (process.roles=broker,controller); else
+	// values that Kafka's own shipped server.properties sets and that a single node can
+	// live with, which are then logged at startup as having no effect.
+	Accepts Validator
+	// NoEffect says why the config has no effect by design: it tunes a mechanism of
+	// Kafka's JVM that Samsa does not have. It is accepted, and logged at startup when set.
+	NoEffect string
+	// StartupOnly: Samsa reads the config at startup only, although Kafka can change it
+	// dynamically (Mode); a dynamic update is refused with ErrNotSupported.
+	StartupOnly bool
 }
 
 // UnitSynonym is a broker config that sets another config's value in different units.

@@ -226,3 +226,61 @@ func TestNewCatalogPanicsOnBadDefault(t *testing.T) {
 		}()
 	}
 }
+
+// TestEveryEntryHasAStatus fails for a config whose fate nobody decided: every entry says
+// whether Samsa wires it, refuses it until a feature arrives, or ignores it by design.
+func TestEveryEntryHasAStatus(t *testing.T) {
+	for _, c := range []*Catalog{Broker, Topic} {
+		for _, e := range c.Entries() {
+			if err := e.checkStatus(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// A topic config and the broker config it falls back to are one setting: they must be
+// supported, or not, together.
+func TestTopicStatusMatchesServerDefault(t *testing.T) {
+	for _, e := range Topic.Entries() {
+		if e.ServerDefault == "" {
+			continue
+		}
+		b, ok := Broker.Lookup(e.ServerDefault)
+		if !ok {
+			t.Errorf("%s: no broker config %s", e.Name, e.ServerDefault)
+			continue
+		}
+		if e.Status() != b.Status() {
+			t.Errorf("%s is %s but its server default %s is %s", e.Name, e.Status(), b.Name, b.Status())
+		}
+	}
+}
+
+func TestNoEffect(t *testing.T) {
+	v := mustParse(t, Broker, map[string]string{
+		"num.io.threads":                        "8",
+		"num.network.threads":                   "3",
+		"controller.listener.names":             "PLAINTEXT",
+		"share.coordinator.state.topic.min.isr": "1",
+		"ssl.keystore.type":                     "JKS", // unsupported at its default: nothing asked for
+		"log.retention.hours":                   "1",   // wired
+		"process.roles":                         "controller,broker",
+	})
+	want := []string{
+		"controller.listener.names=PLAINTEXT has no effect in Samsa yet: " + byQuorum,
+		"num.io.threads=8 has no effect in Samsa: Samsa has no request handler pool: each connection's requests run on that connection's goroutine",
+		"num.network.threads=3 has no effect in Samsa: each connection has its own reader and writer goroutines; there are no network threads to size",
+		"share.coordinator.state.topic.min.isr=1 has no effect in Samsa yet: " + byShare,
+	}
+	if diff := cmp.Diff(want, v.NoEffect()); diff != "" {
+		t.Errorf("NoEffect (-want +got):\n%s", diff)
+	}
+	d, err := v.WithDynamic(nil, map[string]string{"background.threads": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.NoEffect(); len(got) != 5 || !strings.HasPrefix(got[0], "background.threads=4 has no effect in Samsa: ") {
+		t.Errorf("dynamic configs: %q", got)
+	}
+}

@@ -16,8 +16,8 @@ type Description struct {
 	// effective one first of all (Kafka's include_synonyms, KIP-226).
 	Synonyms  []Synonym
 	Sensitive bool
-	// ReadOnly: the config cannot be altered (broker configs with update mode read-only;
-	// never for topic configs).
+	// ReadOnly: the config cannot be altered (broker configs with update mode read-only,
+	// or that Samsa reads at startup only; never for topic configs).
 	ReadOnly bool
 	Type     Type
 	Doc      string
@@ -48,7 +48,7 @@ func (v Values) Describe(name string) (Description, error) {
 	}
 	d := Description{
 		Name: name, Source: r.source, Sensitive: e.Sensitive(), Type: e.Type, Doc: e.Doc,
-		ReadOnly: v.s.catalog.scope == "broker" && e.Mode == ReadOnly,
+		ReadOnly: v.s.catalog.scope == "broker" && (e.Mode == ReadOnly || e.StartupOnly),
 		Synonyms: v.s.synonyms(name),
 	}
 	if r.value != nil && !d.Sensitive {

@@ -18,9 +18,18 @@
 //     APPEND and SUBTRACT; ValidateDynamic enforces Kafka's read-only / per-broker /
 //     cluster-wide update modes.
 //
-// Errors wrap marker errors (ErrUnknownConfig, ErrInvalidValue, ErrInvalidRequest) so the
-// broker can map them to Kafka error codes with errors.Is without this package importing
-// the wire protocol.
+// Every entry also records what Samsa does with it (Entry.Wired, Unsupported, NoEffect),
+// so that no config is accepted and silently ignored: the catalog is the audit, and the
+// reference docs (docs/CONFIG-*.md) print it.
+//
+// A value Samsa does not support yet is refused where a user sets it: Parse (server.properties
+// and flags), ApplyIncremental and ValidateDynamic refuse it with ErrNotSupported, and so does
+// the controller for CreateTopics and AlterConfigs through CheckSupported. Values already in
+// the metadata are resolved as they are, so a data directory never stops a broker starting.
+//
+// Errors wrap marker errors (ErrUnknownConfig, ErrInvalidValue, ErrInvalidRequest,
+// ErrNotSupported) so the broker can map them to Kafka error codes with errors.Is without
+// this package importing the wire protocol.
 //
 // The package is an L1 model: it imports only the standard library and
 // github.com/magiconair/properties, and it does no I/O except reading the properties file.

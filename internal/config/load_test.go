@@ -89,18 +89,26 @@ func TestLoadBrokerProperties(t *testing.T) {
 					t.Errorf("got %d %q %q", v.Int("node.id"), v.String("broker.rack"), v.String("log.dir"))
 				}
 			}},
-		{name: "no variable expansion", body: "listener.name.sasl_plaintext.plain.sasl.jaas.config=x password=\"${secret}\";\n",
+		{name: "no variable expansion", body: "log.dirs=/data/${USER}\n",
 			check: func(t *testing.T, v Values) {
-				if !strings.Contains(v.String("listener.name.sasl_plaintext.plain.sasl.jaas.config"), "${secret}") {
+				if v.LogDirs()[0] != "/data/${USER}" {
 					t.Error("${...} was expanded")
 				}
 			}},
+		{name: "not supported yet", body: "ssl.keystore.location=/k.jks\n", wantErr: ErrNotSupported, wantMsg: "ssl.keystore.location: value /k.jks is not supported yet (issue 13"},
+		{name: "not supported override", overrides: map[string]string{"remote.log.storage.system.enable": "x"}, wantErr: ErrUnknownConfig, wantMsg: "remote.log"},
+		{name: "unsupported at its default", body: "ssl.keystore.type=JKS\nsasl.enabled.mechanisms=GSSAPI\n", check: func(t *testing.T, v Values) {}},
 		{name: "retention hours", body: "log.retention.hours=1\n", check: func(t *testing.T, v Values) {
 			if v.Long("log.retention.ms") != msPerHour {
 				t.Error("hours not converted")
 			}
 		}},
-		{name: "unknown in file", body: "zookeeper.connect=localhost:2181\n", wantErr: ErrUnknownConfig, wantMsg: "zookeeper.connect"},
+		{name: "unknown in file", body: "zookeeper.connect=localhost:2181\n", wantErr: ErrUnknownConfig, wantMsg: "server.properties:1: config: unknown config zookeeper.connect"},
+		{name: "line of a bad value", body: "# c\n\nnode.id=1\nbroker.rack a\\\n  b\nnum.io.threads : 0\n", wantErr: ErrInvalidValue,
+			wantMsg: "server.properties:6: config: invalid value 0 for configuration num.io.threads"},
+		{name: "line of each bad config", body: "num.io.threads=0\nlog.cleaner.threads=-1\n", wantErr: ErrInvalidValue,
+			wantMsg: "server.properties:2: config: invalid value -1 for configuration log.cleaner.threads"},
+		{name: "escaped key", body: "node\\.id=x\n", wantErr: ErrInvalidValue, wantMsg: "server.properties:1: config: invalid value x for configuration node.id"},
 		{name: "unknown override", overrides: map[string]string{"no.such": "1"}, wantErr: ErrUnknownConfig, wantMsg: "no.such"},
 		{name: "bad value", body: "num.io.threads=0\n", wantErr: ErrInvalidValue, wantMsg: "num.io.threads"},
 		{name: "bad listener", body: "listeners=localhost:9092\n", wantErr: ErrInvalidValue, wantMsg: "listeners"},
@@ -120,6 +128,21 @@ func TestLoadBrokerProperties(t *testing.T) {
 			}
 			tt.check(t, v)
 		})
+	}
+}
+
+// A line the properties syntax cannot read is reported with its number.
+func TestLoadBrokerPropertiesSyntaxErrors(t *testing.T) {
+	for body, want := range map[string]string{
+		"node.id=1\nlog.dir=/d\\uZZZZ\n": ":2: invalid unicode literal",
+		"node.id=1\n\n=orphan\n":         `:3: a line with an empty key: "=orphan"`,
+		"node.id=1\nlog.dir=\\":          ":2: premature EOF",
+	} {
+		path := writeProps(t, body)
+		_, err := LoadBrokerProperties(path, nil)
+		if err == nil || !strings.Contains(err.Error(), path+want) {
+			t.Errorf("%q: %v, want %s%s", body, err, path, want)
+		}
 	}
 }
 

@@ -12,13 +12,14 @@ func (c *Catalog) Markdown() string {
 	fmt.Fprintf(&b, "# %s configs\n\n", titleCase(c.scope))
 	b.WriteString("<!-- Generated from internal/config by `go test ./internal/config -update`; do not edit. -->\n\n")
 	b.WriteString(c.intro())
+	b.WriteString(statusIntro)
+	b.WriteString(c.statusCounts())
 	if c.scope == "topic" {
-		b.WriteString("| Name | Type | Default | Valid values | Server default property | Importance | Description |\n")
-		b.WriteString("|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Name | Type | Default | Valid values | Server default property | Importance | Description | In Samsa |\n")
 	} else {
-		b.WriteString("| Name | Type | Default | Valid values | Update mode | Importance | Description |\n")
-		b.WriteString("|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Name | Type | Default | Valid values | Update mode | Importance | Description | In Samsa |\n")
 	}
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, e := range c.entries {
 		b.WriteString(c.row(e))
 	}
@@ -50,7 +51,7 @@ func (c *Catalog) row(e *Entry) string {
 	if e.PerListener || e.PerMechanism {
 		doc += " Per-listener."
 	}
-	cells := []string{"`" + e.Name + "`", e.Type.String(), defaultCell(e), valid, fifth, e.Importance.String(), doc}
+	cells := []string{"`" + e.Name + "`", e.Type.String(), defaultCell(e), valid, fifth, e.Importance.String(), doc, statusCell(e)}
 	for i, cell := range cells {
 		cells[i] = strings.ReplaceAll(cell, "|", `\|`)
 	}
@@ -72,4 +73,47 @@ func titleCase(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// statusIntro explains the "In Samsa" column.
+const statusIntro = "The \"In Samsa\" column says what Samsa does with each config. **wired**: it has its\n" +
+	"documented effect, in the place named. **not supported yet**: the feature is missing; any value\n" +
+	"but the default (and the few others listed) is refused, at startup from server.properties or\n" +
+	"`--override` and by CreateTopics, AlterConfigs and IncrementalAlterConfigs with INVALID_CONFIG, so\n" +
+	"a setting is never silently ignored. **no effect by design**: the config tunes a mechanism of\n" +
+	"Kafka's JVM that Samsa does not have; it is accepted, and logged at WARN at startup when set.\n" +
+	"Wired configs marked \"read at startup only\" are refused by the alter APIs, and DescribeConfigs\n" +
+	"reports them read-only.\n\n"
+
+// statusCounts summarises the column.
+func (c *Catalog) statusCounts() string {
+	n := map[Status]int{}
+	for _, e := range c.entries {
+		n[e.Status()]++
+	}
+	return fmt.Sprintf("Of %d %s configs, %d are wired, %d not supported yet and %d have no effect by design.\n\n",
+		len(c.entries), c.scope, n[StatusWired], n[StatusUnsupported], n[StatusNoEffect])
+}
+
+// statusCell is an entry's "In Samsa" cell.
+func statusCell(e *Entry) string {
+	var s string
+	switch e.Status() {
+	case StatusWired:
+		s = "**wired**: " + e.Wired + "."
+		if e.Unsupported != "" {
+			s += " Values other than " + acceptedValues(e) + " are not supported yet (" + e.Unsupported + ")."
+		}
+		if e.StartupOnly {
+			s += " Read at startup only: dynamic updates are refused."
+		}
+	case StatusUnsupported:
+		s = "**not supported yet** (" + e.Unsupported + "): only " + acceptedValues(e) + " is accepted."
+		if e.Accepts != nil {
+			s += " A value other than the default is logged at startup as having no effect."
+		}
+	default:
+		s = "**no effect by design**: " + e.NoEffect + "."
+	}
+	return s
 }

@@ -126,9 +126,14 @@ func ResolveTopic(broker Values, overrides map[string]string) (Values, error) {
 }
 
 // checkBroker refuses what Kafka refuses at startup beyond single values: topic defaults
-// that would be invalid, and node.id and broker.id both set but different.
+// that would be invalid, listener configs that disagree (checkListeners), a controller
+// quorum that is not this node (checkQuorum), and node.id and broker.id both set but
+// different.
 func checkBroker(v Values) (Values, error) {
 	if _, err := ResolveTopic(v, nil); err != nil {
+		return Values{}, err
+	}
+	if err := errors.Join(checkListeners(v), checkQuorum(v)); err != nil {
 		return Values{}, err
 	}
 	static := v.s.layers[SourceStaticBroker]
@@ -145,12 +150,13 @@ func checkBroker(v Values) (Values, error) {
 // ones: perBroker (DYNAMIC_BROKER_CONFIG, set for this node id) over clusterDefault
 // (DYNAMIC_DEFAULT_BROKER_CONFIG, set with an empty resource name). The maps replace any
 // dynamic configs v had; pass the complete current sets from the metadata image. Both are
-// checked with ValidateDynamic.
+// checked as ValidateDynamic does, except for what Samsa does not support: they were
+// accepted when they were set.
 func (v Values) WithDynamic(perBroker, clusterDefault map[string]string) (Values, error) {
 	if v.s.catalog != Broker {
 		panic("config: WithDynamic needs broker values")
 	}
-	err := errors.Join(Broker.ValidateDynamic(perBroker, true), Broker.ValidateDynamic(clusterDefault, false))
+	err := errors.Join(Broker.validateDynamic(perBroker, true, false), Broker.validateDynamic(clusterDefault, false, false))
 	if err != nil {
 		return Values{}, err
 	}
@@ -168,22 +174,36 @@ func (v Values) WithDynamic(perBroker, clusterDefault map[string]string) (Values
 // ValidateDynamic checks configs about to be set dynamically: known names, valid values,
 // and for the Broker catalog Kafka's update modes: read-only configs cannot be set at all,
 // per-broker configs only for one broker (perBroker true), not as the cluster default.
-// Mode violations wrap ErrInvalidRequest, as Kafka answers INVALID_REQUEST for them.
+// Mode violations wrap ErrInvalidRequest, as Kafka answers INVALID_REQUEST for them. What
+// Samsa does not support (CheckSupported, and dynamic changes of StartupOnly configs) wraps
+// ErrNotSupported.
 func (c *Catalog) ValidateDynamic(raw map[string]string, perBroker bool) error {
+	return c.validateDynamic(raw, perBroker, true)
+}
+
+// validateDynamic is ValidateDynamic; with supported false it skips the refusals of
+// configs Samsa does not support (CheckSupported, Entry.StartupOnly), for configs already
+// stored.
+func (c *Catalog) validateDynamic(raw map[string]string, perBroker, supported bool) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(raw)) {
-		if err := c.checkMode(name, perBroker); err != nil {
+		if err := c.checkMode(name, perBroker, supported); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if _, err := c.parse(name, raw[name]); err != nil {
+		v, err := c.parse(name, raw[name])
+		if err == nil && supported {
+			e, _, _ := c.entryFor(name)
+			err = checkSupported(e, name, raw[name], v)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (c *Catalog) checkMode(name string, perBroker bool) error {
+func (c *Catalog) checkMode(name string, perBroker, supported bool) error {
 	e, _, ok := c.entryFor(name)
 	switch {
 	case !ok || c.scope != "broker":
@@ -192,6 +212,8 @@ func (c *Catalog) checkMode(name string, perBroker bool) error {
 		return invalidRequest(name, "cannot update this config dynamically, it is read-only")
 	case e.Mode == PerBroker && !perBroker:
 		return invalidRequest(name, "cannot update this config at default cluster level, broker id must be specified")
+	case e.StartupOnly && supported:
+		return notSupported(name, "changing this config dynamically is not supported yet: Samsa reads it at startup only; set it in server.properties and restart")
 	}
 	return nil
 }

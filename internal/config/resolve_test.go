@@ -112,7 +112,7 @@ func TestDescribeBroker(t *testing.T) {
 		"ssl.keystore.location":                        "/base.jks",
 		"log.cleanup.policy":                           "compact,delete",
 	})
-	v, err := v.WithDynamic(nil, map[string]string{"log.cleaner.threads": "2"})
+	v, err := v.WithDynamic(nil, map[string]string{"log.cleaner.min.compaction.lag.ms": "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +133,9 @@ func TestDescribeBroker(t *testing.T) {
 			syn("log.retention.hours", "168", SourceDefault),
 		}},
 		{"log.retention.minutes", "10", SourceStaticBroker, true, []Synonym{syn("log.retention.minutes", "10", SourceStaticBroker)}},
-		{"log.cleaner.threads", "2", SourceDynamicDefaultBroker, false, []Synonym{
-			syn("log.cleaner.threads", "2", SourceDynamicDefaultBroker),
-			syn("log.cleaner.threads", "1", SourceDefault),
+		{"log.cleaner.min.compaction.lag.ms", "2", SourceDynamicDefaultBroker, false, []Synonym{
+			syn("log.cleaner.min.compaction.lag.ms", "2", SourceDynamicDefaultBroker),
+			syn("log.cleaner.min.compaction.lag.ms", "0", SourceDefault),
 		}},
 		{"broker.rack", "<nil>", SourceDefault, true, nil},
 		{"log.cleanup.policy", "compact,delete", SourceStaticBroker, false, []Synonym{
@@ -263,7 +263,9 @@ func TestValidateDynamic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Broker.ValidateDynamic(tt.raw, tt.perBroker)
+			// The update modes apply whether or not Samsa supports the config;
+			// TestValidateDynamicNotSupported covers that part.
+			err := Broker.validateDynamic(tt.raw, tt.perBroker, false)
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 				t.Errorf("ValidateDynamic = %v, want %v", err, tt.want)
 			}
@@ -325,6 +327,44 @@ func TestInternalTopicSegmentBytes(t *testing.T) {
 		}
 		if _, err := Parse(Broker, map[string]string{name: "1048576"}); err != nil {
 			t.Errorf("%s=1048576: %v", name, err)
+		}
+	}
+}
+
+func TestValidateDynamicNotSupported(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  map[string]string
+		want error
+	}{
+		{"supported", map[string]string{"log.retention.ms": "1"}, nil},
+		{"unsupported at its default", map[string]string{"ssl.keystore.type": "JKS"}, nil},
+		{"unsupported", map[string]string{"ssl.keystore.location": "/k"}, ErrNotSupported},
+		{"unsupported per listener", map[string]string{"listener.name.external.ssl.keystore.location": "/k"}, ErrNotSupported},
+		{"read at startup only", map[string]string{"listeners": "PLAINTEXT://:9092"}, ErrNotSupported},
+		{"no effect by design", map[string]string{"num.io.threads": "4"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Broker.ValidateDynamic(tt.raw, true)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("ValidateDynamic = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	// Stored configs still resolve: a broker starts whatever an older Samsa accepted.
+	static := mustParse(t, Broker, nil)
+	if _, err := static.WithDynamic(map[string]string{"ssl.keystore.location": "/k", "listeners": "PLAINTEXT://:1"}, nil); err != nil {
+		t.Errorf("WithDynamic refused stored configs: %v", err)
+	}
+}
+
+// A config Samsa reads at startup only is reported read-only, although Kafka can change it.
+func TestDescribeStartupOnlyReadOnly(t *testing.T) {
+	v := mustParse(t, Broker, nil)
+	for name, want := range map[string]bool{"log.cleaner.backoff.ms": true, "listeners": true, "log.retention.ms": false} {
+		if d, _ := v.Describe(name); d.ReadOnly != want {
+			t.Errorf("%s read-only = %v, want %v", name, d.ReadOnly, want)
 		}
 	}
 }

@@ -133,6 +133,11 @@ var (
 	// null value for SET, an unknown operation, a read-only or per-broker config changed
 	// dynamically where Kafka forbids it (Kafka: INVALID_REQUEST).
 	ErrInvalidRequest = errors.New("invalid config request")
+	// ErrNotSupported: the value is valid for Kafka but asks for something Samsa does not
+	// do yet (Entry.Unsupported), or for a dynamic change of a config Samsa reads only at
+	// startup (Entry.StartupOnly). Refused rather than silently ignored (Kafka's nearest
+	// answer: INVALID_CONFIG).
+	ErrNotSupported = errors.New("config not supported yet")
 )
 
 // Error describes one bad config. It wraps one of the marker errors.
@@ -140,7 +145,7 @@ type Error struct {
 	Name   string // config name as given
 	Value  string // value as given; "[hidden]" for passwords
 	Reason string // why, in Kafka's words where Kafka has them
-	Err    error  // marker: ErrUnknownConfig, ErrInvalidValue or ErrInvalidRequest
+	Err    error  // marker: ErrUnknownConfig, ErrInvalidValue, ErrInvalidRequest or ErrNotSupported
 }
 
 // Error formats like Kafka's ConfigException ("Invalid value x for configuration y: ..."),
@@ -167,6 +172,10 @@ func invalidValue(e *Entry, name, raw, reason string) error {
 		raw = "[hidden]"
 	}
 	return &Error{Name: name, Value: raw, Reason: reason, Err: ErrInvalidValue}
+}
+
+func notSupported(name, reason string) error {
+	return &Error{Name: name, Reason: reason, Err: ErrNotSupported}
 }
 
 func invalidRequest(name, reason string) error {

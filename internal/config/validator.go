@@ -222,3 +222,27 @@ func (protocolMap) Validate(v any) error {
 }
 
 func (protocolMap) String() string { return "NAME:PROTOCOL,..." }
+
+// hostCounts checks max.connections.per.ip.overrides: host:count pairs, the host a name or
+// an IP address, the count a non-negative int.
+type hostCounts struct{}
+
+func (hostCounts) Validate(v any) error {
+	s := strings.TrimSpace(v.(string))
+	if s == "" {
+		return nil
+	}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		i := strings.LastIndexByte(pair, ':')
+		if i <= 0 {
+			return fmt.Errorf("entry %q must be host:count", pair)
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(pair[i+1:]), 10, 32); err != nil || n < 0 {
+			return fmt.Errorf("entry %q must be host:count with count a non-negative int", pair)
+		}
+	}
+	return nil
+}
+
+func (hostCounts) String() string { return "host:count,..." }

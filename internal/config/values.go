@@ -45,12 +45,17 @@ var brokerLayers = []Source{SourceDynamicBroker, SourceDynamicDefaultBroker, Sou
 
 // Parse validates raw and returns Values holding it: as STATIC_BROKER_CONFIG for the Broker
 // catalog, as DYNAMIC_TOPIC_CONFIG for the Topic catalog (falling back to Kafka's defaults,
-// not to a broker; use ResolveTopic for that). Every name and value is checked; the error
-// joins one *Error per bad config.
+// not to a broker; use ResolveTopic for that). Every name and value is checked, and so is
+// that Samsa supports it (CheckSupported); the error joins one *Error per bad config.
 func Parse(c *Catalog, raw map[string]string) (Values, error) {
-	if err := c.Validate(raw); err != nil {
+	if err := errors.Join(c.Validate(raw), c.CheckSupported(raw)); err != nil {
 		return Values{}, err
 	}
+	return parseValid(c, raw)
+}
+
+// parseValid is Parse for raw strings already validated.
+func parseValid(c *Catalog, raw map[string]string) (Values, error) {
 	if c.scope == "topic" {
 		return build(c, map[Source]map[string]string{SourceDynamicTopic: maps.Clone(raw)}, nil)
 	}
@@ -132,6 +137,17 @@ func (v Values) get(name string, types ...Type) any {
 	}
 	r, _ := v.s.resolve(name) // per-listener names are resolved on demand; layers are valid
 	return r.value
+}
+
+// IsSet reports whether some layer sets exactly name: for a per-listener name, the
+// listener's own setting, not the base config it falls back to.
+func (v Values) IsSet(name string) bool {
+	for _, layer := range v.s.layers {
+		if _, ok := layer[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // IsNull reports whether name has no value: Kafka's null default and nothing set.

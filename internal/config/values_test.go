@@ -8,9 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// mustParse builds values without CheckSupported: the tests of resolution, describing
+// and per-listener names use any catalog config, supported by Samsa or not.
 func mustParse(t *testing.T, c *Catalog, raw map[string]string) Values {
 	t.Helper()
-	v, err := Parse(c, raw)
+	if err := c.Validate(raw); err != nil {
+		t.Fatalf("Validate(%v): %v", raw, err)
+	}
+	v, err := parseValid(c, raw)
 	if err != nil {
 		t.Fatalf("Parse(%v): %v", raw, err)
 	}

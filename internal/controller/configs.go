@@ -175,12 +175,16 @@ func parseBrokerResource(name string) (model.NodeID, bool) {
 }
 
 // checkConfigs validates a resource's complete new config set. A topic's
-// overrides must resolve over the broker config; a broker's must be
+// overrides must be supported by Samsa (config.CheckSupported) and resolve
+// over the broker config; a broker's must be supported too, and
 // settable at that level (Kafka's update modes) and, layered over the static
 // config, still give a valid broker config, including the topic defaults
 // that fall back to it.
 func (c *Controller) checkConfigs(img *metadata.Image, k resourceKey, next map[string]string) *failure {
 	if k.typ == metadata.ResourceTopic {
+		if err := config.Topic.CheckSupported(next); err != nil {
+			return configFailure(err)
+		}
 		resolved, err := config.ResolveTopic(c.brokerValues(img), next)
 		if err != nil {
 			return configFailure(err)

@@ -113,7 +113,7 @@ func TestAlterBrokerConfigs(t *testing.T) {
 	}
 	res := c.IncrementalAlterConfigs(ctx(t), []IncrementalAlterConfigsResource{
 		broker("", op("log.retention.ms", config.OpSet, sp("60000"))),
-		broker("1", op("log.cleaner.threads", config.OpSet, sp("2"))),
+		broker("1", op("log.cleaner.min.compaction.lag.ms", config.OpSet, sp("2"))),
 		broker("2", op("num.io.threads", config.OpSet, sp("4"))),
 	}, false)
 	checkAlter(t, res, 0, 0, 0)
@@ -121,7 +121,7 @@ func TestAlterBrokerConfigs(t *testing.T) {
 	if got := img.BrokerConfig(""); got["log.retention.ms"] != "60000" {
 		t.Errorf("cluster default %v", got)
 	}
-	if got := img.BrokerConfig("1"); got["log.cleaner.threads"] != "2" {
+	if got := img.BrokerConfig("1"); got["log.cleaner.min.compaction.lag.ms"] != "2" {
 		t.Errorf("broker 1 %v", got)
 	}
 
@@ -135,11 +135,11 @@ func TestAlterBrokerConfigs(t *testing.T) {
 
 	before := c.Image()
 	res = c.IncrementalAlterConfigs(ctx(t), []IncrementalAlterConfigsResource{
-		broker("1", op("node.id", config.OpSet, sp("3"))),                           // read-only
-		broker("", op("listeners", config.OpSet, sp("PLAINTEXT://:1"))),             // per-broker only
-		broker("one", op("log.cleaner.threads", config.OpSet, sp("2"))),             // not a node id
-		broker("2", op("log.cleaner.threads", config.OpSet, sp("zero"))),            // bad value
-		{Type: 8, Name: "1", Ops: []config.AlterOp{op("x", config.OpSet, sp("1"))}}, // broker logger
+		broker("1", op("node.id", config.OpSet, sp("3"))),                              // read-only
+		broker("", op("listeners", config.OpSet, sp("PLAINTEXT://:1"))),                // per-broker only
+		broker("one", op("log.cleaner.min.compaction.lag.ms", config.OpSet, sp("2"))),  // not a node id
+		broker("2", op("log.cleaner.min.compaction.lag.ms", config.OpSet, sp("zero"))), // bad value
+		{Type: 8, Name: "1", Ops: []config.AlterOp{op("x", config.OpSet, sp("1"))}},    // broker logger
 	}, false)
 	checkAlter(t, res, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidConfig.Code, kerr.InvalidRequest.Code)
 	if c.Image() != before {
@@ -151,9 +151,9 @@ func TestAlterBrokerConfigs(t *testing.T) {
 
 	// Legacy AlterConfigs on a broker replaces its set too.
 	legacy := c.AlterConfigs(ctx(t), []AlterConfigsResource{{Type: metadata.ResourceBroker, Name: "1",
-		Configs: map[string]*string{"log.cleaner.threads": sp("3")}}}, false)
+		Configs: map[string]*string{"log.cleaner.min.compaction.lag.ms": sp("3")}}}, false)
 	checkAlter(t, legacy, 0)
-	if got := c.Image().BrokerConfig("1"); !maps.Equal(got, map[string]string{"log.cleaner.threads": "3"}) {
+	if got := c.Image().BrokerConfig("1"); !maps.Equal(got, map[string]string{"log.cleaner.min.compaction.lag.ms": "3"}) {
 		t.Errorf("broker 1 after replace %v", got)
 	}
 }

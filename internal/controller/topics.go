@@ -288,6 +288,9 @@ func (c *Controller) planTopic(st *topicState, t CreateTopic) (CreateTopicResult
 		}
 		overrides[name] = *v
 	}
+	if err := config.Topic.CheckSupported(overrides); err != nil {
+		return res, nil, configFailure(err)
+	}
 	resolved, err := config.ResolveTopic(st.broker, overrides)
 	if err != nil {
 		return res, nil, configFailure(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/record"
 )
 
 // Config holds the coordinator's settings. Each field names the Kafka broker
@@ -36,6 +37,10 @@ type Config struct {
 	// OffsetMetadataMaxBytes caps the metadata string of a commit
 	// (OFFSET_METADATA_TOO_LARGE beyond). offset.metadata.max.bytes (4096).
 	OffsetMetadataMaxBytes int
+	// OffsetsTopicCompression is the codec of the batches the coordinator
+	// writes to __consumer_offsets. offsets.topic.compression.codec (0,
+	// none).
+	OffsetsTopicCompression record.Codec
 	// OffsetsTopicNumPartitions is the partition count of
 	// __consumer_offsets, which PartitionFor hashes group IDs over.
 	// offsets.topic.num.partitions (50).
@@ -96,6 +101,7 @@ func ConfigFrom(v config.Values) Config {
 	c.OffsetsRetentionCheckInterval = time.Duration(v.Long("offsets.retention.check.interval.ms")) * time.Millisecond
 	c.OffsetMetadataMaxBytes = int(v.Int("offset.metadata.max.bytes"))
 	c.OffsetsTopicNumPartitions = v.Int("offsets.topic.num.partitions")
+	c.OffsetsTopicCompression = record.Codec(v.Int("offsets.topic.compression.codec"))
 	c.CommitTimeout = ms("offsets.commit.timeout.ms")
 	c.ConsumerSessionTimeout = ms("group.consumer.session.timeout.ms")
 	c.ConsumerHeartbeatInterval = ms("group.consumer.heartbeat.interval.ms")

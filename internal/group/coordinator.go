@@ -310,7 +310,7 @@ func (c *Coordinator) finishTurn(g *group, s *step) {
 // append writes records as one batch to a partition of __consumer_offsets,
 // a transactional one for a producer.
 func (c *Coordinator) append(partition int32, records []kv, producer *txnProducer, now time.Time) error {
-	batch, err := buildBatch(records, producer, now)
+	batch, err := buildBatch(records, producer, now, c.cfg.OffsetsTopicCompression)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // maxLoadBatchBytes bounds the decompressed size of one batch while
-// loading. This package writes uncompressed batches; a topic written by
-// Kafka with offsets.topic.compression.codec set may hold compressed ones.
+// loading; batches are compressed when offsets.topic.compression.codec is
+// set, here or by the Kafka that wrote the topic.
 const maxLoadBatchBytes = 64 << 20
 
 // replay rebuilds the groups of a partition from its records. The last

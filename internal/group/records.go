@@ -92,13 +92,15 @@ func (g *classicGroup) metadataRecords(assignments map[string][]byte) []kv {
 	return []kv{{key: groupKey(g.groupID), value: v.AppendTo(nil)}}
 }
 
-// buildBatch encodes records as one uncompressed batch. The offsets are
+// buildBatch encodes records as one batch compressed with codec
+// (offsets.topic.compression.codec). The offsets are
 // 0..n-1 as a producer would send them: the log assigns the real ones. With
 // a producer the batch is transactional, with the producer's ID and epoch
 // and no base sequence: the log checks only the epoch of a coordinator's
 // batches (producers must send a sequence, so the two cannot be confused).
-func buildBatch(records []kv, producer *txnProducer, now time.Time) ([]byte, error) {
+func buildBatch(records []kv, producer *txnProducer, now time.Time, codec record.Codec) ([]byte, error) {
 	b := record.Batch{
+		Codec:         codec,
 		ProducerID:    record.NoProducerID,
 		ProducerEpoch: record.NoProducerEpoch,
 		BaseSequence:  record.NoSequence,

@@ -31,7 +31,7 @@ func (l *hookLog) ReadAll(ctx context.Context, partition int32, fn func([]byte) 
 func TestCompleteTransactionDuringLoad(t *testing.T) {
 	log := &hookLog{MemLog: NewMemLog()}
 	tp := model.TopicPartition{Topic: "t", Partition: 0}
-	raw, err := buildBatch([]kv{offsetRecord("g", "t", 0, 10)}, &txnProducer{id: 7, epoch: 1}, epoch)
+	raw, err := buildBatch([]kv{offsetRecord("g", "t", 0, 10)}, &txnProducer{id: 7, epoch: 1}, epoch, record.CodecNone)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@
 //	build.go     Batch.AppendTo, the encoder
 //	control.go   control records (transaction markers)
 //	compress.go  Compress / Decompress for gzip, snappy, lz4, zstd
+//	levels.go    CompressLevel, Kafka's compression levels (KIP-390)
+//	recompress.go Recompress, a batch rewritten with the topic's codec
 //
 // # Errors and the Kafka codes they stand for
 //

@@ -1,0 +1,90 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSecurityProtocol(t *testing.T) {
+	v := mustParse(t, Broker, map[string]string{
+		"listeners":                      "internal://:9092,EXTERNAL://:9093",
+		"listener.security.protocol.map": "INTERNAL:PLAINTEXT, external:SSL",
+	})
+	for name, want := range map[string]string{"INTERNAL": "PLAINTEXT", "internal": "PLAINTEXT", "EXTERNAL": "SSL"} {
+		if got, ok := v.SecurityProtocol(name); !ok || got != want {
+			t.Errorf("SecurityProtocol(%s) = %q %v, want %s", name, got, ok, want)
+		}
+	}
+	if _, ok := v.SecurityProtocol("OTHER"); ok {
+		t.Error("a name missing from the map has a protocol")
+	}
+	// Kafka's default map names each protocol after itself.
+	def := mustParse(t, Broker, nil)
+	for _, p := range []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"} {
+		if got, _ := def.SecurityProtocol(p); got != p {
+			t.Errorf("default map: %s is %q", p, got)
+		}
+	}
+}
+
+func TestListenerRules(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  map[string]string
+		want string // "" for accepted; else a piece of the message
+	}{
+		{"custom name mapped", map[string]string{"listeners": "INTERNAL://:9092", "listener.security.protocol.map": "INTERNAL:PLAINTEXT"}, ""},
+		{"custom name not mapped", map[string]string{"listeners": "INTERNAL://:9092"}, "listener with name INTERNAL defined in listeners not found in listener.security.protocol.map"},
+		{"advertised subset", map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "advertised.listeners": "plaintext://h:9092"}, ""},
+		{"advertised unknown", map[string]string{"listeners": "PLAINTEXT://:9092", "advertised.listeners": "SSL://h:9093"},
+			"advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found SSL. The valid options based on the current configuration are PLAINTEXT"},
+		{"controller listener unknown", map[string]string{"controller.listener.names": "CONTROLLER"}, "controller.listener.names must only contain values appearing in the 'listeners' configuration"},
+		{"inter-broker listener unknown", map[string]string{"inter.broker.listener.name": "INTERNAL"}, "inter.broker.listener.name must be a listener name defined in advertised.listeners"},
+		{"inter-broker listener and protocol", map[string]string{"inter.broker.listener.name": "PLAINTEXT", "security.inter.broker.protocol": "PLAINTEXT"},
+			"only one of inter.broker.listener.name and security.inter.broker.protocol should be set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(Broker, tt.raw)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case tt.want != "" && (!errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Parse = %v, want ErrInvalidValue with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestQuorumOfThisNode(t *testing.T) {
+	base := map[string]string{"node.id": "1", "listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", "controller.listener.names": "CONTROLLER"}
+	tests := []struct {
+		name, config, value string
+		ok                  bool
+	}{
+		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", true},
+		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", false},
+		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000", false},
+		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093", false},
+		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", true},
+		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", false},
+		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := map[string]string{tt.config: tt.value}
+			for k, v := range base {
+				raw[k] = v
+			}
+			_, err := Parse(Broker, raw)
+			if tt.ok && err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !tt.ok && (!errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "issue 12")) {
+				t.Fatalf("Parse = %v, want ErrNotSupported naming issue 12", err)
+			}
+		})
+	}
+}
