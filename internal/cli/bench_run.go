@@ -323,7 +323,7 @@ func (p *benchProducer) run(ctx context.Context, n int64, progress func(int64)) 
 	defer p.mu.Unlock()
 	switch {
 	case p.err != nil:
-		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err)
+		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err, nil)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case flushErr != nil:

@@ -57,7 +57,8 @@ func (c *connection) register(cmd *cobra.Command) {
 		"comma-separated host:port list of brokers to start from (env "+bootstrapEnv+" when the flag is not given)")
 	f.StringVar(&c.clientID, "client-id", defaultClientID, "client.id sent to the brokers")
 	f.DurationVar(&c.timeout, "timeout", defaultTimeout,
-		"how long one operation may wait for the cluster (admin requests, record delivery, first fetch)")
+		"how long the command waits for the cluster: an admin request, a record's acknowledgement, a fetch; "+
+			"a run whose cluster stops answering for this long ends with an error")
 }
 
 // seeds resolves the broker list: the flag if given, else the environment,

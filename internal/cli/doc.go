@@ -16,8 +16,16 @@
 // are turned into sentences that name the topic ("topic \"x\" does not
 // exist") rather than printed as bare codes.
 //
-// Two choices worth knowing before reading consume.go and bench_run.go:
+// Choices worth knowing before reading produce.go, consume.go and
+// bench_run.go:
 //
+//   - no command waits on the cluster for longer than --timeout without an
+//     answer, whatever the brokers do (gone, hung, refusing). Admin requests
+//     take it as their deadline; the loops that run longer (produce, consume,
+//     bench) watch their own progress (watch.go) and stop when it halts for
+//     --timeout, because franz-go leaves records buffered for a broker that
+//     vanished, without end. produce then says how many records it read,
+//     how many were acknowledged, rejected, or left without an answer.
 //   - consume without --follow stops at the end of the log as it was when the
 //     command started: the end offset of every partition (the high
 //     watermark, or the last stable offset under read_committed) is listed

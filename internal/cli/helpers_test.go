@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,9 @@ import (
 
 // testCluster is one in-memory kfake broker on loopback.
 type testCluster struct {
-	t    *testing.T
-	addr string
+	t       *testing.T
+	addr    string
+	timeout time.Duration // --timeout of every command; 10s when zero
 }
 
 func newTestCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
@@ -38,17 +40,34 @@ type result struct {
 // run executes "samsa args..." against the cluster with stdin as input.
 func (c *testCluster) run(stdin string, args ...string) result {
 	c.t.Helper()
+	return c.runReader(strings.NewReader(stdin), args...)
+}
+
+// runReader is run with any standard input.
+func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
+	c.t.Helper()
 	root := &cobra.Command{Use: "samsa", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(Commands()...)
 	var out, errOut bytes.Buffer
-	root.SetIn(strings.NewReader(stdin))
+	root.SetIn(stdin)
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append(args, "--bootstrap-server", c.addr, "--timeout", "10s"))
+	timeout := 10 * time.Second
+	if c.timeout > 0 {
+		timeout = c.timeout
+	}
+	root.SetArgs(append(args, "--bootstrap-server", c.addr, "--timeout", timeout.String()))
 	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	return result{stdout: out.String(), stderr: errOut.String(), err: err}
+}
+
+// withTimeout is the same cluster with another --timeout.
+func (c *testCluster) withTimeout(d time.Duration) *testCluster {
+	cp := *c
+	cp.timeout = d
+	return &cp
 }
 
 // ok runs a command that must succeed and returns its stdout.

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/task"
 )
 
 // produceFlags are the flags of samsa produce.
@@ -39,8 +41,14 @@ func newProduceCommand() *cobra.Command {
 Each line (without its line ending) is a record value; with --key-separator
 the line is split at the first separator into key and value, and a line
 without the separator is an error. Every --header
-is added to every record. A summary goes to standard error. Any failed record
-stops the command with a non-zero exit status.`,
+is added to every record.
+
+A summary goes to standard error: records read and acknowledged, and when
+they differ how many the brokers rejected and how many got no answer (those
+may or may not have been written). A rejected record stops the command with
+a non-zero exit status, and so do records left without an acknowledgement
+for --timeout, whether the broker is gone, hung or refusing them: the
+command never waits longer for the cluster.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProduce(cmd, &conn, &pf, args[0])
@@ -58,35 +66,59 @@ stops the command with a non-zero exit status.`,
 	return cmd
 }
 
-// produceTally counts what the brokers acknowledged and keeps the first
-// failure. Promises run on the client's promise goroutine while the reading
-// loop checks failed, hence the mutex.
-type produceTally struct {
-	mu       sync.Mutex
-	records  int64
-	bytes    int64
-	firstErr error
-	cancel   context.CancelFunc
+// consoleProducer is one run of samsa produce. The reading loop hands
+// records to the client; promises run on the client's promise goroutine, so
+// what they count is under mu.
+type consoleProducer struct {
+	cmd     *cobra.Command
+	conn    *connection
+	flags   *produceFlags
+	topic   string
+	headers []kgo.RecordHeader
+	cl      *kgo.Client
+	trouble *brokerTrouble
+	acks    ackCounter
+	read    int64              // records handed to the client (reading loop only)
+	stop    context.CancelFunc // stops the reading loop at the first failure
+
+	mu struct {
+		sync.Mutex
+		acked    int64
+		bytes    int64 // keys and values of acked records
+		rejected int64 // refused by a broker with a Kafka error
+
+		firstRejection error
+		firstErr       error
+	}
 }
 
-func (t *produceTally) promise(r *kgo.Record, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (p *consoleProducer) promise(r *kgo.Record, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acks.answered.Add(1)
 	if err != nil {
-		if t.firstErr == nil {
-			t.firstErr = err
-			t.cancel()
+		if rejected(err) {
+			p.mu.rejected++
+			if p.mu.firstRejection == nil {
+				p.mu.firstRejection = err
+			}
+		}
+		if p.mu.firstErr == nil {
+			p.mu.firstErr = err
+			p.stop()
 		}
 		return
 	}
-	t.records++
-	t.bytes += int64(len(r.Key) + len(r.Value))
+	p.mu.acked++
+	p.mu.bytes += int64(len(r.Key) + len(r.Value))
 }
 
-func (t *produceTally) snapshot() (records, bytes int64, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.records, t.bytes, t.firstErr
+// rejected reports whether err is a broker's definite refusal of a record.
+// Timeouts (the broker's or the client's) and a closed client leave it
+// unknown whether the record was written.
+func rejected(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && ke != kerr.RequestTimedOut && ke != kerr.NotEnoughReplicasAfterAppend
 }
 
 func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic string) error {
@@ -108,42 +140,101 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 	if pf.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
-	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout))
+	trouble := &brokerTrouble{}
+	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout), kgo.WithHooks(trouble))
 
 	cl, err := conn.client(cmd, opts...)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	p := &consoleProducer{cmd: cmd, conn: conn, flags: pf, topic: topic, headers: headers, cl: cl, trouble: trouble}
 	if err := checkTopic(cmd, conn, cl, topic, pf.partition); err != nil {
+		cl.Close()
 		return err
 	}
+	return p.run()
+}
 
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	tally := &produceTally{cancel: cancel}
-	start := conn.clock.Now()
-	readErr := produceLines(ctx, cl, cmd.InOrStdin(), topic, pf, headers, tally.promise)
+// run produces standard input and reports. Three contexts: records live in
+// recordCtx, which only a stall ends (franz-go fails the buffered records of
+// an ended context); stopCtx ends the reading loop, on a stall or the first
+// failed record; flushing waits at most --timeout.
+func (p *consoleProducer) run() error {
+	base := p.cmd.Context()
+	recordCtx, stall := context.WithCancelCause(base)
+	defer stall(nil)
+	stopCtx, stop := context.WithCancel(recordCtx)
+	defer stop()
+	p.stop = stop
 
-	// Flush with a fresh deadline: ctx may already be cancelled by a failed
-	// record, and the records in flight still deserve their answer.
-	flushCtx, flushCancel := context.WithTimeout(cmd.Context(), conn.timeout)
-	defer flushCancel()
-	flushErr := cl.Flush(flushCtx)
-	elapsed := conn.clock.Now().Sub(start)
+	watches := task.NewGroup(base)
+	defer watches.Stop()
+	watchAcks(watches, p.conn.clock, p.conn.timeout, &p.acks, func() { stall(errStalled) })
 
-	records, nbytes, produceErr := tally.snapshot()
-	fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (%d bytes) to %q in %s\n",
-		records, nbytes, topic, elapsed.Round(time.Millisecond))
+	// Reading standard input cannot be interrupted, so the reader has a
+	// goroutine of its own and the loop waits on it or on stopCtx. When the
+	// loop stops early the reader may be left blocked in its read: it ends
+	// at the next line or the end of input, or with the process.
+	reader := task.NewGroup(base)
+	readCtx, stopReader := context.WithCancel(base)
+	defer stopReader()
+	lines := make(chan inputLine, 256)
+	readerDone := make(chan struct{})
+	reader.Go(func(context.Context) {
+		readLines(readCtx, p.cmd.InOrStdin(), lines)
+		close(readerDone)
+	})
+
+	start := p.conn.clock.Now()
+	readErr := p.produceLines(stopCtx, recordCtx, lines)
+	if context.Cause(recordCtx) != errStalled {
+		// A flush cut short leaves records unacknowledged, which the
+		// summary and the error report; its own error adds nothing.
+		flushCtx, cancel := context.WithTimeout(recordCtx, p.conn.timeout)
+		_ = p.cl.Flush(flushCtx)
+		cancel()
+	}
+	elapsed := p.conn.clock.Now().Sub(start)
+	p.cl.Close() // fails what is still buffered: every promise has run after this
+	watches.Stop()
+	stopReader()
+	select {
+	case <-readerDone:
+		reader.Stop()
+	default:
+	}
+
+	p.mu.Lock()
+	acked, nbytes, rejected := p.mu.acked, p.mu.bytes, p.mu.rejected
+	firstRejection, firstErr := p.mu.firstRejection, p.mu.firstErr
+	p.mu.Unlock()
+	p.printSummary(acked, nbytes, rejected, elapsed)
 	switch {
-	case produceErr != nil:
-		return produceFailure(cmd, conn, topic, produceErr)
+	case firstRejection != nil:
+		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.trouble)
 	case readErr != nil:
 		return fmt.Errorf("read standard input: %w", readErr)
-	case flushErr != nil:
-		return fmt.Errorf("produce to topic %q: records still unacknowledged after %s (--timeout)", topic, conn.timeout)
+	case acked == p.read:
+		return nil
+	case base.Err() != nil:
+		return errors.New("interrupted")
+	case firstErr != nil && !closing(firstErr):
+		return produceFailure(p.cmd, p.conn, p.topic, firstErr, p.trouble)
 	}
-	return nil
+	return fmt.Errorf("produce to topic %q: no acknowledgement within %s (--timeout)%s",
+		p.topic, p.conn.timeout, lastTrouble(p.trouble))
+}
+
+// printSummary says what was read and what became of it.
+func (p *consoleProducer) printSummary(acked, nbytes, rejected int64, elapsed time.Duration) {
+	took := elapsed.Round(time.Millisecond)
+	if acked == p.read {
+		fmt.Fprintf(p.cmd.ErrOrStderr(), "produced %d records (%d bytes) to %q in %s\n", acked, nbytes, p.topic, took)
+		return
+	}
+	fmt.Fprintf(p.cmd.ErrOrStderr(), "produced %d of %d records read (%d bytes) to %q in %s: "+
+		"%d rejected, %d unacknowledged (they may or may not have been written)\n",
+		acked, p.read, nbytes, p.topic, took, rejected, p.read-acked-rejected)
 }
 
 // checkTopic fails early, with a sentence, when the topic or the fixed
@@ -162,45 +253,78 @@ func checkTopic(cmd *cobra.Command, conn *connection, cl *kgo.Client, topic stri
 	return nil
 }
 
-// produceLines sends one record per line until EOF, a read error or a
-// cancelled ctx (a record failed).
-func produceLines(ctx context.Context, cl *kgo.Client, in io.Reader, topic string, pf *produceFlags,
-	headers []kgo.RecordHeader, promise func(*kgo.Record, error)) error {
+// inputLine is one line of standard input without its line ending, or, as
+// the last item, how the input ended (io.EOF or the read error).
+type inputLine struct {
+	text []byte
+	err  error
+}
+
+// readLines sends the lines of in, then how it ended, to out.
+func readLines(ctx context.Context, in io.Reader, out chan<- inputLine) {
 	br := bufio.NewReaderSize(in, 64<<10)
-	sep := []byte(pf.keySeparator)
-	for lineNo := 1; ; lineNo++ {
+	for {
 		line, err := br.ReadBytes('\n')
+		var item inputLine
 		if len(line) > 0 {
-			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
-			r := &kgo.Record{Topic: topic, Value: line, Headers: headers}
-			if pf.partition >= 0 {
-				r.Partition = pf.partition
+			item.text = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
+			if item.text == nil {
+				item.text = []byte{}
 			}
-			if len(sep) > 0 {
-				k, v, ok := bytes.Cut(line, sep)
-				if !ok {
-					return fmt.Errorf("line %d has no key separator %q", lineNo, pf.keySeparator)
-				}
-				r.Key, r.Value = k, v
-			}
-			cl.Produce(ctx, r, promise)
 		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
+		item.err = err
+		select {
+		case out <- item:
+		case <-ctx.Done():
+			return
 		}
 		if err != nil {
-			return err
+			return
 		}
 	}
 }
 
-func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error) error {
+// produceLines sends one record per line until the input ends or stopCtx
+// does. It returns a read error or a line without the key separator.
+func (p *consoleProducer) produceLines(stopCtx, recordCtx context.Context, lines <-chan inputLine) error {
+	sep := []byte(p.flags.keySeparator)
+	for lineNo := 1; stopCtx.Err() == nil; lineNo++ {
+		var l inputLine
+		select {
+		case l = <-lines:
+		case <-stopCtx.Done():
+			return nil
+		}
+		if l.text != nil {
+			r := &kgo.Record{Topic: p.topic, Value: l.text, Headers: p.headers}
+			if p.flags.partition >= 0 {
+				r.Partition = p.flags.partition
+			}
+			if len(sep) > 0 {
+				k, v, ok := bytes.Cut(l.text, sep)
+				if !ok {
+					return fmt.Errorf("line %d has no key separator %q", lineNo, p.flags.keySeparator)
+				}
+				r.Key, r.Value = k, v
+			}
+			p.read++
+			p.acks.sent.Add(1)
+			p.cl.Produce(recordCtx, r, p.promise)
+		}
+		if errors.Is(l.err, io.EOF) {
+			return nil
+		}
+		if l.err != nil {
+			return l.err
+		}
+	}
+	return nil
+}
+
+func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error, trouble *brokerTrouble) error {
 	switch {
 	case errors.Is(err, kgo.ErrRecordTimeout):
-		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)", topic, conn.timeout)
+		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)%s", topic, conn.timeout, lastTrouble(trouble))
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	}

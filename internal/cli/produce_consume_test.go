@@ -268,7 +268,7 @@ func TestProduceReportsBrokerErrors(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), `produce to topic "small": message too large: `) {
 		t.Fatalf("oversized record: %v", r.err)
 	}
-	if !strings.Contains(r.stderr, "produced 0 records") {
+	if !strings.Contains(r.stderr, "produced 0 of 1 records read (0 bytes) to \"small\" in ") || !strings.Contains(r.stderr, ": 1 rejected, 0 unacknowledged") {
 		t.Fatalf("summary = %q", r.stderr)
 	}
 }
