@@ -144,3 +144,52 @@ func TestAdminWhenTheBrokerGoes(t *testing.T) {
 		t.Errorf("killed broker: %v, want %q...", r.err, want)
 	}
 }
+
+// waitForAtLeast waits until the topic's partitions hold at least n records.
+func waitForAtLeast(t *testing.T, c *testCluster, topic string, n int64) {
+	t.Helper()
+	adm := kadm.NewClient(c.client())
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		ends, err := adm.ListEndOffsets(t.Context(), topic)
+		var sum int64
+		ends.Each(func(o kadm.ListedOffset) { sum += o.Offset })
+		if err == nil && sum >= n {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("topic %q holds %d records, want at least %d (%v)", topic, sum, n, err)
+		}
+	}
+}
+
+// TestBenchWhenTheBrokerGoes kills or freezes the broker under a running
+// bench produce or e2e.
+func TestBenchWhenTheBrokerGoes(t *testing.T) {
+	for _, mode := range []string{"produce", "e2e"} {
+		for _, how := range []string{"killed", "frozen"} {
+			t.Run(mode+"/"+how, func(t *testing.T) {
+				b := newSamsaBroker(t)
+				c := b.withTimeout(shortTimeout)
+				c.ok("", "topic", "create", "b", "-p", "2")
+				done := background(t, c, strings.NewReader(""), "bench", mode, "--topic", "b",
+					"--records", "100000000", "--rate", "2000", "--record-size", "16")
+				waitForAtLeast(t, c, "b", 100)
+				if how == "killed" {
+					b.kill()
+				} else {
+					b.freeze()
+				}
+				r := within(t, done, 2*shortTimeout+time.Second)
+				want := regexp.MustCompile(`^(produce to topic "b": no acknowledgement within 2s \(--timeout\) after \d+ acknowledged records; |consume from topic "b": \d+ of 100000000 records read, then nothing for 2s \(--timeout\))`)
+				if r.err == nil || !want.MatchString(r.err.Error()) {
+					t.Fatalf("error = %v", r.err)
+				}
+			})
+		}
+	}
+}

@@ -61,9 +61,6 @@ type ackCounter struct {
 	sent, answered atomic.Int64
 }
 
-// inFlight is how many records have had no answer yet.
-func (a *ackCounter) inFlight() int64 { return a.sent.Load() - a.answered.Load() }
-
 // watchAcks calls stalled (perhaps more than once) when records have been
 // in flight for timeout without a single answer.
 func watchAcks(g *task.Group, clk clock.Clock, timeout time.Duration, acks *ackCounter, stalled func()) {
