@@ -137,7 +137,7 @@ func (c *connection) reachErr(cmd *cobra.Command, err error) error {
 	var op *net.OpError
 	switch {
 	case errors.As(err, &op) && op.Op == "dial":
-		return fmt.Errorf("cannot connect to %s: %v", where, op.Err)
+		return fmt.Errorf("cannot connect to %s: %s", where, dialReason(err))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no answer from %s within %s (--timeout)", where, c.timeout)
 	case errors.Is(err, context.Canceled):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ type testCluster struct {
 	t       *testing.T
 	addr    string
 	timeout time.Duration // --timeout of every command; 10s when zero
+	tee     io.Writer     // also gets stdout, as the command writes it
 }
 
 func newTestCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
@@ -51,6 +53,9 @@ func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 	var out, errOut bytes.Buffer
 	root.SetIn(stdin)
 	root.SetOut(&out)
+	if c.tee != nil {
+		root.SetOut(io.MultiWriter(&out, c.tee))
+	}
 	root.SetErr(&errOut)
 	timeout := 10 * time.Second
 	if c.timeout > 0 {
@@ -68,6 +73,34 @@ func (c *testCluster) withTimeout(d time.Duration) *testCluster {
 	cp := *c
 	cp.timeout = d
 	return &cp
+}
+
+// printingTo is the same cluster with stdout copied to w as it is written.
+func (c *testCluster) printingTo(w io.Writer) *testCluster {
+	cp := *c
+	cp.tee = w
+	return &cp
+}
+
+// lineWaiter passes on every complete line written to it.
+type lineWaiter struct {
+	mu    sync.Mutex
+	part  []byte
+	lines chan string
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.lines <- string(w.part[:i])
+		w.part = w.part[i+1:]
+	}
 }
 
 // ok runs a command that must succeed and returns its stdout.

@@ -99,7 +99,7 @@ func TestProduceWhenTheBrokerGoes(t *testing.T) {
 			}
 			writeLines(t, out, 10, 15)
 			r := within(t, done, 2*shortTimeout+time.Second)
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), `produce to topic "t": no acknowledgement within 2s (--timeout); `) {
+			if r.err == nil || !strings.HasPrefix(r.err.Error(), `produce to topic "t": no acknowledgement within 2s (--timeout)`) {
 				t.Fatalf("error = %v", r.err)
 			}
 			if !unackedSummary.MatchString(r.stderr) {
@@ -185,10 +185,48 @@ func TestBenchWhenTheBrokerGoes(t *testing.T) {
 					b.freeze()
 				}
 				r := within(t, done, 2*shortTimeout+time.Second)
-				want := regexp.MustCompile(`^(produce to topic "b": no acknowledgement within 2s \(--timeout\) after \d+ acknowledged records; |consume from topic "b": \d+ of 100000000 records read, then nothing for 2s \(--timeout\))`)
+				want := regexp.MustCompile(`^(produce to topic "b": no acknowledgement within 2s \(--timeout\) after \d+ acknowledged records|consume from topic "b": \d+ of 100000000 records read, then nothing for 2s \(--timeout\))`)
 				if r.err == nil || !want.MatchString(r.err.Error()) {
 					t.Fatalf("error = %v", r.err)
 				}
+			})
+		}
+	}
+}
+
+// TestConsumeFollowWhenTheBrokerGoes kills or freezes the broker under
+// consume --follow, alone and in a group.
+func TestConsumeFollowWhenTheBrokerGoes(t *testing.T) {
+	for _, group := range []string{"", "g"} {
+		for _, how := range []string{"killed", "frozen"} {
+			t.Run(fmt.Sprintf("group=%q/%s", group, how), func(t *testing.T) {
+				b := newSamsaBroker(t)
+				c := b.withTimeout(shortTimeout)
+				c.ok("", "topic", "create", "t", "-p", "2")
+				c.ok("a\nb\nc\n", "produce", "t")
+				args := []string{"consume", "t", "--follow"}
+				if group != "" {
+					args = append(args, "--group", group)
+				}
+				stdout := &lineWaiter{lines: make(chan string, 10)}
+				done := background(t, c.printingTo(stdout), strings.NewReader(""), args...)
+				for range 3 {
+					select {
+					case <-stdout.lines:
+					case <-time.After(30 * time.Second): // joining a group takes seconds
+						t.Fatal("consume --follow printed fewer than 3 records")
+					}
+				}
+				if how == "killed" {
+					b.kill()
+				} else {
+					b.freeze()
+				}
+				r := within(t, done, 3*shortTimeout+time.Second)
+				if r.err == nil || r.stderr != "consumed 3 records\n" {
+					t.Fatalf("consume --follow: %v\nstderr: %s", r.err, r.stderr)
+				}
+				t.Log(r.err)
 			})
 		}
 	}

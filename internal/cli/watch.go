@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/task"
@@ -69,6 +70,32 @@ func watchAcks(g *task.Group, clk clock.Clock, timeout time.Duration, acks *ackC
 		answered := acks.answered.Load() // before sent: sent >= answered
 		if w.observe(clk.Now(), acks.sent.Load() > answered, answered) {
 			stalled()
+		}
+	})
+}
+
+// watchContact calls lost (perhaps more than once) when no broker has
+// answered for timeout. A consumer that follows a quiet topic hears from the
+// cluster only as often as its fetches time out, so the watch asks a broker
+// for its API versions, a request every broker answers at once, whenever
+// timeout/3 passed without an answer.
+func watchContact(g *task.Group, clk clock.Clock, timeout time.Duration, cl *kgo.Client, lost func()) {
+	var answers int64
+	w := stallWatch{timeout: timeout}
+	last := clk.Now()
+	g.Every(watchInterval(timeout), func(ctx context.Context) {
+		now := clk.Now()
+		if now.Sub(last) >= timeout/3 {
+			pingCtx, cancel := context.WithTimeout(ctx, timeout/3)
+			_, err := kmsg.NewPtrApiVersionsRequest().RequestWith(pingCtx, cl)
+			cancel()
+			if err == nil {
+				answers++
+				last = clk.Now()
+			}
+		}
+		if w.observe(clk.Now(), true, answers) {
+			lost()
 		}
 	})
 }
@@ -134,11 +161,8 @@ func dialReason(err error) string {
 
 // lastTrouble renders the last failure as the end of a sentence.
 func lastTrouble(b *brokerTrouble) string {
-	if b == nil {
+	if b == nil || b.String() == "" {
 		return ""
 	}
-	if s := b.String(); s != "" {
-		return "; last error: " + s
-	}
-	return "; no broker answered"
+	return "; last error: " + b.String()
 }
