@@ -110,19 +110,27 @@ func TestProduceWhenTheBrokerGoes(t *testing.T) {
 	}
 }
 
-// TestCommandsAgainstASilentListener runs commands against a listener that
-// accepts connections and never answers.
+// TestCommandsAgainstASilentListener runs every command against a listener
+// that accepts connections and never answers, all at once.
 func TestCommandsAgainstASilentListener(t *testing.T) {
 	c := silentListener(t).withTimeout(shortTimeout)
 	want := fmt.Sprintf("no answer from %s within 2s (--timeout)", c.addr)
-	for _, args := range [][]string{
-		{"topic", "list"},
-		{"produce", "t"},
-	} {
-		done := background(t, c, strings.NewReader("a\n"), args...)
-		r := within(t, done, shortTimeout+time.Second)
+	commands := [][]string{
+		{"topic", "list"}, {"topic", "describe", "t"}, {"topic", "create", "t"}, {"topic", "delete", "t"},
+		{"topic", "alter-config", "t", "--set", "retention.ms=1"},
+		{"group", "list"}, {"group", "describe", "g"}, {"group", "delete", "g"},
+		{"group", "reset-offsets", "g", "--topic", "t", "--to-earliest"},
+		{"produce", "t"}, {"consume", "t"}, {"consume", "t", "--follow"}, {"consume", "t", "--group", "g"},
+		{"bench", "produce"}, {"bench", "consume"}, {"bench", "e2e"},
+	}
+	var running []<-chan result
+	for _, args := range commands {
+		running = append(running, background(t, c, strings.NewReader("a\n"), args...))
+	}
+	for i, done := range running {
+		r := within(t, done, shortTimeout+2*time.Second)
 		if r.err == nil || r.err.Error() != want {
-			t.Errorf("samsa %s: %v, want %q", strings.Join(args, " "), r.err, want)
+			t.Errorf("samsa %s: %v, want %q", strings.Join(commands[i], " "), r.err, want)
 		}
 	}
 }
