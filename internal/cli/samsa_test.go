@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -108,12 +109,43 @@ func (b *samsaBroker) kill() {
 }
 
 // freeze stops the broker process (SIGSTOP): the kernel still accepts
-// connections and takes requests, but nothing ever answers.
+// connections and takes requests, but nothing ever answers. It returns
+// once the process is stopped, which the signal alone does not promise.
 func (b *samsaBroker) freeze() {
 	b.t.Helper()
 	if err := b.proc.Process.Signal(syscall.SIGSTOP); err != nil {
 		b.t.Fatal(err)
 	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for range 10_000 {
+		if b.allThreadsStopped() {
+			return
+		}
+		<-tick.C
+	}
+	b.t.Fatal("the broker did not stop")
+}
+
+// allThreadsStopped reports whether every thread of the broker is in state
+// T (stopped) in /proc.
+func (b *samsaBroker) allThreadsStopped() bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", b.proc.Process.Pid))
+	if err != nil || len(stats) == 0 {
+		b.t.Fatalf("threads of the broker: %v", err)
+	}
+	for _, stat := range stats {
+		raw, err := os.ReadFile(stat)
+		if err != nil {
+			return false // a thread that just ended; look again
+		}
+		// "tid (comm) state ...": the state follows the last ')'.
+		fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		if len(fields) == 0 || fields[0] != "T" {
+			return false
+		}
+	}
+	return true
 }
 
 // lineTail keeps the last lines of a process's output and reports the
