@@ -26,6 +26,10 @@
 //     --timeout, because franz-go leaves records buffered for a broker that
 //     vanished, without end. produce then says how many records it read,
 //     how many were acknowledged, rejected, or left without an answer.
+//   - SIGINT and SIGTERM end a run cleanly: consume and bench print what
+//     they have; produce stops reading but still produces the lines it has
+//     read (lines.go hands over every complete line it buffered) and waits
+//     for their acknowledgements before its summary.
 //   - consume without --follow stops at the end of the log as it was when the
 //     command started: the end offset of every partition (the high
 //     watermark, or the last stable offset under read_committed) is listed

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -36,7 +35,10 @@ func newProduceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Produce one record per line of standard input",
-		Long: `Produce one record per line of standard input until end of input (Ctrl-D).
+		Long: `Produce one record per line of standard input until end of input (Ctrl-D)
+or an interrupt (Ctrl-C, SIGTERM): after an interrupt the lines already read
+are still produced, their acknowledgements awaited for up to --timeout, and
+the summary printed; a second interrupt ends the command at once.
 
 Each line (without its line ending) is a record value; with --key-separator
 the line is split at the first separator into key and value, and a line
@@ -158,7 +160,8 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 // run produces standard input and reports. Three contexts: records live in
 // recordCtx, which only a stall ends (franz-go fails the buffered records of
 // an ended context); stopCtx ends the reading loop, on a stall or the first
-// failed record; flushing waits at most --timeout.
+// failed record; SIGINT or SIGTERM end the reading too, but what was read
+// is still produced. Flushing waits at most --timeout.
 func (p *consoleProducer) run() error {
 	base := p.cmd.Context()
 	recordCtx, stall := context.WithCancelCause(base)
@@ -166,27 +169,19 @@ func (p *consoleProducer) run() error {
 	stopCtx, stop := context.WithCancel(recordCtx)
 	defer stop()
 	p.stop = stop
+	sigCtx, stopSignals := signalContext(p.cmd)
+	defer stopSignals()
 
 	watches := task.NewGroup(base)
 	defer watches.Stop()
 	watchAcks(watches, p.conn.clock, p.conn.timeout, &p.acks, func() { stall(errStalled) })
 
-	// Reading standard input cannot be interrupted, so the reader has a
-	// goroutine of its own and the loop waits on it or on stopCtx. When the
-	// loop stops early the reader may be left blocked in its read: it ends
-	// at the next line or the end of input, or with the process.
-	reader := task.NewGroup(base)
-	readCtx, stopReader := context.WithCancel(base)
-	defer stopReader()
-	lines := make(chan inputLine, 256)
-	readerDone := make(chan struct{})
-	reader.Go(func(context.Context) {
-		readLines(readCtx, p.cmd.InOrStdin(), lines)
-		close(readerDone)
-	})
+	readCtx, stopReading := context.WithCancel(base)
+	defer stopReading()
+	reader := readLines(readCtx, p.cmd.InOrStdin())
 
 	start := p.conn.clock.Now()
-	readErr := p.produceLines(stopCtx, recordCtx, lines)
+	readErr := p.produceLines(stopCtx, sigCtx, recordCtx, reader, stopSignals)
 	if context.Cause(recordCtx) != errStalled {
 		// A flush cut short leaves records unacknowledged, which the
 		// summary and the error report; its own error adds nothing.
@@ -197,12 +192,8 @@ func (p *consoleProducer) run() error {
 	elapsed := p.conn.clock.Now().Sub(start)
 	p.cl.Close() // fails what is still buffered: every promise has run after this
 	watches.Stop()
-	stopReader()
-	select {
-	case <-readerDone:
-		reader.Stop()
-	default:
-	}
+	stopReading()
+	reader.stop()
 
 	p.mu.Lock()
 	acked, nbytes, rejected := p.mu.acked, p.mu.bytes, p.mu.rejected
@@ -253,71 +244,64 @@ func checkTopic(cmd *cobra.Command, conn *connection, cl *kgo.Client, topic stri
 	return nil
 }
 
-// inputLine is one line of standard input without its line ending, or, as
-// the last item, how the input ended (io.EOF or the read error).
-type inputLine struct {
-	text []byte
-	err  error
-}
-
-// readLines sends the lines of in, then how it ended, to out.
-func readLines(ctx context.Context, in io.Reader, out chan<- inputLine) {
-	br := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		var item inputLine
-		if len(line) > 0 {
-			item.text = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
-			if item.text == nil {
-				item.text = []byte{}
-			}
-		}
-		item.err = err
-		select {
-		case out <- item:
-		case <-ctx.Done():
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// produceLines sends one record per line until the input ends or stopCtx
-// does. It returns a read error or a line without the key separator.
-func (p *consoleProducer) produceLines(stopCtx, recordCtx context.Context, lines <-chan inputLine) error {
+// produceLines sends one record per line until the input ends, stopCtx
+// ends, or a signal comes; after a signal it still sends the lines already
+// read. It returns a read error or a line without the key separator.
+func (p *consoleProducer) produceLines(stopCtx, sigCtx, recordCtx context.Context, reader *lineReader, stopSignals func()) error {
 	sep := []byte(p.flags.keySeparator)
-	for lineNo := 1; stopCtx.Err() == nil; lineNo++ {
+	signaled := sigCtx.Done()
+	draining := false // interrupted, and every line read is queued: take those
+	for lineNo := 1; stopCtx.Err() == nil; {
 		var l inputLine
-		select {
-		case l = <-lines:
-		case <-stopCtx.Done():
-			return nil
+		if draining {
+			select {
+			case l = <-reader.lines:
+			default:
+				return nil
+			}
+		} else {
+			select {
+			case l = <-reader.lines:
+			case <-stopCtx.Done():
+				return nil
+			case <-signaled:
+				stopSignals() // a second Ctrl-C ends the process at once
+				signaled = nil
+				draining = !reader.interrupt()
+				continue
+			}
 		}
 		if l.text != nil {
-			r := &kgo.Record{Topic: p.topic, Value: l.text, Headers: p.headers}
-			if p.flags.partition >= 0 {
-				r.Partition = p.flags.partition
+			if err := p.produceLine(recordCtx, l.text, sep, lineNo); err != nil {
+				return err
 			}
-			if len(sep) > 0 {
-				k, v, ok := bytes.Cut(l.text, sep)
-				if !ok {
-					return fmt.Errorf("line %d has no key separator %q", lineNo, p.flags.keySeparator)
-				}
-				r.Key, r.Value = k, v
-			}
-			p.read++
-			p.acks.sent.Add(1)
-			p.cl.Produce(recordCtx, r, p.promise)
+			lineNo++
 		}
-		if errors.Is(l.err, io.EOF) {
+		switch {
+		case errors.Is(l.err, io.EOF), errors.Is(l.err, errInterrupted):
 			return nil
-		}
-		if l.err != nil {
+		case l.err != nil:
 			return l.err
 		}
 	}
+	return nil
+}
+
+func (p *consoleProducer) produceLine(recordCtx context.Context, text, sep []byte, lineNo int) error {
+	r := &kgo.Record{Topic: p.topic, Value: text, Headers: p.headers}
+	if p.flags.partition >= 0 {
+		r.Partition = p.flags.partition
+	}
+	if len(sep) > 0 {
+		k, v, ok := bytes.Cut(text, sep)
+		if !ok {
+			return fmt.Errorf("line %d has no key separator %q", lineNo, p.flags.keySeparator)
+		}
+		r.Key, r.Value = k, v
+	}
+	p.read++
+	p.acks.sent.Add(1)
+	p.cl.Produce(recordCtx, r, p.promise)
 	return nil
 }
 
