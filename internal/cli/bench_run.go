@@ -335,7 +335,7 @@ func (p *benchProducer) run(ctx context.Context, n int64, progress func(int64)) 
 		return fmt.Errorf("produce to topic %q: no acknowledgement within %s (--timeout) after %d acknowledged records%s",
 			p.topic, p.bench.conn.timeout, p.acked, lastTrouble(p.trouble))
 	case p.err != nil:
-		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err, p.trouble)
+		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err, "", lastTrouble(p.trouble))
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case flushErr != nil:

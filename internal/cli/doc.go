@@ -26,6 +26,9 @@
 //     --timeout, because franz-go leaves records buffered for a broker that
 //     vanished, without end. produce then says how many records it read,
 //     how many were acknowledged, rejected, or left without an answer.
+//   - produce reads the Produce responses passing through its connections
+//     (answers.go) for the broker's error messages, which franz-go does not
+//     hand on, and to warn of a retriable refusal the first time it comes.
 //   - SIGINT and SIGTERM end a run cleanly: consume and bench print what
 //     they have; produce stops reading but still produces the lines it has
 //     read (lines.go hands over every complete line it buffered) and waits

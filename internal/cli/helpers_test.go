@@ -20,6 +20,7 @@ type testCluster struct {
 	addr    string
 	timeout time.Duration // --timeout of every command; 10s when zero
 	tee     io.Writer     // also gets stdout, as the command writes it
+	errTee  io.Writer     // also gets stderr
 }
 
 func newTestCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
@@ -57,6 +58,9 @@ func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 		root.SetOut(io.MultiWriter(&out, c.tee))
 	}
 	root.SetErr(&errOut)
+	if c.errTee != nil {
+		root.SetErr(io.MultiWriter(&errOut, c.errTee))
+	}
 	timeout := 10 * time.Second
 	if c.timeout > 0 {
 		timeout = c.timeout
@@ -79,6 +83,13 @@ func (c *testCluster) withTimeout(d time.Duration) *testCluster {
 func (c *testCluster) printingTo(w io.Writer) *testCluster {
 	cp := *c
 	cp.tee = w
+	return &cp
+}
+
+// warningTo is the same cluster with stderr copied to w as it is written.
+func (c *testCluster) warningTo(w io.Writer) *testCluster {
+	cp := *c
+	cp.errTee = w
 	return &cp
 }
 

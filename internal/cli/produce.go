@@ -50,7 +50,12 @@ they differ how many the brokers rejected and how many got no answer (those
 may or may not have been written). A rejected record stops the command with
 a non-zero exit status, and so do records left without an acknowledgement
 for --timeout, whether the broker is gone, hung or refusing them: the
-command never waits longer for the cluster.`,
+command never waits longer for the cluster.
+
+Errors give Kafka's error and the broker's own message for it. A refusal
+the producer retries (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, ...) is
+printed as a warning the first time it comes back, and a timeout names the
+broker's last answer.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProduce(cmd, &conn, &pf, args[0])
@@ -79,6 +84,7 @@ type consoleProducer struct {
 	headers []kgo.RecordHeader
 	cl      *kgo.Client
 	trouble *brokerTrouble
+	answers *produceAnswers // nil with --acks 0: no responses to read
 	acks    ackCounter
 	read    int64              // records handed to the client (reading loop only)
 	stop    context.CancelFunc // stops the reading loop at the first failure
@@ -90,6 +96,7 @@ type consoleProducer struct {
 		rejected int64 // refused by a broker with a Kafka error
 
 		firstRejection error
+		rejectedAt     int32 // the partition of firstRejection
 		firstErr       error
 	}
 }
@@ -102,7 +109,7 @@ func (p *consoleProducer) promise(r *kgo.Record, err error) {
 		if rejected(err) {
 			p.mu.rejected++
 			if p.mu.firstRejection == nil {
-				p.mu.firstRejection = err
+				p.mu.firstRejection, p.mu.rejectedAt = err, r.Partition
 			}
 		}
 		if p.mu.firstErr == nil {
@@ -144,12 +151,21 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 	}
 	trouble := &brokerTrouble{}
 	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout), kgo.WithHooks(trouble))
+	var answers *produceAnswers
+	if pf.acks != "0" {
+		stderr := cmd.ErrOrStderr()
+		answers = newProduceAnswers(func(a brokerAnswer) {
+			fmt.Fprintf(stderr, "warning: %s answered partition %d with %s; retrying for up to %s (--timeout)\n",
+				a.broker, a.partition, a.reason(), conn.timeout)
+		})
+		opts = append(opts, answers.dialer(min(conn.timeout, 10*time.Second)))
+	}
 
 	cl, err := conn.client(cmd, opts...)
 	if err != nil {
 		return err
 	}
-	p := &consoleProducer{cmd: cmd, conn: conn, flags: pf, topic: topic, headers: headers, cl: cl, trouble: trouble}
+	p := &consoleProducer{cmd: cmd, conn: conn, flags: pf, topic: topic, headers: headers, cl: cl, trouble: trouble, answers: answers}
 	if err := checkTopic(cmd, conn, cl, topic, pf.partition); err != nil {
 		cl.Close()
 		return err
@@ -191,18 +207,22 @@ func (p *consoleProducer) run() error {
 	}
 	elapsed := p.conn.clock.Now().Sub(start)
 	p.cl.Close() // fails what is still buffered: every promise has run after this
+	if p.answers != nil {
+		p.answers.close()
+	}
 	watches.Stop()
 	stopReading()
 	reader.stop()
 
 	p.mu.Lock()
 	acked, nbytes, rejected := p.mu.acked, p.mu.bytes, p.mu.rejected
-	firstRejection, firstErr := p.mu.firstRejection, p.mu.firstErr
+	firstRejection, rejectedAt, firstErr := p.mu.firstRejection, p.mu.rejectedAt, p.mu.firstErr
 	p.mu.Unlock()
+	last := lastAnswer(p.answers, p.trouble)
 	p.printSummary(acked, nbytes, rejected, elapsed)
 	switch {
 	case firstRejection != nil:
-		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.trouble)
+		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.brokerMessage(rejectedAt, firstRejection), last)
 	case readErr != nil:
 		return fmt.Errorf("read standard input: %w", readErr)
 	case acked == p.read:
@@ -210,10 +230,10 @@ func (p *consoleProducer) run() error {
 	case base.Err() != nil:
 		return errors.New("interrupted")
 	case firstErr != nil && !closing(firstErr):
-		return produceFailure(p.cmd, p.conn, p.topic, firstErr, p.trouble)
+		return produceFailure(p.cmd, p.conn, p.topic, firstErr, "", last)
 	}
 	return fmt.Errorf("produce to topic %q: no acknowledgement within %s (--timeout)%s",
-		p.topic, p.conn.timeout, lastTrouble(p.trouble))
+		p.topic, p.conn.timeout, last)
 }
 
 // printSummary says what was read and what became of it.
@@ -305,10 +325,22 @@ func (p *consoleProducer) produceLine(recordCtx context.Context, text, sep []byt
 	return nil
 }
 
-func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error, trouble *brokerTrouble) error {
+// brokerMessage is the broker's own words for a record's Kafka error.
+func (p *consoleProducer) brokerMessage(partition int32, err error) string {
+	var ke *kerr.Error
+	if p.answers == nil || !errors.As(err, &ke) {
+		return ""
+	}
+	return p.answers.message(partition, ke.Code)
+}
+
+// produceFailure renders why records failed: brokerMessage is the broker's
+// words for a Kafka error, last ends a sentence with what the cluster last
+// said (lastAnswer), for a timeout.
+func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error, brokerMessage, last string) error {
 	switch {
 	case errors.Is(err, kgo.ErrRecordTimeout):
-		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)%s", topic, conn.timeout, lastTrouble(trouble))
+		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)%s", topic, conn.timeout, last)
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	}
@@ -318,5 +350,5 @@ func produceFailure(cmd *cobra.Command, conn *connection, topic string, err erro
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return topicErr(topic, err, "")
 	}
-	return fmt.Errorf("produce to topic %q: %s", topic, kafkaReason(err, ""))
+	return fmt.Errorf("produce to topic %q: %s", topic, kafkaReason(err, brokerMessage))
 }
