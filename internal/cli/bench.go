@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/term"
 )
 
@@ -286,36 +285,10 @@ func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
 		}
 		return topicErr(b.flags.topic, err, resp.ErrMessage)
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !topicLed(ctx, cl, b.flags.topic) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
-		case <-tick.C:
-		}
+	if _, err := waitForLeaders(ctx, cl, b.flags.topic); err != nil {
+		return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
 	}
 	return nil
-}
-
-// topicLed asks a broker directly whether every partition of topic has a
-// leader. kadm's listing would answer from the client's metadata cache,
-// which still holds "unknown topic" from before the create.
-func topicLed(ctx context.Context, cl *kgo.Client, topic string) bool {
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
-		return false
-	}
-	for _, p := range resp.Topics[0].Partitions {
-		if p.ErrorCode != 0 || p.Leader < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // newProgress returns a progress bar on w when w is a terminal, else nil.

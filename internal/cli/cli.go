@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/clock"
 )
@@ -184,6 +185,9 @@ func topicErr(topic string, err error, brokerMessage string) error {
 	return fmt.Errorf("topic %q: %s", topic, kafkaReason(err, brokerMessage))
 }
 
+// errNoTopic marks a topic that does not exist.
+var errNoTopic = errors.New("does not exist")
+
 // topicMetadata loads one topic's metadata and fails with a clear sentence
 // when the topic is missing.
 func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.TopicDetail, error) {
@@ -192,8 +196,8 @@ func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.To
 		return kadm.TopicDetail{}, err
 	}
 	td, ok := tds[topic]
-	if !ok {
-		return kadm.TopicDetail{}, fmt.Errorf("topic %q does not exist", topic)
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return kadm.TopicDetail{}, fmt.Errorf("topic %q %w", topic, errNoTopic)
 	}
 	if td.Err != nil {
 		return kadm.TopicDetail{}, topicErr(topic, td.Err, "")
@@ -202,6 +206,44 @@ func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.To
 		return kadm.TopicDetail{}, fmt.Errorf("topic %q has no partitions", topic)
 	}
 	return td, nil
+}
+
+// waitForLeaders waits until every partition of a new topic has a leader
+// and returns how many partitions it has. It asks a broker directly: kadm's
+// listing would answer from the client's metadata cache, which still holds
+// "unknown topic" from before the topic was created.
+func waitForLeaders(ctx context.Context, cl *kgo.Client, topic string) (int, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if n := ledPartitions(ctx, cl, topic); n > 0 {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// ledPartitions is the number of partitions of topic when every one has a
+// leader, else 0.
+func ledPartitions(ctx context.Context, cl *kgo.Client, topic string) int {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+		return 0
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return 0
+		}
+	}
+	return len(resp.Topics[0].Partitions)
 }
 
 // checkPartition fails when p is not a partition of td.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/task"
 )
@@ -51,6 +52,9 @@ may or may not have been written). A rejected record stops the command with
 a non-zero exit status, and so do records left without an acknowledgement
 for --timeout, whether the broker is gone, hung or refusing them: the
 command never waits longer for the cluster.
+
+A missing topic is created where the cluster creates topics on first use
+(auto.create.topics.enable), and the command says so.
 
 Errors give Kafka's error and the broker's own message for it. A refusal
 the producer retries (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, ...) is
@@ -250,18 +254,65 @@ func (p *consoleProducer) printSummary(acked, nbytes, rejected int64, elapsed ti
 
 // checkTopic fails early, with a sentence, when the topic or the fixed
 // partition does not exist: otherwise the producer would retry unknown-topic
-// errors until --timeout.
+// errors until --timeout. A missing topic is created where the cluster
+// creates topics on first use (auto.create.topics.enable), as Kafka's
+// console producer would have it created, and the command says so.
 func checkTopic(cmd *cobra.Command, conn *connection, cl *kgo.Client, topic string, partition int32) error {
 	ctx, cancel := conn.opContext(cmd.Context())
 	defer cancel()
 	td, err := topicMetadata(ctx, conn.adminFor(cl), topic)
-	if err != nil {
+	if err == nil {
+		if partition >= 0 {
+			return checkPartition(td, partition)
+		}
+		return nil
+	}
+	if !errors.Is(err, errNoTopic) {
 		return conn.reachErr(cmd, err)
 	}
-	if partition >= 0 {
-		return checkPartition(td, partition)
+	created, err := autoCreateTopic(ctx, cl, topic)
+	switch {
+	case err != nil:
+		return conn.reachErr(cmd, err)
+	case !created:
+		return fmt.Errorf("topic %q does not exist, and the cluster does not create topics on first use "+
+			"(auto.create.topics.enable=false): create it with samsa topic create", topic)
+	}
+	n, err := waitForLeaders(ctx, cl, topic)
+	if err != nil {
+		return fmt.Errorf("topic %q: created on first use but partitions have no leader after %s (--timeout)", topic, conn.timeout)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "topic %q did not exist: the cluster created it on first use "+
+		"(auto.create.topics.enable), partitions: %d\n", topic, n)
+	if partition >= int32(n) {
+		return fmt.Errorf("topic %q has no partition %d (it has %d)", topic, partition, n)
 	}
 	return nil
+}
+
+// autoCreateTopic asks for topic's metadata allowing auto-creation, and
+// reports whether the cluster created it (or already had it).
+func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (bool, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return false, err
+	}
+	if len(resp.Topics) != 1 {
+		return false, fmt.Errorf("topic %q: %d topics in the Metadata answer", topic, len(resp.Topics))
+	}
+	switch err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); {
+	case err == nil, errors.Is(err, kerr.LeaderNotAvailable): // created, leaders on the way
+		return true, nil
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return false, nil
+	default:
+		return false, topicErr(topic, err, "")
+	}
 }
 
 // produceLines sends one record per line until the input ends, stopCtx

@@ -299,3 +299,25 @@ func TestBootstrapFromEnvironment(t *testing.T) {
 		t.Fatalf("list via %s = %q", bootstrapEnv, out.String())
 	}
 }
+
+// TestProduceCreatesTopicsWhereAllowed produces to a missing topic on a
+// broker that creates topics on first use and on one that does not.
+func TestProduceCreatesTopicsWhereAllowed(t *testing.T) {
+	b := newSamsaBroker(t, "--num.partitions", "2")
+	r := b.run("a\n", "produce", "fresh")
+	if r.err != nil {
+		t.Fatalf("produce to a missing topic: %v\nstderr: %s", r.err, r.stderr)
+	}
+	if want := "topic \"fresh\" did not exist: the cluster created it on first use (auto.create.topics.enable), partitions: 2\n" +
+		"produced 1 records (1 bytes) to \"fresh\" in "; !strings.HasPrefix(r.stderr, want) {
+		t.Fatalf("stderr = %q, want %q...", r.stderr, want)
+	}
+	if out := b.ok("", "consume", "fresh"); out != "a\n" {
+		t.Fatalf("consume = %q", out)
+	}
+	b.fails(`topic "fresh2" has no partition 5 (it has 2)`, "produce", "fresh2", "--partition", "5")
+
+	strict := newSamsaBroker(t, "--auto.create.topics.enable", "false")
+	strict.fails(`topic "fresh" does not exist, and the cluster does not create topics on first use (auto.create.topics.enable=false): create it with samsa topic create`,
+		"produce", "fresh")
+}
