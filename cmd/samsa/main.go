@@ -27,5 +27,6 @@ func newRoot() *cobra.Command {
 	root.SetVersionTemplate("samsa {{.Version}}\n")
 	root.AddCommand(newVersion(), newServe())
 	root.AddCommand(cli.Commands()...)
+	cli.RejectUnknownSubcommands(root)
 	return root
 }

@@ -75,3 +75,20 @@ func TestMakeBuildStampsVersion(t *testing.T) {
 		t.Fatalf("samsa --version = %q", out)
 	}
 }
+
+func TestUnknownCommand(t *testing.T) {
+	root := newRoot()
+	root.SetOut(new(bytes.Buffer))
+	root.SetErr(new(bytes.Buffer))
+	root.SetArgs([]string{"topci"})
+	if err := root.Execute(); err == nil || err.Error() != `unknown command "topci" for "samsa"; did you mean topic? (see samsa --help)` {
+		t.Fatalf("samsa topci: %v", err)
+	}
+	root = newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{})
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "Available Commands:") {
+		t.Fatalf("samsa: %v\n%s", err, out.String())
+	}
+}

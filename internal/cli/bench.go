@@ -60,6 +60,7 @@ before and after the run (any broker on this host: Samsa or a JVM).`,
 		newBenchConsume(&conn),
 		newBenchE2E(&conn),
 	)
+	RejectUnknownSubcommands(cmd)
 	return cmd
 }
 

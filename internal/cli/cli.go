@@ -42,6 +42,28 @@ func Commands() []*cobra.Command {
 	}
 }
 
+// RejectUnknownSubcommands makes a command that only groups subcommands
+// fail on a name that is none of them, suggesting the nearest ("samsa topic
+// lst": did you mean list?). Cobra on its own does that only for the root
+// command; a parent below it prints its help and exits 0. Without
+// arguments the help is still printed.
+func RejectUnknownSubcommands(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it applies only on the root's own path
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+	}
+}
+
 // connection holds the flags every parent command carries to reach a
 // cluster.
 type connection struct {

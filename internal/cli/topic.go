@@ -31,6 +31,7 @@ func newTopicCommand() *cobra.Command {
 		newTopicDelete(&conn),
 		newTopicAlterConfig(&conn),
 	)
+	RejectUnknownSubcommands(cmd)
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -127,4 +128,35 @@ func configMap(d topicDescription) map[string]string {
 		m[c.Name] = v + " " + c.Source
 	}
 	return m
+}
+
+// TestUnknownSubcommands: every command that groups subcommands refuses a
+// name that is none of them, suggesting the nearest, and prints its help
+// without arguments.
+func TestUnknownSubcommands(t *testing.T) {
+	c := &testCluster{t: t, addr: "127.0.0.1:1"}
+	parents := 0
+	for _, cmd := range Commands() {
+		if !cmd.HasSubCommands() {
+			continue
+		}
+		parents++
+		r := c.run("", cmd.Name(), "nosuch")
+		if want := fmt.Sprintf(`unknown command "nosuch" for "samsa %s" (see samsa %s --help)`, cmd.Name(), cmd.Name()); r.err == nil || r.err.Error() != want {
+			t.Errorf("samsa %s nosuch: %v, want %q", cmd.Name(), r.err, want)
+		}
+		if r := c.run("", cmd.Name()); r.err != nil || !strings.Contains(r.stdout, "Available Commands:") {
+			t.Errorf("samsa %s: %v, stdout %q", cmd.Name(), r.err, r.stdout)
+		}
+	}
+	if parents < 3 {
+		t.Fatalf("only %d commands with subcommands", parents)
+	}
+	for _, tc := range [][2]string{{"topic lst", "did you mean list?"}, {"group descibe", "did you mean describe?"},
+		{"bench prodce", "did you mean produce?"}, {"topic d", "did you mean describe or delete?"}} {
+		r := c.run("", strings.Fields(tc[0])...)
+		if r.err == nil || !strings.Contains(r.err.Error(), tc[1]) {
+			t.Errorf("samsa %s: %v, want %q", tc[0], r.err, tc[1])
+		}
+	}
 }
