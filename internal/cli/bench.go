@@ -293,12 +293,20 @@ func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
 }
 
 // newProgress returns a progress bar on w when w is a terminal, else nil.
+// Make it when the run starts: its clock starts with it.
 func newProgress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return progressbar.NewOptions64(total,
+	return newBar(w, total, what)
+}
+
+// newBar draws a started progress bar on w. The library otherwise starts
+// its clock at the first render, which is the first Add: that first tick
+// then divided progressStep records by a few microseconds.
+func newBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
+	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionThrottle(100*time.Millisecond),
@@ -307,6 +315,9 @@ func newProgress(w io.Writer, total int64, what string) *progressbar.ProgressBar
 		progressbar.OptionSetItsString("records"),
 		progressbar.OptionClearOnFinish(),
 	)
+	bar.StartWithoutRender()
+	_ = bar.RenderBlank()
+	return bar
 }
 
 // producerBenchOpts are the client options of the bench producers; the

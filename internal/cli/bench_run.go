@@ -43,12 +43,12 @@ func (bf *benchFlags) poolSize() int {
 }
 
 func (b *benchRun) produce(ctx context.Context) (benchResult, error) {
-	bar := newProgress(b.cmd.ErrOrStderr(), b.flags.records, "producing")
 	p, err := b.newProducer(ctx, rand.Uint64())
 	if err != nil {
 		return benchResult{}, err
 	}
 	defer p.cl.Close()
+	bar := newProgress(b.cmd.ErrOrStderr(), b.flags.records, "producing")
 	start := b.since()
 	err = p.run(ctx, b.flags.records, barAdder(bar))
 	elapsed := b.since() - start

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func benchJSON(t *testing.T, c *testCluster, args ...string) benchResult {
@@ -143,4 +146,26 @@ func TestBenchErrors(t *testing.T) {
 	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
 	c.ok("", "topic", "create", "empty", "-p", "1")
 	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")
+}
+
+// TestProgressRateFromTheStart: the first tick of the bar shows records
+// per second since the run started, not since the tick itself.
+func TestProgressRateFromTheStart(t *testing.T) {
+	var out bytes.Buffer
+	bar := newBar(&out, 1<<20, "producing")
+	const wait = 150 * time.Millisecond // past the bar's 100ms throttle
+	start := time.Now()
+	time.Sleep(wait) // the rate is over wall time; there is no event to wait on
+	if err := bar.Add64(progressStep); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	rates := regexp.MustCompile(`(\d+) records/s`).FindAllStringSubmatch(out.String(), -1)
+	if len(rates) == 0 {
+		t.Fatalf("no rate drawn:\n%q", out.String())
+	}
+	rate, _ := strconv.ParseFloat(rates[len(rates)-1][1], 64)
+	if most := float64(progressStep) / wait.Seconds(); rate <= 0 || rate > most || rate < float64(progressStep)/elapsed.Seconds()/2 {
+		t.Fatalf("first tick shows %g records/s; %d records took %s", rate, progressStep, elapsed)
+	}
 }
