@@ -63,7 +63,7 @@ committed when the command ends.`,
 		"keep waiting for new records instead of stopping at the end (until interrupted, or no broker answers for --timeout)")
 	f.Int64Var(&cf.max, "max", 0, "stop after this many records (0: no limit)")
 	f.StringVar(&cf.format, "format", defaultFormat, formatHelp)
-	f.BoolVar(&cf.json, "json", false, "print one JSON object per record (topic, partition, offset, timestamp, key, value, headers)")
+	f.BoolVar(&cf.json, "json", false, jsonHelp)
 	f.StringVar(&cf.isolation, "isolation", "read_uncommitted", "read_committed (skip aborted and open transactions) or read_uncommitted")
 	return cmd
 }
