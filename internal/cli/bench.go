@@ -19,20 +19,20 @@ import (
 
 // benchFlags are the flags of the bench subcommands.
 type benchFlags struct {
-	records       int64
-	recordSize    int
-	topic         string
-	partitions    int32
-	replication   int16
-	create        bool
-	acks          string
-	compression   string
-	linger        time.Duration
-	batchMaxBytes int32
-	rate          float64
-	brokerPID     int
-	json          bool
-	percentiles   []float64
+	records     int64
+	recordSize  int
+	topic       string
+	partitions  int32
+	replication int16
+	create      bool
+	acks        string
+	compression string
+	linger      time.Duration
+	batchSize   int32
+	rate        float64
+	brokerPID   int
+	json        bool
+	percentiles []float64
 }
 
 // benchHeader is the run id and send time every bench value starts with.
@@ -79,7 +79,10 @@ func registerBenchProducer(f *pflag.FlagSet, bf *benchFlags) {
 	f.StringVar(&bf.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
 	f.StringVar(&bf.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4 or zstd")
 	f.DurationVar(&bf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
-	f.Int32Var(&bf.batchMaxBytes, "batch-max-bytes", 1000012, "maximum bytes of one record batch")
+	registerBatchSize(f, &bf.batchSize)
+	// The flag's name before it was aligned with samsa produce and Kafka.
+	f.Int32Var(&bf.batchSize, "batch-max-bytes", defaultBatchSize, "same as --batch-size")
+	_ = f.MarkDeprecated("batch-max-bytes", "use --batch-size")
 	f.Float64Var(&bf.rate, "rate", 0, "records per second to send at most (0: as fast as possible)")
 	f.Float64SliceVar(&bf.percentiles, "percentiles", nil,
 		"also report latency at these percentiles in --json (e.g. 50,90,99,99.9,100), for a percentile curve")
@@ -168,7 +171,7 @@ func (bf *benchFlags) validate(mode string) error {
 			return fmt.Errorf("invalid --percentiles %g: each must be in (0, 100]", p)
 		}
 	}
-	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes)
+	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchSize)
 	return err
 }
 
@@ -323,6 +326,6 @@ func newBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 // producerBenchOpts are the client options of the bench producers; the
 // record pool, not the client, bounds what is in flight.
 func (bf *benchFlags) producerBenchOpts(poolSize int) []kgo.Opt {
-	opts, _ := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes) // validated
+	opts, _ := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchSize) // validated
 	return append(opts, kgo.MaxBufferedRecords(poolSize+1))
 }

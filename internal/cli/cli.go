@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -316,10 +317,29 @@ func parseCompression(s string) (kgo.CompressionCodec, error) {
 	return kgo.CompressionCodec{}, fmt.Errorf("invalid --compression %q: want none, gzip, snappy, lz4 or zstd", s)
 }
 
+// defaultBatchSize is franz-go's bound on a record batch, and Kafka's
+// max.message.bytes default: the largest batch a broker takes by default.
+const defaultBatchSize = 1000012
+
+// Bounds franz-go puts on its batch size.
+const (
+	minBatchSize = 512
+	maxBatchSize = 1 << 30
+)
+
+// registerBatchSize adds --batch-size, the producers' one name for the
+// bound: Kafka's producer config is batch.size, and kafka-console-producer
+// takes --batch-size.
+func registerBatchSize(f *pflag.FlagSet, p *int32) {
+	f.Int32Var(p, "batch-size", defaultBatchSize, fmt.Sprintf(
+		"largest record batch in bytes, %d to %d (Kafka's batch.size); a record that does not fit in one alone is refused",
+		minBatchSize, maxBatchSize))
+}
+
 // producerOpts turns the shared producer flags into kgo options. Acks other
 // than all need the idempotent producer off: Kafka's idempotence requires
 // acks=all.
-func producerOpts(acks, compression string, linger time.Duration, batchMaxBytes int32) ([]kgo.Opt, error) {
+func producerOpts(acks, compression string, linger time.Duration, batchSize int32) ([]kgo.Opt, error) {
 	a, err := parseAcks(acks)
 	if err != nil {
 		return nil, err
@@ -331,14 +351,14 @@ func producerOpts(acks, compression string, linger time.Duration, batchMaxBytes 
 	if linger < 0 {
 		return nil, fmt.Errorf("invalid --linger %s: must not be negative", linger)
 	}
-	if batchMaxBytes <= 0 {
-		return nil, fmt.Errorf("invalid batch size %d: must be positive", batchMaxBytes)
+	if batchSize < minBatchSize || batchSize > maxBatchSize {
+		return nil, fmt.Errorf("invalid --batch-size %d: want %d to %d bytes", batchSize, minBatchSize, maxBatchSize)
 	}
 	opts := []kgo.Opt{
 		kgo.RequiredAcks(a),
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerLinger(linger),
-		kgo.ProducerBatchMaxBytes(batchMaxBytes),
+		kgo.ProducerBatchMaxBytes(batchSize),
 	}
 	if a != kgo.AllISRAcks() {
 		opts = append(opts, kgo.DisableIdempotentWrite())

@@ -73,7 +73,7 @@ broker's last answer.`,
 	f.StringVar(&pf.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
 	f.Int32Var(&pf.partition, "partition", -1, "produce every record to this partition (-1: the default partitioner)")
 	f.DurationVar(&pf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
-	f.Int32Var(&pf.batchSize, "batch-size", 1000012, "maximum bytes of one record batch")
+	registerBatchSize(f, &pf.batchSize)
 	return cmd
 }
 
