@@ -1,6 +1,6 @@
 // Package cli holds the client-side commands of the samsa binary: topic
-// administration (topic create|list|describe|delete|alter-config), consumer
-// groups (group list|describe|reset-offsets|delete), a console
+// administration (topic create|list|describe|delete|alter|alter-config),
+// consumer groups (group list|describe|reset-offsets|delete), a console
 // producer and consumer (produce, consume) and load generators (bench
 // produce|consume|e2e).
 //

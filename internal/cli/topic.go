@@ -29,6 +29,7 @@ func newTopicCommand() *cobra.Command {
 		newTopicList(&conn),
 		newTopicDescribe(&conn),
 		newTopicDelete(&conn),
+		newTopicAlter(&conn),
 		newTopicAlterConfig(&conn),
 	)
 	RejectUnknownSubcommands(cmd)
@@ -396,6 +397,59 @@ func newTopicDelete(conn *connection) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&ifExists, "if-exists", false, "succeed when a topic does not exist")
+	return cmd
+}
+
+func newTopicAlter(conn *connection) *cobra.Command {
+	var partitions int32
+	cmd := &cobra.Command{
+		Use:   "alter TOPIC... --partitions N",
+		Short: "Grow topics to N partitions (kafka-topics.sh --alter --partitions)",
+		Long: `Grow topics to N partitions in all (CreatePartitions), as kafka-topics.sh
+--alter --partitions does. Kafka never removes partitions, so N must be above
+the current count. Records keep the partition they were written to: keyed
+records written from now on may hash to another partition than earlier ones
+with the same key. Configs are altered with samsa topic alter-config.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			if !cmd.Flags().Changed("partitions") {
+				return errors.New("nothing to alter: give --partitions N (configs: samsa topic alter-config)")
+			}
+			if partitions <= 0 {
+				return fmt.Errorf("invalid --partitions %d: must be positive", partitions)
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			before, err := adm.ListTopics(ctx, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			resps, err := adm.UpdatePartitions(ctx, int(partitions), topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, t := range topics {
+				r, ok := resps[t]
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q: no answer from the cluster", t))
+				case r.Err != nil:
+					errs = append(errs, topicErr(t, r.Err, r.ErrMessage))
+				default:
+					fmt.Fprintf(out, "altered topic %q: %d partitions (was %d)\n", t, partitions, len(before[t].Partitions))
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	cmd.Flags().Int32VarP(&partitions, "partitions", "p", 0, "the number of partitions each topic is to have")
 	return cmd
 }
 

@@ -160,3 +160,22 @@ func TestUnknownSubcommands(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicAlterPartitions grows a topic on a real broker, as
+// kafka-topics.sh --alter --partitions does.
+func TestTopicAlterPartitions(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "grow", "-p", "2")
+	if out := b.ok("", "topic", "alter", "grow", "--partitions", "5"); out != "altered topic \"grow\": 5 partitions (was 2)\n" {
+		t.Fatalf("alter printed %q", out)
+	}
+	desc := describeJSON(t, b.testCluster, "grow")
+	if len(desc.Partitions) != 5 {
+		t.Fatalf("describe after alter: %d partitions", len(desc.Partitions))
+	}
+	b.ok("a\nb\nc\n", "produce", "grow", "--partition", "4")
+	b.fails(`topic "grow": invalid partitions: `, "topic", "alter", "grow", "--partitions", "3")
+	b.fails(`topic "nope" does not exist`, "topic", "alter", "nope", "--partitions", "3")
+	b.fails("nothing to alter: give --partitions N", "topic", "alter", "grow")
+	b.fails("invalid --partitions 0", "topic", "alter", "grow", "--partitions", "0")
+}
