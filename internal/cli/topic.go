@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -176,6 +177,8 @@ type topicDescription struct {
 	Configs           []configDescription    `json:"configs"`
 }
 
+// partitionDescription is one partition of topic describe. The offsets are
+// null when the partition's leader could not list them (Error says why).
 type partitionDescription struct {
 	Partition       int32   `json:"partition"`
 	Leader          int32   `json:"leader"`
@@ -183,6 +186,8 @@ type partitionDescription struct {
 	Replicas        []int32 `json:"replicas"`
 	ISR             []int32 `json:"isr"`
 	OfflineReplicas []int32 `json:"offline_replicas"`
+	LogStartOffset  *int64  `json:"log_start_offset"`
+	HighWatermark   *int64  `json:"high_watermark"`
 	Error           string  `json:"error,omitempty"`
 }
 
@@ -197,7 +202,7 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 	var asJSON, allConfigs bool
 	cmd := &cobra.Command{
 		Use:   "describe TOPIC...",
-		Short: "Show partitions (leader, replicas, ISR) and non-default configs of topics",
+		Short: "Show partitions (leader, replicas, ISR, log start offset, high watermark) and non-default configs of topics",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			adm, err := conn.admin(cmd)
@@ -220,6 +225,10 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 					return topicErr(t, td.Err, "")
 				}
 			}
+			offsets, err := listBoundaries(ctx, adm, topics)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
 			rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
 			if err != nil {
 				return conn.reachErr(cmd, err)
@@ -233,7 +242,7 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 				if err != nil {
 					return topicErr(t, err, rc.ErrMessage)
 				}
-				descs = append(descs, describeTopic(tds[t], rc.Configs, allConfigs))
+				descs = append(descs, describeTopic(tds[t], offsets, rc.Configs, allConfigs))
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -255,7 +264,47 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 	return cmd
 }
 
-func describeTopic(td kadm.TopicDetail, configs []kadm.Config, all bool) topicDescription {
+// boundaries are the log start offsets and high watermarks of partitions.
+type boundaries struct {
+	starts, ends kadm.ListedOffsets
+}
+
+// listBoundaries lists the log start offsets and high watermarks of the
+// topics. A partition whose leader fails the listing has its error in the
+// result; only a listing that fails as a whole is an error.
+func listBoundaries(ctx context.Context, adm *kadm.Client, topics []string) (boundaries, error) {
+	var b boundaries
+	var err error
+	if b.starts, err = adm.ListStartOffsets(ctx, topics...); err != nil && !partialShards(err) {
+		return boundaries{}, err
+	}
+	if b.ends, err = adm.ListEndOffsets(ctx, topics...); err != nil && !partialShards(err) {
+		return boundaries{}, err
+	}
+	return b, nil
+}
+
+// partialShards reports a kadm error that only some brokers failed; the
+// answers of the others are in the result.
+func partialShards(err error) bool {
+	_, ok := errors.AsType[*kadm.ShardErrors](err)
+	return ok
+}
+
+// lookupOffset finds one partition in a listing: the offset, or why there
+// is none.
+func lookupOffset(l kadm.ListedOffsets, topic string, p int32) (*int64, string) {
+	lo, ok := l.Lookup(topic, p)
+	switch {
+	case !ok:
+		return nil, "no offset in the ListOffsets answer"
+	case lo.Err != nil:
+		return nil, kafkaReason(lo.Err, "")
+	}
+	return &lo.Offset, ""
+}
+
+func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Config, all bool) topicDescription {
 	d := topicDescription{
 		Name:              td.Topic,
 		ID:                topicIDString(td.ID),
@@ -273,8 +322,16 @@ func describeTopic(td kadm.TopicDetail, configs []kadm.Config, all bool) topicDe
 			ISR:             orEmpty(p.ISR),
 			OfflineReplicas: orEmpty(p.OfflineReplicas),
 		}
-		if p.Err != nil {
+		var startErr, endErr string
+		pd.LogStartOffset, startErr = lookupOffset(offsets.starts, td.Topic, p.Partition)
+		pd.HighWatermark, endErr = lookupOffset(offsets.ends, td.Topic, p.Partition)
+		switch {
+		case p.Err != nil:
 			pd.Error = kafkaReason(p.Err, "")
+		case startErr != "":
+			pd.Error = "log start offset: " + startErr
+		case endErr != "":
+			pd.Error = "high watermark: " + endErr
 		}
 		d.Partitions = append(d.Partitions, pd)
 	}
@@ -313,10 +370,11 @@ func printDescription(out io.Writer, d topicDescription) error {
 	fmt.Fprintf(out, "Topic: %s\tID: %s\tPartitions: %d\tReplicationFactor: %d\tInternal: %t\n",
 		d.Name, d.ID, len(d.Partitions), d.ReplicationFactor, d.Internal)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tERROR")
+	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tLOG-START-OFFSET\tHIGH-WATERMARK\tERROR")
 	for _, p := range d.Partitions {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
-			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas), dashIfEmpty(p.Error))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
+			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas),
+			offsetOrDash(p.LogStartOffset), offsetOrDash(p.HighWatermark), dashIfEmpty(p.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

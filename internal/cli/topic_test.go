@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,4 +179,35 @@ func TestTopicAlterPartitions(t *testing.T) {
 	b.fails(`topic "nope" does not exist`, "topic", "alter", "nope", "--partitions", "3")
 	b.fails("nothing to alter: give --partitions N", "topic", "alter", "grow")
 	b.fails("invalid --partitions 0", "topic", "alter", "grow", "--partitions", "0")
+}
+
+// TestTopicDescribeOffsets: describe shows each partition's log start
+// offset and high watermark beside its leader, replicas and ISR.
+func TestTopicDescribeOffsets(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "off", "-p", "2")
+	b.ok("a\nb\nc\n", "produce", "off", "--partition", "1")
+	desc := describeJSON(t, b.testCluster, "off")
+	type row struct {
+		leader      int32
+		isr         []int32
+		start, high int64
+	}
+	for i, want := range []row{{1, []int32{1}, 0, 0}, {1, []int32{1}, 0, 3}} {
+		p := desc.Partitions[i]
+		if p.LogStartOffset == nil || p.HighWatermark == nil || p.Leader != want.leader || !slices.Equal(p.ISR, want.isr) ||
+			*p.LogStartOffset != want.start || *p.HighWatermark != want.high || p.Error != "" {
+			t.Fatalf("partition %d = %+v, want %+v", i, p, want)
+		}
+	}
+	text := b.ok("", "topic", "describe", "off")
+	for _, want := range []string{
+		"PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  LOG-START-OFFSET  HIGH-WATERMARK  ERROR\n",
+		"\n1          1       ",
+		"  0                 3               -\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("describe lacks %q:\n%s", want, text)
+		}
+	}
 }
