@@ -31,7 +31,7 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume and bench. Each call builds fresh commands with their own
+// group, produce, consume, bench and cluster. Each call builds fresh commands with their own
 // flag state, so tests can run many in one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
@@ -40,6 +40,7 @@ func Commands() []*cobra.Command {
 		newProduceCommand(),
 		newConsumeCommand(),
 		newBenchCommand(),
+		newClusterCommand(),
 	}
 }
 

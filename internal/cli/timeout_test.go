@@ -121,7 +121,7 @@ func TestCommandsAgainstASilentListener(t *testing.T) {
 		{"group", "list"}, {"group", "describe", "g"}, {"group", "delete", "g"},
 		{"group", "reset-offsets", "g", "--topic", "t", "--to-earliest"},
 		{"produce", "t"}, {"consume", "t"}, {"consume", "t", "--follow"}, {"consume", "t", "--group", "g"},
-		{"bench", "produce"}, {"bench", "consume"}, {"bench", "e2e"},
+		{"bench", "produce"}, {"bench", "consume"}, {"bench", "e2e"}, {"cluster", "info"},
 	}
 	var running []<-chan result
 	for _, args := range commands {
