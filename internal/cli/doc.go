@@ -1,8 +1,9 @@
 // Package cli holds the client-side commands of the samsa binary: topic
-// administration (topic create|list|describe|delete|alter|alter-config),
-// consumer groups (group list|describe|reset-offsets|delete), a console
-// producer and consumer (produce, consume), load generators (bench
-// produce|consume|e2e) and a look at the cluster (cluster info).
+// administration (topic create|list|describe|delete|alter|alter-config|
+// delete-records), consumer groups (group list|describe|reset-offsets|
+// delete), a console producer and consumer (produce, consume), load
+// generators (bench produce|consume|e2e) and a look at the cluster
+// (cluster info).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.

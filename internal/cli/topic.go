@@ -22,7 +22,7 @@ func newTopicCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "topic",
-		Short: "Create, list, describe, alter and delete topics on any Kafka cluster",
+		Short: "Create, list, describe, alter and delete topics, and delete records, on any Kafka cluster",
 	}
 	conn.register(cmd)
 	cmd.AddCommand(
@@ -32,6 +32,7 @@ func newTopicCommand() *cobra.Command {
 		newTopicDelete(&conn),
 		newTopicAlter(&conn),
 		newTopicAlterConfig(&conn),
+		newTopicDeleteRecords(&conn),
 	)
 	RejectUnknownSubcommands(cmd)
 	return cmd
@@ -565,6 +566,89 @@ func newTopicAlterConfig(conn *connection) *cobra.Command {
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
 	cmd.Flags().StringArrayVar(&deletes, "delete", nil, "config name to delete, reverting it to the default (repeatable)")
 	return cmd
+}
+
+func newTopicDeleteRecords(conn *connection) *cobra.Command {
+	var (
+		partition int32
+		offset    int64
+	)
+	cmd := &cobra.Command{
+		Use:   "delete-records TOPIC --offset O [--partition P]",
+		Short: "Delete the records before an offset (kafka-delete-records.sh)",
+		Long: `Delete the records of a partition before --offset (DeleteRecords), as
+kafka-delete-records.sh does: the partition's log start offset moves up to
+it, the records below can no longer be read, and the segments wholly below
+it are removed. --offset -1 means the high watermark: everything. Without
+--partition every partition of the topic is cut at the same offset. An
+offset past the high watermark is refused; one at or below the log start
+offset changes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			if !cmd.Flags().Changed("offset") {
+				return errors.New("give --offset: records before it are deleted (-1: all of them)")
+			}
+			if offset < -1 {
+				return fmt.Errorf("invalid --offset %d: want an offset, or -1 for the high watermark", offset)
+			}
+			if partition < -1 {
+				return fmt.Errorf("invalid --partition %d", partition)
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			td, err := topicMetadata(ctx, adm, topic)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			partitions := td.Partitions.Numbers()
+			if partition >= 0 {
+				if err := checkPartition(td, partition); err != nil {
+					return err
+				}
+				partitions = []int32{partition}
+			}
+			var offsets kadm.Offsets
+			for _, p := range partitions {
+				offsets.AddOffset(topic, p, offset, -1)
+			}
+			resps, err := adm.DeleteRecords(ctx, offsets)
+			if err != nil && !partialShards(err) {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, p := range partitions {
+				r, ok := resps.Lookup(topic, p)
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q partition %d: no answer from the cluster%s", topic, p, reasonSuffix(err)))
+				case r.Err != nil:
+					errs = append(errs, fmt.Errorf("topic %q partition %d: %s", topic, p, kafkaReason(r.Err, "")))
+				default:
+					fmt.Fprintf(out, "topic %q partition %d: log start offset now %d\n", topic, p, r.LowWatermark)
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&offset, "offset", 0, "delete the records before this offset (-1: the high watermark, so all)")
+	f.Int32Var(&partition, "partition", -1, "only this partition (-1: every partition)")
+	return cmd
+}
+
+// reasonSuffix renders an optional error as the end of a sentence.
+func reasonSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -211,3 +211,35 @@ func TestTopicDescribeOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicDeleteRecords cuts partitions of a real broker's topic, as
+// kafka-delete-records.sh does.
+func TestTopicDeleteRecords(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "cut", "-p", "2")
+	b.ok("a\nb\nc\nd\ne\n", "produce", "cut", "--partition", "0")
+	b.ok("x\ny\nz\n", "produce", "cut", "--partition", "1")
+
+	if out := b.ok("", "topic", "delete-records", "cut", "--partition", "0", "--offset", "2"); out != "topic \"cut\" partition 0: log start offset now 2\n" {
+		t.Fatalf("delete-records printed %q", out)
+	}
+	if out := b.ok("", "consume", "cut", "--partition", "0"); out != "c\nd\ne\n" {
+		t.Fatalf("partition 0 after delete-records = %q", out)
+	}
+	if p := describeJSON(t, b.testCluster, "cut").Partitions[0]; *p.LogStartOffset != 2 || *p.HighWatermark != 5 {
+		t.Fatalf("partition 0 = %+v", p)
+	}
+	b.fails(`topic "cut" partition 1: offset out of range: `, "topic", "delete-records", "cut", "--partition", "1", "--offset", "4")
+
+	out := b.ok("", "topic", "delete-records", "cut", "--offset", "-1")
+	if want := "topic \"cut\" partition 0: log start offset now 5\ntopic \"cut\" partition 1: log start offset now 3\n"; out != want {
+		t.Fatalf("delete-records --offset -1 printed %q", out)
+	}
+	if out := b.ok("", "consume", "cut"); out != "" {
+		t.Fatalf("consume after deleting everything = %q", out)
+	}
+	b.fails(`topic "nope" does not exist`, "topic", "delete-records", "nope", "--offset", "1")
+	b.fails(`topic "cut" has no partition 7 (it has 2)`, "topic", "delete-records", "cut", "--partition", "7", "--offset", "1")
+	b.fails("give --offset", "topic", "delete-records", "cut")
+	b.fails("invalid --offset -2", "topic", "delete-records", "cut", "--offset", "-2")
+}
