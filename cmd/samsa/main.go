@@ -25,6 +25,7 @@ func newRoot() *cobra.Command {
 		Version:       buildVersion(),
 	}
 	root.SetVersionTemplate("samsa {{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print the version, commit and Go version (as samsa version does)")
 	root.AddCommand(newVersion(), newServe())
 	root.AddCommand(cli.Commands()...)
 	cli.RejectUnknownSubcommands(root)

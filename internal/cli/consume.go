@@ -42,7 +42,8 @@ func newConsumeCommand() *cobra.Command {
 		Short: "Print records of a topic",
 		Long: `Print records of a topic, by default from the beginning of every partition up
 to the end offsets listed when the command starts; with --follow it keeps
-waiting for new records until interrupted.
+waiting for new records until interrupted, or until no broker has answered
+for --timeout.
 
 --from applies per partition: beginning, end, offset:N (clamped to the log
 start), or timestamp:T with T in RFC 3339 or Unix milliseconds (the first
