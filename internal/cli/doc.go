@@ -30,10 +30,11 @@
 //   - produce reads the Produce responses passing through its connections
 //     (answers.go) for the broker's error messages, which franz-go does not
 //     hand on, and to warn of a retriable refusal the first time it comes.
-//   - SIGINT and SIGTERM end a run cleanly: consume and bench print what
-//     they have; produce stops reading but still produces the lines it has
-//     read (lines.go hands over every complete line it buffered) and waits
-//     for their acknowledgements before its summary.
+//   - SIGINT and SIGTERM end a run cleanly: consume commits and counts what
+//     it printed, bench stops with "interrupted", and produce stops reading
+//     but still produces the lines it has read (lines.go hands over every
+//     complete line it buffered) and waits for their acknowledgements
+//     before its summary.
 //   - consume without --follow stops at the end of the log as it was when the
 //     command started: the end offset of every partition (the high
 //     watermark, or the last stable offset under read_committed) is listed
