@@ -624,7 +624,14 @@ func (c *consumer) fetchErr(fetches kgo.Fetches) error {
 }
 
 // close commits the group's offsets for everything printed and closes the
-// client, both within one --timeout.
+// client, both within one --timeout. franz-go's commit waits for a commit
+// already in flight (the periodic autocommit) whatever its context says, and
+// Close leaves the group, which first waits for a join in flight: a
+// coordinator that stopped answering holds either well past --timeout (a
+// join for the group's rebalance timeout, a minute by default). So both run
+// on a goroutine the command stops waiting for at the deadline; past it they
+// go on without the command, which is about to exit, and the group forgets
+// the member when its session times out, as it would after a crash.
 func (c *consumer) close(ctx context.Context) error {
 	if c.flags.group == "" {
 		c.cl.Close()
@@ -632,31 +639,29 @@ func (c *consumer) close(ctx context.Context) error {
 	}
 	ctx, cancel := c.conn.opContext(ctx)
 	defer cancel()
-	err := c.cl.CommitMarkedOffsets(ctx)
-	c.closing.Store(true)
-	closeWithin(ctx, c.cl)
+	committed := make(chan error, 1)
+	closed := make(chan struct{})
+	g := task.NewGroup(context.Background())
+	g.Go(func(context.Context) {
+		err := c.cl.CommitMarkedOffsets(ctx)
+		c.closing.Store(true)
+		committed <- err
+		c.cl.Close()
+		close(closed)
+	})
+	var err error
+	select {
+	case err = <-committed:
+		select {
+		case <-closed:
+			g.Stop()
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("group %q: commit offsets: %s", c.flags.group, kafkaReason(c.conn.reachErr(c.cmd, err), ""))
 	}
 	return nil
-}
-
-// closeWithin closes a group client, waiting at most until ctx ends. Close
-// leaves the group, and leaving first waits for a join in flight, which a
-// coordinator that stopped answering holds for the group's rebalance
-// timeout (a minute by default). Past ctx the close goes on without the
-// command, which is about to exit; the group forgets the member when its
-// session times out, as it would after a crash.
-func closeWithin(ctx context.Context, cl *kgo.Client) {
-	g := task.NewGroup(context.Background())
-	closed := make(chan struct{})
-	g.Go(func(context.Context) {
-		cl.Close()
-		close(closed)
-	})
-	select {
-	case <-closed:
-		g.Stop()
-	case <-ctx.Done():
-	}
 }
