@@ -60,10 +60,18 @@ func RejectUnknownSubcommands(cmd *cobra.Command) {
 		}
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
 		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			msg += "; did you mean " + oneOf(s) + "?"
 		}
 		return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
 	}
+}
+
+// oneOf lists choices as "a", "a or b", "a, b or c".
+func oneOf(choices []string) string {
+	if len(choices) < 2 {
+		return strings.Join(choices, "")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }
 
 // connection holds the flags every parent command carries to reach a

@@ -154,7 +154,7 @@ func TestUnknownSubcommands(t *testing.T) {
 		t.Fatalf("only %d commands with subcommands", parents)
 	}
 	for _, tc := range [][2]string{{"topic lst", "did you mean list?"}, {"group descibe", "did you mean describe?"},
-		{"bench prodce", "did you mean produce?"}, {"topic d", "did you mean describe or delete?"}} {
+		{"bench prodce", "did you mean produce?"}, {"topic d", "did you mean describe, delete or delete-records?"}, {"cluster inf", "did you mean info?"}} {
 		r := c.run("", strings.Fields(tc[0])...)
 		if r.err == nil || !strings.Contains(r.err.Error(), tc[1]) {
 			t.Errorf("samsa %s: %v, want %q", tc[0], r.err, tc[1])
