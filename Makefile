@@ -4,8 +4,16 @@ PKGS := ./...
 
 .PHONY: test unit race noraces lint fuzz bench build compat
 
+# make build stamps VERSION into the binary (samsa --version): the nearest
+# tag, else the commit, with -dirty for uncommitted changes. Without it the
+# binary falls back to what Go records (the module version of go install
+# ...@v1.2.3, the commit where Go stamps it), else "(devel)". BIN is where
+# the binary goes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+BIN ?= bin/samsa
+
 build:
-	$(GO) build -o bin/samsa ./cmd/samsa
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/samsa
 
 # lint, then every test with the race detector, then the tests that skip
 # under it.

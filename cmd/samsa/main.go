@@ -3,9 +3,7 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -24,22 +22,12 @@ func newRoot() *cobra.Command {
 		Short:         "Samsa: a Kafka-compatible streaming platform",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate("samsa {{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print the version, commit and Go version (as samsa version does)")
 	root.AddCommand(newVersion(), newServe())
 	root.AddCommand(cli.Commands()...)
+	cli.RejectUnknownSubcommands(root)
 	return root
-}
-
-func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the build version",
-		Run: func(cmd *cobra.Command, _ []string) {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "samsa", v)
-		},
-	}
 }

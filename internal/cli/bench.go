@@ -14,26 +14,25 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/term"
 )
 
 // benchFlags are the flags of the bench subcommands.
 type benchFlags struct {
-	records       int64
-	recordSize    int
-	topic         string
-	partitions    int32
-	replication   int16
-	create        bool
-	acks          string
-	compression   string
-	linger        time.Duration
-	batchMaxBytes int32
-	rate          float64
-	brokerPID     int
-	json          bool
-	percentiles   []float64
+	records     int64
+	recordSize  int
+	topic       string
+	partitions  int32
+	replication int16
+	create      bool
+	acks        string
+	compression string
+	linger      time.Duration
+	batchSize   int32
+	rate        float64
+	brokerPID   int
+	json        bool
+	percentiles []float64
 }
 
 // benchHeader is the run id and send time every bench value starts with.
@@ -61,6 +60,7 @@ before and after the run (any broker on this host: Samsa or a JVM).`,
 		newBenchConsume(&conn),
 		newBenchE2E(&conn),
 	)
+	RejectUnknownSubcommands(cmd)
 	return cmd
 }
 
@@ -79,7 +79,10 @@ func registerBenchProducer(f *pflag.FlagSet, bf *benchFlags) {
 	f.StringVar(&bf.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
 	f.StringVar(&bf.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4 or zstd")
 	f.DurationVar(&bf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
-	f.Int32Var(&bf.batchMaxBytes, "batch-max-bytes", 1000012, "maximum bytes of one record batch")
+	registerBatchSize(f, &bf.batchSize)
+	// The flag's name before it was aligned with samsa produce and Kafka.
+	f.Int32Var(&bf.batchSize, "batch-max-bytes", defaultBatchSize, "same as --batch-size")
+	_ = f.MarkDeprecated("batch-max-bytes", "use --batch-size")
 	f.Float64Var(&bf.rate, "rate", 0, "records per second to send at most (0: as fast as possible)")
 	f.Float64SliceVar(&bf.percentiles, "percentiles", nil,
 		"also report latency at these percentiles in --json (e.g. 50,90,99,99.9,100), for a percentile curve")
@@ -168,7 +171,7 @@ func (bf *benchFlags) validate(mode string) error {
 			return fmt.Errorf("invalid --percentiles %g: each must be in (0, 100]", p)
 		}
 	}
-	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes)
+	_, err := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchSize)
 	return err
 }
 
@@ -286,45 +289,27 @@ func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
 		}
 		return topicErr(b.flags.topic, err, resp.ErrMessage)
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !topicLed(ctx, cl, b.flags.topic) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
-		case <-tick.C:
-		}
+	if _, err := waitForLeaders(ctx, cl, b.flags.topic); err != nil {
+		return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
 	}
 	return nil
 }
 
-// topicLed asks a broker directly whether every partition of topic has a
-// leader. kadm's listing would answer from the client's metadata cache,
-// which still holds "unknown topic" from before the create.
-func topicLed(ctx context.Context, cl *kgo.Client, topic string) bool {
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
-		return false
-	}
-	for _, p := range resp.Topics[0].Partitions {
-		if p.ErrorCode != 0 || p.Leader < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // newProgress returns a progress bar on w when w is a terminal, else nil.
+// Make it when the run starts: its clock starts with it.
 func newProgress(w io.Writer, total int64, what string) *progressbar.ProgressBar {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return nil
 	}
-	return progressbar.NewOptions64(total,
+	return newBar(w, total, what)
+}
+
+// newBar draws a started progress bar on w. The library otherwise starts
+// its clock at the first render, which is the first Add: that first tick
+// then divided progressStep records by a few microseconds.
+func newBar(w io.Writer, total int64, what string) *progressbar.ProgressBar {
+	bar := progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionThrottle(100*time.Millisecond),
@@ -333,11 +318,14 @@ func newProgress(w io.Writer, total int64, what string) *progressbar.ProgressBar
 		progressbar.OptionSetItsString("records"),
 		progressbar.OptionClearOnFinish(),
 	)
+	bar.StartWithoutRender()
+	_ = bar.RenderBlank()
+	return bar
 }
 
 // producerBenchOpts are the client options of the bench producers; the
 // record pool, not the client, bounds what is in flight.
 func (bf *benchFlags) producerBenchOpts(poolSize int) []kgo.Opt {
-	opts, _ := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchMaxBytes) // validated
+	opts, _ := producerOpts(bf.acks, bf.compression, bf.linger, bf.batchSize) // validated
 	return append(opts, kgo.MaxBufferedRecords(poolSize+1))
 }

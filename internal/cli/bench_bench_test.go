@@ -23,7 +23,7 @@ func BenchmarkBenchProducer(b *testing.B) {
 	conn := &connection{bootstrap: c.ListenAddrs()[0], clientID: "bench", timeout: defaultTimeout, clock: clock.Real}
 	cmd.Flags().String("bootstrap-server", "", "")
 	bf := &benchFlags{records: int64(b.N), recordSize: 100, topic: "b", acks: "all", compression: "none",
-		linger: defaultLinger, batchMaxBytes: 1000012}
+		linger: defaultLinger, batchSize: defaultBatchSize}
 	run := &benchRun{cmd: cmd, conn: conn, flags: bf, clock: clock.Real, base: clock.Real.Now()}
 	p, err := run.newProducer(b.Context(), 1)
 	if err != nil {

@@ -43,12 +43,12 @@ func (bf *benchFlags) poolSize() int {
 }
 
 func (b *benchRun) produce(ctx context.Context) (benchResult, error) {
-	bar := newProgress(b.cmd.ErrOrStderr(), b.flags.records, "producing")
 	p, err := b.newProducer(ctx, rand.Uint64())
 	if err != nil {
 		return benchResult{}, err
 	}
 	defer p.cl.Close()
+	bar := newProgress(b.cmd.ErrOrStderr(), b.flags.records, "producing")
 	start := b.since()
 	err = p.run(ctx, b.flags.records, barAdder(bar))
 	elapsed := b.since() - start
@@ -218,11 +218,13 @@ func finishBar(bar *progressbar.ProgressBar) {
 // benchProducer sends pooled records. Promises run serially on the client's
 // promise goroutine; mu makes the totals safe to read from the loop.
 type benchProducer struct {
-	bench  *benchRun
-	cl     *kgo.Client
-	pool   chan *kgo.Record
-	topic  string
-	cancel context.CancelFunc
+	bench   *benchRun
+	cl      *kgo.Client
+	pool    chan *kgo.Record
+	topic   string
+	cancel  context.CancelCauseFunc
+	acks    ackCounter
+	trouble *brokerTrouble
 
 	mu    sync.Mutex
 	hist  histogram // ack latency
@@ -236,11 +238,12 @@ type benchProducer struct {
 // produce connections up front so the first records do not measure dialing.
 func (b *benchRun) newProducer(ctx context.Context, runID uint64) (*benchProducer, error) {
 	size := b.flags.poolSize()
-	cl, err := b.conn.client(b.cmd, b.flags.producerBenchOpts(size)...)
+	trouble := &brokerTrouble{}
+	cl, err := b.conn.client(b.cmd, append(b.flags.producerBenchOpts(size), kgo.WithHooks(trouble))...)
 	if err != nil {
 		return nil, err
 	}
-	p := &benchProducer{bench: b, cl: cl, pool: make(chan *kgo.Record, size), topic: b.flags.topic}
+	p := &benchProducer{bench: b, cl: cl, pool: make(chan *kgo.Record, size), topic: b.flags.topic, trouble: trouble}
 	rng := rand.New(rand.NewPCG(runID, uint64(b.flags.recordSize)))
 	for range size {
 		v := make([]byte, b.flags.recordSize)
@@ -263,11 +266,12 @@ func (b *benchRun) newProducer(ctx context.Context, runID uint64) (*benchProduce
 // must not block: the pool has room for every record.
 func (p *benchProducer) promise(r *kgo.Record, err error) {
 	now := p.bench.since()
+	p.acks.answered.Add(1)
 	p.mu.Lock()
 	if err != nil {
 		if p.err == nil {
 			p.err = err
-			p.cancel()
+			p.cancel(err)
 		}
 	} else {
 		p.hist.record(now - sentAt(r.Value))
@@ -291,11 +295,15 @@ func sentAt(v []byte) time.Duration {
 	return time.Duration(binary.BigEndian.Uint64(v[8:benchHeader]))
 }
 
-// run sends n records, paced by --rate, and waits for every ack.
+// run sends n records, paced by --rate, and waits for every ack. It gives
+// up when records are in flight and none is answered for --timeout.
 func (p *benchProducer) run(ctx context.Context, n int64, progress func(int64)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	p.cancel = cancel
+	watch := task.NewGroup(ctx)
+	defer watch.Stop()
+	watchAcks(watch, p.bench.clock, p.bench.conn.timeout, &p.acks, func() { cancel(errStalled) })
 	pace := newPacer(p.bench.clock, p.bench.flags.rate)
 	promise := p.promise // a method value made per call would allocate per record
 	for i := int64(0); i < n; i++ {
@@ -311,6 +319,7 @@ func (p *benchProducer) run(ctx context.Context, n int64, progress func(int64)) 
 			break
 		}
 		binary.BigEndian.PutUint64(r.Value[8:benchHeader], uint64(p.bench.since()))
+		p.acks.sent.Add(1)
 		p.cl.Produce(ctx, r, promise)
 		if (i+1)%progressStep == 0 {
 			progress(progressStep)
@@ -322,8 +331,11 @@ func (p *benchProducer) run(ctx context.Context, n int64, progress func(int64)) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case context.Cause(ctx) == errStalled:
+		return fmt.Errorf("produce to topic %q: no acknowledgement within %s (--timeout) after %d acknowledged records%s",
+			p.topic, p.bench.conn.timeout, p.acked, lastTrouble(p.trouble))
 	case p.err != nil:
-		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err)
+		return produceFailure(p.bench.cmd, p.bench.conn, p.topic, p.err, "", lastTrouble(p.trouble))
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case flushErr != nil:

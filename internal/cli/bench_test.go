@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 func benchJSON(t *testing.T, c *testCluster, args ...string) benchResult {
@@ -143,4 +148,48 @@ func TestBenchErrors(t *testing.T) {
 	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
 	c.ok("", "topic", "create", "empty", "-p", "1")
 	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")
+}
+
+// TestProgressRateFromTheStart: the first tick of the bar shows records
+// per second since the run started, not since the tick itself.
+func TestProgressRateFromTheStart(t *testing.T) {
+	var out bytes.Buffer
+	bar := newBar(&out, 1<<20, "producing")
+	const wait = 150 * time.Millisecond // past the bar's 100ms throttle
+	start := time.Now()
+	time.Sleep(wait) // the rate is over wall time; there is no event to wait on
+	if err := bar.Add64(progressStep); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	rates := regexp.MustCompile(`(\d+) records/s`).FindAllStringSubmatch(out.String(), -1)
+	if len(rates) == 0 {
+		t.Fatalf("no rate drawn:\n%q", out.String())
+	}
+	rate, _ := strconv.ParseFloat(rates[len(rates)-1][1], 64)
+	if most := float64(progressStep) / wait.Seconds(); rate <= 0 || rate > most || rate < float64(progressStep)/elapsed.Seconds()/2 {
+		t.Fatalf("first tick shows %g records/s; %d records took %s", rate, progressStep, elapsed)
+	}
+}
+
+// TestBatchSizeFlag: produce and bench name the batch bound --batch-size;
+// bench's old --batch-max-bytes still sets the same bound, and is gone
+// from the help.
+func TestBatchSizeFlag(t *testing.T) {
+	c := newTestCluster(t, kfake.SeedTopics(1, "t"))
+	for _, args := range [][]string{
+		{"produce", "t", "--batch-size", "100"},
+		{"bench", "produce", "--topic", "t", "--batch-size", "100"},
+		{"bench", "e2e", "--topic", "t", "--batch-max-bytes", "100"},
+	} {
+		c.fails("invalid --batch-size 100: want 512 to 1073741824 bytes", args...)
+	}
+	// pflag prints the deprecation notice to the process's stderr.
+	c.ok("", "bench", "produce", "--topic", "t", "--records", "10", "--batch-max-bytes", "2048")
+	for _, cmd := range []string{"produce", "bench produce", "bench e2e"} {
+		help := c.ok("", append(strings.Fields(cmd), "--help")...)
+		if !strings.Contains(help, "--batch-size int32") || !strings.Contains(help, "batch.size") || strings.Contains(help, "batch-max-bytes") {
+			t.Errorf("samsa %s --help:\n%s", cmd, help)
+		}
+	}
 }

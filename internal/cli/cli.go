@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/clock"
 )
@@ -29,7 +31,7 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume and bench. Each call builds fresh commands with their own
+// group, produce, consume, bench and cluster. Each call builds fresh commands with their own
 // flag state, so tests can run many in one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
@@ -38,7 +40,38 @@ func Commands() []*cobra.Command {
 		newProduceCommand(),
 		newConsumeCommand(),
 		newBenchCommand(),
+		newClusterCommand(),
 	}
+}
+
+// RejectUnknownSubcommands makes a command that only groups subcommands
+// fail on a name that is none of them, suggesting the nearest ("samsa topic
+// lst": did you mean list?). Cobra on its own does that only for the root
+// command; a parent below it prints its help and exits 0. Without
+// arguments the help is still printed.
+func RejectUnknownSubcommands(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it applies only on the root's own path
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + oneOf(s) + "?"
+		}
+		return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+	}
+}
+
+// oneOf lists choices as "a", "a or b", "a, b or c".
+func oneOf(choices []string) string {
+	if len(choices) < 2 {
+		return strings.Join(choices, "")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
 }
 
 // connection holds the flags every parent command carries to reach a
@@ -57,7 +90,8 @@ func (c *connection) register(cmd *cobra.Command) {
 		"comma-separated host:port list of brokers to start from (env "+bootstrapEnv+" when the flag is not given)")
 	f.StringVar(&c.clientID, "client-id", defaultClientID, "client.id sent to the brokers")
 	f.DurationVar(&c.timeout, "timeout", defaultTimeout,
-		"how long one operation may wait for the cluster (admin requests, record delivery, first fetch)")
+		"how long the command waits for the cluster: an admin request, a record's acknowledgement, a fetch; "+
+			"a run whose cluster stops answering for this long ends with an error")
 }
 
 // seeds resolves the broker list: the flag if given, else the environment,
@@ -136,7 +170,7 @@ func (c *connection) reachErr(cmd *cobra.Command, err error) error {
 	var op *net.OpError
 	switch {
 	case errors.As(err, &op) && op.Op == "dial":
-		return fmt.Errorf("cannot connect to %s: %v", where, op.Err)
+		return fmt.Errorf("cannot connect to %s: %s", where, dialReason(err))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no answer from %s within %s (--timeout)", where, c.timeout)
 	case errors.Is(err, context.Canceled):
@@ -183,6 +217,9 @@ func topicErr(topic string, err error, brokerMessage string) error {
 	return fmt.Errorf("topic %q: %s", topic, kafkaReason(err, brokerMessage))
 }
 
+// errNoTopic marks a topic that does not exist.
+var errNoTopic = errors.New("does not exist")
+
 // topicMetadata loads one topic's metadata and fails with a clear sentence
 // when the topic is missing.
 func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.TopicDetail, error) {
@@ -191,8 +228,8 @@ func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.To
 		return kadm.TopicDetail{}, err
 	}
 	td, ok := tds[topic]
-	if !ok {
-		return kadm.TopicDetail{}, fmt.Errorf("topic %q does not exist", topic)
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return kadm.TopicDetail{}, fmt.Errorf("topic %q %w", topic, errNoTopic)
 	}
 	if td.Err != nil {
 		return kadm.TopicDetail{}, topicErr(topic, td.Err, "")
@@ -201,6 +238,44 @@ func topicMetadata(ctx context.Context, adm *kadm.Client, topic string) (kadm.To
 		return kadm.TopicDetail{}, fmt.Errorf("topic %q has no partitions", topic)
 	}
 	return td, nil
+}
+
+// waitForLeaders waits until every partition of a new topic has a leader
+// and returns how many partitions it has. It asks a broker directly: kadm's
+// listing would answer from the client's metadata cache, which still holds
+// "unknown topic" from before the topic was created.
+func waitForLeaders(ctx context.Context, cl *kgo.Client, topic string) (int, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if n := ledPartitions(ctx, cl, topic); n > 0 {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// ledPartitions is the number of partitions of topic when every one has a
+// leader, else 0.
+func ledPartitions(ctx context.Context, cl *kgo.Client, topic string) int {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) == 0 {
+		return 0
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return 0
+		}
+	}
+	return len(resp.Topics[0].Partitions)
 }
 
 // checkPartition fails when p is not a partition of td.
@@ -251,10 +326,29 @@ func parseCompression(s string) (kgo.CompressionCodec, error) {
 	return kgo.CompressionCodec{}, fmt.Errorf("invalid --compression %q: want none, gzip, snappy, lz4 or zstd", s)
 }
 
+// defaultBatchSize is franz-go's bound on a record batch, and Kafka's
+// max.message.bytes default: the largest batch a broker takes by default.
+const defaultBatchSize = 1000012
+
+// Bounds franz-go puts on its batch size.
+const (
+	minBatchSize = 512
+	maxBatchSize = 1 << 30
+)
+
+// registerBatchSize adds --batch-size, the producers' one name for the
+// bound: Kafka's producer config is batch.size, and kafka-console-producer
+// takes --batch-size.
+func registerBatchSize(f *pflag.FlagSet, p *int32) {
+	f.Int32Var(p, "batch-size", defaultBatchSize, fmt.Sprintf(
+		"largest record batch in bytes, %d to %d (Kafka's batch.size); a record that does not fit in one alone is refused",
+		minBatchSize, maxBatchSize))
+}
+
 // producerOpts turns the shared producer flags into kgo options. Acks other
 // than all need the idempotent producer off: Kafka's idempotence requires
 // acks=all.
-func producerOpts(acks, compression string, linger time.Duration, batchMaxBytes int32) ([]kgo.Opt, error) {
+func producerOpts(acks, compression string, linger time.Duration, batchSize int32) ([]kgo.Opt, error) {
 	a, err := parseAcks(acks)
 	if err != nil {
 		return nil, err
@@ -266,14 +360,14 @@ func producerOpts(acks, compression string, linger time.Duration, batchMaxBytes 
 	if linger < 0 {
 		return nil, fmt.Errorf("invalid --linger %s: must not be negative", linger)
 	}
-	if batchMaxBytes <= 0 {
-		return nil, fmt.Errorf("invalid batch size %d: must be positive", batchMaxBytes)
+	if batchSize < minBatchSize || batchSize > maxBatchSize {
+		return nil, fmt.Errorf("invalid --batch-size %d: want %d to %d bytes", batchSize, minBatchSize, maxBatchSize)
 	}
 	opts := []kgo.Opt{
 		kgo.RequiredAcks(a),
 		kgo.ProducerBatchCompression(codec),
 		kgo.ProducerLinger(linger),
-		kgo.ProducerBatchMaxBytes(batchMaxBytes),
+		kgo.ProducerBatchMaxBytes(batchSize),
 	}
 	if a != kgo.AllISRAcks() {
 		opts = append(opts, kgo.DisableIdempotentWrite())

@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/task"
 )
 
 // consumeFlags are the flags of samsa consume.
@@ -39,7 +42,8 @@ func newConsumeCommand() *cobra.Command {
 		Short: "Print records of a topic",
 		Long: `Print records of a topic, by default from the beginning of every partition up
 to the end offsets listed when the command starts; with --follow it keeps
-waiting for new records until interrupted.
+waiting for new records until interrupted, or until no broker has answered
+for --timeout.
 
 --from applies per partition: beginning, end, offset:N (clamped to the log
 start), or timestamp:T with T in RFC 3339 or Unix milliseconds (the first
@@ -56,10 +60,11 @@ committed when the command ends.`,
 	f.StringVar(&cf.from, "from", "beginning", "where to start in each partition: beginning, end, offset:N or timestamp:RFC3339|ms")
 	f.Int32Var(&cf.partition, "partition", -1, "read only this partition (-1: all)")
 	f.StringVar(&cf.group, "group", "", "consume as a member of this consumer group and commit what was printed")
-	f.BoolVarP(&cf.follow, "follow", "f", false, "keep waiting for new records instead of stopping at the end")
+	f.BoolVarP(&cf.follow, "follow", "f", false,
+		"keep waiting for new records instead of stopping at the end (until interrupted, or no broker answers for --timeout)")
 	f.Int64Var(&cf.max, "max", 0, "stop after this many records (0: no limit)")
 	f.StringVar(&cf.format, "format", defaultFormat, formatHelp)
-	f.BoolVar(&cf.json, "json", false, "print one JSON object per record (topic, partition, offset, timestamp, key, value, headers)")
+	f.BoolVar(&cf.json, "json", false, jsonHelp)
 	f.StringVar(&cf.isolation, "isolation", "read_uncommitted", "read_committed (skip aborted and open transactions) or read_uncommitted")
 	return cmd
 }
@@ -338,7 +343,9 @@ type consumer struct {
 	enc      *recordJSONEncoder
 	buf      []byte
 	printed  int64
-	writeErr error // first failed write to stdout
+	writeErr error          // first failed write to stdout
+	trouble  *brokerTrouble // the last transport failure, for errors
+	closing  atomic.Bool    // set once close has made the final commit
 }
 
 func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic string) error {
@@ -368,7 +375,9 @@ func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic st
 
 	sigCtx, stop := signalContext(cmd)
 	defer stop()
-	pollCtx, finish := context.WithCancel(sigCtx)
+	lostCtx, lose := context.WithCancelCause(sigCtx)
+	defer lose(nil)
+	pollCtx, finish := context.WithCancel(lostCtx)
 	defer finish()
 
 	b, partitions, err := c.plan(sigCtx, spec, readCommitted)
@@ -383,9 +392,11 @@ func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic st
 		}
 	}
 
+	c.trouble = &brokerTrouble{}
 	opts := []kgo.Opt{
 		kgo.FetchIsolationLevel(isolation),
 		kgo.KeepControlRecords(),
+		kgo.WithHooks(c.trouble),
 	}
 	if cf.group != "" {
 		opts = append(opts, c.groupOpts(spec)...)
@@ -401,17 +412,28 @@ func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic st
 	if c.cl, err = conn.client(cmd, opts...); err != nil {
 		return err
 	}
-	defer c.cl.Close()
+	// Without --follow every poll is bounded by --timeout; with it a poll
+	// waits for new records as long as it takes, so a watch makes sure the
+	// cluster is still there.
+	watches := task.NewGroup(lostCtx)
+	if cf.follow {
+		watchContact(watches, conn.clock, conn.timeout, c.cl, func() { lose(errStalled) })
+	}
 
 	c.out = bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
 	if cf.json {
 		c.enc = newRecordJSONEncoder(c.out)
 	}
 	loopErr := c.loop(pollCtx)
+	watches.Stop()
+	if context.Cause(lostCtx) == errStalled {
+		loopErr = fmt.Errorf("consume from topic %q: no broker answered for %s (--timeout)%s",
+			topic, conn.timeout, lastTrouble(c.trouble))
+	}
 	flushErr := c.out.Flush()
-	commitErr := c.commit(cmd.Context())
+	closeErr := c.close(cmd.Context())
 	fmt.Fprintf(cmd.ErrOrStderr(), "consumed %d records\n", c.printed)
-	return joinErrors([]error{loopErr, flushErr, commitErr})
+	return joinErrors([]error{loopErr, flushErr, closeErr})
 }
 
 // plan checks the topic and lists where every partition starts and ends.
@@ -482,7 +504,13 @@ func (c *consumer) groupOpts(spec startSpec) []kgo.Opt {
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, ps map[string][]int32) {
 			// A failed commit here is retried by the final commit for the
 			// partitions still owned; the others are the new owner's.
-			_ = cl.CommitMarkedOffsets(ctx)
+			// Leaving the group revokes everything, but close has
+			// committed just before.
+			if !c.closing.Load() {
+				ctx, cancel := c.conn.opContext(ctx)
+				_ = cl.CommitMarkedOffsets(ctx)
+				cancel()
+			}
 			track(cl, ps, false)
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, cl *kgo.Client, ps map[string][]int32) {
@@ -595,14 +623,44 @@ func (c *consumer) fetchErr(fetches kgo.Fetches) error {
 	return nil
 }
 
-// commit writes the group's offsets for everything printed.
-func (c *consumer) commit(ctx context.Context) error {
+// close commits the group's offsets for everything printed and closes the
+// client, both within one --timeout. franz-go's commit waits for a commit
+// already in flight (the periodic autocommit) whatever its context says, and
+// Close leaves the group, which first waits for a join in flight: a
+// coordinator that stopped answering holds either well past --timeout (a
+// join for the group's rebalance timeout, a minute by default). So both run
+// on a goroutine the command stops waiting for at the deadline; past it they
+// go on without the command, which is about to exit, and the group forgets
+// the member when its session times out, as it would after a crash.
+func (c *consumer) close(ctx context.Context) error {
 	if c.flags.group == "" {
+		c.cl.Close()
 		return nil
 	}
 	ctx, cancel := c.conn.opContext(ctx)
 	defer cancel()
-	if err := c.cl.CommitMarkedOffsets(ctx); err != nil {
+	committed := make(chan error, 1)
+	closed := make(chan struct{})
+	g := task.NewGroup(context.Background())
+	g.Go(func(context.Context) {
+		err := c.cl.CommitMarkedOffsets(ctx)
+		c.closing.Store(true)
+		committed <- err
+		c.cl.Close()
+		close(closed)
+	})
+	var err error
+	select {
+	case err = <-committed:
+		select {
+		case <-closed:
+			g.Stop()
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
 		return fmt.Errorf("group %q: commit offsets: %s", c.flags.group, kafkaReason(c.conn.reachErr(c.cmd, err), ""))
 	}
 	return nil

@@ -1,8 +1,9 @@
 // Package cli holds the client-side commands of the samsa binary: topic
-// administration (topic create|list|describe|delete|alter-config), consumer
-// groups (group list|describe|reset-offsets|delete), a console
-// producer and consumer (produce, consume) and load generators (bench
-// produce|consume|e2e).
+// administration (topic create|list|describe|delete|alter|alter-config|
+// delete-records), consumer groups (group list|describe|reset-offsets|
+// delete), a console producer and consumer (produce, consume), load
+// generators (bench produce|consume|e2e) and a look at the cluster
+// (cluster info).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.
@@ -16,8 +17,24 @@
 // are turned into sentences that name the topic ("topic \"x\" does not
 // exist") rather than printed as bare codes.
 //
-// Two choices worth knowing before reading consume.go and bench_run.go:
+// Choices worth knowing before reading produce.go, consume.go and
+// bench_run.go:
 //
+//   - no command waits on the cluster for longer than --timeout without an
+//     answer, whatever the brokers do (gone, hung, refusing). Admin requests
+//     take it as their deadline; the loops that run longer (produce, consume,
+//     bench) watch their own progress (watch.go) and stop when it halts for
+//     --timeout, because franz-go leaves records buffered for a broker that
+//     vanished, without end. produce then says how many records it read,
+//     how many were acknowledged, rejected, or left without an answer.
+//   - produce reads the Produce responses passing through its connections
+//     (answers.go) for the broker's error messages, which franz-go does not
+//     hand on, and to warn of a retriable refusal the first time it comes.
+//   - SIGINT and SIGTERM end a run cleanly: consume commits and counts what
+//     it printed, bench stops with "interrupted", and produce stops reading
+//     but still produces the lines it has read (lines.go hands over every
+//     complete line it buffered) and waits for their acknowledgements
+//     before its summary.
 //   - consume without --follow stops at the end of the log as it was when the
 //     command started: the end offset of every partition (the high
 //     watermark, or the last stable offset under read_committed) is listed

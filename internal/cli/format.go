@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -107,22 +109,33 @@ func (f *recordFormat) appendRecord(dst []byte, r *kgo.Record) []byte {
 }
 
 // jsonRecord is one line of consume --json. Key and value are null when the
-// record has none (a tombstone has a null value); bytes that are not UTF-8
-// are replaced by U+FFFD, as encoding/json does.
+// record has none (a tombstone has a null value). Bytes that are not valid
+// UTF-8 cannot go into a JSON string unchanged (encoding/json would replace
+// them with U+FFFD), so such a key, value or header value is printed in
+// standard base64, and its "..._encoding" field beside it says "base64";
+// the field is left out for text.
 type jsonRecord struct {
-	Topic     string       `json:"topic"`
-	Partition int32        `json:"partition"`
-	Offset    int64        `json:"offset"`
-	Timestamp int64        `json:"timestamp"`
-	Key       *string      `json:"key"`
-	Value     *string      `json:"value"`
-	Headers   []jsonHeader `json:"headers"`
+	Topic         string       `json:"topic"`
+	Partition     int32        `json:"partition"`
+	Offset        int64        `json:"offset"`
+	Timestamp     int64        `json:"timestamp"`
+	Key           *string      `json:"key"`
+	KeyEncoding   string       `json:"key_encoding,omitempty"`
+	Value         *string      `json:"value"`
+	ValueEncoding string       `json:"value_encoding,omitempty"`
+	Headers       []jsonHeader `json:"headers"`
 }
 
 type jsonHeader struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
+	Key           string `json:"key"`
+	Value         string `json:"value"`
+	ValueEncoding string `json:"value_encoding,omitempty"`
 }
+
+// jsonHelp documents --json once for the flag.
+const jsonHelp = `print one JSON object per record (topic, partition, offset, timestamp, key, value, headers); ` +
+	`a key, value or header value that is not valid UTF-8 is given in base64, ` +
+	`with "key_encoding", "value_encoding" or the header's "value_encoding" set to "base64"`
 
 // recordJSONEncoder writes one JSON object per line.
 type recordJSONEncoder struct {
@@ -141,20 +154,31 @@ func (e *recordJSONEncoder) encode(r *kgo.Record) error {
 		Partition: r.Partition,
 		Offset:    r.Offset,
 		Timestamp: r.Timestamp.UnixMilli(),
-		Key:       bytesOrNull(r.Key),
-		Value:     bytesOrNull(r.Value),
 		Headers:   make([]jsonHeader, len(r.Headers)),
 	}
+	jr.Key, jr.KeyEncoding = jsonBytes(r.Key)
+	jr.Value, jr.ValueEncoding = jsonBytes(r.Value)
 	for i, h := range r.Headers {
-		jr.Headers[i] = jsonHeader{Key: h.Key, Value: string(h.Value)}
+		jr.Headers[i].Key = h.Key
+		v, enc := jsonBytes(h.Value)
+		if v != nil {
+			jr.Headers[i].Value = *v
+		}
+		jr.Headers[i].ValueEncoding = enc
 	}
 	return e.enc.Encode(&jr)
 }
 
-func bytesOrNull(b []byte) *string {
-	if b == nil {
-		return nil
+// jsonBytes renders b for a JSON string: nil for nil, the text when it is
+// valid UTF-8, else base64 and the encoding's name.
+func jsonBytes(b []byte) (*string, string) {
+	switch {
+	case b == nil:
+		return nil, ""
+	case utf8.Valid(b):
+		s := string(b)
+		return &s, ""
 	}
-	s := string(b)
-	return &s
+	s := base64.StdEncoding.EncodeToString(b)
+	return &s, "base64"
 }

@@ -44,6 +44,7 @@ func newGroupCommand() *cobra.Command {
 		newGroupResetOffsets(&conn),
 		newGroupDelete(&conn),
 	)
+	RejectUnknownSubcommands(cmd)
 	return cmd
 }
 

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +16,11 @@ import (
 
 // testCluster is one in-memory kfake broker on loopback.
 type testCluster struct {
-	t    *testing.T
-	addr string
+	t       *testing.T
+	addr    string
+	timeout time.Duration // --timeout of every command; 10s when zero
+	tee     io.Writer     // also gets stdout, as the command writes it
+	errTee  io.Writer     // also gets stderr
 }
 
 func newTestCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
@@ -38,17 +43,75 @@ type result struct {
 // run executes "samsa args..." against the cluster with stdin as input.
 func (c *testCluster) run(stdin string, args ...string) result {
 	c.t.Helper()
+	return c.runReader(strings.NewReader(stdin), args...)
+}
+
+// runReader is run with any standard input.
+func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
+	c.t.Helper()
 	root := &cobra.Command{Use: "samsa", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(Commands()...)
 	var out, errOut bytes.Buffer
-	root.SetIn(strings.NewReader(stdin))
+	root.SetIn(stdin)
 	root.SetOut(&out)
+	if c.tee != nil {
+		root.SetOut(io.MultiWriter(&out, c.tee))
+	}
 	root.SetErr(&errOut)
-	root.SetArgs(append(args, "--bootstrap-server", c.addr, "--timeout", "10s"))
+	if c.errTee != nil {
+		root.SetErr(io.MultiWriter(&errOut, c.errTee))
+	}
+	timeout := 10 * time.Second
+	if c.timeout > 0 {
+		timeout = c.timeout
+	}
+	root.SetArgs(append(args, "--bootstrap-server", c.addr, "--timeout", timeout.String()))
 	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
 	return result{stdout: out.String(), stderr: errOut.String(), err: err}
+}
+
+// withTimeout is the same cluster with another --timeout.
+func (c *testCluster) withTimeout(d time.Duration) *testCluster {
+	cp := *c
+	cp.timeout = d
+	return &cp
+}
+
+// printingTo is the same cluster with stdout copied to w as it is written.
+func (c *testCluster) printingTo(w io.Writer) *testCluster {
+	cp := *c
+	cp.tee = w
+	return &cp
+}
+
+// warningTo is the same cluster with stderr copied to w as it is written.
+func (c *testCluster) warningTo(w io.Writer) *testCluster {
+	cp := *c
+	cp.errTee = w
+	return &cp
+}
+
+// lineWaiter passes on every complete line written to it.
+type lineWaiter struct {
+	mu    sync.Mutex
+	part  []byte
+	lines chan string
+}
+
+func (w *lineWaiter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.lines <- string(w.part[:i])
+		w.part = w.part[i+1:]
+	}
 }
 
 // ok runs a command that must succeed and returns its stdout.

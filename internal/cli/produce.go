@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,6 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/task"
 )
 
 // produceFlags are the flags of samsa produce.
@@ -34,13 +36,30 @@ func newProduceCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Produce one record per line of standard input",
-		Long: `Produce one record per line of standard input until end of input (Ctrl-D).
+		Long: `Produce one record per line of standard input until end of input (Ctrl-D)
+or an interrupt (Ctrl-C, SIGTERM): after an interrupt the lines already read
+are still produced, their acknowledgements awaited for up to --timeout, and
+the summary printed; a second interrupt ends the command at once.
 
 Each line (without its line ending) is a record value; with --key-separator
 the line is split at the first separator into key and value, and a line
 without the separator is an error. Every --header
-is added to every record. A summary goes to standard error. Any failed record
-stops the command with a non-zero exit status.`,
+is added to every record.
+
+A summary goes to standard error: records read and acknowledged, and when
+they differ how many the brokers rejected and how many got no answer (those
+may or may not have been written). A rejected record stops the command with
+a non-zero exit status, and so do records left without an acknowledgement
+for --timeout, whether the broker is gone, hung or refusing them: the
+command never waits longer for the cluster.
+
+A missing topic is created where the cluster creates topics on first use
+(auto.create.topics.enable), and the command says so.
+
+Errors give Kafka's error and the broker's own message for it. A refusal
+the producer retries (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, ...) is
+printed as a warning the first time it comes back, and a timeout names the
+broker's last answer.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runProduce(cmd, &conn, &pf, args[0])
@@ -54,39 +73,65 @@ stops the command with a non-zero exit status.`,
 	f.StringVar(&pf.acks, "acks", "all", "acknowledgements to wait for: 0, 1 or all")
 	f.Int32Var(&pf.partition, "partition", -1, "produce every record to this partition (-1: the default partitioner)")
 	f.DurationVar(&pf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
-	f.Int32Var(&pf.batchSize, "batch-size", 1000012, "maximum bytes of one record batch")
+	registerBatchSize(f, &pf.batchSize)
 	return cmd
 }
 
-// produceTally counts what the brokers acknowledged and keeps the first
-// failure. Promises run on the client's promise goroutine while the reading
-// loop checks failed, hence the mutex.
-type produceTally struct {
-	mu       sync.Mutex
-	records  int64
-	bytes    int64
-	firstErr error
-	cancel   context.CancelFunc
+// consoleProducer is one run of samsa produce. The reading loop hands
+// records to the client; promises run on the client's promise goroutine, so
+// what they count is under mu.
+type consoleProducer struct {
+	cmd     *cobra.Command
+	conn    *connection
+	flags   *produceFlags
+	topic   string
+	headers []kgo.RecordHeader
+	cl      *kgo.Client
+	trouble *brokerTrouble
+	answers *produceAnswers // nil with --acks 0: no responses to read
+	acks    ackCounter
+	read    int64              // records handed to the client (reading loop only)
+	stop    context.CancelFunc // stops the reading loop at the first failure
+
+	mu struct {
+		sync.Mutex
+		acked    int64
+		bytes    int64 // keys and values of acked records
+		rejected int64 // refused by a broker with a Kafka error
+
+		firstRejection error
+		rejectedAt     int32 // the partition of firstRejection
+		firstErr       error
+	}
 }
 
-func (t *produceTally) promise(r *kgo.Record, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+func (p *consoleProducer) promise(r *kgo.Record, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acks.answered.Add(1)
 	if err != nil {
-		if t.firstErr == nil {
-			t.firstErr = err
-			t.cancel()
+		if rejected(err) {
+			p.mu.rejected++
+			if p.mu.firstRejection == nil {
+				p.mu.firstRejection, p.mu.rejectedAt = err, r.Partition
+			}
+		}
+		if p.mu.firstErr == nil {
+			p.mu.firstErr = err
+			p.stop()
 		}
 		return
 	}
-	t.records++
-	t.bytes += int64(len(r.Key) + len(r.Value))
+	p.mu.acked++
+	p.mu.bytes += int64(len(r.Key) + len(r.Value))
 }
 
-func (t *produceTally) snapshot() (records, bytes int64, err error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.records, t.bytes, t.firstErr
+// rejected reports whether err is a broker's definite refusal of a record.
+// Timeouts (the broker's or the client's) and a closed client leave it
+// unknown whether the record was written.
+func rejected(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && ke != kerr.RequestTimedOut && ke != kerr.NotEnoughReplicasAfterAppend
 }
 
 func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic string) error {
@@ -108,99 +153,245 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 	if pf.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
-	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout))
+	trouble := &brokerTrouble{}
+	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout), kgo.WithHooks(trouble))
+	var answers *produceAnswers
+	if pf.acks != "0" {
+		stderr := cmd.ErrOrStderr()
+		answers = newProduceAnswers(func(a brokerAnswer) {
+			fmt.Fprintf(stderr, "warning: %s answered partition %d with %s; retrying for up to %s (--timeout)\n",
+				a.broker, a.partition, a.reason(), conn.timeout)
+		})
+		opts = append(opts, answers.dialer(min(conn.timeout, 10*time.Second)))
+	}
 
 	cl, err := conn.client(cmd, opts...)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	p := &consoleProducer{cmd: cmd, conn: conn, flags: pf, topic: topic, headers: headers, cl: cl, trouble: trouble, answers: answers}
 	if err := checkTopic(cmd, conn, cl, topic, pf.partition); err != nil {
+		cl.Close()
 		return err
 	}
+	return p.run()
+}
 
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	tally := &produceTally{cancel: cancel}
-	start := conn.clock.Now()
-	readErr := produceLines(ctx, cl, cmd.InOrStdin(), topic, pf, headers, tally.promise)
+// run produces standard input and reports. Three contexts: records live in
+// recordCtx, which only a stall ends (franz-go fails the buffered records of
+// an ended context); stopCtx ends the reading loop, on a stall or the first
+// failed record; SIGINT or SIGTERM end the reading too, but what was read
+// is still produced. Flushing waits at most --timeout.
+func (p *consoleProducer) run() error {
+	base := p.cmd.Context()
+	recordCtx, stall := context.WithCancelCause(base)
+	defer stall(nil)
+	stopCtx, stop := context.WithCancel(recordCtx)
+	defer stop()
+	p.stop = stop
+	sigCtx, stopSignals := signalContext(p.cmd)
+	defer stopSignals()
 
-	// Flush with a fresh deadline: ctx may already be cancelled by a failed
-	// record, and the records in flight still deserve their answer.
-	flushCtx, flushCancel := context.WithTimeout(cmd.Context(), conn.timeout)
-	defer flushCancel()
-	flushErr := cl.Flush(flushCtx)
-	elapsed := conn.clock.Now().Sub(start)
+	watches := task.NewGroup(base)
+	defer watches.Stop()
+	watchAcks(watches, p.conn.clock, p.conn.timeout, &p.acks, func() { stall(errStalled) })
 
-	records, nbytes, produceErr := tally.snapshot()
-	fmt.Fprintf(cmd.ErrOrStderr(), "produced %d records (%d bytes) to %q in %s\n",
-		records, nbytes, topic, elapsed.Round(time.Millisecond))
+	readCtx, stopReading := context.WithCancel(base)
+	defer stopReading()
+	reader := readLines(readCtx, p.cmd.InOrStdin())
+
+	start := p.conn.clock.Now()
+	readErr := p.produceLines(stopCtx, sigCtx, recordCtx, reader, stopSignals)
+	if context.Cause(recordCtx) != errStalled {
+		// A flush cut short leaves records unacknowledged, which the
+		// summary and the error report; its own error adds nothing.
+		flushCtx, cancel := context.WithTimeout(recordCtx, p.conn.timeout)
+		_ = p.cl.Flush(flushCtx)
+		cancel()
+	}
+	elapsed := p.conn.clock.Now().Sub(start)
+	p.cl.Close() // fails what is still buffered: every promise has run after this
+	if p.answers != nil {
+		p.answers.close()
+	}
+	watches.Stop()
+	stopReading()
+	reader.stop()
+
+	p.mu.Lock()
+	acked, nbytes, rejected := p.mu.acked, p.mu.bytes, p.mu.rejected
+	firstRejection, rejectedAt, firstErr := p.mu.firstRejection, p.mu.rejectedAt, p.mu.firstErr
+	p.mu.Unlock()
+	last := lastAnswer(p.answers, p.trouble)
+	p.printSummary(acked, nbytes, rejected, elapsed)
 	switch {
-	case produceErr != nil:
-		return produceFailure(cmd, conn, topic, produceErr)
+	case firstRejection != nil:
+		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.brokerMessage(rejectedAt, firstRejection), last)
 	case readErr != nil:
 		return fmt.Errorf("read standard input: %w", readErr)
-	case flushErr != nil:
-		return fmt.Errorf("produce to topic %q: records still unacknowledged after %s (--timeout)", topic, conn.timeout)
+	case acked == p.read:
+		return nil
+	case base.Err() != nil:
+		return errors.New("interrupted")
+	case firstErr != nil && !closing(firstErr):
+		return produceFailure(p.cmd, p.conn, p.topic, firstErr, "", last)
 	}
-	return nil
+	return fmt.Errorf("produce to topic %q: no acknowledgement within %s (--timeout)%s",
+		p.topic, p.conn.timeout, last)
+}
+
+// printSummary says what was read and what became of it.
+func (p *consoleProducer) printSummary(acked, nbytes, rejected int64, elapsed time.Duration) {
+	took := elapsed.Round(time.Millisecond)
+	if acked == p.read {
+		fmt.Fprintf(p.cmd.ErrOrStderr(), "produced %d records (%d bytes) to %q in %s\n", acked, nbytes, p.topic, took)
+		return
+	}
+	fmt.Fprintf(p.cmd.ErrOrStderr(), "produced %d of %d records read (%d bytes) to %q in %s: "+
+		"%d rejected, %d unacknowledged (they may or may not have been written)\n",
+		acked, p.read, nbytes, p.topic, took, rejected, p.read-acked-rejected)
 }
 
 // checkTopic fails early, with a sentence, when the topic or the fixed
 // partition does not exist: otherwise the producer would retry unknown-topic
-// errors until --timeout.
+// errors until --timeout. A missing topic is created where the cluster
+// creates topics on first use (auto.create.topics.enable), as Kafka's
+// console producer would have it created, and the command says so.
 func checkTopic(cmd *cobra.Command, conn *connection, cl *kgo.Client, topic string, partition int32) error {
 	ctx, cancel := conn.opContext(cmd.Context())
 	defer cancel()
 	td, err := topicMetadata(ctx, conn.adminFor(cl), topic)
-	if err != nil {
+	if err == nil {
+		if partition >= 0 {
+			return checkPartition(td, partition)
+		}
+		return nil
+	}
+	if !errors.Is(err, errNoTopic) {
 		return conn.reachErr(cmd, err)
 	}
-	if partition >= 0 {
-		return checkPartition(td, partition)
+	created, err := autoCreateTopic(ctx, cl, topic)
+	switch {
+	case err != nil:
+		return conn.reachErr(cmd, err)
+	case !created:
+		return fmt.Errorf("topic %q does not exist, and the cluster does not create topics on first use "+
+			"(auto.create.topics.enable=false): create it with samsa topic create", topic)
+	}
+	n, err := waitForLeaders(ctx, cl, topic)
+	if err != nil {
+		return fmt.Errorf("topic %q: created on first use but partitions have no leader after %s (--timeout)", topic, conn.timeout)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "topic %q did not exist: the cluster created it on first use "+
+		"(auto.create.topics.enable), partitions: %d\n", topic, n)
+	if partition >= int32(n) {
+		return fmt.Errorf("topic %q has no partition %d (it has %d)", topic, partition, n)
 	}
 	return nil
 }
 
-// produceLines sends one record per line until EOF, a read error or a
-// cancelled ctx (a record failed).
-func produceLines(ctx context.Context, cl *kgo.Client, in io.Reader, topic string, pf *produceFlags,
-	headers []kgo.RecordHeader, promise func(*kgo.Record, error)) error {
-	br := bufio.NewReaderSize(in, 64<<10)
-	sep := []byte(pf.keySeparator)
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte{'\n'}), []byte{'\r'})
-			r := &kgo.Record{Topic: topic, Value: line, Headers: headers}
-			if pf.partition >= 0 {
-				r.Partition = pf.partition
-			}
-			if len(sep) > 0 {
-				k, v, ok := bytes.Cut(line, sep)
-				if !ok {
-					return fmt.Errorf("line %d has no key separator %q", lineNo, pf.keySeparator)
-				}
-				r.Key, r.Value = k, v
-			}
-			cl.Produce(ctx, r, promise)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+// autoCreateTopic asks for topic's metadata allowing auto-creation, and
+// reports whether the cluster created it (or already had it).
+func autoCreateTopic(ctx context.Context, cl *kgo.Client, topic string) (bool, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	req.AllowAutoTopicCreation = true
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return false, err
+	}
+	if len(resp.Topics) != 1 {
+		return false, fmt.Errorf("topic %q: %d topics in the Metadata answer", topic, len(resp.Topics))
+	}
+	switch err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); {
+	case err == nil, errors.Is(err, kerr.LeaderNotAvailable): // created, leaders on the way
+		return true, nil
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return false, nil
+	default:
+		return false, topicErr(topic, err, "")
 	}
 }
 
-func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error) error {
+// produceLines sends one record per line until the input ends, stopCtx
+// ends, or a signal comes; after a signal it still sends the lines already
+// read. It returns a read error or a line without the key separator.
+func (p *consoleProducer) produceLines(stopCtx, sigCtx, recordCtx context.Context, reader *lineReader, stopSignals func()) error {
+	sep := []byte(p.flags.keySeparator)
+	signaled := sigCtx.Done()
+	draining := false // interrupted, and every line read is queued: take those
+	for lineNo := 1; stopCtx.Err() == nil; {
+		var l inputLine
+		if draining {
+			select {
+			case l = <-reader.lines:
+			default:
+				return nil
+			}
+		} else {
+			select {
+			case l = <-reader.lines:
+			case <-stopCtx.Done():
+				return nil
+			case <-signaled:
+				stopSignals() // a second Ctrl-C ends the process at once
+				signaled = nil
+				draining = !reader.interrupt()
+				continue
+			}
+		}
+		if l.text != nil {
+			if err := p.produceLine(recordCtx, l.text, sep, lineNo); err != nil {
+				return err
+			}
+			lineNo++
+		}
+		switch {
+		case errors.Is(l.err, io.EOF), errors.Is(l.err, errInterrupted):
+			return nil
+		case l.err != nil:
+			return l.err
+		}
+	}
+	return nil
+}
+
+func (p *consoleProducer) produceLine(recordCtx context.Context, text, sep []byte, lineNo int) error {
+	r := &kgo.Record{Topic: p.topic, Value: text, Headers: p.headers}
+	if p.flags.partition >= 0 {
+		r.Partition = p.flags.partition
+	}
+	if len(sep) > 0 {
+		k, v, ok := bytes.Cut(text, sep)
+		if !ok {
+			return fmt.Errorf("line %d has no key separator %q", lineNo, p.flags.keySeparator)
+		}
+		r.Key, r.Value = k, v
+	}
+	p.read++
+	p.acks.sent.Add(1)
+	p.cl.Produce(recordCtx, r, p.promise)
+	return nil
+}
+
+// brokerMessage is the broker's own words for a record's Kafka error.
+func (p *consoleProducer) brokerMessage(partition int32, err error) string {
+	var ke *kerr.Error
+	if p.answers == nil || !errors.As(err, &ke) {
+		return ""
+	}
+	return p.answers.message(partition, ke.Code)
+}
+
+// produceFailure renders why records failed: brokerMessage is the broker's
+// words for a Kafka error, last ends a sentence with what the cluster last
+// said (lastAnswer), for a timeout.
+func produceFailure(cmd *cobra.Command, conn *connection, topic string, err error, brokerMessage, last string) error {
 	switch {
 	case errors.Is(err, kgo.ErrRecordTimeout):
-		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)", topic, conn.timeout)
+		return fmt.Errorf("produce to topic %q: records not acknowledged within %s (--timeout)%s", topic, conn.timeout, last)
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	}
@@ -210,5 +401,5 @@ func produceFailure(cmd *cobra.Command, conn *connection, topic string, err erro
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return topicErr(topic, err, "")
 	}
-	return fmt.Errorf("produce to topic %q: %s", topic, kafkaReason(err, ""))
+	return fmt.Errorf("produce to topic %q: %s", topic, kafkaReason(err, brokerMessage))
 }

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -268,7 +271,7 @@ func TestProduceReportsBrokerErrors(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), `produce to topic "small": message too large: `) {
 		t.Fatalf("oversized record: %v", r.err)
 	}
-	if !strings.Contains(r.stderr, "produced 0 records") {
+	if !strings.Contains(r.stderr, "produced 0 of 1 records read (0 bytes) to \"small\" in ") || !strings.Contains(r.stderr, ": 1 rejected, 0 unacknowledged") {
 		t.Fatalf("summary = %q", r.stderr)
 	}
 }
@@ -297,5 +300,87 @@ func TestBootstrapFromEnvironment(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "from-env") {
 		t.Fatalf("list via %s = %q", bootstrapEnv, out.String())
+	}
+}
+
+// TestProduceCreatesTopicsWhereAllowed produces to a missing topic on a
+// broker that creates topics on first use and on one that does not.
+func TestProduceCreatesTopicsWhereAllowed(t *testing.T) {
+	b := newSamsaBroker(t, "--num.partitions", "2")
+	r := b.run("a\n", "produce", "fresh")
+	if r.err != nil {
+		t.Fatalf("produce to a missing topic: %v\nstderr: %s", r.err, r.stderr)
+	}
+	if want := "topic \"fresh\" did not exist: the cluster created it on first use (auto.create.topics.enable), partitions: 2\n" +
+		"produced 1 records (1 bytes) to \"fresh\" in "; !strings.HasPrefix(r.stderr, want) {
+		t.Fatalf("stderr = %q, want %q...", r.stderr, want)
+	}
+	if out := b.ok("", "consume", "fresh"); out != "a\n" {
+		t.Fatalf("consume = %q", out)
+	}
+	b.fails(`topic "fresh2" has no partition 5 (it has 2)`, "produce", "fresh2", "--partition", "5")
+
+	strict := newSamsaBroker(t, "--auto.create.topics.enable", "false")
+	strict.fails(`topic "fresh" does not exist, and the cluster does not create topics on first use (auto.create.topics.enable=false): create it with samsa topic create`,
+		"produce", "fresh")
+}
+
+// TestConsumeJSONBinary: keys, values and header values that are not
+// UTF-8 come out of consume --json in base64, marked, and decode to the
+// bytes produced; text stays text.
+func TestConsumeJSONBinary(t *testing.T) {
+	c := newTestCluster(t, kfake.SeedTopics(1, "bin"))
+	binary := []byte{0xff, 0x00, 0xfe, 'a', 0x80}
+	recs := []*kgo.Record{
+		{Topic: "bin", Key: binary, Value: []byte("héllo"), Headers: []kgo.RecordHeader{{Key: "h", Value: binary}, {Key: "t", Value: []byte("ok")}}},
+		{Topic: "bin", Key: []byte("k"), Value: binary},
+		{Topic: "bin", Value: []byte{0xc3}}, // a UTF-8 sequence cut short
+	}
+	if err := c.client().ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var got []jsonRecord
+	for _, line := range strings.Split(strings.TrimSuffix(c.ok("", "consume", "bin", "--json"), "\n"), "\n") {
+		var jr jsonRecord
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&jr); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got = append(got, jr)
+	}
+	decoded := func(s *string, encoding string) []byte {
+		t.Helper()
+		switch {
+		case s == nil:
+			return nil
+		case encoding == "":
+			return []byte(*s)
+		case encoding != "base64":
+			t.Fatalf("encoding %q", encoding)
+		}
+		b, err := base64.StdEncoding.DecodeString(*s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, want := range recs {
+		jr := got[i]
+		if k := decoded(jr.Key, jr.KeyEncoding); !bytes.Equal(k, want.Key) {
+			t.Errorf("record %d: key %q, want %q", i, k, want.Key)
+		}
+		if v := decoded(jr.Value, jr.ValueEncoding); !bytes.Equal(v, want.Value) {
+			t.Errorf("record %d: value %q, want %q", i, v, want.Value)
+		}
+		for j, h := range jr.Headers {
+			if v := decoded(&h.Value, h.ValueEncoding); h.Key != want.Headers[j].Key || !bytes.Equal(v, want.Headers[j].Value) {
+				t.Errorf("record %d header %d: %s=%q", i, j, h.Key, v)
+			}
+		}
+	}
+	if got[0].KeyEncoding != "base64" || got[0].ValueEncoding != "" || *got[0].Value != "héllo" ||
+		got[0].Headers[0].ValueEncoding != "base64" || got[0].Headers[1].ValueEncoding != "" || got[1].KeyEncoding != "" {
+		t.Errorf("encodings marked wrongly: %+v", got)
 	}
 }

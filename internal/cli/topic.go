@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ func newTopicCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "topic",
-		Short: "Create, list, describe, alter and delete topics on any Kafka cluster",
+		Short: "Create, list, describe, alter and delete topics, and delete records, on any Kafka cluster",
 	}
 	conn.register(cmd)
 	cmd.AddCommand(
@@ -29,8 +30,11 @@ func newTopicCommand() *cobra.Command {
 		newTopicList(&conn),
 		newTopicDescribe(&conn),
 		newTopicDelete(&conn),
+		newTopicAlter(&conn),
 		newTopicAlterConfig(&conn),
+		newTopicDeleteRecords(&conn),
 	)
+	RejectUnknownSubcommands(cmd)
 	return cmd
 }
 
@@ -174,6 +178,8 @@ type topicDescription struct {
 	Configs           []configDescription    `json:"configs"`
 }
 
+// partitionDescription is one partition of topic describe. The offsets are
+// null when the partition's leader could not list them (Error says why).
 type partitionDescription struct {
 	Partition       int32   `json:"partition"`
 	Leader          int32   `json:"leader"`
@@ -181,6 +187,8 @@ type partitionDescription struct {
 	Replicas        []int32 `json:"replicas"`
 	ISR             []int32 `json:"isr"`
 	OfflineReplicas []int32 `json:"offline_replicas"`
+	LogStartOffset  *int64  `json:"log_start_offset"`
+	HighWatermark   *int64  `json:"high_watermark"`
 	Error           string  `json:"error,omitempty"`
 }
 
@@ -195,7 +203,7 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 	var asJSON, allConfigs bool
 	cmd := &cobra.Command{
 		Use:   "describe TOPIC...",
-		Short: "Show partitions (leader, replicas, ISR) and non-default configs of topics",
+		Short: "Show partitions (leader, replicas, ISR, log start offset, high watermark) and non-default configs of topics",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			adm, err := conn.admin(cmd)
@@ -218,6 +226,10 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 					return topicErr(t, td.Err, "")
 				}
 			}
+			offsets, err := listBoundaries(ctx, adm, topics)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
 			rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
 			if err != nil {
 				return conn.reachErr(cmd, err)
@@ -231,7 +243,7 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 				if err != nil {
 					return topicErr(t, err, rc.ErrMessage)
 				}
-				descs = append(descs, describeTopic(tds[t], rc.Configs, allConfigs))
+				descs = append(descs, describeTopic(tds[t], offsets, rc.Configs, allConfigs))
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -253,7 +265,47 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 	return cmd
 }
 
-func describeTopic(td kadm.TopicDetail, configs []kadm.Config, all bool) topicDescription {
+// boundaries are the log start offsets and high watermarks of partitions.
+type boundaries struct {
+	starts, ends kadm.ListedOffsets
+}
+
+// listBoundaries lists the log start offsets and high watermarks of the
+// topics. A partition whose leader fails the listing has its error in the
+// result; only a listing that fails as a whole is an error.
+func listBoundaries(ctx context.Context, adm *kadm.Client, topics []string) (boundaries, error) {
+	var b boundaries
+	var err error
+	if b.starts, err = adm.ListStartOffsets(ctx, topics...); err != nil && !partialShards(err) {
+		return boundaries{}, err
+	}
+	if b.ends, err = adm.ListEndOffsets(ctx, topics...); err != nil && !partialShards(err) {
+		return boundaries{}, err
+	}
+	return b, nil
+}
+
+// partialShards reports a kadm error that only some brokers failed; the
+// answers of the others are in the result.
+func partialShards(err error) bool {
+	_, ok := errors.AsType[*kadm.ShardErrors](err)
+	return ok
+}
+
+// lookupOffset finds one partition in a listing: the offset, or why there
+// is none.
+func lookupOffset(l kadm.ListedOffsets, topic string, p int32) (*int64, string) {
+	lo, ok := l.Lookup(topic, p)
+	switch {
+	case !ok:
+		return nil, "no offset in the ListOffsets answer"
+	case lo.Err != nil:
+		return nil, kafkaReason(lo.Err, "")
+	}
+	return &lo.Offset, ""
+}
+
+func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Config, all bool) topicDescription {
 	d := topicDescription{
 		Name:              td.Topic,
 		ID:                topicIDString(td.ID),
@@ -271,8 +323,16 @@ func describeTopic(td kadm.TopicDetail, configs []kadm.Config, all bool) topicDe
 			ISR:             orEmpty(p.ISR),
 			OfflineReplicas: orEmpty(p.OfflineReplicas),
 		}
-		if p.Err != nil {
+		var startErr, endErr string
+		pd.LogStartOffset, startErr = lookupOffset(offsets.starts, td.Topic, p.Partition)
+		pd.HighWatermark, endErr = lookupOffset(offsets.ends, td.Topic, p.Partition)
+		switch {
+		case p.Err != nil:
 			pd.Error = kafkaReason(p.Err, "")
+		case startErr != "":
+			pd.Error = "log start offset: " + startErr
+		case endErr != "":
+			pd.Error = "high watermark: " + endErr
 		}
 		d.Partitions = append(d.Partitions, pd)
 	}
@@ -311,10 +371,11 @@ func printDescription(out io.Writer, d topicDescription) error {
 	fmt.Fprintf(out, "Topic: %s\tID: %s\tPartitions: %d\tReplicationFactor: %d\tInternal: %t\n",
 		d.Name, d.ID, len(d.Partitions), d.ReplicationFactor, d.Internal)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tERROR")
+	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tLOG-START-OFFSET\tHIGH-WATERMARK\tERROR")
 	for _, p := range d.Partitions {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
-			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas), dashIfEmpty(p.Error))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
+			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas),
+			offsetOrDash(p.LogStartOffset), offsetOrDash(p.HighWatermark), dashIfEmpty(p.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -398,6 +459,59 @@ func newTopicDelete(conn *connection) *cobra.Command {
 	return cmd
 }
 
+func newTopicAlter(conn *connection) *cobra.Command {
+	var partitions int32
+	cmd := &cobra.Command{
+		Use:   "alter TOPIC... --partitions N",
+		Short: "Grow topics to N partitions (kafka-topics.sh --alter --partitions)",
+		Long: `Grow topics to N partitions in all (CreatePartitions), as kafka-topics.sh
+--alter --partitions does. Kafka never removes partitions, so N must be above
+the current count. Records keep the partition they were written to: keyed
+records written from now on may hash to another partition than earlier ones
+with the same key. Configs are altered with samsa topic alter-config.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, topics []string) error {
+			if !cmd.Flags().Changed("partitions") {
+				return errors.New("nothing to alter: give --partitions N (configs: samsa topic alter-config)")
+			}
+			if partitions <= 0 {
+				return fmt.Errorf("invalid --partitions %d: must be positive", partitions)
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			before, err := adm.ListTopics(ctx, topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			resps, err := adm.UpdatePartitions(ctx, int(partitions), topics...)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, t := range topics {
+				r, ok := resps[t]
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q: no answer from the cluster", t))
+				case r.Err != nil:
+					errs = append(errs, topicErr(t, r.Err, r.ErrMessage))
+				default:
+					fmt.Fprintf(out, "altered topic %q: %d partitions (was %d)\n", t, partitions, len(before[t].Partitions))
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	cmd.Flags().Int32VarP(&partitions, "partitions", "p", 0, "the number of partitions each topic is to have")
+	return cmd
+}
+
 func newTopicAlterConfig(conn *connection) *cobra.Command {
 	var sets, deletes []string
 	cmd := &cobra.Command{
@@ -452,6 +566,89 @@ func newTopicAlterConfig(conn *connection) *cobra.Command {
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "config key=value to set (repeatable)")
 	cmd.Flags().StringArrayVar(&deletes, "delete", nil, "config name to delete, reverting it to the default (repeatable)")
 	return cmd
+}
+
+func newTopicDeleteRecords(conn *connection) *cobra.Command {
+	var (
+		partition int32
+		offset    int64
+	)
+	cmd := &cobra.Command{
+		Use:   "delete-records TOPIC --offset O [--partition P]",
+		Short: "Delete the records before an offset (kafka-delete-records.sh)",
+		Long: `Delete the records of a partition before --offset (DeleteRecords), as
+kafka-delete-records.sh does: the partition's log start offset moves up to
+it, the records below can no longer be read, and the segments wholly below
+it are removed. --offset -1 means the high watermark: everything. Without
+--partition every partition of the topic is cut at the same offset. An
+offset past the high watermark is refused; one at or below the log start
+offset changes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			if !cmd.Flags().Changed("offset") {
+				return errors.New("give --offset: records before it are deleted (-1: all of them)")
+			}
+			if offset < -1 {
+				return fmt.Errorf("invalid --offset %d: want an offset, or -1 for the high watermark", offset)
+			}
+			if partition < -1 {
+				return fmt.Errorf("invalid --partition %d", partition)
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			td, err := topicMetadata(ctx, adm, topic)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			partitions := td.Partitions.Numbers()
+			if partition >= 0 {
+				if err := checkPartition(td, partition); err != nil {
+					return err
+				}
+				partitions = []int32{partition}
+			}
+			var offsets kadm.Offsets
+			for _, p := range partitions {
+				offsets.AddOffset(topic, p, offset, -1)
+			}
+			resps, err := adm.DeleteRecords(ctx, offsets)
+			if err != nil && !partialShards(err) {
+				return conn.reachErr(cmd, err)
+			}
+			out := cmd.OutOrStdout()
+			var errs []error
+			for _, p := range partitions {
+				r, ok := resps.Lookup(topic, p)
+				switch {
+				case !ok:
+					errs = append(errs, fmt.Errorf("topic %q partition %d: no answer from the cluster%s", topic, p, reasonSuffix(err)))
+				case r.Err != nil:
+					errs = append(errs, fmt.Errorf("topic %q partition %d: %s", topic, p, kafkaReason(r.Err, "")))
+				default:
+					fmt.Fprintf(out, "topic %q partition %d: log start offset now %d\n", topic, p, r.LowWatermark)
+				}
+			}
+			return joinErrors(errs)
+		},
+	}
+	f := cmd.Flags()
+	f.Int64Var(&offset, "offset", 0, "delete the records before this offset (-1: the high watermark, so all)")
+	f.Int32Var(&partition, "partition", -1, "only this partition (-1: every partition)")
+	return cmd
+}
+
+// reasonSuffix renders an optional error as the end of a sentence.
+func reasonSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +129,117 @@ func configMap(d topicDescription) map[string]string {
 		m[c.Name] = v + " " + c.Source
 	}
 	return m
+}
+
+// TestUnknownSubcommands: every command that groups subcommands refuses a
+// name that is none of them, suggesting the nearest, and prints its help
+// without arguments.
+func TestUnknownSubcommands(t *testing.T) {
+	c := &testCluster{t: t, addr: "127.0.0.1:1"}
+	parents := 0
+	for _, cmd := range Commands() {
+		if !cmd.HasSubCommands() {
+			continue
+		}
+		parents++
+		r := c.run("", cmd.Name(), "nosuch")
+		if want := fmt.Sprintf(`unknown command "nosuch" for "samsa %s" (see samsa %s --help)`, cmd.Name(), cmd.Name()); r.err == nil || r.err.Error() != want {
+			t.Errorf("samsa %s nosuch: %v, want %q", cmd.Name(), r.err, want)
+		}
+		if r := c.run("", cmd.Name()); r.err != nil || !strings.Contains(r.stdout, "Available Commands:") {
+			t.Errorf("samsa %s: %v, stdout %q", cmd.Name(), r.err, r.stdout)
+		}
+	}
+	if parents < 3 {
+		t.Fatalf("only %d commands with subcommands", parents)
+	}
+	for _, tc := range [][2]string{{"topic lst", "did you mean list?"}, {"group descibe", "did you mean describe?"},
+		{"bench prodce", "did you mean produce?"}, {"topic d", "did you mean describe, delete or delete-records?"}, {"cluster inf", "did you mean info?"}} {
+		r := c.run("", strings.Fields(tc[0])...)
+		if r.err == nil || !strings.Contains(r.err.Error(), tc[1]) {
+			t.Errorf("samsa %s: %v, want %q", tc[0], r.err, tc[1])
+		}
+	}
+}
+
+// TestTopicAlterPartitions grows a topic on a real broker, as
+// kafka-topics.sh --alter --partitions does.
+func TestTopicAlterPartitions(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "grow", "-p", "2")
+	if out := b.ok("", "topic", "alter", "grow", "--partitions", "5"); out != "altered topic \"grow\": 5 partitions (was 2)\n" {
+		t.Fatalf("alter printed %q", out)
+	}
+	desc := describeJSON(t, b.testCluster, "grow")
+	if len(desc.Partitions) != 5 {
+		t.Fatalf("describe after alter: %d partitions", len(desc.Partitions))
+	}
+	b.ok("a\nb\nc\n", "produce", "grow", "--partition", "4")
+	b.fails(`topic "grow": invalid partitions: `, "topic", "alter", "grow", "--partitions", "3")
+	b.fails(`topic "nope" does not exist`, "topic", "alter", "nope", "--partitions", "3")
+	b.fails("nothing to alter: give --partitions N", "topic", "alter", "grow")
+	b.fails("invalid --partitions 0", "topic", "alter", "grow", "--partitions", "0")
+}
+
+// TestTopicDescribeOffsets: describe shows each partition's log start
+// offset and high watermark beside its leader, replicas and ISR.
+func TestTopicDescribeOffsets(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "off", "-p", "2")
+	b.ok("a\nb\nc\n", "produce", "off", "--partition", "1")
+	desc := describeJSON(t, b.testCluster, "off")
+	type row struct {
+		leader      int32
+		isr         []int32
+		start, high int64
+	}
+	for i, want := range []row{{1, []int32{1}, 0, 0}, {1, []int32{1}, 0, 3}} {
+		p := desc.Partitions[i]
+		if p.LogStartOffset == nil || p.HighWatermark == nil || p.Leader != want.leader || !slices.Equal(p.ISR, want.isr) ||
+			*p.LogStartOffset != want.start || *p.HighWatermark != want.high || p.Error != "" {
+			t.Fatalf("partition %d = %+v, want %+v", i, p, want)
+		}
+	}
+	text := b.ok("", "topic", "describe", "off")
+	for _, want := range []string{
+		"PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  LOG-START-OFFSET  HIGH-WATERMARK  ERROR\n",
+		"\n1          1       ",
+		"  0                 3               -\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("describe lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestTopicDeleteRecords cuts partitions of a real broker's topic, as
+// kafka-delete-records.sh does.
+func TestTopicDeleteRecords(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "cut", "-p", "2")
+	b.ok("a\nb\nc\nd\ne\n", "produce", "cut", "--partition", "0")
+	b.ok("x\ny\nz\n", "produce", "cut", "--partition", "1")
+
+	if out := b.ok("", "topic", "delete-records", "cut", "--partition", "0", "--offset", "2"); out != "topic \"cut\" partition 0: log start offset now 2\n" {
+		t.Fatalf("delete-records printed %q", out)
+	}
+	if out := b.ok("", "consume", "cut", "--partition", "0"); out != "c\nd\ne\n" {
+		t.Fatalf("partition 0 after delete-records = %q", out)
+	}
+	if p := describeJSON(t, b.testCluster, "cut").Partitions[0]; *p.LogStartOffset != 2 || *p.HighWatermark != 5 {
+		t.Fatalf("partition 0 = %+v", p)
+	}
+	b.fails(`topic "cut" partition 1: offset out of range: `, "topic", "delete-records", "cut", "--partition", "1", "--offset", "4")
+
+	out := b.ok("", "topic", "delete-records", "cut", "--offset", "-1")
+	if want := "topic \"cut\" partition 0: log start offset now 5\ntopic \"cut\" partition 1: log start offset now 3\n"; out != want {
+		t.Fatalf("delete-records --offset -1 printed %q", out)
+	}
+	if out := b.ok("", "consume", "cut"); out != "" {
+		t.Fatalf("consume after deleting everything = %q", out)
+	}
+	b.fails(`topic "nope" does not exist`, "topic", "delete-records", "nope", "--offset", "1")
+	b.fails(`topic "cut" has no partition 7 (it has 2)`, "topic", "delete-records", "cut", "--partition", "7", "--offset", "1")
+	b.fails("give --offset", "topic", "delete-records", "cut")
+	b.fails("invalid --offset -2", "topic", "delete-records", "cut", "--offset", "-2")
 }

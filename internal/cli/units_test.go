@@ -153,3 +153,34 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("50 records at 1000/s took %s", d)
 	}
 }
+
+func TestStallWatch(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	steps := []struct {
+		ms       int
+		pending  bool
+		progress int64
+		stalled  bool
+	}{
+		{0, false, 0, false},
+		{5000, false, 0, false}, // idle time does not count
+		{5100, true, 0, false},  // work pending from here
+		{6000, true, 0, false},
+		{6099, true, 0, false},
+		{6100, true, 0, true}, // a second with no progress
+		{6200, true, 1, false},
+		{7199, true, 1, false},
+		{7200, true, 1, true},
+		{7300, false, 1, false}, // done: the clock starts again
+		{9000, true, 1, false},
+		{9999, true, 1, false},
+		{10000, true, 1, true},
+	}
+	w := stallWatch{timeout: time.Second}
+	for _, s := range steps {
+		if got := w.observe(at(s.ms), s.pending, s.progress); got != s.stalled {
+			t.Fatalf("at %dms (pending %t, progress %d): stalled = %t, want %t", s.ms, s.pending, s.progress, got, s.stalled)
+		}
+	}
+}
