@@ -13,7 +13,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 BIN ?= bin/samsa
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/samsa
+	$(GO) build -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=$(VERSION)" -o $(BIN) ./cmd/samsa
 
 # lint, then every test with the race detector, then the tests that skip
 # under it.

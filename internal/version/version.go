@@ -1,59 +1,65 @@
 package version
 
 import (
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
 
-// Version is set at build time with
-// -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=v1.2.3".
-var Version = ""
+// Version is the release this binary was built as, set by the linker:
+// go build -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=v1.2.3"
+// (make build passes git describe). Without it the module version from the
+// build info is used (go install ...@v1.2.3), else "(devel)".
+var Version string
 
-// String is the version, never empty ("dev" when nothing is known).
+// String is the version alone: what the broker's start-up line reports.
 func String() string {
-	if Version != "" {
-		return Version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	return fromBuildInfo(info)
+	bi, _ := debug.ReadBuildInfo()
+	return release(Version, bi)
 }
 
-func fromBuildInfo(info *debug.BuildInfo) string {
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
+// Describe is what samsa --version prints after "samsa ": the version,
+// then the commit the build info records (with "-dirty" for a tree with
+// uncommitted changes), the Go version and the platform.
+func Describe() string {
+	bi, _ := debug.ReadBuildInfo()
+	return describe(Version, bi)
+}
+
+func release(linked string, bi *debug.BuildInfo) string {
+	switch {
+	case linked != "":
+		return linked
+	case bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		return bi.Main.Version
 	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
+	return "(devel)"
+}
+
+func describe(linked string, bi *debug.BuildInfo) string {
+	var details []string
+	goVersion := runtime.Version()
+	if bi != nil {
+		if bi.GoVersion != "" {
+			goVersion = bi.GoVersion
+		}
+		var revision, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if revision != "" {
+			commit := "commit " + revision[:min(12, len(revision))]
+			if modified == "true" {
+				commit += "-dirty"
+			}
+			details = append(details, commit)
 		}
 	}
-	if rev == "" {
-		return "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	var b strings.Builder
-	b.WriteString("dev-")
-	b.WriteString(rev)
-	if dirty {
-		b.WriteString("-dirty")
-	}
-	return b.String()
-}
-
-// GoVersion is the Go release the binary was built with.
-func GoVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		return info.GoVersion
-	}
-	return "unknown"
+	details = append(details, goVersion+" "+runtime.GOOS+"/"+runtime.GOARCH)
+	return release(linked, bi) + " (" + strings.Join(details, ", ") + ")"
 }
