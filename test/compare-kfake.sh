@@ -20,7 +20,7 @@ start() { # target -> sets pid and addr
     rm -rf "$work/data"
     "$work/samsa" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$work/data" >"$work/server.log" 2>&1 &
     pid=$!
-    pattern='listener=PLAINTEXT://[0-9.:]*' strip='listener=PLAINTEXT://' ;;
+    pattern='listeners="PLAINTEXT://[0-9.:]*' strip='listeners="PLAINTEXT://' ;;
   kfake)
     "$work/kfakeserver" >"$work/server.log" 2>&1 &
     pid=$!

@@ -12,7 +12,7 @@ trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$wor
 pid=$!
 addr=""
 for _ in $(seq 100); do
-  addr=$(grep -o 'listener=PLAINTEXT://[0-9.:]*' "$work/broker.log" | head -n1 | sed 's|listener=PLAINTEXT://||') || true
+  addr=$(grep -o 'listeners="PLAINTEXT://[0-9.:]*' "$work/broker.log" | head -n1 | sed 's|listeners="PLAINTEXT://||') || true
   [ -n "$addr" ] && break
   sleep 0.1
 done

@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/record"
@@ -181,10 +182,12 @@ func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.P
 	var re *record.RecordError
 	if errors.As(err, &re) {
 		sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{
-			RelativeOffset: int32(re.BatchIndex), ErrorMessage: kmsg.StringPtr(re.Error()),
+			RelativeOffset: int32(re.BatchIndex), ErrorMessage: kmsg.StringPtr(strings.TrimPrefix(re.Error(), "record: ")),
 		})
 	}
-	return recordErrorCode(err), err.Error()
+	// The package prefix means nothing to a client: "invalid record:
+	// record 0: ...", not "record: invalid record: record 0: ...".
+	return recordErrorCode(err), strings.TrimPrefix(err.Error(), "record: ")
 }
 
 // topicCodec is the codec and level a topic's compression.type stores

@@ -155,7 +155,7 @@ type lineTail struct {
 	lines []string
 }
 
-var listenerRE = regexp.MustCompile(`listener=PLAINTEXT://([0-9.]+:[0-9]+)`)
+var listenerRE = regexp.MustCompile(`listeners="PLAINTEXT://([0-9.]+:[0-9]+)`)
 
 func (l *lineTail) scan(r io.Reader, addr chan<- string) {
 	sc := bufio.NewScanner(r)

@@ -8,7 +8,7 @@ start_samsa() {
   "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" >"$dir/broker.log" 2>&1 &
   SAMSA_PID=$!
   for _ in $(seq 200); do
-    addr=$(grep -o 'listener=PLAINTEXT://[0-9.:]*' "$dir/broker.log" | head -n1 | sed 's|listener=PLAINTEXT://||') || true
+    addr=$(grep -o 'listeners="PLAINTEXT://[0-9.:]*' "$dir/broker.log" | head -n1 | sed 's|listeners="PLAINTEXT://||') || true
     [ -n "$addr" ] && break
     sleep 0.05
   done
