@@ -1,0 +1,300 @@
+package history
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The helpers below build small histories on partition t/0 unless told
+// otherwise. Records are written "offset=value" or "offset=value/key".
+
+type produceOpt func(*Produce)
+
+func idem(p *Produce)                { p.Idempotent = true }
+func inTxn(n int64) produceOpt       { return func(p *Produce) { p.TransactionalID, p.Txn = "tx", n } }
+func withKey(k string) produceOpt    { return func(p *Produce) { p.Key = k } }
+func onPartition(n int32) produceOpt { return func(p *Produce) { p.Partition = n } }
+
+func produce(o Outcome, value string, off int64, opts ...produceOpt) Produce {
+	p := Produce{Client: "p", Topic: "t", Value: value, Outcome: o, Offset: off}
+	if o != OutcomeAck {
+		p.Offset = -1
+	}
+	for _, opt := range opts {
+		opt(&p)
+	}
+	return p
+}
+
+func ack(value string, off int64, opts ...produceOpt) Produce {
+	return produce(OutcomeAck, value, off, opts...)
+}
+
+func txnEnd(n int64, s TxnStatus) Txn {
+	return Txn{Client: "p", TransactionalID: "tx", Txn: n, Outcome: s}
+}
+
+type rec struct {
+	off        int64
+	value, key string
+}
+
+func parseRecords(s string) []rec {
+	var out []rec
+	for _, f := range strings.Fields(s) {
+		o, v, _ := strings.Cut(f, "=")
+		v, k, _ := strings.Cut(v, "/")
+		off, err := strconv.ParseInt(o, 10, 64)
+		if err != nil {
+			panic(f)
+		}
+		out = append(out, rec{off, v, k})
+	}
+	return out
+}
+
+type endOpt func(*FinalEnd)
+
+func compacted(e *FinalEnd)     { e.Compacted = true }
+func logStart(off int64) endOpt { return func(e *FinalEnd) { e.LogStartOffset = off } }
+func finalOn(n int32) endOpt    { return func(e *FinalEnd) { e.Partition = n } }
+
+// final is a complete final read of t/0 at one isolation level.
+func final(iso Isolation, hw int64, records string, opts ...endOpt) []Event {
+	end := FinalEnd{Isolation: iso, Topic: "t", HighWatermark: hw}
+	for _, o := range opts {
+		o(&end)
+	}
+	var out []Event
+	for _, r := range parseRecords(records) {
+		out = append(out, Final{Isolation: iso, Topic: "t", Partition: end.Partition, Offset: r.off, Key: r.key, Value: r.value})
+	}
+	return append(out, end)
+}
+
+// both is the same final read under both isolation levels.
+func both(hw int64, records string, opts ...endOpt) []Event {
+	return append(final(ReadUncommitted, hw, records, opts...), final(ReadCommitted, hw, records, opts...)...)
+}
+
+type consumeOpt func(*Consume)
+
+func at(t time.Time) consumeOpt { return func(c *Consume) { c.Time = t } }
+
+// consume is one consumer session reading t/0 in order.
+func consume(consumer, session string, iso Isolation, records string, opts ...consumeOpt) []Event {
+	var out []Event
+	for _, r := range parseRecords(records) {
+		c := Consume{Consumer: consumer, Session: session, Isolation: iso, Topic: "t", Offset: r.off, Key: r.key, Value: r.value}
+		for _, o := range opts {
+			o(&c)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func build(parts ...any) *History {
+	h := &History{}
+	for _, p := range parts {
+		switch p := p.(type) {
+		case Event:
+			h.Add(p)
+		case []Event:
+			for _, e := range p {
+				h.Add(e)
+			}
+		default:
+			panic(fmt.Sprintf("build: %T", p))
+		}
+	}
+	return h
+}
+
+// summary is an anomaly on one line, its evidence included, for exact
+// comparison.
+func summary(a Anomaly) string {
+	var ev []string
+	for _, o := range a.Evidence {
+		s := o.Source
+		if o.Offset >= 0 {
+			s += fmt.Sprintf("@%d", o.Offset)
+		}
+		if o.Value != "" {
+			s += "=" + o.Value
+		}
+		ev = append(ev, s)
+	}
+	return fmt.Sprintf("%s %s/%d@%d %s: %s | %s", a.Kind, a.Topic, a.Partition, a.Offset, a.Value, a.Detail, strings.Join(ev, "; "))
+}
+
+func summaries(as []Anomaly) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, summary(a))
+	}
+	return out
+}
+
+type checkCase struct {
+	name        string
+	history     *History
+	want        []string // summaries of the anomalies
+	atLeastOnce []string // summaries of the at-least-once duplicates
+}
+
+func runCases(t *testing.T, cases []checkCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Check(c.history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(c.want, summaries(r.Anomalies)); d != "" {
+				t.Errorf("anomalies (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(c.atLeastOnce, summaries(r.AtLeastOnce)); d != "" {
+				t.Errorf("at-least-once duplicates (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+const endRU3 = "final read_uncommitted end: log start 0, high watermark 3"
+
+func TestCheckLostWrites(t *testing.T) {
+	runCases(t, []checkCase{{
+		name:    "acknowledged and present",
+		history: build(ack("a", 0), ack("b", 1), both(2, "0=a 1=b")),
+	}, {
+		name:    "acknowledged and missing",
+		history: build(ack("a", 0), ack("b", 1), ack("c", 2), both(3, "0=a 2=c")),
+		want: []string{`lost-write t/0@1 b: acknowledged at offset 1, missing from the final read_uncommitted read | ` +
+			`produce by p (ack)@1=b; ` + endRU3},
+	}, {
+		name:    "offset holds another value",
+		history: build(ack("a", 0), ack("b", 1), both(2, "0=a 1=x")),
+		want: []string{`lost-write t/0@1 b: acknowledged at offset 1, which the final read_uncommitted read holds "x" | ` +
+			`produce by p (ack)@1=b; final read_uncommitted@1=x`},
+	}, {
+		name:    "value only at another offset",
+		history: build(ack("a", 0), ack("b", 1), both(3, "0=a 2=b")),
+		want: []string{`lost-write t/0@1 b: acknowledged at offset 1, but the final read_uncommitted read holds it only at [2] | ` +
+			`produce by p (ack)@1=b; final read_uncommitted@2=b`},
+	}, {
+		name: "committed transaction's record not visible to read_committed",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnCommitted),
+			final(ReadUncommitted, 2, "0=a"), final(ReadCommitted, 2, "")),
+		want: []string{`lost-write t/0@0 a: acknowledged at offset 0, missing from the final read_committed read, ` +
+			`though its transaction tx#1 committed | produce by p (ack)@0=a; ` +
+			`final read_committed end: log start 0, high watermark 2; transaction tx#1 committed`},
+	}, {
+		name: "an unknown transaction read_committed sees in part is committed: the rest is lost",
+		history: build(ack("a", 0, inTxn(1)), ack("b", 1, inTxn(1)), txnEnd(1, TxnUnknown),
+			final(ReadUncommitted, 3, "0=a 1=b"), final(ReadCommitted, 3, "0=a")),
+		want: []string{`lost-write t/0@1 b: acknowledged at offset 1, missing from the final read_committed read, ` +
+			`though its transaction tx#1 committed | produce by p (ack)@1=b; ` +
+			`final read_committed end: log start 0, high watermark 3; ` +
+			`transaction tx#1 unknown, inferred committed: read_committed sees its records`},
+	}, {
+		name: "aborted transaction's record is not lost from read_committed",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnAborted),
+			final(ReadUncommitted, 2, "0=a"), final(ReadCommitted, 2, "")),
+	}, {
+		name:    "unknown outcomes present or absent",
+		history: build(produce(OutcomeUnknown, "a", 0), produce(OutcomeUnknown, "b", 0), both(1, "0=a")),
+	}, {
+		name:    "failed retriable write present",
+		history: build(produce(OutcomeFail, "a", 0, func(p *Produce) { p.Retriable = true }), both(1, "0=a")),
+	}, {
+		name: "compaction removed a record superseded by its key",
+		history: build(ack("a", 0, withKey("k")), ack("b", 1, withKey("k")), ack("c", 2, withKey("j")),
+			both(3, "1=b/k 2=c/j", compacted)),
+	}, {
+		name:    "compaction does not excuse a record whose key has no later record",
+		history: build(ack("a", 0, withKey("k")), ack("b", 1, withKey("j")), both(2, "1=b/j", compacted)),
+		want: []string{`lost-write t/0@0 a: acknowledged at offset 0, missing from the final read_uncommitted read | ` +
+			`produce by p (ack)@0=a; final read_uncommitted end: log start 0, high watermark 2`},
+	}, {
+		name: "compaction removed an aborted transaction's records",
+		history: build(ack("a", 0, inTxn(1), withKey("k")), txnEnd(1, TxnAborted),
+			final(ReadUncommitted, 2, "", compacted), final(ReadCommitted, 2, "", compacted)),
+	}, {
+		name:    "below the log start offset",
+		history: build(ack("a", 0), ack("b", 1), both(2, "1=b", logStart(1))),
+	}})
+}
+
+func TestCheckAckBeyondHighWatermark(t *testing.T) {
+	runCases(t, []checkCase{{
+		name:    "acknowledged at the high watermark",
+		history: build(ack("a", 0), ack("b", 3), both(3, "0=a 1=x 2=y")),
+		want: []string{
+			`ack-beyond-high-watermark t/0@3 b: acknowledged at offset 3, at or past the final high watermark 3 | ` +
+				`produce by p (ack)@3=b; ` + endRU3,
+			`lost-write t/0@3 b: acknowledged at offset 3, missing from the final read_uncommitted read | ` +
+				`produce by p (ack)@3=b; ` + endRU3,
+		},
+	}, {
+		name:    "just below the high watermark",
+		history: build(ack("a", 2), both(3, "2=a", logStart(2))),
+	}})
+}
+
+func TestCheckRefusesUnusableHistories(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		history *History
+		want    string
+	}{
+		{"value produced twice", build(ack("a", 0), produce(OutcomeUnknown, "a", 0), both(1, "0=a")), `value "a" produced again`},
+		{"no final read", build(ack("a", 0)), "t/0: no final read_uncommitted read"},
+		{"consumed partition without final read", build(consume("c", "", ReadUncommitted, "0=a")), "t/0: no final read_uncommitted read"},
+		{"transactions without read_committed", build(ack("a", 0, inTxn(1)), final(ReadUncommitted, 1, "0=a")), "no final read_committed read"},
+		{"final record past the end", build(both(1, "1=a")), "outside the read [0, 1)"},
+		{"final record without end", build(Final{Isolation: ReadCommitted, Topic: "t", Value: "a"}, final(ReadUncommitted, 1, "0=a")), "final record with no final_end read_committed"},
+		{"two final ends", build(both(1, "0=a"), FinalEnd{Isolation: ReadCommitted, Topic: "t", HighWatermark: 1}), "a second final_end read_committed"},
+		{"contradicting outcomes", build(txnEnd(1, TxnCommitted), txnEnd(1, TxnAborted)), "transaction tx#1 aborted, but committed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Check(c.history)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestCheckCounts(t *testing.T) {
+	h := build(
+		ack("a", 0, idem), ack("z", 9), produce(OutcomeUnknown, "b", 0), produce(OutcomeUnknown, "c", 0),
+		produce(OutcomeFail, "d", 0, func(p *Produce) { p.Retriable = true }), produce(OutcomeFail, "e", 0),
+		ack("t1", 3, inTxn(1)), txnEnd(1, TxnCommitted),
+		ack("t2", 4, inTxn(2)), txnEnd(2, TxnAborted),
+		ack("t3", 5, inTxn(3)), txnEnd(3, TxnUnknown),
+		ack("t4", 6, inTxn(4)), txnEnd(4, TxnUnknown),
+		ack("t5", 7, inTxn(5)),
+		consume("c", "", ReadUncommitted, "0=a 1=b"),
+		final(ReadUncommitted, 10, "0=a 1=b 2=d 3=t1 4=t2 5=t3 6=t4 7=t5 8=u 9=z"),
+		final(ReadCommitted, 10, "0=a 1=b 2=d 3=t1 5=t3 8=u 9=z"),
+	)
+	r, err := Check(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{
+		Partitions: 1, Produces: 11, Acked: 7, Failed: 2, FailedRetriable: 1, FailedPresent: 1,
+		UnknownPresent: 1, UnknownAbsent: 1,
+		Transactions: 5, Committed: 1, Aborted: 1, TxnUnknown: 2, InferredCommitted: 1, InferredAborted: 1, NeverEnded: 1,
+		Consumed: 2, FinalRecords: 10, Unattributed: 1,
+	}
+	if d := cmp.Diff(want, r.Counts); d != "" {
+		t.Fatalf("counts (-want +got):\n%s", d)
+	}
+}
