@@ -19,6 +19,7 @@ func Check(h *History) (*Report, error) {
 	for i := range h.Produces {
 		c.checkProduce(&h.Produces[i])
 	}
+	c.checkAgreement(h)
 	sortAnomalies(c.report.Anomalies)
 	sortAnomalies(c.report.AtLeastOnce)
 	return &c.report, nil

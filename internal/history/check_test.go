@@ -180,7 +180,8 @@ func TestCheckLostWrites(t *testing.T) {
 	}, {
 		name:    "offset holds another value",
 		history: build(ack("a", 0), ack("b", 1), both(2, "0=a 1=x")),
-		want: []string{`lost-write t/0@1 b: acknowledged at offset 1, which the final read_uncommitted read holds "x" | ` +
+		want: []string{`divergent-offset t/0@1 : offset 1 observed with 2 values: "x" by 2, "b" by 1 | ` +
+			`final read_uncommitted@1=x; produce by p (ack)@1=b`, `lost-write t/0@1 b: acknowledged at offset 1, which the final read_uncommitted read holds "x" | ` +
 			`produce by p (ack)@1=b; final read_uncommitted@1=x`},
 	}, {
 		name:    "value only at another offset",
@@ -296,5 +297,83 @@ func TestCheckCounts(t *testing.T) {
 	}
 	if d := cmp.Diff(want, r.Counts); d != "" {
 		t.Fatalf("counts (-want +got):\n%s", d)
+	}
+}
+
+func TestCheckDivergentOffsets(t *testing.T) {
+	runCases(t, []checkCase{{
+		name:    "consumer and final read disagree",
+		history: build(ack("a", 0), ack("b", 1), both(2, "0=a 1=b"), consume("c", "", ReadUncommitted, "0=a 1=x")),
+		want: []string{`divergent-offset t/0@1 : offset 1 observed with 2 values: "b" by 3, "x" by 1 | ` +
+			`final read_uncommitted@1=b; consumer c (read_uncommitted)@1=x`},
+	}, {
+		name: "two consumers disagree on an offset compaction removed",
+		history: build(ack("c", 2, withKey("k")), both(3, "2=c/k", compacted),
+			consume("c1", "", ReadUncommitted, "1=a/k"),
+			consume("c2", "1", ReadCommitted, "1=b/k", func(c *Consume) { c.LeaderEpoch = ptr[int32](5) })),
+		want: []string{`divergent-offset t/0@1 : offset 1 observed with 2 values: "a" by 1, "b" by 1 | ` +
+			`consumer c1 (read_uncommitted)@1=a; consumer c2 session 1 (read_committed) leader epoch 5@1=b`},
+	}, {
+		name:    "two acknowledgements at one offset",
+		history: build(ack("a", 0), ack("b", 0), both(1, "0=a")),
+		want: []string{
+			`divergent-offset t/0@0 : offset 0 observed with 2 values: "a" by 3, "b" by 1 | ` +
+				`final read_uncommitted@0=a; produce by p (ack)@0=b`,
+			`lost-write t/0@0 b: acknowledged at offset 0, which the final read_uncommitted read holds "a" | ` +
+				`produce by p (ack)@0=b; final read_uncommitted@0=a`,
+		},
+	}, {
+		name:    "the two final reads disagree",
+		history: build(final(ReadUncommitted, 1, "0=a"), final(ReadCommitted, 1, "0=b")),
+		want: []string{`divergent-offset t/0@0 : offset 0 observed with 2 values: "a" by 1, "b" by 1 | ` +
+			`final read_uncommitted@0=a; final read_committed@0=b`},
+	}, {
+		name: "every observer agrees",
+		history: build(ack("a", 0), ack("b", 1), both(2, "0=a 1=b"),
+			consume("c1", "", ReadUncommitted, "0=a 1=b"), consume("c2", "", ReadCommitted, "1=b")),
+	}})
+}
+
+func TestCheckDuplicates(t *testing.T) {
+	runCases(t, []checkCase{{
+		name:    "idempotent producer's value at two offsets",
+		history: build(ack("a", 1, idem), both(3, "1=a 2=a")),
+		want: []string{`duplicate t/0@1 a: one attempt's value at offsets [1 2] | ` +
+			`produce by p (ack)@1=a; final read_uncommitted@1=a; final read_uncommitted@2=a`},
+	}, {
+		name:    "transactional producer's value consumed at two offsets",
+		history: build(ack("a", 1, inTxn(1)), txnEnd(1, TxnCommitted), both(2, "1=a"), consume("c", "", ReadCommitted, "1=a 5=a")),
+		want: []string{`duplicate t/0@1 a: one attempt's value at offsets [1 5] | ` +
+			`produce by p (ack)@1=a; final read_uncommitted@1=a; consumer c (read_committed)@5=a`},
+	}, {
+		name:    "an unknown outcome written twice",
+		history: build(produce(OutcomeUnknown, "a", 0, idem), both(2, "0=a 1=a")),
+		want: []string{`duplicate t/0@0 a: one attempt's value at offsets [0 1] | ` +
+			`produce by p (unknown)=a; final read_uncommitted@0=a; final read_uncommitted@1=a`},
+	}, {
+		name:    "non-idempotent producer's retry written twice is at-least-once",
+		history: build(ack("a", 2), both(3, "1=a 2=a")),
+		atLeastOnce: []string{`at-least-once-duplicate t/0@1 a: one attempt's value at offsets [1 2] (producer p is not idempotent) | ` +
+			`produce by p (ack)@2=a; final read_uncommitted@1=a; final read_uncommitted@2=a`},
+	}, {
+		name: "idempotent producer's retry deduplicated by the broker",
+		history: build(ack("a", 0, idem, func(p *Produce) { p.ProducerID, p.ProducerEpoch = ptr[int64](4), ptr[int16](0) }),
+			both(1, "0=a"), consume("c1", "", ReadUncommitted, "0=a"), consume("c1", "2", ReadUncommitted, "0=a")),
+	}, {
+		name:    "a record no produce event wrote is not judged",
+		history: build(both(2, "0=u 1=u")),
+	}})
+}
+
+func TestReportFailed(t *testing.T) {
+	r, err := Check(build(ack("a", 2), both(3, "1=a 2=a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed(false) || !r.Failed(true) {
+		t.Fatalf("at-least-once only: Failed(false)=%v Failed(true)=%v, want false, true", r.Failed(false), r.Failed(true))
+	}
+	if d := cmp.Diff([]Kind{AtLeastOnceDuplicate}, r.Kinds()); d != "" {
+		t.Fatal(d)
 	}
 }
