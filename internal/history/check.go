@@ -20,6 +20,7 @@ func Check(h *History) (*Report, error) {
 		c.checkProduce(&h.Produces[i])
 	}
 	c.checkAgreement(h)
+	c.checkCommittedReads(h)
 	sortAnomalies(c.report.Anomalies)
 	sortAnomalies(c.report.AtLeastOnce)
 	return &c.report, nil

@@ -377,3 +377,52 @@ func TestReportFailed(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func TestCheckCommittedReads(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	started := func(tx Txn) Txn { tx.Started = t0; return tx }
+	const abortedTxn = "produce by p (ack)@0=a; transaction tx#1 aborted"
+	runCases(t, []checkCase{{
+		name: "read_committed consumer reads an aborted transaction's record",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnAborted), final(ReadUncommitted, 2, "0=a"), final(ReadCommitted, 2, ""),
+			consume("c", "", ReadCommitted, "0=a")),
+		want: []string{`aborted-read t/0@0 a: consumer c (read_committed) saw a record of transaction tx#1, which was not committed (aborted) | ` +
+			`consumer c (read_committed)@0=a; ` + abortedTxn},
+	}, {
+		name:    "final read_committed holds an aborted transaction's record",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnAborted), both(2, "0=a")),
+		want: []string{`aborted-read t/0@0 a: final read_committed saw a record of transaction tx#1, which was not committed (aborted) | ` +
+			`final read_committed@0=a; ` + abortedTxn},
+	}, {
+		name:    "a transaction that never ended",
+		history: build(ack("a", 0, inTxn(1)), both(2, "0=a")),
+		want: []string{`aborted-read t/0@0 a: final read_committed saw a record of transaction tx#1, which was not committed (never ended) | ` +
+			`final read_committed@0=a; produce by p (ack)@0=a; transaction tx#1 never ended`},
+	}, {
+		name: "an unknown transaction the final read shows aborted",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnUnknown), final(ReadUncommitted, 2, "0=a"), final(ReadCommitted, 2, ""),
+			consume("c", "", ReadCommitted, "0=a")),
+		want: []string{`aborted-read t/0@0 a: consumer c (read_committed) saw a record of transaction tx#1, which was not committed ` +
+			`(unknown, inferred aborted: only read_uncommitted sees its records) | consumer c (read_committed)@0=a; produce by p (ack)@0=a; ` +
+			`transaction tx#1 unknown, inferred aborted: only read_uncommitted sees its records`},
+	}, {
+		name: "read_uncommitted consumers may read aborted data",
+		history: build(ack("a", 0, inTxn(1)), txnEnd(1, TxnAborted), final(ReadUncommitted, 2, "0=a"), final(ReadCommitted, 2, ""),
+			consume("c", "", ReadUncommitted, "0=a")),
+	}, {
+		name: "read before the commit was asked for",
+		history: build(ack("a", 0, inTxn(1)), started(txnEnd(1, TxnCommitted)), both(2, "0=a"),
+			consume("c", "", ReadCommitted, "0=a", at(t0.Add(-time.Millisecond)))),
+		want: []string{`uncommitted-read t/0@0 a: consumer c (read_committed) received it at 2026-01-01T00:00:09.999Z, ` +
+			`before the producer began committing transaction tx#1 at 2026-01-01T00:00:10Z | ` +
+			`consumer c (read_committed)@0=a; produce by p (ack)@0=a; transaction tx#1 committed`},
+	}, {
+		name: "read after the commit was asked for, or at an unknown time",
+		history: build(ack("a", 0, inTxn(1)), started(txnEnd(1, TxnCommitted)), both(2, "0=a"),
+			consume("c", "1", ReadCommitted, "0=a", at(t0.Add(time.Millisecond))), consume("c", "2", ReadCommitted, "0=a")),
+	}, {
+		name: "read_uncommitted consumers may read before the commit",
+		history: build(ack("a", 0, inTxn(1)), started(txnEnd(1, TxnCommitted)), both(2, "0=a"),
+			consume("c", "", ReadUncommitted, "0=a", at(t0.Add(-time.Second)))),
+	}})
+}
