@@ -21,6 +21,7 @@ func Check(h *History) (*Report, error) {
 	}
 	c.checkAgreement(h)
 	c.checkCommittedReads(h)
+	c.checkConsumerOrder(h)
 	sortAnomalies(c.report.Anomalies)
 	sortAnomalies(c.report.AtLeastOnce)
 	return &c.report, nil

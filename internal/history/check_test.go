@@ -426,3 +426,58 @@ func TestCheckCommittedReads(t *testing.T) {
 			consume("c", "", ReadUncommitted, "0=a", at(t0.Add(-time.Second)))),
 	}})
 }
+
+func TestCheckConsumerOrder(t *testing.T) {
+	onP1 := func(c *Consume) { c.Partition = 1 }
+	runCases(t, []checkCase{{
+		name:    "a session goes back",
+		history: build(both(3, "0=a 1=b 2=c"), consume("c", "1", ReadUncommitted, "0=a 1=b 0=a 1=b 2=c")),
+		want: []string{`consumer-backwards t/0@0 a: received offset 0 after offset 1 in one session | ` +
+			`consumer c session 1 (read_uncommitted)@1=b; consumer c session 1 (read_uncommitted)@0=a`},
+	}, {
+		name:    "a session receives one offset twice",
+		history: build(both(2, "0=a 1=b"), consume("c", "", ReadCommitted, "0=a 1=b 1=b")),
+		want: []string{`consumer-backwards t/0@1 b: received offset 1 after offset 1 in one session | ` +
+			`consumer c (read_committed)@1=b; consumer c (read_committed)@1=b`},
+	}, {
+		name: "a new session, another consumer or another partition starts anywhere",
+		history: build(both(3, "0=a 1=b 2=c"), final(ReadUncommitted, 1, "0=d", finalOn(1)),
+			consume("c", "1", ReadUncommitted, "1=b 2=c"), consume("c", "2", ReadUncommitted, "0=a 1=b"),
+			consume("d", "1", ReadUncommitted, "0=a"), consume("c", "1", ReadUncommitted, "0=d", onP1)),
+	}, {
+		name:    "read_uncommitted skips a record",
+		history: build(both(4, "0=a 1=b 2=c 3=d"), consume("c", "", ReadUncommitted, "0=a 3=d")),
+		want: []string{`consumer-skip t/0@1 b: went from offset 0 to 3, skipping 2 records the final read_uncommitted read holds | ` +
+			`consumer c (read_uncommitted)@0=a; final read_uncommitted@1=b; consumer c (read_uncommitted)@3=d`},
+	}, {
+		name: "read_committed skips a committed record",
+		history: build(ack("t", 1, inTxn(1)), txnEnd(1, TxnCommitted), both(4, "0=a 1=t 3=d"),
+			consume("c", "", ReadCommitted, "0=a 3=d")),
+		want: []string{`consumer-skip t/0@1 t: went from offset 0 to 3, skipping 1 records the final read_committed read holds | ` +
+			`consumer c (read_committed)@0=a; final read_committed@1=t; consumer c (read_committed)@3=d`},
+	}, {
+		name:    "read_committed without transactions is held to read_uncommitted",
+		history: build(final(ReadUncommitted, 3, "0=a 1=b 2=c"), consume("c", "", ReadCommitted, "0=a 2=c")),
+		want: []string{`consumer-skip t/0@1 b: went from offset 0 to 2, skipping 1 records the final read_uncommitted read holds | ` +
+			`consumer c (read_committed)@0=a; final read_uncommitted@1=b; consumer c (read_committed)@2=c`},
+	}, {
+		name: "read_committed passes an aborted record and the markers",
+		// 0 a, 1 aborted t, 2 abort marker, 3 d, 4 commit marker of nothing visible here.
+		history: build(ack("t", 1, inTxn(1)), txnEnd(1, TxnAborted),
+			final(ReadUncommitted, 5, "0=a 1=t 3=d"), final(ReadCommitted, 5, "0=a 3=d"),
+			consume("c", "", ReadCommitted, "0=a 3=d")),
+	}, {
+		name: "read_uncommitted may not pass an aborted record",
+		history: build(ack("t", 1, inTxn(1)), txnEnd(1, TxnAborted),
+			final(ReadUncommitted, 4, "0=a 1=t 3=d"), final(ReadCommitted, 4, "0=a 3=d"),
+			consume("c", "", ReadUncommitted, "0=a 3=d")),
+		want: []string{`consumer-skip t/0@1 t: went from offset 0 to 3, skipping 1 records the final read_uncommitted read holds | ` +
+			`consumer c (read_uncommitted)@0=a; final read_uncommitted@1=t; consumer c (read_uncommitted)@3=d`},
+	}, {
+		name: "compaction gaps",
+		// b is superseded by c: read before the cleaner ran, then after.
+		history: build(ack("a", 0, withKey("j")), ack("b", 1, withKey("k")), ack("c", 2, withKey("k")),
+			both(3, "0=a/j 2=c/k", compacted),
+			consume("c", "1", ReadUncommitted, "0=a/j 1=b/k 2=c/k"), consume("c", "2", ReadUncommitted, "0=a/j 2=c/k")),
+	}})
+}
