@@ -133,9 +133,12 @@ func (c *checker) checkProduce(pr *Produce) {
 }
 
 // lostFrom says whether the acknowledged record pr is lost from the final
-// read r: not at its offset, unless a compacted topic's cleaner may have
-// removed it (a later record has its key, or under read_uncommitted its
-// transaction was not committed).
+// read r: not at its offset, unless that offset is empty and a compacted
+// topic's cleaner may have emptied it (a later record has its key, or
+// under read_uncommitted its transaction was not committed). The cleaner
+// may keep an older copy of an at-least-once duplicate and remove the
+// acknowledged one, so a compacted record found only elsewhere is not
+// lost either.
 func (c *checker) lostFrom(r *finalRead, pr *Produce, t *txn) (Anomaly, bool) {
 	a := Anomaly{Kind: LostWrite, Topic: pr.Topic, Partition: pr.Partition, Offset: pr.Offset, Value: pr.Value}
 	a.Evidence = []Observation{produceObservation(pr)}
@@ -147,15 +150,15 @@ func (c *checker) lostFrom(r *finalRead, pr *Produce, t *txn) (Anomaly, bool) {
 	case ok:
 		a.Detail = fmt.Sprintf("acknowledged at offset %d, which the final %s read holds %q", pr.Offset, iso, f.Value)
 		a.Evidence = append(a.Evidence, finalObservation(f))
+	case r.end.Compacted && pr.Key != "" && r.lastByKey[pr.Key] > pr.Offset:
+		return a, false // superseded by a later record of its key
+	case r.end.Compacted && iso == ReadUncommitted && t != nil && t.effect != committed:
+		return a, false // the cleaner removes aborted data
 	case r.has(pr.Value):
 		a.Detail = fmt.Sprintf("acknowledged at offset %d, but the final %s read holds it only at %v", pr.Offset, iso, r.byValue[pr.Value])
 		for _, off := range r.byValue[pr.Value] {
 			a.Evidence = append(a.Evidence, finalObservation(r.byOffset[off]))
 		}
-	case r.end.Compacted && pr.Key != "" && r.lastByKey[pr.Key] > pr.Offset:
-		return a, false // superseded by a later record of its key
-	case r.end.Compacted && iso == ReadUncommitted && t != nil && t.effect != committed:
-		return a, false // the cleaner removes aborted data
 	default:
 		a.Detail = fmt.Sprintf("acknowledged at offset %d, missing from the final %s read", pr.Offset, iso)
 		a.Evidence = append(a.Evidence, endObservation(r.end))

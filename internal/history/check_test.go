@@ -223,6 +223,9 @@ func TestCheckLostWrites(t *testing.T) {
 		want: []string{`lost-write t/0@0 a: acknowledged at offset 0, missing from the final read_uncommitted read | ` +
 			`produce by p (ack)@0=a; final read_uncommitted end: log start 0, high watermark 2`},
 	}, {
+		name:    "compaction removed the acknowledged copy of an at-least-once duplicate, kept the first",
+		history: build(ack("a", 1, withKey("k")), ack("b", 2, withKey("k")), both(3, "0=a/k 2=b/k", compacted)),
+	}, {
 		name: "compaction removed an aborted transaction's records",
 		history: build(ack("a", 0, inTxn(1), withKey("k")), txnEnd(1, TxnAborted),
 			final(ReadUncommitted, 2, "", compacted), final(ReadCommitted, 2, "", compacted)),
