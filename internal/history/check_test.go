@@ -420,6 +420,13 @@ func TestCheckCommittedReads(t *testing.T) {
 			`before the producer began committing transaction tx#1 at 2026-01-01T00:00:10Z | ` +
 			`consumer c (read_committed)@0=a; produce by p (ack)@0=a; transaction tx#1 committed`},
 	}, {
+		name: "the commit's start is on the unknown outcome written before the committed one",
+		history: build(ack("a", 0, inTxn(1)), started(txnEnd(1, TxnUnknown)), txnEnd(1, TxnCommitted), both(2, "0=a"),
+			consume("c", "", ReadCommitted, "0=a", at(t0.Add(-time.Millisecond)))),
+		want: []string{`uncommitted-read t/0@0 a: consumer c (read_committed) received it at 2026-01-01T00:00:09.999Z, ` +
+			`before the producer began committing transaction tx#1 at 2026-01-01T00:00:10Z | ` +
+			`consumer c (read_committed)@0=a; produce by p (ack)@0=a; transaction tx#1 committed`},
+	}, {
 		name: "read after the commit was asked for, or at an unknown time",
 		history: build(ack("a", 0, inTxn(1)), started(txnEnd(1, TxnCommitted)), both(2, "0=a"),
 			consume("c", "1", ReadCommitted, "0=a", at(t0.Add(time.Millisecond))), consume("c", "2", ReadCommitted, "0=a")),

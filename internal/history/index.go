@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 )
 
 type partitionKey struct {
@@ -96,8 +97,11 @@ const (
 )
 
 type txn struct {
-	key      txnKey
-	event    *Txn // the outcome event; nil if the client wrote none
+	key   txnKey
+	event *Txn // the outcome event; nil if the client wrote none
+	// started is the earliest Started of its outcome events: a client may
+	// write unknown when EndTxn times out, then the outcome it learns later.
+	started  time.Time
 	effect   effect
 	inferred bool // the effect comes from the final read, not the outcome
 	produces []*Produce
@@ -250,6 +254,9 @@ func (x *index) addTxn(e *Txn) {
 	if !ok {
 		t = &txn{key: k}
 		x.txns[k] = t
+	}
+	if !e.Started.IsZero() && (t.started.IsZero() || e.Started.Before(t.started)) {
+		t.started = e.Started
 	}
 	switch {
 	case t.event == nil || t.event.Outcome == TxnUnknown:

@@ -50,10 +50,10 @@ func (c *checker) readCommitted(k partitionKey, o Observation, at time.Time) {
 	case t.effect == aborted:
 		a.Kind = AbortedRead
 		a.Detail = fmt.Sprintf("%s saw a record of transaction %s, which was not committed (%s)", o.Source, t.key, t.status())
-	case t.effect == committed && !at.IsZero() && !t.event.Started.IsZero() && at.Before(t.event.Started):
+	case t.effect == committed && !at.IsZero() && !t.started.IsZero() && at.Before(t.started):
 		a.Kind = UncommittedRead
 		a.Detail = fmt.Sprintf("%s received it at %s, before the producer began committing transaction %s at %s",
-			o.Source, at.Format(time.RFC3339Nano), t.key, t.event.Started.Format(time.RFC3339Nano))
+			o.Source, at.Format(time.RFC3339Nano), t.key, t.started.Format(time.RFC3339Nano))
 	default:
 		return
 	}
