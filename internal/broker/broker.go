@@ -236,13 +236,25 @@ func managerConfig(dir string, v config.Values) storage.ManagerConfig {
 		ProducerExpiryInterval:  millis(v.Long("producer.id.expiration.check.interval.ms")),
 		CleanerBackoff:          millis(v.Long("log.cleaner.backoff.ms")),
 		CleanerMapMemory:        int(v.Long("log.cleaner.dedupe.buffer.size") / max(threads, 1)),
-		CleanerDisabled:         !v.Bool("log.cleaner.enable") || threads == 0,
+		CleanerDisabled:         !v.Bool("log.cleaner.enable"),
+		CleanerPaused:           threads == 0,
 		CleanerIOBytesPerSecond: v.Double("log.cleaner.io.max.bytes.per.second"),
 	}
 	if v.IsSet("log.flush.scheduler.interval.ms") {
 		c.FlushCheckInterval = millis(v.Long("log.flush.scheduler.interval.ms"))
 	}
 	return c
+}
+
+// cleanerSettings are the log cleaner's dynamic settings from a broker
+// config (log.cleaner.threads, dedupe.buffer.size, io.max.bytes.per.second).
+func cleanerSettings(v config.Values) storage.CleanerSettings {
+	threads := int64(v.Int("log.cleaner.threads"))
+	return storage.CleanerSettings{
+		MapMemory:        int(v.Long("log.cleaner.dedupe.buffer.size") / max(threads, 1)),
+		Paused:           threads == 0,
+		IOBytesPerSecond: v.Double("log.cleaner.io.max.bytes.per.second"),
+	}
 }
 
 // millis converts a config in milliseconds, saturating where Kafka's

@@ -14,6 +14,7 @@ import (
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -449,8 +450,8 @@ func TestManagerConfig(t *testing.T) {
 		"log.flush.start.offset.checkpoint.interval.ms": "5000",
 		"log.flush.scheduler.interval.ms":               "250",
 	}))
-	if !c.CleanerDisabled {
-		t.Error("log.cleaner.threads=0 left the cleaner on")
+	if !c.CleanerPaused || c.CleanerDisabled {
+		t.Error("log.cleaner.threads=0 did not pause the cleaner")
 	}
 	if c.CheckpointInterval != 5*time.Second {
 		t.Errorf("checkpoint every %v, want the shorter interval, 5s", c.CheckpointInterval)
@@ -464,4 +465,49 @@ func TestManagerConfig(t *testing.T) {
 	if got := millis(1<<63 - 1); got != time.Duration(1<<63-1) {
 		t.Errorf("Long.MAX_VALUE ms = %v, want the largest Duration", got)
 	}
+}
+
+// TestCleanerSettingsAreDynamic: kafka-configs.sh --alter of
+// log.cleaner.threads and log.cleaner.dedupe.buffer.size (per broker or
+// cluster default) reaches the running log cleaner, as in Kafka.
+func TestCleanerSettingsAreDynamic(t *testing.T) {
+	b := startBroker(t)
+	adm := kadm.NewClient(newFranz(t, b.Addr()))
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	// broker -1 is the cluster-wide default (no broker named).
+	set := func(broker int32, name, value string) {
+		t.Helper()
+		var brokers []int32
+		if broker >= 0 {
+			brokers = []int32{broker}
+		}
+		rs, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: name, Value: kmsg.StringPtr(value)}}, brokers...)
+		if err == nil && len(rs) == 1 {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("%s=%s: %v", name, value, err)
+		}
+	}
+	wait := func(what string, ok func(storage.CleanerSettings) bool) {
+		t.Helper()
+		for {
+			applied := b.imageApplied.Wait()
+			if s := b.logs.Cleaner(); ok(s) {
+				return
+			}
+			select {
+			case <-applied:
+			case <-ctx.Done():
+				t.Fatalf("the cleaner never got %s: %+v", what, b.logs.Cleaner())
+			}
+		}
+	}
+	set(1, "log.cleaner.threads", "0")
+	wait("paused", func(s storage.CleanerSettings) bool { return s.Paused })
+	set(-1, "log.cleaner.threads", "2") // the cluster default; the per-broker 0 still wins
+	set(1, "log.cleaner.threads", "2")
+	set(1, "log.cleaner.dedupe.buffer.size", "8000000")
+	wait("two threads' memory", func(s storage.CleanerSettings) bool { return !s.Paused && s.MapMemory == 4000000 })
 }

@@ -30,7 +30,9 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 		errs = append(errs, b.installTopic(img, t))
 	}
 	b.refreshTopicConfigs(img)
-	b.conns.set(b.brokerConfig(img), b.cfg.Listeners)
+	bc := b.brokerConfig(img)
+	b.conns.set(bc, b.cfg.Listeners)
+	b.logs.SetCleaner(cleanerSettings(bc))
 	b.meta.Store(img)
 	b.imageApplied.Notify()
 	for _, err := range errs {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/model"
@@ -27,6 +28,9 @@ type ManagerConfig struct {
 	CleanerBackoff         time.Duration // log.cleaner.backoff.ms (default 15 s)
 	CleanerMapMemory       int           // log.cleaner.dedupe.buffer.size / log.cleaner.threads (default 128 MiB)
 	CleanerDisabled        bool          // log.cleaner.enable=false
+	// CleanerPaused starts the cleaner paused (log.cleaner.threads=0,
+	// which SetCleaner can change while running).
+	CleanerPaused bool
 	// CleanerIOBytesPerSecond caps the cleaner's disk reads and writes
 	// together (log.cleaner.io.max.bytes.per.second); 0 or +Inf: no cap.
 	CleanerIOBytesPerSecond float64
@@ -61,10 +65,11 @@ func (c *ManagerConfig) fill() {
 // work: retention, flush.ms, recovery-point checkpoints and producer-ID
 // expiry.
 type Manager struct {
-	cfg      ManagerConfig
-	opts     Options
-	tasks    *task.Group
-	throttle *Throttle // the cleaner's, shared by its passes; nil: no cap
+	cfg   ManagerConfig
+	opts  Options
+	tasks *task.Group
+	// cleanerSettings are the cleaner's dynamic settings (SetCleaner).
+	cleanerSettings atomic.Pointer[CleanerSettings]
 
 	// HighWatermark bounds retention per partition; nil means the log end
 	// (a single replica). Set before Start.
@@ -105,7 +110,8 @@ func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: lock %s: %w", cfg.Dir, err)
 	}
-	m := &Manager{cfg: cfg, opts: opts, throttle: NewThrottle(cfg.CleanerIOBytesPerSecond, opts.Clock)}
+	m := &Manager{cfg: cfg, opts: opts}
+	m.SetCleaner(CleanerSettings{MapMemory: cfg.CleanerMapMemory, Paused: cfg.CleanerPaused, IOBytesPerSecond: cfg.CleanerIOBytesPerSecond})
 	m.mu.logs = map[model.TopicPartition]*Log{}
 	m.mu.lock = lock
 	return m, nil
@@ -118,7 +124,11 @@ func (m *Manager) Start(ctx context.Context) {
 	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.each("flush", (*Log).FlushIfDue) })
 	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.each("checkpoint", (*Log).Checkpoint) })
 	if !m.cfg.CleanerDisabled {
-		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) { m.cleanDirtiest() })
+		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) {
+			if !m.cleaner().Paused {
+				m.cleanDirtiest()
+			}
+		})
 	}
 	expiry := m.cfg.ProducerIDExpiration.Milliseconds()
 	m.tasks.Every(m.cfg.ProducerExpiryInterval, func(context.Context) {
@@ -277,7 +287,8 @@ func (m *Manager) cleanDirtiest() {
 		if m.tasks != nil && m.tasks.Context().Err() != nil {
 			return
 		}
-		stats, err := c.l.Clean(CleanOptions{MapMemory: m.cfg.CleanerMapMemory, MaxOffset: c.hw, Throttle: m.throttle})
+		cs := m.cleaner()
+		stats, err := c.l.Clean(CleanOptions{MapMemory: cs.MapMemory, MaxOffset: c.hw, Throttle: cs.throttle})
 		switch {
 		case errors.Is(err, ErrCleanerBusy) || errors.Is(err, ErrClosed):
 		case err != nil:
@@ -292,6 +303,34 @@ func (m *Manager) cleanDirtiest() {
 
 // highWatermark is the partition's high watermark, or its log end without
 // a HighWatermark hook.
+// CleanerSettings are the log cleaner's settings that can change while the
+// broker runs, as Kafka's dynamic log.cleaner.* configs.
+type CleanerSettings struct {
+	MapMemory        int     // key map memory per pass
+	Paused           bool    // no cleaning (log.cleaner.threads=0)
+	IOBytesPerSecond float64 // log.cleaner.io.max.bytes.per.second; <= 0 or huge: none
+	throttle         *Throttle
+}
+
+// SetCleaner changes the cleaner's settings; a pass already running keeps
+// the ones it started with.
+func (m *Manager) SetCleaner(s CleanerSettings) {
+	if s.MapMemory <= 0 {
+		s.MapMemory = 128 << 20
+	}
+	if cur := m.cleanerSettings.Load(); cur != nil && cur.IOBytesPerSecond == s.IOBytesPerSecond {
+		s.throttle = cur.throttle // keep the period's accounting
+	} else {
+		s.throttle = NewThrottle(s.IOBytesPerSecond, m.opts.Clock)
+	}
+	m.cleanerSettings.Store(&s)
+}
+
+func (m *Manager) cleaner() *CleanerSettings { return m.cleanerSettings.Load() }
+
+// Cleaner reports the cleaner's current settings.
+func (m *Manager) Cleaner() CleanerSettings { return *m.cleaner() }
+
 // CleanerRound returns a channel closed when the log cleaner next finishes
 // a round (choosing the due logs and cleaning them), for tests and tools
 // that wait for compaction as an event.
