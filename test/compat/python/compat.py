@@ -19,6 +19,7 @@ Usage:
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -1203,8 +1204,17 @@ def main(argv):
                 if res is None:
                     res = {"result": "fail", "detail": "child exited %s without a result" % proc.returncode}
             except subprocess.TimeoutExpired:
-                proc.kill()
-                out, err = proc.communicate()
+                # The child leads its own session: kill all of it, and do not
+                # wait on its pipes for ever (a stalled child once used up the
+                # whole suite's budget here).
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                try:
+                    out, err = proc.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    out, err = b"", b"(no output: the killed child's pipes did not close)"
                 res = {"result": "fail", "detail": "timed out after %ds" % timeout}
             took = time.monotonic() - start
             record(client, feature, res["result"], res["detail"], took)
