@@ -19,8 +19,10 @@ var (
 	// ErrUnexpectedFile: the partition directory holds a file the log
 	// does not know how to treat. The error names it.
 	ErrUnexpectedFile = errors.New("storage: unexpected file in log directory")
-	// ErrInvalidOffset: a follower append whose offsets go backwards, or a
-	// batch that does not fit a segment's 32-bit relative offsets.
+	// ErrInvalidOffset: a follower append that does not continue the log
+	// (a batch below the log end or the previous batch's end, or a gap on
+	// a log that is not compacted), or a batch that does not fit a
+	// segment's 32-bit relative offsets.
 	ErrInvalidOffset = errors.New("storage: invalid offset")
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).

@@ -145,9 +145,17 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 	return l.append(data, leaderEpoch, true)
 }
 
-// AppendAsFollower appends batches that already carry their offsets and
-// epochs (replication). Each batch's CRC is checked; offsets must not go
-// backwards.
+// AppendAsFollower appends batches exactly as a leader wrote them
+// (replication): their offsets, partition leader epochs, timestamps,
+// attributes and CRCs are kept, and each batch's CRC is checked
+// (record.ErrCorrupt).
+//
+// The first batch must start at the log end and each later one right
+// after the one before; on a compacted log (Config.Compacted) a batch may
+// start further on, since the leader's cleaner removes offsets. Anything
+// else is ErrInvalidOffset. Kafka accepts a gap on any log; a leader's log
+// outside compacted topics has none, and our recovery would cut the log
+// at one (checkRecovered).
 func (l *Log) AppendAsFollower(data []byte) (AppendResult, error) {
 	return l.append(data, -1, false)
 }
@@ -261,12 +269,15 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 	return batches, nil
 }
 
+// checkFollowerBatch holds a batch a follower appends to AppendAsFollower's
+// rules; next is the log end, or the offset after the previous batch.
 func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64) error {
 	if err := record.CheckCRC(batch); err != nil {
 		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
 	}
-	if h.BaseOffset < next || h.LastOffsetDelta < 0 {
-		return fmt.Errorf("%w: %s: batch %d..%d at log end %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
+	gap := h.BaseOffset > next && !l.mu.cfg.Compacted
+	if h.BaseOffset < next || h.LastOffsetDelta < 0 || gap {
+		return fmt.Errorf("%w: %s: follower batch %d..%d does not start at offset %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
 	}
 	return nil
 }

@@ -1,0 +1,79 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/samsa-io/samsa/internal/record"
+)
+
+// leaderBatch is a batch of n records as a leader wrote it: at base, in
+// partition leader epoch epoch.
+func leaderBatch(t testing.TB, base int64, n int, epoch int32) []byte {
+	t.Helper()
+	b := makeBatch(t, n, base, "f", 10)
+	record.AssignOffsets(b, base, epoch, -1)
+	return b
+}
+
+// A follower append keeps the leader's batches as they are, and takes
+// only batches that continue its log: from its end, one after the other,
+// with gaps only on a compacted log. A refused append leaves the log as
+// it was and usable.
+func TestAppendAsFollowerOffsets(t *testing.T) {
+	cat := func(batches ...[]byte) []byte { return bytes.Join(batches, nil) }
+	cases := []struct {
+		name      string
+		compacted bool
+		data      func(t testing.TB) []byte
+		wantEnd   int64
+		wantErr   error
+	}{
+		{"at the log end", false, func(t testing.TB) []byte { return cat(leaderBatch(t, 10, 2, 1), leaderBatch(t, 12, 3, 1)) }, 15, nil},
+		{"gap before the first batch", false, func(t testing.TB) []byte { return leaderBatch(t, 11, 2, 1) }, 10, ErrInvalidOffset},
+		{"gap before the first batch, compacted", true, func(t testing.TB) []byte { return leaderBatch(t, 11, 2, 1) }, 13, nil},
+		{"gap between batches", false, func(t testing.TB) []byte { return cat(leaderBatch(t, 10, 2, 1), leaderBatch(t, 13, 1, 1)) }, 10, ErrInvalidOffset},
+		{"gap between batches, compacted", true, func(t testing.TB) []byte { return cat(leaderBatch(t, 10, 2, 1), leaderBatch(t, 13, 1, 1)) }, 14, nil},
+		{"below the log end", false, func(t testing.TB) []byte { return leaderBatch(t, 9, 2, 1) }, 10, ErrInvalidOffset},
+		{"below the log end, compacted", true, func(t testing.TB) []byte { return leaderBatch(t, 9, 2, 1) }, 10, ErrInvalidOffset},
+		{"overlapping batches, compacted", true, func(t testing.TB) []byte { return cat(leaderBatch(t, 10, 3, 1), leaderBatch(t, 12, 2, 1)) }, 10, ErrInvalidOffset},
+		{"bad CRC", false, func(t testing.TB) []byte {
+			b := leaderBatch(t, 10, 2, 1)
+			b[len(b)-1] ^= 0xff
+			return b
+		}, 10, record.ErrCorrupt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			cfg := testConfig()
+			cfg.Compacted = c.compacted
+			l := e.open(cfg)
+			defer l.Close()
+			for _, b := range [][]byte{leaderBatch(t, 0, 4, 0), leaderBatch(t, 4, 6, 1)} {
+				if _, err := l.AppendAsFollower(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data := c.data(t)
+			want := bytes.Clone(data)
+			_, err := l.AppendAsFollower(data)
+			if !errors.Is(err, c.wantErr) || (err != nil) != (c.wantErr != nil) {
+				t.Fatalf("append: %v, want %v", err, c.wantErr)
+			}
+			if got := l.LogEndOffset(); got != c.wantEnd {
+				t.Fatalf("log end %d, want %d", got, c.wantEnd)
+			}
+			if err == nil {
+				got := readBatches(t, l)
+				if tail := bytes.Join(got[2:], nil); !bytes.Equal(tail, want) {
+					t.Fatalf("the follower's batches differ from the leader's at byte %d", firstDifference(tail, want))
+				}
+			}
+			if _, err := l.AppendAsFollower(leaderBatch(t, c.wantEnd, 1, 1)); err != nil {
+				t.Fatalf("log unusable after the append: %v", err)
+			}
+		})
+	}
+}
