@@ -77,3 +77,36 @@ func TestAppendAsFollowerOffsets(t *testing.T) {
 		})
 	}
 }
+
+// The leader's log start fell inside a batch (DeleteRecords at 12 in
+// 10..14): a follower that started its empty log at 12 takes the batch
+// whole, keeps 12 as its log start, and reopens so. A log that is not
+// empty takes no batch that starts below its end.
+func TestAppendAsFollowerStraddlingLogStart(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(testConfig())
+	if err := l.TruncateFullyAndStartAt(12); err != nil {
+		t.Fatal(err)
+	}
+	b := leaderBatch(t, 10, 5, 3)
+	if _, err := l.AppendAsFollower(bytes.Clone(b)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if o := l.Offsets(); o.LogStartOffset != 12 || o.LogEndOffset != 15 {
+			t.Fatalf("%s: log start %d, end %d; want 12, 15", when, o.LogStartOffset, o.LogEndOffset)
+		}
+		if got := readBatches(t, l); len(got) != 1 || !bytes.Equal(got[0], b) {
+			t.Fatalf("%s: read %d batches, not the leader's", when, len(got))
+		}
+	}
+	check("after the append")
+	if _, err := l.AppendAsFollower(leaderBatch(t, 14, 2, 3)); !errors.Is(err, ErrInvalidOffset) {
+		t.Fatalf("batch below the end of a log that is not empty: %v", err)
+	}
+	l.Close()
+	l = e.open(testConfig())
+	defer l.Close()
+	check("after reopen")
+}

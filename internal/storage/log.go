@@ -155,7 +155,11 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 // start further on, since the leader's cleaner removes offsets. Anything
 // else is ErrInvalidOffset. Kafka accepts a gap on any log; a leader's log
 // outside compacted topics has none, and our recovery would cut the log
-// at one (checkRecovered).
+// at one (checkRecovered). One exception, Kafka's too: on an empty log, a
+// first batch that holds the log end (the leader's log start fell inside
+// it, after DeleteRecords, and the follower started its log there with
+// TruncateFullyAndStartAt) restarts the log at the batch's base offset,
+// keeping the log start offset.
 func (l *Log) AppendAsFollower(data []byte) (AppendResult, error) {
 	return l.append(data, -1, false)
 }
@@ -166,6 +170,12 @@ func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult,
 	if err := l.writableLocked(); err != nil {
 		l.mu.Unlock()
 		return res, err
+	}
+	if !assign {
+		if err := l.startAtStraddlingBatchLocked(data); err != nil {
+			l.mu.Unlock()
+			return res, err
+		}
 	}
 	pa := l.mu.producers.NewAppend()
 	batches, err := l.prepareLocked(data, leaderEpoch, assign, pa, &res)
@@ -280,6 +290,25 @@ func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64) err
 		return fmt.Errorf("%w: %s: follower batch %d..%d does not start at offset %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
 	}
 	return nil
+}
+
+// startAtStraddlingBatchLocked restarts an empty log at the base offset of
+// a first batch that holds its end (see AppendAsFollower), keeping the log
+// start offset, so the batch can be appended whole. Any other append is
+// left to checkFollowerBatch.
+func (l *Log) startAtStraddlingBatchLocked(data []byte) error {
+	end := l.mu.nextOffset
+	h, err := record.ParseHeader(data)
+	if err != nil || end != l.mu.logStartOffset || h.BaseOffset >= end || h.LastOffset() < end {
+		return nil
+	}
+	if err := record.CheckComplete(&h, data); err != nil {
+		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
+	}
+	if err := record.CheckCRC(data[:h.Size()]); err != nil {
+		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
+	}
+	return l.truncateFullyLocked(h.BaseOffset, end)
 }
 
 // writeLocked rolls if needed and writes the batches. Any I/O error fails

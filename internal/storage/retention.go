@@ -157,7 +157,7 @@ func (l *Log) TruncateTo(off int64) error {
 		return nil
 	}
 	if off < l.mu.logStartOffset {
-		return l.truncateFullyLocked(off)
+		return l.truncateFullyLocked(off, off)
 	}
 	i := l.segmentIndexLocked(off)
 	if err := l.dropSegmentsLocked(i + 1); err != nil {
@@ -170,7 +170,7 @@ func (l *Log) TruncateTo(off int64) error {
 	if active.nextOffset < l.mu.logStartOffset {
 		// The batch holding the log start straddled off and went whole:
 		// nothing readable is left, so restart empty at the start.
-		return l.truncateFullyLocked(l.mu.logStartOffset)
+		return l.truncateFullyLocked(l.mu.logStartOffset, l.mu.logStartOffset)
 	}
 	return l.afterTruncateLocked()
 }
@@ -183,10 +183,13 @@ func (l *Log) TruncateFullyAndStartAt(off int64) error {
 	if err := l.writableLocked(); err != nil {
 		return err
 	}
-	return l.truncateFullyLocked(off)
+	return l.truncateFullyLocked(off, off)
 }
 
-func (l *Log) truncateFullyLocked(off int64) error {
+// truncateFullyLocked deletes every segment and restarts the log, empty,
+// at off, with logStart as its log start offset (off, except for a
+// follower's batch that straddles the leader's log start).
+func (l *Log) truncateFullyLocked(off, logStart int64) error {
 	s, err := createSegment(l.opts.FS, l.dir, off, &l.mu.cfg, l.opts.Clock.Now())
 	if err != nil {
 		return l.failLocked(err)
@@ -211,7 +214,7 @@ func (l *Log) truncateFullyLocked(off int64) error {
 	if err != nil {
 		return l.failLocked(err)
 	}
-	l.mu.logStartOffset = off
+	l.mu.logStartOffset = logStart
 	if err := l.afterTruncateLocked(); err != nil {
 		return err
 	}
