@@ -96,17 +96,40 @@ func (c *epochCache) latest() (EpochEntry, bool) {
 	return c.entries[len(c.entries)-1], true
 }
 
-// assign records that epoch starts at offset, if epoch is newer than the
-// latest. Older or equal epochs are ignored, as Kafka does.
-func (c *epochCache) assign(epoch int32, offset int64) error {
+// assign records that epoch starts at offset. Entries that start at or
+// after dataEnd, the log end before the batch at offset, hold no batch: a
+// leader began its epoch there and wrote nothing before it lost the
+// leadership. As in Kafka they give way to the epoch of the batch written
+// there. Then an epoch newer than the latest left starts an entry; the
+// latest or an older one adds nothing.
+func (c *epochCache) assign(epoch int32, offset, dataEnd int64) error {
 	if epoch < 0 {
 		return nil
 	}
-	if l, ok := c.latest(); ok && epoch <= l.Epoch {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= dataEnd && c.entries[n-1].Epoch != epoch {
+		n--
+	}
+	kept := c.entries[:n]
+	switch {
+	case n == 0 || kept[n-1].Epoch < epoch:
+		kept = append(kept, EpochEntry{epoch, offset})
+	case n == len(c.entries):
 		return nil
 	}
-	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	c.entries = kept
 	return c.save()
+}
+
+// dataEpoch is the epoch of the newest entry that starts below end (the
+// log end): the newest epoch the log holds batches of; -1 if none.
+func (c *epochCache) dataEpoch(end int64) int32 {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if c.entries[i].StartOffset < end {
+			return c.entries[i].Epoch
+		}
+	}
+	return -1
 }
 
 // endOffsetFor answers OffsetForLeaderEpoch: the largest epoch <= epoch

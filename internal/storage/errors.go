@@ -24,6 +24,12 @@ var (
 	// a log that is not compacted), or a batch that does not fit a
 	// segment's 32-bit relative offsets.
 	ErrInvalidOffset = errors.New("storage: invalid offset")
+	// ErrLeaderEpochRegression: a follower append whose batch carries a
+	// partition leader epoch older than one the log already holds batches
+	// of, or than an earlier batch of the append. A leader's epochs only
+	// grow along its log, so the follower's log has diverged from it and
+	// must be truncated by leader epoch before it fetches again.
+	ErrLeaderEpochRegression = errors.New("storage: leader epoch goes back")
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).
 	ErrCorruptLog = errors.New("storage: corrupt log")

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/samsa-io/samsa/internal/record"
@@ -109,4 +110,88 @@ func TestAppendAsFollowerStraddlingLogStart(t *testing.T) {
 	l = e.open(testConfig())
 	defer l.Close()
 	check("after reopen")
+}
+
+// readFrom returns the whole batches of l from offset on, as a fetch
+// would send them.
+func readFrom(t fataler, l *Log, off int64) []byte {
+	t.Helper()
+	rr, err := l.Read(off, 1<<20, -1, true)
+	if err != nil {
+		t.Fatalf("read at %d: %v", off, err)
+	}
+	defer rr.Release()
+	data, err := rr.ReadAll()
+	if err != nil {
+		t.Fatalf("read at %d: %v", off, err)
+	}
+	return trimPartial(data)
+}
+
+// checkEpochsAgree compares EndOffsetForEpoch on two logs for every epoch
+// from -1 to through.
+func checkEpochsAgree(t fataler, leader, follower *Log, through int32) {
+	t.Helper()
+	for e := int32(-1); e <= through; e++ {
+		le, lo := leader.EndOffsetForEpoch(e)
+		fe, fo := follower.EndOffsetForEpoch(e)
+		if le != fe || lo != fo {
+			t.Fatalf("EndOffsetForEpoch(%d): leader %d/%d, follower %d/%d (leader epochs %v, follower %v)",
+				e, le, lo, fe, fo, leader.Epochs(), follower.Epochs())
+		}
+	}
+}
+
+// A follower learns each new epoch from its batches, so it answers
+// OffsetForLeaderEpoch as its leader does, epochs a leader began without
+// writing included; a batch whose epoch goes back is refused.
+func TestFollowerLearnsLeaderEpochs(t *testing.T) {
+	le, fe := newEnv(t), newEnv(t)
+	leader, follower := le.open(testConfig()), fe.open(testConfig())
+	defer leader.Close()
+	defer follower.Close()
+	// Epoch 1 and 3 were begun on the leader and never written in: 2
+	// and 4 took over at the same offsets.
+	for _, step := range []struct {
+		assign, write int32
+	}{{-1, 0}, {-1, 0}, {1, 2}, {-1, 2}, {3, -1}, {4, 5}, {-1, 5}} {
+		if step.assign >= 0 {
+			if err := leader.AssignEpoch(step.assign); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if step.write >= 0 {
+			if _, err := leader.AppendAsLeader(makeBatch(t, 2, 1, "l", 10), step.write); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The follower, too, began an epoch (7) as a short-lived leader with
+	// nothing written; the leader's batches take its place.
+	if err := follower.AssignEpoch(7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := follower.AppendAsFollower(readFrom(t, leader, 0)); err != nil {
+		t.Fatal(err)
+	}
+	want := []EpochEntry{{0, 0}, {2, 4}, {5, 8}}
+	if got := leader.Epochs(); !slices.Equal(got, want) {
+		t.Fatalf("leader epochs %v, want %v", got, want)
+	}
+	if got := follower.Epochs(); !slices.Equal(got, want) {
+		t.Fatalf("follower epochs %v, want %v", got, want)
+	}
+	checkEpochsAgree(t, leader, follower, 8)
+
+	end := follower.LogEndOffset()
+	if _, err := follower.AppendAsFollower(leaderBatch(t, end, 1, 4)); !errors.Is(err, ErrLeaderEpochRegression) {
+		t.Fatalf("batch of epoch 4 after epoch 5: %v", err)
+	}
+	two := bytes.Join([][]byte{leaderBatch(t, end, 1, 6), leaderBatch(t, end+1, 1, 5)}, nil)
+	if _, err := follower.AppendAsFollower(two); !errors.Is(err, ErrLeaderEpochRegression) {
+		t.Fatalf("epoch 5 after 6 in one append: %v", err)
+	}
+	if follower.LogEndOffset() != end || !slices.Equal(follower.Epochs(), want) {
+		t.Fatalf("a refused append changed the log: end %d, epochs %v", follower.LogEndOffset(), follower.Epochs())
+	}
 }

@@ -226,6 +226,7 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 		res.LogAppendTime = appendTime
 	}
 	next := l.mu.nextOffset
+	epochFloor := l.mu.epochs.dataEpoch(next) // a follower's batches may not go below it
 	var batches []batchInfo
 	for pos := 0; pos < len(data); {
 		h, err := record.ParseHeader(data[pos:])
@@ -259,7 +260,7 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 			if appendTime >= 0 {
 				h.MaxTimestamp = appendTime
 			}
-		} else if err := l.checkFollowerBatch(batch, &h, next); err != nil {
+		} else if err := l.checkFollowerBatch(batch, &h, next, &epochFloor); err != nil {
 			return nil, err
 		}
 		if err := pa.UpdateBatch(batch); err != nil {
@@ -280,14 +281,22 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 }
 
 // checkFollowerBatch holds a batch a follower appends to AppendAsFollower's
-// rules; next is the log end, or the offset after the previous batch.
-func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64) error {
+// rules; next is the log end, or the offset after the previous batch, and
+// epochFloor the newest leader epoch of the log's batches and the
+// append's so far, which the batch's raises.
+func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64, epochFloor *int32) error {
 	if err := record.CheckCRC(batch); err != nil {
 		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
 	}
 	gap := h.BaseOffset > next && !l.mu.cfg.Compacted
 	if h.BaseOffset < next || h.LastOffsetDelta < 0 || gap {
 		return fmt.Errorf("%w: %s: follower batch %d..%d does not start at offset %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
+	}
+	if ep := h.PartitionLeaderEpoch; ep >= 0 {
+		if ep < *epochFloor {
+			return fmt.Errorf("%w: %s: follower batch %d..%d has leader epoch %d, after batches of epoch %d", ErrLeaderEpochRegression, l.dir, h.BaseOffset, h.LastOffset(), ep, *epochFloor)
+		}
+		*epochFloor = ep
 	}
 	return nil
 }
@@ -339,19 +348,27 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	return nil
 }
 
+// assignEpochsLocked starts leader-epoch entries for the batches about to
+// be appended: the leader's epoch, or each batch's partition leader epoch
+// on a follower (Kafka's assignEpochStartOffset), so the follower's
+// EndOffsetForEpoch answers as its leader's.
 func (l *Log) assignEpochsLocked(data []byte, batches []batchInfo, leaderEpoch int32, assign bool) error {
+	end := l.mu.nextOffset
 	if assign {
-		return l.mu.epochs.assign(leaderEpoch, batches[0].baseOffset)
+		return l.mu.epochs.assign(leaderEpoch, batches[0].baseOffset, end)
 	}
 	pos := 0
 	for _, b := range batches {
 		h, _ := record.ParseHeader(data[pos:])
-		if err := l.mu.epochs.assign(h.PartitionLeaderEpoch, b.baseOffset); err != nil {
+		if err := l.mu.epochs.assign(h.PartitionLeaderEpoch, b.baseOffset, end); err != nil {
 			return err
 		}
+		end = b.lastOffset + 1
 		pos += b.size
 	}
-	return nil
+	// A batch that straddles the log start (AppendAsFollower) starts its
+	// epoch where the log does, as on the leader.
+	return l.mu.epochs.truncateFromStart(l.mu.logStartOffset)
 }
 
 func (l *Log) failLocked(err error) error {

@@ -275,7 +275,7 @@ func (l *Log) AssignEpoch(epoch int32) error {
 	if err := l.writableLocked(); err != nil {
 		return err
 	}
-	if err := l.mu.epochs.assign(epoch, l.mu.nextOffset); err != nil {
+	if err := l.mu.epochs.assign(epoch, l.mu.nextOffset, l.mu.nextOffset); err != nil {
 		return l.failLocked(err)
 	}
 	return nil
