@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // leaderBatch is a batch of n records as a leader wrote it: at base, in
@@ -194,4 +195,44 @@ func TestFollowerLearnsLeaderEpochs(t *testing.T) {
 	if follower.LogEndOffset() != end || !slices.Equal(follower.Epochs(), want) {
 		t.Fatalf("a refused append changed the log: end %d, epochs %v", follower.LogEndOffset(), follower.Epochs())
 	}
+}
+
+// Truncation trims the epoch cache, durably: TruncateTo at the log end
+// drops an epoch begun and never written.
+func TestTruncationTrimsEpochs(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(testConfig())
+	for _, b := range [][]byte{leaderBatch(t, 0, 4, 0), leaderBatch(t, 4, 4, 2)} {
+		if _, err := l.AppendAsFollower(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AssignEpoch(3); err != nil { // a short leadership, nothing written
+		t.Fatal(err)
+	}
+	want := []EpochEntry{{0, 0}, {2, 4}}
+	crashed := func() *Log {
+		t.Helper()
+		e.fs = e.mem.CrashClone(vfs.CrashLoseUnsynced, nil)
+		l.Close()
+		l = e.open(testConfig())
+		e.mem = e.fs.(*vfs.Mem)
+		return l
+	}
+	for _, off := range []int64{8, 100} {
+		if err := l.TruncateTo(off); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.Epochs(); !slices.Equal(got, want) {
+			t.Fatalf("TruncateTo(%d) at log end 8: epochs %v, want %v", off, got, want)
+		}
+	}
+	l = crashed()
+	if got := l.Epochs(); !slices.Equal(got, want) {
+		t.Fatalf("after a crash: epochs %v, want %v", got, want)
+	}
+	l.Close()
 }

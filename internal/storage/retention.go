@@ -144,9 +144,14 @@ func (l *Log) SetLogStartOffset(off int64) error {
 }
 
 // TruncateTo removes every batch whose last offset is >= off (a follower
-// cutting back to the leader's lineage). A batch that straddles off goes
-// whole, so the log end may land below off. off below the log start empties
-// the log and restarts it at off.
+// cutting back to the leader's lineage, at the offset the leader-epoch
+// divergence check gave). A batch that straddles off goes whole, so the log
+// end may land below off. off below the log start empties the log and
+// restarts it at off. The epoch cache is cut at the new end, and so is the
+// producer state (rebuilt from its newest snapshot below the end), both
+// durably before TruncateTo returns. off at or past the log end cuts no
+// batch but still drops an epoch that starts at the log end: one this log
+// began as a leader and wrote nothing in.
 func (l *Log) TruncateTo(off int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -154,6 +159,12 @@ func (l *Log) TruncateTo(off int64) error {
 		return err
 	}
 	if off >= l.mu.nextOffset {
+		// Nothing to cut; but an epoch this log began as a leader and
+		// wrote nothing in starts at the log end and may not be the new
+		// leader's: it goes, as in Kafka.
+		if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
+			return l.failLocked(err)
+		}
 		return nil
 	}
 	if off < l.mu.logStartOffset {
