@@ -160,6 +160,15 @@ func (c *epochCache) truncateFromEnd(off int64) error {
 	return c.save()
 }
 
+// clear drops every entry (Kafka's clearAndFlush).
+func (c *epochCache) clear() error {
+	if len(c.entries) == 0 {
+		return nil
+	}
+	c.entries = nil
+	return c.save()
+}
+
 // truncateFromStart drops epochs wholly below off; the one that covers off
 // now starts there.
 func (c *epochCache) truncateFromStart(off int64) error {

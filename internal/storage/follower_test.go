@@ -198,7 +198,9 @@ func TestFollowerLearnsLeaderEpochs(t *testing.T) {
 }
 
 // Truncation trims the epoch cache, durably: TruncateTo at the log end
-// drops an epoch begun and never written.
+// drops an epoch begun and never written, and TruncateFullyAndStartAt
+// drops every epoch, so the follower fetches again with no last epoch
+// rather than one that describes none of its batches.
 func TestTruncationTrimsEpochs(t *testing.T) {
 	e := newEnv(t)
 	l := e.open(testConfig())
@@ -233,6 +235,30 @@ func TestTruncationTrimsEpochs(t *testing.T) {
 	l = crashed()
 	if got := l.Epochs(); !slices.Equal(got, want) {
 		t.Fatalf("after a crash: epochs %v, want %v", got, want)
+	}
+
+	if err := l.TruncateFullyAndStartAt(20); err != nil {
+		t.Fatal(err)
+	}
+	empty := func(when string) {
+		t.Helper()
+		if ep, ok := l.LatestEpoch(); ok {
+			t.Fatalf("%s: latest epoch %+v, want none", when, ep)
+		}
+		for ep := int32(0); ep < 4; ep++ {
+			if got, end := l.EndOffsetForEpoch(ep); got != -1 || end != -1 {
+				t.Fatalf("%s: EndOffsetForEpoch(%d) = %d/%d, want -1/-1", when, ep, got, end)
+			}
+		}
+	}
+	empty("after TruncateFullyAndStartAt")
+	l = crashed()
+	empty("after a crash")
+	if _, err := l.AppendAsFollower(leaderBatch(t, 20, 2, 1)); err != nil {
+		t.Fatalf("epoch 1 at the new start: %v", err)
+	}
+	if got := l.Epochs(); !slices.Equal(got, []EpochEntry{{1, 20}}) {
+		t.Fatalf("epochs %v after the first batch", got)
 	}
 	l.Close()
 }

@@ -187,7 +187,9 @@ func (l *Log) TruncateTo(off int64) error {
 }
 
 // TruncateFullyAndStartAt deletes every segment and restarts the log, empty,
-// at off (a follower whose leader's log starts past its own end).
+// at off (a follower whose fetch offset is below its leader's log start:
+// off is the leader's log start). The leader epochs go too: the follower
+// learns them again from the batches it fetches.
 func (l *Log) TruncateFullyAndStartAt(off int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -201,6 +203,14 @@ func (l *Log) TruncateFullyAndStartAt(off int64) error {
 // at off, with logStart as its log start offset (off, except for a
 // follower's batch that straddles the leader's log start).
 func (l *Log) truncateFullyLocked(off, logStart int64) error {
+	// The epochs say nothing of the batches the log restarts with, so
+	// they all go (Kafka's clearAndFlush), and first: a crash before the
+	// segments go then leaves old batches without epochs, which makes a
+	// divergence fall back to the high watermark, rather than an old
+	// epoch that reopening would move to the new start.
+	if err := l.mu.epochs.clear(); err != nil {
+		return l.failLocked(err)
+	}
 	s, err := createSegment(l.opts.FS, l.dir, off, &l.mu.cfg, l.opts.Clock.Now())
 	if err != nil {
 		return l.failLocked(err)
@@ -226,13 +236,7 @@ func (l *Log) truncateFullyLocked(off, logStart int64) error {
 		return l.failLocked(err)
 	}
 	l.mu.logStartOffset = logStart
-	if err := l.afterTruncateLocked(); err != nil {
-		return err
-	}
-	if err := l.mu.epochs.truncateFromStart(off); err != nil {
-		return l.failLocked(err)
-	}
-	return l.checkpointLocked(false)
+	return l.afterTruncateLocked()
 }
 
 // dropSegmentsLocked deletes the segments from index i on.
