@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/vfs"
 )
@@ -261,4 +262,89 @@ func TestTruncationTrimsEpochs(t *testing.T) {
 		t.Fatalf("epochs %v after the first batch", got)
 	}
 	l.Close()
+}
+
+// A follower builds its producer state from the leader's batches, so once
+// promoted it answers a producer's retry of a batch it holds as a
+// duplicate, with the leader's offsets, and fences a zombie's old epoch,
+// as the old leader would have.
+func TestPromotedFollowerDedupesAndFences(t *testing.T) {
+	le, fe := newEnv(t), newEnv(t)
+	leader, follower := le.open(testConfig()), fe.open(testConfig())
+	defer leader.Close()
+	appendL := func(op producerOp) AppendResult {
+		t.Helper()
+		res, err := leader.AppendAsLeader(buildProducerBatch(t, op, 0), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := appendL(producerOp{pid: 7, epoch: 0, seq: 0, n: 3})
+	appendL(producerOp{pid: 9, epoch: 2, seq: 0, n: 2, txn: true})
+	second := appendL(producerOp{pid: 7, epoch: 0, seq: 3, n: 2})
+	appendL(producerOp{pid: 9, epoch: 2, marker: true, coordinatorEpoch: 1})
+	appendL(producerOp{pid: 11, epoch: 0, seq: 0, n: 1, txn: true})
+	appendL(producerOp{pid: 9, epoch: 2, seq: 2, n: 1, txn: true}) // stays open
+	appendL(producerOp{pid: 11, epoch: 0, marker: true, abort: true, coordinatorEpoch: 1})
+
+	// Replicate two batches at a time, so markers share appends with
+	// other producers' batches; reopen the follower halfway.
+	for off := int64(0); off < leader.LogEndOffset(); {
+		data := readFrom(t, leader, off)
+		var chunk []byte
+		for n := 0; n < 2 && len(data) > 0; n++ {
+			h, _ := record.ParseHeader(data)
+			chunk, data, off = append(chunk, data[:h.Size()]...), data[h.Size():], h.NextOffset()
+		}
+		if _, err := follower.AppendAsFollower(chunk); err != nil {
+			t.Fatal(err)
+		}
+		if off == 8 {
+			follower.Close()
+			follower = fe.open(testConfig())
+		}
+	}
+	defer follower.Close()
+	if diff := cmp.Diff(leader.Producers(), follower.Producers()); diff != "" {
+		t.Fatalf("producer state (-leader +follower):\n%s", diff)
+	}
+	end := leader.LogEndOffset()
+	if l, f := leader.FirstUnstableOffset(), follower.FirstUnstableOffset(); l != f || f < 0 {
+		t.Fatalf("first unstable offset: leader %d, follower %d", l, f)
+	}
+	if diff := cmp.Diff(leader.AbortedTransactions(0, end), follower.AbortedTransactions(0, end)); diff != "" {
+		t.Fatalf("aborted transactions (-leader +follower):\n%s", diff)
+	}
+
+	if err := follower.AssignEpoch(1); err != nil { // promoted
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		seq, n int32
+		want   AppendResult
+	}{{0, 3, first}, {3, 2, second}} {
+		res, err := follower.AppendAsLeader(buildProducerBatch(t, producerOp{pid: 7, epoch: 0, seq: c.seq, n: c.n}, 0), 1)
+		if err != nil || !res.Duplicate || res.FirstOffset != c.want.FirstOffset || res.LastOffset != c.want.LastOffset {
+			t.Fatalf("retry of sequence %d on the promoted follower: %+v %v, want a duplicate at %d..%d", c.seq, res, err, c.want.FirstOffset, c.want.LastOffset)
+		}
+	}
+	if follower.LogEndOffset() != end {
+		t.Fatal("a retry was written")
+	}
+	for _, c := range []struct {
+		op   producerOp
+		want error
+	}{
+		{producerOp{pid: 7, epoch: 0, seq: 6, n: 1}, ErrOutOfOrderSequence},
+		{producerOp{pid: 9, epoch: 1, seq: 3, n: 1, txn: true}, ErrInvalidProducerEpoch},
+		{producerOp{pid: 9, epoch: 2, seq: 3, n: 1}, ErrInvalidTxnState},
+	} {
+		if _, err := follower.AppendAsLeader(buildProducerBatch(t, c.op, 0), 1); !errors.Is(err, c.want) {
+			t.Fatalf("%+v on the promoted follower: %v, want %v", c.op, err, c.want)
+		}
+	}
+	if res, err := follower.AppendAsLeader(buildProducerBatch(t, producerOp{pid: 7, epoch: 0, seq: 5, n: 1}, 0), 1); err != nil || res.Duplicate || res.FirstOffset != end {
+		t.Fatalf("the next sequence on the promoted follower: %+v %v", res, err)
+	}
 }
