@@ -134,7 +134,12 @@ func (c *epochCache) dataEpoch(end int64) int32 {
 
 // endOffsetFor answers OffsetForLeaderEpoch: the largest epoch <= epoch
 // that the log knows, and the offset where the next epoch starts (the log
-// end offset for the latest epoch). Unknown: (-1, -1).
+// end offset for the latest epoch). An epoch older than every one the log
+// knows (its batches are gone, or it never wrote here) gets itself and the
+// first epoch's start, as Kafka's LeaderEpochFileCache answers: a follower
+// whose last epoch that is truncates there, where (-1, -1) would send it
+// back to its high watermark, which may lie past everything the leader
+// has. No epochs at all, or epoch -1: (-1, -1).
 func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 	for i := len(c.entries) - 1; i >= 0; i-- {
 		if c.entries[i].Epoch <= epoch {
@@ -143,6 +148,9 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 			}
 			return c.entries[i].Epoch, c.entries[i+1].StartOffset
 		}
+	}
+	if len(c.entries) > 0 && epoch >= 0 {
+		return epoch, c.entries[0].StartOffset
 	}
 	return -1, -1
 }

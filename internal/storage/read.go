@@ -260,7 +260,9 @@ func (l *Log) Epochs() []EpochEntry {
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest known epoch
-// <= epoch and the offset where it ends; (-1, -1) when unknown.
+// <= epoch and the offset where it ends. An epoch older than every known
+// one gets itself and the first known epoch's start offset, as in Kafka;
+// a log without epochs, or epoch -1, gets (-1, -1).
 func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
