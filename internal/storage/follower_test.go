@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -346,5 +347,35 @@ func TestPromotedFollowerDedupesAndFences(t *testing.T) {
 	}
 	if res, err := follower.AppendAsLeader(buildProducerBatch(t, producerOp{pid: 7, epoch: 0, seq: 5, n: 1}, 0), 1); err != nil || res.Duplicate || res.FirstOffset != end {
 		t.Fatalf("the next sequence on the promoted follower: %+v %v", res, err)
+	}
+}
+
+// Reopening moves the epochs to the log start before it cuts them at the
+// log end: an epoch that began below the start of an empty log (here the
+// checkpoint as a crash left it before the start moved, or before a
+// follower's straddling batch was synced) would otherwise stay, at the log
+// end, with no batch.
+func TestReopenDropsAnEpochLeftAtAnEmptyEnd(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(testConfig())
+	for i := range 5 {
+		if _, err := l.AppendAsLeader(makeBatch(t, 2, int64(i), "x", 10), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.SetLogStartOffset(10); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := vfs.WriteFileAtomic(e.fs, filepath.Join(e.dir, epochFile), []byte("0\n1\n2 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	l = e.open(testConfig())
+	defer l.Close()
+	if o := l.Offsets(); o.LogStartOffset != 10 || o.LogEndOffset != 10 {
+		t.Fatalf("offsets %+v", o)
+	}
+	if got := l.Epochs(); len(got) != 0 {
+		t.Fatalf("epochs %v on an empty log", got)
 	}
 }

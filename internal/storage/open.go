@@ -308,10 +308,13 @@ func (l *Log) finishOpen(cp checkpoint) error {
 	}
 	l.durable.Store(l.mu.recoveryPoint)
 	l.mu.lastFlushMs = l.opts.Clock.Now().UnixMilli()
-	if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
+	// From the start first: moving an epoch that began below the log
+	// start up to it may leave it at the log end with no batch, and the
+	// cut at the end then drops it.
+	if err := l.mu.epochs.truncateFromStart(l.mu.logStartOffset); err != nil {
 		return err
 	}
-	if err := l.mu.epochs.truncateFromStart(l.mu.logStartOffset); err != nil {
+	if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
 		return err
 	}
 	fd, err := readCleanerCheckpoint(l.opts.FS, l.dir)
