@@ -28,7 +28,9 @@ var (
 	// partition leader epoch older than one the log already holds batches
 	// of, or than an earlier batch of the append. A leader's epochs only
 	// grow along its log, so the follower's log has diverged from it and
-	// must be truncated by leader epoch before it fetches again.
+	// must be truncated by leader epoch before it fetches again. Also a
+	// leader append in an epoch older than the log's batches' (a stale
+	// leader).
 	ErrLeaderEpochRegression = errors.New("storage: leader epoch goes back")
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).

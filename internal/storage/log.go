@@ -226,7 +226,7 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 		res.LogAppendTime = appendTime
 	}
 	next := l.mu.nextOffset
-	epochFloor := l.mu.epochs.dataEpoch(next) // a follower's batches may not go below it
+	epochFloor := l.mu.epochs.dataEpoch(next) // no batch may go below it
 	var batches []batchInfo
 	for pos := 0; pos < len(data); {
 		h, err := record.ParseHeader(data[pos:])
@@ -255,6 +255,11 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 			}
 		}
 		if assign {
+			if leaderEpoch >= 0 && leaderEpoch < epochFloor {
+				// Recovery would take the batch for a garbled one
+				// (checkRecovered) and cut the log there.
+				return nil, fmt.Errorf("%w: %s: append as leader in epoch %d after batches of epoch %d", ErrLeaderEpochRegression, l.dir, leaderEpoch, epochFloor)
+			}
 			record.AssignOffsets(batch, next, leaderEpoch, appendTime)
 			h.BaseOffset = next
 			if appendTime >= 0 {
