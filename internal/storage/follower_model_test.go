@@ -443,11 +443,12 @@ func checkEpochsDescribeBatches(t *rapid.T, l *Log) {
 // checkProducersReplay: a log's producer state, however it was built
 // (appends as leader or follower, truncations, snapshots and replays), is
 // what replaying its batches from the start gives.
-func checkProducersReplay(t *rapid.T, l *Log) {
+func checkProducersReplay(t fataler, l *Log) {
+	t.Helper()
 	want := NewProducerStateTable()
 	for _, b := range readBatches(t, l) {
 		if err := want.UpdateBatch(b); err != nil {
-			t.Fatal(err)
+			t.Fatalf("replay: %v", err)
 		}
 	}
 	l.mu.RLock()

@@ -340,10 +340,13 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	if _, ok := active.relative(last.lastOffset); !ok || first.baseOffset < active.baseOffset {
 		return fmt.Errorf("%w: %s: offsets %d..%d do not fit segment %d", ErrInvalidOffset, l.dir, first.baseOffset, last.lastOffset, active.baseOffset)
 	}
-	if err := active.append(data, batches, &l.mu.cfg); err != nil {
+	// The epochs go first, as in Kafka: a crash between the two then
+	// leaves an epoch that starts past the batches, which reopening drops,
+	// never batches whose epoch the cache lacks.
+	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
 		return l.failLocked(err)
 	}
-	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
+	if err := active.append(data, batches, &l.mu.cfg); err != nil {
 		return l.failLocked(err)
 	}
 	l.mu.nextOffset = last.lastOffset + 1
