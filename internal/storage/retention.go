@@ -203,14 +203,6 @@ func (l *Log) TruncateFullyAndStartAt(off int64) error {
 // at off, with logStart as its log start offset (off, except for a
 // follower's batch that straddles the leader's log start).
 func (l *Log) truncateFullyLocked(off, logStart int64) error {
-	// The epochs say nothing of the batches the log restarts with, so
-	// they all go (Kafka's clearAndFlush), and first: a crash before the
-	// segments go then leaves old batches without epochs, which makes a
-	// divergence fall back to the high watermark, rather than an old
-	// epoch that reopening would move to the new start.
-	if err := l.mu.epochs.clear(); err != nil {
-		return l.failLocked(err)
-	}
 	s, err := createSegment(l.opts.FS, l.dir, off, &l.mu.cfg, l.opts.Clock.Now())
 	if err != nil {
 		return l.failLocked(err)
@@ -233,6 +225,15 @@ func (l *Log) truncateFullyLocked(off, logStart int64) error {
 		err = l.opts.FS.SyncDir(l.dir)
 	}
 	if err != nil {
+		return l.failLocked(err)
+	}
+	// The epochs say nothing of the batches the log restarts with: they
+	// all go (Kafka's clearAndFlush), once the old segments are gone. A
+	// crash before that reopens the old segments with their epochs, or
+	// the empty new one, where reopening moves the old epochs to its
+	// start and cuts them there (finishOpen); never old batches without
+	// their epochs.
+	if err := l.mu.epochs.clear(); err != nil {
 		return l.failLocked(err)
 	}
 	l.mu.logStartOffset = logStart
