@@ -497,7 +497,9 @@ func TestFollowerReplicatesLeader(t *testing.T) {
 			"Flush": m.Flush, "Reopen": m.Reopen, "Crash": m.Crash,
 		}
 		names := slices.Sorted(maps.Keys(actions))
-		for range rapid.IntRange(100, 400).Draw(t, "steps") {
+		// Weights: more batches, markers and fetches than anything else.
+		names = append(names, "Produce", "Produce", "EndTxn", "Replicate")
+		for range rapid.IntRange(50, 250).Draw(t, "steps") {
 			actions[rapid.SampledFrom(names).Draw(t, "action")](t)
 			m.Check(t)
 		}
