@@ -379,3 +379,33 @@ func TestReopenDropsAnEpochLeftAtAnEmptyEnd(t *testing.T) {
 		t.Fatalf("epochs %v on an empty log", got)
 	}
 }
+
+// A compacted follower rolls at its log end, not at the first batch of
+// the append, which the leader's cleaner may have left past it: a segment
+// that ends short of the next one's base looks, to recovery, like one
+// that lost its tail, and the segments after it would go, synced batches
+// and all.
+func TestCompactedFollowerRollsAtTheLogEnd(t *testing.T) {
+	e := newEnv(t)
+	cfg := testConfig()
+	cfg.Compacted, cfg.Deletes = true, false
+	l := e.open(cfg)
+	if _, err := l.AppendAsFollower(leaderBatch(t, 0, 8, 0)); err != nil {
+		t.Fatal(err)
+	}
+	big := makeBatch(t, 2, 1, "big", int(cfg.SegmentBytes)) // rolls
+	record.AssignOffsets(big, 20, 0, -1)
+	if _, err := l.AppendAsFollower(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	e.fs = e.mem.CrashClone(vfs.CrashLoseUnsynced, nil)
+	l.Close()
+	l = e.open(cfg)
+	defer l.Close()
+	if got := l.LogEndOffset(); got != 22 {
+		t.Fatalf("log end %d after a crash, want the synced 22", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -332,8 +333,17 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	active := l.activeLocked()
 	now := l.opts.Clock.Now()
 	if active.shouldRoll(&l.mu.cfg, len(data), first.maxTimestamp, last.lastOffset, now) {
+		// At the log end, where a leader's first batch starts anyway: a
+		// compacted follower's may start further on, and a segment that
+		// ended short of the next one's base would pass, in recovery, for
+		// one that lost its tail (loadSegments), taking the later
+		// segments with it.
+		base := l.mu.nextOffset
+		if last.lastOffset-base > math.MaxInt32 {
+			base = first.baseOffset
+		}
 		var err error
-		if active, err = l.rollLocked(first.baseOffset); err != nil {
+		if active, err = l.rollLocked(base); err != nil {
 			return l.failLocked(err)
 		}
 	}
