@@ -95,7 +95,7 @@ func (l *Log) SetConfig(cfg Config) {
 type Offsets struct {
 	LogStartOffset int64
 	LogEndOffset   int64
-	RecoveryPoint  int64 // durable end: every batch below it has been fsynced
+	RecoveryPoint  int64 // durable end: every batch below it has been fsynced (a durable-mode follower reports it as its log end)
 	Size           int64 // bytes in all segments
 	Segments       int
 }
@@ -160,7 +160,19 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 // first batch that holds the log end (the leader's log start fell inside
 // it, after DeleteRecords, and the follower started its log there with
 // TruncateFullyAndStartAt) restarts the log at the batch's base offset,
-// keeping the log start offset.
+// keeping the log start offset. A batch whose first offsets lie below the
+// end of a log that is not empty is refused too: the follower's end is
+// inside a batch of the leader's, so its log differs there, and it must
+// truncate to the batch's base and fetch again.
+//
+// Each new partition leader epoch starts an entry in the epoch cache at
+// its batch (Kafka's assignEpochStartOffset), so EndOffsetForEpoch answers
+// as on the leader; an epoch older than the log's batches', or than an
+// earlier batch of the append, is ErrLeaderEpochRegression. The producer
+// state learns every batch and transaction marker without the leader's
+// checks (Kafka's AppendOrigin.REPLICATION): the leader already accepted
+// them, and a promoted follower then deduplicates retries and fences old
+// producer epochs as its leader did.
 func (l *Log) AppendAsFollower(data []byte) (AppendResult, error) {
 	return l.append(data, -1, false)
 }

@@ -187,7 +187,12 @@ func inSequence(last, next int32) bool {
 //     ongoing: ErrInvalidTxnState.
 //
 // Transaction markers are checked with CheckMarker; followers (replication)
-// skip Check and only Update.
+// skip Check and only Update, as Kafka's AppendOrigin.REPLICATION skips the
+// sequence check and only logs an older producer or coordinator epoch.
+// Kafka's follower still refuses a non-transactional batch inside an open
+// transaction (INVALID_TXN_STATE); ours takes it, since a follower that
+// refuses its leader's batch can never catch up, and a leader never
+// writes one.
 func (t *ProducerStateTable) Check(h *record.Header) (dup *DuplicateBatch, err error) {
 	return checkData(t.producers[h.ProducerID], h)
 }

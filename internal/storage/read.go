@@ -245,7 +245,11 @@ func firstRecordAtOrAfter(batch []byte, ts, logStart int64) (int64, int64, bool,
 	return off, t, found, err
 }
 
-// LatestEpoch returns the newest leader epoch and where it starts.
+// LatestEpoch returns the newest leader epoch and where it starts. A
+// follower sends it as its Fetch's LastFetchedEpoch, as Kafka sends
+// UnifiedLog.latestEpoch: the epoch of its last batch, or one it began as
+// a leader without writing in, which the leader's divergence answer then
+// makes it truncate away (TruncateTo at the log end drops it).
 func (l *Log) LatestEpoch() (EpochEntry, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
