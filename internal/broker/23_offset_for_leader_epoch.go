@@ -5,8 +5,9 @@ package broker
 // For each partition and leader epoch, the largest epoch at or below it that
 // the leader's log knows, and the offset where that epoch ended (the log
 // end for the current epoch), from the leader-epoch checkpoint (KIP-101,
-// KIP-279). An epoch older than the log's first gives UNDEFINED_EPOCH (-1)
-// and offset -1, as Kafka does. CurrentLeaderEpoch (v2+) is fenced as in
+// KIP-279). An epoch older than the log's first gives that epoch and the
+// first epoch's start offset, as Kafka does; a log without epochs gives
+// UNDEFINED_EPOCH (-1) and offset -1. CurrentLeaderEpoch (v2+) is fenced as in
 // Fetch. Consumers use it to detect log truncation after an unclean leader
 // change (KIP-320); followers use it to truncate before fetching.
 //

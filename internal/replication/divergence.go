@@ -15,8 +15,9 @@ package replication
 // fetch may diverge again, one epoch further back, until the logs agree.
 
 // EpochLookup answers "the largest epoch at or below epoch, and where it
-// ended" on one log (storage.Log.EndOffsetForEpoch): -1, -1 when the log has
-// no epoch at or below it.
+// ended" on one log (storage.Log.EndOffsetForEpoch): an epoch older than
+// all the log's gets itself and the start of the log's first epoch, and
+// -1, -1 comes only from a log with no epochs.
 type EpochLookup func(epoch int32) (int32, int64)
 
 // EpochEndOffset is an epoch and the offset one past its last record.
@@ -45,10 +46,12 @@ func DivergingEpoch(leader EpochLookup, fetchOffset int64, lastFetchedEpoch int3
 // answered its fetch with diverging: the smaller of the leader's end of
 // that epoch and the follower's own end of it. done is false when the
 // follower's epoch there was not the leader's: it must fetch again, and may
-// truncate further. When the leader has no epoch at or below the
-// follower's (diverging.Epoch -1: its epochs all began later), nothing but
-// what was committed can be trusted, and the follower truncates to its high
-// watermark, as Kafka does.
+// truncate further. A leader whose epochs all began later than the
+// follower's answers with the follower's epoch ending where its own first
+// epoch starts (storage.Log.EndOffsetForEpoch, as Kafka's), so the follower
+// truncates there. When the leader has no epochs at all (diverging.Epoch
+// -1), nothing but what was committed can be trusted, and the follower
+// truncates to its high watermark, as Kafka does.
 func TruncationOffset(follower EpochLookup, followerLogEnd, followerHighWatermark int64, diverging EpochEndOffset) (offset int64, done bool) {
 	if diverging.Epoch < 0 {
 		return min(followerHighWatermark, followerLogEnd), true

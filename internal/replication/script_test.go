@@ -188,7 +188,9 @@ func (l *modelLog) end() int64 { return int64(len(l.epochs)) }
 
 // endOffsetForEpoch is storage.Log.EndOffsetForEpoch's rule: the largest
 // epoch at or below epoch, and the first offset of the next epoch after it
-// (the log end for the last one).
+// (the log end for the last one); an epoch older than every one the log
+// has gets itself and the offset where the log's first epoch starts (0),
+// as in Kafka; an empty log, or epoch -1, gets -1, -1.
 func (l *modelLog) endOffsetForEpoch(epoch int32) (int32, int64) {
 	found := int32(-1)
 	for _, e := range l.epochs {
@@ -197,6 +199,9 @@ func (l *modelLog) endOffsetForEpoch(epoch int32) (int32, int64) {
 		}
 	}
 	if found < 0 {
+		if len(l.epochs) > 0 && epoch >= 0 {
+			return epoch, 0
+		}
 		return -1, -1
 	}
 	for off, e := range l.epochs {

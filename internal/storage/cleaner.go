@@ -624,7 +624,7 @@ func (l *Log) writeCleaned(p *cleanPlan, g []cleanTarget, names [3]string, m *of
 			return fail(err)
 		}
 	}
-	rec, err := ns.recover(&p.cfg)
+	rec, err := ns.recover(&p.cfg, -1) // the cleaner keeps each batch's epoch
 	if err != nil {
 		return fail(err)
 	}

@@ -96,22 +96,50 @@ func (c *epochCache) latest() (EpochEntry, bool) {
 	return c.entries[len(c.entries)-1], true
 }
 
-// assign records that epoch starts at offset, if epoch is newer than the
-// latest. Older or equal epochs are ignored, as Kafka does.
-func (c *epochCache) assign(epoch int32, offset int64) error {
+// assign records that epoch starts at offset. Entries that start at or
+// after dataEnd, the log end before the batch at offset, hold no batch: a
+// leader began its epoch there and wrote nothing before it lost the
+// leadership. As in Kafka they give way to the epoch of the batch written
+// there. Then an epoch newer than the latest left starts an entry; the
+// latest or an older one adds nothing.
+func (c *epochCache) assign(epoch int32, offset, dataEnd int64) error {
 	if epoch < 0 {
 		return nil
 	}
-	if l, ok := c.latest(); ok && epoch <= l.Epoch {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= dataEnd && c.entries[n-1].Epoch != epoch {
+		n--
+	}
+	kept := c.entries[:n]
+	switch {
+	case n == 0 || kept[n-1].Epoch < epoch:
+		kept = append(kept, EpochEntry{epoch, offset})
+	case n == len(c.entries):
 		return nil
 	}
-	c.entries = append(c.entries, EpochEntry{epoch, offset})
+	c.entries = kept
 	return c.save()
+}
+
+// dataEpoch is the epoch of the newest entry that starts below end (the
+// log end): the newest epoch the log holds batches of; -1 if none.
+func (c *epochCache) dataEpoch(end int64) int32 {
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		if c.entries[i].StartOffset < end {
+			return c.entries[i].Epoch
+		}
+	}
+	return -1
 }
 
 // endOffsetFor answers OffsetForLeaderEpoch: the largest epoch <= epoch
 // that the log knows, and the offset where the next epoch starts (the log
-// end offset for the latest epoch). Unknown: (-1, -1).
+// end offset for the latest epoch). An epoch older than every one the log
+// knows (its batches are gone, or it never wrote here) gets itself and the
+// first epoch's start, as Kafka's LeaderEpochFileCache answers: a follower
+// whose last epoch that is truncates there, where (-1, -1) would send it
+// back to its high watermark, which may lie past everything the leader
+// has. No epochs at all, or epoch -1: (-1, -1).
 func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 	for i := len(c.entries) - 1; i >= 0; i-- {
 		if c.entries[i].Epoch <= epoch {
@@ -120,6 +148,9 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 			}
 			return c.entries[i].Epoch, c.entries[i+1].StartOffset
 		}
+	}
+	if len(c.entries) > 0 && epoch >= 0 {
+		return epoch, c.entries[0].StartOffset
 	}
 	return -1, -1
 }
@@ -134,6 +165,15 @@ func (c *epochCache) truncateFromEnd(off int64) error {
 		return nil
 	}
 	c.entries = c.entries[:n]
+	return c.save()
+}
+
+// clear drops every entry (Kafka's clearAndFlush).
+func (c *epochCache) clear() error {
+	if len(c.entries) == 0 {
+		return nil
+	}
+	c.entries = nil
 	return c.save()
 }
 

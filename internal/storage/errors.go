@@ -19,9 +19,19 @@ var (
 	// ErrUnexpectedFile: the partition directory holds a file the log
 	// does not know how to treat. The error names it.
 	ErrUnexpectedFile = errors.New("storage: unexpected file in log directory")
-	// ErrInvalidOffset: a follower append whose offsets go backwards, or a
-	// batch that does not fit a segment's 32-bit relative offsets.
+	// ErrInvalidOffset: a follower append that does not continue the log
+	// (a batch below the log end or the previous batch's end, or a gap on
+	// a log that is not compacted), or a batch that does not fit a
+	// segment's 32-bit relative offsets.
 	ErrInvalidOffset = errors.New("storage: invalid offset")
+	// ErrLeaderEpochRegression: a follower append whose batch carries a
+	// partition leader epoch older than one the log already holds batches
+	// of, or than an earlier batch of the append. A leader's epochs only
+	// grow along its log, so the follower's log has diverged from it and
+	// must be truncated by leader epoch before it fetches again. Also a
+	// leader append in an epoch older than the log's batches' (a stale
+	// leader).
+	ErrLeaderEpochRegression = errors.New("storage: leader epoch goes back")
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).
 	ErrCorruptLog = errors.New("storage: corrupt log")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -94,7 +95,7 @@ func (l *Log) SetConfig(cfg Config) {
 type Offsets struct {
 	LogStartOffset int64
 	LogEndOffset   int64
-	RecoveryPoint  int64 // durable end: every batch below it has been fsynced
+	RecoveryPoint  int64 // durable end: every batch below it has been fsynced (a durable-mode follower reports it as its log end)
 	Size           int64 // bytes in all segments
 	Segments       int
 }
@@ -145,9 +146,33 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 	return l.append(data, leaderEpoch, true)
 }
 
-// AppendAsFollower appends batches that already carry their offsets and
-// epochs (replication). Each batch's CRC is checked; offsets must not go
-// backwards.
+// AppendAsFollower appends batches exactly as a leader wrote them
+// (replication): their offsets, partition leader epochs, timestamps,
+// attributes and CRCs are kept, and each batch's CRC is checked
+// (record.ErrCorrupt).
+//
+// The first batch must start at the log end and each later one right
+// after the one before; on a compacted log (Config.Compacted) a batch may
+// start further on, since the leader's cleaner removes offsets. Anything
+// else is ErrInvalidOffset. Kafka accepts a gap on any log; a leader's log
+// outside compacted topics has none, and our recovery would cut the log
+// at one (checkRecovered). One exception, Kafka's too: on an empty log, a
+// first batch that holds the log end (the leader's log start fell inside
+// it, after DeleteRecords, and the follower started its log there with
+// TruncateFullyAndStartAt) restarts the log at the batch's base offset,
+// keeping the log start offset. A batch whose first offsets lie below the
+// end of a log that is not empty is refused too: the follower's end is
+// inside a batch of the leader's, so its log differs there, and it must
+// truncate to the batch's base and fetch again.
+//
+// Each new partition leader epoch starts an entry in the epoch cache at
+// its batch (Kafka's assignEpochStartOffset), so EndOffsetForEpoch answers
+// as on the leader; an epoch older than the log's batches', or than an
+// earlier batch of the append, is ErrLeaderEpochRegression. The producer
+// state learns every batch and transaction marker without the leader's
+// checks (Kafka's AppendOrigin.REPLICATION): the leader already accepted
+// them, and a promoted follower then deduplicates retries and fences old
+// producer epochs as its leader did.
 func (l *Log) AppendAsFollower(data []byte) (AppendResult, error) {
 	return l.append(data, -1, false)
 }
@@ -158,6 +183,12 @@ func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult,
 	if err := l.writableLocked(); err != nil {
 		l.mu.Unlock()
 		return res, err
+	}
+	if !assign {
+		if err := l.startAtStraddlingBatchLocked(data); err != nil {
+			l.mu.Unlock()
+			return res, err
+		}
 	}
 	pa := l.mu.producers.NewAppend()
 	batches, err := l.prepareLocked(data, leaderEpoch, assign, pa, &res)
@@ -208,6 +239,7 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 		res.LogAppendTime = appendTime
 	}
 	next := l.mu.nextOffset
+	epochFloor := l.mu.epochs.dataEpoch(next) // no batch may go below it
 	var batches []batchInfo
 	for pos := 0; pos < len(data); {
 		h, err := record.ParseHeader(data[pos:])
@@ -236,12 +268,17 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 			}
 		}
 		if assign {
+			if leaderEpoch >= 0 && leaderEpoch < epochFloor {
+				// Recovery would take the batch for a garbled one
+				// (checkRecovered) and cut the log there.
+				return nil, fmt.Errorf("%w: %s: append as leader in epoch %d after batches of epoch %d", ErrLeaderEpochRegression, l.dir, leaderEpoch, epochFloor)
+			}
 			record.AssignOffsets(batch, next, leaderEpoch, appendTime)
 			h.BaseOffset = next
 			if appendTime >= 0 {
 				h.MaxTimestamp = appendTime
 			}
-		} else if err := l.checkFollowerBatch(batch, &h, next); err != nil {
+		} else if err := l.checkFollowerBatch(batch, &h, next, &epochFloor); err != nil {
 			return nil, err
 		}
 		if err := pa.UpdateBatch(batch); err != nil {
@@ -261,14 +298,44 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 	return batches, nil
 }
 
-func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64) error {
+// checkFollowerBatch holds a batch a follower appends to AppendAsFollower's
+// rules; next is the log end, or the offset after the previous batch, and
+// epochFloor the newest leader epoch of the log's batches and the
+// append's so far, which the batch's raises.
+func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64, epochFloor *int32) error {
 	if err := record.CheckCRC(batch); err != nil {
 		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
 	}
-	if h.BaseOffset < next || h.LastOffsetDelta < 0 {
-		return fmt.Errorf("%w: %s: batch %d..%d at log end %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
+	gap := h.BaseOffset > next && !l.mu.cfg.Compacted
+	if h.BaseOffset < next || h.LastOffsetDelta < 0 || gap {
+		return fmt.Errorf("%w: %s: follower batch %d..%d does not start at offset %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
+	}
+	if ep := h.PartitionLeaderEpoch; ep >= 0 {
+		if ep < *epochFloor {
+			return fmt.Errorf("%w: %s: follower batch %d..%d has leader epoch %d, after batches of epoch %d", ErrLeaderEpochRegression, l.dir, h.BaseOffset, h.LastOffset(), ep, *epochFloor)
+		}
+		*epochFloor = ep
 	}
 	return nil
+}
+
+// startAtStraddlingBatchLocked restarts an empty log at the base offset of
+// a first batch that holds its end (see AppendAsFollower), keeping the log
+// start offset, so the batch can be appended whole. Any other append is
+// left to checkFollowerBatch.
+func (l *Log) startAtStraddlingBatchLocked(data []byte) error {
+	end := l.mu.nextOffset
+	h, err := record.ParseHeader(data)
+	if err != nil || end != l.mu.logStartOffset || h.BaseOffset >= end || h.LastOffset() < end {
+		return nil
+	}
+	if err := record.CheckComplete(&h, data); err != nil {
+		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
+	}
+	if err := record.CheckCRC(data[:h.Size()]); err != nil {
+		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
+	}
+	return l.truncateFullyLocked(h.BaseOffset, end)
 }
 
 // writeLocked rolls if needed and writes the batches. Any I/O error fails
@@ -278,18 +345,30 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	active := l.activeLocked()
 	now := l.opts.Clock.Now()
 	if active.shouldRoll(&l.mu.cfg, len(data), first.maxTimestamp, last.lastOffset, now) {
+		// At the log end, where a leader's first batch starts anyway: a
+		// compacted follower's may start further on, and a segment that
+		// ended short of the next one's base would pass, in recovery, for
+		// one that lost its tail (loadSegments), taking the later
+		// segments with it.
+		base := l.mu.nextOffset
+		if last.lastOffset-base > math.MaxInt32 {
+			base = first.baseOffset
+		}
 		var err error
-		if active, err = l.rollLocked(first.baseOffset); err != nil {
+		if active, err = l.rollLocked(base); err != nil {
 			return l.failLocked(err)
 		}
 	}
 	if _, ok := active.relative(last.lastOffset); !ok || first.baseOffset < active.baseOffset {
 		return fmt.Errorf("%w: %s: offsets %d..%d do not fit segment %d", ErrInvalidOffset, l.dir, first.baseOffset, last.lastOffset, active.baseOffset)
 	}
-	if err := active.append(data, batches, &l.mu.cfg); err != nil {
+	// The epochs go first, as in Kafka: a crash between the two then
+	// leaves an epoch that starts past the batches, which reopening drops,
+	// never batches whose epoch the cache lacks.
+	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
 		return l.failLocked(err)
 	}
-	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
+	if err := active.append(data, batches, &l.mu.cfg); err != nil {
 		return l.failLocked(err)
 	}
 	l.mu.nextOffset = last.lastOffset + 1
@@ -299,19 +378,27 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	return nil
 }
 
+// assignEpochsLocked starts leader-epoch entries for the batches about to
+// be appended: the leader's epoch, or each batch's partition leader epoch
+// on a follower (Kafka's assignEpochStartOffset), so the follower's
+// EndOffsetForEpoch answers as its leader's.
 func (l *Log) assignEpochsLocked(data []byte, batches []batchInfo, leaderEpoch int32, assign bool) error {
+	end := l.mu.nextOffset
 	if assign {
-		return l.mu.epochs.assign(leaderEpoch, batches[0].baseOffset)
+		return l.mu.epochs.assign(leaderEpoch, batches[0].baseOffset, end)
 	}
 	pos := 0
 	for _, b := range batches {
 		h, _ := record.ParseHeader(data[pos:])
-		if err := l.mu.epochs.assign(h.PartitionLeaderEpoch, b.baseOffset); err != nil {
+		if err := l.mu.epochs.assign(h.PartitionLeaderEpoch, b.baseOffset, end); err != nil {
 			return err
 		}
+		end = b.lastOffset + 1
 		pos += b.size
 	}
-	return nil
+	// A batch that straddles the log start (AppendAsFollower) starts its
+	// epoch where the log does, as on the leader.
+	return l.mu.epochs.truncateFromStart(l.mu.logStartOffset)
 }
 
 func (l *Log) failLocked(err error) error {

@@ -438,6 +438,13 @@ func TestLeaderEpochs(t *testing.T) {
 	if got := l.Epochs(); !slices.Equal(got, []EpochEntry{{1, 5}}) {
 		t.Fatalf("epochs after start moved %v", got)
 	}
+	// Epoch 0 is gone: as Kafka, it ends where the first known one starts.
+	if ep, end := l.EndOffsetForEpoch(0); ep != 0 || end != 5 {
+		t.Fatalf("epoch 0 below the first known: %d/%d, want 0/5", ep, end)
+	}
+	if ep, end := l.EndOffsetForEpoch(-1); ep != -1 || end != -1 {
+		t.Fatalf("epoch -1: %d/%d", ep, end)
+	}
 }
 
 func TestAppendAsFollower(t *testing.T) {

@@ -247,14 +247,18 @@ func (l *Log) loadSegments(ls dirListing, cp checkpoint) error {
 }
 
 func (l *Log) loadSegment(s *segment, trusted bool) (truncated bool, err error) {
+	maxEpoch := int32(-1)
+	if e, ok := l.mu.epochs.latest(); ok {
+		maxEpoch = e.Epoch
+	}
 	if trusted {
-		rebuilt, err := s.loadTrusted(&l.mu.cfg)
+		rebuilt, err := s.loadTrusted(&l.mu.cfg, maxEpoch)
 		if rebuilt && err == nil {
 			l.opts.Logger.Warn("rebuilt a corrupt index", "component", "storage", "segment", s.log.Name())
 		}
 		return false, err
 	}
-	res, err := s.recover(&l.mu.cfg)
+	res, err := s.recover(&l.mu.cfg, maxEpoch)
 	if err != nil {
 		return false, err
 	}
@@ -308,10 +312,13 @@ func (l *Log) finishOpen(cp checkpoint) error {
 	}
 	l.durable.Store(l.mu.recoveryPoint)
 	l.mu.lastFlushMs = l.opts.Clock.Now().UnixMilli()
-	if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
+	// From the start first: moving an epoch that began below the log
+	// start up to it may leave it at the log end with no batch (a crash
+	// lost them), and the cut at the end then drops it.
+	if err := l.mu.epochs.truncateFromStart(l.mu.logStartOffset); err != nil {
 		return err
 	}
-	if err := l.mu.epochs.truncateFromStart(l.mu.logStartOffset); err != nil {
+	if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
 		return err
 	}
 	fd, err := readCleanerCheckpoint(l.opts.FS, l.dir)

@@ -187,7 +187,12 @@ func inSequence(last, next int32) bool {
 //     ongoing: ErrInvalidTxnState.
 //
 // Transaction markers are checked with CheckMarker; followers (replication)
-// skip Check and only Update.
+// skip Check and only Update, as Kafka's AppendOrigin.REPLICATION skips the
+// sequence check and only logs an older producer or coordinator epoch.
+// Kafka's follower still refuses a non-transactional batch inside an open
+// transaction (INVALID_TXN_STATE); ours takes it, since a follower that
+// refuses its leader's batch can never catch up, and a leader never
+// writes one.
 func (t *ProducerStateTable) Check(h *record.Header) (dup *DuplicateBatch, err error) {
 	return checkData(t.producers[h.ProducerID], h)
 }
@@ -488,9 +493,16 @@ func (t *ProducerStateTable) Expire(nowMs, expirationMs int64) int {
 // (Commit). Obtain it with NewAppend; it must not outlive changes to the
 // table made other than through it.
 type ProducerAppend struct {
-	t         *ProducerStateTable
-	staged    map[int64]*ProducerState
-	completed []completedTxn
+	t      *ProducerStateTable
+	staged map[int64]*ProducerState // what the checks of later batches see
+	ops    []stagedBatch            // every batch in append order, for Commit
+}
+
+// stagedBatch is a data batch or transaction marker waiting for Commit.
+type stagedBatch struct {
+	h                record.Header
+	marker, commit   bool
+	coordinatorEpoch int32
 }
 
 // NewAppend starts staging one append.
@@ -538,13 +550,13 @@ func (a *ProducerAppend) Update(h *record.Header) {
 		return
 	}
 	applyData(a.stage(h.ProducerID), h)
+	a.ops = append(a.ops, stagedBatch{h: *h})
 }
 
 // UpdateMarker stages a transaction marker with its assigned offset.
 func (a *ProducerAppend) UpdateMarker(h *record.Header, commit bool, coordinatorEpoch int32) {
-	if c, ok := applyMarker(a.stage(h.ProducerID), h, commit, coordinatorEpoch); ok {
-		a.completed = append(a.completed, c)
-	}
+	applyMarker(a.stage(h.ProducerID), h, commit, coordinatorEpoch)
+	a.ops = append(a.ops, stagedBatch{h: *h, marker: true, commit: commit, coordinatorEpoch: coordinatorEpoch})
 }
 
 // UpdateBatch stages one whole batch, as ProducerStateTable.UpdateBatch.
@@ -566,15 +578,19 @@ func (a *ProducerAppend) UpdateBatch(batch []byte) error {
 }
 
 // Commit applies the staged batches to the table, after the write
-// succeeded. Aborts are indexed after every staged producer is updated,
-// as Kafka does, so their last stable offsets see the whole append.
+// succeeded, one by one in append order, exactly as a replay of them
+// (ReplayBatches) would: an abort's last stable offset sees every
+// transaction still open at its marker, one that a later batch of the same
+// append ends included, as Kafka's ongoing-transaction list does. A
+// follower's appends carry many producers' batches and markers at once.
 func (a *ProducerAppend) Commit() {
-	for pid, p := range a.staged {
-		a.t.producers[pid] = p
-		a.t.syncOngoing(p)
+	for i := range a.ops {
+		op := &a.ops[i]
+		if op.marker {
+			a.t.UpdateMarker(&op.h, op.commit, op.coordinatorEpoch)
+		} else {
+			a.t.Update(&op.h)
+		}
 	}
-	for _, c := range a.completed {
-		a.t.complete(c)
-	}
-	a.staged, a.completed = nil, nil
+	a.staged, a.ops = nil, nil
 }

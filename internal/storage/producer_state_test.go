@@ -260,6 +260,27 @@ func TestProducerAppendStagesBatches(t *testing.T) {
 	}
 }
 
+// One append that aborts a transaction and then commits another (a
+// follower's fetch carries both markers) indexes the abort as appending
+// them one by one would: the other transaction was still open at the
+// abort, so the abort's last stable offset is that transaction's start.
+func TestProducerAppendCommitsInOrder(t *testing.T) {
+	tab := NewProducerStateTable()
+	tab.Update(txnHeader(3, 0, 0, 1, 0))
+	tab.Update(txnHeader(4, 0, 0, 1, 1))
+	a := tab.NewAppend()
+	a.UpdateMarker(markerHeader(3, 0, 2), false, 0)
+	a.UpdateMarker(markerHeader(4, 0, 3), true, 0)
+	a.Commit()
+	want := []AbortedTxn{{ProducerID: 3, FirstOffset: 0, LastOffset: 2, LastStableOffset: 1}}
+	if diff := cmp.Diff(want, tab.AbortedIndex()); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if got := tab.FirstUnstableOffset(); got != -1 {
+		t.Fatalf("first unstable %d after both markers", got)
+	}
+}
+
 func TestProducerExpire(t *testing.T) {
 	tab := NewProducerStateTable()
 	h := pHeader(1, 0, 0, 1, 0)

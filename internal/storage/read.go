@@ -245,7 +245,11 @@ func firstRecordAtOrAfter(batch []byte, ts, logStart int64) (int64, int64, bool,
 	return off, t, found, err
 }
 
-// LatestEpoch returns the newest leader epoch and where it starts.
+// LatestEpoch returns the newest leader epoch and where it starts. A
+// follower sends it as its Fetch's LastFetchedEpoch, as Kafka sends
+// UnifiedLog.latestEpoch: the epoch of its last batch, or one it began as
+// a leader without writing in, which the leader's divergence answer then
+// makes it truncate away (TruncateTo at the log end drops it).
 func (l *Log) LatestEpoch() (EpochEntry, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -260,7 +264,9 @@ func (l *Log) Epochs() []EpochEntry {
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest known epoch
-// <= epoch and the offset where it ends; (-1, -1) when unknown.
+// <= epoch and the offset where it ends. An epoch older than every known
+// one gets itself and the first known epoch's start offset, as in Kafka;
+// a log without epochs, or epoch -1, gets (-1, -1).
 func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -275,7 +281,7 @@ func (l *Log) AssignEpoch(epoch int32) error {
 	if err := l.writableLocked(); err != nil {
 		return err
 	}
-	if err := l.mu.epochs.assign(epoch, l.mu.nextOffset); err != nil {
+	if err := l.mu.epochs.assign(epoch, l.mu.nextOffset, l.mu.nextOffset); err != nil {
 		return l.failLocked(err)
 	}
 	return nil

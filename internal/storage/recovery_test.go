@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -220,5 +221,40 @@ func TestCorruptEpochCheckpointNamesTheFile(t *testing.T) {
 	_, err := Open(e.dir, testConfig(), e.options())
 	if !errors.Is(err, ErrCorruptLog) || !strings.Contains(err.Error(), epochFile) {
 		t.Fatalf("corrupt epoch file: %v", err)
+	}
+}
+
+// The CRC does not cover a batch's partition leader epoch: recovery cuts
+// the log at a batch whose epoch is below the one before it or above the
+// newest the epoch cache knows, as at any corrupt batch. Such a batch is
+// never written: AppendAsLeader refuses an epoch older than the log's.
+func TestRecoveryCutsAGarbledLeaderEpoch(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		epoch int32
+	}{{"above the newest known", 99}, {"below the batch before", 1}, {"below -1", -7}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			l := e.open(testConfig())
+			for i := range 6 {
+				if _, err := l.AppendAsLeader(makeBatch(t, 2, int64(i), "x", 10), int32(1+i/3)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := l.AppendAsLeader(makeBatch(t, 1, 1, "x", 10), 1); !errors.Is(err, ErrLeaderEpochRegression) {
+				t.Fatalf("append in epoch 1 after epoch 2: %v", err)
+			}
+			l.Close()
+			b := makeBatch(t, 2, 4, "x", 10) // the size of every batch here
+			var ep [4]byte
+			binary.BigEndian.PutUint32(ep[:], uint32(c.epoch))
+			patch(t, e.fs, segmentFiles(t, e, ".log")[0], int64(4*len(b)+12), ep[:])
+			markUnclean(t, e)
+			l = e.open(testConfig())
+			defer l.Close()
+			if got := l.LogEndOffset(); got != 8 {
+				t.Fatalf("log end %d after a garbled epoch in the batch at 8", got)
+			}
+		})
 	}
 }

@@ -144,9 +144,14 @@ func (l *Log) SetLogStartOffset(off int64) error {
 }
 
 // TruncateTo removes every batch whose last offset is >= off (a follower
-// cutting back to the leader's lineage). A batch that straddles off goes
-// whole, so the log end may land below off. off below the log start empties
-// the log and restarts it at off.
+// cutting back to the leader's lineage, at the offset the leader-epoch
+// divergence check gave). A batch that straddles off goes whole, so the log
+// end may land below off. off below the log start empties the log and
+// restarts it at off. The epoch cache is cut at the new end, and so is the
+// producer state (rebuilt from its newest snapshot below the end), both
+// durably before TruncateTo returns. off at or past the log end cuts no
+// batch but still drops an epoch that starts at the log end: one this log
+// began as a leader and wrote nothing in.
 func (l *Log) TruncateTo(off int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -154,10 +159,16 @@ func (l *Log) TruncateTo(off int64) error {
 		return err
 	}
 	if off >= l.mu.nextOffset {
+		// Nothing to cut; but an epoch this log began as a leader and
+		// wrote nothing in starts at the log end and may not be the new
+		// leader's: it goes, as in Kafka.
+		if err := l.mu.epochs.truncateFromEnd(l.mu.nextOffset); err != nil {
+			return l.failLocked(err)
+		}
 		return nil
 	}
 	if off < l.mu.logStartOffset {
-		return l.truncateFullyLocked(off)
+		return l.truncateFullyLocked(off, off)
 	}
 	i := l.segmentIndexLocked(off)
 	if err := l.dropSegmentsLocked(i + 1); err != nil {
@@ -170,23 +181,28 @@ func (l *Log) TruncateTo(off int64) error {
 	if active.nextOffset < l.mu.logStartOffset {
 		// The batch holding the log start straddled off and went whole:
 		// nothing readable is left, so restart empty at the start.
-		return l.truncateFullyLocked(l.mu.logStartOffset)
+		return l.truncateFullyLocked(l.mu.logStartOffset, l.mu.logStartOffset)
 	}
 	return l.afterTruncateLocked()
 }
 
 // TruncateFullyAndStartAt deletes every segment and restarts the log, empty,
-// at off (a follower whose leader's log starts past its own end).
+// at off (a follower whose fetch offset is below its leader's log start:
+// off is the leader's log start). The leader epochs go too: the follower
+// learns them again from the batches it fetches.
 func (l *Log) TruncateFullyAndStartAt(off int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {
 		return err
 	}
-	return l.truncateFullyLocked(off)
+	return l.truncateFullyLocked(off, off)
 }
 
-func (l *Log) truncateFullyLocked(off int64) error {
+// truncateFullyLocked deletes every segment and restarts the log, empty,
+// at off, with logStart as its log start offset (off, except for a
+// follower's batch that straddles the leader's log start).
+func (l *Log) truncateFullyLocked(off, logStart int64) error {
 	s, err := createSegment(l.opts.FS, l.dir, off, &l.mu.cfg, l.opts.Clock.Now())
 	if err != nil {
 		return l.failLocked(err)
@@ -211,14 +227,17 @@ func (l *Log) truncateFullyLocked(off int64) error {
 	if err != nil {
 		return l.failLocked(err)
 	}
-	l.mu.logStartOffset = off
-	if err := l.afterTruncateLocked(); err != nil {
-		return err
-	}
-	if err := l.mu.epochs.truncateFromStart(off); err != nil {
+	// The epochs say nothing of the batches the log restarts with: they
+	// all go (Kafka's clearAndFlush), once the old segments are gone. A
+	// crash before that reopens the old segments with their epochs, or
+	// the empty new one, where reopening moves the old epochs to its
+	// start and cuts them there (finishOpen); never old batches without
+	// their epochs.
+	if err := l.mu.epochs.clear(); err != nil {
 		return l.failLocked(err)
 	}
-	return l.checkpointLocked(false)
+	l.mu.logStartOffset = logStart
+	return l.afterTruncateLocked()
 }
 
 // dropSegmentsLocked deletes the segments from index i on.

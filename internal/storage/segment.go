@@ -306,7 +306,9 @@ type recoverResult struct {
 
 // recover validates every batch from the start, rebuilds both indexes and
 // the in-memory state, and truncates the file at the first bad batch.
-func (s *segment) recover(cfg *Config) (recoverResult, error) {
+// maxEpoch is the newest epoch of the log's epoch cache, -1 if it has none
+// (see checkRecovered).
+func (s *segment) recover(cfg *Config, maxEpoch int32) (recoverResult, error) {
 	var res recoverResult
 	size, err := s.log.Size()
 	if err != nil {
@@ -316,14 +318,14 @@ func (s *segment) recover(cfg *Config) (recoverResult, error) {
 		return res, err
 	}
 	r := newBatchReader(s.log, 0, size)
-	valid := int64(0)
+	valid, epoch := int64(0), int32(-1)
 	for {
 		batch, h, pos, err := r.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err == nil {
-			err = s.checkRecovered(batch, &h, cfg)
+			err = s.checkRecovered(batch, &h, cfg, &epoch, maxEpoch)
 		}
 		if err != nil {
 			if !isDataError(err) {
@@ -357,10 +359,20 @@ func (s *segment) recover(cfg *Config) (recoverResult, error) {
 // The CRC does not cover the base offset, so a torn write that garbles only
 // those 8 bytes passes it. Outside compacted topics offsets are contiguous,
 // which catches that; a compacted log can only insist they grow.
-func (s *segment) checkRecovered(batch []byte, h *record.Header, cfg *Config) error {
+//
+// Nor does the CRC cover the partition leader epoch. A leader's epochs only
+// grow along its log, and every batch's epoch entry is written before the
+// batch (writeLocked), so a batch whose epoch is below the one before it
+// (epoch, raised here), or above the newest the epoch cache knows
+// (maxEpoch, unless the cache is empty), or below -1, is garbled.
+func (s *segment) checkRecovered(batch []byte, h *record.Header, cfg *Config, epoch *int32, maxEpoch int32) error {
 	if err := record.CheckCRC(batch); err != nil {
 		return err
 	}
+	if ep := h.PartitionLeaderEpoch; ep < -1 || (ep >= 0 && (ep < *epoch || (maxEpoch >= 0 && ep > maxEpoch))) {
+		return fmt.Errorf("%w: batch %d has leader epoch %d after %d, the newest known %d", record.ErrCorrupt, h.BaseOffset, ep, *epoch, maxEpoch)
+	}
+	*epoch = max(*epoch, h.PartitionLeaderEpoch)
 	gap := h.BaseOffset != s.nextOffset && !cfg.Compacted
 	if h.LastOffsetDelta < 0 || h.BaseOffset < s.nextOffset || gap {
 		return fmt.Errorf("%w: batch offsets %d..%d after %d", record.ErrCorrupt, h.BaseOffset, h.LastOffset(), s.nextOffset)
@@ -386,7 +398,7 @@ func (s *segment) resetIndexes() error {
 // rebuilding them from the log when they fail their sanity check. Its
 // nextOffset is set by the caller (the next segment's base) unless it is
 // the last one, which scanTail finishes.
-func (s *segment) loadTrusted(cfg *Config) (rebuilt bool, err error) {
+func (s *segment) loadTrusted(cfg *Config, maxEpoch int32) (rebuilt bool, err error) {
 	size, err := s.log.Size()
 	if err != nil {
 		return false, err
@@ -403,7 +415,7 @@ func (s *segment) loadTrusted(cfg *Config) (rebuilt bool, err error) {
 		if !errors.Is(err, errIndexCorrupt) {
 			return false, err
 		}
-		res, rerr := s.recover(cfg)
+		res, rerr := s.recover(cfg, maxEpoch)
 		if rerr == nil && res.truncatedBytes > 0 {
 			rerr = fmt.Errorf("%w: %s below the recovery point has %d bad bytes at %d", ErrCorruptLog, s.log.Name(), res.truncatedBytes, s.size.Load())
 		}
