@@ -103,19 +103,25 @@ func TestFuzzTargetsCoverEveryAPI(t *testing.T) {
 type fuzzCorpusFile struct {
 	target, name string
 	frame        []byte
+	edits        []byte // per-key targets only
 }
 
+// fuzzSeedEdits is one seed's edits per key, a start for the fuzzer's:
+// the first field set to -1, the second's slice (or value) doubled, a
+// name from the dictionary into the third.
+var fuzzSeedEdits = []byte{0, 0, 1, 1, 2, 0, 2, 0, 3}
+
 // fuzzCorpus is every seed TestFuzzCorpus writes: for each API, a valid
-// request at every advertised version and three mutations of the newest
-// (cut short, one version past the newest, a body byte flipped), plus the
-// newest of every key for FuzzRequest.
+// request at every advertised version, three mutations of the newest (cut
+// short, one version past the newest, a body byte flipped) and the newest
+// with fuzzSeedEdits, plus the newest of every key for FuzzRequest.
 func fuzzCorpus() []fuzzCorpusFile {
 	var out []fuzzCorpusFile
 	for _, api := range sortedAPIs() {
 		target := fuzzTargetOf(api.key)
 		for v := api.min; v <= api.max; v++ {
 			frame := encodeRequest(fuzzSeedRequest(api.key, v), 7)
-			out = append(out, fuzzCorpusFile{target, fmt.Sprintf("seed-v%d", v), frame})
+			out = append(out, fuzzCorpusFile{target: target, name: fmt.Sprintf("seed-v%d", v), frame: frame, edits: []byte{}})
 		}
 		newest := encodeRequest(fuzzSeedRequest(api.key, api.max), 7)
 		short := newest[:len(newest)-(len(newest)-10)/2]
@@ -124,15 +130,16 @@ func fuzzCorpus() []fuzzCorpusFile {
 		flipped := bytes.Clone(newest)
 		flipped[10+(len(newest)-10)/2] ^= 0xff
 		out = append(out,
-			fuzzCorpusFile{target, "mutated-short", short},
-			fuzzCorpusFile{target, "mutated-past-newest", past},
-			fuzzCorpusFile{target, "mutated-flipped", flipped},
-			fuzzCorpusFile{"FuzzRequest", fmt.Sprintf("seed-%02d-%s", api.key, api.key.Name()), newest},
+			fuzzCorpusFile{target: target, name: "mutated-short", frame: short, edits: []byte{}},
+			fuzzCorpusFile{target: target, name: "mutated-past-newest", frame: past, edits: []byte{}},
+			fuzzCorpusFile{target: target, name: "mutated-flipped", frame: flipped, edits: []byte{}},
+			fuzzCorpusFile{target: target, name: "edited", frame: newest, edits: fuzzSeedEdits},
+			fuzzCorpusFile{target: "FuzzRequest", name: fmt.Sprintf("seed-%02d-%s", api.key, api.key.Name()), frame: newest},
 		)
 	}
 	out = append(out,
-		fuzzCorpusFile{"FuzzRequest", "unknown-key", encodeRequest(&unknownKeyRequest{kmsg.NewPtrDescribeClusterRequest()}, 7)},
-		fuzzCorpusFile{"FuzzRequest", "header-only", []byte{0, 18, 0, 3, 0, 0, 0, 7, 0xff, 0xff}},
+		fuzzCorpusFile{target: "FuzzRequest", name: "unknown-key", frame: encodeRequest(&unknownKeyRequest{kmsg.NewPtrDescribeClusterRequest()}, 7)},
+		fuzzCorpusFile{target: "FuzzRequest", name: "header-only", frame: []byte{0, 18, 0, 3, 0, 0, 0, 7, 0xff, 0xff}},
 	)
 	return out
 }
@@ -142,24 +149,35 @@ type unknownKeyRequest struct{ *kmsg.DescribeClusterRequest }
 
 func (unknownKeyRequest) Key() int16 { return 10000 }
 
-// marshalFuzzInput writes a []byte input as go test reads its corpus files.
-func marshalFuzzInput(frame []byte) []byte {
-	return fmt.Appendf(nil, "go test fuzz v1\n[]byte(%s)\n", strconv.Quote(string(frame)))
+// marshalFuzzInputs writes []byte inputs as go test reads its corpus
+// files.
+func marshalFuzzInputs(inputs ...[]byte) []byte {
+	b := []byte("go test fuzz v1\n")
+	for _, in := range inputs {
+		b = fmt.Appendf(b, "[]byte(%s)\n", strconv.Quote(string(in)))
+	}
+	return b
 }
 
-// unmarshalFuzzInput reads a corpus file of one []byte input.
-func unmarshalFuzzInput(data []byte) ([]byte, error) {
+// unmarshalFuzzInputs reads a corpus file of []byte inputs.
+func unmarshalFuzzInputs(data []byte) ([][]byte, error) {
 	rest, ok := bytes.CutPrefix(data, []byte("go test fuzz v1\n"))
 	if !ok {
 		return nil, fmt.Errorf("not a go test fuzz v1 file")
 	}
-	lit := strings.TrimSpace(string(rest))
-	inner, ok := strings.CutPrefix(lit, "[]byte(")
-	if !ok || !strings.HasSuffix(inner, ")") {
-		return nil, fmt.Errorf("not one []byte input: %.40q", lit)
+	var out [][]byte
+	for _, line := range strings.Split(strings.TrimSpace(string(rest)), "\n") {
+		inner, ok := strings.CutPrefix(line, "[]byte(")
+		if !ok || !strings.HasSuffix(inner, ")") {
+			return nil, fmt.Errorf("not a []byte input: %.40q", line)
+		}
+		s, err := strconv.Unquote(strings.TrimSuffix(inner, ")"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, []byte(s))
 	}
-	s, err := strconv.Unquote(strings.TrimSuffix(inner, ")"))
-	return []byte(s), err
+	return out, nil
 }
 
 // TestFuzzCorpus checks the committed seeds are what fuzzCorpus builds;
@@ -167,7 +185,10 @@ func unmarshalFuzzInput(data []byte) ([]byte, error) {
 func TestFuzzCorpus(t *testing.T) {
 	for _, c := range fuzzCorpus() {
 		path := filepath.Join("testdata", "fuzz", c.target, c.name)
-		want := marshalFuzzInput(c.frame)
+		want := marshalFuzzInputs(c.frame)
+		if c.edits != nil {
+			want = marshalFuzzInputs(c.frame, c.edits)
+		}
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)
@@ -212,14 +233,19 @@ func TestFuzzSeedsReachEveryAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frame, err := unmarshalFuzzInput(data)
-			if err != nil {
-				t.Fatalf("%s/%s: %v", target, f.Name(), err)
+			inputs, err := unmarshalFuzzInputs(data)
+			want := 1
+			if perKey {
+				want = 2 // frame and edits
+			}
+			if err != nil || len(inputs) != want {
+				t.Fatalf("%s/%s: %d inputs, %v", target, f.Name(), len(inputs), err)
 			}
 			if perKey {
-				frame = withKey(frame, key)
+				h.run(t, withKey(inputs[0], key), inputs[1])
+			} else {
+				h.run(t, inputs[0], nil)
 			}
-			h.run(t, frame)
 		}
 	}
 	for _, api := range sortedAPIs() {

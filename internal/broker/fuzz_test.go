@@ -11,7 +11,9 @@ package broker
 //
 // FuzzRequest takes whole frames, key included; each advertised API has a
 // target of its own (fuzz_apis_test.go) that writes its key over the first
-// two bytes, so one key can be fuzzed at a time with its own corpus:
+// two bytes and takes structured edits of the decoded request besides
+// (fuzz_edit_test.go), so one key can be fuzzed at a time with its own
+// corpus:
 //
 //	go test -run '^$' -fuzz '^FuzzJoinGroup$' -fuzztime 3m -parallel 1 ./internal/broker/
 //
@@ -170,10 +172,21 @@ func (h *fuzzHarness) ensureTopic(tb testing.TB) {
 	}
 }
 
-// run sends one input and checks the broker survived it.
-func (h *fuzzHarness) run(t testing.TB, frame []byte) {
+// run sends one input, edits applied (fuzz_edit_test.go), and checks the
+// broker survived it.
+func (h *fuzzHarness) run(t testing.TB, frame, edits []byte) {
 	t.Helper()
 	h.inputs++
+	if len(edits) > 0 {
+		prefix, req, ok := decodeFrame(frame)
+		if !ok {
+			prefix, req = seedFor(frame)
+		}
+		if req != nil {
+			applyFuzzEdits(req, edits)
+			frame = req.AppendTo(slices.Clone(prefix))
+		}
+	}
 	frame = h.withTopicID(frame)
 	frame, decoded, send := tameFrame(frame)
 	var key, version int16 = -1, -1
@@ -379,22 +392,8 @@ func describeFrame(frame []byte) string {
 // (Kafka allows those too; they are slow, not wrong). decoded says the
 // harness itself could decode the request at an advertised version.
 func tameFrame(frame []byte) (_ []byte, decoded, send bool) {
-	h, body, err := parseRequestHeader(frame)
-	if err != nil {
-		return frame, false, true
-	}
-	api, ok := apiTable[kmsg.Key(h.key)]
-	if !ok || h.version < api.min || h.version > api.max {
-		return frame, false, true
-	}
-	req := kmsg.RequestForKey(h.key)
-	req.SetVersion(h.version)
-	if req.IsFlexible() {
-		if body, err = skipHeaderTags(body); err != nil {
-			return frame, false, true
-		}
-	}
-	if req.ReadFrom(body) != nil {
+	prefix, req, ok := decodeFrame(frame)
+	if !ok {
 		return frame, false, true
 	}
 	capped := false
@@ -426,9 +425,52 @@ func tameFrame(frame []byte) (_ []byte, decoded, send bool) {
 		}
 	}
 	if capped {
-		frame = req.AppendTo(slices.Clone(frame[:len(frame)-len(body)]))
+		frame = req.AppendTo(slices.Clone(prefix))
 	}
 	return frame, true, true
+}
+
+// seedFor is what edits apply to when the frame does not decode: the seed
+// of its key at its version brought into the advertised range, under a
+// plain header. A fuzzed frame is mostly broken, and edits to a broken
+// frame would otherwise never reach a handler.
+func seedFor(frame []byte) ([]byte, kmsg.Request) {
+	if len(frame) < 4 {
+		return nil, nil
+	}
+	api, ok := apiTable[kmsg.Key(binary.BigEndian.Uint16(frame))]
+	if !ok {
+		return nil, nil
+	}
+	v := api.min + int16(binary.BigEndian.Uint16(frame[2:])%uint16(api.max-api.min+1))
+	req := fuzzSeedRequest(api.key, v)
+	whole := encodeRequest(req, 7)
+	prefix, _, _ := decodeFrame(whole)
+	return prefix, req
+}
+
+// decodeFrame decodes a request as Broker.handle does; prefix is the
+// header, tags included, to encode an edited request after.
+func decodeFrame(frame []byte) (prefix []byte, _ kmsg.Request, ok bool) {
+	h, body, err := parseRequestHeader(frame)
+	if err != nil {
+		return nil, nil, false
+	}
+	api, ok := apiTable[kmsg.Key(h.key)]
+	if !ok || h.version < api.min || h.version > api.max {
+		return nil, nil, false
+	}
+	req := kmsg.RequestForKey(h.key)
+	req.SetVersion(h.version)
+	if req.IsFlexible() {
+		if body, err = skipHeaderTags(body); err != nil {
+			return nil, nil, false
+		}
+	}
+	if req.ReadFrom(body) != nil {
+		return nil, nil, false
+	}
+	return frame[:len(frame)-len(body)], req, true
 }
 
 // writeStats writes the counts to statsPath, at most once a second.
@@ -455,12 +497,12 @@ func (h *fuzzHarness) stats() string {
 	return sb.String()
 }
 
-// fuzzAPI is the target of one API key: the input's first two bytes become
-// the key, the rest is fuzzed.
+// fuzzAPI is the target of one API key: the frame's first two bytes become
+// the key, and the edits apply to the decoded request.
 func fuzzAPI(f *testing.F, key kmsg.Key) {
 	h := newFuzzHarness(f)
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		h.run(t, withKey(frame, key))
+	f.Fuzz(func(t *testing.T, frame, edits []byte) {
+		h.run(t, withKey(frame, key), edits)
 	})
 }
 
@@ -478,6 +520,6 @@ func withKey(frame []byte, key kmsg.Key) []byte {
 func FuzzRequest(f *testing.F) {
 	h := newFuzzHarness(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		h.run(t, frame)
+		h.run(t, frame, nil)
 	})
 }
