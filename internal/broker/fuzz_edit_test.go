@@ -48,15 +48,21 @@ var fuzzInts = []int64{
 	math.MinInt32, math.MaxInt64, math.MinInt64, int64(fuzzProducerID), 1 << 31, -1 << 31, 100, 99,
 }
 
-// maxFuzzElements bounds how far an edit grows a slice.
-const maxFuzzElements = 64
+// Bounds on what edits build: a string doubled at every edit, or a slice
+// of slices duplicated, would otherwise grow without limit within one
+// input and take the fuzzing process down for lack of memory.
+const (
+	maxFuzzElements = 64   // elements of one slice
+	maxFuzzString   = 1024 // bytes of one string
+	maxFuzzLeaves   = 2048 // fields of the whole request; edits stop past it
+)
 
 // applyFuzzEdits applies edits to req in place.
 func applyFuzzEdits(req kmsg.Request, edits []byte) {
 	for len(edits) >= 3 {
 		var leaves []reflect.Value
 		collectFuzzLeaves(reflect.ValueOf(req).Elem(), &leaves)
-		if len(leaves) == 0 {
+		if len(leaves) == 0 || len(leaves) > maxFuzzLeaves {
 			return
 		}
 		leaf, op, arg := leaves[int(edits[0])%len(leaves)], edits[1], edits[2]
@@ -161,10 +167,11 @@ func fuzzString(s string, op, arg byte, rest []byte) (string, []byte) {
 	case 2:
 		return s[:len(s)/2], rest
 	case 3:
-		return s + s, rest
+		s += s
 	default:
-		return s + string(rune(arg)), rest
+		s += string(rune(arg))
 	}
+	return s[:min(len(s), maxFuzzString)], rest
 }
 
 // editFuzzSlice empties, nils, grows or shrinks a slice; a byte slice
