@@ -10,7 +10,9 @@
 # MINIMIZE bounds the minimization of each new input (50 tries: a broker
 # round trip per try makes the default minute a long stall, and a
 # minimization cut short by time restarts the worker). PKGS limits the
-# packages (default ./...). Logs go to LOGDIR.
+# packages (default ./...). Logs go to LOGDIR. VMEM_KB caps each process's
+# virtual memory (8 GiB), so a runaway input kills its worker, not the
+# machine.
 # Exits non-zero if any target failed; the failing input is in the
 # package's testdata/fuzz/<target>/, as go test says.
 set -u
@@ -22,6 +24,7 @@ MINIMIZE=${MINIMIZE:-50x}
 LOGDIR=${LOGDIR:-$(mktemp -d /tmp/samsa-fuzz.XXXXXX)}
 filter=${1:-.}
 mkdir -p "$LOGDIR"
+ulimit -v "${VMEM_KB:-8388608}"
 
 rows=()
 failed=0
