@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test unit race noraces lint fuzz bench build compat
+.PHONY: test unit race noraces lint fuzz fuzz-campaign bench build compat
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -39,14 +39,29 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 ./internal/archtest/
 
-# Short runs of every fuzz target (FUZZTIME per target).
+# Short runs of every fuzz target (FUZZTIME per target), one worker each
+# (FUZZPARALLEL). New inputs get FUZZMINIMIZE minimization tries: the
+# request fuzzers pay a broker round trip per try, and a minimization cut
+# short by time restarts the worker.
 FUZZTIME ?= 20s
+FUZZPARALLEL ?= 1
+FUZZMINIMIZE ?= 50x
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) \
+	      -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The campaign of docs/FUZZING.md: every target in turn, FUZZTIME per API
+# key (3m unless given on the command line) and DECODER_FUZZTIME (5m) per
+# other target, then the table of executions. TARGETS selects by name (a
+# regexp).
+DECODER_FUZZTIME ?= 5m
+fuzz-campaign:
+	FUZZTIME=$(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),3m) DECODER_FUZZTIME=$(DECODER_FUZZTIME) \
+	  MINIMIZE=$(FUZZMINIMIZE) test/fuzz-campaign.sh '$(or $(TARGETS),.)'
 
 # Every client family against a fresh broker each (test/compat/README.md);
 # writes docs/COMPATIBILITY.md. SUITES selects (default: all).

@@ -4,14 +4,13 @@ package broker
 // closes the connection, a closed connection), and the broker keeps
 // serving that connection when Kafka would and every other one always.
 // Framing errors (sizes, headers, unknown keys and versions) are in
-// wire_test.go; FuzzRequest feeds arbitrary frames to the request path.
+// wire_test.go; the request fuzzers (fuzz_test.go) feed arbitrary frames
+// to every API.
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -231,150 +230,6 @@ func TestBadInputStaleLeaderEpoch(t *testing.T) {
 	}
 	stillServes(t, rc)
 	healthy.check(t)
-}
-
-// fuzzTopic is the topic FuzzRequest's seeds name.
-const fuzzTopic = "fuzz"
-
-// fuzzSeeds are valid requests of several keys, the fuzzer's start.
-func fuzzSeeds() [][]byte {
-	var seeds [][]byte
-	add := func(req kmsg.Request) { seeds = append(seeds, encodeRequest(req, 7)) }
-	for _, v := range []int16{0, 3, 4} {
-		req := kmsg.NewPtrApiVersionsRequest()
-		req.Version = v
-		req.ClientSoftwareName, req.ClientSoftwareVersion = "fuzz", "1"
-		add(req)
-	}
-	for _, v := range []int16{1, 9, 12} {
-		req := kmsg.NewPtrMetadataRequest()
-		req.Version = v
-		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(fuzzTopic)}}
-		add(req)
-	}
-	batch := rawBatch(rawBatchOptions{timestamp: 1}, rawRecord{Key: []byte("k"), Value: []byte("v")})
-	for _, v := range []int16{3, 9, 11} {
-		req := rawProduceReq(fuzzTopic, 0, 1, batch)
-		req.Version = v
-		add(req)
-	}
-	for _, v := range []int16{4, 7, 12} {
-		req := rawFetchReq(v, fuzzTopic, [16]byte{}, 0, 0)
-		req.SessionEpoch = 0
-		add(req)
-	}
-	for _, v := range []int16{0, 1, 7} {
-		req := rawListOffsetsReq(fuzzTopic, 0, -3)
-		req.Version = v
-		add(req)
-	}
-	oe := kmsg.NewPtrOffsetForLeaderEpochRequest()
-	oe.Version = 4
-	oe.ReplicaID = -1
-	oe.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1}}}}
-	add(oe)
-	dc := kmsg.NewPtrDescribeConfigsRequest()
-	dc.Version = 4
-	dc.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic}}
-	add(dc)
-	dr := kmsg.NewPtrDeleteRecordsRequest()
-	dr.Version = 2
-	dr.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 0}}}}
-	add(dr)
-	ct := kmsg.NewPtrCreateTopicsRequest()
-	ct.Version = 7
-	ct.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "fuzz-created", NumPartitions: 1, ReplicationFactor: 1}}
-	add(ct)
-	add(kmsg.NewPtrDescribeClusterRequest())
-	return seeds
-}
-
-// tameFrame keeps a fuzzed request from stalling or flooding the shared
-// broker, without changing what the decoder sees for anything else: a
-// long-poll fetch waits at most 10ms, and requests that would create
-// thousands of partitions are not sent (Kafka allows those too; they are
-// slow, not wrong).
-func tameFrame(frame []byte) ([]byte, bool) {
-	h, body, err := parseRequestHeader(frame)
-	if err != nil {
-		return frame, true
-	}
-	api, ok := apiTable[kmsg.Key(h.key)]
-	if !ok || h.version < api.min || h.version > api.max {
-		return frame, true
-	}
-	req := kmsg.RequestForKey(h.key)
-	req.SetVersion(h.version)
-	if req.IsFlexible() {
-		if body, err = skipHeaderTags(body); err != nil {
-			return frame, true
-		}
-	}
-	if req.ReadFrom(body) != nil {
-		return frame, true
-	}
-	switch r := req.(type) {
-	case *kmsg.FetchRequest:
-		if r.MaxWaitMillis > 10 {
-			r.MaxWaitMillis = 10
-			return r.AppendTo(slices.Clone(frame[:len(frame)-len(body)])), true
-		}
-	case *kmsg.CreateTopicsRequest:
-		for _, t := range r.Topics {
-			if t.NumPartitions > 8 || len(t.ReplicaAssignment) > 8 {
-				return nil, false
-			}
-		}
-	case *kmsg.CreatePartitionsRequest:
-		for _, t := range r.Topics {
-			if t.Count > 8 {
-				return nil, false
-			}
-		}
-	}
-	return frame, true
-}
-
-// FuzzRequest feeds arbitrary frames to a running broker's request path,
-// as the connection's read loop would: it may answer or refuse, never
-// panic.
-func FuzzRequest(f *testing.F) {
-	for _, s := range fuzzSeeds() {
-		f.Add(s)
-	}
-	b := startBroker(f)
-	createTopic(f, b, fuzzTopic, 2)
-	c := &conn{b: b, log: quiet, listener: "PLAINTEXT"}
-	f.Fuzz(func(t *testing.T, frame []byte) {
-		frame, ok := tameFrame(frame)
-		if !ok {
-			return
-		}
-		out, err := b.handle(c, frame)
-		if out != nil {
-			out.release()
-		}
-		_ = err // refusals close the connection; only a panic is wrong
-	})
-}
-
-// The seeds themselves are valid requests: each gets a response that
-// decodes, so the fuzzer starts from the deep paths, not the refusals.
-func TestFuzzSeedsAreAnswered(t *testing.T) {
-	b := startBroker(t)
-	createTopic(t, b, fuzzTopic, 2)
-	c := &conn{b: b, log: quiet, listener: "PLAINTEXT"}
-	for i, s := range fuzzSeeds() {
-		out, err := b.handle(c, s)
-		if err != nil || out == nil {
-			t.Errorf("seed %d (key %d): %v, response %v", i, int16(binary.BigEndian.Uint16(s)), err, out != nil)
-			continue
-		}
-		if len(out.holes) == 0 && len(out.buf) < 8 {
-			t.Errorf("seed %d: %d-byte response", i, len(out.buf))
-		}
-		out.release()
-	}
 }
 
 // A batch followed by bytes that do not make a second whole batch is

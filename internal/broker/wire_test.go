@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 	"time"
@@ -120,4 +121,29 @@ func TestIdleConnectionClosed(t *testing.T) {
 	}
 	idle.expectClosed()
 	busy.roundTrip(req, 2)
+}
+
+// FuzzRequestHeader: the header parser takes any bytes; what it parses
+// leaves the body as the tail of the frame, after a client ID the frame
+// holds, and skipping a v2 header's tags leaves a tail of that.
+func FuzzRequestHeader(f *testing.F) {
+	f.Add(encodeRequest(kmsg.NewPtrApiVersionsRequest(), 1))
+	f.Add(encodeRequest(kmsg.NewPtrMetadataRequest(), 2))
+	f.Add([]byte{0, 18, 0, 3, 0, 0, 0, 7, 0xff, 0xff, 2, 1, 3, 'a', 'b', 'c'})
+	f.Add([]byte{0, 1, 0, 12, 0, 0, 0, 7, 0x7f, 0xff})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		h, body, err := parseRequestHeader(frame)
+		if err != nil {
+			return
+		}
+		if len(body) > len(frame)-10 || !bytes.HasSuffix(frame, body) {
+			t.Fatalf("body of %d bytes from a %d-byte frame", len(body), len(frame))
+		}
+		if len(h.clientID) > len(frame)-10-len(body) {
+			t.Fatalf("client ID of %d bytes", len(h.clientID))
+		}
+		if rest, err := skipHeaderTags(body); err == nil && (len(rest) > len(body) || !bytes.HasSuffix(body, rest)) {
+			t.Fatalf("tags left %d of %d bytes", len(rest), len(body))
+		}
+	})
 }

@@ -138,6 +138,15 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
+// FuzzParseProcStat: any /proc/<pid>/stat content gives times or an error.
+func FuzzParseProcStat(f *testing.F) {
+	f.Add([]byte("4242 (java (kafka) x) S 1 4242 4242 0 -1 4194304 1000 0 0 0 1234 567 0 0 20 0 80 0 100 0 0"))
+	f.Add([]byte("1 (x) S 1 2"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parseProcStat(data)
+	})
+}
+
 func TestPacer(t *testing.T) {
 	// At 1000 records/s the pacer sleeps about a millisecond per record:
 	// 50 records take at least 45ms of wall time.

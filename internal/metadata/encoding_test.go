@@ -187,3 +187,19 @@ func FuzzReadSnapshot(f *testing.F) {
 		_, _ = ReadSnapshot(bytes.NewReader(data))
 	})
 }
+
+// FuzzParseUUID: a UUID that parses is the canonical spelling of its ID.
+func FuzzParseUUID(f *testing.F) {
+	f.Add("M1JxkK_O7QwrSmmIp8blBA")
+	f.Add("AAAAAAAAAAAAAAAAAAAAAA")
+	f.Add("M1JxkK_O7QwrSmmIp8blBB")
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := ParseUUID(s)
+		if err != nil {
+			return
+		}
+		if FormatUUID(id) != s {
+			t.Fatalf("%q parses as %v, spelled %q", s, id, FormatUUID(id))
+		}
+	})
+}

@@ -92,13 +92,28 @@ func parseSegmentFile(name string) (int64, string, bool) {
 		if !ok {
 			continue
 		}
-		if len(digits) != 20 {
-			return 0, "", false
-		}
-		base, err := strconv.ParseInt(digits, 10, 64)
-		return base, suffix, err == nil && base >= 0
+		base, ok := parseFileOffset(digits)
+		return base, suffix, ok
 	}
 	return 0, "", false
+}
+
+// parseFileOffset reads the 20 decimal digits that name segment and
+// snapshot files. Only digits: strconv would also take a sign
+// ("+0000000000000000042"), and a name that parses must be the name the
+// log gives the file, or the log opens (or removes) a file that is not
+// there.
+func parseFileOffset(digits string) (int64, bool) {
+	if len(digits) != 20 {
+		return 0, false
+	}
+	for i := range len(digits) {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	off, err := strconv.ParseInt(digits, 10, 64)
+	return off, err == nil
 }
 
 func (l *Log) open() error {

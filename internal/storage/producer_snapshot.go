@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/samsa-io/samsa/internal/record"
@@ -66,11 +65,10 @@ func SnapshotName(dir string, offset int64) string {
 // ("00000000000000000042.snapshot"); ok is false for any other name.
 func ParseSnapshotName(name string) (offset int64, ok bool) {
 	digits, ok := strings.CutSuffix(name, snapshotSuffix)
-	if !ok || len(digits) != 20 {
+	if !ok {
 		return 0, false
 	}
-	off, err := strconv.ParseInt(digits, 10, 64)
-	return off, err == nil && off >= 0
+	return parseFileOffset(digits)
 }
 
 func (t *ProducerStateTable) encodeSnapshot(offset int64) []byte {

@@ -1,0 +1,179 @@
+package broker
+
+// The request fuzzers' seeds: one valid request of every advertised API key
+// at every advertised version, naming what fuzzHarness sets up (the topic,
+// the groups, the transactional ID), so the fuzzer starts deep in each
+// handler instead of at its first "not found".
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// What fuzzHarness creates before the first input, and the seeds name.
+const (
+	fuzzTopic         = "fuzz"         // 2 partitions, records in partition 0
+	fuzzGroup         = "fuzz-group"   // a classic group with committed offsets
+	fuzzInstance      = "fuzz-static"  // a static member of fuzzGroup
+	fuzzConsumerGroup = "fuzz-cg"      // a KIP-848 group
+	fuzzMember        = "fuzz-member"  // fuzzConsumerGroup's member
+	fuzzTxnID         = "fuzz-txn"     // a transactional ID with a transaction open
+	fuzzProducerID    = int64(0)       // the first producer ID a fresh broker hands out
+	fuzzCreatedTopic  = "fuzz-created" // what CreateTopics seeds create
+)
+
+// fuzzTopicIDPlaceholder stands for fuzzTopic's ID in seeds and inputs:
+// the ID is random per broker, so the harness writes the real one over
+// every occurrence before sending. Any 16 bytes would do that a random ID
+// never is.
+var fuzzTopicIDPlaceholder = [16]byte([]byte("fuzz.topic.id.00"))
+
+// fuzzSeedRequest is a valid request of key at version for the harness's
+// broker.
+func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
+	req := kmsg.RequestForKey(key.Int16())
+	req.SetVersion(version)
+	id := fuzzTopicIDPlaceholder
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		batch := rawBatch(rawBatchOptions{timestamp: 1}, rawRecord{Key: []byte("k"), Value: []byte("v")})
+		r.Acks, r.TimeoutMillis = -1, 1000
+		r.Topics = []kmsg.ProduceRequestTopic{{Topic: fuzzTopic, TopicID: id,
+			Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: batch}}}}
+	case *kmsg.FetchRequest:
+		*r = *rawFetchReq(version, fuzzTopic, id, 0, 0)
+		r.MaxWaitMillis, r.MinBytes = 5, 1
+		if version >= 7 {
+			r.SessionEpoch = 0 // open a session, so incremental fetches have one to mutate
+		}
+	case *kmsg.ListOffsetsRequest:
+		r.ReplicaID = -1
+		r.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{
+			{Partition: 0, CurrentLeaderEpoch: -1, Timestamp: -1, MaxNumOffsets: 1},
+			{Partition: 1, CurrentLeaderEpoch: -1, Timestamp: -3, MaxNumOffsets: 1},
+		}}}
+	case *kmsg.MetadataRequest:
+		t := kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(fuzzTopic)}
+		if version >= 10 {
+			t.TopicID = id
+		}
+		r.Topics = []kmsg.MetadataRequestTopic{t}
+	case *kmsg.OffsetCommitRequest:
+		r.Group, r.Generation = fuzzGroup, -1
+		r.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: fuzzTopic, TopicID: id,
+			Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1, Metadata: kmsg.StringPtr("m")}}}}
+	case *kmsg.OffsetFetchRequest:
+		r.Group = fuzzGroup
+		r.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
+		r.Groups = []kmsg.OffsetFetchRequestGroup{{Group: fuzzGroup, MemberEpoch: -1,
+			Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: fuzzTopic, TopicID: id, Partitions: []int32{0, 1}}}}}
+	case *kmsg.FindCoordinatorRequest:
+		r.CoordinatorKey = fuzzGroup
+		r.CoordinatorKeys = []string{fuzzGroup, fuzzConsumerGroup}
+	case *kmsg.JoinGroupRequest:
+		r.Group, r.ProtocolType = fuzzGroup, "consumer"
+		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = fuzzMaxWaitMillis, fuzzMaxWaitMillis
+		r.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0, 0, 0, 0, 0, 1, 0, 4, 'f', 'u', 'z', 'z', 0, 0, 0, 0}}}
+	case *kmsg.HeartbeatRequest:
+		r.Group, r.MemberID, r.InstanceID = fuzzGroup, "", kmsg.StringPtr(fuzzInstance)
+	case *kmsg.LeaveGroupRequest:
+		r.Group = fuzzGroup
+		r.Members = []kmsg.LeaveGroupRequestMember{{InstanceID: kmsg.StringPtr("fuzz-nobody")}}
+	case *kmsg.SyncGroupRequest:
+		r.Group, r.Generation = fuzzGroup, 1
+		r.ProtocolType, r.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+		r.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: "m", MemberAssignment: []byte{0, 0}}}
+	case *kmsg.DescribeGroupsRequest:
+		r.Groups = []string{fuzzGroup, fuzzConsumerGroup}
+	case *kmsg.ListGroupsRequest:
+		r.StatesFilter = []string{"Stable", "Empty"}
+		r.TypesFilter = []string{"classic", "consumer"}
+	case *kmsg.ApiVersionsRequest:
+		r.ClientSoftwareName, r.ClientSoftwareVersion = "fuzz", "1"
+	case *kmsg.CreateTopicsRequest:
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: fuzzCreatedTopic, NumPartitions: 1, ReplicationFactor: 1,
+			Configs: []kmsg.CreateTopicsRequestTopicConfig{{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")}}}}
+	case *kmsg.DeleteTopicsRequest:
+		r.TimeoutMillis = 1000
+		r.TopicNames = []string{fuzzCreatedTopic}
+		r.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr(fuzzCreatedTopic)}}
+	case *kmsg.DeleteRecordsRequest:
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 1, Offset: 0}}}}
+	case *kmsg.InitProducerIDRequest:
+		r.TransactionalID, r.TransactionTimeoutMillis = kmsg.StringPtr(fuzzTxnID), 60000
+		r.ProducerID, r.ProducerEpoch = -1, -1
+	case *kmsg.OffsetForLeaderEpochRequest:
+		r.ReplicaID = -1
+		r.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: fuzzTopic,
+			Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: 0}}}}
+	case *kmsg.AddPartitionsToTxnRequest:
+		r.TransactionalID, r.ProducerID, r.ProducerEpoch = fuzzTxnID, fuzzProducerID, 0
+		r.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: fuzzTopic, Partitions: []int32{1}}}
+		r.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{{TransactionalID: fuzzTxnID,
+			ProducerID: fuzzProducerID, VerifyOnly: true,
+			Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{{Topic: fuzzTopic, Partitions: []int32{0}}}}}
+	case *kmsg.AddOffsetsToTxnRequest:
+		r.TransactionalID, r.ProducerID, r.Group = fuzzTxnID, fuzzProducerID, fuzzGroup
+	case *kmsg.EndTxnRequest:
+		r.TransactionalID, r.ProducerID, r.Commit = fuzzTxnID, fuzzProducerID, true
+	case *kmsg.WriteTxnMarkersRequest:
+		r.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 99, Committed: true,
+			Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: fuzzTopic, Partitions: []int32{1}}}}}
+	case *kmsg.TxnOffsetCommitRequest:
+		r.TransactionalID, r.Group, r.ProducerID = fuzzTxnID, fuzzGroup, fuzzProducerID
+		r.Generation = -1
+		r.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: fuzzTopic,
+			Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+	case *kmsg.DescribeConfigsRequest:
+		r.IncludeSynonyms, r.IncludeDocumentation = true, true
+		r.Resources = []kmsg.DescribeConfigsRequestResource{
+			{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic},
+			{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1", ConfigNames: []string{"log.retention.ms"}},
+		}
+	case *kmsg.AlterConfigsRequest:
+		r.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("-1")}}}}
+	case *kmsg.DescribeLogDirsRequest:
+		r.Topics = []kmsg.DescribeLogDirsRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
+	case *kmsg.CreatePartitionsRequest:
+		r.TimeoutMillis, r.ValidateOnly = 1000, true
+		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: fuzzTopic, Count: 3}}
+	case *kmsg.DeleteGroupsRequest:
+		r.Groups = []string{"fuzz-empty-group"}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		r.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+				{Name: "cleanup.policy", Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("compact")},
+				{Name: "segment.ms", Op: kmsg.IncrementalAlterConfigOpDelete},
+			}}}
+	case *kmsg.OffsetDeleteRequest:
+		r.Group = fuzzGroup
+		r.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 1}}}}
+	case *kmsg.DescribeClusterRequest:
+		r.EndpointType = 1
+	case *kmsg.DescribeProducersRequest:
+		r.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
+	case *kmsg.DescribeTransactionsRequest:
+		r.TransactionalIDs = []string{fuzzTxnID, "fuzz-nobody"}
+	case *kmsg.ListTransactionsRequest:
+		r.StateFilters = []string{"Ongoing"}
+		r.DurationFilterMillis = -1
+		r.TransactionalIDPattern = kmsg.StringPtr("fuzz.*")
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		r.Group, r.MemberID, r.MemberEpoch = fuzzConsumerGroup, fuzzMember, 0
+		r.RebalanceTimeoutMillis = fuzzMaxWaitMillis
+		r.SubscribedTopicNames = []string{fuzzTopic}
+		r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if version >= 1 {
+			r.SubscribedTopicRegex = kmsg.StringPtr("fu.*")
+		}
+	case *kmsg.ConsumerGroupDescribeRequest:
+		r.Groups = []string{fuzzConsumerGroup, fuzzGroup}
+	case *kmsg.DescribeTopicPartitionsRequest:
+		r.ResponsePartitionLimit = 1
+		r.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: fuzzTopic}}
+		r.Cursor = &kmsg.DescribeTopicPartitionsRequestCursor{Topic: fuzzTopic, Partition: 1}
+	}
+	return req
+}
