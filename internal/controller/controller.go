@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -39,8 +40,17 @@ type Config struct {
 	Rack string
 	// ControllerAddr is the host:port Raft listens on over TCP. Empty (the
 	// default) keeps Raft in process on an in-memory transport, which is all
-	// a combined single node needs.
+	// a combined single node needs. Ignored when Voters is set.
 	ControllerAddr string
+	// Voters is the static quorum (controller.quorum.voters), this node
+	// among them. When set, Raft runs over the controller listener: the
+	// broker hands each connection that begins with RaftPreamble to
+	// ServeRaft, and the first start bootstraps all the voters. Empty means
+	// a quorum of this node alone.
+	Voters []Voter
+	// ElectionTimeout is controller.quorum.election.timeout.ms, for a
+	// quorum of several voters; zero keeps hashicorp/raft's one second.
+	ElectionTimeout time.Duration
 	// ClusterID, when set, is the cluster ID written on first start (as
 	// kafka-storage.sh format --cluster-id does); a later start with a
 	// different one fails. Empty draws a random one.
@@ -56,6 +66,12 @@ type Config struct {
 	Clock clock.Clock
 }
 
+// Voter is one member of controller.quorum.voters.
+type Voter struct {
+	ID   model.NodeID
+	Addr string // host:port of its controller listener
+}
+
 // Controller is the active controller of a one-voter KRaft-style quorum: it
 // owns the Raft node, validates metadata writes, commits them as records and
 // publishes the resulting image. Every method is safe for concurrent use.
@@ -69,12 +85,14 @@ type Controller struct {
 	fsm       *fsm
 	store     *raftboltdb.BoltStore
 	transport raft.Transport
+	stream    *streamLayer // nil unless Voters is set
 	fs        vfs.FS // the metadata directory's, for the directory syncs: vfs.OS but in tests
 	tasks     *task.Group
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
 	// ready receives the outcome of the first election's setup.
-	ready chan error
+	ready     chan error
+	readyOnce sync.Once
 
 	// writeMu serialises writes from validation to commit. A write checks
 	// its request against the current image and the next write must see the
@@ -111,12 +129,25 @@ func Open(ctx context.Context, cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.open(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// open is Open on a controller built by newController; with Voters set, the
+// caller may hand it Raft connections (ServeRaft) before and while it opens.
+func (c *Controller) open(ctx context.Context) error {
 	start := c.clock.Now()
 	if err := c.startRaft(); err != nil {
 		c.Close()
-		return nil, err
+		return err
 	}
 	c.tasks.Go(c.watchLeadership)
+	if c.stream != nil {
+		c.tasks.Go(c.watchCaughtUp)
+	}
+	var err error
 	select {
 	case err = <-c.ready:
 	case <-ctx.Done():
@@ -124,12 +155,12 @@ func Open(ctx context.Context, cfg Config) (*Controller, error) {
 	}
 	if err != nil {
 		c.Close()
-		return nil, err
+		return err
 	}
 	img := c.Image()
-	c.log.Debug("controller ready", "cluster_id", img.ClusterID(), "node_id", cfg.NodeID,
+	c.log.Debug("controller ready", "cluster_id", img.ClusterID(), "node_id", c.cfg.NodeID,
 		"offset", img.Offset(), "topics", len(img.Topics()), "elapsed", c.clock.Now().Sub(start))
-	return c, nil
+	return nil
 }
 
 func newController(cfg Config) (*Controller, error) {
@@ -156,12 +187,55 @@ func newController(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Controller{
+	var stream *streamLayer
+	if len(cfg.Voters) > 0 {
+		self, err := checkVoters(cfg.Voters, cfg.NodeID)
+		if err != nil {
+			return nil, err
+		}
+		stream = newStreamLayer(self.Addr)
+	}
+	return &Controller{stream: stream,
 		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,
 		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()), fs: vfs.OS,
 		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1),
 	}, nil
 }
+
+// checkVoters refuses a quorum that names a node twice or leaves this one
+// out, and returns this node's entry.
+func checkVoters(voters []Voter, self model.NodeID) (Voter, error) {
+	seen := map[model.NodeID]bool{}
+	var me Voter
+	found := false
+	for _, v := range voters {
+		if seen[v.ID] {
+			return me, fmt.Errorf("controller: controller.quorum.voters names node %d twice", v.ID)
+		}
+		seen[v.ID] = true
+		if v.ID == self {
+			me, found = v, true
+		}
+	}
+	if !found {
+		return me, fmt.Errorf("controller: controller.quorum.voters does not name this node (node.id %d); a broker-only node is not supported yet", self)
+	}
+	return me, nil
+}
+
+// ServeRaft hands a connection on the controller listener to Raft; the
+// caller has read RaftPreamble from it. It returns once Raft has taken the
+// connection or the controller is closed (and then closes it).
+func (c *Controller) ServeRaft(conn net.Conn) {
+	if c.stream == nil {
+		conn.Close()
+		return
+	}
+	c.stream.serve(conn)
+}
+
+// Quorum reports whether this controller is one of several voters.
+func (c *Controller) Quorum() bool { return len(c.cfg.Voters) > 1 }
 
 // raftDir is where the bolt store and snapshots live.
 func (c *Controller) raftDir() string { return filepath.Join(c.cfg.Dir, "raft") }
@@ -242,11 +316,38 @@ func (c *Controller) watchLeadership(ctx context.Context) {
 			}
 			err := c.onElected(ctx)
 			if first {
-				c.ready <- err
+				c.reportReady(err)
 				first = false
 			} else if err != nil {
 				c.log.Error("controller setup after election failed", "err", err)
 			}
+		}
+	}
+}
+
+// reportReady tells Open the outcome of start-up, once.
+func (c *Controller) reportReady(err error) {
+	c.readyOnce.Do(func() { c.ready <- err })
+}
+
+// watchCaughtUp reports a quorum member ready once it knows a leader and
+// has applied the log that leader has committed, cluster ID included: the
+// image it then serves is no older than the quorum's at the time.
+func (c *Controller) watchCaughtUp(ctx context.Context) {
+	tick := time.NewTicker(20 * time.Millisecond) // Raft runs on the wall clock too
+	defer tick.Stop()
+	for {
+		ch := c.Changed()
+		addr, _ := c.raft.LeaderWithID()
+		if addr != "" && c.Image().ClusterID() != "" && c.raft.AppliedIndex() >= c.raft.CommitIndex() {
+			c.reportReady(nil)
+			return
+		}
+		select {
+		case <-ch:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -292,6 +393,11 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 		case have < f.Level:
 			recs = append(recs, f)
 		}
+	}
+	if c.stream != nil {
+		// In a quorum every broker registers itself over the controller
+		// listener (BrokerRegistration), the local one too.
+		return recs, nil
 	}
 	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints}
 	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation ||
@@ -402,3 +508,7 @@ func (c *Controller) mkdirRaft() error {
 	}
 	return nil
 }
+
+// Active reports whether this node is the active controller (the Raft
+// leader), the one that accepts metadata writes.
+func (c *Controller) Active() bool { return c.raft.State() == raft.Leader }

@@ -74,15 +74,29 @@ func (c *Controller) startRaft() error {
 		return fmt.Errorf("controller: read raft state: %w", err)
 	}
 	if !existing {
+		// Every voter bootstraps the same configuration on its first start;
+		// hashicorp/raft accepts that, and the first election settles it.
 		voters := raft.Configuration{Servers: []raft.Server{
 			{Suffrage: raft.Voter, ID: conf.LocalID, Address: c.transport.LocalAddr()},
 		}}
+		if len(c.cfg.Voters) > 0 {
+			voters.Servers = nil
+			for _, v := range c.cfg.Voters {
+				voters.Servers = append(voters.Servers, raft.Server{Suffrage: raft.Voter,
+					ID: raft.ServerID(nodeResource(v.ID)), Address: raft.ServerAddress(v.Addr)})
+			}
+		}
 		if err := raft.BootstrapCluster(conf, store, store, snaps, c.transport, voters); err != nil {
 			return fmt.Errorf("controller: bootstrap raft: %w", err)
 		}
 	}
 	if c.raft, err = raft.NewRaft(conf, c.fsm, store, store, snaps, c.transport); err != nil {
 		return fmt.Errorf("controller: start raft: %w", err)
+	}
+	if len(c.cfg.Voters) > 0 {
+		// A real quorum keeps the configured timeouts: a voter must not
+		// start elections faster than its peers can answer.
+		return nil
 	}
 	rc := c.raft.ReloadableConfig()
 	rc.HeartbeatTimeout, rc.ElectionTimeout = fastHeartbeatTimeout, fastHeartbeatTimeout
@@ -96,6 +110,11 @@ func (c *Controller) startRaft() error {
 // when there is none. The in-memory address is fixed per node ID so the
 // address in the bootstrapped configuration stays true across restarts.
 func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
+	if c.stream != nil {
+		return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			Stream: c.stream, MaxPool: tcpMaxPool, Timeout: tcpTimeout, Logger: logger,
+		}), nil
+	}
 	if c.cfg.ControllerAddr == "" {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("samsa-controller-" + nodeResource(c.cfg.NodeID)))
 		return t, nil
@@ -114,6 +133,13 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 	conf.HeartbeatTimeout = initialHeartbeatTimeout
 	conf.ElectionTimeout = initialHeartbeatTimeout
 	conf.LeaderLeaseTimeout = leaderLeaseTimeout
+	if len(c.cfg.Voters) > 0 && c.cfg.ElectionTimeout > 0 {
+		// controller.quorum.election.timeout.ms: how long a follower waits
+		// without hearing from the leader before it stands for election.
+		conf.HeartbeatTimeout = c.cfg.ElectionTimeout
+		conf.ElectionTimeout = c.cfg.ElectionTimeout
+		conf.LeaderLeaseTimeout = min(leaderLeaseTimeout, c.cfg.ElectionTimeout)
+	}
 	// Metrics go through go-metrics' global sink, which is a no-op unless
 	// someone installs one; the legacy per-peer names would only duplicate.
 	conf.NoLegacyTelemetry = true

@@ -1,0 +1,207 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// quorumNode is one voter of a test quorum: a controller behind a loopback
+// listener that hands Raft's connections to it, as the broker's controller
+// listener does.
+type quorumNode struct {
+	id   model.NodeID
+	dir  string
+	ln   net.Listener
+	mu   sync.Mutex
+	ctrl *Controller
+}
+
+func (n *quorumNode) controller() *Controller {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ctrl
+}
+
+// accept serves the listener for as long as the test runs: Raft
+// connections go to whichever controller is open, others are closed.
+func (n *quorumNode) accept() {
+	for {
+		conn, err := n.ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			var b [1]byte
+			if _, err := conn.Read(b[:]); err != nil || b[0] != RaftPreamble[0] || ReadPreamble(conn) != nil {
+				conn.Close()
+				return
+			}
+			if c := n.controller(); c != nil {
+				c.ServeRaft(conn)
+			} else {
+				conn.Close()
+			}
+		}()
+	}
+}
+
+type testQuorum struct {
+	t      *testing.T
+	nodes  []*quorumNode
+	voters []Voter
+}
+
+func newTestQuorum(t *testing.T, size int) *testQuorum {
+	q := &testQuorum{t: t}
+	base := t.TempDir()
+	for i := range size {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		n := &quorumNode{id: model.NodeID(i + 1), dir: filepath.Join(base, ln.Addr().String()), ln: ln}
+		go n.accept()
+		q.nodes = append(q.nodes, n)
+		q.voters = append(q.voters, Voter{ID: n.id, Addr: ln.Addr().String()})
+	}
+	var wg sync.WaitGroup
+	for _, n := range q.nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); q.start(n) }()
+	}
+	wg.Wait()
+	for _, n := range q.nodes {
+		if n.controller() == nil {
+			t.FailNow()
+		}
+	}
+	return q
+}
+
+// start opens node n's controller; with too few voters up it waits.
+func (q *testQuorum) start(n *quorumNode) {
+	cfg := testConfig(n.dir)
+	cfg.NodeID, cfg.Voters, cfg.ElectionTimeout = n.id, q.voters, 300*time.Millisecond
+	c, err := newController(cfg)
+	if err != nil {
+		q.t.Error(err)
+		return
+	}
+	n.mu.Lock()
+	n.ctrl = c
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.open(ctx); err != nil {
+		q.t.Errorf("open node %d: %v", n.id, err)
+		return
+	}
+	q.t.Cleanup(func() { c.Close() })
+}
+
+func (q *testQuorum) stop(n *quorumNode) {
+	n.mu.Lock()
+	c := n.ctrl
+	n.ctrl = nil
+	n.mu.Unlock()
+	c.Close()
+}
+
+// leader waits for a node to be active and returns it.
+func (q *testQuorum) leader() *quorumNode {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range q.nodes {
+			if c := n.controller(); c != nil && c.Active() {
+				return n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	q.t.Fatal("no active controller")
+	return nil
+}
+
+func TestQuorumOfThreeReplicatesWrites(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	lead := q.leader()
+	registerBrokers(t, lead.controller(), 1, 2, 3)
+	mustCreate(t, lead.controller(), "replicated", 3)
+	for _, n := range q.nodes {
+		waitFor(t, n.controller(), func() bool { _, ok := n.controller().Image().Topic("replicated"); return ok })
+		if got := n.controller().ControllerID(); got != lead.id {
+			t.Errorf("node %d names controller %d, want %d", n.id, got, lead.id)
+		}
+	}
+	// A voter that is not active refuses writes; the broker forwards them.
+	for _, n := range q.nodes {
+		if n == lead {
+			continue
+		}
+		if res := createOne(t, n.controller(), CreateTopic{Name: "elsewhere", NumPartitions: 1, ReplicationFactor: -1}); res.ErrorCode != kerr.NotController.Code {
+			t.Errorf("create on follower %d: code %d %s, want NOT_CONTROLLER", n.id, res.ErrorCode, res.ErrorMessage)
+		}
+	}
+}
+
+func TestQuorumSurvivesTheLossOfItsLeader(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	old := q.leader()
+	registerBrokers(t, old.controller(), 1, 2, 3)
+	q.stop(old)
+	start := time.Now()
+	lead := q.leader()
+	mustCreate(t, lead.controller(), "after-failover", 1)
+	t.Logf("a new controller took a write %v after the old one stopped", time.Since(start))
+	if lead == old {
+		t.Fatal("the stopped node is still the leader")
+	}
+
+	// Two of three down: metadata writes stop, and return once one is back.
+	var other *quorumNode
+	for _, n := range q.nodes {
+		if n != old && n != lead {
+			other = n
+		}
+	}
+	q.stop(other)
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res := lead.controller().CreateTopics(c, []CreateTopic{{Name: "no-quorum", NumPartitions: 1, ReplicationFactor: -1}}, false)
+	if res[0].ErrorCode == 0 {
+		t.Fatal("a write committed with one voter of three")
+	}
+	q.start(other)
+	lead = q.leader()
+	mustCreate(t, lead.controller(), "quorum-back", 1)
+	for _, name := range []string{"after-failover", "quorum-back"} {
+		waitFor(t, other.controller(), func() bool { _, ok := other.controller().Image().Topic(name); return ok })
+	}
+}
+
+// waitFor polls cond on c's image changes for up to ten seconds.
+func waitFor(t *testing.T, c *Controller, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		ch := c.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatal(errors.New("condition not met within 10s"))
+		}
+	}
+}
