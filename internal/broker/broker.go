@@ -98,6 +98,8 @@ type Config struct {
 	FS     vfs.FS
 	Clock  clock.Clock
 	Logger *slog.Logger
+
+	quorum quorumSettings // resolved by New from Values (quorum.go)
 }
 
 func (c *Config) fill() {
@@ -177,7 +179,11 @@ type Broker struct {
 	// acceptedHook, when set (by tests, before Start), sees each accepted
 	// connection once configureConn has set it up.
 	acceptedHook func(net.Conn)
-	mu           struct {
+	// started is closed when Start has brought the broker up; connections
+	// accepted before (a quorum's controller listener serves Raft while
+	// the quorum forms) wait for it before reading a Kafka request.
+	started chan struct{}
+	mu      struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -204,7 +210,10 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveListeners(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(),
+	if err := cfg.resolveQuorum(); err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
 	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
@@ -291,6 +300,21 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.mu.Unlock()
 		lns = append(lns, ln)
 	}
+	if b.cfg.quorum.cluster() {
+		// The quorum forms over the controller listeners, so they serve
+		// before the controller can start; Kafka requests wait for started.
+		ctrl, err := controller.New(b.controllerConfig())
+		if err != nil {
+			b.closeListeners()
+			return fmt.Errorf("broker: start controller: %w", err)
+		}
+		b.ctrl = ctrl
+		for i, ln := range lns {
+			if bound := b.Listeners()[i]; b.cfg.quorum.isControllerListener(bound.Name) {
+				b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
+			}
+		}
+	}
 	if err := b.startController(ctx); err != nil {
 		b.closeListeners()
 		return err
@@ -300,9 +324,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.startGroups()
 	b.startTxns()
 	for i, ln := range lns {
-		bound := b.Listeners()[i]
-		b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
+		if bound := b.Listeners()[i]; !b.cfg.quorum.cluster() || !b.cfg.quorum.isControllerListener(bound.Name) {
+			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
+		}
 	}
+	close(b.started)
 	return nil
 }
 
@@ -346,25 +372,49 @@ func (b *Broker) metadataLogDir() string {
 	return b.cfg.LogDir
 }
 
-func (b *Broker) startController(ctx context.Context) error {
+// endpoints are the broker's advertised client listeners, as registered:
+// the controller listeners are the quorum's, not for clients.
+func (b *Broker) endpoints() []metadata.Endpoint {
 	var eps []metadata.Endpoint
 	for _, l := range b.Listeners() {
+		if b.cfg.quorum.isControllerListener(l.Name) {
+			continue
+		}
 		adv := b.advertised(l.Name)
 		eps = append(eps, metadata.Endpoint{Name: l.Name, Host: adv.Host, Port: int32(adv.Port), SecurityProtocol: l.SecurityProtocol})
 	}
-	ctrl, err := controller.Open(ctx, controller.Config{
-		NodeID:    model.NodeID(b.cfg.NodeID),
-		Dir:       filepath.Join(b.metadataLogDir(), metadataDir),
-		Endpoints: eps,
-		Rack:      b.cfg.Values.String("broker.rack"),
-		Broker:    b.cfg.Values,
-		Logger:    b.cfg.Logger,
-		Clock:     b.cfg.Clock,
-	})
-	if err != nil {
+	return eps
+}
+
+func (b *Broker) controllerConfig() controller.Config {
+	return controller.Config{
+		NodeID:          model.NodeID(b.cfg.NodeID),
+		Dir:             filepath.Join(b.metadataLogDir(), metadataDir),
+		Endpoints:       b.endpoints(),
+		Rack:            b.cfg.Values.String("broker.rack"),
+		Voters:          b.cfg.quorum.voters,
+		ElectionTimeout: b.cfg.quorum.electionTimeout,
+		Broker:          b.cfg.Values,
+		Logger:          b.cfg.Logger,
+		Clock:           b.cfg.Clock,
+	}
+}
+
+func (b *Broker) startController(ctx context.Context) error {
+	if b.ctrl == nil {
+		ctrl, err := controller.New(b.controllerConfig())
+		if err != nil {
+			return fmt.Errorf("broker: start controller: %w", err)
+		}
+		b.ctrl = ctrl
+	}
+	if b.cfg.quorum.cluster() {
+		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters))
+	}
+	if err := b.ctrl.Start(ctx); err != nil {
 		return fmt.Errorf("broker: start controller: %w", err)
 	}
-	b.ctrl = ctrl
+	ctrl := b.ctrl
 	ch := ctrl.Changed()
 	if err := b.applyImage(ctrl.Image()); err != nil {
 		return err

@@ -63,6 +63,24 @@ func (f *frame) release() {
 // serve runs the connection until the client leaves, a protocol error
 // closes it, or the broker shuts down.
 func (c *conn) serve(ctx context.Context) {
+	var first io.Reader
+	if c.b.cfg.quorum.cluster() && c.b.cfg.quorum.isControllerListener(c.listener) {
+		raft, r, err := c.serveControllerConn()
+		if raft {
+			return // Raft owns the connection now
+		}
+		if err != nil {
+			c.nc.Close()
+			return
+		}
+		first = r
+		select {
+		case <-c.b.started:
+		case <-ctx.Done():
+			c.nc.Close()
+			return
+		}
+	}
 	c.out = make(chan *frame, maxQueuedResponses)
 	writerDone := make(chan struct{})
 	c.b.tasks.Go(func(context.Context) {
@@ -71,7 +89,7 @@ func (c *conn) serve(ctx context.Context) {
 	})
 	stop := context.AfterFunc(ctx, c.interrupt)
 	defer stop()
-	err := c.readLoop()
+	err := c.readLoop(first)
 	close(c.out)
 	<-writerDone
 	c.nc.Close()
@@ -87,8 +105,14 @@ func (c *conn) interrupt() {
 	c.nc.SetReadDeadline(time.Now())
 }
 
-func (c *conn) readLoop() error {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+// readLoop reads requests; first, when not nil, holds bytes already read
+// from the connection.
+func (c *conn) readLoop(first io.Reader) error {
+	var src io.Reader = c.nc
+	if first != nil {
+		src = io.MultiReader(first, c.nc)
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
 	var sizeBuf [4]byte
 	for {
 		if c.closing.Load() {

@@ -268,7 +268,6 @@ func TestNoEffect(t *testing.T) {
 		"process.roles":                         "controller,broker",
 	})
 	want := []string{
-		"controller.listener.names=PLAINTEXT has no effect in Samsa yet: " + byQuorum,
 		"num.io.threads=8 has no effect in Samsa: Samsa has no request handler pool: each connection's requests run on that connection's goroutine",
 		"num.network.threads=3 has no effect in Samsa: each connection has its own reader and writer goroutines; there are no network threads to size",
 		"share.coordinator.state.topic.min.isr=1 has no effect in Samsa yet: " + byShare,
@@ -280,7 +279,7 @@ func TestNoEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := d.NoEffect(); len(got) != 5 || !strings.HasPrefix(got[0], "background.threads=4 has no effect in Samsa: ") {
+	if got := d.NoEffect(); len(got) != 4 || !strings.HasPrefix(got[0], "background.threads=4 has no effect in Samsa: ") {
 		t.Errorf("dynamic configs: %q", got)
 	}
 }

@@ -80,9 +80,11 @@ func checkListeners(v Values) error {
 	return nil
 }
 
-// checkQuorum refuses a controller quorum that is not this node: the one voter or
-// bootstrap server Accepts lets through must be this node (node.id) on one of its own
-// listener ports, or Samsa would run a quorum of itself while the operator meant another.
+// checkQuorum checks the quorum configs against this node. The static quorum
+// (controller.quorum.voters) must name this node, on the port of one of its own
+// listeners: a broker-only node is not built yet. A dynamic quorum (KIP-853) is not
+// built either: controller.quorum.bootstrap.servers may only name this node, which
+// Kafka's own server.properties does for a single node.
 func checkQuorum(v Values) error {
 	ports := map[string]bool{}
 	for _, l := range strings.Split(v.String("listeners"), ",") {
@@ -90,23 +92,33 @@ func checkQuorum(v Values) error {
 			ports[strings.TrimSpace(l[i+1:])] = true
 		}
 	}
-	refuse := func(name, value, why string) error {
-		return notSupported(name, "value "+value+" is not supported yet ("+byQuorum+"): "+why)
+	onOwnPort := func(addr string) bool {
+		i := strings.LastIndexByte(addr, ':')
+		return i >= 0 && ports[addr[i+1:]]
 	}
-	for _, name := range []string{"controller.quorum.voters", "controller.quorum.bootstrap.servers"} {
-		for _, item := range v.List(name) {
-			addr := item
-			if name == "controller.quorum.voters" {
-				id, rest, ok := strings.Cut(item, "@")
-				if !ok || id != formatValue(v.Int("node.id")) {
-					return refuse(name, item, "the only voter must be this node, node.id "+formatValue(v.Int("node.id"))+", as id@host:port")
+	self := formatValue(v.Int("node.id"))
+	if voters := v.List("controller.quorum.voters"); len(voters) > 0 {
+		found := false
+		for _, item := range voters {
+			id, addr, ok := strings.Cut(item, "@")
+			if !ok || id == "" || !strings.Contains(addr, ":") {
+				return invalidValue(Broker.byName["controller.quorum.voters"], "controller.quorum.voters", item, "each voter must be id@host:port")
+			}
+			if id == self {
+				if !onOwnPort(addr) {
+					return invalidValue(Broker.byName["controller.quorum.voters"], "controller.quorum.voters", item,
+						"this node's voter entry must name the port of one of its listeners")
 				}
-				addr = rest
+				found = true
 			}
-			i := strings.LastIndexByte(addr, ':')
-			if i < 0 || !ports[addr[i+1:]] {
-				return refuse(name, item, "the controller must be this node, on the port of one of its listeners")
-			}
+		}
+		if !found {
+			return notSupported("controller.quorum.voters", "a node that is not a voter (a broker-only node) is not supported yet: this node, node.id "+self+", must be one of the voters")
+		}
+	}
+	for _, item := range v.List("controller.quorum.bootstrap.servers") {
+		if !onOwnPort(item) {
+			return notSupported("controller.quorum.bootstrap.servers", "value "+item+" is not supported yet (a dynamic quorum, KIP-853, is not built; set controller.quorum.voters): the bootstrap server must be this node, on the port of one of its listeners")
 		}
 	}
 	return nil

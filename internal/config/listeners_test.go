@@ -62,15 +62,16 @@ func TestQuorumOfThisNode(t *testing.T) {
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", "controller.listener.names": "CONTROLLER"}
 	tests := []struct {
 		name, config, value string
-		ok                  bool
+		want                error // nil: accepted
 	}{
-		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", true},
-		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", false},
-		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000", false},
-		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093", false},
-		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", true},
-		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", false},
-		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", false},
+		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", nil},
+		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093,3@h3:9093", nil},
+		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", ErrNotSupported},
+		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000,2@h2:9093", ErrInvalidValue},
+		{"voter without id", "controller.quorum.voters", "localhost:9093", ErrInvalidValue},
+		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", nil},
+		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", ErrNotSupported},
+		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", ErrNotSupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,11 +80,11 @@ func TestQuorumOfThisNode(t *testing.T) {
 				raw[k] = v
 			}
 			_, err := Parse(Broker, raw)
-			if tt.ok && err != nil {
+			if tt.want == nil && err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !tt.ok && (!errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "issue 12")) {
-				t.Fatalf("Parse = %v, want ErrNotSupported naming issue 12", err)
+			if tt.want != nil && !errors.Is(err, tt.want) {
+				t.Fatalf("Parse = %v, want %v", err, tt.want)
 			}
 		})
 	}

@@ -14,7 +14,7 @@ const (
 	bySecurity = "issue 13 brings TLS, SASL and ACLs"
 	byQuotas   = "issue 14 brings quotas and metrics"
 	byCluster  = "issue 12 brings clusters of several nodes and replication"
-	byQuorum   = "issue 12 brings a controller quorum of several nodes; here the controller is in-process, a quorum of this node alone"
+	byQuorum   = "issue 12 is building the controller quorum on hashicorp/raft; this part of it is not wired yet"
 	byReassign = "issue 15 brings reassignment, JBOD and racks"
 	byTiered   = "tiered storage is not planned"
 	byShare    = "share groups (KIP-932) are not planned yet"

@@ -86,7 +86,7 @@ type Controller struct {
 	store     *raftboltdb.BoltStore
 	transport raft.Transport
 	stream    *streamLayer // nil unless Voters is set
-	fs        vfs.FS // the metadata directory's, for the directory syncs: vfs.OS but in tests
+	fs        vfs.FS       // the metadata directory's, for the directory syncs: vfs.OS but in tests
 	tasks     *task.Group
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
@@ -135,8 +135,15 @@ func Open(ctx context.Context, cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// open is Open on a controller built by newController; with Voters set, the
-// caller may hand it Raft connections (ServeRaft) before and while it opens.
+// New builds a controller without starting it, so that a caller serving
+// the controller listener can hand it Raft connections (ServeRaft) before
+// and while Start runs: with several voters, Start waits for a quorum.
+func New(cfg Config) (*Controller, error) { return newController(cfg) }
+
+// Start is Open's second half, for a controller made by New. On error the
+// controller is closed.
+func (c *Controller) Start(ctx context.Context) error { return c.open(ctx) }
+
 func (c *Controller) open(ctx context.Context) error {
 	start := c.clock.Now()
 	if err := c.startRaft(); err != nil {

@@ -1,0 +1,109 @@
+package broker
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// quorumSettings is the node's part in the metadata quorum, from
+// process.roles, controller.quorum.voters and controller.listener.names.
+type quorumSettings struct {
+	// voters is controller.quorum.voters; empty for the self-contained
+	// single node, whose quorum is in process.
+	voters []controller.Voter
+	// listeners are the controller listeners' names: they carry Raft as
+	// well as Kafka requests, and serve the controller-only APIs.
+	listeners []string
+	// electionTimeout is controller.quorum.election.timeout.ms.
+	electionTimeout time.Duration
+}
+
+// cluster reports whether this node is part of a quorum over the network.
+func (q quorumSettings) cluster() bool { return len(q.voters) > 0 }
+
+func (q quorumSettings) isControllerListener(name string) bool {
+	return slices.Contains(q.listeners, name)
+}
+
+// parseVoters parses controller.quorum.voters: id@host:port entries.
+func parseVoters(items []string) ([]controller.Voter, error) {
+	var out []controller.Voter
+	for _, it := range items {
+		idStr, addr, ok := strings.Cut(strings.TrimSpace(it), "@")
+		id, err := strconv.ParseInt(idStr, 10, 32)
+		if !ok || err != nil || id < 0 {
+			return nil, fmt.Errorf("broker: controller.quorum.voters entry %q is not id@host:port", it)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("broker: controller.quorum.voters entry %q: %w", it, err)
+		}
+		out = append(out, controller.Voter{ID: model.NodeID(id), Addr: addr})
+	}
+	return out, nil
+}
+
+// resolveQuorum reads the quorum configs and checks them against the
+// listeners: a quorum needs a controller listener among the listeners, and
+// this node among the voters (a broker-only node is not built yet).
+func (c *Config) resolveQuorum() error {
+	voters, err := parseVoters(c.Values.List("controller.quorum.voters"))
+	if err != nil {
+		return err
+	}
+	q := quorumSettings{voters: voters, electionTimeout: millis(int64(c.Values.Int("controller.quorum.election.timeout.ms")))}
+	for _, n := range strings.Split(c.Values.String("controller.listener.names"), ",") {
+		if n = strings.ToUpper(strings.TrimSpace(n)); n != "" {
+			q.listeners = append(q.listeners, n)
+		}
+	}
+	if !q.cluster() {
+		c.quorum = q
+		return nil
+	}
+	if len(q.listeners) == 0 {
+		return fmt.Errorf("broker: controller.quorum.voters is set, so controller.listener.names must name the listener the quorum uses")
+	}
+	for _, n := range q.listeners {
+		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == n }) {
+			return fmt.Errorf("broker: controller.listener.names names %s, which is not in listeners", n)
+		}
+	}
+	if !slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) }) {
+		return fmt.Errorf("broker: controller.quorum.voters does not name this node (node.id %d); a broker-only node is not supported yet", c.NodeID)
+	}
+	if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return !q.isControllerListener(l.Name) }) {
+		return fmt.Errorf("broker: every listener is a controller listener; a controller-only node is not supported yet")
+	}
+	c.quorum = q
+	return nil
+}
+
+// serveControllerConn reads the first byte of a connection on a controller
+// listener: Raft's preamble hands the connection to the controller (and
+// reports true), anything else is the start of a Kafka request, returned
+// for the request reader to take first.
+func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
+	var b [1]byte
+	c.nc.SetReadDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
+	if _, err := io.ReadFull(c.nc, b[:]); err != nil {
+		return false, nil, err
+	}
+	if b[0] != controller.RaftPreamble[0] {
+		return false, bytes.NewReader(b[:]), nil
+	}
+	if err := controller.ReadPreamble(c.nc); err != nil {
+		return false, nil, err
+	}
+	c.nc.SetReadDeadline(time.Time{})
+	c.b.ctrl.ServeRaft(c.nc)
+	return true, nil, nil
+}
