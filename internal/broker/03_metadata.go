@@ -50,7 +50,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Respons
 		creating = b.autoCreateForMetadata(req, img)
 	}
 	resp.ClusterID = kmsg.StringPtr(img.ClusterID())
-	resp.ControllerID = b.cfg.NodeID
+	resp.ControllerID = b.clientControllerID(img)
 	resp.Brokers = b.metadataBrokers(img, c.listener)
 	if req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allOperations
@@ -122,6 +122,9 @@ func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage
 func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {
 	var out []kmsg.MetadataResponseBroker
 	for _, br := range img.Brokers() {
+		if br.Fenced {
+			continue // clients must not be sent to a broker that leads nothing
+		}
 		for _, ep := range br.Endpoints {
 			if ep.Name != listener {
 				continue
@@ -239,4 +242,19 @@ func validTopicName(s string) bool {
 		}
 	}
 	return true
+}
+
+// clientControllerID is the controller ID clients are told: the active
+// controller, which is a broker too (every node is combined), or, when it
+// is not a live broker (an election, or it is fenced), this broker, as
+// Kafka's brokers name a live broker for admin requests to go to.
+func (b *Broker) clientControllerID(img *metadata.Image) int32 {
+	if b.ctrl == nil {
+		return b.cfg.NodeID
+	}
+	id := b.ctrl.ControllerID()
+	if br, ok := img.Broker(id); ok && !br.Fenced {
+		return int32(id)
+	}
+	return b.cfg.NodeID
 }

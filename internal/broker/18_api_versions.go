@@ -36,7 +36,7 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.R
 			resp.ErrorCode = kerr.InvalidRequest.Code
 		}
 	}
-	resp.ApiKeys = apiKeys()
+	resp.ApiKeys = apiKeys(b.onControllerListener(c))
 	if req.Version >= 3 {
 		b.appendFeatures(resp)
 	}
@@ -66,9 +66,12 @@ func (b *Broker) appendFeatures(resp *kmsg.ApiVersionsResponse) {
 	}
 }
 
-func apiKeys() []kmsg.ApiVersionsResponseApiKey {
+func apiKeys(controllerListener bool) []kmsg.ApiVersionsResponseApiKey {
 	var keys []kmsg.ApiVersionsResponseApiKey
 	for _, e := range sortedAPIs() {
+		if e.controllerOnly && !controllerListener {
+			continue
+		}
 		k := kmsg.NewApiVersionsResponseApiKey()
 		k.ApiKey, k.MinVersion, k.MaxVersion = e.key.Int16(), e.min, e.max
 		keys = append(keys, k)
@@ -78,11 +81,11 @@ func apiKeys() []kmsg.ApiVersionsResponseApiKey {
 
 // unsupportedApiVersions is the v0 answer to an ApiVersions request at a
 // version above ours.
-func unsupportedApiVersions() *kmsg.ApiVersionsResponse {
+func unsupportedApiVersions(controllerListener bool) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeys()
+	resp.ApiKeys = apiKeys(controllerListener)
 	return resp
 }
 

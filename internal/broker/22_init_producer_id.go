@@ -47,7 +47,7 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	case req.TransactionalID != nil:
 		return b.txns.InitProducerID(b.tasks.Context(), req), nil
 	default:
-		id, err := b.producerIDs.take(b.tasks.Context(), b.ctrl.AllocateProducerIDs)
+		id, err := b.producerIDs.take(b.tasks.Context(), b.allocateProducerIDs)
 		if err != nil {
 			c.log.Warn("no producer ID block", "err", err)
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code

@@ -31,7 +31,7 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		img = metadata.Empty()
 	}
 	resp.ClusterID = img.ClusterID()
-	resp.ControllerID = b.cfg.NodeID
+	resp.ControllerID = b.clientControllerID(img)
 	for _, mb := range b.metadataBrokers(img, c.listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()
 		db.NodeID, db.Host, db.Port, db.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack

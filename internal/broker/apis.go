@@ -14,6 +14,10 @@ type apiEntry struct {
 	key      kmsg.Key
 	min, max int16
 	handle   handlerFunc
+	// controllerOnly APIs (broker registration and heartbeats, ISR
+	// changes) are served and advertised on controller listeners only, as
+	// Kafka's controllers do; elsewhere they are unknown.
+	controllerOnly bool
 }
 
 // handlerFunc handles one decoded request. It returns the encoded response

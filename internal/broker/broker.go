@@ -183,6 +183,11 @@ type Broker struct {
 	// accepted before (a quorum's controller listener serves Raft while
 	// the quorum forms) wait for it before reading a Kafka request.
 	started chan struct{}
+	// ctrlReady is closed once the controller is open: the controller-only
+	// APIs are served from then on (brokers register before they start).
+	ctrlReady chan struct{}
+	peers   *peers     // clients of the other nodes (peer.go)
+	life    *lifecycle // registration and heartbeats, in a quorum (lifecycle.go)
 	mu      struct {
 		sync.Mutex
 		listeners []net.Listener
@@ -213,7 +218,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveQuorum(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}),
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
 	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
@@ -319,6 +324,13 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.closeListeners()
 		return err
 	}
+	close(b.ctrlReady)
+	if b.cfg.quorum.cluster() {
+		if err := b.startLifecycle(ctx); err != nil {
+			b.closeListeners()
+			return err
+		}
+	}
 	b.warnNoEffect()
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
@@ -394,6 +406,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		Rack:            b.cfg.Values.String("broker.rack"),
 		Voters:          b.cfg.quorum.voters,
 		ElectionTimeout: b.cfg.quorum.electionTimeout,
+		SessionTimeout:  millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
 		Broker:          b.cfg.Values,
 		Logger:          b.cfg.Logger,
 		Clock:           b.cfg.Clock,
@@ -475,7 +488,7 @@ func (b *Broker) autoCreateTopics(ctx context.Context, names []string) error {
 		reqs[i] = controller.CreateTopic{Name: n, NumPartitions: -1, ReplicationFactor: -1}
 	}
 	var errs []error
-	for _, r := range b.ctrl.CreateTopics(ctx, reqs, false) {
+	for _, r := range b.createTopics(ctx, reqs) {
 		if r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
 			errs = append(errs, fmt.Errorf("%s: %s", r.Name, r.ErrorMessage))
 		}
@@ -614,6 +627,11 @@ func (b *Broker) closeListeners() {
 // flushes and closes every log (a clean shutdown: the next start does not
 // scan them).
 func (b *Broker) Close() error {
+	select {
+	case <-b.started:
+		b.controlledShutdown(millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))))
+	default:
+	}
 	b.closeListeners()
 	if b.tasks != nil {
 		b.tasks.Stop()
@@ -625,6 +643,7 @@ func (b *Broker) Close() error {
 	if b.groups != nil {
 		b.groups.Stop()
 	}
+	b.peers.close()
 	if b.ctrl != nil {
 		errs = append(errs, b.ctrl.Close())
 	}
@@ -639,12 +658,24 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 		return nil, err
 	}
 	api, ok := apiTable[kmsg.Key(h.key)]
+	if ok && api.controllerOnly && !b.onControllerListener(c) {
+		ok = false
+	}
+	if ok && !api.controllerOnly && api.key != kmsg.ApiVersions {
+		// A controller listener serves while its broker starts; the
+		// broker's own APIs wait until it has.
+		select {
+		case <-b.started:
+		case <-b.tasks.Context().Done():
+			return nil, errors.New("broker: shutting down")
+		}
+	}
 	if !ok {
 		return nil, fmt.Errorf("unknown API key %d (correlation %d)", h.key, h.correlationID)
 	}
 	if h.version < api.min || h.version > api.max {
 		if api.key == kmsg.ApiVersions {
-			return encodeResponse(h, unsupportedApiVersions()), nil
+			return encodeResponse(h, unsupportedApiVersions(b.onControllerListener(c))), nil
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
 	}
@@ -658,6 +689,9 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
+	}
+	if b.shouldForward(c, api.key) {
+		return b.forward(c, h, req)
 	}
 	return b.runHandler(api, c, h, req)
 }

@@ -2,8 +2,11 @@ package broker
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,10 +14,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
 )
+
+var clusterLog = flag.Bool("cluster.log", false, "print the test cluster nodes' logs")
 
 // testCluster is several combined nodes (broker and controller) in one
 // test process, each on its own loopback ports and directory, forming one
@@ -77,7 +84,11 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 		"controller.listener.names":             "CONTROLLER",
 		"controller.quorum.election.timeout.ms": "500",
 		"listener.security.protocol.map":        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"listeners":                             fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%s", n.ctrlPort),
+		// Short sessions keep fencing tests and the last node's shutdown
+		// (which has no quorum left to ask) quick.
+		"broker.heartbeat.interval.ms": "200",
+		"broker.session.timeout.ms":    "1500",
+		"listeners":                    fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%s", n.ctrlPort),
 	})
 	maps.Copy(raw, c.extra)
 	v, err := config.Parse(config.Broker, raw)
@@ -97,14 +108,16 @@ func (c *testCluster) start(n *clusterNode) {
 		return
 	}
 	cfg.LogDir, cfg.Logger = n.dir, quiet
+	if *clusterLog {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", n.id)
+	}
 	b, err := New(cfg)
 	if err != nil {
 		c.t.Error(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := b.Start(ctx); err != nil {
+	// Start's context is the broker's life, not a start-up bound.
+	if err := b.Start(context.Background()); err != nil {
 		c.t.Errorf("start node %d: %v", n.id, err)
 		return
 	}
@@ -174,5 +187,77 @@ func TestClusterFormsAQuorumOverControllerListeners(t *testing.T) {
 	}
 	if len(ids) != 1 {
 		t.Fatalf("nodes disagree on the cluster ID: %v", ids)
+	}
+}
+
+func TestClusterBrokersRegisterAndCreateReplicatedTopics(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	adm, ctx := c.admin()
+	meta, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Brokers) != 3 {
+		t.Fatalf("metadata lists %d brokers, want 3: %v", len(meta.Brokers), meta.Brokers)
+	}
+	resp, err := adm.CreateTopic(ctx, 6, 3, nil, "rf3")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	leaders := map[int32]int{}
+	for _, n := range c.nodes {
+		img := n.get().ctrl.Image()
+		top, ok := img.Topic("rf3")
+		if !ok {
+			continue
+		}
+		for _, p := range top.Partitions {
+			if len(p.Replicas) != 3 {
+				t.Errorf("partition %d replicas %v", p.Partition, p.Replicas)
+			}
+			leaders[int32(p.Leader)]++
+		}
+		break
+	}
+	for id, n := range leaders {
+		if n != 2 {
+			t.Errorf("broker %d leads %d partitions, want 2 each: %v", id, n, leaders)
+		}
+	}
+}
+
+// TestClusterForwardsMetadataWritesToTheActiveController sends CreateTopics
+// to each broker that is not the active controller: each forwards it, and
+// answers only once its own metadata has the topic.
+func TestClusterForwardsMetadataWritesToTheActiveController(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	active := c.activeController()
+	for _, n := range c.nodes {
+		if n == active {
+			continue
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.get().Addr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.Version = 4
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("via-%d", n.id), 2, 3
+		req.Topics = append(req.Topics, rt)
+		req.TimeoutMillis = 10000
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != 0 {
+			t.Fatalf("create via broker %d: %v", n.id, kerr.ErrorForCode(code))
+		}
+		if _, ok := n.get().ctrl.Image().Topic(rt.Topic); !ok {
+			t.Errorf("broker %d answered before its image had %s", n.id, rt.Topic)
+		}
 	}
 }

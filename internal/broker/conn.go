@@ -75,7 +75,7 @@ func (c *conn) serve(ctx context.Context) {
 		}
 		first = r
 		select {
-		case <-c.b.started:
+		case <-c.b.ctrlReady:
 		case <-ctx.Done():
 			c.nc.Close()
 			return

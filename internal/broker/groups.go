@@ -86,9 +86,9 @@ func (b *Broker) ensureInternalTopic(ctx context.Context, name string, partition
 	for k, v := range extra {
 		configs[k] = &v
 	}
-	res := b.ctrl.CreateTopics(ctx, []controller.CreateTopic{{
+	res := b.createTopics(ctx, []controller.CreateTopic{{
 		Name: name, NumPartitions: partitions, ReplicationFactor: int16(replicas), Configs: configs, Internal: true,
-	}}, false)
+	}})
 	if r := res[0]; r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
 		return fmt.Errorf("broker: create %s: %s", name, r.ErrorMessage)
 	}

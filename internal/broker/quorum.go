@@ -107,3 +107,12 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 	c.b.ctrl.ServeRaft(c.nc)
 	return true, nil, nil
 }
+
+// onControllerListener reports whether a connection came in on a
+// controller listener of a quorum.
+func (b *Broker) onControllerListener(c *conn) bool {
+	return b.cfg.quorum.cluster() && b.cfg.quorum.isControllerListener(c.listener)
+}
+
+// controllerRequestTimeout bounds a controller-listener request's commit.
+const controllerRequestTimeout = 10 * time.Second

@@ -21,7 +21,7 @@ func (b *Broker) startTxns() {
 	b.txns = txn.New(txn.ConfigFrom(cfg), txn.Deps{
 		Log: b.coordinatorLog(cfg, txn.StateTopic),
 		AllocateProducerID: func(ctx context.Context) (int64, error) {
-			return b.producerIDs.take(ctx, b.ctrl.AllocateProducerIDs)
+			return b.producerIDs.take(ctx, b.allocateProducerIDs)
 		},
 		WriteMarkers:   b.writeMarkers,
 		GroupPartition: func(id string) int32 { return group.PartitionFor(id, offsetsPartitions) },

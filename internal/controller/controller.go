@@ -51,6 +51,9 @@ type Config struct {
 	// ElectionTimeout is controller.quorum.election.timeout.ms, for a
 	// quorum of several voters; zero keeps hashicorp/raft's one second.
 	ElectionTimeout time.Duration
+	// SessionTimeout is broker.session.timeout.ms: the active controller
+	// fences a broker it has not heard from for this long. Zero means 9 s.
+	SessionTimeout time.Duration
 	// ClusterID, when set, is the cluster ID written on first start (as
 	// kafka-storage.sh format --cluster-id does); a later start with a
 	// different one fails. Empty draws a random one.
@@ -91,6 +94,7 @@ type Controller struct {
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
 	// ready receives the outcome of the first election's setup.
+	live      liveness // heartbeats, on the active controller (brokers.go)
 	ready     chan error
 	readyOnce sync.Once
 
@@ -153,6 +157,7 @@ func (c *Controller) open(ctx context.Context) error {
 	c.tasks.Go(c.watchLeadership)
 	if c.stream != nil {
 		c.tasks.Go(c.watchCaughtUp)
+		c.tasks.Go(c.watchSessions)
 	}
 	var err error
 	select {
@@ -182,6 +187,9 @@ func newController(cfg Config) (*Controller, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 9 * time.Second
 	}
 	static := cfg.Broker
 	if static.IsZero() {
@@ -368,6 +376,11 @@ func (c *Controller) onElected(ctx context.Context) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	var ids []model.NodeID
+	for _, b := range c.Image().Brokers() {
+		ids = append(ids, b.NodeID)
+	}
+	c.live.reset(ids, c.clock.Now())
 	recs, err := c.setupRecords(c.Image())
 	if err != nil || len(recs) == 0 {
 		return err
@@ -407,7 +420,7 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 		return recs, nil
 	}
 	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints}
-	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation ||
+	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation || have.Fenced ||
 		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) {
 		recs = append(recs, reg)
 	}

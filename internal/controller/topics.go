@@ -196,7 +196,11 @@ func (c *Controller) newTopicState(img *metadata.Image) *topicState {
 	st := &topicState{img: img, broker: c.brokerValues(img), registered: map[model.NodeID]bool{},
 		taken: map[string]bool{}, normalized: map[string]string{}}
 	for _, b := range img.Brokers() {
-		st.brokers = append(st.brokers, b.NodeID)
+		// New replicas go to live brokers only; a manual assignment may
+		// name any registered one, as in Kafka.
+		if !b.Fenced {
+			st.brokers = append(st.brokers, b.NodeID)
+		}
 		st.registered[b.NodeID] = true
 	}
 	return st
@@ -362,7 +366,7 @@ func (c *Controller) planReplicas(st *topicState, t CreateTopic) ([][]model.Node
 		return nil, fail(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 	}
 	if rf > len(st.brokers) {
-		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(st.brokers))
+		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered and unfenced.", rf, rf, len(st.brokers))
 	}
 	return assignReplicas(st.brokers, 0, n, rf, randomPlacement(len(st.brokers))), nil
 }
@@ -559,7 +563,7 @@ func planPartitions(st *topicState, t CreatePartitions) ([]metadata.Record, *fai
 		return appendPartitions(nil, tp.ID, cur, replicas), nil
 	}
 	if rf > len(st.brokers) {
-		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(st.brokers))
+		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered and unfenced.", rf, rf, len(st.brokers))
 	}
 	return appendPartitions(nil, tp.ID, cur, assignReplicas(st.brokers, cur, add, rf, randomPlacement(len(st.brokers)))), nil
 }

@@ -20,6 +20,7 @@ func (img *Image) Apply(recs ...Record) (*Image, error) {
 // offset as its Offset.
 func (img *Image) ApplyAt(offset int64, recs ...Record) (*Image, error) {
 	b := newBuilder(img)
+	b.offset = offset
 	for i, r := range recs {
 		if err := b.apply(r); err != nil {
 			return img, fmt.Errorf("metadata: apply record %d (%s): %w", i, r.Type(), err)
@@ -35,8 +36,9 @@ func (img *Image) ApplyAt(offset int64, recs ...Record) (*Image, error) {
 // what the builder cloned or created it owns and may change in place, which
 // keeps a batch that creates a topic with thousands of partitions linear.
 type builder struct {
-	base *Image
-	img  *Image
+	base   *Image
+	img    *Image
+	offset int64 // the batch's, a new registration's broker epoch
 
 	topicsOwned        bool
 	brokersOwned       bool
@@ -120,6 +122,8 @@ func (b *builder) apply(r Record) error {
 		return b.producerIDs(r)
 	case FeatureLevel:
 		return b.featureLevel(r)
+	case BrokerFence:
+		return b.fenceBroker(r)
 	}
 	return fmt.Errorf("%w: record type %T", ErrInvalid, r)
 }
@@ -157,9 +161,38 @@ func (b *builder) registerBroker(r BrokerRegistration) error {
 		}
 		b.brokersOwned = true
 	}
+	epoch := r.Epoch
+	if epoch == 0 {
+		epoch = b.offset
+	}
 	b.img.brokers[r.NodeID] = BrokerImage{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: slices.Clone(r.Endpoints),
+		Epoch: epoch, Fenced: r.Fenced,
 	}
+	return nil
+}
+
+func (b *builder) ownBrokers() {
+	if !b.brokersOwned {
+		b.img.brokers = maps.Clone(b.img.brokers)
+		if b.img.brokers == nil {
+			b.img.brokers = map[model.NodeID]BrokerImage{}
+		}
+		b.brokersOwned = true
+	}
+}
+
+func (b *builder) fenceBroker(r BrokerFence) error {
+	have, ok := b.img.brokers[r.NodeID]
+	switch {
+	case !ok:
+		return invalid("broker %d is not registered", r.NodeID)
+	case have.Epoch != r.Epoch:
+		return invalid("broker %d: epoch %d is not its current %d", r.NodeID, r.Epoch, have.Epoch)
+	}
+	b.ownBrokers()
+	have.Fenced = r.Fenced
+	b.img.brokers[r.NodeID] = have
 	return nil
 }
 

@@ -46,6 +46,7 @@ var decoders = map[RecordType]func([]byte) (Record, error){
 	TypeRemoveTopic:        decodeAs[RemoveTopic],
 	TypeProducerIDs:        decodeAs[ProducerIDsRecord],
 	TypeFeatureLevel:       decodeAs[FeatureLevel],
+	TypeBrokerFence:        decodeAs[BrokerFence],
 }
 
 // EncodeRecord returns the envelope of one record.

@@ -64,6 +64,11 @@ type BrokerImage struct {
 	Incarnation string
 	Rack        string
 	Endpoints   []Endpoint
+	// Epoch is the broker epoch: the offset its registration was applied
+	// at, new at each process start; heartbeats and AlterPartition carry it.
+	Epoch int64
+	// Fenced brokers lead nothing and are not listed to clients.
+	Fenced bool
 }
 
 // Empty returns the image before any record.

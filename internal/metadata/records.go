@@ -19,6 +19,7 @@ const (
 	TypeRemoveTopic        RecordType = "remove_topic"
 	TypeProducerIDs        RecordType = "producer_ids"
 	TypeFeatureLevel       RecordType = "feature_level"
+	TypeBrokerFence        RecordType = "broker_fence"
 )
 
 // Record is one metadata change. The set is closed: only this package's record
@@ -55,11 +56,28 @@ type Endpoint struct {
 
 // BrokerRegistration registers a broker, or replaces its registration when it
 // restarts (a new Incarnation each process start, as in KIP-631).
+//
+// A broker registers fenced, as in KRaft: it leads nothing and clients are
+// not told of it until the controller unfences it (BrokerFence). The single
+// node registers itself unfenced. Its broker epoch is the offset of the
+// batch that registered it, unless Epoch carries one (a snapshot's).
 type BrokerRegistration struct {
 	NodeID      model.NodeID `json:"brokerId"`
 	Incarnation string       `json:"incarnationId"`
 	Rack        string       `json:"rack,omitempty"`
 	Endpoints   []Endpoint   `json:"endPoints"`
+	Fenced      bool         `json:"fenced,omitempty"`
+	Epoch       int64        `json:"brokerEpoch,omitempty"`
+}
+
+// BrokerFence fences or unfences a registered broker (Kafka's
+// FenceBrokerRecord and UnfenceBrokerRecord). It applies only to the
+// registration of that broker epoch: a record about an earlier process
+// start of the broker is stale and refused.
+type BrokerFence struct {
+	NodeID model.NodeID `json:"brokerId"`
+	Epoch  int64        `json:"brokerEpoch"`
+	Fenced bool         `json:"fenced"`
 }
 
 // TopicRecord creates a topic. Its partitions follow as PartitionRecords,
@@ -157,6 +175,7 @@ func (ConfigRecord) Type() RecordType       { return TypeConfig }
 func (RemoveTopic) Type() RecordType        { return TypeRemoveTopic }
 func (ProducerIDsRecord) Type() RecordType  { return TypeProducerIDs }
 func (FeatureLevel) Type() RecordType       { return TypeFeatureLevel }
+func (BrokerFence) Type() RecordType        { return TypeBrokerFence }
 
 func (ClusterRecord) isRecord()      {}
 func (BrokerRegistration) isRecord() {}
@@ -167,3 +186,4 @@ func (ConfigRecord) isRecord()       {}
 func (RemoveTopic) isRecord()        {}
 func (ProducerIDsRecord) isRecord()  {}
 func (FeatureLevel) isRecord()       {}
+func (BrokerFence) isRecord()        {}

@@ -34,7 +34,8 @@ func (img *Image) Records() []Record {
 		out = append(out, FeatureLevel{Name: name, Level: img.features[name]})
 	}
 	for _, b := range img.Brokers() {
-		out = append(out, BrokerRegistration{NodeID: b.NodeID, Incarnation: b.Incarnation, Rack: b.Rack, Endpoints: b.Endpoints})
+		out = append(out, BrokerRegistration{NodeID: b.NodeID, Incarnation: b.Incarnation, Rack: b.Rack, Endpoints: b.Endpoints,
+			Fenced: b.Fenced, Epoch: b.Epoch})
 	}
 	if img.nextProducerID > 0 {
 		out = append(out, ProducerIDsRecord{NodeID: -1, NextProducerID: img.nextProducerID})

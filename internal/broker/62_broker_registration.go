@@ -1,0 +1,78 @@
+package broker
+
+// BrokerRegistration (key 62), versions 0-4, controller listeners only.
+//
+// A broker registers with the active controller when it starts (KIP-631):
+// its node ID, an incarnation ID new at each process start, its client
+// listeners and rack. The answer is its broker epoch, which its heartbeats
+// and AlterPartition requests carry. A registered broker is fenced until
+// its heartbeats show it has caught up with the metadata. A controller
+// that is not active answers NOT_CONTROLLER, and the broker tries the new
+// one; a broker of another cluster gets INCONSISTENT_CLUSTER_ID.
+//
+// Not served: Features ranges are not checked (every node runs this
+// version), IsMigratingZkBroker (no ZooKeeper), LogDirs (one log dir per
+// broker, JBOD is not built), PreviousBrokerEpoch (KIP-966's clean
+// shutdown detection: a new incarnation always replaces the old).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.BrokerRegistration, min: 0, max: 4, controllerOnly: true, handle: typed(handleBrokerRegistration)})
+}
+
+func handleBrokerRegistration(b *Broker, c *conn, req *kmsg.BrokerRegistrationRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
+	reg := controller.Registration{
+		NodeID: model.NodeID(req.BrokerID), ClusterID: req.ClusterID,
+		Incarnation: metadata.FormatUUID(model.TopicID(req.IncarnationID)),
+	}
+	if req.Rack != nil {
+		reg.Rack = *req.Rack
+	}
+	for _, l := range req.Listeners {
+		reg.Endpoints = append(reg.Endpoints, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: securityProtocolName(l.SecurityProtocol)})
+	}
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), controllerRequestTimeout)
+	defer cancel()
+	epoch, err, _ := b.ctrl.RegisterBroker(ctx, reg)
+	if err != nil {
+		resp.ErrorCode = err.Code
+		return resp, nil
+	}
+	resp.BrokerEpoch = epoch
+	return resp, nil
+}
+
+// securityProtocolName and securityProtocolID map Kafka's security
+// protocol IDs, as BrokerRegistration carries them.
+func securityProtocolName(id int16) string {
+	switch id {
+	case 0:
+		return "PLAINTEXT"
+	case 1:
+		return "SSL"
+	case 2:
+		return "SASL_PLAINTEXT"
+	case 3:
+		return "SASL_SSL"
+	}
+	return "UNKNOWN"
+}
+
+func securityProtocolID(name string) int16 {
+	for id := int16(0); id <= 3; id++ {
+		if securityProtocolName(id) == name {
+			return id
+		}
+	}
+	return -1
+}

@@ -1,0 +1,43 @@
+package broker
+
+// BrokerHeartbeat (key 63), versions 0-1, controller listeners only.
+//
+// Every broker.heartbeat.interval.ms a registered broker tells the active
+// controller it is alive and how far it has applied the metadata log
+// (KIP-631). The controller unfences a caught-up broker, fences one whose
+// heartbeats stopped for broker.session.timeout.ms, and runs controlled
+// shutdown for one that sets WantShutdown: its leaderships move to other
+// in-sync replicas, and ShouldShutdown says when it leads nothing.
+// STALE_BROKER_EPOCH for a heartbeat of an earlier registration;
+// NOT_CONTROLLER from a controller that is not active. The offline and
+// cordoned log directory tags are not read: one log dir per broker.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+func init() {
+	registerAPI(apiEntry{key: kmsg.BrokerHeartbeat, min: 0, max: 1, controllerOnly: true, handle: typed(handleBrokerHeartbeat)})
+}
+
+func handleBrokerHeartbeat(b *Broker, c *conn, req *kmsg.BrokerHeartbeatRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), controllerRequestTimeout)
+	defer cancel()
+	res := b.ctrl.BrokerHeartbeat(ctx, controller.Heartbeat{
+		NodeID: model.NodeID(req.BrokerID), Epoch: req.BrokerEpoch, AppliedOffset: req.CurrentMetadataOffset,
+		WantFence: req.WantFence, WantShutDown: req.WantShutdown,
+	})
+	if res.Err != nil {
+		resp.ErrorCode = res.Err.Code
+		resp.IsFenced = true
+		return resp, nil
+	}
+	resp.IsCaughtUp, resp.IsFenced, resp.ShouldShutdown = res.IsCaughtUp, res.IsFenced, res.ShouldShutDown
+	return resp, nil
+}

@@ -1,0 +1,168 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/controller"
+)
+
+// forwarded are the client APIs that write metadata. In a quorum a broker
+// that is not the active controller sends them on to it over the controller
+// listener, as Kafka's brokers forward to their controller (KIP-590), so a
+// client may send them to any broker and never sees NOT_CONTROLLER.
+var forwarded = map[kmsg.Key]bool{
+	kmsg.CreateTopics:            true,
+	kmsg.DeleteTopics:            true,
+	kmsg.CreatePartitions:        true,
+	kmsg.AlterConfigs:            true,
+	kmsg.IncrementalAlterConfigs: true,
+}
+
+// shouldForward reports whether a request goes on to the active controller:
+// a metadata write, in a quorum, that came from a client (not on a
+// controller listener, where it is the forwarded copy) to a node that is not
+// the active controller.
+func (b *Broker) shouldForward(c *conn, key kmsg.Key) bool {
+	return forwarded[key] && b.cfg.quorum.cluster() && !b.onControllerListener(c) && !b.ctrl.Active()
+}
+
+// forwardTimeout bounds a forwarded request, elections included.
+const forwardTimeout = 30 * time.Second
+
+// forward sends req to the active controller and answers the client with
+// its response at the client's version (kgo may have sent it at a newer
+// one; each kmsg field is written only where the client's version has it).
+// Once the controller has committed, the broker waits, briefly, until its
+// own image has the change, so a client that asks this broker next sees
+// what it just did, as on a single node.
+func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, error) {
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), forwardTimeout)
+	defer cancel()
+	resp, err := b.toController(ctx, req, nil)
+	if err != nil {
+		if errors.Is(err, errPeersClosed) {
+			return nil, err
+		}
+		return nil, err
+	}
+	resp.SetVersion(h.version)
+	b.awaitForwarded(ctx, resp)
+	return encodeResponse(h, resp), nil
+}
+
+// awaitForwarded waits until the local image shows what a forwarded write
+// committed: created topics present, deleted ones gone. Others (configs,
+// partition counts) need no wait to be answered correctly.
+func (b *Broker) awaitForwarded(ctx context.Context, resp kmsg.Response) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	switch r := resp.(type) {
+	case *kmsg.CreateTopicsResponse:
+		for _, t := range r.Topics {
+			if t.ErrorCode == 0 {
+				b.awaitImage(ctx, func() bool { _, ok := b.ctrl.Image().Topic(t.Topic); return ok })
+			}
+		}
+	case *kmsg.DeleteTopicsResponse:
+		for _, t := range r.Topics {
+			if t.ErrorCode == 0 && t.Topic != nil {
+				b.awaitImage(ctx, func() bool { _, ok := b.ctrl.Image().Topic(*t.Topic); return !ok })
+			}
+		}
+	}
+	b.applyImage(b.ctrl.Image())
+}
+
+// awaitImage waits until cond holds on the controller's image or ctx ends.
+func (b *Broker) awaitImage(ctx context.Context, cond func() bool) {
+	for {
+		ch := b.ctrl.Changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// createTopics creates topics through the active controller: here, when
+// this node is active (or the single node), else as a CreateTopics request
+// on the active controller's listener, where internal topics may be
+// created (the broker's coordinators create theirs this way).
+func (b *Broker) createTopics(ctx context.Context, topics []controller.CreateTopic) []controller.CreateTopicResult {
+	if !b.cfg.quorum.cluster() || b.ctrl.Active() {
+		return b.ctrl.CreateTopics(ctx, topics, false)
+	}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30000
+	for _, t := range topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Name, t.NumPartitions, t.ReplicationFactor
+		for k, v := range t.Configs {
+			c := kmsg.NewCreateTopicsRequestTopicConfig()
+			c.Name, c.Value = k, v
+			rt.Configs = append(rt.Configs, c)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	out := make([]controller.CreateTopicResult, len(topics))
+	resp, err := b.toController(ctx, req, func(r kmsg.Response) bool {
+		for _, t := range r.(*kmsg.CreateTopicsResponse).Topics {
+			if t.ErrorCode == kerr.NotController.Code {
+				return true
+			}
+		}
+		return false
+	})
+	for i, t := range topics {
+		out[i].Name = t.Name
+		if err != nil {
+			out[i].ErrorCode, out[i].ErrorMessage = kerr.RequestTimedOut.Code, err.Error()
+		}
+	}
+	if err != nil {
+		return out
+	}
+	for i, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
+		if i < len(out) {
+			out[i].ErrorCode = t.ErrorCode
+			if t.ErrorMessage != nil {
+				out[i].ErrorMessage = *t.ErrorMessage
+			}
+		}
+	}
+	b.awaitForwarded(ctx, resp)
+	return out
+}
+
+// allocateProducerIDs takes a block of producer IDs from the active
+// controller (AllocateProducerIds in a quorum).
+func (b *Broker) allocateProducerIDs(ctx context.Context) (int64, int, error) {
+	if !b.cfg.quorum.cluster() {
+		return b.ctrl.AllocateProducerIDs(ctx)
+	}
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID = b.cfg.NodeID
+	if b.life != nil {
+		req.BrokerEpoch = b.life.epoch
+	}
+	resp, err := b.toController(ctx, req, func(r kmsg.Response) bool {
+		return r.(*kmsg.AllocateProducerIDsResponse).ErrorCode == kerr.NotController.Code
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	r := resp.(*kmsg.AllocateProducerIDsResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return 0, 0, err
+	}
+	return r.ProducerIDStart, int(r.ProducerIDLen), nil
+}

@@ -1,0 +1,210 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+)
+
+// lifecycle is a cluster broker's standing with the active controller: its
+// registration (broker epoch), whether it is fenced, and whether it is
+// shutting down. It runs in quorum mode only; the single node registers
+// itself through its own controller and is never fenced.
+type lifecycle struct {
+	incarnation [16]byte
+	epoch       int64
+	// unfenced is closed the first time a heartbeat answer says the broker
+	// is not fenced: Start waits for it, as Kafka's broker does.
+	unfenced     chan struct{}
+	unfencedOnce bool
+	// wantShutdown asks for a controlled shutdown, wake makes the next
+	// heartbeat go at once, and shutDown is closed when the controller says
+	// the broker leads nothing.
+	wantShutdown atomic.Bool
+	wake         chan struct{}
+	shutDown     chan struct{}
+}
+
+// controllerAddr is the controller listener address of the active
+// controller, "" during an election.
+func (b *Broker) controllerAddr() string {
+	id := b.ctrl.ControllerID()
+	for _, v := range b.cfg.quorum.voters {
+		if v.ID == id {
+			return v.Addr
+		}
+	}
+	return ""
+}
+
+// retryBackoff is the pause before asking the quorum again after an
+// election or a NOT_CONTROLLER answer.
+const retryBackoff = 50 * time.Millisecond
+
+// toController sends req to the active controller, retrying across
+// elections until ctx ends. again reports whether a response says to try
+// the (new) active controller.
+func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(kmsg.Response) bool) (kmsg.Response, error) {
+	for {
+		addr := b.controllerAddr()
+		if addr != "" {
+			resp, err := b.peers.request(ctx, addr, req)
+			if err == nil && (again == nil || !again(resp)) {
+				return resp, nil
+			}
+			if err != nil { b.log.Debug("controller request failed", "addr", addr, "err", err) }
+			if errors.Is(err, errPeersClosed) {
+				return nil, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("broker: no active controller answered: %w", ctx.Err())
+		case <-time.After(retryBackoff):
+		}
+	}
+}
+
+// register registers this broker with the active controller and returns
+// its broker epoch.
+func (b *Broker) register(ctx context.Context) (int64, error) {
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID = b.cfg.NodeID
+	req.ClusterID = b.ctrl.Image().ClusterID()
+	req.IncarnationID = b.life.incarnation
+	if rack := b.cfg.Values.String("broker.rack"); rack != "" {
+		req.Rack = &rack
+	}
+	for _, ep := range b.endpoints() {
+		l := kmsg.NewBrokerRegistrationRequestListener()
+		l.Name, l.Host, l.Port, l.SecurityProtocol = ep.Name, ep.Host, uint16(ep.Port), securityProtocolID(ep.SecurityProtocol)
+		req.Listeners = append(req.Listeners, l)
+	}
+	resp, err := b.toController(ctx, req, func(r kmsg.Response) bool {
+		code := r.(*kmsg.BrokerRegistrationResponse).ErrorCode
+		return code == kerr.NotController.Code || code == kerr.RequestTimedOut.Code
+	})
+	if err != nil {
+		return 0, fmt.Errorf("broker: register with the controller: %w", err)
+	}
+	r := resp.(*kmsg.BrokerRegistrationResponse)
+	if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+		return 0, fmt.Errorf("broker: register with the controller: %w", err)
+	}
+	return r.BrokerEpoch, nil
+}
+
+// startLifecycle registers the broker, starts its heartbeats and waits
+// until the controller has unfenced it (initial.broker.registration.timeout.ms).
+func (b *Broker) startLifecycle(ctx context.Context) error {
+	b.life = &lifecycle{unfenced: make(chan struct{}), wake: make(chan struct{}, 1), shutDown: make(chan struct{})}
+	if _, err := rand.Read(b.life.incarnation[:]); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, millis(int64(b.cfg.Values.Int("initial.broker.registration.timeout.ms"))))
+	defer cancel()
+	epoch, err := b.register(ctx)
+	if err != nil {
+		return err
+	}
+	b.life.epoch = epoch
+	b.tasks.Go(b.heartbeatLoop)
+	select {
+	case <-b.life.unfenced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("broker: the controller did not unfence this broker: %w", ctx.Err())
+	}
+}
+
+// heartbeatLoop heartbeats the active controller every
+// broker.heartbeat.interval.ms, every retryBackoff while fenced or shutting
+// down, re-registering when the controller no longer knows this epoch.
+func (b *Broker) heartbeatLoop(ctx context.Context) {
+	interval := millis(int64(b.cfg.Values.Int("broker.heartbeat.interval.ms")))
+	fenced := true
+	for {
+		wait := interval
+		if fenced || b.life.wantShutdown.Load() {
+			wait = retryBackoff
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.life.wake:
+		case <-time.After(wait):
+		}
+		shutting := b.life.wantShutdown.Load()
+		req := kmsg.NewPtrBrokerHeartbeatRequest()
+		req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.life.epoch
+		req.CurrentMetadataOffset = b.ctrl.Image().Offset()
+		req.WantShutdown = shutting
+		addr := b.controllerAddr()
+		if addr == "" {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
+		resp, err := b.peers.request(rctx, addr, req)
+		cancel()
+		if err != nil {
+			b.log.Debug("heartbeat failed", "controller", addr, "err", err)
+			continue
+		}
+		r := resp.(*kmsg.BrokerHeartbeatResponse)
+		if r.ErrorCode != 0 {
+			b.log.Debug("heartbeat refused", "controller", addr, "err", kerr.ErrorForCode(r.ErrorCode))
+		}
+		switch r.ErrorCode {
+		case 0:
+		case kerr.StaleBrokerEpoch.Code:
+			rctx, cancel := context.WithTimeout(ctx, interval*4)
+			epoch, err := b.register(rctx)
+			cancel()
+			if err == nil {
+				b.life.epoch = epoch
+				b.log.Warn("re-registered with the controller", "broker_epoch", epoch)
+			}
+			continue
+		default:
+			continue
+		}
+		fenced = r.IsFenced
+		b.log.Debug("heartbeat answered", "fenced", r.IsFenced, "shutting", shutting, "should_shut_down", r.ShouldShutdown, "caught_up", r.IsCaughtUp)
+		if !fenced && !b.life.unfencedOnce {
+			b.life.unfencedOnce = true
+			close(b.life.unfenced)
+		}
+		if shutting && r.ShouldShutdown {
+			close(b.life.shutDown)
+			return
+		}
+	}
+}
+
+// controlledShutdown asks the controller to move this broker's leaderships
+// away and waits until it has, or until timeout: clients then see
+// NOT_LEADER_OR_FOLLOWER with the new leader, a retriable error, instead of
+// a dead connection.
+func (b *Broker) controlledShutdown(timeout time.Duration) {
+	if b.life == nil || b.life.wantShutdown.Swap(true) {
+		return
+	}
+	select {
+	case b.life.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-b.life.shutDown:
+		b.log.Info("controlled shutdown: the controller moved this broker's leaderships away")
+	case <-time.After(timeout):
+		b.log.Warn("controlled shutdown timed out; stopping anyway", "timeout", timeout)
+	}
+}
+

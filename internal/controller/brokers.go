@@ -1,0 +1,323 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// Registration is a broker's BrokerRegistration request.
+type Registration struct {
+	NodeID      model.NodeID
+	ClusterID   string
+	Incarnation string
+	Rack        string
+	Endpoints   []metadata.Endpoint
+}
+
+// RegisterBroker registers a broker fenced and returns its broker epoch. A
+// retry of the same incarnation gets the epoch it already has; a new
+// incarnation (the broker restarted) replaces the registration, fenced
+// again, and every partition it led is re-elected as if it had been fenced.
+func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64, *kerr.Error, string) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	img := c.Image()
+	if r.ClusterID != img.ClusterID() {
+		return 0, kerr.InconsistentClusterID, fmt.Sprintf("broker %d is of cluster %s, this is %s", r.NodeID, r.ClusterID, img.ClusterID())
+	}
+	if r.NodeID < 0 {
+		return 0, kerr.InvalidRequest, "negative broker id"
+	}
+	if have, ok := img.Broker(r.NodeID); ok && have.Incarnation == r.Incarnation {
+		return have.Epoch, nil, ""
+	}
+	recs := []metadata.Record{metadata.BrokerRegistration{
+		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: r.Endpoints, Fenced: true,
+	}}
+	// A restarted broker's old self is gone: what it led needs a leader.
+	c.live.clearShutdown(r.NodeID)
+	recs = append(recs, c.elections(img, func(id model.NodeID) bool { return id != r.NodeID && c.usable(img, id) }, nil)...)
+	if err := c.proposeLocked(ctx, recs); err != nil {
+		f := proposeFailure(err)
+		return 0, f.err, f.msg
+	}
+	c.live.heard(r.NodeID, c.clock.Now())
+	b, _ := c.Image().Broker(r.NodeID)
+	return b.Epoch, nil, ""
+}
+
+// Heartbeat is a broker's BrokerHeartbeat request.
+type Heartbeat struct {
+	NodeID        model.NodeID
+	Epoch         int64
+	AppliedOffset int64 // the metadata offset the broker has applied
+	WantFence     bool
+	WantShutDown  bool
+}
+
+// HeartbeatResult is the answer.
+type HeartbeatResult struct {
+	Err            *kerr.Error
+	IsCaughtUp     bool
+	IsFenced       bool
+	ShouldShutDown bool
+}
+
+// BrokerHeartbeat records that a broker is alive and moves it through its
+// states: a fenced broker that has applied the metadata up to its
+// registration is unfenced, and partitions without a leader that it can
+// lead get it; a broker that wants to shut down loses its leaderships to
+// other in-sync replicas first, and is told to shut down once it leads
+// nothing (controlled shutdown).
+func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) HeartbeatResult {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed || !c.Active() {
+		return HeartbeatResult{Err: kerr.NotController}
+	}
+	img := c.Image()
+	b, ok := img.Broker(h.NodeID)
+	if !ok || b.Epoch != h.Epoch {
+		return HeartbeatResult{Err: kerr.StaleBrokerEpoch}
+	}
+	c.live.heard(h.NodeID, c.clock.Now())
+	caughtUp := h.AppliedOffset >= b.Epoch
+	var recs []metadata.Record
+	switch {
+	case h.WantShutDown:
+		c.live.shuttingDown(h.NodeID)
+		alive := func(id model.NodeID) bool { return id != h.NodeID && c.usable(img, id) }
+		recs = c.elections(img, alive, nil)
+		if leadsNothing(img, h.NodeID) && !b.Fenced {
+			recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
+		}
+	case h.WantFence && !b.Fenced:
+		recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
+		recs = append(recs, c.elections(img, func(id model.NodeID) bool { return id != h.NodeID && c.usable(img, id) }, nil)...)
+	case b.Fenced && caughtUp && !h.WantFence:
+		recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: false})
+		usable := func(id model.NodeID) bool { return id == h.NodeID || c.usable(img, id) }
+		recs = append(recs, c.elections(img, usable, &h.NodeID)...)
+	}
+	if len(recs) > 0 {
+		if err := c.proposeLocked(ctx, recs); err != nil {
+			return HeartbeatResult{Err: proposeFailure(err).err}
+		}
+		img = c.Image()
+		b, _ = img.Broker(h.NodeID)
+	}
+	return HeartbeatResult{
+		IsCaughtUp:     caughtUp,
+		IsFenced:       b.Fenced,
+		ShouldShutDown: h.WantShutDown && leadsNothing(img, h.NodeID),
+	}
+}
+
+// usable reports whether a broker may lead and stay in ISRs: registered,
+// unfenced and not shutting down.
+func (c *Controller) usable(img *metadata.Image, id model.NodeID) bool {
+	b, ok := img.Broker(id)
+	return ok && !b.Fenced && !c.live.isShuttingDown(id)
+}
+
+func leadsNothing(img *metadata.Image, id model.NodeID) bool {
+	for _, t := range img.Topics() {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// elections returns the partition changes that keep every partition led by
+// a usable broker with an ISR of usable brokers, given which brokers are
+// usable now: unusable brokers leave the ISR (unless it would be empty, as
+// in Kafka the last member stays, so that it alone can return as leader), a
+// leader that is unusable is replaced by the first usable ISR member in
+// replica order, and a partition with no usable ISR member has no leader,
+// unless unclean.leader.election.enable lets a usable out-of-sync replica
+// lead. unfenced, when set, is a broker just unfenced: a leaderless
+// partition whose ISR holds it gets it as leader.
+func (c *Controller) elections(img *metadata.Image, usable func(model.NodeID) bool, unfenced *model.NodeID) []metadata.Record {
+	var recs []metadata.Record
+	values := c.brokerValues(img)
+	for _, t := range img.Topics() {
+		var unclean *bool
+		for _, p := range t.Partitions {
+			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(id model.NodeID) bool { return !usable(id) })
+			leader := p.Leader
+			if leader == metadata.NoLeader || !usable(leader) {
+				leader = metadata.NoLeader
+				for _, r := range p.Replicas {
+					if slices.Contains(isr, r) {
+						leader = r
+						break
+					}
+				}
+			}
+			if leader == metadata.NoLeader && len(isr) == 0 {
+				if unclean == nil {
+					u := uncleanElection(values, img.TopicConfig(t.Name))
+					unclean = &u
+				}
+				if *unclean {
+					for _, r := range p.Replicas {
+						if usable(r) {
+							leader, isr = r, []model.NodeID{r}
+							c.log.Warn("unclean leader election: an out-of-sync replica leads; records the old ISR had and it lacks are lost",
+								"partition", model.TopicPartition{Topic: t.Name, Partition: p.Partition}.String(),
+								"leader", r, "old_isr", fmt.Sprint(p.ISR), "old_leader_epoch", p.LeaderEpoch)
+							break
+						}
+					}
+				}
+			}
+			if len(isr) == 0 {
+				isr = slices.Clone(p.ISR) // the last members stay, to lead again
+				if len(isr) > 1 {
+					isr = isr[:1]
+				}
+			}
+			if leader == p.Leader && slices.Equal(isr, p.ISR) {
+				continue
+			}
+			ch := metadata.PartitionChange{TopicID: t.ID, Partition: p.Partition, ISR: isr}
+			if leader != p.Leader {
+				ch.Leader = &leader
+			}
+			recs = append(recs, ch)
+		}
+	}
+	return recs
+}
+
+// uncleanElection resolves unclean.leader.election.enable for a topic.
+func uncleanElection(broker config.Values, overrides map[string]string) bool {
+	v, err := config.ResolveTopic(broker, overrides)
+	if err != nil {
+		return false
+	}
+	return v.Bool("unclean.leader.election.enable")
+}
+
+// liveness is the active controller's memory of heartbeats. It is not in
+// the metadata log: a newly active controller gives every broker a full
+// session before fencing it.
+type liveness struct {
+	mu       sync.Mutex
+	last     map[model.NodeID]time.Time
+	shutting map[model.NodeID]bool
+}
+
+func (l *liveness) heard(id model.NodeID, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[model.NodeID]time.Time{}
+	}
+	l.last[id] = now
+}
+
+func (l *liveness) shuttingDown(id model.NodeID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shutting == nil {
+		l.shutting = map[model.NodeID]bool{}
+	}
+	l.shutting[id] = true
+}
+
+func (l *liveness) clearShutdown(id model.NodeID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.shutting, id)
+}
+
+func (l *liveness) isShuttingDown(id model.NodeID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.shutting[id]
+}
+
+// reset starts every broker's session now, on becoming active.
+func (l *liveness) reset(ids []model.NodeID, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = map[model.NodeID]time.Time{}
+	l.shutting = map[model.NodeID]bool{}
+	for _, id := range ids {
+		l.last[id] = now
+	}
+}
+
+// expired returns the brokers last heard from before deadline.
+func (l *liveness) expired(ids []model.NodeID, deadline time.Time) []model.NodeID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []model.NodeID
+	for _, id := range ids {
+		if t, ok := l.last[id]; !ok || t.Before(deadline) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// fenceExpired fences every unfenced broker whose session has expired and
+// re-elects what it led, in one batch. The active controller runs it on a
+// ticker (watchSessions).
+func (c *Controller) fenceExpired(ctx context.Context) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.closed || !c.Active() {
+		return nil
+	}
+	img := c.Image()
+	var live []model.NodeID
+	for _, b := range img.Brokers() {
+		if !b.Fenced {
+			live = append(live, b.NodeID)
+		}
+	}
+	gone := c.live.expired(live, c.clock.Now().Add(-c.cfg.SessionTimeout))
+	if len(gone) == 0 {
+		return nil
+	}
+	var recs []metadata.Record
+	for _, id := range gone {
+		b, _ := img.Broker(id)
+		recs = append(recs, metadata.BrokerFence{NodeID: id, Epoch: b.Epoch, Fenced: true})
+		c.log.Warn("fencing a broker whose heartbeats stopped", "broker", id, "session_timeout", c.cfg.SessionTimeout)
+	}
+	recs = append(recs, c.elections(img, func(id model.NodeID) bool { return !slices.Contains(gone, id) && c.usable(img, id) }, nil)...)
+	return c.proposeLocked(ctx, recs)
+}
+
+// watchSessions fences brokers whose heartbeats stopped, while this node is
+// the active controller.
+func (c *Controller) watchSessions(ctx context.Context) {
+	every := max(c.cfg.SessionTimeout/8, 10*time.Millisecond)
+	tick := time.NewTicker(every) // Raft and heartbeats are on the wall clock
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := c.fenceExpired(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("fencing expired brokers failed", "err", err)
+		}
+	}
+}
