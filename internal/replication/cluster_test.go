@@ -287,6 +287,10 @@ func (c *testCluster) describe(id int32) string {
 	for _, e := range l.Epochs() {
 		epochs = append(epochs, fmt.Sprintf("%d@%d", e.Epoch, e.StartOffset))
 	}
-	return fmt.Sprintf("%d: %s of %d epoch=%d hw=%d start=%d end=%d isr=%v epochs=[%s]", id, role, p.Leader(), p.LeaderEpoch(),
-		p.HighWatermark(), l.LogStartOffset(), l.LogEndOffset(), p.ISR(), strings.Join(epochs, " "))
+	durable := ""
+	if c.durable {
+		durable = fmt.Sprintf(" fsynced=%d", l.Offsets().RecoveryPoint)
+	}
+	return fmt.Sprintf("%d: %s of %d epoch=%d hw=%d start=%d end=%d%s isr=%v epochs=[%s]", id, role, p.Leader(), p.LeaderEpoch(),
+		p.HighWatermark(), l.LogStartOffset(), l.LogEndOffset(), durable, p.ISR(), strings.Join(epochs, " "))
 }
