@@ -107,8 +107,11 @@ type State struct {
 	Replicas       []int32
 	ISR            []int32
 	Self           int32         // this broker's node ID
-	LagTime        time.Duration // replica.lag.time.max.ms
+	LagTime        time.Duration // replica.lag.time.max.ms; 0 is Kafka's default, DefaultLagTime
 }
+
+// DefaultLagTime is Kafka's replica.lag.time.max.ms default.
+const DefaultLagTime = 30 * time.Second
 
 // Transition is what Apply changed, for the broker to start or stop
 // fetchers and load or unload coordinators.
@@ -151,6 +154,9 @@ func (p *Partition) Apply(st State, now time.Time) Transition {
 	m := &p.mu
 	if m.known && st.LeaderEpoch < m.leaderEpoch {
 		return Unchanged
+	}
+	if st.LagTime <= 0 {
+		st.LagTime = DefaultLagTime
 	}
 	m.self, m.lagTime = st.Self, st.LagTime
 	if m.known && st.LeaderEpoch == m.leaderEpoch && st.Leader == m.leader {

@@ -554,3 +554,21 @@ func TestReplicationUnderConcurrentRoleChanges(t *testing.T) {
 func isAny(err error, targets []error) bool {
 	return slices.ContainsFunc(targets, func(t error) bool { return errors.Is(err, t) })
 }
+
+// A state without a lag time gets Kafka's default, not zero, which would
+// drop every follower at the first tick.
+func TestDefaultLagTime(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2}, false)
+	c.lag = 0
+	c.elect(1, []int32{1, 2})
+	c.now = c.now.Add(DefaultLagTime)
+	c.parts[1].Tick(c.now)
+	if p := c.takeProposals(); len(p) != 0 {
+		t.Fatalf("proposals within the default lag time: %v", p)
+	}
+	c.now = c.now.Add(time.Millisecond)
+	c.parts[1].Tick(c.now)
+	if p := c.takeProposals(); len(p) != 1 {
+		t.Fatalf("proposals past the default lag time: %v", p)
+	}
+}
