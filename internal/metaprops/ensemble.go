@@ -112,13 +112,19 @@ func (e *Ensemble) Verify(clusterID string, nodeID int32) (string, error) {
 }
 
 // Check is the start-up check of a node that must be formatted (a member of
-// a multi-node quorum): Verify, and every directory formatted. It returns
-// the cluster ID. clusterID may be empty (not known yet).
+// a multi-node quorum): Load, then Ensemble.Check. It returns the cluster
+// ID. clusterID may be empty (not known yet).
 func Check(fsys vfs.FS, dirs []string, clusterID string, nodeID int32) (string, error) {
 	e, err := Load(fsys, dirs)
 	if err != nil {
 		return "", err
 	}
+	return e.Check(clusterID, nodeID)
+}
+
+// Check is Verify, and every directory formatted: the error for one that
+// is not says what to run.
+func (e *Ensemble) Check(clusterID string, nodeID int32) (string, error) {
 	id, err := e.Verify(clusterID, nodeID)
 	if err != nil {
 		return "", err
