@@ -20,48 +20,76 @@ import (
 var namedFlags = []string{"listeners", "advertised.listeners", "log.dirs", "node.id", "num.partitions",
 	"auto.create.topics.enable", "log.retention.ms", "log.segment.bytes"}
 
+// configFlags are the flags that resolve the broker config, shared by serve
+// and storage format so both read the same directories: --config, the
+// named flags and --override.
+type configFlags struct {
+	propsPath string
+	overrides []string
+	named     map[string]*string
+}
+
+// register adds the flags; short is --config's shorthand ("" for none).
+func (f *configFlags) register(cmd *cobra.Command, short string) {
+	cmd.Flags().StringVarP(&f.propsPath, "config", short, "", "server.properties file")
+	cmd.Flags().StringArrayVar(&f.overrides, "override", nil, "any broker config as name=value (repeatable)")
+	f.named = map[string]*string{}
+	for _, name := range namedFlags {
+		f.named[name] = cmd.Flags().String(name, "", "Kafka's "+name)
+	}
+}
+
+// given returns the named flags given and the overrides, as config names
+// to values.
+func (f *configFlags) given(cmd *cobra.Command) (map[string]string, error) {
+	ov := map[string]string{}
+	for name, val := range f.named {
+		if cmd.Flags().Changed(name) {
+			ov[name] = *val
+		}
+	}
+	for _, o := range f.overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			return nil, fmt.Errorf("--override %q: want name=value", o)
+		}
+		ov[k] = v
+	}
+	return ov, nil
+}
+
 func newServe() *cobra.Command {
 	var (
-		propsPath string
-		overrides []string
+		conf      configFlags
 		logFormat string
 		logLevel  string
 		durable   bool
 	)
-	named := map[string]*string{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a broker (single node: broker and controller in one process)",
 		Long: `Run a Samsa broker. With no flags: a single-node cluster listening on
 127.0.0.1:9092 with its data in ./samsa-data. Configuration uses Apache
 Kafka's names: a server.properties file (--config), the flags below, and
---override name=value for any other broker config. Flags win over the file.`,
+--override name=value for any other broker config. Flags win over the file.
+
+A single node formats its directories itself on first start (meta.properties,
+with a new cluster ID). A node configured as part of a quorum
+(controller.quorum.voters or controller.quorum.bootstrap.servers) starts only
+once samsa storage format has formatted them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logFormat, logLevel)
 			if err != nil {
 				return err
 			}
-			ov := map[string]string{}
-			for name, val := range named {
-				if cmd.Flags().Changed(name) {
-					ov[name] = *val
-				}
+			ov, err := conf.given(cmd)
+			if err != nil {
+				return err
 			}
-			for _, o := range overrides {
-				k, v, ok := strings.Cut(o, "=")
-				if !ok {
-					return fmt.Errorf("--override %q: want name=value", o)
-				}
-				ov[k] = v
-			}
-			return serve(cmd.Context(), propsPath, ov, durable, logger)
+			return serve(cmd.Context(), conf.propsPath, ov, durable, logger)
 		},
 	}
-	cmd.Flags().StringVar(&propsPath, "config", "", "server.properties file")
-	cmd.Flags().StringArrayVar(&overrides, "override", nil, "any broker config as name=value (repeatable)")
-	for _, name := range namedFlags {
-		named[name] = cmd.Flags().String(name, "", "Kafka's "+name)
-	}
+	conf.register(cmd, "")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().BoolVar(&durable, "durable", false, "acknowledge produces only after a group-committed fsync")

@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
@@ -159,6 +160,13 @@ type Broker struct {
 	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
+
+	// storage is the directories' meta.properties as found at New, and
+	// clusterID the cluster ID they hold: "" until a directory from before
+	// meta.properties adopts its metadata's (format.go).
+	storage   *metaprops.Ensemble
+	clusterID string
+
 	// imageApplied is notified each time applyImage installs an image.
 	imageApplied task.Broadcast
 	topics       *topicTable
@@ -196,7 +204,9 @@ type Broker struct {
 	}
 }
 
-// New builds a broker and opens its log directory; Start makes it serve.
+// New builds a broker: it checks its directories' meta.properties (format.go),
+// opens its log directory and formats what a single node may format. Start
+// makes it serve.
 func New(cfg Config) (*Broker, error) {
 	cfg.fill()
 	if len(cfg.Listeners) == 0 {
@@ -218,6 +228,10 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveQuorum(); err != nil {
 		return nil, err
 	}
+	ens, clusterID, err := loadStorage(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
@@ -226,6 +240,10 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.logs = logs
+	if err := b.formatStorage(ens, clusterID); err != nil {
+		logs.Close()
+		return nil, err
+	}
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
@@ -377,12 +395,7 @@ func (b *Broker) warnNoEffect() {
 
 // metadataLogDir is where the metadata log lives: metadata.log.dir, by
 // default the log directory, as in Kafka.
-func (b *Broker) metadataLogDir() string {
-	if d := b.cfg.Values.String("metadata.log.dir"); d != "" {
-		return d
-	}
-	return b.cfg.LogDir
-}
+func (b *Broker) metadataLogDir() string { return metadataLogDirOf(b.cfg.Values, b.cfg.LogDir) }
 
 // endpoints are the broker's advertised client listeners, as registered:
 // the controller listeners are the quorum's, not for clients.
@@ -404,6 +417,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		Dir:             filepath.Join(b.metadataLogDir(), metadataDir),
 		Endpoints:       b.endpoints(),
 		Rack:            b.cfg.Values.String("broker.rack"),
+		ClusterID:       b.clusterID,
 		Voters:          b.cfg.quorum.voters,
 		ElectionTimeout: b.cfg.quorum.electionTimeout,
 		SessionTimeout:  millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
@@ -424,10 +438,17 @@ func (b *Broker) startController(ctx context.Context) error {
 	if b.cfg.quorum.cluster() {
 		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters))
 	}
-	if err := b.ctrl.Start(ctx); err != nil {
+	err := b.ctrl.Start(ctx)
+	if err != nil && b.clusterID != "" {
+		return fmt.Errorf("broker: start controller with cluster.id %s from meta.properties: %w", b.clusterID, err)
+	}
+	if err != nil {
 		return fmt.Errorf("broker: start controller: %w", err)
 	}
 	ctrl := b.ctrl
+	if err := b.adoptClusterID(ctrl.Image().ClusterID()); err != nil {
+		return err
+	}
 	ch := ctrl.Changed()
 	if err := b.applyImage(ctrl.Image()); err != nil {
 		return err

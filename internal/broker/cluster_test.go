@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metaprops"
 )
 
 var clusterLog = flag.Bool("cluster.log", false, "print the test cluster nodes' logs")
@@ -57,6 +58,18 @@ func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluste
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%s", n.id, n.ctrlPort))
 	}
 	c.voters = strings.Join(voters, ",")
+	clusterID, err := metaprops.NewClusterID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.nodes {
+		// A quorum node starts only on storage formatted for its cluster
+		// (samsa storage format).
+		v := c.values(n)
+		if _, err := FormatStorage(v, clusterID, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {
 		wg.Add(1)
@@ -73,7 +86,36 @@ func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluste
 			}
 		}
 	})
+	c.waitLive(len(c.nodes))
 	return c
+}
+
+// waitLive waits until every running node's metadata lists want live
+// (unfenced) brokers.
+func (c *testCluster) waitLive(want int) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		b := n.get()
+		if b == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		live := func() bool {
+			n := 0
+			for _, br := range b.ctrl.Image().Brokers() {
+				if !br.Fenced {
+					n++
+				}
+			}
+			return n == want
+		}
+		b.awaitImage(ctx, live)
+		cancel()
+		if !live() {
+			c.t.Fatalf("node %d does not see %d live brokers", n.id, want)
+		}
+		b.applyImage(b.ctrl.Image())
+	}
 }
 
 func (c *testCluster) values(n *clusterNode) config.Values {
@@ -81,6 +123,7 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 	maps.Copy(raw, map[string]string{
 		"node.id":                               strconv.Itoa(int(n.id)),
 		"controller.quorum.voters":              c.voters,
+		"log.dirs":                              n.dir,
 		"controller.listener.names":             "CONTROLLER",
 		"controller.quorum.election.timeout.ms": "500",
 		"listener.security.protocol.map":        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/model"
+
 )
 
 // lifecycle is a cluster broker's standing with the active controller: its
@@ -118,10 +120,15 @@ func (b *Broker) startLifecycle(ctx context.Context) error {
 	b.tasks.Go(b.heartbeatLoop)
 	select {
 	case <-b.life.unfenced:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("broker: the controller did not unfence this broker: %w", ctx.Err())
 	}
+	// Serve clients once this node's own metadata lists it as live.
+	b.awaitImage(ctx, func() bool {
+		br, ok := b.ctrl.Image().Broker(model.NodeID(b.cfg.NodeID))
+		return ok && !br.Fenced && br.Epoch == b.life.epoch
+	})
+	return b.applyImage(b.ctrl.Image())
 }
 
 // heartbeatLoop heartbeats the active controller every

@@ -65,6 +65,11 @@ func (c *Config) resolveQuorum() error {
 			q.listeners = append(q.listeners, n)
 		}
 	}
+	if len(voters) == 1 && voters[0].ID == model.NodeID(c.NodeID) && len(q.listeners) == 0 {
+		// A quorum of this node alone with no controller listener: the
+		// in-process quorum of the single node, which is that.
+		q.voters = nil
+	}
 	if !q.cluster() {
 		c.quorum = q
 		return nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,7 +52,9 @@ func TestUnsupportedConfigRefusedAtStartup(t *testing.T) {
 
 // Kafka's own server.properties sets several configs Samsa does not
 // implement, to their defaults or to what a single node lives with; a
-// broker must start from it.
+// broker must start from it. It also sets controller.quorum.bootstrap.servers,
+// so, as with Kafka's quickstart, the directories are formatted first
+// (kafka-storage.sh format -t "$(kafka-storage.sh random-uuid)" -c ...).
 func TestKafkaServerPropertiesStart(t *testing.T) {
 	body, err := os.ReadFile("testdata/kafka-server.properties")
 	if err != nil {
@@ -69,6 +72,16 @@ func TestKafkaServerPropertiesStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Logger = quiet
+	if _, err := New(cfg); !errors.Is(err, metaprops.ErrNotFormatted) {
+		t.Fatalf("start before format: %v", err)
+	}
+	id, err := metaprops.NewClusterID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FormatStorage(v, id, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

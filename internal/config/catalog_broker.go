@@ -64,7 +64,7 @@ func serverEntries() []*Entry {
 			Unsupported: byQuorum,
 			Doc:         "Wait before retrying a failed quorum request."},
 		{Name: "metadata.log.dir", Type: TypeString, NullDefault: true, Importance: High,
-			Wired: "directory of the controller's metadata log, __cluster_metadata (broker.go metadataLogDir)",
+			Wired: "directory of the controller's metadata log, __cluster_metadata, and formatted with meta.properties like a log dir (format.go metadataLogDirOf)",
 			Doc:   "Directory of the cluster metadata log; by default the first of log.dirs."},
 		{Name: "metadata.log.segment.bytes", Type: TypeInt, Default: "1073741824", Validator: atLeast(12), Importance: High,
 			Unsupported: byQuorum,

@@ -197,6 +197,28 @@ func (s *LeaderState) ISRCommitted(isr []int32, partitionEpoch int32) LeaderEffe
 	return LeaderEffects{HighWatermarkMoved: s.advanceHighWatermark()}
 }
 
+// SetReplicas applies a change of the partition's replica set within the
+// leader epoch (a reassignment adds or removes replicas without a new
+// leader): a new follower is unknown until it fetches and, being outside
+// the ISR, is not timed for lag; a removed one is forgotten. Followers that
+// stay keep their progress, and a proposal in flight stays in flight.
+func (s *LeaderState) SetReplicas(replicas []int32) {
+	for _, r := range replicas {
+		if _, ok := s.followers[r]; !ok && r != s.self {
+			s.followers[r] = &followerProgress{logEnd: -1, leaderEndAtLastFetch: -1}
+		}
+	}
+	for r := range s.followers {
+		if !slices.Contains(replicas, r) {
+			delete(s.followers, r)
+		}
+	}
+	s.replicas = slices.Clone(replicas)
+}
+
+// SetLagTime applies a changed replica.lag.time.max.ms.
+func (s *LeaderState) SetLagTime(d time.Duration) { s.lagTime = d }
+
 // ISRRejected drops the proposal in flight (the controller refused it or
 // it timed out); the next fetch or tick proposes again if still needed.
 func (s *LeaderState) ISRRejected() { s.pending = nil }

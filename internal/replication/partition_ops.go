@@ -103,9 +103,14 @@ func (p *Partition) epochOf(off int64) int32 {
 }
 
 // DeleteRecords moves the log start offset up to offset (-1: the high
-// watermark), as DeleteRecords asks; an offset past the high watermark is
-// storage.ErrOffsetOutOfRange. It returns the new log start offset.
+// watermark), as DeleteRecords asks of the leader (ErrNotLeader on a
+// follower, which follows its leader's log start instead); an offset past
+// the high watermark is storage.ErrOffsetOutOfRange. It returns the new
+// log start offset.
 func (p *Partition) DeleteRecords(offset int64) (int64, error) {
+	if !p.IsLeader() {
+		return -1, fmt.Errorf("%w: %s delete records", ErrNotLeader, p.TP)
+	}
 	hw := p.HighWatermark()
 	if offset == -1 {
 		offset = hw

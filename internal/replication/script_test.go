@@ -21,6 +21,7 @@ import (
 //	tick D              move the clock by D and check the followers' lag
 //	commit isr=1,2 pepoch=N   the controller committed an ISR
 //	reject              the controller refused the ISR in flight
+//	replicas 1,2,4      the replica set changed within the epoch
 //	state               the leader's state
 //
 // Each command prints what it asks of the broker (hw moved, propose isr)
@@ -70,6 +71,8 @@ func (h *leaderHarness) run(c *scripttest.Case) []string {
 		eff = h.s.ISRCommitted(h.ids(c, a.Opts["isr"]), h.int32(c, a, "pepoch"))
 	case "reject":
 		h.s.ISRRejected()
+	case "replicas":
+		h.s.SetReplicas(h.ids(c, a.Pos[0]))
 	case "state":
 		return []string{h.state()}
 	default:

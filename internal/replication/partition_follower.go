@@ -1,0 +1,206 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/samsa-io/samsa/internal/record"
+)
+
+// The follower's half of replication, driven by the broker's fetcher: one
+// fetcher per partition calls FetchState, sends the fetch, and hands the
+// leader's answer to AppendAsFollower, TruncateDiverging or
+// TruncateOutOfRange, one call at a time. A late answer from a former
+// leader is harmless: its batches carry their leader epochs, and the next
+// fetch to the new leader finds any divergence.
+
+// FetchPosition is what a follower's next fetch carries.
+type FetchPosition struct {
+	// FetchOffset is the follower's log end, which the leader takes for
+	// its progress; in durable mode it is also the fsynced end, so the
+	// leader's high watermark means "on disk on every ISR member".
+	FetchOffset      int64
+	LastFetchedEpoch int32 // the log's latest leader epoch (-1: none)
+	LeaderEpoch      int32 // the fetch's CurrentLeaderEpoch
+	Leader           int32 // where to send it (NoLeader: nowhere yet)
+}
+
+// FetchState is the follower's next fetch. In durable mode it first
+// fsyncs the log to its end (the group commit), and so may return the
+// log's I/O error; it also lets the high watermark follow the fsynced end
+// up to what the leader last sent. A replica that leads, or has no role
+// yet, is ErrNotFollower.
+func (p *Partition) FetchState() (FetchPosition, error) {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	p.mu.Lock()
+	pos := FetchPosition{LastFetchedEpoch: -1, LeaderEpoch: p.mu.leaderEpoch, Leader: p.mu.leader}
+	err := p.checkFollowerLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return pos, err
+	}
+	pos.FetchOffset = p.log.LogEndOffset()
+	if p.durable {
+		if err := p.log.Sync(pos.FetchOffset); err != nil {
+			return pos, err
+		}
+		p.mu.Lock()
+		p.followLeaderHighWatermarkLocked()
+		p.mu.Unlock()
+	}
+	if e, ok := p.log.LatestEpoch(); ok {
+		pos.LastFetchedEpoch = e.Epoch
+	}
+	return pos, nil
+}
+
+func (p *Partition) checkFollowerLocked() error {
+	if !p.mu.known || p.mu.leaderState != nil {
+		return fmt.Errorf("%w: %s", ErrNotFollower, p.TP)
+	}
+	return nil
+}
+
+// AppendAsFollower appends the batches of the leader's answer to a fetch
+// (storage.Log.AppendAsFollower: kept as the leader wrote them), dropping
+// a last batch that maxBytes cut short; then the high watermark moves to
+// the leader's, bounded by the follower's log end (durable mode: its
+// fsynced end), and never back; and the log start follows the leader's
+// (DeleteRecords, retention), up to the high watermark. Waiters wake when
+// the high watermark moves. An answer with no records still brings the
+// leader's bounds.
+func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart int64) error {
+	p.roleMu.RLock()
+	defer p.roleMu.RUnlock()
+	p.mu.Lock()
+	err := p.checkFollowerLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if whole := wholeBatches(batches); len(whole) > 0 {
+		if _, err := p.log.AppendAsFollower(whole); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.mu.leaderHW = leaderHW
+	p.followLeaderHighWatermarkLocked()
+	p.mu.Unlock()
+	if start := min(leaderLogStart, p.HighWatermark()); start > p.log.LogStartOffset() {
+		return p.log.SetLogStartOffset(start)
+	}
+	return nil
+}
+
+// followLeaderHighWatermarkLocked moves a follower's high watermark to
+// the leader's, as far as the follower holds (durable mode: has fsynced).
+func (p *Partition) followLeaderHighWatermarkLocked() {
+	held := p.log.LogEndOffset()
+	if p.durable {
+		held = min(held, p.log.Offsets().RecoveryPoint)
+	}
+	p.setHighWatermarkLocked(min(p.mu.leaderHW, held))
+}
+
+// wholeBatches is data up to its first incomplete batch: a read cut short
+// by maxBytes ends with part of a batch, which a follower drops, as a
+// consumer does, and fetches whole next time. A batch that is not cut
+// short but garbled stays, for the log's checks to refuse.
+func wholeBatches(data []byte) []byte {
+	pos := 0
+	for pos < len(data) {
+		h, err := record.ParseHeader(data[pos:])
+		if errors.Is(err, record.ErrTruncated) || err == nil && pos+h.Size() > len(data) {
+			break
+		}
+		if err != nil {
+			return data
+		}
+		pos += h.Size()
+	}
+	return data[:pos]
+}
+
+// TruncateTo cuts the follower's log at offset (storage.Log.TruncateTo:
+// a batch straddling it goes whole) and keeps the high watermark at or
+// below the new log end. A replica that leads is ErrNotFollower.
+func (p *Partition) TruncateTo(offset int64) error {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	return p.truncateLocked(offset)
+}
+
+func (p *Partition) truncateLocked(offset int64) error {
+	p.mu.Lock()
+	err := p.checkFollowerLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := p.log.TruncateTo(offset); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.highWatermark.Store(min(p.HighWatermark(), p.log.LogEndOffset()))
+	p.mu.Unlock()
+	return nil
+}
+
+// TruncateFullyAndStartAt empties the follower's log and restarts it at
+// offset, the leader's log start when the follower's fetch offset fell
+// below it; the high watermark is offset. A replica that leads is
+// ErrNotFollower.
+func (p *Partition) TruncateFullyAndStartAt(offset int64) error {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	return p.truncateFullyLocked(offset)
+}
+
+func (p *Partition) truncateFullyLocked(offset int64) error {
+	p.mu.Lock()
+	err := p.checkFollowerLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.highWatermark.Store(offset)
+	p.notifyLocked()
+	p.mu.Unlock()
+	return nil
+}
+
+// TruncateDiverging applies the leader's diverging-epoch answer: it
+// truncates where TruncationOffset says (by leader epoch, never to the
+// high watermark blindly) and returns that offset. done is false when the
+// follower's epoch there was not the leader's: the next fetch may diverge
+// again, further back.
+func (p *Partition) TruncateDiverging(d EpochEndOffset) (offset int64, done bool, err error) {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	offset, done = TruncationOffset(p.log.EndOffsetForEpoch, p.log.LogEndOffset(), p.HighWatermark(), d)
+	return offset, done, p.truncateLocked(offset)
+}
+
+// TruncateOutOfRange handles a fetch the leader answered out of range,
+// with its log's bounds: a follower behind the leader's log start restarts
+// its log there (TruncateFullyAndStartAt); one past the leader's log end
+// (only a fetch without a last fetched epoch gets here) truncates to it.
+// A follower whose log end now lies within the leader's bounds (they
+// moved meanwhile) keeps its log and fetches again.
+func (p *Partition) TruncateOutOfRange(leaderLogStart, leaderLogEnd int64) error {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	switch end := p.log.LogEndOffset(); {
+	case end < leaderLogStart:
+		return p.truncateFullyLocked(leaderLogStart)
+	case end > leaderLogEnd:
+		return p.truncateLocked(leaderLogEnd)
+	}
+	return nil
+}
