@@ -73,4 +73,3 @@ func handleAlterPartition(b *Broker, c *conn, req *kmsg.AlterPartitionRequest) (
 	}
 	return resp, nil
 }
-

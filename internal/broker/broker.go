@@ -194,9 +194,9 @@ type Broker struct {
 	// ctrlReady is closed once the controller is open: the controller-only
 	// APIs are served from then on (brokers register before they start).
 	ctrlReady chan struct{}
-	peers   *peers     // clients of the other nodes (peer.go)
-	life    *lifecycle // registration and heartbeats, in a quorum (lifecycle.go)
-	mu      struct {
+	peers     *peers     // clients of the other nodes (peer.go)
+	life      *lifecycle // registration and heartbeats, in a quorum (lifecycle.go)
+	mu        struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports

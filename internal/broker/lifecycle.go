@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/model"
-
 )
 
 // lifecycle is a cluster broker's standing with the active controller: its
@@ -61,7 +60,9 @@ func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(
 			if err == nil && (again == nil || !again(resp)) {
 				return resp, nil
 			}
-			if err != nil { b.log.Debug("controller request failed", "addr", addr, "err", err) }
+			if err != nil {
+				b.log.Debug("controller request failed", "addr", addr, "err", err)
+			}
 			if errors.Is(err, errPeersClosed) {
 				return nil, err
 			}
@@ -214,4 +215,3 @@ func (b *Broker) controlledShutdown(timeout time.Duration) {
 		b.log.Warn("controlled shutdown timed out; stopping anyway", "timeout", timeout)
 	}
 }
-
