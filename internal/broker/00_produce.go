@@ -43,14 +43,17 @@ package broker
 // this broker, so acks=-1 is answered at once).
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -66,6 +69,7 @@ var errAcksZeroFailed = errors.New("broker: acks=0 produce failed")
 func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
+	var waits []commitWait
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewProduceResponseTopic()
@@ -75,9 +79,15 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 			sp := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
+			if req.Acks == -1 && sp.ErrorCode == 0 && ts != nil {
+				if p, code := ts.partition(rt.Partitions[j].Partition); code == 0 {
+					waits = append(waits, commitWait{topic: i, part: j, p: p, minISR: int(ts.config.Int("min.insync.replicas"))})
+				}
+			}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	b.awaitCommitted(req, resp, waits)
 	if req.Acks == 0 {
 		if failed {
 			return nil, errAcksZeroFailed
@@ -85,6 +95,57 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// commitWait is an acks=all partition appended by the leader that must be
+// on every ISR member (below the high watermark) before the answer.
+type commitWait struct {
+	topic, part int
+	p           *replication.Partition
+	minISR      int
+}
+
+// awaitCommitted holds an acks=all answer until each appended batch is
+// committed, bounded by the request's timeout: REQUEST_TIMED_OUT then, as
+// Kafka's produce purgatory, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR
+// shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER if
+// this broker lost the leadership. The batch stays in the log whatever the
+// answer: an idempotent retry is deduplicated.
+func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []commitWait) {
+	if len(waits) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+	defer cancel()
+	for _, w := range waits {
+		sp := &resp.Topics[w.topic].Partitions[w.part]
+		last := sp.BaseOffset + int64(lastOffsetDelta(req.Topics[w.topic].Partitions[w.part].Records))
+		err := w.p.WaitCommitted(ctx, last, w.minISR)
+		var code int16
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, context.DeadlineExceeded):
+			code = kerr.RequestTimedOut.Code
+		case errors.Is(err, replication.ErrNotLeader):
+			code = kerr.NotLeaderForPartition.Code
+		case errors.Is(err, replication.ErrNotEnoughReplicasAfterAppend):
+			code = kerr.NotEnoughReplicasAfterAppend.Code
+		default:
+			code = kerr.UnknownServerError.Code
+		}
+		msg := err.Error()
+		sp.ErrorCode, sp.ErrorMessage = code, &msg
+		sp.BaseOffset = -1
+	}
+}
+
+// lastOffsetDelta reads a v2 batch's last offset delta (bytes 23-26).
+func lastOffsetDelta(batch []byte) int32 {
+	if len(batch) < 27 {
+		return 0
+	}
+	return int32(binary.BigEndian.Uint32(batch[23:27]))
 }
 
 func (b *Broker) produceTopic(version int16, rt *kmsg.ProduceRequestTopic) (*topicState, int16) {
@@ -290,6 +351,10 @@ func appendErrorCode(err error) (int16, string) {
 		return kerr.InvalidProducerEpoch.Code, err.Error()
 	case errors.Is(err, storage.ErrInvalidTxnState):
 		return kerr.InvalidTxnState.Code, err.Error()
+	case errors.Is(err, replication.ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code, err.Error()
+	case errors.Is(err, replication.ErrNotEnoughReplicasAfterAppend):
+		return kerr.NotEnoughReplicasAfterAppend.Code, err.Error()
 	}
 	return kerr.UnknownServerError.Code, err.Error()
 }

@@ -27,9 +27,9 @@ package broker
 // aborted transactions in the range, so the client can drop their records
 // (KIP-98).
 //
-// Not yet: follower fetches (ReplicaID >= 0) are served like a consumer's,
-// there being no followers;
-// preferred read replica (KIP-392) is always -1; quotas.
+// Follower fetches (a broker's replica ID) are fetch_replica.go's.
+//
+// Not yet: preferred read replica (KIP-392) is always -1; quotas.
 
 import (
 	"context"
@@ -56,6 +56,9 @@ type fetchPart struct {
 
 func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame, error) {
 	req := kreq.(*kmsg.FetchRequest)
+	if replica := replicaOf(req); replica >= 0 {
+		return b.handleReplicaFetch(h, req, replica)
+	}
 	keyOf := func(t *kmsg.FetchRequestTopic) sessionKey {
 		if req.Version >= 13 {
 			return sessionKey{id: t.TopicID}

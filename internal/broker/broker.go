@@ -187,6 +187,9 @@ type Broker struct {
 	// acceptedHook, when set (by tests, before Start), sees each accepted
 	// connection once configureConn has set it up.
 	acceptedHook func(net.Conn)
+	// crashOnClose, set by tests, makes Close skip the controlled shutdown,
+	// as a killed process would.
+	crashOnClose bool
 	// started is closed when Start has brought the broker up; connections
 	// accepted before (a quorum's controller listener serves Raft while
 	// the quorum forms) wait for it before reading a Kafka request.
@@ -195,6 +198,7 @@ type Broker struct {
 	// APIs are served from then on (brokers register before they start).
 	ctrlReady chan struct{}
 	peers     *peers     // clients of the other nodes (peer.go)
+	fetchers  *fetchers  // replica fetchers (replicas.go)
 	life      *lifecycle // registration and heartbeats, in a quorum (lifecycle.go)
 	mu        struct {
 		sync.Mutex
@@ -244,6 +248,7 @@ func New(cfg Config) (*Broker, error) {
 		logs.Close()
 		return nil, err
 	}
+	b.fetchers = newFetchers(b)
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
@@ -350,6 +355,7 @@ func (b *Broker) Start(ctx context.Context) error {
 		}
 	}
 	b.warnNoEffect()
+	b.tasks.Go(b.tickLeaders)
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
 	b.startTxns()
@@ -650,7 +656,9 @@ func (b *Broker) closeListeners() {
 func (b *Broker) Close() error {
 	select {
 	case <-b.started:
-		b.controlledShutdown(millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))))
+		if !b.crashOnClose {
+			b.controlledShutdown(millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))))
+		}
 	default:
 	}
 	b.closeListeners()

@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metaprops"
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 var clusterLog = flag.Bool("cluster.log", false, "print the test cluster nodes' logs")
@@ -302,5 +305,159 @@ func TestClusterForwardsMetadataWritesToTheActiveController(t *testing.T) {
 		if _, ok := n.get().ctrl.Image().Topic(rt.Topic); !ok {
 			t.Errorf("broker %d answered before its image had %s", n.id, rt.Topic)
 		}
+	}
+}
+
+// produceN produces n records acks=all, idempotent, to topic and fails the
+// test on any error.
+func (c *testCluster) produceN(topic string, n int, prefix string) {
+	c.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprintf("%s-%d", prefix, i))})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		c.t.Fatalf("produce: %v", err)
+	}
+}
+
+// logBytes is a replica's committed log of one partition, byte for byte.
+func logBytes(t *testing.T, b *Broker, topic string, partition int32) ([]byte, int64) {
+	t.Helper()
+	ts, ok := b.topics.byTopicName(topic)
+	if !ok {
+		t.Fatalf("broker %d has no %s", b.cfg.NodeID, topic)
+	}
+	p, code := ts.partition(partition)
+	if code != 0 {
+		t.Fatalf("broker %d: %s-%d: code %d", b.cfg.NodeID, topic, partition, code)
+	}
+	var out []byte
+	hw := p.HighWatermark()
+	for off := p.LogStartOffset(); off < hw; {
+		rr, _, err := p.Read(off, 1<<20, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := rr.ReadAll()
+		rr.Release()
+		if err != nil || len(data) == 0 {
+			t.Fatalf("read %d: %v", off, err)
+		}
+		out = append(out, data...)
+		next := off
+		for d := data; len(d) >= 61; {
+			base := int64(binary.BigEndian.Uint64(d))
+			size := int(binary.BigEndian.Uint32(d[8:])) + 12
+			next = base + int64(binary.BigEndian.Uint32(d[23:])) + 1
+			d = d[size:]
+		}
+		off = next
+	}
+	return out, hw
+}
+
+// waitReplicasEqual waits until every running replica of the topic's
+// partitions has the same high watermark and identical bytes below it.
+func (c *testCluster) waitReplicasEqual(topic string, partitions int32) {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for p := range partitions {
+		for {
+			var first []byte
+			var firstHW int64 = -1
+			same := true
+			for _, n := range c.nodes {
+				b := n.get()
+				if b == nil {
+					continue
+				}
+				data, hw := logBytes(c.t, b, topic, p)
+				if firstHW < 0 {
+					first, firstHW = data, hw
+				} else if hw != firstHW || !bytes.Equal(data, first) {
+					same = false
+				}
+			}
+			if same {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.t.Fatalf("replicas of %s-%d differ", topic, p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func TestClusterReplicatesAcksAllWritesToEveryReplica(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "acks-all"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN("acks-all", 300, "r")
+	c.waitReplicasEqual("acks-all", 3)
+}
+
+// kill stops node n without a controlled shutdown, as kill -9 would: the
+// controller learns of it only when its heartbeats stop.
+func (c *testCluster) kill(n *clusterNode) {
+	n.mu.Lock()
+	b := n.broker
+	n.broker = nil
+	n.mu.Unlock()
+	b.crashOnClose = true
+	b.Close()
+}
+
+// leaderOf is the node leading a partition, as the active controller has it.
+func (c *testCluster) leaderOf(topic string, partition int32) *clusterNode {
+	img := c.activeController().get().ctrl.Image()
+	p, ok := img.Partition(model.TopicPartition{Topic: topic, Partition: partition})
+	if !ok {
+		c.t.Fatalf("no %s-%d", topic, partition)
+	}
+	for _, n := range c.nodes {
+		if n.id == int32(p.Leader) {
+			return n
+		}
+	}
+	return nil
+}
+
+// TestClusterLeaderFailover kills a partition's leader mid-stream: the
+// controller fences it after the session timeout, elects an ISR member,
+// and acks=all produces go on; nothing acknowledged is lost, and once the
+// old leader returns, every replica holds the same log.
+func TestClusterLeaderFailover(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"replica.fetch.backoff.ms": "50"})
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "failover"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN("failover", 200, "before")
+	old := c.leaderOf("failover", 0)
+	c.kill(old)
+	start := time.Now()
+	c.produceN("failover", 200, "after")
+	t.Logf("acks=all produce succeeded %v after the leader was killed", time.Since(start))
+	if now := c.leaderOf("failover", 0); now == old || now == nil {
+		t.Fatalf("leader is still %v", now)
+	}
+	c.start(old)
+	c.waitLive(3)
+	c.waitReplicasEqual("failover", 1)
+	data, hw := logBytes(t, old.get(), "failover", 0)
+	if hw != 400 || len(data) == 0 {
+		t.Fatalf("the returned replica has %d records, want 400", hw)
 	}
 }

@@ -51,10 +51,14 @@ func FuzzCreatePartitions(f *testing.F)        { fuzzAPI(f, kmsg.CreatePartition
 func FuzzDeleteGroups(f *testing.F)            { fuzzAPI(f, kmsg.DeleteGroups) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
 func FuzzOffsetDelete(f *testing.F)            { fuzzAPI(f, kmsg.OffsetDelete) }
+func FuzzAlterPartition(f *testing.F)          { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)         { fuzzAPI(f, kmsg.DescribeCluster) }
 func FuzzDescribeProducers(f *testing.F)       { fuzzAPI(f, kmsg.DescribeProducers) }
+func FuzzBrokerRegistration(f *testing.F)      { fuzzAPI(f, kmsg.BrokerRegistration) }
+func FuzzBrokerHeartbeat(f *testing.F)         { fuzzAPI(f, kmsg.BrokerHeartbeat) }
 func FuzzDescribeTransactions(f *testing.F)    { fuzzAPI(f, kmsg.DescribeTransactions) }
 func FuzzListTransactions(f *testing.F)        { fuzzAPI(f, kmsg.ListTransactions) }
+func FuzzAllocateProducerIDs(f *testing.F)     { fuzzAPI(f, kmsg.AllocateProducerIDs) }
 func FuzzConsumerGroupHeartbeat(f *testing.F)  { fuzzAPI(f, kmsg.ConsumerGroupHeartbeat) }
 func FuzzConsumerGroupDescribe(f *testing.F)   { fuzzAPI(f, kmsg.ConsumerGroupDescribe) }
 func FuzzDescribeTopicPartitions(f *testing.F) { fuzzAPI(f, kmsg.DescribeTopicPartitions) }

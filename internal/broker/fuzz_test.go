@@ -28,6 +28,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/samsa-io/samsa/internal/metaprops"
 	"io"
 	"net"
 	"os"
@@ -81,21 +82,45 @@ type fuzzHarness struct {
 	// second (a fuzzing worker's output is not shown).
 	statsPath string
 	statsAt   time.Time
+	// ctrlAddr is the controller listener, where the controller-only APIs
+	// are served.
+	ctrlAddr string
 }
 
 func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	tb.Helper()
+	// A quorum of one over a controller listener, so the controller-only
+	// APIs are reachable too (on that listener).
+	ctrlPort, dir := freePort(tb), tb.TempDir()
 	values, err := LoadConfig("", map[string]string{
 		"group.initial.rebalance.delay.ms":     "0",
 		"group.min.session.timeout.ms":         "1",
 		"offsets.topic.num.partitions":         "2",
 		"transaction.state.log.num.partitions": "2",
+		"log.dirs":                             dir,
+		"listeners":                            "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + ctrlPort,
+		"listener.security.protocol.map":       "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"controller.listener.names":            "CONTROLLER",
+		"controller.quorum.voters":             "1@127.0.0.1:" + ctrlPort,
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
+	id, err := metaprops.NewClusterID()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := FormatStorage(values, id, false, time.Now()); err != nil {
+		tb.Fatal(err)
+	}
+	cfg, err := ConfigFromValues(values)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.LogDir = dir
 	h := &fuzzHarness{
-		b:         startBrokerWith(tb, Config{LogDir: tb.TempDir(), Values: values}),
+		b:         startBrokerWith(tb, cfg),
+		ctrlAddr:  "127.0.0.1:" + ctrlPort,
 		counts:    map[int16]*fuzzCount{},
 		reached:   map[[2]int16]int{},
 		statsPath: os.Getenv("SAMSA_FUZZ_STATS"),
@@ -235,7 +260,7 @@ func (h *fuzzHarness) withTopicID(frame []byte) []byte {
 // send writes the frame and the sentinel and reads what comes back.
 func (h *fuzzHarness) send(t testing.TB, frame []byte) fuzzOutcome {
 	t.Helper()
-	nc := h.dial(t)
+	nc := h.dialFor(t, frame)
 	defer closeAtOnce(nc)
 	corr := int32(-1)
 	if len(frame) >= 8 {
@@ -278,9 +303,24 @@ func (h *fuzzHarness) send(t testing.TB, frame []byte) fuzzOutcome {
 	}
 }
 
+// dialFor dials where the frame's API is served: the controller listener
+// for the controller-only APIs, the client listener for the rest.
+func (h *fuzzHarness) dialFor(t testing.TB, frame []byte) net.Conn {
+	if len(frame) >= 2 {
+		if e, ok := apiTable[kmsg.Key(binary.BigEndian.Uint16(frame))]; ok && e.controllerOnly {
+			return h.dialAddr(t, h.ctrlAddr)
+		}
+	}
+	return h.dial(t)
+}
+
 func (h *fuzzHarness) dial(t testing.TB) net.Conn {
+	return h.dialAddr(t, h.b.Addr())
+}
+
+func (h *fuzzHarness) dialAddr(t testing.TB, addr string) net.Conn {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", h.b.Addr(), fuzzInputDeadline)
+	nc, err := net.DialTimeout("tcp", addr, fuzzInputDeadline)
 	if err != nil {
 		t.Fatalf("the broker stopped accepting connections: %v", err)
 	}

@@ -73,20 +73,36 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 		if !hosts(pi, b.cfg.NodeID) {
 			continue
 		}
+		st := replication.State{Leader: int32(pi.Leader), LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
+			Replicas: nodes(pi.Replicas), ISR: nodes(pi.ISR), Self: b.cfg.NodeID, LagTime: millis(b.brokerConfig(img).Long("replica.lag.time.max.ms"))}
+		var p *replication.Partition
 		if old != nil && i < len(old.partitions) && old.partitions[i] != nil {
-			ts.partitions[i] = old.partitions[i]
-			ts.partitions[i].SetLeader(int32(pi.Leader), pi.LeaderEpoch, nodes(pi.ISR))
-			continue
+			p = old.partitions[i]
+		} else {
+			tp := model.TopicPartition{Topic: t.Name, Partition: pi.Partition}
+			log, err := b.logs.OpenLog(tp, storageConfig(cfg))
+			if err != nil {
+				return fmt.Errorf("broker: open %s: %w", tp, err)
+			}
+			if int32(pi.Leader) == b.cfg.NodeID {
+				// A leader starts its epoch at its log end; a follower
+				// learns epochs from the leader's batches only.
+				if err := log.AssignEpoch(pi.LeaderEpoch); err != nil {
+					return fmt.Errorf("broker: %s leader epoch: %w", tp, err)
+				}
+			}
+			var part *replication.Partition
+			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable,
+				ProposeISR: func(tp model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part)(tp, le, pe, isr) }})
+			p = part
 		}
-		tp := model.TopicPartition{Topic: t.Name, Partition: pi.Partition}
-		log, err := b.logs.OpenLog(tp, storageConfig(cfg))
-		if err != nil {
-			return fmt.Errorf("broker: open %s: %w", tp, err)
+		ts.partitions[i] = p
+		switch p.Apply(st, b.cfg.Clock.Now()) {
+		case replication.BecameLeader:
+			b.fetchers.stop(p.TP)
+		case replication.BecameFollower, replication.LeaderChanged:
+			b.fetchers.follow(p, pi.Leader)
 		}
-		if err := log.AssignEpoch(pi.LeaderEpoch); err != nil {
-			return fmt.Errorf("broker: %s leader epoch: %w", tp, err)
-		}
-		ts.partitions[i] = replication.NewPartition(tp, t.ID, log, int32(pi.Leader), pi.LeaderEpoch, b.cfg.Durable)
 	}
 	b.topics.put(ts)
 	return nil
@@ -100,6 +116,7 @@ func (b *Broker) removeTopic(t *metadata.TopicImage) error {
 	var err error
 	for _, p := range ts.partitions {
 		if p != nil {
+			b.fetchers.stop(p.TP)
 			if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
 				err = derr
 			}

@@ -100,7 +100,7 @@ func TestKafkaServerPropertiesStart(t *testing.T) {
 
 // freePort returns a loopback port nothing listens on, for configs that
 // must name their ports before the broker binds them.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

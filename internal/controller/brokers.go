@@ -261,13 +261,23 @@ func (l *liveness) reset(ids []model.NodeID, now time.Time) {
 	}
 }
 
-// expired returns the brokers last heard from before deadline.
-func (l *liveness) expired(ids []model.NodeID, deadline time.Time) []model.NodeID {
+// expired returns the brokers not heard from for timeout. A broker never
+// heard from by this controller (registered before it became active, or
+// since) starts its session now.
+func (l *liveness) expired(ids []model.NodeID, now time.Time, timeout time.Duration) []model.NodeID {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[model.NodeID]time.Time{}
+	}
 	var out []model.NodeID
 	for _, id := range ids {
-		if t, ok := l.last[id]; !ok || t.Before(deadline) {
+		t, ok := l.last[id]
+		if !ok {
+			l.last[id] = now
+			continue
+		}
+		if now.Sub(t) > timeout {
 			out = append(out, id)
 		}
 	}
@@ -290,7 +300,7 @@ func (c *Controller) fenceExpired(ctx context.Context) error {
 			live = append(live, b.NodeID)
 		}
 	}
-	gone := c.live.expired(live, c.clock.Now().Add(-c.cfg.SessionTimeout))
+	gone := c.live.expired(live, c.clock.Now(), c.cfg.SessionTimeout)
 	if len(gone) == 0 {
 		return nil
 	}

@@ -1,0 +1,305 @@
+package broker
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/replication"
+)
+
+// fetchers are this broker's replica fetchers: one goroutine per leader it
+// follows partitions of, each sending one Fetch for all of them in a loop
+// (Kafka's ReplicaFetcherThread, with num.replica.fetchers = 1).
+type fetchers struct {
+	b  *Broker
+	mu sync.Mutex
+	// byLeader holds each running fetcher; a partition is in at most one.
+	byLeader map[model.NodeID]*fetcher
+}
+
+type fetcher struct {
+	leader model.NodeID
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	parts  map[model.TopicPartition]*replication.Partition
+}
+
+func newFetchers(b *Broker) *fetchers {
+	return &fetchers{b: b, byLeader: map[model.NodeID]*fetcher{}}
+}
+
+// follow makes p fetched from leader (NoLeader: from no one).
+func (fs *fetchers) follow(p *replication.Partition, leader model.NodeID) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.removeLocked(p.TP)
+	if leader < 0 || int32(leader) == fs.b.cfg.NodeID {
+		return
+	}
+	f := fs.byLeader[leader]
+	if f == nil {
+		ctx, cancel := context.WithCancel(fs.b.tasks.Context())
+		f = &fetcher{leader: leader, cancel: cancel, parts: map[model.TopicPartition]*replication.Partition{}}
+		fs.byLeader[leader] = f
+		fs.b.tasks.Go(func(context.Context) { fs.b.runFetcher(ctx, f) })
+	}
+	f.mu.Lock()
+	f.parts[p.TP] = p
+	f.mu.Unlock()
+}
+
+// stop removes a partition from its fetcher (it leads, or is deleted).
+func (fs *fetchers) stop(tp model.TopicPartition) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.removeLocked(tp)
+}
+
+func (fs *fetchers) removeLocked(tp model.TopicPartition) {
+	for id, f := range fs.byLeader {
+		f.mu.Lock()
+		delete(f.parts, tp)
+		empty := len(f.parts) == 0
+		f.mu.Unlock()
+		if empty {
+			f.cancel()
+			delete(fs.byLeader, id)
+		}
+	}
+}
+
+func (f *fetcher) snapshot() []*replication.Partition {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*replication.Partition, 0, len(f.parts))
+	for _, p := range f.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+// leaderAddr is the inter-broker listener address of a broker, from the
+// metadata: inter.broker.listener.name, else the first client listener.
+func (b *Broker) leaderAddr(id model.NodeID) string {
+	img := b.meta.Load()
+	if img == nil {
+		return ""
+	}
+	br, ok := img.Broker(id)
+	if !ok || len(br.Endpoints) == 0 {
+		return ""
+	}
+	want := b.cfg.Values.String("inter.broker.listener.name")
+	for _, ep := range br.Endpoints {
+		if want == "" || ep.Name == want {
+			return joinHostPort(ep.Host, ep.Port)
+		}
+	}
+	return ""
+}
+
+// runFetcher fetches the fetcher's partitions from their leader until
+// cancelled: each answer is appended (or truncated by epoch) and the next
+// fetch asks from the new log end, which is also how the leader learns
+// this replica's progress.
+func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
+	backoff := millis(int64(b.cfg.Values.Int("replica.fetch.backoff.ms")))
+	for ctx.Err() == nil {
+		parts := f.snapshot()
+		if len(parts) == 0 {
+			return
+		}
+		if !b.fetchOnce(ctx, f.leader, parts) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+	}
+}
+
+// fetchOnce sends one replica fetch and applies its answer; false means
+// back off before the next (the leader is unreachable or refused).
+func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*replication.Partition) bool {
+	addr := b.leaderAddr(leader)
+	if addr == "" {
+		return false
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = b.cfg.NodeID
+	req.ReplicaState.ID = b.cfg.NodeID
+	if b.life != nil {
+		req.ReplicaState.Epoch = b.life.epoch
+	}
+	req.MaxWaitMillis = b.cfg.Values.Int("replica.fetch.wait.max.ms")
+	req.MinBytes = b.cfg.Values.Int("replica.fetch.min.bytes")
+	req.MaxBytes = b.cfg.Values.Int("replica.fetch.response.max.bytes")
+	req.SessionEpoch = -1 // no fetch session
+	byID := map[model.TopicID]int{}
+	sent := map[model.TopicPartition]*replication.Partition{}
+	for _, p := range parts {
+		pos, err := p.FetchState()
+		if err != nil || model.NodeID(pos.Leader) != leader {
+			continue // it leads now, or follows another: the next snapshot says
+		}
+		i, ok := byID[p.TopicID]
+		if !ok {
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic, t.TopicID = p.TP.Topic, p.TopicID
+			req.Topics = append(req.Topics, t)
+			i = len(req.Topics) - 1
+			byID[p.TopicID] = i
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.LastFetchedEpoch = p.TP.Partition, pos.FetchOffset, pos.LastFetchedEpoch
+		rp.CurrentLeaderEpoch, rp.LogStartOffset = pos.LeaderEpoch, -1
+		rp.PartitionMaxBytes = b.cfg.Values.Int("replica.fetch.max.bytes")
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		sent[p.TP] = p
+	}
+	if len(sent) == 0 {
+		return false
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond+millis(int64(b.cfg.Values.Int("replica.socket.timeout.ms"))))
+	defer cancel()
+	kresp, err := b.peers.request(rctx, addr, req)
+	if err != nil {
+		return false
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 {
+		return false
+	}
+	ok := true
+	for _, t := range resp.Topics {
+		name := t.Topic
+		for _, p := range parts {
+			if p.TopicID == model.TopicID(t.TopicID) {
+				name = p.TP.Topic
+			}
+		}
+		for _, rp := range t.Partitions {
+			p := sent[model.TopicPartition{Topic: name, Partition: rp.Partition}]
+			if p == nil {
+				continue
+			}
+			if !b.applyFetched(p, rp) {
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// applyFetched applies one partition's answer; false means back off.
+func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTopicPartition) bool {
+	switch rp.ErrorCode {
+	case 0:
+	case kerr.OffsetOutOfRange.Code:
+		// Behind the leader's log start (retention or DeleteRecords), or
+		// past what it has after an unclean election: start over at its
+		// bounds. Its high watermark bounds what it surely has.
+		if err := p.TruncateOutOfRange(rp.LogStartOffset, rp.HighWatermark); err != nil {
+			b.log.Warn("replica out of range; truncation failed", "partition", p.TP.String(), "err", err)
+		}
+		return true
+	default:
+		// NOT_LEADER_OR_FOLLOWER, FENCED or UNKNOWN_LEADER_EPOCH: the
+		// metadata is about to say who leads; wait for it.
+		return false
+	}
+	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
+		if _, _, err := p.TruncateDiverging(replication.EpochEndOffset{Epoch: rp.DivergingEpoch.Epoch, EndOffset: rp.DivergingEpoch.EndOffset}); err != nil {
+			b.log.Warn("truncation by leader epoch failed", "partition", p.TP.String(), "err", err)
+			return false
+		}
+		return true
+	}
+	if err := p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset); err != nil {
+		b.log.Warn("replica append failed", "partition", p.TP.String(), "err", err)
+		return false
+	}
+	return true
+}
+
+// proposeISR sends a leader's ISR proposal to the active controller as an
+// AlterPartition and reports the answer to the partition. It runs on its
+// own goroutine: the fetch that triggered it must not wait for Raft.
+func (b *Broker) proposeISR(p *replication.Partition) func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32) {
+	return func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32) {
+		if !b.cfg.quorum.cluster() {
+			return // a single node's ISR is itself and never changes
+		}
+		b.tasks.Go(func(ctx context.Context) {
+			req := kmsg.NewPtrAlterPartitionRequest()
+			req.BrokerID = b.cfg.NodeID
+			if b.life != nil {
+				req.BrokerEpoch = b.life.epoch
+			}
+			t := kmsg.NewAlterPartitionRequestTopic()
+			t.TopicID = p.TopicID
+			rp := kmsg.NewAlterPartitionRequestTopicPartition()
+			rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = tp.Partition, leaderEpoch, partitionEpoch
+			rp.NewISR = isr
+			for _, id := range isr {
+				e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+				e.BrokerID, e.BrokerEpoch = id, -1
+				rp.NewEpochISR = append(rp.NewEpochISR, e)
+			}
+			t.Partitions = append(t.Partitions, rp)
+			req.Topics = append(req.Topics, t)
+			rctx, cancel := context.WithTimeout(ctx, controllerRequestTimeout)
+			defer cancel()
+			resp, err := b.toController(rctx, req, func(r kmsg.Response) bool {
+				return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
+			})
+			if err != nil {
+				p.AlterPartitionFailed(leaderEpoch)
+				return
+			}
+			r := resp.(*kmsg.AlterPartitionResponse)
+			if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+				p.AlterPartitionFailed(leaderEpoch)
+				return
+			}
+			got := r.Topics[0].Partitions[0]
+			p.ISRCommitted(got.LeaderEpoch, got.PartitionEpoch, got.ISR)
+		})
+	}
+}
+
+// tickLeaders runs each led partition's ISR check every quarter of
+// replica.lag.time.max.ms, so a follower that stopped fetching leaves the
+// ISR after about that long.
+func (b *Broker) tickLeaders(ctx context.Context) {
+	every := max(millis(b.cfg.Values.Long("replica.lag.time.max.ms"))/4, 10*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := b.cfg.Clock.Now()
+		for _, ts := range b.topics.all() {
+			for _, p := range ts.partitions {
+				if p != nil && p.IsLeader() {
+					p.Tick(now)
+				}
+			}
+		}
+	}
+}
+
+func joinHostPort(host string, port int32) string {
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
