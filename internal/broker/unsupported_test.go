@@ -40,8 +40,8 @@ func TestUnsupportedConfigRefusedAtStartup(t *testing.T) {
 		!strings.Contains(err.Error(), "ssl.keystore.location: value /etc/kafka/k.jks is not supported yet (issue 13 brings TLS, SASL and ACLs)") {
 		t.Errorf("server.properties: %v", err)
 	}
-	_, err = LoadConfig("", map[string]string{"replica.lag.time.max.ms": "10000"})
-	if !errors.Is(err, config.ErrNotSupported) || !strings.Contains(err.Error(), "replica.lag.time.max.ms") || !strings.Contains(err.Error(), "issue 12") {
+	_, err = LoadConfig("", map[string]string{"num.replica.fetchers": "2"})
+	if !errors.Is(err, config.ErrNotSupported) || !strings.Contains(err.Error(), "num.replica.fetchers") || !strings.Contains(err.Error(), "issue 12") {
 		t.Errorf("--override: %v", err)
 	}
 	// The same configs at their defaults are fine.

@@ -13,7 +13,7 @@ import (
 const (
 	bySecurity = "issue 13 brings TLS, SASL and ACLs"
 	byQuotas   = "issue 14 brings quotas and metrics"
-	byCluster  = "issue 12 brings clusters of several nodes and replication"
+	byCluster  = "issue 12 is building the cluster; this part of it is not wired yet"
 	byQuorum   = "issue 12 is building the controller quorum on hashicorp/raft; this part of it is not wired yet"
 	byReassign = "issue 15 brings reassignment, JBOD and racks"
 	byTiered   = "tiered storage is not planned"
