@@ -130,10 +130,11 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 		"controller.listener.names":             "CONTROLLER",
 		"controller.quorum.election.timeout.ms": "500",
 		"listener.security.protocol.map":        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		// Short sessions keep fencing tests and the last node's shutdown
+		// Short sessions (3 s, long enough for a loaded -race run's heartbeats)
+		// keep fencing tests and the last node's shutdown
 		// (which has no quorum left to ask) quick.
 		"broker.heartbeat.interval.ms": "200",
-		"broker.session.timeout.ms":    "1500",
+		"broker.session.timeout.ms":    "3000",
 		"listeners":                    fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%s", n.ctrlPort),
 	})
 	maps.Copy(raw, c.extra)
@@ -369,18 +370,20 @@ func logBytes(t *testing.T, b *Broker, topic string, partition int32) ([]byte, i
 // partitions has the same high watermark and identical bytes below it.
 func (c *testCluster) waitReplicasEqual(topic string, partitions int32) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for p := range partitions {
 		for {
 			var first []byte
 			var firstHW int64 = -1
 			same := true
+			var seen []string
 			for _, n := range c.nodes {
 				b := n.get()
 				if b == nil {
 					continue
 				}
 				data, hw := logBytes(c.t, b, topic, p)
+				seen = append(seen, fmt.Sprintf("node %d: high watermark %d, %d bytes", n.id, hw, len(data)))
 				if firstHW < 0 {
 					first, firstHW = data, hw
 				} else if hw != firstHW || !bytes.Equal(data, first) {
@@ -391,7 +394,7 @@ func (c *testCluster) waitReplicasEqual(topic string, partitions int32) {
 				break
 			}
 			if time.Now().After(deadline) {
-				c.t.Fatalf("replicas of %s-%d differ", topic, p)
+				c.t.Fatalf("replicas of %s-%d differ: %v", topic, p, seen)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -151,9 +151,7 @@ func (b *Broker) allocateProducerIDs(ctx context.Context) (int64, int, error) {
 	}
 	req := kmsg.NewPtrAllocateProducerIDsRequest()
 	req.BrokerID = b.cfg.NodeID
-	if b.life != nil {
-		req.BrokerEpoch = b.life.epoch
-	}
+	req.BrokerEpoch = b.brokerEpoch()
 	resp, err := b.toController(ctx, req, func(r kmsg.Response) bool {
 		return r.(*kmsg.AllocateProducerIDsResponse).ErrorCode == kerr.NotController.Code
 	})

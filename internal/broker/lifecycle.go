@@ -20,7 +20,9 @@ import (
 // itself through its own controller and is never fenced.
 type lifecycle struct {
 	incarnation [16]byte
-	epoch       int64
+	// epoch is the broker epoch of the current registration; fetchers and
+	// ISR proposals read it while heartbeats may re-register.
+	epoch atomic.Int64
 	// unfenced is closed the first time a heartbeat answer says the broker
 	// is not fenced: Start waits for it, as Kafka's broker does.
 	unfenced     chan struct{}
@@ -107,7 +109,6 @@ func (b *Broker) register(ctx context.Context) (int64, error) {
 // startLifecycle registers the broker, starts its heartbeats and waits
 // until the controller has unfenced it (initial.broker.registration.timeout.ms).
 func (b *Broker) startLifecycle(ctx context.Context) error {
-	b.life = &lifecycle{unfenced: make(chan struct{}), wake: make(chan struct{}, 1), shutDown: make(chan struct{})}
 	if _, err := rand.Read(b.life.incarnation[:]); err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (b *Broker) startLifecycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.life.epoch = epoch
+	b.life.epoch.Store(epoch)
 	b.tasks.Go(b.heartbeatLoop)
 	select {
 	case <-b.life.unfenced:
@@ -127,7 +128,7 @@ func (b *Broker) startLifecycle(ctx context.Context) error {
 	// Serve clients once this node's own metadata lists it as live.
 	b.awaitImage(ctx, func() bool {
 		br, ok := b.ctrl.Image().Broker(model.NodeID(b.cfg.NodeID))
-		return ok && !br.Fenced && br.Epoch == b.life.epoch
+		return ok && !br.Fenced && br.Epoch == b.life.epoch.Load()
 	})
 	return b.applyImage(b.ctrl.Image())
 }
@@ -151,7 +152,7 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 		}
 		shutting := b.life.wantShutdown.Load()
 		req := kmsg.NewPtrBrokerHeartbeatRequest()
-		req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.life.epoch
+		req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.life.epoch.Load()
 		req.CurrentMetadataOffset = b.ctrl.Image().Offset()
 		req.WantShutdown = shutting
 		addr := b.controllerAddr()
@@ -176,7 +177,7 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 			epoch, err := b.register(rctx)
 			cancel()
 			if err == nil {
-				b.life.epoch = epoch
+				b.life.epoch.Store(epoch)
 				b.log.Warn("re-registered with the controller", "broker_epoch", epoch)
 			}
 			continue
@@ -201,7 +202,7 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 // NOT_LEADER_OR_FOLLOWER with the new leader, a retriable error, instead of
 // a dead connection.
 func (b *Broker) controlledShutdown(timeout time.Duration) {
-	if b.life == nil || b.life.wantShutdown.Swap(true) {
+	if !b.cfg.quorum.cluster() || b.life.epoch.Load() == 0 || b.life.wantShutdown.Swap(true) {
 		return
 	}
 	select {
@@ -214,4 +215,18 @@ func (b *Broker) controlledShutdown(timeout time.Duration) {
 	case <-time.After(timeout):
 		b.log.Warn("controlled shutdown timed out; stopping anyway", "timeout", timeout)
 	}
+}
+
+// newLifecycle is made in New, before anything reads it.
+func newLifecycle() *lifecycle {
+	return &lifecycle{unfenced: make(chan struct{}), wake: make(chan struct{}, 1), shutDown: make(chan struct{})}
+}
+
+// brokerEpoch is the current registration's epoch, -1 before one (and on
+// the single node, which registers itself).
+func (b *Broker) brokerEpoch() int64 {
+	if e := b.life.epoch.Load(); e != 0 {
+		return e
+	}
+	return -1
 }

@@ -136,9 +136,7 @@ func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*re
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = b.cfg.NodeID
 	req.ReplicaState.ID = b.cfg.NodeID
-	if b.life != nil {
-		req.ReplicaState.Epoch = b.life.epoch
-	}
+	req.ReplicaState.Epoch = b.brokerEpoch()
 	req.MaxWaitMillis = b.cfg.Values.Int("replica.fetch.wait.max.ms")
 	req.MinBytes = b.cfg.Values.Int("replica.fetch.min.bytes")
 	req.MaxBytes = b.cfg.Values.Int("replica.fetch.response.max.bytes")
@@ -241,9 +239,7 @@ func (b *Broker) proposeISR(p *replication.Partition) func(tp model.TopicPartiti
 		b.tasks.Go(func(ctx context.Context) {
 			req := kmsg.NewPtrAlterPartitionRequest()
 			req.BrokerID = b.cfg.NodeID
-			if b.life != nil {
-				req.BrokerEpoch = b.life.epoch
-			}
+			req.BrokerEpoch = b.brokerEpoch()
 			t := kmsg.NewAlterPartitionRequestTopic()
 			t.TopicID = p.TopicID
 			rp := kmsg.NewAlterPartitionRequestTopicPartition()
