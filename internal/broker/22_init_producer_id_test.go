@@ -40,6 +40,10 @@ func TestInitProducerIDIdempotent(t *testing.T) {
 func TestInitProducerIDErrors(t *testing.T) {
 	b := startBroker(t)
 	r := dialRaw(t, b)
+	// Until the coordinator's start-up load ends, a transactional ID gets
+	// COORDINATOR_LOAD_IN_PROGRESS; after it, with no __transaction_state
+	// yet, COORDINATOR_NOT_AVAILABLE (FindCoordinator creates the topic).
+	<-b.txns.Loaded()
 	tests := []struct {
 		name  string
 		txnID *string
