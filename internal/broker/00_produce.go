@@ -149,16 +149,7 @@ func lastOffsetDelta(batch []byte) int32 {
 }
 
 func (b *Broker) produceTopic(version int16, rt *kmsg.ProduceRequestTopic) (*topicState, int16) {
-	if version >= 13 {
-		if ts, ok := b.topics.byTopicID(rt.TopicID); ok {
-			return ts, 0
-		}
-		return nil, kerr.UnknownTopicID.Code
-	}
-	if ts, ok := b.topics.byTopicName(rt.Topic); ok {
-		return ts, 0
-	}
-	return nil, kerr.UnknownTopicOrPartition.Code
+	return b.topics.lookup(version >= 13, rt.TopicID, rt.Topic)
 }
 
 func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {

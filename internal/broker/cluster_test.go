@@ -382,6 +382,10 @@ func (c *testCluster) waitReplicasEqual(topic string, partitions int32) {
 				if b == nil {
 					continue
 				}
+				if ts, ok := b.topics.byTopicName(topic); !ok || ts.partitions[p] == nil {
+					same = false // this replica has not applied the topic yet
+					continue
+				}
 				data, hw := logBytes(c.t, b, topic, p)
 				seen = append(seen, fmt.Sprintf("node %d: high watermark %d, %d bytes", n.id, hw, len(data)))
 				if firstHW < 0 {
@@ -462,5 +466,29 @@ func TestClusterLeaderFailover(t *testing.T) {
 	data, hw := logBytes(t, old.get(), "failover", 0)
 	if hw != 400 || len(data) == 0 {
 		t.Fatalf("the returned replica has %d records, want 400", hw)
+	}
+}
+
+// TestClusterAcksAllDoesNotWaitOutTheFollowersLongPoll: a follower's fetch
+// parked at the leader is woken by the leader's append, so an acks=all
+// produce commits as soon as the followers have copied it, not when their
+// long poll (replica.fetch.wait.max.ms, here longer than the produce
+// timeout) runs out.
+func TestClusterAcksAllDoesNotWaitOutTheFollowersLongPoll(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"replica.fetch.wait.max.ms": "25000"})
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "wake"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	// Raw produces to the leader, so the broker's own 5 s produce timeout
+	// decides: REQUEST_TIMED_OUT if the followers sleep out their poll.
+	leader := c.leaderOf("wake", 0).get()
+	c.waitReplicasEqual("wake", 1)
+	r := dialRaw(t, leader)
+	for i := range 5 {
+		batch := rawBatch(rawBatchOptions{timestamp: time.Now().UnixMilli()}, rawRecord{Value: fmt.Appendf(nil, "v%d", i)})
+		if sp := rawProducePart(r, rawProduceReq("wake", 0, -1, batch), int32(i)); sp.ErrorCode != 0 {
+			t.Fatalf("produce %d: %v", i, kerr.ErrorForCode(sp.ErrorCode))
+		}
 	}
 }

@@ -32,58 +32,62 @@ func replicaOf(req *kmsg.FetchRequest) int32 {
 func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, replica int32) (*frame, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
-	for {
-		var parts []*replication.Partition
-		resp.Topics = resp.Topics[:0]
-		bytes := 0
-		for _, t := range req.Topics {
-			rt := kmsg.NewFetchResponseTopic()
-			rt.Topic, rt.TopicID = t.Topic, t.TopicID
-			var ts *topicState
-			var ok bool
-			if req.Version >= 13 {
-				ts, ok = b.topics.byTopicID(t.TopicID)
-			} else {
-				ts, ok = b.topics.byTopicName(t.Topic)
-			}
-			for _, p := range t.Partitions {
-				rp := kmsg.NewFetchResponseTopicPartition()
-				rp.Partition = p.Partition
-				if !ok {
-					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-					if req.Version >= 13 {
-						rp.ErrorCode = kerr.UnknownTopicID.Code
-					}
-					rt.Partitions = append(rt.Partitions, rp)
-					continue
-				}
-				part, code := ts.partition(p.Partition)
-				if code != 0 {
-					rp.ErrorCode = code
-					rt.Partitions = append(rt.Partitions, rp)
-					continue
-				}
-				parts = append(parts, part)
-				bytes += b.fillReplicaPartition(&rp, part, replica, p)
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
+	var w *replication.Waiter
+	defer func() {
+		if w != nil {
+			w.Done()
 		}
-		if int32(bytes) >= req.MinBytes || !time.Now().Before(deadline) || len(parts) == 0 {
+	}()
+	for {
+		parts, n := b.readReplicaFetch(req, resp, replica)
+		if int32(n) >= req.MinBytes || !time.Now().Before(deadline) || len(parts) == 0 {
 			return encodeResponse(h, resp), nil
+		}
+		if w == nil {
+			// Registered before the next read, so an append between the
+			// read above and now is not missed: read again first.
+			w = replication.NewAppendWaiter(parts)
+			continue
 		}
 		// Nothing new: wait for an append (or a high watermark move) on
 		// any of the partitions, as a consumer's long poll does.
-		w := replication.NewWaiter(parts)
 		ctx, cancel := context.WithDeadline(b.tasks.Context(), deadline)
 		w.Wait(ctx)
 		cancel()
-		w.Done()
 		if b.tasks.Context().Err() != nil {
 			return encodeResponse(h, resp), nil
 		}
 	}
 }
+
+// readReplicaFetch fills resp with one read of every requested partition
+// and returns the partitions found and the record bytes read.
+func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32) ([]*replication.Partition, int) {
+	var parts []*replication.Partition
+	n := 0
+	resp.Topics = resp.Topics[:0]
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		ts, code := b.topics.lookup(req.Version >= 13, t.TopicID, t.Topic) // v13+ names topics by ID
+		for _, fp := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = fp.Partition, code
+			var p *replication.Partition
+			if code == 0 {
+				p, rp.ErrorCode = ts.partition(fp.Partition)
+			}
+			if rp.ErrorCode == 0 {
+				parts = append(parts, p)
+				n += b.fillReplicaPartition(&rp, p, replica, fp)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return parts, n
+}
+
 
 // fillReplicaPartition answers one partition of a follower's fetch and
 // returns the record bytes it carries.

@@ -64,6 +64,22 @@ func (t *topicTable) byTopicName(name string) (*topicState, bool) {
 	return ts, ok
 }
 
+// lookup finds a topic of a request by ID (byID: the request's version
+// names topics by ID) or by name, with the error a request gets for an
+// unknown one.
+func (t *topicTable) lookup(byID bool, id model.TopicID, name string) (*topicState, int16) {
+	if byID {
+		if ts, ok := t.byTopicID(id); ok {
+			return ts, 0
+		}
+		return nil, kerr.UnknownTopicID.Code
+	}
+	if ts, ok := t.byTopicName(name); ok {
+		return ts, 0
+	}
+	return nil, kerr.UnknownTopicOrPartition.Code
+}
+
 func (t *topicTable) byTopicID(id model.TopicID) (*topicState, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()

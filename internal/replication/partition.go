@@ -248,6 +248,15 @@ func (p *Partition) notifyLocked() {
 	}
 }
 
+// notifyAppendLocked wakes the append waiters: the log end moved.
+func (p *Partition) notifyAppendLocked() {
+	for w := range p.mu.waiters {
+		if w.appends {
+			w.notify()
+		}
+	}
+}
+
 // LeaderEpoch is the current leader epoch (-1 before any role).
 func (p *Partition) LeaderEpoch() int32 {
 	p.mu.Lock()
@@ -312,6 +321,7 @@ func (p *Partition) Append(batches []byte) (storage.AppendResult, error) {
 	p.mu.Lock()
 	// roleMu keeps ls the leader's state throughout.
 	p.leaderEffectsLocked(ls.Appended(end))
+	p.notifyAppendLocked()
 	p.mu.Unlock()
 	return res, nil
 }
@@ -445,16 +455,26 @@ func (p *Partition) readUpTo(offset int64, maxBytes int32, minOneBatch bool, lim
 
 // Waiter is a fetch waiting for data on any of several partitions: it
 // registers with each, and any high-watermark advance (or change of role
-// or ISR) wakes it.
+// or ISR) wakes it; an append waiter is woken by the leader's appends too.
 type Waiter struct {
-	ch    chan struct{}
-	parts []*Partition
+	ch      chan struct{}
+	parts   []*Partition
+	appends bool
 }
 
-// NewWaiter registers a waiter with the given partitions. Call Done when
-// finished waiting.
-func NewWaiter(parts []*Partition) *Waiter {
-	w := &Waiter{ch: make(chan struct{}, 1), parts: parts}
+// NewWaiter registers a waiter with the given partitions, for a consumer's
+// fetch, which reads below the high watermark. Call Done when finished
+// waiting.
+func NewWaiter(parts []*Partition) *Waiter { return newWaiter(parts, false) }
+
+// NewAppendWaiter is NewWaiter for a follower's fetch, which copies past
+// the high watermark: a leader's append wakes it, since with followers in
+// the ISR the append alone does not move the high watermark (the followers'
+// next fetch does).
+func NewAppendWaiter(parts []*Partition) *Waiter { return newWaiter(parts, true) }
+
+func newWaiter(parts []*Partition, appends bool) *Waiter {
+	w := &Waiter{ch: make(chan struct{}, 1), parts: parts, appends: appends}
 	for _, p := range parts {
 		p.mu.Lock()
 		p.mu.waiters[w] = struct{}{}

@@ -572,3 +572,26 @@ func TestDefaultLagTime(t *testing.T) {
 		t.Fatalf("proposals past the default lag time: %v", p)
 	}
 }
+
+// TestAppendWakesFollowersFetches: with followers in the ISR a leader's
+// append does not move the high watermark, so only an append waiter (a
+// follower's parked fetch) is woken by it; a consumer's waiter sleeps on
+// until the high watermark moves.
+func TestAppendWakesFollowersFetches(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2}, false)
+	c.elect(1, []int32{1, 2})
+	leader := c.parts[1]
+	follower := NewAppendWaiter([]*Partition{leader})
+	defer follower.Done()
+	consumer := NewWaiter([]*Partition{leader})
+	defer consumer.Done()
+	mustProduce(t, c, 1, 1)
+	wantWoken(t, follower, "an append")
+	select {
+	case <-consumer.C():
+		t.Errorf("an append that did not move the high watermark woke a consumer's waiter")
+	default:
+	}
+	c.catchUp(2)
+	wantWoken(t, consumer, "the high watermark's move")
+}
