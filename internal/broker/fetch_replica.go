@@ -88,7 +88,6 @@ func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 	return parts, n
 }
 
-
 // fillReplicaPartition answers one partition of a follower's fetch and
 // returns the record bytes it carries.
 func (b *Broker) fillReplicaPartition(rp *kmsg.FetchResponseTopicPartition, p *replication.Partition, replica int32, fp kmsg.FetchRequestTopicPartition) int {
