@@ -32,7 +32,9 @@ package broker
 // Kafka's internal topics (__consumer_offsets, __transaction_state) and
 // its metadata log (__cluster_metadata) cannot be created by a client:
 // INVALID_REQUEST. The broker creates the internal topics itself on first
-// use, with their own settings.
+// use, with their own settings; in a quorum a broker that is not the active
+// controller sends that creation to it as a CreateTopics on the controller
+// listener, the one place a request may create them.
 //
 // Not here: CreateTopicPolicy (create.topic.policy.class.name), ACLs
 // (TOPIC_AUTHORIZATION_FAILED), throttling of partition mutations (KIP-599,
@@ -44,6 +46,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -69,6 +72,9 @@ func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (kmsg
 	var want []controller.CreateTopic
 	for i, rt := range req.Topics {
 		ct, ierr := createTopicRequest(rt)
+		// On a controller listener the request is a peer broker's, creating
+		// the internal topic its coordinator needs (forward.go createTopics).
+		ct.Internal = b.onControllerListener(c) && metadata.IsInternalTopic(ct.Name)
 		// A name given twice is the controller's to refuse, for every copy.
 		if ierr != nil && names[rt.Topic] == 1 {
 			local[i] = ierr

@@ -492,3 +492,39 @@ func TestClusterAcksAllDoesNotWaitOutTheFollowersLongPoll(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterCreatesInternalTopicsFromAnyBroker: the first FindCoordinator
+// on a broker that is not the active controller creates __consumer_offsets
+// through it, with the internal topic's settings.
+func TestClusterCreatesInternalTopicsFromAnyBroker(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	active := c.activeController()
+	var other *clusterNode
+	for _, n := range c.nodes {
+		if n != active {
+			other = n
+		}
+	}
+	r := dialRaw(t, other.get())
+	deadline := time.Now().Add(15 * time.Second)
+	for corr := int32(1); ; corr++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorKey = 3, "g"
+		resp := r.roundTrip(req, corr).(*kmsg.FindCoordinatorResponse)
+		if resp.ErrorCode == 0 {
+			break
+		}
+		if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || time.Now().After(deadline) {
+			t.Fatalf("FindCoordinator: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	img := active.get().ctrl.Image()
+	top, ok := img.Topic("__consumer_offsets")
+	if !ok {
+		t.Fatal("no __consumer_offsets")
+	}
+	if got := img.TopicConfig(top.Name)["cleanup.policy"]; got != "compact" {
+		t.Errorf("__consumer_offsets cleanup.policy %q, want compact", got)
+	}
+}
