@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -526,5 +527,40 @@ func TestClusterCreatesInternalTopicsFromAnyBroker(t *testing.T) {
 	}
 	if got := img.TopicConfig(top.Name)["cleanup.policy"]; got != "compact" {
 		t.Errorf("__consumer_offsets cleanup.policy %q, want compact", got)
+	}
+}
+
+// TestClusterControlledShutdownMovesLeadershipFirst: a broker that closes
+// cleanly has its leaderships moved to other ISR members, and is fenced,
+// before Close returns, not a session timeout later.
+func TestClusterControlledShutdownMovesLeadershipFirst(t *testing.T) {
+	c := newTestCluster(t, 3, nil)
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 3, 3, nil, "handover"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	active := c.activeController()
+	var leaving *clusterNode
+	for p := range int32(3) {
+		if n := c.leaderOf("handover", p); n != active {
+			leaving = n
+			break
+		}
+	}
+	if leaving == nil {
+		t.Fatal("the active controller leads every partition")
+	}
+	start := time.Now()
+	c.stop(leaving)
+	t.Logf("controlled shutdown took %v", time.Since(start))
+	img := active.get().ctrl.Image()
+	for p := range int32(3) {
+		pi, _ := img.Partition(model.TopicPartition{Topic: "handover", Partition: p})
+		if int32(pi.Leader) == leaving.id || slices.Contains(pi.ISR, model.NodeID(leaving.id)) {
+			t.Errorf("partition %d after the clean shutdown of %d: leader %d, ISR %v", p, leaving.id, pi.Leader, pi.ISR)
+		}
+	}
+	if br, _ := img.Broker(model.NodeID(leaving.id)); !br.Fenced {
+		t.Errorf("broker %d is not fenced after its clean shutdown", leaving.id)
 	}
 }

@@ -39,7 +39,7 @@ type ISRChangeResult struct {
 func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, brokerEpoch int64, changes []ISRChange) ([]ISRChangeResult, *kerr.Error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed || !c.Active() {
+	if c.checkWritableLocked() != nil {
 		return nil, kerr.NotController
 	}
 	img := c.Image()

@@ -30,6 +30,10 @@ type Registration struct {
 func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64, *kerr.Error, string) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if err := c.checkWritableLocked(); err != nil {
+		f := proposeFailure(err)
+		return 0, f.err, f.msg
+	}
 	img := c.Image()
 	if r.ClusterID != img.ClusterID() {
 		return 0, kerr.InconsistentClusterID, fmt.Sprintf("broker %d is of cluster %s, this is %s", r.NodeID, r.ClusterID, img.ClusterID())
@@ -81,7 +85,7 @@ type HeartbeatResult struct {
 func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) HeartbeatResult {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed || !c.Active() {
+	if c.checkWritableLocked() != nil {
 		return HeartbeatResult{Err: kerr.NotController}
 	}
 	img := c.Image()
@@ -97,7 +101,9 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 		c.live.shuttingDown(h.NodeID)
 		alive := func(id model.NodeID) bool { return id != h.NodeID && c.usable(img, id) }
 		recs = c.elections(img, alive, nil)
-		if leadsNothing(img, h.NodeID) && !b.Fenced {
+		// Fenced in the same batch once the moves leave it leading nothing,
+		// as Kafka's controller does when a controlled shutdown completes.
+		if next, err := img.Apply(recs...); err == nil && leadsNothing(next, h.NodeID) && !b.Fenced {
 			recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
 		}
 	case h.WantFence && !b.Fenced:
@@ -290,7 +296,7 @@ func (l *liveness) expired(ids []model.NodeID, now time.Time, timeout time.Durat
 func (c *Controller) fenceExpired(ctx context.Context) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed || !c.Active() {
+	if c.checkWritableLocked() != nil {
 		return nil
 	}
 	img := c.Image()

@@ -98,9 +98,9 @@ func (c *Controller) alterConfigs(ctx context.Context, keys []resourceKey, valid
 	setResult := func(i int, f *failure) { results[i].ErrorCode, results[i].ErrorMessage = f.code(), f.message() }
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
+	if err := c.checkWritableLocked(); err != nil {
 		for i := range results {
-			setResult(i, proposeFailure(ErrClosed))
+			setResult(i, proposeFailure(err))
 		}
 		return results
 	}

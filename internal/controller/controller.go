@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -94,7 +95,10 @@ type Controller struct {
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
 	// ready receives the outcome of the first election's setup.
-	live      liveness // heartbeats, on the active controller (brokers.go)
+	live liveness // heartbeats, on the active controller (brokers.go)
+	// caughtUp: this node won the last election it saw and has applied the
+	// whole log since (onElected); Active needs it.
+	caughtUp  atomic.Bool
 	ready     chan error
 	readyOnce sync.Once
 
@@ -326,6 +330,7 @@ func (c *Controller) watchLeadership(ctx context.Context) {
 			return
 		case leader := <-c.raft.LeaderCh():
 			if !leader {
+				c.caughtUp.Store(false)
 				c.log.Warn("lost controller leadership")
 				continue
 			}
@@ -370,22 +375,30 @@ func (c *Controller) watchCaughtUp(ctx context.Context) {
 // onElected makes the image whole before the first write: a barrier waits
 // until every committed entry, including those replayed from the log on
 // restart, is applied, so "no cluster ID yet" really means a first start.
+//
+// Writes wait behind it (writeMu) and are refused until it is done: a new
+// leader's FSM may not have applied what the old one committed, and a write
+// checked against that image (a topic that "does not exist", the next
+// producer-ID block) would be wrong.
 func (c *Controller) onElected(ctx context.Context) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
 	if err := c.raft.Barrier(c.applyTimeout(ctx)).Error(); err != nil {
 		return fmt.Errorf("controller: barrier after election: %w", err)
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	var ids []model.NodeID
 	for _, b := range c.Image().Brokers() {
 		ids = append(ids, b.NodeID)
 	}
 	c.live.reset(ids, c.clock.Now())
 	recs, err := c.setupRecords(c.Image())
-	if err != nil || len(recs) == 0 {
-		return err
+	if err == nil && len(recs) > 0 {
+		err = c.proposeLocked(ctx, recs)
 	}
-	return c.proposeLocked(ctx, recs)
+	if err == nil {
+		c.caughtUp.Store(true)
+	}
+	return err
 }
 
 // setupRecords returns what a newly elected controller must write: the
@@ -486,7 +499,7 @@ func (f *failure) message() string {
 // proposeFailure maps a failed commit to the error each item gets.
 func proposeFailure(err error) *failure {
 	switch {
-	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+	case errors.Is(err, ErrClosed), errors.Is(err, ErrNotActive), errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, context.Canceled):
 		return fail(kerr.NotController, "the controller is not available: %v", err)
 	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, context.DeadlineExceeded):
@@ -529,6 +542,22 @@ func (c *Controller) mkdirRaft() error {
 	return nil
 }
 
-// Active reports whether this node is the active controller (the Raft
-// leader), the one that accepts metadata writes.
-func (c *Controller) Active() bool { return c.raft.State() == raft.Leader }
+// Active reports whether this node is the active controller: the Raft
+// leader, caught up with the log it leads (onElected), so the image its
+// writes are checked against holds every committed record.
+func (c *Controller) Active() bool { return c.raft.State() == raft.Leader && c.caughtUp.Load() }
+
+// ErrNotActive is returned by writes to a controller that is not active.
+var ErrNotActive = errors.New("controller: not the active controller")
+
+// checkWritableLocked refuses a write to a closed controller or one that is
+// not active. Callers hold writeMu.
+func (c *Controller) checkWritableLocked() error {
+	switch {
+	case c.closed:
+		return ErrClosed
+	case !c.Active():
+		return ErrNotActive
+	}
+	return nil
+}

@@ -17,6 +17,9 @@ const ProducerIDBlockSize = 1000
 func (c *Controller) AllocateProducerIDs(ctx context.Context) (first int64, count int, err error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if err := c.checkWritableLocked(); err != nil {
+		return 0, 0, err
+	}
 	first = c.Image().NextProducerID()
 	rec := metadata.ProducerIDsRecord{NodeID: c.cfg.NodeID, NextProducerID: first + ProducerIDBlockSize}
 	if err := c.proposeLocked(ctx, []metadata.Record{rec}); err != nil {

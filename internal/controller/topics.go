@@ -113,8 +113,8 @@ func (c *Controller) CreateTopics(ctx context.Context, topics []CreateTopic, val
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
-		return failAll(proposeFailure(ErrClosed))
+	if err := c.checkWritableLocked(); err != nil {
+		return failAll(proposeFailure(err))
 	}
 	if c.requestedPartitions(topics) > maxPartitionsPerRequest {
 		return failAll(fail(kerr.PolicyViolation, "Excessively large number of partitions per request."))
@@ -404,8 +404,8 @@ func (c *Controller) DeleteTopics(ctx context.Context, topics []DeleteTopic) []D
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
-		setAll(all, proposeFailure(ErrClosed))
+	if err := c.checkWritableLocked(); err != nil {
+		setAll(all, proposeFailure(err))
 		return results
 	}
 	if !c.static.Bool("delete.topic.enable") {
@@ -485,9 +485,9 @@ func (c *Controller) CreatePartitions(ctx context.Context, topics []CreatePartit
 	setResult := func(i int, f *failure) { results[i].ErrorCode, results[i].ErrorMessage = f.code(), f.message() }
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if c.closed {
+	if err := c.checkWritableLocked(); err != nil {
 		for i := range results {
-			setResult(i, proposeFailure(ErrClosed))
+			setResult(i, proposeFailure(err))
 		}
 		return results
 	}
