@@ -36,7 +36,7 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.R
 			resp.ErrorCode = kerr.InvalidRequest.Code
 		}
 	}
-	resp.ApiKeys = apiKeys(b.onControllerListener(c))
+	resp.ApiKeys = apiKeys(c.controllerListener)
 	if req.Version >= 3 {
 		b.appendFeatures(resp)
 	}

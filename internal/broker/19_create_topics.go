@@ -52,7 +52,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreateTopics, min: 0, max: 7, handle: typed(handleCreateTopics)})
+	registerAPI(apiEntry{key: kmsg.CreateTopics, min: 0, max: 7, handle: typed(handleCreateTopics), forward: true})
 }
 
 // itemError is a per-topic or per-resource error found by the broker
@@ -74,7 +74,7 @@ func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (kmsg
 		ct, ierr := createTopicRequest(rt)
 		// On a controller listener the request is a peer broker's, creating
 		// the internal topic its coordinator needs (forward.go createTopics).
-		ct.Internal = b.onControllerListener(c) && metadata.IsInternalTopic(ct.Name)
+		ct.Internal = c.controllerListener && metadata.IsInternalTopic(ct.Name)
 		// A name given twice is the controller's to refuse, for every copy.
 		if ierr != nil && names[rt.Topic] == 1 {
 			local[i] = ierr

@@ -31,7 +31,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.DeleteTopics, min: 0, max: 6, handle: typed(handleDeleteTopics)})
+	registerAPI(apiEntry{key: kmsg.DeleteTopics, min: 0, max: 6, handle: typed(handleDeleteTopics), forward: true})
 }
 
 func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {

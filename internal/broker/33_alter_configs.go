@@ -35,7 +35,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.AlterConfigs, min: 0, max: 2, handle: typed(handleAlterConfigs)})
+	registerAPI(apiEntry{key: kmsg.AlterConfigs, min: 0, max: 2, handle: typed(handleAlterConfigs), forward: true})
 }
 
 func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {

@@ -29,7 +29,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreatePartitions, min: 0, max: 3, handle: typed(handleCreatePartitions)})
+	registerAPI(apiEntry{key: kmsg.CreatePartitions, min: 0, max: 3, handle: typed(handleCreatePartitions), forward: true})
 }
 
 func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (kmsg.Response, error) {

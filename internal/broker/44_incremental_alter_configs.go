@@ -33,7 +33,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.IncrementalAlterConfigs, min: 0, max: 1, handle: typed(handleIncrementalAlterConfigs)})
+	registerAPI(apiEntry{key: kmsg.IncrementalAlterConfigs, min: 0, max: 1, handle: typed(handleIncrementalAlterConfigs), forward: true})
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {

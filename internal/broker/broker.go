@@ -328,19 +328,17 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.mu.Unlock()
 		lns = append(lns, ln)
 	}
-	if b.cfg.quorum.cluster() {
-		// The quorum forms over the controller listeners, so they serve
-		// before the controller can start; Kafka requests wait for started.
-		ctrl, err := controller.New(b.controllerConfig())
-		if err != nil {
-			b.closeListeners()
-			return fmt.Errorf("broker: start controller: %w", err)
-		}
-		b.ctrl = ctrl
-		for i, ln := range lns {
-			if bound := b.Listeners()[i]; b.cfg.quorum.isControllerListener(bound.Name) {
-				b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
-			}
+	ctrl, err := controller.New(b.controllerConfig())
+	if err != nil {
+		b.closeListeners()
+		return fmt.Errorf("broker: start controller: %w", err)
+	}
+	b.ctrl = ctrl
+	// A quorum forms over the controller listeners, so they serve before
+	// the controller can start; their Kafka requests wait (conn.serve).
+	for i, ln := range lns {
+		if bound := b.Listeners()[i]; b.cfg.quorum.servesQuorum(bound.Name) {
+			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
 		}
 	}
 	if err := b.startController(ctx); err != nil {
@@ -355,12 +353,14 @@ func (b *Broker) Start(ctx context.Context) error {
 		}
 	}
 	b.warnNoEffect()
-	b.tasks.Go(b.tickLeaders)
+	if b.cfg.quorum.cluster() {
+		b.tasks.Go(b.tickLeaders) // a single node's ISR is itself: nothing to shrink
+	}
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
 	b.startTxns()
 	for i, ln := range lns {
-		if bound := b.Listeners()[i]; !b.cfg.quorum.cluster() || !b.cfg.quorum.isControllerListener(bound.Name) {
+		if bound := b.Listeners()[i]; !b.cfg.quorum.servesQuorum(bound.Name) {
 			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
 		}
 	}
@@ -433,14 +433,10 @@ func (b *Broker) controllerConfig() controller.Config {
 	}
 }
 
+// startController starts the controller made by Start (the metadata quorum,
+// of this node alone or of the voters) and brings the local partitions up
+// to its image.
 func (b *Broker) startController(ctx context.Context) error {
-	if b.ctrl == nil {
-		ctrl, err := controller.New(b.controllerConfig())
-		if err != nil {
-			return fmt.Errorf("broker: start controller: %w", err)
-		}
-		b.ctrl = ctrl
-	}
 	if b.cfg.quorum.cluster() {
 		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters))
 	}
@@ -623,7 +619,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		}
 		b.configureConn(nc)
 		id := b.connIDs.Add(1)
-		c := &conn{b: b, nc: nc, id: id, listener: l.Name,
+		c := &conn{b: b, nc: nc, id: id, listener: l.Name, controllerListener: b.cfg.quorum.servesQuorum(l.Name),
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
 		ip := remoteIP(nc)
 		b.tasks.Go(func(ctx context.Context) {
@@ -687,10 +683,10 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 		return nil, err
 	}
 	api, ok := apiTable[kmsg.Key(h.key)]
-	if ok && api.controllerOnly && !b.onControllerListener(c) {
+	if ok && api.controllerOnly && !c.controllerListener {
 		ok = false
 	}
-	if ok && !api.controllerOnly && api.key != kmsg.ApiVersions {
+	if ok && c.controllerListener && !api.controllerOnly && api.key != kmsg.ApiVersions {
 		// A controller listener serves while its broker starts; the
 		// broker's own APIs wait until it has.
 		select {
@@ -704,7 +700,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	if h.version < api.min || h.version > api.max {
 		if api.key == kmsg.ApiVersions {
-			return encodeResponse(h, unsupportedApiVersions(b.onControllerListener(c))), nil
+			return encodeResponse(h, unsupportedApiVersions(c.controllerListener)), nil
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
 	}
@@ -719,7 +715,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
-	if b.shouldForward(c, api.key) {
+	if b.shouldForward(c, api) {
 		return b.forward(c, h, req)
 	}
 	return b.runHandler(api, c, h, req)

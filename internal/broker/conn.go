@@ -30,9 +30,13 @@ type conn struct {
 	nc       net.Conn
 	id       uint64
 	listener string
-	log      *slog.Logger
-	out      chan *frame
-	closing  atomic.Bool
+	// controllerListener: the connection came in on a listener that
+	// carries the quorum (quorumSettings.servesQuorum), where Raft and the
+	// controller-only APIs are served and nothing is forwarded.
+	controllerListener bool
+	log                *slog.Logger
+	out                chan *frame
+	closing            atomic.Bool
 
 	// Set by ApiVersions v3+ (KIP-511), for logs and metrics.
 	clientSoftware string
@@ -64,7 +68,7 @@ func (f *frame) release() {
 // closes it, or the broker shuts down.
 func (c *conn) serve(ctx context.Context) {
 	var first io.Reader
-	if c.b.cfg.quorum.cluster() && c.b.cfg.quorum.isControllerListener(c.listener) {
+	if c.controllerListener {
 		raft, r, err := c.serveControllerConn()
 		if raft {
 			return // Raft owns the connection now

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -11,24 +10,15 @@ import (
 	"github.com/samsa-io/samsa/internal/controller"
 )
 
-// forwarded are the client APIs that write metadata. In a quorum a broker
-// that is not the active controller sends them on to it over the controller
-// listener, as Kafka's brokers forward to their controller (KIP-590), so a
-// client may send them to any broker and never sees NOT_CONTROLLER.
-var forwarded = map[kmsg.Key]bool{
-	kmsg.CreateTopics:            true,
-	kmsg.DeleteTopics:            true,
-	kmsg.CreatePartitions:        true,
-	kmsg.AlterConfigs:            true,
-	kmsg.IncrementalAlterConfigs: true,
-}
-
-// shouldForward reports whether a request goes on to the active controller:
-// a metadata write, in a quorum, that came from a client (not on a
-// controller listener, where it is the forwarded copy) to a node that is not
-// the active controller.
-func (b *Broker) shouldForward(c *conn, key kmsg.Key) bool {
-	return forwarded[key] && b.cfg.quorum.cluster() && !b.onControllerListener(c) && !b.ctrl.Active()
+// shouldForward reports whether a request goes on to the active controller
+// (KIP-590): a metadata write (apiEntry.forward: CreateTopics, DeleteTopics,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs), in a quorum,
+// that came from a client (not on a controller listener, where it is the
+// forwarded copy) to a node that is not the active controller. So a client
+// may send them to any broker; it sees NOT_CONTROLLER only from a stale
+// answer during an election, which clients retry.
+func (b *Broker) shouldForward(c *conn, api apiEntry) bool {
+	return api.forward && b.cfg.quorum.cluster() && !c.controllerListener && !b.ctrl.Active()
 }
 
 // forwardTimeout bounds a forwarded request, elections included.
@@ -45,10 +35,7 @@ func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, er
 	defer cancel()
 	resp, err := b.toController(ctx, req, nil)
 	if err != nil {
-		if errors.Is(err, errPeersClosed) {
-			return nil, err
-		}
-		return nil, err
+		return nil, err // no controller within forwardTimeout: the client reconnects and retries
 	}
 	resp.SetVersion(h.version)
 	b.awaitForwarded(ctx, resp)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,10 +24,11 @@ type lifecycle struct {
 	// epoch is the broker epoch of the current registration; fetchers and
 	// ISR proposals read it while heartbeats may re-register.
 	epoch atomic.Int64
-	// unfenced is closed the first time a heartbeat answer says the broker
-	// is not fenced: Start waits for it, as Kafka's broker does.
+	// unfenced is closed (markUnfenced) the first time a heartbeat answer
+	// says the broker is not fenced: Start waits for it, as Kafka's broker
+	// does.
 	unfenced     chan struct{}
-	unfencedOnce bool
+	markUnfenced func()
 	// wantShutdown asks for a controlled shutdown, wake makes the next
 	// heartbeat go at once, and shutDown is closed when the controller says
 	// the broker leads nothing.
@@ -185,10 +187,8 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 			continue
 		}
 		fenced = r.IsFenced
-		b.log.Debug("heartbeat answered", "fenced", r.IsFenced, "shutting", shutting, "should_shut_down", r.ShouldShutdown, "caught_up", r.IsCaughtUp)
-		if !fenced && !b.life.unfencedOnce {
-			b.life.unfencedOnce = true
-			close(b.life.unfenced)
+		if !fenced {
+			b.life.markUnfenced()
 		}
 		if shutting && r.ShouldShutdown {
 			close(b.life.shutDown)
@@ -219,7 +219,9 @@ func (b *Broker) controlledShutdown(timeout time.Duration) {
 
 // newLifecycle is made in New, before anything reads it.
 func newLifecycle() *lifecycle {
-	return &lifecycle{unfenced: make(chan struct{}), wake: make(chan struct{}, 1), shutDown: make(chan struct{})}
+	l := &lifecycle{unfenced: make(chan struct{}), wake: make(chan struct{}, 1), shutDown: make(chan struct{})}
+	l.markUnfenced = sync.OnceFunc(func() { close(l.unfenced) })
+	return l
 }
 
 // brokerEpoch is the current registration's epoch, -1 before one (and on

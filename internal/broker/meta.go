@@ -93,7 +93,7 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 			}
 			var part *replication.Partition
 			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable,
-				ProposeISR: func(tp model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part)(tp, le, pe, isr) }})
+				ProposeISR: func(_ model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part, le, pe, isr) }})
 			p = part
 		}
 		ts.partitions[i] = p

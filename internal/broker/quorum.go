@@ -34,6 +34,13 @@ func (q quorumSettings) isControllerListener(name string) bool {
 	return slices.Contains(q.listeners, name)
 }
 
+// servesQuorum reports whether a listener carries the quorum: a controller
+// listener of a quorum over the network (Raft and the controller APIs).
+// Without one a controller listener is an ordinary Kafka listener.
+func (q quorumSettings) servesQuorum(name string) bool {
+	return q.cluster() && q.isControllerListener(name)
+}
+
 // parseVoters parses controller.quorum.voters: id@host:port entries.
 func parseVoters(items []string) ([]controller.Voter, error) {
 	var out []controller.Voter
@@ -85,6 +92,9 @@ func (c *Config) resolveQuorum() error {
 	if !slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) }) {
 		return fmt.Errorf("broker: controller.quorum.voters does not name this node (node.id %d); a broker-only node is not supported yet", c.NodeID)
 	}
+	if ib := strings.ToUpper(c.Values.String("inter.broker.listener.name")); q.isControllerListener(ib) {
+		return fmt.Errorf("broker: inter.broker.listener.name %s is a controller listener; followers fetch on a broker listener", ib)
+	}
 	if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return !q.isControllerListener(l.Name) }) {
 		return fmt.Errorf("broker: every listener is a controller listener; a controller-only node is not supported yet")
 	}
@@ -111,12 +121,6 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 	c.nc.SetReadDeadline(time.Time{})
 	c.b.ctrl.ServeRaft(c.nc)
 	return true, nil, nil
-}
-
-// onControllerListener reports whether a connection came in on a
-// controller listener of a quorum.
-func (b *Broker) onControllerListener(c *conn) bool {
-	return b.cfg.quorum.cluster() && b.cfg.quorum.isControllerListener(c.listener)
 }
 
 // controllerRequestTimeout bounds a controller-listener request's commit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,7 +97,7 @@ func (b *Broker) leaderAddr(id model.NodeID) string {
 	if !ok || len(br.Endpoints) == 0 {
 		return ""
 	}
-	want := b.cfg.Values.String("inter.broker.listener.name")
+	want := strings.ToUpper(b.cfg.Values.String("inter.broker.listener.name"))
 	for _, ep := range br.Endpoints {
 		if want == "" || ep.Name == want {
 			return joinHostPort(ep.Host, ep.Port)
@@ -110,13 +111,21 @@ func (b *Broker) leaderAddr(id model.NodeID) string {
 // fetch asks from the new log end, which is also how the leader learns
 // this replica's progress.
 func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
-	backoff := millis(int64(b.cfg.Values.Int("replica.fetch.backoff.ms")))
+	v := b.cfg.Values
+	fs := fetchSettings{
+		maxWait:        v.Int("replica.fetch.wait.max.ms"),
+		minBytes:       v.Int("replica.fetch.min.bytes"),
+		maxBytes:       v.Int("replica.fetch.response.max.bytes"),
+		partitionBytes: v.Int("replica.fetch.max.bytes"),
+		timeout:        millis(int64(v.Int("replica.fetch.wait.max.ms")) + int64(v.Int("replica.socket.timeout.ms"))),
+	}
+	backoff := millis(int64(v.Int("replica.fetch.backoff.ms")))
 	for ctx.Err() == nil {
 		parts := f.snapshot()
 		if len(parts) == 0 {
 			return
 		}
-		if !b.fetchOnce(ctx, f.leader, parts) {
+		if !b.fetchOnce(ctx, fs, f.leader, parts) {
 			select {
 			case <-ctx.Done():
 				return
@@ -126,9 +135,22 @@ func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
 	}
 }
 
+// fetchSettings are a fetcher's replica.fetch.* configs, read once.
+type fetchSettings struct {
+	maxWait, minBytes, maxBytes, partitionBytes int32
+	timeout                                     time.Duration // one fetch: its wait plus replica.socket.timeout.ms
+}
+
+// fetchedPart names a partition in a fetch answer: every Samsa node speaks
+// Fetch v13+, which names topics by ID.
+type fetchedPart struct {
+	topic     model.TopicID
+	partition int32
+}
+
 // fetchOnce sends one replica fetch and applies its answer; false means
 // back off before the next (the leader is unreachable or refused).
-func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*replication.Partition) bool {
+func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.NodeID, parts []*replication.Partition) bool {
 	addr := b.leaderAddr(leader)
 	if addr == "" {
 		return false
@@ -137,12 +159,10 @@ func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*re
 	req.ReplicaID = b.cfg.NodeID
 	req.ReplicaState.ID = b.cfg.NodeID
 	req.ReplicaState.Epoch = b.brokerEpoch()
-	req.MaxWaitMillis = b.cfg.Values.Int("replica.fetch.wait.max.ms")
-	req.MinBytes = b.cfg.Values.Int("replica.fetch.min.bytes")
-	req.MaxBytes = b.cfg.Values.Int("replica.fetch.response.max.bytes")
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = fs.maxWait, fs.minBytes, fs.maxBytes
 	req.SessionEpoch = -1 // no fetch session
 	byID := map[model.TopicID]int{}
-	sent := map[model.TopicPartition]*replication.Partition{}
+	sent := map[fetchedPart]*replication.Partition{}
 	for _, p := range parts {
 		pos, err := p.FetchState()
 		if err != nil || model.NodeID(pos.Leader) != leader {
@@ -159,14 +179,14 @@ func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*re
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.LastFetchedEpoch = p.TP.Partition, pos.FetchOffset, pos.LastFetchedEpoch
 		rp.CurrentLeaderEpoch, rp.LogStartOffset = pos.LeaderEpoch, -1
-		rp.PartitionMaxBytes = b.cfg.Values.Int("replica.fetch.max.bytes")
+		rp.PartitionMaxBytes = fs.partitionBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-		sent[p.TP] = p
+		sent[fetchedPart{p.TopicID, p.TP.Partition}] = p
 	}
 	if len(sent) == 0 {
 		return false
 	}
-	rctx, cancel := context.WithTimeout(ctx, time.Duration(req.MaxWaitMillis)*time.Millisecond+millis(int64(b.cfg.Values.Int("replica.socket.timeout.ms"))))
+	rctx, cancel := context.WithTimeout(ctx, fs.timeout)
 	defer cancel()
 	kresp, err := b.peers.request(rctx, addr, req)
 	if err != nil {
@@ -178,14 +198,8 @@ func (b *Broker) fetchOnce(ctx context.Context, leader model.NodeID, parts []*re
 	}
 	ok := true
 	for _, t := range resp.Topics {
-		name := t.Topic
-		for _, p := range parts {
-			if p.TopicID == model.TopicID(t.TopicID) {
-				name = p.TP.Topic
-			}
-		}
 		for _, rp := range t.Partitions {
-			p := sent[model.TopicPartition{Topic: name, Partition: rp.Partition}]
+			p := sent[fetchedPart{model.TopicID(t.TopicID), rp.Partition}]
 			if p == nil {
 				continue
 			}
@@ -229,47 +243,47 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 }
 
 // proposeISR sends a leader's ISR proposal to the active controller as an
-// AlterPartition and reports the answer to the partition. It runs on its
-// own goroutine: the fetch that triggered it must not wait for Raft.
-func (b *Broker) proposeISR(p *replication.Partition) func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32) {
-	return func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32) {
-		if !b.cfg.quorum.cluster() {
-			return // a single node's ISR is itself and never changes
-		}
-		b.tasks.Go(func(ctx context.Context) {
-			req := kmsg.NewPtrAlterPartitionRequest()
-			req.BrokerID = b.cfg.NodeID
-			req.BrokerEpoch = b.brokerEpoch()
-			t := kmsg.NewAlterPartitionRequestTopic()
-			t.TopicID = p.TopicID
-			rp := kmsg.NewAlterPartitionRequestTopicPartition()
-			rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = tp.Partition, leaderEpoch, partitionEpoch
-			rp.NewISR = isr
-			for _, id := range isr {
-				e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-				e.BrokerID, e.BrokerEpoch = id, -1
-				rp.NewEpochISR = append(rp.NewEpochISR, e)
-			}
-			t.Partitions = append(t.Partitions, rp)
-			req.Topics = append(req.Topics, t)
-			rctx, cancel := context.WithTimeout(ctx, controllerRequestTimeout)
-			defer cancel()
-			resp, err := b.toController(rctx, req, func(r kmsg.Response) bool {
-				return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
-			})
-			if err != nil {
-				p.AlterPartitionFailed(leaderEpoch)
-				return
-			}
-			r := resp.(*kmsg.AlterPartitionResponse)
-			if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
-				p.AlterPartitionFailed(leaderEpoch)
-				return
-			}
-			got := r.Topics[0].Partitions[0]
-			p.ISRCommitted(got.LeaderEpoch, got.PartitionEpoch, got.ISR)
-		})
+// AlterPartition and reports the answer to the partition. It runs on a
+// goroutine of its own, as the fetch or tick that decided it must not wait
+// for Raft; LeaderState keeps at most one proposal of a partition in flight,
+// so there are at most as many as partitions led.
+func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoch int32, isr []int32) {
+	if !b.cfg.quorum.cluster() {
+		return // a single node's ISR is itself and never changes
 	}
+	b.tasks.Go(func(ctx context.Context) {
+		req := kmsg.NewPtrAlterPartitionRequest()
+		req.BrokerID = b.cfg.NodeID
+		req.BrokerEpoch = b.brokerEpoch()
+		t := kmsg.NewAlterPartitionRequestTopic()
+		t.TopicID = p.TopicID
+		rp := kmsg.NewAlterPartitionRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = p.TP.Partition, leaderEpoch, partitionEpoch
+		rp.NewISR = isr
+		for _, id := range isr {
+			e := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+			e.BrokerID, e.BrokerEpoch = id, -1
+			rp.NewEpochISR = append(rp.NewEpochISR, e)
+		}
+		t.Partitions = append(t.Partitions, rp)
+		req.Topics = append(req.Topics, t)
+		rctx, cancel := context.WithTimeout(ctx, controllerRequestTimeout)
+		defer cancel()
+		resp, err := b.toController(rctx, req, func(r kmsg.Response) bool {
+			return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
+		})
+		if err != nil {
+			p.AlterPartitionFailed(leaderEpoch)
+			return
+		}
+		r := resp.(*kmsg.AlterPartitionResponse)
+		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			p.AlterPartitionFailed(leaderEpoch)
+			return
+		}
+		got := r.Topics[0].Partitions[0]
+		p.ISRCommitted(got.LeaderEpoch, got.PartitionEpoch, got.ISR)
+	})
 }
 
 // tickLeaders runs each led partition's ISR check every quarter of
