@@ -76,13 +76,12 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		ts, topicErr := b.produceTopic(req.Version, rt)
 		for j := range rt.Partitions {
-			sp := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
+			sp, w := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
-			if req.Acks == -1 && sp.ErrorCode == 0 && ts != nil {
-				if p, code := ts.partition(rt.Partitions[j].Partition); code == 0 {
-					waits = append(waits, commitWait{topic: i, part: j, p: p, minISR: int(ts.config.Int("min.insync.replicas"))})
-				}
+			if w.p != nil {
+				w.topic, w.part = i, j
+				waits = append(waits, w)
 			}
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -97,11 +96,13 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 	return resp, nil
 }
 
-// commitWait is an acks=all partition appended by the leader that must be
-// on every ISR member (below the high watermark) before the answer.
+// commitWait is an acks=all partition appended by the leader whose batch,
+// up to last, must be on every ISR member (below the high watermark) before
+// the answer.
 type commitWait struct {
 	topic, part int
 	p           *replication.Partition
+	last        int64
 	minISR      int
 }
 
@@ -112,15 +113,20 @@ type commitWait struct {
 // this broker lost the leadership. The batch stays in the log whatever the
 // answer: an idempotent retry is deduplicated.
 func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []commitWait) {
-	if len(waits) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
-	defer cancel()
+	var ctx context.Context
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]
-		last := sp.BaseOffset + int64(lastOffsetDelta(req.Topics[w.topic].Partitions[w.part].Records))
-		err := w.p.WaitCommitted(ctx, last, w.minISR)
+		// A leader alone in its ISR (the single node) has decided already:
+		// no timer, no waiter.
+		done, err := w.p.Committed(w.last, w.minISR)
+		if !done {
+			if ctx == nil {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+				defer cancel()
+			}
+			err = w.p.WaitCommitted(ctx, w.last, w.minISR)
+		}
 		var code int16
 		switch {
 		case err == nil:
@@ -140,28 +146,23 @@ func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResp
 	}
 }
 
-// lastOffsetDelta reads a v2 batch's last offset delta (bytes 23-26).
-func lastOffsetDelta(batch []byte) int32 {
-	if len(batch) < 27 {
-		return 0
-	}
-	return int32(binary.BigEndian.Uint32(batch[23:27]))
-}
-
 func (b *Broker) produceTopic(version int16, rt *kmsg.ProduceRequestTopic) (*topicState, int16) {
 	return b.topics.lookup(version >= 13, rt.TopicID, rt.Topic)
 }
 
-func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+// producePartition appends one partition's batch and answers it; for an
+// acks=all append the commitWait names what the answer must wait for (its
+// p is nil otherwise).
+func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) (kmsg.ProduceResponseTopicPartition, commitWait) {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	sp.BaseOffset = -1
-	fail := func(code int16, msg string) kmsg.ProduceResponseTopicPartition {
+	fail := func(code int16, msg string) (kmsg.ProduceResponseTopicPartition, commitWait) {
 		sp.ErrorCode = code
 		if msg != "" {
 			sp.ErrorMessage = &msg
 		}
-		return sp
+		return sp, commitWait{}
 	}
 	switch {
 	case topicErr != 0:
@@ -179,8 +180,9 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	if code != 0 {
 		return fail(code, "")
 	}
+	var minISR int
 	if req.Acks == -1 {
-		if minISR := ts.config.Int("min.insync.replicas"); int(minISR) > p.ISRSize() {
+		if minISR = int(ts.config.Int("min.insync.replicas")); minISR > p.ISRSize() {
 			return fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("ISR has %d replicas, min.insync.replicas is %d", p.ISRSize(), minISR))
 		}
 	}
@@ -210,7 +212,10 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	sp.BaseOffset = res.FirstOffset
 	sp.LogAppendTime = res.LogAppendTime
 	sp.LogStartOffset = res.LogStartOffset
-	return sp
+	if req.Acks == -1 {
+		return sp, commitWait{p: p, last: res.LastOffset, minISR: minISR}
+	}
+	return sp, commitWait{}
 }
 
 // validateProduceBatch applies Kafka's produce-time checks to the one batch

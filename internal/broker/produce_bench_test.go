@@ -9,21 +9,23 @@ import (
 
 // BenchmarkProducePath measures the broker's produce path alone: a raw
 // client sends pre-encoded Produce requests (one batch of 100 records of
-// 100 bytes, acks=1) over loopback and reads each response, so almost all
-// CPU is the broker's: framing, decoding, validation, the append and the
+// 100 bytes, acks=1, and the same with acks=all, which a single node also
+// answers once appended) over loopback and reads each response, so almost
+// all CPU is the broker's: framing, decoding, validation, the append and the
 // response.
 func BenchmarkProducePath(b *testing.B) {
 	for _, c := range []struct {
 		name            string
 		records, valLen int
-	}{{"100x100B", 100, 100}, {"1000x1KiB", 1000, 1024}} {
-		b.Run(c.name, func(b *testing.B) { benchProducePath(b, c.records, c.valLen) })
+		acks            int16
+	}{{"100x100B", 100, 100, 1}, {"1000x1KiB", 1000, 1024, 1}, {"100x100B-acks-all", 100, 100, -1}} {
+		b.Run(c.name, func(b *testing.B) { benchProducePath(b, c.records, c.valLen, c.acks) })
 	}
 }
 
 // benchProducePath sends one batch of n records of valLen-byte values per
-// request on one connection, acks=1, and reads each response.
-func benchProducePath(b *testing.B, n, valLen int) {
+// request on one connection and reads each response.
+func benchProducePath(b *testing.B, n, valLen int, acks int16) {
 	br := startBrokerWith(b, Config{LogDir: b.TempDir()})
 	createTopic(b, br, "bench", 1)
 	recs := make([]rawRecord, n)
@@ -31,7 +33,7 @@ func benchProducePath(b *testing.B, n, valLen int) {
 		recs[i] = rawRecord{Key: []byte("key"), Value: make([]byte, valLen)}
 	}
 	batch := rawBatch(rawBatchOptions{timestamp: time.Now().UnixMilli()}, recs...)
-	req := rawProduceReq("bench", 0, 1, batch)
+	req := rawProduceReq("bench", 0, acks, batch)
 	body := encodeRequest(req, 1)
 	frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
 	frame = append(frame, body...)

@@ -359,11 +359,14 @@ func (p *Partition) propose(pr *isrProposal) {
 // smaller than minISR (then or meanwhile, as Kafka answers), and ctx's
 // error when ctx ends first (the produce timeout: REQUEST_TIMED_OUT).
 func (p *Partition) WaitCommitted(ctx context.Context, offset int64, minISR int) error {
-	w := NewWaiter([]*Partition{p}) // before the first check: no wake-up is lost
-	defer w.Done()
 	p.mu.Lock()
 	epoch := p.mu.leaderEpoch
 	p.mu.Unlock()
+	if done, err := p.committed(epoch, offset, minISR); done {
+		return err // already decided: no waiter
+	}
+	w := NewWaiter([]*Partition{p}) // before the next check: no wake-up is lost
+	defer w.Done()
 	for {
 		if done, err := p.committed(epoch, offset, minISR); done {
 			return err
@@ -374,6 +377,16 @@ func (p *Partition) WaitCommitted(ctx context.Context, offset int64, minISR int)
 			return ctx.Err()
 		}
 	}
+}
+
+// Committed is WaitCommitted's answer now, without waiting: done reports
+// whether it is decided (committed, or an error), so a caller that finds
+// every batch decided needs no timer and no waiter.
+func (p *Partition) Committed(offset int64, minISR int) (done bool, err error) {
+	p.mu.Lock()
+	epoch := p.mu.leaderEpoch
+	p.mu.Unlock()
+	return p.committed(epoch, offset, minISR)
 }
 
 // committed checks one wake-up of WaitCommitted.
