@@ -456,8 +456,23 @@ func TestClusterLeaderFailover(t *testing.T) {
 	old := c.leaderOf("failover", 0)
 	c.kill(old)
 	start := time.Now()
+	elected := make(chan time.Duration, 1)
+	go func() {
+		for _, n := range c.nodes {
+			if b := n.get(); b != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				b.awaitImage(ctx, func() bool {
+					p, _ := b.ctrl.Image().Partition(model.TopicPartition{Topic: "failover"})
+					return int32(p.Leader) != old.id && p.Leader >= 0
+				})
+				elected <- time.Since(start)
+				return
+			}
+		}
+	}()
 	c.produceN("failover", 200, "after")
-	t.Logf("acks=all produce succeeded %v after the leader was killed", time.Since(start))
+	t.Logf("after the leader was killed: a new leader in %v, the next acks=all produce acknowledged in %v", <-elected, time.Since(start))
 	if now := c.leaderOf("failover", 0); now == old || now == nil {
 		t.Fatalf("leader is still %v", now)
 	}
