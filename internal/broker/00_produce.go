@@ -10,10 +10,15 @@ package broker
 // the response carries the base offset, the log append time (LogAppendTime
 // topics) and the log start offset.
 //
-// acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS). acks=-1 also checks
-// min.insync.replicas against the ISR (NOT_ENOUGH_REPLICAS). On one node the
-// high watermark moves with the append (or, in durable mode, with the group
-// commit), so acks=-1 never waits on other replicas. acks=0 gets no response;
+// acks must be -1, 0 or 1 (else INVALID_REQUIRED_ACKS). acks=-1 checks
+// min.insync.replicas against the committed ISR before the append
+// (NOT_ENOUGH_REPLICAS), then waits until the high watermark passes the
+// batch (awaitCommitted): REQUEST_TIMED_OUT at TimeoutMillis,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum,
+// NOT_LEADER_OR_FOLLOWER if the leadership moved. A leader alone in its ISR
+// (the single node) has committed on append (in durable mode, with the
+// group commit), so it answers at once. A produce to a follower is
+// NOT_LEADER_OR_FOLLOWER. acks=0 gets no response;
 // as in Kafka, a failed acks=0 produce closes the connection so the client
 // learns of it. Clients cannot append to an internal topic
 // (INVALID_TOPIC_EXCEPTION, as in Kafka): only its coordinator writes there.
@@ -39,8 +44,8 @@ package broker
 // v12 the client adds it with AddPartitionsToTxn first, and the append is
 // not verified against the coordinator (KIP-890 part 1 is left out).
 //
-// Not yet: quotas (throttle is 0), replication to followers (the ISR is
-// this broker, so acks=-1 is answered at once).
+// Not yet: quotas (throttle is 0); KIP-951's new-leader hint in
+// NOT_LEADER_OR_FOLLOWER answers.
 
 import (
 	"context"
