@@ -111,14 +111,26 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sig, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := b.Start(ctx); err != nil {
+	// The broker serves on a context of its own: a signal during start-up
+	// (a quorum that does not form) cancels it, one after start-up asks for
+	// Close, whose controlled shutdown needs the broker still running (its
+	// heartbeats carry the request to the controller).
+	serveCtx, cancelServe := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelServe()
+	abortStart := context.AfterFunc(sig, cancelServe)
+	err = b.Start(serveCtx)
+	abortStart() // from here on a signal is a clean Close
+	if err != nil {
 		b.Close()
 		return err
 	}
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
-	<-ctx.Done()
+	select {
+	case <-sig.Done():
+	case <-ctx.Done(): // the caller's own context (tests) ends the broker too
+	}
 	logger.Info("shutting down", "component", "main")
 	return b.Close()
 }
