@@ -98,6 +98,23 @@ func checkQuorum(v Values) error {
 	}
 	self := formatValue(v.Int("node.id"))
 	if voters := v.List("controller.quorum.voters"); len(voters) > 0 {
+		// Kafka finds the active controller through the bootstrap servers
+		// when both are set; Samsa finds it among the voters, which is the
+		// same only when every bootstrap server is a voter's address.
+		addrs := map[string]bool{}
+		for _, item := range voters {
+			if _, addr, ok := strings.Cut(item, "@"); ok {
+				addrs[addr] = true
+			}
+		}
+		for _, item := range v.List("controller.quorum.bootstrap.servers") {
+			if !addrs[item] {
+				return invalidValue(Broker.byName["controller.quorum.bootstrap.servers"], "controller.quorum.bootstrap.servers", item,
+					"with controller.quorum.voters set, each bootstrap server must be the address of a voter (the active controller is found among the voters)")
+			}
+		}
+	}
+	if voters := v.List("controller.quorum.voters"); len(voters) > 0 {
 		found := false
 		for _, item := range voters {
 			id, addr, ok := strings.Cut(item, "@")

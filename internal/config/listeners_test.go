@@ -63,20 +63,28 @@ func TestQuorumOfThisNode(t *testing.T) {
 	tests := []struct {
 		name, config, value string
 		want                error // nil: accepted
+		also                map[string]string
 	}{
-		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", nil},
-		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093,3@h3:9093", nil},
-		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", ErrNotSupported},
-		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000,2@h2:9093", ErrInvalidValue},
-		{"voter without id", "controller.quorum.voters", "localhost:9093", ErrInvalidValue},
-		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", nil},
-		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", ErrNotSupported},
-		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", ErrNotSupported},
+		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", nil, nil},
+		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093,3@h3:9093", nil, nil},
+		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", ErrNotSupported, nil},
+		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000,2@h2:9093", ErrInvalidValue, nil},
+		{"voter without id", "controller.quorum.voters", "localhost:9093", ErrInvalidValue, nil},
+		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", nil, nil},
+		{"bootstrap elsewhere", "controller.quorum.bootstrap.servers", "other:7000", ErrNotSupported, nil},
+		{"bootstrap servers", "controller.quorum.bootstrap.servers", "a:9093,b:9093", ErrNotSupported, nil},
+		{"voters and their bootstrap servers", "controller.quorum.bootstrap.servers", "localhost:9093", nil,
+			map[string]string{"controller.quorum.voters": "1@localhost:9093"}},
+		{"voters and another bootstrap server", "controller.quorum.bootstrap.servers", "h4:9093", ErrInvalidValue,
+			map[string]string{"controller.quorum.voters": "1@localhost:9093,2@h2:9093"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := map[string]string{tt.config: tt.value}
 			for k, v := range base {
+				raw[k] = v
+			}
+			for k, v := range tt.also {
 				raw[k] = v
 			}
 			_, err := Parse(Broker, raw)
