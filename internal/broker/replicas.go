@@ -44,16 +44,19 @@ func (fs *fetchers) follow(p *replication.Partition, leader model.NodeID) {
 	if leader < 0 || int32(leader) == fs.b.cfg.NodeID {
 		return
 	}
-	f := fs.byLeader[leader]
-	if f == nil {
-		ctx, cancel := context.WithCancel(fs.b.tasks.Context())
-		f = &fetcher{leader: leader, cancel: cancel, parts: map[model.TopicPartition]*replication.Partition{}}
-		fs.byLeader[leader] = f
-		fs.b.tasks.Go(func(context.Context) { fs.b.runFetcher(ctx, f) })
+	if f := fs.byLeader[leader]; f != nil {
+		f.mu.Lock()
+		f.parts[p.TP] = p
+		f.mu.Unlock()
+		return
 	}
-	f.mu.Lock()
-	f.parts[p.TP] = p
-	f.mu.Unlock()
+	// The partition is in the new fetcher before its goroutine starts: a
+	// fetcher whose first look finds nothing would end, and the partition
+	// would never be fetched.
+	ctx, cancel := context.WithCancel(fs.b.tasks.Context())
+	f := &fetcher{leader: leader, cancel: cancel, parts: map[model.TopicPartition]*replication.Partition{p.TP: p}}
+	fs.byLeader[leader] = f
+	fs.b.tasks.Go(func(context.Context) { fs.b.runFetcher(ctx, f) })
 }
 
 // stop removes a partition from its fetcher (it leads, or is deleted).
