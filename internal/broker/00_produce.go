@@ -60,6 +60,7 @@ import (
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
+	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -380,7 +381,12 @@ func (b *Broker) addToTransaction(req *kmsg.ProduceRequest, topic string, partit
 	rt.Topic, rt.Partitions = topic, []int32{partition}
 	tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{rt}
 	add.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
-	resp := b.txns.AddPartitionsToTxn(add)
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
+	defer cancel()
+	resp, err := b.addPartitionsToTxn(ctx, add)
+	if err != nil {
+		return kerr.NotEnoughReplicas.Code, "adding the partition to the transaction: " + err.Error()
+	}
 	if resp.ErrorCode != 0 {
 		return resp.ErrorCode, "adding the partition to the transaction failed"
 	}
@@ -394,4 +400,45 @@ func (b *Broker) addToTransaction(req *kmsg.ProduceRequest, topic string, partit
 		}
 	}
 	return 0, ""
+}
+
+// addPartitionsToTxn sends a transaction-v2 AddPartitionsToTxn to the
+// transaction's coordinator (txnCoordinator). An error means the
+// coordinator could not be asked; the produce answers NOT_ENOUGH_REPLICAS
+// then, as Kafka's leader does when its verification cannot reach the
+// coordinator, which the producer retries.
+func (b *Broker) addPartitionsToTxn(ctx context.Context, add *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+	addr, err := b.txnCoordinator(add.Transactions[0].TransactionalID)
+	if err != nil {
+		return nil, err
+	}
+	if addr == "" {
+		return b.txns.AddPartitionsToTxn(add), nil
+	}
+	raw, err := b.peers.request(ctx, addr, add)
+	if err != nil {
+		return nil, err
+	}
+	return raw.(*kmsg.AddPartitionsToTxnResponse), nil
+}
+
+// txnCoordinator is where a transactional ID's coordinator is: "" for
+// this broker's (it leads the ID's __transaction_state partition, or no
+// live broker does, and ours answers NOT_COORDINATOR, which clients
+// retry), else the leader's inter-broker address. The leader of a
+// partition a transactional producer writes to, and the group
+// coordinator of a transaction-v2 TxnOffsetCommit, reach the transaction
+// coordinator this way (KIP-890).
+func (b *Broker) txnCoordinator(id string) (string, error) {
+	img := b.meta.Load()
+	partition := txn.PartitionFor(id, b.brokerConfig(img).Int("transaction.state.log.num.partitions"))
+	leader, ok := b.coordinatorNode(img, txn.StateTopic, partition)
+	if !ok || int32(leader) == b.cfg.NodeID {
+		return "", nil
+	}
+	addr := b.leaderAddr(leader)
+	if addr == "" {
+		return "", fmt.Errorf("transaction coordinator broker %d has no inter-broker endpoint", leader)
+	}
+	return addr, nil
 }

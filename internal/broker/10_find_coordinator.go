@@ -2,22 +2,32 @@ package broker
 
 // FindCoordinator (key 10), versions 0-6.
 //
-// This node coordinates every group (and will coordinate every
-// transactional ID): the answer is always our advertised endpoint on the
-// caller's listener. v4+ looks up several keys at once (KIP-699).
+// The coordinator of a key is the leader of its partition of the internal
+// topic (__consumer_offsets for a group, __transaction_state for a
+// transactional ID), as Kafka places it; the answer is that broker's
+// endpoint on the caller's listener. The broker there loads the partition
+// when it becomes its leader (coordinators.go), so a client may first get
+// COORDINATOR_LOAD_IN_PROGRESS from it, and NOT_COORDINATOR from a broker
+// that just lost it. v4+ looks up several keys at once (KIP-699).
 //
 // For a group key, __consumer_offsets is created on first use with the
 // offsets.topic.* configs, as Kafka creates it, and for a transactional ID
 // __transaction_state with the transaction.state.log.* configs; if that
-// fails the key gets COORDINATOR_NOT_AVAILABLE and the client retries. The
-// empty group ID is a group like any other (old simple consumers commit
-// under it); an empty transactional ID is INVALID_REQUEST.
+// fails (too few brokers for the replication factor, no quorum) the key
+// gets COORDINATOR_NOT_AVAILABLE with the reason, and the client retries.
+// So does a key whose partition has no live leader. The empty group ID is
+// a group like any other (old simple consumers commit under it); an empty
+// transactional ID is INVALID_REQUEST.
 //
 // Not yet: share groups (type 2) are not supported (INVALID_REQUEST).
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/txn"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,14 +48,15 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	if req.Version < 4 {
 		keys = []string{req.CoordinatorKey}
 	}
-	self := b.advertised(c.listener)
 	for _, key := range keys {
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
 		co.Key, co.NodeID, co.Host, co.Port = key, -1, "", -1
 		if code, msg := b.coordinatorFor(req.CoordinatorType, key); code != 0 {
 			co.ErrorCode, co.ErrorMessage = code, kmsg.StringPtr(msg)
+		} else if node, host, port, msg := b.coordinatorEndpoint(req.CoordinatorType, key, c.listener); msg != "" {
+			co.ErrorCode, co.ErrorMessage = kerr.CoordinatorNotAvailable.Code, kmsg.StringPtr(msg)
 		} else {
-			co.NodeID, co.Host, co.Port = b.cfg.NodeID, self.Host, int32(self.Port)
+			co.NodeID, co.Host, co.Port = node, host, port
 		}
 		resp.Coordinators = append(resp.Coordinators, co)
 	}
@@ -81,4 +92,30 @@ func (b *Broker) coordinatorFor(keyType int8, key string) (int16, string) {
 		return 0, ""
 	}
 	return kerr.InvalidRequest.Code, "unsupported coordinator type"
+}
+
+// coordinatorEndpoint is the endpoint, on the caller's listener, of the
+// broker leading the key's partition; msg says why there is none.
+func (b *Broker) coordinatorEndpoint(keyType int8, key, listener string) (node int32, host string, port int32, msg string) {
+	img := b.meta.Load()
+	cfg := b.brokerConfig(img)
+	topic, partition := group.OffsetsTopic, group.PartitionFor(key, cfg.Int("offsets.topic.num.partitions"))
+	if keyType == coordinatorTransaction {
+		topic, partition = txn.StateTopic, txn.PartitionFor(key, cfg.Int("transaction.state.log.num.partitions"))
+	}
+	leader, ok := b.coordinatorNode(img, topic, partition)
+	if !ok {
+		return -1, "", -1, fmt.Sprintf("%s-%d has no live leader", topic, partition)
+	}
+	if int32(leader) == b.cfg.NodeID {
+		self := b.advertised(listener)
+		return b.cfg.NodeID, self.Host, int32(self.Port), ""
+	}
+	br, _ := img.Broker(leader)
+	for _, ep := range br.Endpoints {
+		if ep.Name == listener {
+			return int32(leader), ep.Host, ep.Port, ""
+		}
+	}
+	return -1, "", -1, fmt.Sprintf("broker %d, the leader of %s-%d, has no listener %s", leader, topic, partition, listener)
 }

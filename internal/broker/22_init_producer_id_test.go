@@ -40,10 +40,10 @@ func TestInitProducerIDIdempotent(t *testing.T) {
 func TestInitProducerIDErrors(t *testing.T) {
 	b := startBroker(t)
 	r := dialRaw(t, b)
-	// Until the coordinator's start-up load ends, a transactional ID gets
-	// COORDINATOR_LOAD_IN_PROGRESS; after it, with no __transaction_state
-	// yet, COORDINATOR_NOT_AVAILABLE (FindCoordinator creates the topic).
-	<-b.txns.Loaded()
+	// With no __transaction_state yet this broker leads none of its
+	// partitions, so a transactional ID gets NOT_COORDINATOR, as from
+	// Kafka (FindCoordinator creates the topic).
+	<-b.coordSync.ready
 	tests := []struct {
 		name  string
 		txnID *string
@@ -51,7 +51,7 @@ func TestInitProducerIDErrors(t *testing.T) {
 		epoch int16
 		want  *kerr.Error
 	}{
-		{"transactional", ptr("txn"), -1, -1, kerr.CoordinatorNotAvailable},
+		{"transactional", ptr("txn"), -1, -1, kerr.NotCoordinator},
 		{"empty transactional ID", ptr(""), -1, -1, kerr.InvalidRequest},
 		{"ID without epoch", nil, 5, -1, kerr.InvalidRequest},
 		{"epoch without ID", nil, -1, 2, kerr.InvalidRequest},

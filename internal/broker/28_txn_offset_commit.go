@@ -10,9 +10,19 @@ package broker
 // member are checked (KIP-447), so a zombie after a rebalance is fenced.
 //
 // v5 (transactions v2, KIP-890) adds the group's offsets partition to the
-// transaction first, as the client no longer sends AddOffsetsToTxn.
+// transaction first, as the client no longer sends AddOffsetsToTxn: with
+// an AddOffsetsToTxn to the transaction's coordinator, here or on the
+// broker leading the ID's __transaction_state partition. If that broker
+// cannot be reached the commit answers COORDINATOR_NOT_AVAILABLE, which
+// the client retries.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() {
 	registerAPI(apiEntry{key: kmsg.TxnOffsetCommit, min: 0, max: 5, handle: typed(handleTxnOffsetCommit)})
@@ -25,8 +35,8 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 		add := kmsg.NewPtrAddOffsetsToTxnRequest()
 		add.Version = 4
 		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group
-		if ar := b.txns.AddOffsetsToTxn(add); ar.ErrorCode != 0 {
-			return txnOffsetCommitError(req, ar.ErrorCode), nil
+		if code := b.addOffsetsToTxn(add); code != 0 {
+			return txnOffsetCommitError(req, code), nil
 		}
 	}
 	return b.groups.TxnOffsetCommit(b.tasks.Context(), req), nil
@@ -46,4 +56,25 @@ func txnOffsetCommitError(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.Tx
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// addOffsetsToTxn asks the transaction's coordinator to add the group's
+// offsets partition, bounded by the group's commit timeout.
+func (b *Broker) addOffsetsToTxn(add *kmsg.AddOffsetsToTxnRequest) int16 {
+	addr, err := b.txnCoordinator(add.TransactionalID)
+	if err != nil {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if addr == "" {
+		return b.txns.AddOffsetsToTxn(add).ErrorCode
+	}
+	timeout := time.Duration(b.brokerConfig(b.meta.Load()).Int("offsets.commit.timeout.ms")) * time.Millisecond
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), timeout)
+	defer cancel()
+	raw, err := b.peers.request(ctx, addr, add)
+	if err != nil {
+		b.log.Warn("adding offsets to a transaction at its coordinator failed", "transactional_id", add.TransactionalID, "err", err)
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return raw.(*kmsg.AddOffsetsToTxnResponse).ErrorCode
 }

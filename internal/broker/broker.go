@@ -197,9 +197,10 @@ type Broker struct {
 	// ctrlReady is closed once the controller is open: the controller-only
 	// APIs are served from then on (brokers register before they start).
 	ctrlReady chan struct{}
-	peers     *peers     // clients of the other nodes (peer.go)
-	fetchers  *fetchers  // replica fetchers (replicas.go)
-	life      *lifecycle // registration and heartbeats, in a quorum (lifecycle.go)
+	peers     *peers           // clients of the other nodes (peer.go)
+	fetchers  *fetchers        // replica fetchers (replicas.go)
+	coordSync *coordinatorSync // coordinators following leadership (coordinators.go)
+	life      *lifecycle       // registration and heartbeats, in a quorum (lifecycle.go)
 	mu        struct {
 		sync.Mutex
 		listeners []net.Listener
@@ -249,6 +250,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.fetchers = newFetchers(b)
+	b.coordSync = newCoordinatorSync()
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	return b, nil
@@ -359,6 +361,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
 	b.startTxns()
+	b.coordSync.started.Store(true)
+	b.markLedLoading()
+	b.tasks.Go(b.runCoordinatorSync)
 	for i, ln := range lns {
 		if bound := b.Listeners()[i]; !b.cfg.quorum.servesQuorum(bound.Name) {
 			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })

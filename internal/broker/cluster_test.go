@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +24,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/txn"
 )
 
 var clusterLog = flag.Bool("cluster.log", false, "print the test cluster nodes' logs")
@@ -577,5 +581,286 @@ func TestClusterControlledShutdownMovesLeadershipFirst(t *testing.T) {
 	}
 	if br, _ := img.Broker(model.NodeID(leaving.id)); !br.Fenced {
 		t.Errorf("broker %d is not fenced after its clean shutdown", leaving.id)
+	}
+}
+
+// coordinatorValues replicates the coordinators' topics as Kafka does (3
+// replicas, min ISR 2), over few partitions so each load is quick.
+var coordinatorValues = map[string]string{
+	"offsets.topic.replication.factor":         "3",
+	"offsets.topic.num.partitions":             "3",
+	"transaction.state.log.replication.factor": "3",
+	"transaction.state.log.min.isr":            "2",
+	"transaction.state.log.num.partitions":     "3",
+	"replica.fetch.backoff.ms":                 "50",
+}
+
+// liveClient is a franz-go client seeded with every running node.
+func (c *testCluster) liveClient(opts ...kgo.Opt) *kgo.Client {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.bootstrap()...)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+func (c *testCluster) node(id int32) *clusterNode {
+	for _, n := range c.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	c.t.Fatalf("no node %d", id)
+	return nil
+}
+
+// TestClusterGroupCoordinatorFollowsLeadership: a group's coordinator is
+// the leader of its __consumer_offsets partition; when that broker dies,
+// the partition's new leader loads it, FindCoordinator names the new
+// leader, and the offsets committed before the crash are all there.
+func TestClusterGroupCoordinatorFollowsLeadership(t *testing.T) {
+	c := newTestCluster(t, 3, coordinatorValues)
+	adm := kadm.NewClient(c.liveClient(kgo.RetryTimeout(30 * time.Second)))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if resp, err := adm.CreateTopic(ctx, 3, 3, nil, "tracked"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	const groupID = "follows"
+	offsets := kadm.Offsets{}
+	for p := range int32(3) {
+		offsets.AddOffset("tracked", p, int64(10+p), -1)
+	}
+	// Until the coordinator's broker has applied the new topic, the commit
+	// is UNKNOWN_TOPIC_OR_PARTITION, which clients retry.
+	for {
+		resp, err := adm.CommitOffsets(ctx, groupID, offsets)
+		if err == nil && resp.Error() == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("commit: %v %v", err, resp.Error())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	coordinator := func() int32 {
+		resp := adm.FindGroupCoordinators(ctx, groupID)
+		if resp[groupID].Err != nil {
+			t.Fatalf("find coordinator: %v", resp[groupID].Err)
+		}
+		return resp[groupID].NodeID
+	}
+	first := coordinator()
+	leader := c.leaderOf("__consumer_offsets", group.PartitionFor(groupID, 3))
+	if first != leader.id {
+		t.Fatalf("FindCoordinator names broker %d; __consumer_offsets' leader is %d", first, leader.id)
+	}
+	c.kill(leader)
+	start := time.Now()
+	// A fresh client each try: franz-go's sharded OffsetFetch keeps a
+	// coordinator it cannot dial cached (it drops one only on an error
+	// code), so the old client would keep dialing the dead broker.
+	var fetched kadm.OffsetResponses
+	for {
+		cl := c.liveClient()
+		resp, err := kadm.NewClient(cl).FetchOffsets(ctx, groupID)
+		cl.Close()
+		if err == nil && resp.Error() == nil {
+			fetched = resp
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("offsets unreadable after the coordinator died: %v %v", err, ctx.Err())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	adm = kadm.NewClient(c.liveClient(kgo.RetryTimeout(30 * time.Second)))
+	t.Logf("offsets readable again %v after the coordinator was killed", time.Since(start))
+	for p := range int32(3) {
+		if o, ok := fetched.Lookup("tracked", p); !ok || o.At != int64(10+p) {
+			t.Errorf("partition %d: committed offset %+v after failover, want %d", p, o, 10+p)
+		}
+	}
+	if now := coordinator(); now == first || now != c.leaderOf("__consumer_offsets", group.PartitionFor(groupID, 3)).id {
+		t.Fatalf("coordinator after failover is %d (was %d)", now, first)
+	}
+	offsets.AddOffset("tracked", 0, 99, -1)
+	if resp, err := adm.CommitOffsets(ctx, groupID, offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit after failover: %v %v", err, resp.Error())
+	}
+}
+
+// TestClusterExactlyOnceWhileTheCoordinatorDies runs a consume-transform-
+// produce processor (franz-go's GroupTransactSession) on three brokers,
+// every topic with 3 replicas and min ISR 2, and kills the broker leading
+// the processor's __transaction_state partition midway: its transaction
+// and group coordinators move to other brokers, markers go to partition
+// leaders elsewhere, and the read_committed output still holds every
+// input exactly once.
+func TestClusterExactlyOnceWhileTheCoordinatorDies(t *testing.T) {
+	const (
+		inputs  = 400
+		groupID = "eos-cluster"
+		txnID   = "eos-cluster-tx"
+	)
+	extra := maps.Clone(coordinatorValues)
+	extra["group.initial.rebalance.delay.ms"] = "0"
+	c := newTestCluster(t, 3, extra)
+	adm := kadm.NewClient(c.liveClient())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	two := map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}
+	for _, topic := range []string{"eos-in", "eos-out"} {
+		if resp, err := adm.CreateTopic(ctx, 3, 3, two, topic); err != nil || resp.Err != nil {
+			t.Fatalf("create %s: %v %v", topic, err, resp.Err)
+		}
+	}
+	in := make([]*kgo.Record, inputs)
+	for i := range in {
+		id := fmt.Sprintf("id-%04d", i)
+		in[i] = &kgo.Record{Topic: "eos-in", Key: []byte(id), Value: []byte(id)}
+	}
+	if err := c.liveClient().ProduceSync(ctx, in...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	ends := map[int32]int64{}
+	for p, o := range c.endOffsets(ctx, "eos-in") {
+		ends[p] = o
+	}
+	var processed atomic.Int64
+	killAt := int64(inputs / 3)
+	killed := make(chan int32, 1)
+	go func() {
+		for processed.Load() < killAt && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		victim := c.leaderOf("__transaction_state", txn.PartitionFor(txnID, 3))
+		c.kill(victim)
+		killed <- victim.id
+	}()
+	// One incarnation after another: an error ends one, as a crashed
+	// process would, and the next resumes from the group's offsets.
+	incarnation := 0
+	for ; !c.groupCaughtUp(ctx, groupID, "eos-in", ends); incarnation++ {
+		if ctx.Err() != nil {
+			t.Fatalf("after %d incarnations, %d of %d inputs committed", incarnation, processed.Load(), inputs)
+		}
+		c.runTransformer(ctx, incarnation, groupID, txnID, &processed, inputs)
+	}
+	t.Logf("killed broker %d, the transaction coordinator; %d incarnations", <-killed, incarnation)
+	writeSentinels(t, c.bootstrap()[0], "eos-out", 3)
+	seen := map[string]int{}
+	for _, recs := range readToSentinel(t, c.bootstrap()[0], "eos-out", 3, kgo.ReadCommitted()) {
+		for _, r := range recs {
+			seen[string(r.Value)]++
+		}
+	}
+	for i := range inputs {
+		want := fmt.Sprintf("out-id-%04d", i)
+		if n := seen[want]; n != 1 {
+			t.Errorf("%s appears %d times in the committed output", want, n)
+		}
+		delete(seen, want)
+	}
+	for v, n := range seen {
+		t.Errorf("unexpected output %q (%d times)", v, n)
+	}
+}
+
+// endOffsets lists a topic's partitions' high watermarks.
+func (c *testCluster) endOffsets(ctx context.Context, topic string) map[int32]int64 {
+	ends, err := kadm.NewClient(c.liveClient()).ListEndOffsets(ctx, topic)
+	if err != nil || ends.Error() != nil {
+		c.t.Fatalf("end offsets of %s: %v %v", topic, err, ends.Error())
+	}
+	out := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	return out
+}
+
+// groupCaughtUp reports whether a group's committed offsets reach ends,
+// asking with a fresh client (see TestClusterGroupCoordinatorFollowsLeadership).
+func (c *testCluster) groupCaughtUp(ctx context.Context, groupID, topic string, ends map[int32]int64) bool {
+	cl := c.liveClient()
+	defer cl.Close()
+	resp, err := kadm.NewClient(cl).FetchOffsets(ctx, groupID)
+	if err != nil || resp.Error() != nil {
+		return false
+	}
+	for p, end := range ends {
+		if o, ok := resp.Lookup(topic, p); !ok || o.At != end {
+			return false
+		}
+	}
+	return true
+}
+
+// runTransformer is one incarnation of the exactly-once processor: it
+// copies eos-in to eos-out in transactions of up to 20 records, adding
+// each committed transaction's size to processed, until processed reaches
+// inputs or an error ends the incarnation.
+func (c *testCluster) runTransformer(ctx context.Context, incarnation int, groupID, txnID string, processed *atomic.Int64, inputs int64) {
+	t := c.t
+	s, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(c.bootstrap()...),
+		kgo.ConsumerGroup(groupID),
+		kgo.ConsumeTopics("eos-in"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.TransactionalID(txnID),
+		kgo.TransactionTimeout(20*time.Second),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RequireStableFetchOffsets(),
+		kgo.DefaultProduceTopic("eos-out"),
+		kgo.FetchMaxWait(200*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for processed.Load() < inputs && ctx.Err() == nil {
+		pollCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := s.PollRecords(pollCtx, 20)
+		cancel()
+		if fs.Empty() && processed.Load() > 0 {
+			return // perhaps done: the caller checks the group's offsets
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			t.Logf("incarnation %d: fetch %s/%d: %v", incarnation, topic, p, err)
+		})
+		if err := s.Begin(); err != nil {
+			t.Logf("incarnation %d: begin: %v", incarnation, err)
+			return
+		}
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			prodErr error
+			n       int64
+		)
+		fs.EachRecord(func(r *kgo.Record) {
+			wg.Add(1)
+			n++
+			s.Produce(ctx, &kgo.Record{Key: r.Value, Value: []byte("out-" + string(r.Value))}, func(_ *kgo.Record, err error) {
+				defer wg.Done()
+				if err != nil {
+					mu.Lock()
+					prodErr = errors.Join(prodErr, err)
+					mu.Unlock()
+				}
+			})
+		})
+		wg.Wait()
+		if prodErr != nil {
+			t.Logf("incarnation %d: produce: %v", incarnation, prodErr)
+		}
+		committed, err := s.End(ctx, kgo.TryCommit)
+		if err != nil {
+			t.Logf("incarnation %d: end: %v", incarnation, err)
+			return
+		}
+		if committed && prodErr == nil {
+			processed.Add(n)
+		}
 	}
 }

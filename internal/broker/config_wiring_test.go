@@ -511,3 +511,35 @@ func TestCleanerSettingsAreDynamic(t *testing.T) {
 	set(1, "log.cleaner.dedupe.buffer.size", "8000000")
 	wait("two threads' memory", func(s storage.CleanerSettings) bool { return !s.Paused && s.MapMemory == 4000000 })
 }
+
+// TestQuorumNodesKeepKafkasInternalTopicDefaults: Samsa's single node
+// replicates its coordinators' topics once (it has no other broker); a
+// node of a quorum gets Kafka's 3 replicas and min ISR 2, unless the
+// operator sets them.
+func TestQuorumNodesKeepKafkasInternalTopicDefaults(t *testing.T) {
+	want := func(v config.Values, rf, txnRF, minISR int32) {
+		t.Helper()
+		if got := [3]int32{v.Int("offsets.topic.replication.factor"), v.Int("transaction.state.log.replication.factor"),
+			v.Int("transaction.state.log.min.isr")}; got != [3]int32{rf, txnRF, minISR} {
+			t.Errorf("internal topic settings %v, want %v", got, [3]int32{rf, txnRF, minISR})
+		}
+	}
+	single, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(single, 1, 1, 1)
+	quorum := map[string]string{"controller.quorum.voters": "1@127.0.0.1:9093", "controller.listener.names": "CONTROLLER",
+		"listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+	v, err := LoadConfig("", quorum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(v, 3, 3, 2)
+	quorum["offsets.topic.replication.factor"] = "1"
+	path := writeServerProperties(t, "transaction.state.log.min.isr=1\n")
+	if v, err = LoadConfig(path, quorum); err != nil {
+		t.Fatal(err)
+	}
+	want(v, 1, 3, 1)
+}

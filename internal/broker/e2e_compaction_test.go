@@ -528,7 +528,7 @@ func TestCompactionConsumerOffsets(t *testing.T) {
 	start := func() *Broker {
 		b := startBrokerWith(t, Config{LogDir: dir, Values: values})
 		select {
-		case <-b.groups.Loaded():
+		case <-b.coordSync.ready:
 		case <-time.After(e2eTimeout):
 			t.Fatal("group coordinator did not load __consumer_offsets")
 		}

@@ -49,7 +49,7 @@ func startGroupBroker(t testing.TB, dir string) *Broker {
 	t.Helper()
 	b := startBrokerWith(t, Config{LogDir: dir, Values: groupBrokerValues(t)})
 	select {
-	case <-b.groups.Loaded():
+	case <-b.coordSync.ready:
 	case <-time.After(e2eTimeout):
 		t.Fatal("group coordinator did not load __consumer_offsets")
 	}

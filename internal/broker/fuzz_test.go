@@ -102,6 +102,11 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		"listener.security.protocol.map":       "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"controller.listener.names":            "CONTROLLER",
 		"controller.quorum.voters":             "1@127.0.0.1:" + ctrlPort,
+		// A quorum node gets Kafka's 3 replicas for these; this one is
+		// the only broker.
+		"offsets.topic.replication.factor":         "1",
+		"transaction.state.log.replication.factor": "1",
+		"transaction.state.log.min.isr":            "1",
 	})
 	if err != nil {
 		tb.Fatal(err)

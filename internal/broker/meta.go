@@ -35,6 +35,8 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	b.logs.SetCleaner(cleanerSettings(bc))
 	b.meta.Store(img)
 	b.imageApplied.Notify()
+	b.markLedLoading()
+	b.coordSync.notify()
 	for _, err := range errs {
 		if err != nil {
 			b.log.Error("applying metadata", "err", err)

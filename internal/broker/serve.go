@@ -17,7 +17,7 @@ var samsaDefaults = map[string]string{
 	"node.id":       "1",
 	"process.roles": "broker,controller",
 	// Kafka's 3 replicas for its internal topics cannot be met by one
-	// node; a cluster that adds brokers raises them.
+	// node. A node of a quorum keeps Kafka's defaults (singleNodeOnly).
 	"offsets.topic.replication.factor":         "1",
 	"transaction.state.log.replication.factor": "1",
 	"transaction.state.log.min.isr":            "1",
@@ -27,11 +27,20 @@ var samsaDefaults = map[string]string{
 	"socket.receive.buffer.bytes": "-1",
 }
 
+// singleNodeOnly are the defaults of samsaDefaults that only suit a node
+// alone: a node configured into a quorum (controller.quorum.voters or
+// controller.quorum.bootstrap.servers) gets Kafka's, so the coordinators'
+// topics are replicated 3 times with min ISR 2 unless the operator says
+// otherwise, and their creation fails with a clear error while fewer than
+// 3 brokers are up.
+var singleNodeOnly = []string{"offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+	"transaction.state.log.min.isr"}
+
 // LoadConfig resolves the broker's config the way `samsa serve` takes it:
 // Samsa's defaults, then server.properties (if path is not empty), then
 // overrides (flags), each validated against Kafka's broker catalog.
 func LoadConfig(path string, overrides map[string]string) (config.Values, error) {
-	raw := map[string]string{}
+	raw, given := map[string]string{}, map[string]bool{}
 	for k, v := range samsaDefaults {
 		raw[k] = v
 	}
@@ -42,10 +51,19 @@ func LoadConfig(path string, overrides map[string]string) (config.Values, error)
 		}
 		for k, v := range fromFile.Given(config.SourceStaticBroker) {
 			raw[k] = v
+			given[k] = true
 		}
 	}
 	for k, v := range overrides {
 		raw[k] = v
+		given[k] = true
+	}
+	if raw["controller.quorum.voters"] != "" || raw["controller.quorum.bootstrap.servers"] != "" {
+		for _, k := range singleNodeOnly {
+			if !given[k] {
+				delete(raw, k)
+			}
+		}
 	}
 	return config.Parse(config.Broker, raw)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // startTxns builds the transaction coordinator over __transaction_state
@@ -23,11 +24,12 @@ func (b *Broker) startTxns() {
 		AllocateProducerID: func(ctx context.Context) (int64, error) {
 			return b.producerIDs.take(ctx, b.allocateProducerIDs)
 		},
-		WriteMarkers:   b.writeMarkers,
-		GroupPartition: func(id string) int32 { return group.PartitionFor(id, offsetsPartitions) },
-		TopicExists:    b.topicExists,
-		Clock:          b.cfg.Clock,
-		Logger:         b.cfg.Logger,
+		WriteMarkers:     b.writeMarkers,
+		GroupPartition:   func(id string) int32 { return group.PartitionFor(id, offsetsPartitions) },
+		TopicExists:      b.topicExists,
+		CoordinatorEpoch: b.coordinatorEpoch,
+		Clock:            b.cfg.Clock,
+		Logger:           b.cfg.Logger,
 	})
 	b.txns.Start()
 }
@@ -41,20 +43,92 @@ func (b *Broker) ensureTxnStateTopic(ctx context.Context) error {
 		map[string]string{"min.insync.replicas": fmt.Sprint(cfg.Int("transaction.state.log.min.isr"))})
 }
 
-// writeMarkers ends a transaction on each partition: a control batch (a
-// commit or abort marker) from the producer, appended as leader, which
-// closes the producer's open transaction there and, for an abort, enters
-// it in the aborted-transaction index. A marker on __consumer_offsets also
-// makes the group coordinator apply or drop the transaction's offsets.
+// writeMarkers ends a transaction on each partition, as Kafka's
+// transaction marker channel does: the partitions this broker leads get
+// their marker here (writeMarker), the others in one WriteTxnMarkers
+// request per leader, over the inter-broker listener. A partition whose
+// leader is unknown, or whose leader refuses (NOT_LEADER_OR_FOLLOWER after
+// a failover, NOT_ENOUGH_REPLICAS), is an error: the coordinator writes
+// the same markers again later, and a marker written twice closes nothing
+// the second time.
 func (b *Broker) writeMarkers(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, partitions []model.TopicPartition) error {
+	img := b.meta.Load()
+	byLeader := map[model.NodeID][]model.TopicPartition{}
 	var errs []error
 	for _, tp := range partitions {
-		errs = append(errs, b.writeMarker(producerID, producerEpoch, commit, coordinatorEpoch, tp))
+		t, ok := img.Topic(tp.Topic)
+		switch {
+		case !ok:
+			continue // deleted since: nothing to end there
+		case int(tp.Partition) >= len(t.Partitions) || tp.Partition < 0:
+			errs = append(errs, fmt.Errorf("broker: marker on %s: %w", tp, kerr.UnknownTopicOrPartition))
+		case t.Partitions[tp.Partition].Leader < 0:
+			errs = append(errs, fmt.Errorf("broker: marker on %s: %w", tp, kerr.LeaderNotAvailable))
+		default:
+			leader := t.Partitions[tp.Partition].Leader
+			byLeader[leader] = append(byLeader[leader], tp)
+		}
+	}
+	for leader, tps := range byLeader {
+		if int32(leader) == b.cfg.NodeID {
+			for _, tp := range tps {
+				errs = append(errs, b.writeMarker(ctx, producerID, producerEpoch, commit, coordinatorEpoch, tp))
+			}
+			continue
+		}
+		errs = append(errs, b.sendMarkers(ctx, leader, producerID, producerEpoch, commit, coordinatorEpoch, tps))
 	}
 	return errors.Join(errs...)
 }
 
-func (b *Broker) writeMarker(producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, tp model.TopicPartition) error {
+// sendMarkers asks another broker to write markers on the partitions it
+// leads (WriteTxnMarkers v1).
+func (b *Broker) sendMarkers(ctx context.Context, leader model.NodeID, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, tps []model.TopicPartition) error {
+	addr := b.leaderAddr(leader)
+	if addr == "" {
+		return fmt.Errorf("broker: markers for broker %d: %w: no inter-broker endpoint", leader, kerr.LeaderNotAvailable)
+	}
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	req.Version = 1
+	m := kmsg.NewWriteTxnMarkersRequestMarker()
+	m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch = producerID, producerEpoch, commit, coordinatorEpoch
+	byTopic := map[string]int{}
+	for _, tp := range tps {
+		i, ok := byTopic[tp.Topic]
+		if !ok {
+			i = len(m.Topics)
+			byTopic[tp.Topic] = i
+			mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			mt.Topic = tp.Topic
+			m.Topics = append(m.Topics, mt)
+		}
+		m.Topics[i].Partitions = append(m.Topics[i].Partitions, tp.Partition)
+	}
+	req.Markers = []kmsg.WriteTxnMarkersRequestMarker{m}
+	raw, err := b.peers.request(ctx, addr, req)
+	if err != nil {
+		return fmt.Errorf("broker: markers to broker %d: %w", leader, err)
+	}
+	var errs []error
+	for _, rm := range raw.(*kmsg.WriteTxnMarkersResponse).Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				if rp.ErrorCode != 0 && rp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+					errs = append(errs, fmt.Errorf("broker: marker on %s-%d at broker %d: %w", rt.Topic, rp.Partition, leader, kerr.ErrorForCode(rp.ErrorCode)))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeMarker appends one marker as the partition's leader and waits, as
+// Kafka's acks=-1 marker append does, until it is on every ISR member:
+// NOT_ENOUGH_REPLICAS, without appending, while the ISR is below the
+// topic's min.insync.replicas. A marker on __consumer_offsets also makes
+// the group coordinator apply or drop the transaction's offsets; it is in
+// the log once appended, so that happens even if the wait then fails.
+func (b *Broker) writeMarker(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, tp model.TopicPartition) error {
 	ts, ok := b.topics.byTopicName(tp.Topic)
 	if !ok {
 		return nil // deleted since: nothing to end there
@@ -62,6 +136,10 @@ func (b *Broker) writeMarker(producerID int64, producerEpoch int16, commit bool,
 	p, code := ts.partition(tp.Partition)
 	if code != 0 {
 		return kerr.ErrorForCode(code)
+	}
+	minISR := int(ts.config.Int("min.insync.replicas"))
+	if n := p.ISRSize(); n < minISR {
+		return fmt.Errorf("broker: marker on %s: %w: %d in-sync replicas, min.insync.replicas is %d", tp, kerr.NotEnoughReplicas, n, minISR)
 	}
 	marker := record.EndTxnMarker(commit, coordinatorEpoch)
 	marker.Timestamp = b.cfg.Clock.Now().UnixMilli()
@@ -73,11 +151,15 @@ func (b *Broker) writeMarker(producerID int64, producerEpoch int16, commit bool,
 	if err != nil {
 		return err
 	}
-	if _, err := p.Append(data); err != nil {
+	res, err := p.Append(data)
+	if err != nil {
 		return fmt.Errorf("broker: marker on %s: %w", tp, err)
 	}
 	if tp.Topic == group.OffsetsTopic {
 		b.groups.CompleteTransaction(tp.Partition, producerID, producerEpoch, commit)
 	}
-	return nil
+	if done, err := p.Committed(res.LastOffset, minISR); done {
+		return commitError(err)
+	}
+	return commitError(p.WaitCommitted(ctx, res.LastOffset, minISR))
 }

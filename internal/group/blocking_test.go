@@ -176,6 +176,7 @@ func TestStartLoadStop(t *testing.T) {
 	log := &gatedLog{MemLog: NewMemLog(), gate: make(chan struct{})}
 	b := newBlockingSetup(t, DefaultConfig(), log)
 	b.c.Start()
+	b.c.LoadAll()
 	if resp := b.c.JoinGroup(t.Context(), newJoinGroupRequest(""), "c1", "h"); resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("join while loading: %s", errName(resp.ErrorCode))
 	}

@@ -123,3 +123,22 @@ func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 	}
 	return p.log.LogStartOffset(), nil
 }
+
+// LogEndOffset is the offset after the last record this replica holds,
+// committed or not.
+func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+
+// ReadAsLeader reads up to the log end, committed or not, on the leader:
+// what a coordinator replays when this broker becomes the leader of its
+// internal partition. Everything a leader holds becomes committed in its
+// epoch (its followers truncate to it), or the leadership is lost and the
+// coordinator unloads with it, so the state it rebuilds is never ahead of
+// the log that survives. Reading only below the high watermark would drop
+// an acknowledged commit whose advance the new leader had not yet learned
+// when the old one died. A replica that does not lead is ErrNotLeader.
+func (p *Partition) ReadAsLeader(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {
+	if !p.IsLeader() {
+		return storage.ReadResult{}, 0, fmt.Errorf("%w: %s", ErrNotLeader, p.TP)
+	}
+	return p.readUpTo(offset, maxBytes, minOneBatch, (*Partition).LogEndOffset)
+}

@@ -87,7 +87,7 @@ type Coordinator struct {
 	}
 }
 
-// New returns a coordinator that serves no partition until Start or Load.
+// New returns a coordinator that serves no partition until Load or LoadAll.
 func New(cfg Config, deps Deps) *Coordinator {
 	cfg.fill()
 	if deps.Clock == nil {
@@ -115,19 +115,37 @@ func New(cfg Config, deps Deps) *Coordinator {
 	return c
 }
 
-// Start serves every partition of __transaction_state: they answer
-// COORDINATOR_LOAD_IN_PROGRESS until loaded in the background (Loaded
-// tells when). It also starts the timeout and expiry sweeps.
+// Start starts the timeout and expiry sweeps. The coordinator serves no
+// partition until Load: the broker loads each __transaction_state
+// partition it becomes the leader of, and unloads those it stops leading.
 func (c *Coordinator) Start() {
-	c.mu.Lock()
-	c.mu.partitions.MarkLoading(c.cfg.NumPartitions)
-	c.mu.Unlock()
-	coordlog.LoadAll(c.tasks, c.cfg.NumPartitions, c.Load, c.log, "__transaction_state", c.loaded)
 	c.tasks.Every(c.cfg.AbortTimedOutInterval, func(context.Context) { c.AbortTimedOut() })
 	c.tasks.Every(c.cfg.RemoveExpiredInterval, func(context.Context) { c.RemoveExpired() })
 }
 
-// Loaded is closed once the load Start began is over.
+// LoadAll serves every partition of __transaction_state, as a coordinator
+// that leads them all: they answer COORDINATOR_LOAD_IN_PROGRESS until
+// loaded in the background (Loaded tells when).
+func (c *Coordinator) LoadAll() {
+	c.mu.Lock()
+	c.mu.partitions.MarkLoading(c.cfg.NumPartitions)
+	c.mu.Unlock()
+	coordlog.LoadAll(c.tasks, c.cfg.NumPartitions, c.Load, c.log, "__transaction_state", c.loaded)
+}
+
+// MarkLoading marks a partition loading ahead of its Load, when this
+// broker has just become its leader: its keys answer
+// COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR, until the load. A
+// partition served already keeps its state.
+func (c *Coordinator) MarkLoading(partition int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.mu.partitions[partition]; !ok {
+		c.mu.partitions[partition] = coordlog.Loading
+	}
+}
+
+// Loaded is closed once the load LoadAll began is over.
 func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 
 // Stop ends the background work and unloads every partition.
