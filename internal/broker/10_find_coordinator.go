@@ -8,7 +8,8 @@ package broker
 // endpoint on the caller's listener. The broker there loads the partition
 // when it becomes its leader (coordinators.go), so a client may first get
 // COORDINATOR_LOAD_IN_PROGRESS from it, and NOT_COORDINATOR from a broker
-// that just lost it. v4+ looks up several keys at once (KIP-699).
+// that just lost it. When the coordinator named is this broker's own and
+// still loading, the answer waits for the load (up to 2 s, awaitLoaded). v4+ looks up several keys at once (KIP-699).
 //
 // For a group key, __consumer_offsets is created on first use with the
 // offsets.topic.* configs, as Kafka creates it, and for a transactional ID
@@ -108,6 +109,7 @@ func (b *Broker) coordinatorEndpoint(keyType int8, key, listener string) (node i
 		return -1, "", -1, fmt.Sprintf("%s-%d has no live leader", topic, partition)
 	}
 	if int32(leader) == b.cfg.NodeID {
+		b.awaitLoaded(topic, partition)
 		self := b.advertised(listener)
 		return b.cfg.NodeID, self.Host, int32(self.Port), ""
 	}

@@ -5,10 +5,14 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/txn"
 )
 
@@ -37,6 +41,8 @@ type coordinatorSync struct {
 		// unloaded, so it does not answer LOAD_IN_PROGRESS forever.
 		marked map[string]map[int32]bool
 	}
+	// loaded is notified after each partition's load.
+	loaded task.Broadcast
 	// ready is closed after the first pass: the partitions led at start
 	// are loaded (or failed).
 	ready chan struct{}
@@ -151,6 +157,7 @@ func (b *Broker) syncCoordinator(ctx context.Context, topic string, loaded map[i
 			b.log.Error("coordinator load failed", "topic", topic, "partition", p, "err", err)
 		}
 		loaded[p] = led[p]
+		b.coordSync.loaded.Notify()
 	}
 	if len(parts) > 0 {
 		b.log.Info("coordinator loaded", "topic", topic, "partitions", len(parts))
@@ -205,4 +212,33 @@ func (b *Broker) coordinatorEpoch(partition int32) int32 {
 		return p.LeaderEpoch()
 	}
 	return 0
+}
+
+// loadWait bounds how long FindCoordinator waits for this broker's own
+// coordinator to load the key's partition.
+const loadWait = 2 * time.Second
+
+// awaitLoaded waits, up to loadWait, while this broker's coordinator is
+// still loading partition of topic: FindCoordinator answers once the
+// coordinator it names can serve, so a client's next request does not
+// meet COORDINATOR_LOAD_IN_PROGRESS right after a leadership change or
+// the topic's creation. A longer load is left to the client's retries.
+func (b *Broker) awaitLoaded(topic string, partition int32) {
+	code := b.groups.PartitionCode
+	if topic == txn.StateTopic {
+		code = b.txns.PartitionCode
+	}
+	timer := time.NewTimer(loadWait)
+	defer timer.Stop()
+	for {
+		ch := b.coordSync.loaded.Wait()
+		if code(partition) != kerr.CoordinatorLoadInProgress.Code {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		}
+	}
 }

@@ -150,6 +150,15 @@ func (c *Coordinator) LoadAll() {
 	coordlog.LoadAll(c.tasks, c.cfg.OffsetsTopicNumPartitions, c.Load, c.log, "__consumer_offsets", c.loaded)
 }
 
+// PartitionCode is the error a key of partition answers with now: 0 when
+// served, COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_COORDINATOR when
+// not served.
+func (c *Coordinator) PartitionCode(partition int32) int16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.partitions.Code(partition)
+}
+
 // MarkLoading marks a partition loading ahead of its Load, when this
 // broker has just become its leader: its keys answer
 // COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR, until the load. A
