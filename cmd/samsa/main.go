@@ -26,7 +26,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("samsa {{.Version}}\n")
 	root.Flags().BoolP("version", "v", false, "print the version, commit and Go version (as samsa version does)")
-	root.AddCommand(newVersion(), newServe(), newStorage())
+	root.AddCommand(newVersion(), newServe(), newStorage(), newDev())
 	root.AddCommand(cli.Commands()...)
 	cli.RejectUnknownSubcommands(root)
 	return root

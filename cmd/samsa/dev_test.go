@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
+)
+
+func TestDevClusterRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", "0"}, "--nodes 0: want 1 to 9"},
+		{[]string{"--nodes", "10"}, "--nodes 10: want 1 to 9"},
+		{[]string{"--override", "novalue"}, `--override "novalue": want name=value`},
+		{[]string{"--base-port", "65500"}, "base port 65500: the ports of 3 nodes run past 1-65535"},
+	} {
+		_, err := runSamsa(t, append([]string{"dev", "cluster", "--binary", "/nonexistent/samsa"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("samsa dev cluster %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, err := runSamsa(t, "dev", "clustr"); err == nil || !strings.Contains(err.Error(), "did you mean cluster?") {
+		t.Errorf("samsa dev clustr: %v", err)
+	}
+}
+
+// TestDevClusterNamesTheBusyPort: a taken port fails the command before a
+// node starts (the binary given does not exist), naming the port, and the
+// temporary directory is gone.
+func TestDevClusterNamesTheBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	out, err := runSamsa(t, "dev", "cluster", "--nodes", "2", "--base-port", fmt.Sprint(port-1), "--binary", "/nonexistent/samsa")
+	want := fmt.Sprintf("127.0.0.1:%d (node 2's Kafka listener): port in use", port)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		// Only port-1, taken by someone else too, may come first.
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d ", port-1)) {
+			t.Fatalf("busy port %d: %v, want %q", port, err, want)
+		}
+	}
+	dir := regexp.MustCompile(`Cluster directory: (\S+)`).FindStringSubmatch(out)
+	if dir == nil {
+		t.Fatalf("no directory printed: %q", out)
+	}
+	if _, err := os.Stat(dir[1]); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", dir[1], err)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	samsaBin  string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if samsaBin != "" {
+		os.RemoveAll(filepath.Dir(samsaBin))
+	}
+	os.Exit(code)
+}
+
+// builtSamsa is this tree's samsa binary, built once per test run: the
+// test binary itself cannot serve as a node.
+func builtSamsa(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "samsa-cmd-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		samsaBin = filepath.Join(dir, "samsa")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		buildErr = devcluster.Build(ctx, samsaBin)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return samsaBin
+}
+
+// lockedBuffer is an output the test reads while the command writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestDevClusterRunsAndStops runs the command's logic for three nodes on
+// free ports, waits for its bootstrap line, ends it as Ctrl-C does, and
+// checks every node exited 0 and the temporary directory is gone.
+func TestDevClusterRunsAndStops(t *testing.T) {
+	bin := builtSamsa(t)
+	base := freeBase(t, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runDevCluster(ctx, func() {}, devClusterOptions{nodes: 3, basePort: base, binary: bin}, out)
+	}()
+	want := fmt.Sprintf("Bootstrap: 127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d\n", base, base+1, base+2)
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		select {
+		case err := <-done:
+			t.Fatalf("the command ended: %v\n%s", err, out)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no bootstrap line:\n%s", out)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for id := 1; id <= 3; id++ {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^node %d: exited 0 after`, id)).MatchString(out.String()) {
+			t.Errorf("no clean exit of node %d:\n%s", id, out)
+		}
+	}
+	dir := regexp.MustCompile(`Cluster directory: (\S+)`).FindStringSubmatch(out.String())
+	if dir == nil {
+		t.Fatalf("no directory printed:\n%s", out)
+	}
+	if _, err := os.Stat(dir[1]); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", dir[1], err)
+	}
+}
+
+// freeBase finds a base port whose n Kafka and n controller ports are free
+// now, among a few tries.
+func freeBase(t *testing.T, n int) int {
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if base+devcluster.ControllerPortOffset+n > 65535 {
+			continue
+		}
+		free := true
+		for i := range n {
+			for _, p := range []int{base + i, base + devcluster.ControllerPortOffset + i} {
+				if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
+					free = false
+				} else {
+					l.Close()
+				}
+			}
+		}
+		if free {
+			return base
+		}
+	}
+	t.Fatal("no free run of ports found")
+	return 0
+}

@@ -1,0 +1,258 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+// Config says what cluster to run.
+type Config struct {
+	// Binary is the samsa binary every node runs.
+	Binary string
+	// Dir holds the cluster: devcluster.properties (the cluster ID and the
+	// ports) and a directory per node, node-<id>. A directory holding a
+	// cluster already starts that cluster again.
+	Dir string
+	// Nodes is how many combined nodes to run, with node IDs 1 to Nodes.
+	Nodes int
+	// BasePort, when not zero, puts the Kafka listeners on BasePort and up
+	// and the controller listeners ControllerPortOffset above them, each
+	// checked free first. Zero picks free loopback ports.
+	BasePort int
+	// Overrides are broker configs for every node, written over the
+	// cluster's own (ReplicationDefaults, FailureDetection, the listeners).
+	Overrides map[string]string
+	// StopTimeout bounds a node's SIGTERM shutdown in Close before it is
+	// killed; zero means 30 s.
+	StopTimeout time.Duration
+}
+
+// Cluster is N samsa serve processes forming one quorum.
+type Cluster struct {
+	cfg       Config
+	clusterID string
+	nodes     []*Node
+	tasks     *task.Group // one waiter per running process
+}
+
+// stateFile records what the cluster's directory was made for, so a second
+// run on it starts the same cluster.
+const stateFile = "devcluster.properties"
+
+// New lays out the cluster in cfg.Dir and formats every node's storage; it
+// starts no process. A directory made by an earlier New keeps its cluster
+// ID and ports.
+func New(cfg Config) (*Cluster, error) {
+	if cfg.Nodes < 1 {
+		return nil, fmt.Errorf("devcluster: %d nodes: want at least 1", cfg.Nodes)
+	}
+	if cfg.Binary == "" || cfg.Dir == "" {
+		return nil, errors.New("devcluster: a binary and a directory are needed")
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = 30 * time.Second
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("devcluster: %w", err)
+	}
+	c := &Cluster{cfg: cfg, tasks: task.NewGroup(context.Background())}
+	kafka, controller, err := c.layout()
+	if err != nil {
+		return nil, err
+	}
+	for i := range cfg.Nodes {
+		n := &Node{ID: int32(i + 1), KafkaPort: kafka[i], ControllerPort: controller[i],
+			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
+		c.nodes = append(c.nodes, n)
+	}
+	for _, n := range c.nodes {
+		if err := c.prepare(n, voters(controller)); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// layout finds the cluster ID and ports: the ones recorded in the
+// directory, else new ones, recorded there.
+func (c *Cluster) layout() (kafka, controller []int, err error) {
+	state := filepath.Join(c.cfg.Dir, stateFile)
+	if _, err := os.Stat(state); err == nil {
+		return c.reuse(state)
+	}
+	if c.cfg.BasePort != 0 {
+		kafka, controller, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
+	} else {
+		var ports []int
+		ports, err = freePorts(2 * c.cfg.Nodes)
+		if err == nil {
+			kafka, controller = ports[:c.cfg.Nodes], ports[c.cfg.Nodes:]
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.clusterID, err = c.run("storage", "random-uuid"); err != nil {
+		return nil, nil, err
+	}
+	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", map[string]string{
+		"cluster.id": c.clusterID, "nodes": strconv.Itoa(c.cfg.Nodes),
+		"kafka.ports": joinInts(kafka), "controller.ports": joinInts(controller),
+	})
+	if err := os.WriteFile(state, data, 0o644); err != nil {
+		return nil, nil, fmt.Errorf("devcluster: %w", err)
+	}
+	return kafka, controller, nil
+}
+
+// reuse reads a directory's recorded cluster. The quorum's stored
+// configuration names its voters' ports, so the same nodes must come back
+// on the same ports.
+func (c *Cluster) reuse(state string) (kafka, controller []int, err error) {
+	rec, err := readProperties(state)
+	if err != nil {
+		return nil, nil, fmt.Errorf("devcluster: %w", err)
+	}
+	c.clusterID = rec["cluster.id"]
+	kafka, err1 := splitInts(rec["kafka.ports"])
+	controller, err2 := splitInts(rec["controller.ports"])
+	if err := errors.Join(err1, err2); err != nil || c.clusterID == "" {
+		return nil, nil, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
+	}
+	if len(kafka) != c.cfg.Nodes {
+		return nil, nil, fmt.Errorf("devcluster: %s holds a cluster of %d nodes, not %d", c.cfg.Dir, len(kafka), c.cfg.Nodes)
+	}
+	if c.cfg.BasePort != 0 && kafka[0] != c.cfg.BasePort {
+		return nil, nil, fmt.Errorf("devcluster: %s holds a cluster on ports from %d, not %d", c.cfg.Dir, kafka[0], c.cfg.BasePort)
+	}
+	for i := range kafka {
+		if err := checkFree(kafka[i], fmt.Sprintf("node %d's Kafka listener", i+1)); err != nil {
+			return nil, nil, err
+		}
+		if err := checkFree(controller[i], fmt.Sprintf("node %d's controller listener", i+1)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return kafka, controller, nil
+}
+
+// prepare writes node n's server.properties and formats its storage
+// (samsa storage format, as an operator would); a formatted directory is
+// left as it is.
+func (c *Cluster) prepare(n *Node, voterList string) error {
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return fmt.Errorf("devcluster: %w", err)
+	}
+	cfg := nodeConfig(n, voterList, c.cfg.Nodes, c.cfg.Overrides)
+	header := fmt.Sprintf("Node %d of a %d-node cluster written by samsa dev cluster; rewritten on every start.", n.ID, c.cfg.Nodes)
+	if err := os.WriteFile(n.ConfigPath(), formatProperties(header, cfg), 0o644); err != nil {
+		return fmt.Errorf("devcluster: %w", err)
+	}
+	_, err := c.run("storage", "format", "--config", n.ConfigPath(), "--cluster-id", c.clusterID, "--ignore-formatted")
+	return err
+}
+
+// run runs the samsa binary to completion and returns its trimmed output.
+func (c *Cluster) run(args ...string) (string, error) {
+	out, err := exec.Command(c.cfg.Binary, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("devcluster: samsa %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Start starts every node that is not running and waits, until ctx ends,
+// for the cluster to be ready (WaitReady). On an error the nodes started
+// stay up for the caller to inspect (LogTail) and Close.
+func (c *Cluster) Start(ctx context.Context) error {
+	for _, n := range c.nodes {
+		if n.Running() {
+			continue
+		}
+		if err := n.Start(); err != nil {
+			return err
+		}
+	}
+	return c.WaitReady(ctx)
+}
+
+// ClusterID is the ID every node was formatted with.
+func (c *Cluster) ClusterID() string { return c.clusterID }
+
+// Dir is the cluster's directory.
+func (c *Cluster) Dir() string { return c.cfg.Dir }
+
+// Nodes lists the nodes in node ID order.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node is the node with the given ID, from 1; it panics on another, as an
+// index out of range does.
+func (c *Cluster) Node(id int32) *Node { return c.nodes[id-1] }
+
+// Bootstrap lists every node's Kafka address, comma-separated, as
+// bootstrap.servers takes them.
+func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs(), ",") }
+
+// Addrs lists every node's Kafka address.
+func (c *Cluster) Addrs() []string {
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.Addr()
+	}
+	return out
+}
+
+// LogTails is the end of every node's log, lines per node, for a failure
+// message.
+func (c *Cluster) LogTails(lines int) string {
+	var b strings.Builder
+	for _, n := range c.nodes {
+		fmt.Fprintf(&b, "=== node %d (%s):\n%s\n", n.ID, n.LogPath(), n.LogTail(lines))
+	}
+	return b.String()
+}
+
+// Close stops every running node in turn with SIGTERM, a controlled
+// shutdown each, killing one that outlasts Config.StopTimeout. Stopping
+// them one by one lets each hand its leaderships to nodes still running;
+// the last ones, left without a quorum, wait out their controlled shutdown
+// (broker.session.timeout.ms) and stop anyway.
+func (c *Cluster) Close() error {
+	var errs []error
+	for _, n := range c.nodes {
+		if n.Running() {
+			errs = append(errs, n.Stop(c.cfg.StopTimeout))
+		}
+	}
+	c.tasks.Stop()
+	return errors.Join(errs...)
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func splitInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}

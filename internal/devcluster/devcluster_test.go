@@ -1,0 +1,225 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// binary is the samsa binary TestMain builds for the tests that run
+// processes.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "devcluster-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "samsa")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	err = Build(ctx, binary)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestReplicationDefaults(t *testing.T) {
+	for _, c := range []struct {
+		nodes      int
+		rf, minISR string
+	}{
+		{1, "1", "1"},
+		{2, "2", "2"},
+		{3, "3", "2"},
+		{5, "3", "2"},
+	} {
+		got := ReplicationDefaults(c.nodes)
+		want := map[string]string{
+			"default.replication.factor": c.rf, "min.insync.replicas": c.minISR,
+			"offsets.topic.replication.factor": c.rf, "transaction.state.log.replication.factor": c.rf,
+			"transaction.state.log.min.isr": c.minISR,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%d nodes (-want +got):\n%s", c.nodes, diff)
+		}
+	}
+}
+
+// TestNodeConfig pins node 2's server.properties in a 3-node cluster,
+// with an override winning over a default.
+func TestNodeConfig(t *testing.T) {
+	n := &Node{ID: 2, KafkaPort: 19093, ControllerPort: 19193, Dir: "/d/node-2"}
+	got := string(formatProperties("node 2", nodeConfig(n, voters([]int{19192, 19193, 19194}), 3, map[string]string{"broker.session.timeout.ms": "6000"})))
+	want := `# node 2
+broker.heartbeat.interval.ms=200
+broker.session.timeout.ms=6000
+controller.listener.names=CONTROLLER
+controller.quorum.election.timeout.ms=500
+controller.quorum.voters=1@127.0.0.1:19192,2@127.0.0.1:19193,3@127.0.0.1:19194
+default.replication.factor=3
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:19093,CONTROLLER://127.0.0.1:19193
+log.dirs=/d/node-2/data
+min.insync.replicas=2
+node.id=2
+offsets.topic.replication.factor=3
+process.roles=broker,controller
+transaction.state.log.min.isr=2
+transaction.state.log.replication.factor=3
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestPortsFromNamesTheBusyPort: a taken port fails the layout before
+// anything starts, naming the port and whose it would have been.
+func TestPortsFromNamesTheBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().(*net.TCPAddr).Port
+	// The busy port is node 2's controller port when counting from
+	// busy-101; the ports below it may be taken by others too, so only a
+	// failure naming another port is tolerated.
+	base := busy - ControllerPortOffset - 1
+	_, _, err = portsFrom(base, 3)
+	if !errors.Is(err, ErrPortInUse) {
+		t.Fatalf("portsFrom(%d, 3) = %v, want ErrPortInUse", base, err)
+	}
+	if want := fmt.Sprintf("127.0.0.1:%d (node 2's controller listener)", busy); !strings.Contains(err.Error(), want) && strings.Contains(err.Error(), fmt.Sprint(busy)) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if _, _, err := portsFrom(65500, 3); err == nil || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("ports past 65535: %v", err)
+	}
+}
+
+func newCluster(t *testing.T, dir string, nodes int) *Cluster {
+	t.Helper()
+	c, err := New(Config{Binary: binary, Dir: dir, Nodes: nodes, StopTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func start(t *testing.T, c *Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, c.LogTails(20))
+	}
+}
+
+func waitReady(t *testing.T, c *Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatalf("%v\n%s", err, c.LogTails(20))
+	}
+}
+
+// TestClusterLifecycle runs three processes through what the dev command
+// and the tests do: start, a topic replicated by the defaults, a clean
+// stop and a restart of one node, a crash of another, then the whole
+// cluster started again from its kept directory.
+func TestClusterLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	c := newCluster(t, dir, 3)
+	defer c.Close()
+	start(t, c)
+	if got := len(strings.Split(c.Bootstrap(), ",")); got != 3 {
+		t.Fatalf("bootstrap %q", c.Bootstrap())
+	}
+	assertTopicRF(t, c.Bootstrap(), "rf-default", 3)
+
+	if err := c.Node(2).Stop(20 * time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, c.Node(2).LogTail(20))
+	}
+	waitReady(t, c) // nodes 1 and 3 list only each other
+	if err := c.Node(2).Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c)
+	if err := c.Node(3).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c) // node 3 fenced after its session
+	if err := c.Close(); err != nil {
+		t.Fatalf("close: %v\n%s", err, c.LogTails(20))
+	}
+
+	again := newCluster(t, dir, 3)
+	defer again.Close()
+	if again.ClusterID() != c.ClusterID() || again.Bootstrap() != c.Bootstrap() {
+		t.Fatalf("a kept directory started cluster %s on %s, want %s on %s", again.ClusterID(), again.Bootstrap(), c.ClusterID(), c.Bootstrap())
+	}
+	start(t, again)
+	assertTopicRF(t, again.Bootstrap(), "rf-default-2", 3)
+}
+
+// assertTopicRF creates a topic without a replication factor and checks
+// it got want replicas: the cluster's default.replication.factor.
+func assertTopicRF(t *testing.T, bootstrap, topic string, want int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if resp, err := adm.CreateTopic(ctx, 2, -1, nil, topic); err != nil || resp.Err != nil {
+		t.Fatalf("create %s: %v %v", topic, err, resp.Err)
+	}
+	td, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range td[topic].Partitions {
+		if len(p.Replicas) != want {
+			t.Errorf("%s-%d has replicas %v, want %d", topic, p.Partition, p.Replicas, want)
+		}
+	}
+}
+
+// TestStartReportsAPortInUse: a node that cannot bind its port ends the
+// start at once with ErrPortInUse, which a caller on free ports answers by
+// trying other ports.
+func TestStartReportsAPortInUse(t *testing.T) {
+	c := newCluster(t, t.TempDir(), 2)
+	defer c.Close()
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.Node(2).KafkaPort))
+	if err != nil {
+		t.Skipf("the port was taken by someone else: %v", err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = c.Start(ctx)
+	if !errors.Is(err, ErrPortInUse) || !strings.Contains(err.Error(), "node 2") {
+		t.Fatalf("start with node 2's port taken: %v\n%s", err, c.LogTails(10))
+	}
+}

@@ -1,0 +1,103 @@
+package devcluster
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ReplicationDefaults are the replication settings a cluster of n nodes
+// gets: as many replicas as Kafka's 3 where the nodes allow it, and a
+// minimum ISR that still survives one failure (min(2, RF)). They are set
+// explicitly because a broker's own defaults differ between a single node
+// (1) and a quorum member (Kafka's 3, 3, 2), and a cluster of one or two
+// nodes could create no internal topic with the latter.
+func ReplicationDefaults(n int) map[string]string {
+	rf := min(3, n)
+	minISR := strconv.Itoa(min(2, rf))
+	return map[string]string{
+		"default.replication.factor":               strconv.Itoa(rf),
+		"min.insync.replicas":                      minISR,
+		"offsets.topic.replication.factor":         strconv.Itoa(rf),
+		"transaction.state.log.replication.factor": strconv.Itoa(rf),
+		"transaction.state.log.min.isr":            minISR,
+	}
+}
+
+// FailureDetection are the timings every node gets unless overridden. A
+// development cluster's nodes are killed and restarted often, so a dead
+// broker is fenced after 3 s rather than Kafka's 9 s, and a controller
+// election starts after 500 ms rather than 1 s. The session stays long
+// enough for a loaded two-core machine's heartbeats.
+var FailureDetection = map[string]string{
+	"broker.heartbeat.interval.ms":          "200",
+	"broker.session.timeout.ms":             "3000",
+	"controller.quorum.election.timeout.ms": "500",
+}
+
+// voters is controller.quorum.voters for the given ports: node i+1 at
+// 127.0.0.1:ports[i].
+func voters(ports []int) string {
+	out := make([]string, len(ports))
+	for i, p := range ports {
+		out[i] = fmt.Sprintf("%d@127.0.0.1:%d", i+1, p)
+	}
+	return strings.Join(out, ",")
+}
+
+// nodeConfig is one node's server.properties as a map: the cluster's
+// shape, then the replication defaults and timings, then the caller's
+// overrides, which win.
+func nodeConfig(n *Node, voterList string, nodes int, overrides map[string]string) map[string]string {
+	cfg := map[string]string{
+		"node.id":                        strconv.Itoa(int(n.ID)),
+		"process.roles":                  "broker,controller",
+		"controller.quorum.voters":       voterList,
+		"controller.listener.names":      "CONTROLLER",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"listeners":                      fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.KafkaPort, n.ControllerPort),
+		"log.dirs":                       n.DataDir(),
+	}
+	maps.Copy(cfg, ReplicationDefaults(nodes))
+	maps.Copy(cfg, FailureDetection)
+	maps.Copy(cfg, overrides)
+	return cfg
+}
+
+// formatProperties renders a config as a properties file, keys sorted so
+// the file reads the same on every run. Values are written as they are:
+// nothing a node needs holds a character properties would escape.
+func formatProperties(header string, cfg map[string]string) []byte {
+	var b strings.Builder
+	for _, line := range strings.Split(header, "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, cfg[k])
+	}
+	return []byte(b.String())
+}
+
+// readProperties reads a file formatProperties wrote.
+func readProperties(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want name=value", path, i+1)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
