@@ -1,13 +1,9 @@
 package coordlog
 
 import (
-	"context"
-	"log/slog"
 	"maps"
 	"slices"
-	"time"
 
-	"github.com/samsa-io/samsa/internal/task"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -26,12 +22,13 @@ const (
 // guards it with the lock of the state it loads.
 type Partitions map[int32]PartitionState
 
-// MarkLoading marks partitions 0..n-1 loading, leaving those with a state.
-func (ps Partitions) MarkLoading(n int32) {
-	for p := range n {
-		if _, ok := ps[p]; !ok {
-			ps[p] = Loading
-		}
+// MarkLoading marks a partition loading ahead of its load, when this
+// broker has just become its leader, so its keys answer
+// COORDINATOR_LOAD_IN_PROGRESS rather than NOT_COORDINATOR. A partition
+// with a state keeps it.
+func (ps Partitions) MarkLoading(partition int32) {
+	if _, ok := ps[partition]; !ok {
+		ps[partition] = Loading
 	}
 }
 
@@ -61,24 +58,4 @@ func (ps Partitions) AnyLoading() bool {
 		}
 	}
 	return false
-}
-
-// LoadAll loads partitions 0..n-1 of topic one after another on tasks,
-// logging the failures, and closes done when it is over: the background
-// load a coordinator's Start begins.
-func LoadAll(tasks *task.Group, n int32, load func(context.Context, int32) error, log *slog.Logger, topic string, done chan<- struct{}) {
-	tasks.Go(func(ctx context.Context) {
-		defer close(done)
-		start := time.Now()
-		failed := 0
-		for p := range n {
-			if err := load(ctx, p); err != nil {
-				failed++
-				log.Error("loading "+topic+" partition failed", "partition", p, "err", err)
-			}
-		}
-		if ctx.Err() == nil {
-			log.Info("loaded "+topic, "partitions", n, "failed", failed, "took", time.Since(start).Round(time.Millisecond))
-		}
-	})
 }

@@ -169,14 +169,17 @@ func TestBlockingJoinContextEnds(t *testing.T) {
 	}
 }
 
-// Start loads every partition in the background; requests wait out the
-// load with COORDINATOR_LOAD_IN_PROGRESS. Stop answers waiting requests
-// NOT_COORDINATOR, which sends clients looking for the new coordinator.
+// A partition marked loading, as the broker marks one it has just become
+// the leader of, answers COORDINATOR_LOAD_IN_PROGRESS until its load ends.
+// Stop answers waiting requests NOT_COORDINATOR, which sends clients
+// looking for the new coordinator.
 func TestStartLoadStop(t *testing.T) {
 	log := &gatedLog{MemLog: NewMemLog(), gate: make(chan struct{})}
 	b := newBlockingSetup(t, DefaultConfig(), log)
 	b.c.Start()
-	b.c.LoadAll()
+	b.c.MarkLoading(0)
+	loaded := make(chan error, 1)
+	b.tasks.Go(func(ctx context.Context) { loaded <- b.c.Load(ctx, 0) })
 	if resp := b.c.JoinGroup(t.Context(), newJoinGroupRequest(""), "c1", "h"); resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("join while loading: %s", errName(resp.ErrorCode))
 	}
@@ -185,7 +188,9 @@ func TestStartLoadStop(t *testing.T) {
 		t.Fatalf("list while loading: %s", errName(list.ErrorCode))
 	}
 	close(log.gate)
-	receive(t, b.c.Loaded())
+	if err := receive(t, loaded); err != nil {
+		t.Fatal(err)
+	}
 
 	id := joinWithID(t, b.c, "c1")
 	done := make(chan *kmsg.JoinGroupResponse, 1)

@@ -78,8 +78,6 @@ type Coordinator struct {
 	clock clock.Clock
 	log   *slog.Logger
 	tasks *task.Group
-	// loaded is closed once Start's initial load is over.
-	loaded chan struct{}
 	// newMemberID makes member IDs; tests replace it to get stable ones.
 	newMemberID func(prefix string) string
 	// waitHook, when set (by tests), runs each time a JoinGroup or
@@ -106,7 +104,7 @@ type Coordinator struct {
 	}
 }
 
-// New returns a coordinator that serves no partition until Load or LoadAll.
+// New returns a coordinator that serves no partition until Load.
 func New(cfg Config, deps Deps) *Coordinator {
 	cfg.fill()
 	if deps.Clock == nil {
@@ -121,7 +119,6 @@ func New(cfg Config, deps Deps) *Coordinator {
 		clock:       deps.Clock,
 		log:         deps.Logger.With("component", "group"),
 		tasks:       task.NewGroup(context.Background()),
-		loaded:      make(chan struct{}),
 		newMemberID: randomMemberID,
 	}
 	c.mu.groups = make(map[string]*group)
@@ -140,16 +137,6 @@ func (c *Coordinator) Start() {
 	c.tasks.Every(c.cfg.OffsetsRetentionCheckInterval, func(context.Context) { c.expireOffsets() })
 }
 
-// LoadAll serves every partition of __consumer_offsets, as a coordinator
-// that leads them all: they answer COORDINATOR_LOAD_IN_PROGRESS until
-// loaded in the background (Loaded tells when).
-func (c *Coordinator) LoadAll() {
-	c.mu.Lock()
-	c.mu.partitions.MarkLoading(c.cfg.OffsetsTopicNumPartitions)
-	c.mu.Unlock()
-	coordlog.LoadAll(c.tasks, c.cfg.OffsetsTopicNumPartitions, c.Load, c.log, "__consumer_offsets", c.loaded)
-}
-
 // PartitionCode is the error a key of partition answers with now: 0 when
 // served, COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_COORDINATOR when
 // not served.
@@ -166,13 +153,8 @@ func (c *Coordinator) PartitionCode(partition int32) int16 {
 func (c *Coordinator) MarkLoading(partition int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.mu.partitions[partition]; !ok {
-		c.mu.partitions[partition] = coordlog.Loading
-	}
+	c.mu.partitions.MarkLoading(partition)
 }
-
-// Loaded is closed once the load LoadAll began is over.
-func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 
 // Stop ends the background work and unloads every partition: waiting
 // JoinGroup and SyncGroup requests are answered NOT_COORDINATOR.

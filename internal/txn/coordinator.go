@@ -71,8 +71,6 @@ type Coordinator struct {
 	clock clock.Clock
 	log   *slog.Logger
 	tasks *task.Group
-	// loaded is closed once Start's initial load is over.
-	loaded chan struct{}
 	// recovering counts the background completions Load started, so
 	// tests can wait for them.
 	recovering sync.WaitGroup
@@ -87,7 +85,7 @@ type Coordinator struct {
 	}
 }
 
-// New returns a coordinator that serves no partition until Load or LoadAll.
+// New returns a coordinator that serves no partition until Load.
 func New(cfg Config, deps Deps) *Coordinator {
 	cfg.fill()
 	if deps.Clock == nil {
@@ -103,12 +101,11 @@ func New(cfg Config, deps Deps) *Coordinator {
 		deps.CoordinatorEpoch = func(int32) int32 { return 0 }
 	}
 	c := &Coordinator{
-		cfg:    cfg,
-		deps:   deps,
-		clock:  deps.Clock,
-		log:    deps.Logger.With("component", "txn"),
-		tasks:  task.NewGroup(context.Background()),
-		loaded: make(chan struct{}),
+		cfg:   cfg,
+		deps:  deps,
+		clock: deps.Clock,
+		log:   deps.Logger.With("component", "txn"),
+		tasks: task.NewGroup(context.Background()),
 	}
 	c.mu.txns = make(map[string]*txn)
 	c.mu.partitions = coordlog.Partitions{}
@@ -121,16 +118,6 @@ func New(cfg Config, deps Deps) *Coordinator {
 func (c *Coordinator) Start() {
 	c.tasks.Every(c.cfg.AbortTimedOutInterval, func(context.Context) { c.AbortTimedOut() })
 	c.tasks.Every(c.cfg.RemoveExpiredInterval, func(context.Context) { c.RemoveExpired() })
-}
-
-// LoadAll serves every partition of __transaction_state, as a coordinator
-// that leads them all: they answer COORDINATOR_LOAD_IN_PROGRESS until
-// loaded in the background (Loaded tells when).
-func (c *Coordinator) LoadAll() {
-	c.mu.Lock()
-	c.mu.partitions.MarkLoading(c.cfg.NumPartitions)
-	c.mu.Unlock()
-	coordlog.LoadAll(c.tasks, c.cfg.NumPartitions, c.Load, c.log, "__transaction_state", c.loaded)
 }
 
 // PartitionCode is the error a key of partition answers with now: 0 when
@@ -149,13 +136,8 @@ func (c *Coordinator) PartitionCode(partition int32) int16 {
 func (c *Coordinator) MarkLoading(partition int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.mu.partitions[partition]; !ok {
-		c.mu.partitions[partition] = coordlog.Loading
-	}
+	c.mu.partitions.MarkLoading(partition)
 }
-
-// Loaded is closed once the load LoadAll began is over.
-func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 
 // Stop ends the background work and unloads every partition.
 func (c *Coordinator) Stop() {
