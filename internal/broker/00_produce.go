@@ -381,9 +381,7 @@ func (b *Broker) addToTransaction(req *kmsg.ProduceRequest, topic string, partit
 	rt.Topic, rt.Partitions = topic, []int32{partition}
 	tx.Topics = []kmsg.AddPartitionsToTxnRequestTransactionTopic{rt}
 	add.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{tx}
-	ctx, cancel := context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
-	defer cancel()
-	resp, err := b.addPartitionsToTxn(ctx, add)
+	resp, err := b.addPartitionsToTxn(add, time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
 	if err != nil {
 		return kerr.NotEnoughReplicas.Code, "adding the partition to the transaction: " + err.Error()
 	}
@@ -403,11 +401,13 @@ func (b *Broker) addToTransaction(req *kmsg.ProduceRequest, topic string, partit
 }
 
 // addPartitionsToTxn sends a transaction-v2 AddPartitionsToTxn to the
-// transaction's coordinator (txnCoordinator). An error means the
+// transaction's coordinator (txnCoordinator), waiting up to timeout (the
+// produce's) for a remote one; the local one answers without a timer. An
+// error means the
 // coordinator could not be asked; the produce answers NOT_ENOUGH_REPLICAS
 // then, as Kafka's leader does when its verification cannot reach the
 // coordinator, which the producer retries.
-func (b *Broker) addPartitionsToTxn(ctx context.Context, add *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+func (b *Broker) addPartitionsToTxn(add *kmsg.AddPartitionsToTxnRequest, timeout time.Duration) (*kmsg.AddPartitionsToTxnResponse, error) {
 	addr, err := b.txnCoordinator(add.Transactions[0].TransactionalID)
 	if err != nil {
 		return nil, err
@@ -415,6 +415,8 @@ func (b *Broker) addPartitionsToTxn(ctx context.Context, add *kmsg.AddPartitions
 	if addr == "" {
 		return b.txns.AddPartitionsToTxn(add), nil
 	}
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), timeout)
+	defer cancel()
 	raw, err := b.peers.request(ctx, addr, add)
 	if err != nil {
 		return nil, err

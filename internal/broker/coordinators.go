@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,7 @@ import (
 	"github.com/samsa-io/samsa/internal/group"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/txn"
 )
@@ -241,4 +244,40 @@ func (b *Broker) awaitLoaded(topic string, partition int32) {
 			return
 		}
 	}
+}
+
+// appendCommitted appends a batch the broker writes itself (a
+// coordinator's record, a transaction marker) as an acks=all produce
+// would: NOT_ENOUGH_REPLICAS, without appending, while the ISR is below
+// the topic's min.insync.replicas, then a wait until the ISR has the batch
+// (WaitCommitted decides at once, with no waiter, when it already has).
+// appended, if set, runs once the batch is in the log, whatever the wait
+// then says. An error wraps the kerr error a request answers with; ctx's
+// end stays a context error (REQUEST_TIMED_OUT for the coordinators).
+func appendCommitted(ctx context.Context, ts *topicState, p *replication.Partition, batch []byte, appended func()) error {
+	minISR := int(ts.config.Int("min.insync.replicas"))
+	if n := p.ISRSize(); n < minISR {
+		return fmt.Errorf("%w: %s has %d in-sync replicas, min.insync.replicas is %d", kerr.NotEnoughReplicas, p.TP, n, minISR)
+	}
+	res, err := p.Append(batch)
+	if err != nil {
+		return asKafkaError(err)
+	}
+	if appended != nil {
+		appended()
+	}
+	if err := p.WaitCommitted(ctx, res.LastOffset, minISR); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return err
+		}
+		return asKafkaError(err)
+	}
+	return nil
+}
+
+// asKafkaError wraps an append's or a wait's error in the kerr error it
+// answers as (appendErrorCode).
+func asKafkaError(err error) error {
+	code, _ := appendErrorCode(err)
+	return fmt.Errorf("%w: %v", kerr.ErrorForCode(code), err)
 }

@@ -127,40 +127,16 @@ func (o internalLog) partition(p int32) (*topicState, error) {
 	return ts, nil
 }
 
-// Append appends as leader and waits, as an acks=all produce does, until
-// the batch is on every ISR member: NOT_ENOUGH_REPLICAS before appending
-// when the ISR is below the topic's min.insync.replicas, and then the
-// errors of awaitCommitted (the coordinators map them as Kafka does: a
-// lost leadership is NOT_COORDINATOR for the client).
+// Append appends as leader and waits until the batch is on every ISR
+// member (appendCommitted); the coordinators map its errors as Kafka does
+// (a lost leadership is NOT_COORDINATOR for the client).
 func (o internalLog) Append(ctx context.Context, partition int32, batch []byte) error {
 	ts, err := o.partition(partition)
 	if err != nil {
 		return err
 	}
 	p, _ := ts.partition(partition)
-	minISR := int(ts.config.Int("min.insync.replicas"))
-	if n := p.ISRSize(); n < minISR {
-		return fmt.Errorf("%w: %s-%d has %d in-sync replicas, min.insync.replicas is %d", kerr.NotEnoughReplicas, o.topic, partition, n, minISR)
-	}
-	res, err := p.Append(batch)
-	if err != nil {
-		code, _ := appendErrorCode(err)
-		return fmt.Errorf("%w: %v", kerr.ErrorForCode(code), err)
-	}
-	if done, err := p.Committed(res.LastOffset, minISR); done {
-		return commitError(err)
-	}
-	return commitError(p.WaitCommitted(ctx, res.LastOffset, minISR))
-}
-
-// commitError is a failed WaitCommitted as the kerr error a coordinator
-// maps: a deadline stays a deadline (REQUEST_TIMED_OUT).
-func commitError(err error) error {
-	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	code, _ := appendErrorCode(err)
-	return fmt.Errorf("%w: %v", kerr.ErrorForCode(code), err)
+	return appendCommitted(ctx, ts, p, batch, nil)
 }
 
 // ReadAll replays the partition as its leader, up to the log end it has

@@ -123,11 +123,10 @@ func (b *Broker) sendMarkers(ctx context.Context, leader model.NodeID, producerI
 }
 
 // writeMarker appends one marker as the partition's leader and waits, as
-// Kafka's acks=-1 marker append does, until it is on every ISR member:
-// NOT_ENOUGH_REPLICAS, without appending, while the ISR is below the
-// topic's min.insync.replicas. A marker on __consumer_offsets also makes
-// the group coordinator apply or drop the transaction's offsets; it is in
-// the log once appended, so that happens even if the wait then fails.
+// Kafka's acks=-1 marker append does, until it is on every ISR member
+// (appendCommitted). A marker on __consumer_offsets also makes the group
+// coordinator apply or drop the transaction's offsets; it is in the log
+// once appended, so that happens even if the wait then fails.
 func (b *Broker) writeMarker(ctx context.Context, producerID int64, producerEpoch int16, commit bool, coordinatorEpoch int32, tp model.TopicPartition) error {
 	ts, ok := b.topics.byTopicName(tp.Topic)
 	if !ok {
@@ -136,10 +135,6 @@ func (b *Broker) writeMarker(ctx context.Context, producerID int64, producerEpoc
 	p, code := ts.partition(tp.Partition)
 	if code != 0 {
 		return kerr.ErrorForCode(code)
-	}
-	minISR := int(ts.config.Int("min.insync.replicas"))
-	if n := p.ISRSize(); n < minISR {
-		return fmt.Errorf("broker: marker on %s: %w: %d in-sync replicas, min.insync.replicas is %d", tp, kerr.NotEnoughReplicas, n, minISR)
 	}
 	marker := record.EndTxnMarker(commit, coordinatorEpoch)
 	marker.Timestamp = b.cfg.Clock.Now().UnixMilli()
@@ -151,15 +146,9 @@ func (b *Broker) writeMarker(ctx context.Context, producerID int64, producerEpoc
 	if err != nil {
 		return err
 	}
-	res, err := p.Append(data)
-	if err != nil {
-		return fmt.Errorf("broker: marker on %s: %w", tp, err)
-	}
+	var appended func()
 	if tp.Topic == group.OffsetsTopic {
-		b.groups.CompleteTransaction(tp.Partition, producerID, producerEpoch, commit)
+		appended = func() { b.groups.CompleteTransaction(tp.Partition, producerID, producerEpoch, commit) }
 	}
-	if done, err := p.Committed(res.LastOffset, minISR); done {
-		return commitError(err)
-	}
-	return commitError(p.WaitCommitted(ctx, res.LastOffset, minISR))
+	return appendCommitted(ctx, ts, p, data, appended)
 }
