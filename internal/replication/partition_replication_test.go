@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/storage"
 )
 
@@ -594,4 +595,52 @@ func TestAppendWakesFollowersFetches(t *testing.T) {
 	}
 	c.catchUp(2)
 	wantWoken(t, consumer, "the high watermark's move")
+}
+
+// ReadAsLeader, what a coordinator replays on becoming leader, reads to
+// the new leader's log end: the records its old leader acknowledged may
+// lie above the high watermark it has learned. A follower refuses it.
+func TestReadAsLeaderReadsPastTheHighWatermark(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2, 3}, false)
+	c.elect(1, []int32{1, 2, 3})
+	mustProduce(t, c, 1, 4)
+	mustFetch(t, c, 2, 1<<20) // replica 2 has 0-3 and high watermark 0
+	mustFetch(t, c, 3, 1)     // replica 3 has offset 0 only
+	if _, _, err := c.parts[2].ReadAsLeader(0, 1<<20, true); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("a follower's ReadAsLeader: %v, want ErrNotLeader", err)
+	}
+	// Replica 1 dies; 2 leads with 3 still behind in the ISR, so its high
+	// watermark stays below its log end until 3 fetches.
+	c.elect(2, []int32{2, 3}, 2, 3)
+	p := c.parts[2]
+	if hw := p.HighWatermark(); hw >= 4 {
+		t.Fatalf("the new leader's high watermark is %d already: the case is not tested", hw)
+	}
+	rr, limit, err := p.ReadAsLeader(0, 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := rr.ReadAll()
+	rr.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countRecords(t, data); n != 4 || limit != 4 || p.LogEndOffset() != 4 {
+		t.Fatalf("ReadAsLeader: %d records up to %d (log end %d), want 4", n, limit, p.LogEndOffset())
+	}
+}
+
+// countRecords counts the records of concatenated batches.
+func countRecords(t *testing.T, data []byte) int64 {
+	t.Helper()
+	var n int64
+	for len(data) > 0 {
+		h, err := record.ParseHeader(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += h.NextOffset() - h.BaseOffset
+		data = data[h.Size():]
+	}
+	return n
 }
