@@ -40,7 +40,10 @@ package broker
 //
 // Transactional batches (KIP-98): from v12 (transactions v2, KIP-890) the
 // partition is added to the producer's transaction implicitly, through the
-// transaction coordinator, before the append (addToTransaction); below
+// transaction coordinator, before the append (addToTransaction: in process
+// when this broker coordinates the transactional ID, else AddPartitionsToTxn
+// to the coordinator's broker, NOT_ENOUGH_REPLICAS if it cannot be
+// reached, which the producer retries); below
 // v12 the client adds it with AddPartitionsToTxn first, and the append is
 // not verified against the coordinator (KIP-890 part 1 is left out).
 //
