@@ -15,7 +15,8 @@ package broker
 // (NOT_ENOUGH_REPLICAS), then waits until the high watermark passes the
 // batch (awaitCommitted): REQUEST_TIMED_OUT at TimeoutMillis,
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum,
-// NOT_LEADER_OR_FOLLOWER if the leadership moved. A leader alone in its ISR
+// NOT_LEADER_OR_FOLLOWER if the leadership moved or the broker is shutting
+// down. A leader alone in its ISR
 // (the single node) has committed on append (in durable mode, with the
 // group commit), so it answers at once. A produce to a follower is
 // NOT_LEADER_OR_FOLLOWER. acks=0 gets no response;
@@ -47,8 +48,12 @@ package broker
 // v12 the client adds it with AddPartitionsToTxn first, and the append is
 // not verified against the coordinator (KIP-890 part 1 is left out).
 //
-// Not yet: quotas (throttle is 0); KIP-951's new-leader hint in
-// NOT_LEADER_OR_FOLLOWER answers.
+// v10+ (KIP-951): a partition answered NOT_LEADER_OR_FOLLOWER carries its
+// current leader and epoch, and the response the leaders' endpoints on the
+// client's listener (leader_hint.go), so the client moves without a
+// Metadata request.
+//
+// Not yet: quotas (throttle is 0).
 
 import (
 	"context"
@@ -96,6 +101,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		resp.Topics = append(resp.Topics, st)
 	}
 	b.awaitCommitted(req, resp, waits)
+	b.hintProduce(c, req, resp)
 	if req.Acks == 0 {
 		if failed {
 			return nil, errAcksZeroFailed
@@ -146,6 +152,10 @@ func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResp
 			code = kerr.NotLeaderForPartition.Code
 		case errors.Is(err, replication.ErrNotEnoughReplicasAfterAppend):
 			code = kerr.NotEnoughReplicasAfterAppend.Code
+		case errors.Is(err, context.Canceled):
+			// The broker is stopping: its leaderships are moving or
+			// gone, which the client retries elsewhere.
+			code, err = kerr.NotLeaderForPartition.Code, fmt.Errorf("the broker is shutting down: %w", err)
 		default:
 			code = kerr.UnknownServerError.Code
 		}

@@ -76,7 +76,7 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 	}
 	fps := b.lookupFetchParts(req.Version, parts)
 	results := b.fetchWithWait(req, fps)
-	return b.buildFetchResponse(h.correlationID, resp, fs, fps, results, incremental), nil
+	return b.buildFetchResponse(c, h.correlationID, resp, fs, fps, results, incremental), nil
 }
 
 func (b *Broker) lookupFetchParts(version int16, parts []sessionPart) []fetchPart {
@@ -232,7 +232,7 @@ func fetchErrorCode(err error) int16 {
 // order. An incremental response lists only partitions with records, an
 // error, or bounds that changed since the session last reported them; what
 // it reports is written back to the session (fs, nil when sessionless).
-func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fs *fetchSession, fps []fetchPart, results []fetchResult, incremental bool) *frame {
+func (b *Broker) buildFetchResponse(c *conn, corr int32, resp *kmsg.FetchResponse, fs *fetchSession, fps []fetchPart, results []fetchResult, incremental bool) *frame {
 	var holes fetchHoles
 	index := map[sessionKey]int{}
 	for i, fp := range fps {
@@ -267,5 +267,6 @@ func (b *Broker) buildFetchResponse(corr int32, resp *kmsg.FetchResponse, fs *fe
 		resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, p)
 		holes[ti] = append(holes[ti], r.rr)
 	}
+	b.hintFetch(c, resp)
 	return encodeFetchResponse(corr, resp, holes)
 }

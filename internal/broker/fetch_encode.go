@@ -19,9 +19,11 @@ type fetchHoles [][]storage.ReadResult
 // except that RecordBatches comes from holes (the kmsg field is ignored);
 // TestEncodeFetchMatchesKmsg holds the two together for every version.
 //
-// Partition-level tagged fields (diverging epoch, current leader, snapshot
-// ID) and the response's node endpoints are not encoded: a single node
-// never sets them.
+// Of the tagged fields, the partitions' current leader (v12+) and the
+// response's node endpoints (v16+) are encoded: KIP-951's hint to a client
+// that fetched from a broker without the partition (leader_hint.go). The
+// diverging epoch and snapshot ID are for follower fetches, which
+// fetch_replica.go answers through kmsg.
 func encodeFetchResponse(correlationID int32, resp *kmsg.FetchResponse, holes fetchHoles) *frame {
 	v := resp.Version
 	flex := v >= 12
@@ -56,7 +58,7 @@ func encodeFetchResponse(correlationID int32, resp *kmsg.FetchResponse, holes fe
 				f.holes = append(f.holes, hole{at: len(buf), rr: rr})
 			}
 			if flex {
-				buf = append(buf, 0) // partition tags
+				buf = appendFetchPartitionTags(buf, &t.Partitions[j])
 			}
 		}
 		if flex {
@@ -64,7 +66,7 @@ func encodeFetchResponse(correlationID int32, resp *kmsg.FetchResponse, holes fe
 		}
 	}
 	if flex {
-		buf = append(buf, 0) // response tags
+		buf = appendFetchResponseTags(buf, resp)
 	}
 	size := len(buf) - 4
 	for _, h := range f.holes {
@@ -126,4 +128,37 @@ func appendString(buf []byte, s string, flex bool) []byte {
 		return kbin.AppendCompactString(buf, s)
 	}
 	return kbin.AppendString(buf, s)
+}
+
+// appendFetchPartitionTags writes a partition's tagged fields: tag 1, the
+// current leader, when set.
+func appendFetchPartitionTags(buf []byte, p *kmsg.FetchResponseTopicPartition) []byte {
+	cl := p.CurrentLeader
+	if cl.LeaderID == -1 && cl.LeaderEpoch == -1 {
+		return append(buf, 0)
+	}
+	buf = append(buf, 1, 1, 9) // one tag; tag 1; 9 bytes
+	buf = kbin.AppendInt32(buf, cl.LeaderID)
+	buf = kbin.AppendInt32(buf, cl.LeaderEpoch)
+	return append(buf, 0) // the struct's own tags
+}
+
+// appendFetchResponseTags writes the response's tagged fields: tag 0, the
+// node endpoints (v16+), when there are any.
+func appendFetchResponseTags(buf []byte, resp *kmsg.FetchResponse) []byte {
+	if resp.Version < 16 || len(resp.Brokers) == 0 {
+		return append(buf, 0)
+	}
+	var eps []byte
+	eps = kbin.AppendCompactArrayLen(eps, len(resp.Brokers))
+	for _, br := range resp.Brokers {
+		eps = kbin.AppendInt32(eps, br.NodeID)
+		eps = kbin.AppendCompactString(eps, br.Host)
+		eps = kbin.AppendInt32(eps, br.Port)
+		eps = kbin.AppendCompactNullableString(eps, br.Rack)
+		eps = append(eps, 0)
+	}
+	buf = append(buf, 1, 0) // one tag; tag 0
+	buf = kbin.AppendUvarint(buf, uint32(len(eps)))
+	return append(buf, eps...)
 }

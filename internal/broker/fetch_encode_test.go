@@ -39,6 +39,10 @@ func TestEncodeFetchMatchesKmsg(t *testing.T) {
 				if pi == 1 {
 					p.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{{ProducerID: 9, FirstOffset: 4}}
 				}
+				if pi == 1 && v >= 12 {
+					// KIP-951's hint, a tagged field from v12.
+					p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 3, 7
+				}
 				rr := storage.ReadResult{File: f, Position: int64(pi), Size: int64(pi * 5)}
 				th = append(th, rr)
 				p.RecordBatches = payload[pi : pi+pi*5]
@@ -46,6 +50,12 @@ func TestEncodeFetchMatchesKmsg(t *testing.T) {
 			}
 			resp.Topics = append(resp.Topics, topic)
 			holes = append(holes, th)
+		}
+		if v >= 16 {
+			resp.Brokers = []kmsg.FetchResponseBroker{
+				{NodeID: 3, Host: "127.0.0.1", Port: 9094, Rack: kmsg.StringPtr("r1")},
+				{NodeID: 4, Host: "localhost", Port: 9095},
+			}
 		}
 		fr := encodeFetchResponse(123, resp, holes)
 		var out bytes.Buffer

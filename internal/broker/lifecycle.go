@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -209,12 +210,34 @@ func (b *Broker) controlledShutdown(timeout time.Duration) {
 	case b.life.wake <- struct{}{}:
 	default:
 	}
+	deadline := time.Now().Add(timeout)
 	select {
 	case <-b.life.shutDown:
 		b.log.Info("controlled shutdown: the controller moved this broker's leaderships away")
 	case <-time.After(timeout):
 		b.log.Warn("controlled shutdown timed out; stopping anyway", "timeout", timeout)
+		return
 	}
+	// The controller answers once it has committed the moves; act on them
+	// here before stopping, so a produce waiting for acks=all ends
+	// NOT_LEADER_OR_FOLLOWER with the new leader named (KIP-951) rather
+	// than cut off by the shutdown.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	b.awaitImage(ctx, func() bool { return leadsNone(b.ctrl.Image(), b.cfg.NodeID) })
+	b.applyImage(b.ctrl.Image())
+}
+
+// leadsNone says whether the image has node lead no partition.
+func leadsNone(img *metadata.Image, node int32) bool {
+	for _, t := range img.Topics() {
+		for _, p := range t.Partitions {
+			if int32(p.Leader) == node {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // newLifecycle is made in New, before anything reads it.

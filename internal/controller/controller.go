@@ -297,6 +297,7 @@ func (c *Controller) ControllerID() model.NodeID {
 // flight finish first; later writes fail with NOT_CONTROLLER.
 func (c *Controller) Close() error {
 	c.closeOnce.Do(func() {
+		c.resign()
 		c.tasks.Stop()
 		// Under the write lock no write is between validation and commit
 		// while Raft goes away; later writes find the controller closed.
@@ -318,6 +319,39 @@ func (c *Controller) Close() error {
 		}
 	})
 	return c.closeErr
+}
+
+// resign hands the quorum's leadership to another voter before this one
+// stops, as Kafka's active controller resigns (EndQuorumEpoch) on
+// shutdown. Without it the others wait out an election timeout, and what
+// this leader committed last (a controlled shutdown's leadership moves)
+// reaches them only once a new leader commits: a follower learns the
+// commit index from the leader's next message, and there is none. Raft's
+// transfer waits until the target has the whole log, then tells it to
+// stand for election at once.
+func (c *Controller) resign() {
+	if c.raft == nil || c.raft.State() != raft.Leader {
+		return
+	}
+	cf := c.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return
+	}
+	voters := 0
+	for _, s := range cf.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	if voters < 2 {
+		return
+	}
+	start := time.Now()
+	if err := c.raft.LeadershipTransfer().Error(); err != nil {
+		c.log.Warn("could not hand the controller leadership over before stopping", "err", err)
+		return
+	}
+	c.log.Info("handed the controller leadership over before stopping", "took", time.Since(start))
 }
 
 // watchLeadership runs the setup of each election won and reports the first

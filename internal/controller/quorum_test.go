@@ -3,12 +3,14 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-io/samsa/internal/model"
@@ -117,6 +119,17 @@ func (q *testQuorum) stop(n *quorumNode) {
 	c.Close()
 }
 
+// kill stops a node as a crash would: Raft goes away first, so the node
+// cannot hand its leadership over (Close's resign).
+func (q *testQuorum) kill(n *quorumNode) {
+	n.mu.Lock()
+	c := n.ctrl
+	n.ctrl = nil
+	n.mu.Unlock()
+	c.raft.Shutdown().Error()
+	c.Close()
+}
+
 // leader waits for a node to be active and returns it.
 func (q *testQuorum) leader() *quorumNode {
 	deadline := time.Now().Add(15 * time.Second)
@@ -158,7 +171,7 @@ func TestQuorumSurvivesTheLossOfItsLeader(t *testing.T) {
 	q := newTestQuorum(t, 3)
 	old := q.leader()
 	registerBrokers(t, old.controller(), 1, 2, 3)
-	q.stop(old)
+	q.kill(old)
 	start := time.Now()
 	lead := q.leader()
 	mustCreate(t, lead.controller(), "after-failover", 1)
@@ -187,6 +200,33 @@ func TestQuorumSurvivesTheLossOfItsLeader(t *testing.T) {
 	for _, name := range []string{"after-failover", "quorum-back"} {
 		waitFor(t, other.controller(), func() bool { _, ok := other.controller().Image().Topic(name); return ok })
 	}
+}
+
+// TestQuorumLeaderResignsOnClose: an active controller that closes hands
+// the leadership over first, so another voter is already standing for
+// election (or has won) when Close returns, instead of waiting out its
+// election timeout (500 ms here) without a leader.
+func TestQuorumLeaderResignsOnClose(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	old := q.leader()
+	registerBrokers(t, old.controller(), 1, 2, 3)
+	q.stop(old)
+	var states []string
+	for _, n := range q.nodes {
+		if n == old {
+			continue
+		}
+		st := n.controller().raft.State()
+		if st == raft.Leader || st == raft.Candidate {
+			start := time.Now()
+			lead := q.leader()
+			mustCreate(t, lead.controller(), "after-resign", 1)
+			t.Logf("node %d was %v as the old controller's Close returned; a write committed %v later", n.id, st, time.Since(start))
+			return
+		}
+		states = append(states, fmt.Sprintf("node %d: %v", n.id, st))
+	}
+	t.Fatalf("no voter stood for election as the active controller closed: %v", states)
 }
 
 // waitFor polls cond on c's image changes for up to ten seconds.

@@ -192,13 +192,36 @@ func waitFullISR(ctx context.Context, c *devcluster.Cluster, topic string, rf in
 	}
 }
 
-// leaderOf is the leader of topic-partition as the running nodes see it,
-// -1 while none agrees on one.
-func leaderOf(ctx context.Context, c *devcluster.Cluster, topic string, partition int32) int32 {
-	for _, addr := range runningAddrs(c) {
-		ps, err := partitions(ctx, addr, topic)
+// leaderOf is the leader of topic-partition as the first running node
+// that answers sees it, -1 when none does. Nodes in skip are not asked: a
+// node shutting down may still answer, slowly.
+func leaderOf(ctx context.Context, c *devcluster.Cluster, topic string, partition int32, skip ...int32) int32 {
+	for _, n := range c.Nodes() {
+		if !n.Running() || slices.Contains(skip, n.ID) {
+			continue
+		}
+		ps, err := partitions(ctx, n.Addr(), topic)
 		if err == nil && int(partition) < len(ps) {
 			return ps[partition].Leader
+		}
+	}
+	return -1
+}
+
+// activeController is the node the metadata names as the controller, -1
+// when no running node answers.
+func activeController(ctx context.Context, c *devcluster.Cluster) int32 {
+	for _, addr := range runningAddrs(c) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(time.Second))
+		if err != nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := cl.SeedBrokers()[0].Request(rctx, kmsg.NewPtrMetadataRequest())
+		cancel()
+		cl.Close()
+		if err == nil {
+			return resp.(*kmsg.MetadataResponse).ControllerID
 		}
 	}
 	return -1

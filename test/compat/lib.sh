@@ -30,6 +30,45 @@ stop_samsa() {
   fi
 }
 
+# start_cluster DIR NODES: starts $SAMSA_BIN dev cluster with NODES nodes
+# on free loopback ports, its directory DIR; sets CLUSTER_PID and
+# SAMSA_BOOTSTRAP (every node's address) once the cluster is up.
+start_cluster() {
+  local dir=$1 nodes=$2 addr="" try
+  for try in 1 2 3; do
+    rm -rf "$dir"; mkdir -p "$dir"
+    "$SAMSA_BIN" dev cluster --nodes "$nodes" --base-port 0 --dir "$dir/nodes" >"$dir/cluster.log" 2>&1 &
+    CLUSTER_PID=$!
+    for _ in $(seq 1200); do
+      addr=$(sed -n 's/^Bootstrap: //p' "$dir/cluster.log" | head -n1) || true
+      [ -n "$addr" ] && break
+      kill -0 "$CLUSTER_PID" 2>/dev/null || break
+      sleep 0.05
+    done
+    if [ -n "$addr" ]; then
+      SAMSA_BOOTSTRAP=$addr
+      export SAMSA_BOOTSTRAP CLUSTER_PID
+      return 0
+    fi
+    stop_cluster
+    # Free ports are picked before the nodes bind them: another program
+    # may take one meanwhile, so a busy port is tried again.
+    grep -q "in use" "$dir/cluster.log" || break
+  done
+  echo "the cluster did not start:" >&2
+  cat "$dir/cluster.log" >&2
+  return 1
+}
+
+# stop_cluster: SIGTERM (every node stops under control) and wait.
+stop_cluster() {
+  if [ -n "${CLUSTER_PID:-}" ]; then
+    kill "$CLUSTER_PID" 2>/dev/null || true
+    wait "$CLUSTER_PID" 2>/dev/null || true
+    CLUSTER_PID=
+  fi
+}
+
 # result CLIENT VERSION FEATURE RESULT [DETAIL]: appends one result line.
 result() {
   python3 -c 'import json,sys; print(json.dumps({"client":sys.argv[1],"version":sys.argv[2],"feature":sys.argv[3],"result":sys.argv[4],"detail":sys.argv[5] if len(sys.argv)>5 else ""}))' "$@" >>"$COMPAT_RESULTS"

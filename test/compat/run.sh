@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every compatibility suite (or those named as arguments) against a
-# fresh Samsa broker each, then writes docs/COMPATIBILITY.md from the
-# results. See test/compat/README.md.
+# fresh Samsa broker each, then again against a fresh cluster of
+# COMPAT_CLUSTER broker processes each (3; 0 skips it), then writes
+# docs/COMPATIBILITY.md from the results. See test/compat/README.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -12,7 +13,7 @@ export SAMSA_BIN=$root/bin/samsa
 export COMPAT_CACHE=${COMPAT_CACHE:-$HOME/.cache/samsa-compat}
 mkdir -p "$COMPAT_CACHE"
 work=$(mktemp -d)
-trap 'stop_samsa; rm -rf "$work"' EXIT
+trap 'stop_samsa; stop_cluster; rm -rf "$work"' EXIT
 export COMPAT_RESULTS=$work/results.jsonl
 : >"$COMPAT_RESULTS"
 
@@ -36,8 +37,31 @@ for s in "${suites[@]}"; do
   echo "== compat: $s took $(( $(date +%s) - start ))s"
 done
 
-cp "$COMPAT_RESULTS" test/compat/last-results.jsonl
-go run ./test/compat/report -in "$COMPAT_RESULTS" -out docs/COMPATIBILITY.md || failed+=("report")
+single=$COMPAT_RESULTS
+nodes=${COMPAT_CLUSTER:-3}
+cluster_args=()
+if [ "$nodes" -gt 0 ]; then
+  export COMPAT_RESULTS=$work/results-cluster.jsonl
+  : >"$COMPAT_RESULTS"
+  for s in "${suites[@]}"; do
+    echo "== compat: $s against $nodes brokers"
+    start=$(date +%s)
+    start_cluster "$work/$s-cluster" "$nodes" || { failed+=("$s@cluster"); continue; }
+    if ! "test/compat/$s/run.sh"; then
+      failed+=("$s@cluster")
+      for log in "$work/$s-cluster"/nodes/node-*/node.log; do
+        echo "-- $log tail ($s):"; tail -n 20 "$log"
+      done
+    fi
+    stop_cluster
+    echo "== compat: $s against $nodes brokers took $(( $(date +%s) - start ))s"
+  done
+  cp "$COMPAT_RESULTS" test/compat/last-results-cluster.jsonl
+  cluster_args=(-cluster-in "$COMPAT_RESULTS" -cluster-nodes "$nodes")
+fi
+
+cp "$single" test/compat/last-results.jsonl
+go run ./test/compat/report -in "$single" "${cluster_args[@]}" -out docs/COMPATIBILITY.md || failed+=("report")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "compat: failed: ${failed[*]}"
   exit 1

@@ -23,7 +23,7 @@ func TestRender(t *testing.T) {
 	if len(results) != 6 {
 		t.Fatalf("%d results, want 6", len(results))
 	}
-	doc := render(results, meta{Date: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Samsa: "v0.1-3-gabc-dirty"})
+	doc := render(results, nil, meta{Date: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Samsa: "v0.1-3-gabc-dirty"})
 	lines := strings.Split(doc, "\n")
 	find := func(prefix string) string {
 		t.Helper()
@@ -78,7 +78,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestRenderNoResults(t *testing.T) {
-	doc := render(nil, meta{Date: time.Unix(0, 0)})
+	doc := render(nil, nil, meta{Date: time.Unix(0, 0)})
 	if !strings.Contains(doc, "No results.") || strings.Contains(doc, "against Samsa") {
 		t.Errorf("doc:\n%s", doc)
 	}
@@ -87,5 +87,29 @@ func TestRenderNoResults(t *testing.T) {
 func TestParseBadLine(t *testing.T) {
 	if _, err := parse(strings.NewReader("{\"client\":\"x\"}\nnot json\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("err %v, want one naming line 2", err)
+	}
+}
+
+// TestRenderCluster: the cluster's results get a table of their own after
+// the single node's, each with its own details.
+func TestRenderCluster(t *testing.T) {
+	single := []result{{Client: "sarama", Version: "v1", Feature: "acks-all", Result: "pass"}}
+	cluster := []result{{Client: "sarama", Version: "v1", Feature: "acks-all", Result: "fail", Detail: "NOT_ENOUGH_REPLICAS"}}
+	doc := render(single, cluster, meta{Date: time.Unix(0, 0), ClusterNodes: 3})
+	one, three := strings.Index(doc, "## Against one node"), strings.Index(doc, "## Against a cluster of 3 brokers")
+	if one < 0 || three < one {
+		t.Fatalf("sections missing or out of order:\n%s", doc)
+	}
+	if got := strings.Count(doc, "| `acks-all` |"); got != 2 {
+		t.Errorf("acks-all has %d rows, want one per table:\n%s", got, doc)
+	}
+	if !strings.Contains(doc[one:three], "| `acks-all` | ✅ |") || !strings.Contains(doc[three:], "| `acks-all` | ❌ |") {
+		t.Errorf("cells in the wrong table:\n%s", doc)
+	}
+	if d := "- ❌ **sarama v1** `acks-all`: NOT_ENOUGH_REPLICAS"; strings.Index(doc, d) < three {
+		t.Errorf("the cluster's failure is not in its section:\n%s", doc)
+	}
+	if strings.Contains(render(single, nil, meta{Date: time.Unix(0, 0)}), "cluster of") {
+		t.Error("a cluster section without cluster results")
 	}
 }
