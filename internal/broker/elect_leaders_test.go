@@ -111,7 +111,7 @@ func electResult(t *testing.T, rs kadm.ElectLeadersResults, topic string, p int3
 // request to a broker that is not the active controller is forwarded and
 // answered once that broker's image has the new leader.
 func TestElectLeadersPreferred(t *testing.T) {
-	c := newTestCluster(t, 3, map[string]string{"replica.fetch.backoff.ms": "50"})
+	c := newTestCluster(t, 3, map[string]string{"auto.leader.rebalance.enable": "false", "replica.fetch.backoff.ms": "50"})
 	adm, ctx := c.admin()
 	const topic = "elect"
 	if resp, err := adm.CreateTopic(ctx, 6, 3, nil, topic); err != nil || resp.Err != nil {
@@ -216,4 +216,25 @@ func TestElectLeadersBadType(t *testing.T) {
 		resp.Topics[0].Partitions[1].ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("got %+v", resp)
 	}
+}
+
+// TestAutoLeaderRebalance: with a one-second leader.imbalance check, a
+// broker that returns gets the partitions it prefers back without a
+// request, once it is in their ISRs.
+func TestAutoLeaderRebalance(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"leader.imbalance.check.interval.seconds": "1", "replica.fetch.backoff.ms": "50"})
+	adm, ctx := c.admin()
+	const topic = "rebalance"
+	if resp, err := adm.CreateTopic(ctx, 6, 3, nil, topic); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN(topic, 60, "before")
+	victim, prefer := c.displaced(topic, 6)
+	start := time.Now()
+	c.start(victim)
+	c.waitImage(c.activeController(), 30*time.Second, "leadership back on the preferred replica", func(img *metadata.Image) bool {
+		return ledBy(img, topic, prefer, func(id model.NodeID) bool { return int32(id) == victim.id })
+	})
+	t.Logf("broker %d leads %v again %v after its restart began", victim.id, prefer, time.Since(start))
+	c.produceN(topic, 60, "after")
 }
