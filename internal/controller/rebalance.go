@@ -24,6 +24,12 @@ func (b brokerImbalance) String() string {
 	return fmt.Sprintf("broker %d leads %d of the %d partitions that prefer it", b.broker, b.preferred-b.ledElsewhere, b.preferred)
 }
 
+// maxBalanceMoves bounds one rebalance's batch, as Kafka's controller bounds
+// its elections per imbalance check: a restarted broker that prefers a
+// hundred thousand partitions gets them back over several batches, each
+// checked again against the image, not in one huge Raft entry.
+const maxBalanceMoves = 1000
+
 // rebalanceLeaders is the automatic preferred-leader election, decided as
 // Kafka's controller does (auto.leader.rebalance.enable): a broker's
 // imbalance is ledElsewhere/preferred; for every broker above percent (as
@@ -31,9 +37,10 @@ func (b brokerImbalance) String() string {
 // each partition that prefers it moves back to it when it is in the ISR
 // and usable. Brokers at or below the percentage keep their imbalance: a
 // few moves are not worth a leader change each, which costs clients a
-// metadata refresh. It returns the moves and the brokers above the
-// percentage, in broker order.
-func rebalanceLeaders(img *metadata.Image, percent int, usable func(model.NodeID) bool) ([]plannedElection, []brokerImbalance) {
+// metadata refresh. It returns the moves (at most maxBalanceMoves; more
+// reports that some were left for the next pass) and the brokers above
+// the percentage, in broker order.
+func rebalanceLeaders(img *metadata.Image, percent int, usable func(model.NodeID) bool) (moves []plannedElection, over []brokerImbalance, more bool) {
 	type pref struct {
 		topic *metadata.TopicImage
 		p     metadata.PartitionImage
@@ -46,8 +53,6 @@ func rebalanceLeaders(img *metadata.Image, percent int, usable func(model.NodeID
 			}
 		}
 	}
-	var moves []plannedElection
-	var over []brokerImbalance
 	for _, b := range slices.Sorted(maps.Keys(byBroker)) {
 		parts := byBroker[b]
 		im := brokerImbalance{broker: b, preferred: len(parts)}
@@ -68,12 +73,16 @@ func rebalanceLeaders(img *metadata.Image, percent int, usable func(model.NodeID
 			if pp.p.Leader == b || !slices.Contains(pp.p.ISR, b) {
 				continue
 			}
+			if len(moves) == maxBalanceMoves {
+				more = true
+				break
+			}
 			leader := b
 			moves = append(moves, plannedElection{topic: pp.topic.Name, before: pp.p,
 				record: metadata.PartitionChange{TopicID: pp.topic.ID, Partition: pp.p.Partition, Leader: &leader}})
 		}
 	}
-	return moves, over
+	return moves, over, more
 }
 
 // balanceSchedule says when the next leader-imbalance check is due: a full
@@ -100,26 +109,29 @@ func (s *balanceSchedule) due(now time.Time, active bool) bool {
 	return true
 }
 
+// rerun makes the next check due at once: the last one left moves over.
+func (s *balanceSchedule) rerun(now time.Time) { s.next = now }
+
 // balanceLeaders runs one automatic rebalance on the active controller and
-// commits its moves as one batch.
-func (c *Controller) balanceLeaders(ctx context.Context) error {
+// commits its moves as one batch; more reports moves left for another.
+func (c *Controller) balanceLeaders(ctx context.Context) (more bool, err error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	if c.checkWritableLocked() != nil {
-		return nil
+		return false, nil
 	}
 	img := c.Image()
 	percent := int(c.static.Int("leader.imbalance.per.broker.percentage"))
-	moves, over := rebalanceLeaders(img, percent, func(id model.NodeID) bool { return c.usable(img, id) })
+	moves, over, more := rebalanceLeaders(img, percent, func(id model.NodeID) bool { return c.usable(img, id) })
 	if len(moves) == 0 {
-		return nil
+		return false, nil
 	}
 	recs := make([]metadata.Record, len(moves))
 	for i, m := range moves {
 		recs[i] = m.record
 	}
 	if err := c.proposeLocked(ctx, recs); err != nil {
-		return err
+		return false, err
 	}
 	for _, im := range over {
 		c.log.Info("leader imbalance above leader.imbalance.per.broker.percentage: moving leadership back to the preferred replica",
@@ -130,7 +142,7 @@ func (c *Controller) balanceLeaders(ctx context.Context) error {
 			"partition", model.TopicPartition{Topic: m.topic, Partition: m.before.Partition}.String(),
 			"leader", *m.record.Leader, "old_leader", m.before.Leader)
 	}
-	return nil
+	return more, nil
 }
 
 // watchLeaderBalance checks leader imbalance every
@@ -150,8 +162,12 @@ func (c *Controller) watchLeaderBalance(ctx context.Context) {
 		if !s.due(c.clock.Now(), c.Active()) {
 			continue
 		}
-		if err := c.balanceLeaders(ctx); err != nil && ctx.Err() == nil {
+		more, err := c.balanceLeaders(ctx)
+		if err != nil && ctx.Err() == nil {
 			c.log.Warn("automatic leader rebalance failed", "err", err)
+		}
+		if more {
+			s.rerun(c.clock.Now())
 		}
 	}
 }

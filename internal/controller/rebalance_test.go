@@ -46,7 +46,10 @@ func TestRebalanceLeaders(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			img := partitionsImage(t, 3, c.fenced, c.parts...)
-			moves, over := rebalanceLeaders(img, c.percent, unfencedIn(img))
+			moves, over, more := rebalanceLeaders(img, c.percent, unfencedIn(img))
+			if more {
+				t.Error("moves left over")
+			}
 			var ms []string
 			for _, m := range moves {
 				if m.record.ISR != nil || m.record.Replicas != nil {
@@ -78,6 +81,27 @@ func tenPreferring1(elsewhere int) []part {
 		out = append(out, part{ids(1, 2, 3), ids(1, 2, 3), leader})
 	}
 	return out
+}
+
+// TestRebalanceLeadersBoundsTheBatch: past maxBalanceMoves the rest is
+// left for the next pass, which the schedule runs at once.
+func TestRebalanceLeadersBoundsTheBatch(t *testing.T) {
+	parts := make([]part, maxBalanceMoves+5)
+	for i := range parts {
+		parts[i] = part{ids(1, 2, 3), ids(1, 2, 3), 2}
+	}
+	img := partitionsImage(t, 3, nil, parts...)
+	moves, _, more := rebalanceLeaders(img, 10, unfencedIn(img))
+	if len(moves) != maxBalanceMoves || !more {
+		t.Fatalf("%d moves, more %v", len(moves), more)
+	}
+	s := balanceSchedule{interval: time.Minute}
+	now := time.Unix(0, 0)
+	s.due(now, true)
+	s.rerun(now)
+	if !s.due(now.Add(time.Millisecond), true) {
+		t.Error("a rerun is not due at once")
+	}
 }
 
 func TestBalanceSchedule(t *testing.T) {
