@@ -8,11 +8,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 // shouldForward reports whether a request goes on to the active controller
 // (KIP-590): a metadata write (apiEntry.forward: CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, IncrementalAlterConfigs), in a quorum,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders), in a quorum,
 // that came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller. So a client
 // may send them to any broker; it sees NOT_CONTROLLER only from a stale
@@ -33,19 +35,22 @@ const forwardTimeout = 30 * time.Second
 func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, error) {
 	ctx, cancel := context.WithTimeout(b.tasks.Context(), forwardTimeout)
 	defer cancel()
+	before := b.ctrl.Image()
 	resp, err := b.toController(ctx, req, nil)
 	if err != nil {
 		return nil, err // no controller within forwardTimeout: the client reconnects and retries
 	}
 	resp.SetVersion(h.version)
-	b.awaitForwarded(ctx, resp)
+	b.awaitForwarded(ctx, before, resp)
 	return encodeResponse(h, resp), nil
 }
 
 // awaitForwarded waits until the local image shows what a forwarded write
-// committed: created topics present, deleted ones gone. Others (configs,
+// committed: created topics present, deleted ones gone, elected partitions
+// at a leader epoch above the one in before (the local image when the
+// request was sent; every election moves the epoch). Others (configs,
 // partition counts) need no wait to be answered correctly.
-func (b *Broker) awaitForwarded(ctx context.Context, resp kmsg.Response) {
+func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, resp kmsg.Response) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	switch r := resp.(type) {
@@ -59,6 +64,20 @@ func (b *Broker) awaitForwarded(ctx context.Context, resp kmsg.Response) {
 		for _, t := range r.Topics {
 			if t.ErrorCode == 0 && t.Topic != nil {
 				b.awaitImage(ctx, func() bool { _, ok := b.ctrl.Image().Topic(*t.Topic); return !ok })
+			}
+		}
+	case *kmsg.ElectLeadersResponse:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					continue
+				}
+				tp := model.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+				was, _ := before.Partition(tp) // absent: epoch 0, wait for the partition
+				b.awaitImage(ctx, func() bool {
+					now, ok := b.ctrl.Image().Partition(tp)
+					return ok && now.LeaderEpoch > was.LeaderEpoch
+				})
 			}
 		}
 	}
@@ -126,7 +145,7 @@ func (b *Broker) createTopics(ctx context.Context, topics []controller.CreateTop
 			}
 		}
 	}
-	b.awaitForwarded(ctx, resp)
+	b.awaitForwarded(ctx, b.ctrl.Image(), resp)
 	return out
 }
 

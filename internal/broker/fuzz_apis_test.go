@@ -49,6 +49,7 @@ func FuzzAlterConfigs(f *testing.F)            { fuzzAPI(f, kmsg.AlterConfigs) }
 func FuzzDescribeLogDirs(f *testing.F)         { fuzzAPI(f, kmsg.DescribeLogDirs) }
 func FuzzCreatePartitions(f *testing.F)        { fuzzAPI(f, kmsg.CreatePartitions) }
 func FuzzDeleteGroups(f *testing.F)            { fuzzAPI(f, kmsg.DeleteGroups) }
+func FuzzElectLeaders(f *testing.F)            { fuzzAPI(f, kmsg.ElectLeaders) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
 func FuzzOffsetDelete(f *testing.F)            { fuzzAPI(f, kmsg.OffsetDelete) }
 func FuzzAlterPartition(f *testing.F)          { fuzzAPI(f, kmsg.AlterPartition) }

@@ -141,6 +141,9 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: fuzzTopic, Count: 3}}
 	case *kmsg.DeleteGroupsRequest:
 		r.Groups = []string{"fuzz-empty-group"}
+	case *kmsg.ElectLeadersRequest:
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
 	case *kmsg.IncrementalAlterConfigsRequest:
 		r.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic,
 			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{

@@ -34,7 +34,7 @@ func serverEntries() []*Entry {
 			Wired: "synonym of node.id (values.go Parse)",
 			Doc:   "Older name for node.id; when both are set they must be equal."},
 		{Name: "broker.rack", Type: TypeString, NullDefault: true, Importance: Medium,
-			Wired: "the rack of the broker registration, reported by Metadata and DescribeCluster (broker.go startController); rack-aware placement has one node to place on until issue 12",
+			Wired: "the rack of the broker registration, reported by Metadata and DescribeCluster (broker.go startController); new replicas spread over racks first (controller/assign.go; a broker without it is a rack of its own, as in KRaft)",
 			Doc:   "Rack of this broker, used to spread replicas across racks and for follower fetching."},
 		{Name: "controller.listener.names", Type: TypeString, NullDefault: true, Importance: High,
 			Wired: "listeners that carry the quorum's Raft traffic and the controller APIs, never advertised to clients (broker/quorum.go)",

@@ -217,14 +217,14 @@ func replicationEntries() []*Entry {
 			Unsupported: byCluster,
 			Doc:         "Default unclean.leader.election.enable: allow out-of-sync replicas to become leader, losing data."},
 		{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", Importance: High,
-			Unsupported: byCluster,
-			Doc:         "Move leadership back to preferred replicas in the background."},
+			Wired: "the active controller's leader-imbalance check (controller/rebalance.go)",
+			Doc:   "Move leadership back to preferred replicas in the background."},
 		{Name: "leader.imbalance.per.broker.percentage", Type: TypeInt, Default: "10", Importance: High,
-			Unsupported: byCluster,
-			Doc:         "Share of a broker's partitions led elsewhere that triggers a preferred leader election."},
+			Wired: "the imbalance above which the active controller moves a broker's preferred partitions back to it (controller/rebalance.go)",
+			Doc:   "Share of a broker's partitions led elsewhere that triggers a preferred leader election."},
 		{Name: "leader.imbalance.check.interval.seconds", Type: TypeLong, Default: "300", Validator: atLeast(1), Importance: High,
-			Unsupported: byCluster,
-			Doc:         "How often the controller checks leader imbalance."},
+			Wired: "how often the active controller checks leader imbalance, a full interval after it becomes active (controller/rebalance.go)",
+			Doc:   "How often the controller checks leader imbalance."},
 	}
 }
 

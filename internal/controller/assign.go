@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -22,14 +23,23 @@ func randomPlacement(brokers int) placement {
 }
 
 // assignReplicas places count partitions numbered from first, rf replicas
-// each, over the sorted broker IDs in the manner of Kafka's rack-unaware
-// assignment: leaders go round robin from p.start, and each partition's
-// followers follow its leader at a distance that grows by one every time the
-// leaders wrap around the broker list, so the follower sets of consecutive
-// rounds differ and losing one broker spreads its leaders' load. rf must be
-// between 1 and len(brokers).
-func assignReplicas(brokers []model.NodeID, first, count int32, rf int, p placement) [][]model.NodeID {
-	n := len(brokers)
+// each, over the live brokers (sorted by ID, each with its broker.rack in
+// racks; "" for none) in the manner of Kafka's assignment: leaders go round
+// robin from p.start over the rack-alternated broker list, so they spread
+// evenly over brokers and racks, and each partition's followers follow its
+// leader in that list at a distance that grows by one every time the
+// leaders wrap around, so the follower sets of consecutive rounds differ
+// and losing one broker spreads its leaders' load. A follower in a rack the
+// partition already has is skipped until every rack has a replica: with
+// racks set, a partition survives the loss of a rack when it has replicas
+// in at least two. Without racks (or with one) nothing is skipped and the
+// list is the brokers in ID order. Brokers without broker.rack count as one
+// rack of their own, as in Kafka's KRaft placer, which neither refuses nor
+// ignores a cluster where only some brokers have a rack. rf must be between
+// 1 and len(brokers).
+func assignReplicas(brokers []model.NodeID, racks map[model.NodeID]string, first, count int32, rf int, p placement) [][]model.NodeID {
+	ordered, numRacks := rackAlternated(brokers, racks)
+	n := len(ordered)
 	out := make([][]model.NodeID, 0, count)
 	shift := p.shift
 	for part := first; part < first+count; part++ {
@@ -38,15 +48,47 @@ func assignReplicas(brokers []model.NodeID, first, count int32, rf int, p placem
 		}
 		leader := (int(part) + p.start) % n
 		replicas := make([]model.NodeID, 0, rf)
-		replicas = append(replicas, brokers[leader])
-		for j := range rf - 1 {
+		replicas = append(replicas, ordered[leader])
+		used := map[string]bool{racks[ordered[leader]]: true}
+		// Two passes over the other brokers at most: the first gives every
+		// rack a replica (or fills rf), the second takes any broker left.
+		for k := 0; len(replicas) < rf; k++ {
 			// Followers skip the leader: the distance is 1..n-1.
-			dist := 1 + (shift+j)%(n-1)
-			replicas = append(replicas, brokers[(leader+dist)%n])
+			dist := 1 + (shift+k)%(n-1)
+			b := ordered[(leader+dist)%n]
+			if slices.Contains(replicas, b) || (len(used) < numRacks && used[racks[b]]) {
+				continue
+			}
+			replicas = append(replicas, b)
+			used[racks[b]] = true
 		}
 		out = append(out, replicas)
 	}
 	return out
+}
+
+// rackAlternated orders brokers so that neighbours are in different racks
+// where racks allow (Kafka's rack-alternated list): the lowest broker ID of
+// each rack in rack-name order, then the second of each, and so on. It also
+// returns the number of racks. Brokers all in one rack stay in ID order.
+func rackAlternated(brokers []model.NodeID, racks map[model.NodeID]string) ([]model.NodeID, int) {
+	byRack := map[string][]model.NodeID{}
+	for _, b := range brokers {
+		byRack[racks[b]] = append(byRack[racks[b]], b)
+	}
+	names := slices.Sorted(maps.Keys(byRack))
+	for _, r := range names {
+		slices.Sort(byRack[r])
+	}
+	out := make([]model.NodeID, 0, len(brokers))
+	for i := 0; len(out) < len(brokers); i++ {
+		for _, r := range names {
+			if i < len(byRack[r]) {
+				out = append(out, byRack[r][i])
+			}
+		}
+	}
+	return out, len(names)
 }
 
 // checkManualAssignment validates replica lists given by the client: each

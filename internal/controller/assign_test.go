@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -24,7 +26,7 @@ func TestAssignReplicas(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := assignReplicas(c.brokers, c.first, c.n, c.rf, c.p)
+			got := assignReplicas(c.brokers, nil, c.first, c.n, c.rf, c.p)
 			if len(got) != int(c.n) {
 				t.Fatalf("%d partitions", len(got))
 			}
@@ -49,7 +51,7 @@ func TestAssignReplicas(t *testing.T) {
 // over many partitions every broker leads and follows about equally.
 func TestAssignReplicasSpreadsLoad(t *testing.T) {
 	brokers := []model.NodeID{1, 2, 3, 4}
-	got := assignReplicas(brokers, 0, 400, 3, placement{start: 1, shift: 2})
+	got := assignReplicas(brokers, nil, 0, 400, 3, placement{start: 1, shift: 2})
 	leads, holds := map[model.NodeID]int{}, map[model.NodeID]int{}
 	pairs := map[[2]model.NodeID]int{}
 	for _, r := range got {
@@ -67,5 +69,122 @@ func TestAssignReplicasSpreadsLoad(t *testing.T) {
 	// Each leader's first follower varies across rounds.
 	if len(pairs) != 12 {
 		t.Errorf("%d distinct leader/follower pairs, want all 12", len(pairs))
+	}
+}
+
+func TestRackAlternated(t *testing.T) {
+	racks := map[model.NodeID]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c", 7: ""}
+	cases := []struct {
+		name    string
+		brokers []model.NodeID
+		racks   map[model.NodeID]string
+		want    []model.NodeID
+		racksN  int
+	}{
+		{"no racks", []model.NodeID{1, 2, 3}, nil, []model.NodeID{1, 2, 3}, 1},
+		{"three racks of two", []model.NodeID{1, 2, 3, 4, 5, 6}, racks, []model.NodeID{1, 3, 5, 2, 4, 6}, 3},
+		{"uneven racks", []model.NodeID{1, 2, 3, 5}, racks, []model.NodeID{1, 3, 5, 2}, 3},
+		// A broker without broker.rack is a rack of its own, "" first.
+		{"one broker without a rack", []model.NodeID{1, 2, 3, 7}, racks, []model.NodeID{7, 1, 3, 2}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, n := rackAlternated(c.brokers, c.racks)
+			if !slices.Equal(got, c.want) || n != c.racksN {
+				t.Errorf("got %v (%d racks), want %v (%d)", got, n, c.want, c.racksN)
+			}
+		})
+	}
+}
+
+// TestAssignReplicasRackAware: with racks set every partition spans as
+// many racks as its replication factor allows, and leaders and replicas
+// stay even over brokers (within one) for every start and shift.
+func TestAssignReplicasRackAware(t *testing.T) {
+	cases := []struct {
+		name  string
+		racks map[model.NodeID]string
+		rf    int
+		parts int32
+	}{
+		{"3 racks x 2 brokers, rf 3", map[model.NodeID]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}, 3, 60},
+		{"3 racks x 2 brokers, rf 3, 7 partitions", map[model.NodeID]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}, 3, 7},
+		{"3 racks x 2 brokers, rf 2", map[model.NodeID]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}, 2, 60},
+		{"2 racks x 3 brokers, rf 3", map[model.NodeID]string{1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "b"}, 3, 60},
+		{"3 racks x 3 brokers, rf 3", map[model.NodeID]string{1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "b", 7: "c", 8: "c", 9: "c"}, 3, 90},
+		{"ids interleaved across racks", map[model.NodeID]string{1: "a", 2: "b", 3: "c", 4: "a", 5: "b", 6: "c"}, 3, 30},
+	}
+	for _, c := range cases {
+		brokers := slices.Sorted(maps.Keys(c.racks))
+		numRacks := len(slices.Compact(slices.Sorted(maps.Values(c.racks))))
+		for start := range len(brokers) {
+			for shift := range len(brokers) {
+				got := assignReplicas(brokers, c.racks, 0, c.parts, c.rf, placement{start: start, shift: shift})
+				leads, holds := map[model.NodeID]int{}, map[model.NodeID]int{}
+				for i, r := range got {
+					leads[r[0]]++
+					spanned := map[string]bool{}
+					for j, b := range r {
+						holds[b]++
+						spanned[c.racks[b]] = true
+						if slices.Contains(r[:j], b) {
+							t.Fatalf("%s: partition %d has broker %d twice: %v", c.name, i, b, r)
+						}
+					}
+					if len(r) != c.rf || len(spanned) != min(c.rf, numRacks) {
+						t.Fatalf("%s start %d shift %d: partition %d replicas %v span %d racks", c.name, start, shift, i, r, len(spanned))
+					}
+				}
+				if lo, hi := spread(brokers, leads); hi-lo > 1 {
+					t.Errorf("%s start %d shift %d: leaders per broker %v", c.name, start, shift, leads)
+				}
+				if lo, hi := spread(brokers, holds); hi-lo > 1 {
+					t.Errorf("%s start %d shift %d: replicas per broker %v", c.name, start, shift, holds)
+				}
+			}
+		}
+	}
+}
+
+func spread(brokers []model.NodeID, counts map[model.NodeID]int) (lo, hi int) {
+	lo, hi = counts[brokers[0]], counts[brokers[0]]
+	for _, b := range brokers {
+		lo, hi = min(lo, counts[b]), max(hi, counts[b])
+	}
+	return lo, hi
+}
+
+// TestCreateTopicsPlacesAcrossRacks: CreateTopics and CreatePartitions
+// place by the racks of the registered brokers.
+func TestCreateTopicsPlacesAcrossRacks(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Rack = "a"
+	c := open(t, cfg)
+	racks := map[model.NodeID]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"}
+	var recs []metadata.Record
+	for id := model.NodeID(2); id <= 6; id++ {
+		recs = append(recs, metadata.BrokerRegistration{NodeID: id, Incarnation: "x", Rack: racks[id]})
+	}
+	c.writeMu.Lock()
+	err := c.proposeLocked(ctx(t), recs)
+	c.writeMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := createOne(t, c, CreateTopic{Name: "racked", NumPartitions: 12, ReplicationFactor: 3}); res.ErrorCode != 0 {
+		t.Fatalf("create: %s", res.ErrorMessage)
+	}
+	if res := c.CreatePartitions(ctx(t), []CreatePartitions{{Topic: "racked", Count: 18}}, false); res[0].ErrorCode != 0 {
+		t.Fatalf("create partitions: %s", res[0].ErrorMessage)
+	}
+	top, _ := c.Image().Topic("racked")
+	for _, p := range top.Partitions {
+		spanned := map[string]bool{}
+		for _, b := range p.Replicas {
+			spanned[racks[b]] = true
+		}
+		if len(spanned) != 3 {
+			t.Errorf("partition %d replicas %v span %d racks", p.Partition, p.Replicas, len(spanned))
+		}
 	}
 }

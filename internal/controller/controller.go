@@ -60,8 +60,9 @@ type Config struct {
 	// different one fails. Empty draws a random one.
 	ClusterID string
 	// Broker is the static broker config (server.properties). The controller
-	// reads num.partitions, default.replication.factor and
-	// delete.topic.enable from it and resolves topic configs over it. The
+	// reads num.partitions, default.replication.factor, delete.topic.enable,
+	// auto.leader.rebalance.enable and leader.imbalance.* from it and
+	// resolves topic configs over it. The
 	// zero Values means Kafka's defaults.
 	Broker config.Values
 	// Logger defaults to slog.Default(); lines carry component=controller.
@@ -162,6 +163,9 @@ func (c *Controller) open(ctx context.Context) error {
 	if c.stream != nil {
 		c.tasks.Go(c.watchCaughtUp)
 		c.tasks.Go(c.watchSessions)
+	}
+	if c.static.Bool("auto.leader.rebalance.enable") {
+		c.tasks.Go(c.watchLeaderBalance)
 	}
 	var err error
 	select {

@@ -184,6 +184,7 @@ type topicState struct {
 	img        *metadata.Image
 	broker     config.Values
 	brokers    []model.NodeID
+	racks      map[model.NodeID]string // broker.rack of each live broker
 	registered map[model.NodeID]bool
 	taken      map[string]bool
 	// normalized maps a name with '.' replaced by '_' to the least name
@@ -194,12 +195,13 @@ type topicState struct {
 
 func (c *Controller) newTopicState(img *metadata.Image) *topicState {
 	st := &topicState{img: img, broker: c.brokerValues(img), registered: map[model.NodeID]bool{},
-		taken: map[string]bool{}, normalized: map[string]string{}}
+		racks: map[model.NodeID]string{}, taken: map[string]bool{}, normalized: map[string]string{}}
 	for _, b := range img.Brokers() {
 		// New replicas go to live brokers only; a manual assignment may
 		// name any registered one, as in Kafka.
 		if !b.Fenced {
 			st.brokers = append(st.brokers, b.NodeID)
+			st.racks[b.NodeID] = b.Rack
 		}
 		st.registered[b.NodeID] = true
 	}
@@ -368,7 +370,7 @@ func (c *Controller) planReplicas(st *topicState, t CreateTopic) ([][]model.Node
 	if rf > len(st.brokers) {
 		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered and unfenced.", rf, rf, len(st.brokers))
 	}
-	return assignReplicas(st.brokers, 0, n, rf, randomPlacement(len(st.brokers))), nil
+	return assignReplicas(st.brokers, st.racks, 0, n, rf, randomPlacement(len(st.brokers))), nil
 }
 
 // appendPartitions adds the records of new partitions numbered from first:
@@ -565,7 +567,7 @@ func planPartitions(st *topicState, t CreatePartitions) ([]metadata.Record, *fai
 	if rf > len(st.brokers) {
 		return nil, fail(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered and unfenced.", rf, rf, len(st.brokers))
 	}
-	return appendPartitions(nil, tp.ID, cur, assignReplicas(st.brokers, cur, add, rf, randomPlacement(len(st.brokers)))), nil
+	return appendPartitions(nil, tp.ID, cur, assignReplicas(st.brokers, st.racks, cur, add, rf, randomPlacement(len(st.brokers)))), nil
 }
 
 // appendConfigRecords adds the records that turn the current configs of a
