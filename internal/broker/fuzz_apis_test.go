@@ -51,6 +51,7 @@ func FuzzCreatePartitions(f *testing.F)        { fuzzAPI(f, kmsg.CreatePartition
 func FuzzDeleteGroups(f *testing.F)            { fuzzAPI(f, kmsg.DeleteGroups) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
 func FuzzOffsetDelete(f *testing.F)            { fuzzAPI(f, kmsg.OffsetDelete) }
+func FuzzDescribeQuorum(f *testing.F)          { fuzzAPI(f, kmsg.DescribeQuorum) }
 func FuzzAlterPartition(f *testing.F)          { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)         { fuzzAPI(f, kmsg.DescribeCluster) }
 func FuzzDescribeProducers(f *testing.F)       { fuzzAPI(f, kmsg.DescribeProducers) }
