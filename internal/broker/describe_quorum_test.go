@@ -24,13 +24,8 @@ func describeQuorumRequest(version int16) *kmsg.DescribeQuorumRequest {
 // metadata partition's answer.
 func describeQuorumAt(t *testing.T, addr string, version int16) kmsg.DescribeQuorumResponseTopicPartition {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(forwardTimeout))
-	r := &rawConn{t: t, nc: nc}
+	r := dialRawAddr(t, addr)
+	defer r.nc.Close()
 	resp := r.roundTrip(describeQuorumRequest(version), 1).(*kmsg.DescribeQuorumResponse)
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("DescribeQuorum v%d to %s: %+v", version, addr, resp)
@@ -131,6 +126,31 @@ func TestDescribeQuorumThreeNodes(t *testing.T) {
 		t.Fatalf("a live voter %+v, high watermark %d", alive, quorum.HighWatermark)
 	}
 	t.Logf("killed node: %+v; live node: %+v; high watermark %d", dead, alive, quorum.HighWatermark)
+
+	// DescribeCluster v2 names it, fenced, when asked for fenced brokers.
+	r := dialRawAddr(t, active.get().Addr())
+	waitFor(t, 20*time.Second, "the killed node listed as fenced", func() bool {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version, req.EndpointType, req.IncludeFencedBrokers = 2, 1, true
+		resp := r.roundTrip(req, 2).(*kmsg.DescribeClusterResponse)
+		fenced := map[int32]bool{}
+		for _, b := range resp.Brokers {
+			fenced[b.NodeID] = b.IsFenced
+		}
+		return len(resp.Brokers) == 3 && fenced[follower.id] && !fenced[active.id]
+	})
+}
+
+// dialRawAddr is dialRaw to any address, with time for a forwarded request.
+func dialRawAddr(t *testing.T, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(2 * forwardTimeout))
+	return &rawConn{t: t, nc: nc}
 }
 
 // waitFor polls cond until it holds or d passes.
@@ -139,7 +159,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v", what, d)
+			t.Fatalf("%s: not within %v", what, d)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
