@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
 )
 
 func quorumReplica(id int32, leo, fetch, caughtUp int64) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
@@ -108,5 +113,98 @@ func TestClusterStatusSingleNode(t *testing.T) {
 	text := b.ok("", "cluster", "status")
 	if !strings.Contains(text, "NODE  STATE  ENDPOINT") || !strings.Contains(text, "\n1     live   "+b.addr) {
 		t.Fatalf("status:\n%s", text)
+	}
+}
+
+// TestClusterStatusAndReportsOnThreeNodes runs three samsa processes and
+// kills one that is not the controller: cluster status shows it fenced and
+// falling behind the quorum while the others stay caught up, and the topic
+// reports find its partitions under-replicated but not unavailable.
+func TestClusterStatusAndReportsOnThreeNodes(t *testing.T) {
+	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dc.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := dc.Start(ctx); err != nil {
+		t.Fatalf("start: %v\n%s", err, dc.LogTails(20))
+	}
+	c := &testCluster{t: t, addr: dc.Bootstrap()}
+	c.ok("", "topic", "create", "rf3", "-p", "3", "-r", "3")
+	status := func(c *testCluster) clusterStatus {
+		var st clusterStatus
+		if err := json.Unmarshal([]byte(c.ok("", "cluster", "status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	var st clusterStatus
+	waitUntil(t, 15*time.Second, "three live voters caught up", func() bool {
+		st = status(c)
+		caughtUp := 0
+		for _, n := range st.Nodes {
+			if n.State == nodeLive && n.QuorumRole != "" && n.Lag != nil && *n.Lag == 0 && n.LastFetchMsAgo != nil {
+				caughtUp++
+			}
+		}
+		return caughtUp == 3
+	})
+	victim := int32(1)
+	if st.Controller == 1 {
+		victim = 2
+	}
+	if err := dc.Node(victim).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var others []string
+	for _, n := range dc.Nodes() {
+		if n.ID != victim {
+			others = append(others, n.Addr())
+		}
+	}
+	c = &testCluster{t: t, addr: strings.Join(others, ",")}
+	var dead nodeStatus
+	waitUntil(t, 20*time.Second, "the killed node fenced and behind", func() bool {
+		st = status(c)
+		dead = st.Nodes[victim-1]
+		return dead.State == nodeFenced && dead.Lag != nil && *dead.Lag > 0 && *dead.LastFetchMsAgo > 1000
+	})
+	for _, n := range st.Nodes {
+		if n.NodeID != victim && (n.State != nodeLive || n.LastFetchMsAgo == nil || *n.LastFetchMsAgo > 2000) {
+			t.Fatalf("node %d after node %d was killed: %+v", n.NodeID, victim, n)
+		}
+	}
+	if text := c.ok("", "cluster", "status"); !strings.Contains(text, fmt.Sprintf("\n%d     fenced  ", victim)) {
+		t.Fatalf("status text:\n%s", text)
+	}
+
+	var rows []reportedPartition
+	waitUntil(t, 10*time.Second, "every partition under-replicated", func() bool {
+		if err := json.Unmarshal([]byte(c.ok("", "topic", "describe", "--under-replicated", "--json")), &rows); err != nil {
+			t.Fatal(err)
+		}
+		return len(rows) == 3
+	})
+	for _, r := range rows {
+		if r.Topic != "rf3" || len(r.ISR) != 2 || slices.Contains(r.ISR, victim) || r.Leader == victim || r.Offline {
+			t.Fatalf("under-replicated partition %+v (node %d killed)", r, victim)
+		}
+	}
+	if out := c.ok("", "topic", "describe", "--unavailable"); strings.Count(out, "\n") != 1 {
+		t.Fatalf("unavailable partitions with two of three replicas live:\n%s", out)
+	}
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
