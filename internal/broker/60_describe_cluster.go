@@ -5,10 +5,13 @@ package broker
 // The cluster ID, the controller (this node: combined mode) and the
 // registered brokers with their endpoint on the caller's listener. v1's
 // EndpointType 1 (brokers) is the only kind served; 2 (controllers)
-// answers UNSUPPORTED_ENDPOINT_TYPE, as a broker does in Kafka. v2 adds
-// fenced brokers when asked; none are fenced here.
+// answers UNSUPPORTED_ENDPOINT_TYPE, as a broker does in Kafka. v2
+// (KIP-1073) lists the registered but fenced brokers too when asked
+// (IncludeFencedBrokers), with IsFenced; Metadata never lists them.
 
 import (
+	"slices"
+
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,8 +40,35 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		db.NodeID, db.Host, db.Port, db.Rack = mb.NodeID, mb.Host, mb.Port, mb.Rack
 		resp.Brokers = append(resp.Brokers, db)
 	}
+	if req.IncludeFencedBrokers {
+		resp.Brokers = append(resp.Brokers, fencedBrokers(img, c.listener)...)
+		slices.SortFunc(resp.Brokers, func(x, y kmsg.DescribeClusterResponseBroker) int { return int(x.NodeID) - int(y.NodeID) })
+	}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allOperations
 	}
 	return resp, nil
+}
+
+// fencedBrokers are the registered brokers that are fenced, with their
+// endpoint on listener.
+func fencedBrokers(img *metadata.Image, listener string) []kmsg.DescribeClusterResponseBroker {
+	var out []kmsg.DescribeClusterResponseBroker
+	for _, br := range img.Brokers() {
+		if !br.Fenced {
+			continue
+		}
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.IsFenced = int32(br.NodeID), true
+		for _, ep := range br.Endpoints {
+			if ep.Name == listener {
+				db.Host, db.Port = ep.Host, ep.Port
+			}
+		}
+		if br.Rack != "" {
+			db.Rack = kmsg.StringPtr(br.Rack)
+		}
+		out = append(out, db)
+	}
+	return out
 }

@@ -14,7 +14,8 @@ import (
 
 // shouldForward reports whether a request goes on to the active controller
 // (KIP-590): a metadata write (apiEntry.forward: CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders), in a quorum,
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders) or
+// DescribeQuorum (which only the leader can answer), in a quorum,
 // that came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller. So a client
 // may send them to any broker; it sees NOT_CONTROLLER only from a stale
@@ -41,7 +42,9 @@ func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, er
 		return nil, err // no controller within forwardTimeout: the client reconnects and retries
 	}
 	resp.SetVersion(h.version)
-	b.awaitForwarded(ctx, before, resp)
+	if _, read := resp.(*kmsg.DescribeQuorumResponse); !read {
+		b.awaitForwarded(ctx, before, resp)
+	}
 	return encodeResponse(h, resp), nil
 }
 

@@ -52,6 +52,7 @@ func FuzzDeleteGroups(f *testing.F)            { fuzzAPI(f, kmsg.DeleteGroups) }
 func FuzzElectLeaders(f *testing.F)            { fuzzAPI(f, kmsg.ElectLeaders) }
 func FuzzIncrementalAlterConfigs(f *testing.F) { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
 func FuzzOffsetDelete(f *testing.F)            { fuzzAPI(f, kmsg.OffsetDelete) }
+func FuzzDescribeQuorum(f *testing.F)          { fuzzAPI(f, kmsg.DescribeQuorum) }
 func FuzzAlterPartition(f *testing.F)          { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)         { fuzzAPI(f, kmsg.DescribeCluster) }
 func FuzzDescribeProducers(f *testing.F)       { fuzzAPI(f, kmsg.DescribeProducers) }

@@ -153,6 +153,9 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 	case *kmsg.OffsetDeleteRequest:
 		r.Group = fuzzGroup
 		r.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 1}}}}
+	case *kmsg.DescribeQuorumRequest:
+		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
+			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
 	case *kmsg.DescribeClusterRequest:
 		r.EndpointType = 1
 	case *kmsg.DescribeProducersRequest:

@@ -15,10 +15,10 @@ func newClusterCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Describe the cluster: its ID, controller and brokers",
+		Short: "Describe the cluster: its ID, controller, brokers and metadata quorum",
 	}
 	conn.register(cmd)
-	cmd.AddCommand(newClusterInfo(&conn))
+	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn))
 	RejectUnknownSubcommands(cmd)
 	return cmd
 }

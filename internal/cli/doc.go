@@ -3,7 +3,7 @@
 // delete-records), consumer groups (group list|describe|reset-offsets|
 // delete), a console producer and consumer (produce, consume), load
 // generators (bench produce|consume|e2e) and a look at the cluster
-// (cluster info).
+// (cluster info|status).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.

@@ -179,7 +179,12 @@ type topicDescription struct {
 }
 
 // partitionDescription is one partition of topic describe. The offsets are
-// null when the partition's leader could not list them (Error says why).
+// null when the partition's leader could not list them (Error says why) and
+// in a report (--under-replicated and the like), which does not list them.
+// The flags are kafka-topics.sh's: UnderReplicated, an ISR smaller than the
+// replicas; UnderMinISR, no leader or an ISR smaller than the topic's
+// min.insync.replicas; Offline, no leader or one the cluster does not list
+// as live.
 type partitionDescription struct {
 	Partition       int32   `json:"partition"`
 	Leader          int32   `json:"leader"`
@@ -187,9 +192,18 @@ type partitionDescription struct {
 	Replicas        []int32 `json:"replicas"`
 	ISR             []int32 `json:"isr"`
 	OfflineReplicas []int32 `json:"offline_replicas"`
+	UnderReplicated bool    `json:"under_replicated"`
+	UnderMinISR     bool    `json:"under_min_isr"`
+	Offline         bool    `json:"offline"`
 	LogStartOffset  *int64  `json:"log_start_offset"`
 	HighWatermark   *int64  `json:"high_watermark"`
 	Error           string  `json:"error,omitempty"`
+}
+
+// reportedPartition is one row of a report over all topics.
+type reportedPartition struct {
+	Topic string `json:"topic"`
+	partitionDescription
 }
 
 type configDescription struct {
@@ -199,12 +213,39 @@ type configDescription struct {
 	Sensitive bool    `json:"sensitive"`
 }
 
+// partitionReport picks the partitions a report shows: any flag asked for
+// that the partition has.
+type partitionReport struct {
+	underReplicated, underMinISR, unavailable bool
+}
+
+func (r partitionReport) on() bool { return r.underReplicated || r.underMinISR || r.unavailable }
+
+func (r partitionReport) shows(p partitionDescription) bool {
+	return r.underReplicated && p.UnderReplicated || r.underMinISR && p.UnderMinISR || r.unavailable && p.Offline
+}
+
 func newTopicDescribe(conn *connection) *cobra.Command {
 	var asJSON, allConfigs bool
+	var report partitionReport
 	cmd := &cobra.Command{
-		Use:   "describe TOPIC...",
-		Short: "Show partitions (leader, replicas, ISR, log start offset, high watermark) and non-default configs of topics",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "describe [TOPIC...]",
+		Short: "Show partitions (leader, replicas, ISR, offline, under-replicated, offsets) and non-default configs of topics",
+		Long: `Show each partition of the topics (every topic, internal ones too, when none is
+named) with its leader, leader epoch, replicas, ISR, offline replicas, log start
+offset and high watermark, and the topics' non-default configs, as
+kafka-topics.sh --describe does. FLAGS marks a partition
+  under-replicated  its ISR is smaller than its replicas
+  under-min-isr     it has no leader, or its ISR is smaller than the topic's
+                    min.insync.replicas (acks=all produces fail)
+  offline           it has no leader, or its leader is not a live broker
+
+--under-replicated, --under-min-isr and --unavailable turn the output into a
+report, as kafka-topics.sh --describe --under-replicated-partitions,
+--under-min-isr-partitions and --unavailable-partitions do: one table of the
+partitions that have any of the flags asked for, over the named topics or all
+of them, without offsets or configs (--json: an array of those partitions,
+each with its topic). An empty report means none has.`,
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			adm, err := conn.admin(cmd)
 			if err != nil {
@@ -213,12 +254,12 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 			defer adm.Close()
 			ctx, cancel := conn.opContext(cmd.Context())
 			defer cancel()
-			tds, err := adm.ListTopicsWithInternal(ctx, topics...)
+			md, err := adm.Metadata(ctx, topics...)
 			if err != nil {
 				return conn.reachErr(cmd, err)
 			}
 			for _, t := range topics {
-				td, ok := tds[t]
+				td, ok := md.Topics[t]
 				if !ok {
 					return fmt.Errorf("topic %q does not exist", t)
 				}
@@ -226,13 +267,31 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 					return topicErr(t, td.Err, "")
 				}
 			}
-			offsets, err := listBoundaries(ctx, adm, topics)
-			if err != nil {
-				return conn.reachErr(cmd, err)
+			if len(topics) == 0 {
+				for _, td := range md.Topics.Sorted() {
+					if td.Err != nil {
+						return topicErr(td.Topic, td.Err, "")
+					}
+					topics = append(topics, td.Topic)
+				}
 			}
-			rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
-			if err != nil {
-				return conn.reachErr(cmd, err)
+			var offsets *boundaries
+			if !report.on() && len(topics) > 0 {
+				b, err := listBoundaries(ctx, adm, topics)
+				if err != nil {
+					return conn.reachErr(cmd, err)
+				}
+				offsets = &b
+			}
+			var rcs kadm.ResourceConfigs
+			if len(topics) > 0 {
+				if rcs, err = adm.DescribeTopicConfigs(ctx, topics...); err != nil {
+					return conn.reachErr(cmd, err)
+				}
+			}
+			live := map[int32]bool{}
+			for _, b := range md.Brokers {
+				live[b.NodeID] = true
 			}
 			descs := make([]topicDescription, 0, len(topics))
 			for _, t := range topics {
@@ -243,9 +302,16 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 				if err != nil {
 					return topicErr(t, err, rc.ErrMessage)
 				}
-				descs = append(descs, describeTopic(tds[t], offsets, rc.Configs, allConfigs))
+				descs = append(descs, describeTopic(md.Topics[t], offsets, live, rc.Configs, allConfigs))
 			}
 			out := cmd.OutOrStdout()
+			if report.on() {
+				rows := reportPartitions(descs, report)
+				if asJSON {
+					return writeJSON(out, rows)
+				}
+				return printReport(out, rows)
+			}
 			if asJSON {
 				return writeJSON(out, descs)
 			}
@@ -260,9 +326,26 @@ func newTopicDescribe(conn *connection) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of tables")
-	cmd.Flags().BoolVar(&allConfigs, "all-configs", false, "show configs at their default value too")
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print a JSON array instead of tables")
+	f.BoolVar(&allConfigs, "all-configs", false, "show configs at their default value too")
+	f.BoolVar(&report.underReplicated, "under-replicated", false, "report only the partitions whose ISR is smaller than their replicas")
+	f.BoolVar(&report.underMinISR, "under-min-isr", false, "report only the partitions without a leader or with an ISR below min.insync.replicas")
+	f.BoolVar(&report.unavailable, "unavailable", false, "report only the partitions without a live leader")
 	return cmd
+}
+
+// reportPartitions lists the partitions a report shows, topic by topic.
+func reportPartitions(descs []topicDescription, report partitionReport) []reportedPartition {
+	rows := []reportedPartition{}
+	for _, d := range descs {
+		for _, p := range d.Partitions {
+			if report.shows(p) {
+				rows = append(rows, reportedPartition{Topic: d.Name, partitionDescription: p})
+			}
+		}
+	}
+	return rows
 }
 
 // boundaries are the log start offsets and high watermarks of partitions.
@@ -305,7 +388,9 @@ func lookupOffset(l kadm.ListedOffsets, topic string, p int32) (*int64, string) 
 	return &lo.Offset, ""
 }
 
-func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Config, all bool) topicDescription {
+// describeTopic builds one topic's description. offsets is nil for a
+// report, which lists none; live are the brokers Metadata lists.
+func describeTopic(td kadm.TopicDetail, offsets *boundaries, live map[int32]bool, configs []kadm.Config, all bool) topicDescription {
 	d := topicDescription{
 		Name:              td.Topic,
 		ID:                topicIDString(td.ID),
@@ -314,6 +399,7 @@ func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Confi
 		Partitions:        []partitionDescription{},
 		Configs:           []configDescription{},
 	}
+	minISR := minInSyncReplicas(configs)
 	for _, p := range td.Partitions.Sorted() {
 		pd := partitionDescription{
 			Partition:       p.Partition,
@@ -323,9 +409,12 @@ func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Confi
 			ISR:             orEmpty(p.ISR),
 			OfflineReplicas: orEmpty(p.OfflineReplicas),
 		}
+		flagPartition(&pd, minISR, live)
 		var startErr, endErr string
-		pd.LogStartOffset, startErr = lookupOffset(offsets.starts, td.Topic, p.Partition)
-		pd.HighWatermark, endErr = lookupOffset(offsets.ends, td.Topic, p.Partition)
+		if offsets != nil {
+			pd.LogStartOffset, startErr = lookupOffset(offsets.starts, td.Topic, p.Partition)
+			pd.HighWatermark, endErr = lookupOffset(offsets.ends, td.Topic, p.Partition)
+		}
 		switch {
 		case p.Err != nil:
 			pd.Error = kafkaReason(p.Err, "")
@@ -351,6 +440,43 @@ func describeTopic(td kadm.TopicDetail, offsets boundaries, configs []kadm.Confi
 	return d
 }
 
+// flagPartition sets a partition's flags as kafka-topics.sh judges them.
+// minISR is the topic's min.insync.replicas, 0 when unknown.
+func flagPartition(p *partitionDescription, minISR int, live map[int32]bool) {
+	led := p.Leader >= 0
+	p.UnderReplicated = len(p.ISR) < len(p.Replicas)
+	p.UnderMinISR = !led || len(p.ISR) < minISR
+	p.Offline = !led || !live[p.Leader]
+}
+
+// minInSyncReplicas is the topic's min.insync.replicas from its configs, 0
+// when the cluster did not say.
+func minInSyncReplicas(configs []kadm.Config) int {
+	for _, c := range configs {
+		if c.Key == "min.insync.replicas" && c.Value != nil {
+			if n, err := strconv.Atoi(*c.Value); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// partitionFlags renders the flags for text: "-" for none.
+func partitionFlags(p partitionDescription) string {
+	var flags []string
+	if p.UnderReplicated {
+		flags = append(flags, "under-replicated")
+	}
+	if p.UnderMinISR {
+		flags = append(flags, "under-min-isr")
+	}
+	if p.Offline {
+		flags = append(flags, "offline")
+	}
+	return dashIfEmpty(strings.Join(flags, ","))
+}
+
 // topicIDString prints a topic ID the way Kafka's tools do (Uuid.toString:
 // URL-safe base64 without padding); an all-zero ID means the cluster has none.
 func topicIDString(id kadm.TopicID) string {
@@ -371,10 +497,10 @@ func printDescription(out io.Writer, d topicDescription) error {
 	fmt.Fprintf(out, "Topic: %s\tID: %s\tPartitions: %d\tReplicationFactor: %d\tInternal: %t\n",
 		d.Name, d.ID, len(d.Partitions), d.ReplicationFactor, d.Internal)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tLOG-START-OFFSET\tHIGH-WATERMARK\tERROR")
+	fmt.Fprintln(tw, "PARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tFLAGS\tLOG-START-OFFSET\tHIGH-WATERMARK\tERROR")
 	for _, p := range d.Partitions {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
-			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas),
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Partition, p.Leader, p.LeaderEpoch,
+			joinIDs(p.Replicas), joinIDs(p.ISR), joinIDs(p.OfflineReplicas), partitionFlags(p),
 			offsetOrDash(p.LogStartOffset), offsetOrDash(p.HighWatermark), dashIfEmpty(p.Error))
 	}
 	if err := tw.Flush(); err != nil {
@@ -396,6 +522,17 @@ func printDescription(out io.Writer, d topicDescription) error {
 			v = *c.Value
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, v, c.Source)
+	}
+	return tw.Flush()
+}
+
+// printReport prints a report's partitions as one table.
+func printReport(out io.Writer, rows []reportedPartition) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tLEADER\tEPOCH\tREPLICAS\tISR\tOFFLINE\tFLAGS\tERROR")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Topic, r.Partition, r.Leader, r.LeaderEpoch,
+			joinIDs(r.Replicas), joinIDs(r.ISR), joinIDs(r.OfflineReplicas), partitionFlags(r.partitionDescription), dashIfEmpty(r.Error))
 	}
 	return tw.Flush()
 }

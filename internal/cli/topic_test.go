@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestTopicRoundTrip(t *testing.T) {
@@ -202,7 +204,7 @@ func TestTopicDescribeOffsets(t *testing.T) {
 	}
 	text := b.ok("", "topic", "describe", "off")
 	for _, want := range []string{
-		"PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  LOG-START-OFFSET  HIGH-WATERMARK  ERROR\n",
+		"PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  FLAGS  LOG-START-OFFSET  HIGH-WATERMARK  ERROR\n",
 		"\n1          1       ",
 		"  0                 3               -\n",
 	} {
@@ -242,4 +244,84 @@ func TestTopicDeleteRecords(t *testing.T) {
 	b.fails(`topic "cut" has no partition 7 (it has 2)`, "topic", "delete-records", "cut", "--partition", "7", "--offset", "1")
 	b.fails("give --offset", "topic", "delete-records", "cut")
 	b.fails("invalid --offset -2", "topic", "delete-records", "cut", "--offset", "-2")
+}
+
+// TestTopicPartitionFlags: the flags are kafka-topics.sh's, and a report
+// lists the partitions that have any flag asked for.
+func TestTopicPartitionFlags(t *testing.T) {
+	two := "2"
+	td := kadm.TopicDetail{Topic: "t", Partitions: kadm.PartitionDetails{
+		0: {Partition: 0, Leader: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}},
+		1: {Partition: 1, Leader: 2, Replicas: []int32{2, 3, 1}, ISR: []int32{2, 1}, OfflineReplicas: []int32{3}},
+		2: {Partition: 2, Leader: 3, Replicas: []int32{3, 1, 2}, ISR: []int32{3}},
+		3: {Partition: 3, Leader: -1, Replicas: []int32{1, 2, 3}, ISR: []int32{1}},
+		4: {Partition: 4, Leader: 4, Replicas: []int32{4, 1, 2}, ISR: []int32{4, 1, 2}},
+	}}
+	live := map[int32]bool{1: true, 2: true, 3: true}
+	configs := []kadm.Config{{Key: "min.insync.replicas", Value: &two, Source: kmsg.ConfigSourceDynamicTopicConfig}}
+	d := describeTopic(td, nil, live, configs, false)
+	type flags struct{ under, minISR, offline bool }
+	want := []flags{{}, {under: true}, {under: true, minISR: true}, {under: true, minISR: true, offline: true}, {offline: true}}
+	for i, p := range d.Partitions {
+		if got := (flags{p.UnderReplicated, p.UnderMinISR, p.Offline}); got != want[i] {
+			t.Errorf("partition %d: %+v, want %+v", i, got, want[i])
+		}
+		if p.LogStartOffset != nil || p.HighWatermark != nil || p.Error != "" {
+			t.Errorf("partition %d of a report has offsets or an error: %+v", i, p)
+		}
+	}
+	if d.Partitions[0].UnderMinISR || !describeTopic(td, nil, live, nil, false).Partitions[3].UnderMinISR {
+		t.Errorf("without min.insync.replicas only a leaderless partition is under it")
+	}
+	var out strings.Builder
+	rows := reportPartitions([]topicDescription{d}, partitionReport{underReplicated: true})
+	if err := printReport(&out, rows); err != nil {
+		t.Fatal(err)
+	}
+	wantReport := "TOPIC  PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  FLAGS                                   ERROR\n" +
+		"t      1          2       0      2,3,1     2,1  3        under-replicated                        -\n" +
+		"t      2          3       0      3,1,2     3    -        under-replicated,under-min-isr          -\n" +
+		"t      3          -1      0      1,2,3     1    -        under-replicated,under-min-isr,offline  -\n"
+	if out.String() != wantReport {
+		t.Fatalf("report:\n%s\nwant:\n%s", out.String(), wantReport)
+	}
+	for _, c := range []struct {
+		report partitionReport
+		want   []int32
+	}{
+		{partitionReport{unavailable: true}, []int32{3, 4}},
+		{partitionReport{underMinISR: true}, []int32{2, 3}},
+		{partitionReport{underMinISR: true, unavailable: true}, []int32{2, 3, 4}},
+	} {
+		var got []int32
+		for _, r := range reportPartitions([]topicDescription{d}, c.report) {
+			got = append(got, r.Partition)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("report %+v: partitions %v, want %v", c.report, got, c.want)
+		}
+	}
+}
+
+// TestTopicDescribeReports runs the reports on a real single node: a
+// topic asking for more in-sync replicas than it has is under its minimum
+// ISR but not under-replicated; with no topic named, every topic counts.
+func TestTopicDescribeReports(t *testing.T) {
+	b := newSamsaBroker(t)
+	b.ok("", "topic", "create", "strict", "-p", "2", "--config", "min.insync.replicas=2")
+	b.ok("", "topic", "create", "relaxed", "-p", "1")
+	if out := b.ok("", "topic", "describe", "--under-replicated"); out != "TOPIC  PARTITION  LEADER  EPOCH  REPLICAS  ISR  OFFLINE  FLAGS  ERROR\n" {
+		t.Fatalf("under-replicated report:\n%s", out)
+	}
+	var rows []reportedPartition
+	if err := json.Unmarshal([]byte(b.ok("", "topic", "describe", "--under-min-isr", "--unavailable", "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Topic != "strict" || rows[1].Partition != 1 || !rows[0].UnderMinISR || rows[0].Offline || rows[0].UnderReplicated {
+		t.Fatalf("under-min-isr report: %+v", rows)
+	}
+	text := b.ok("", "topic", "describe")
+	if !strings.Contains(text, "Topic: relaxed") || !strings.Contains(text, "Topic: strict") || !strings.Contains(text, "  under-min-isr  ") {
+		t.Fatalf("describe of every topic:\n%s", text)
+	}
 }

@@ -93,7 +93,9 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 	if !ok || b.Epoch != h.Epoch {
 		return HeartbeatResult{Err: kerr.StaleBrokerEpoch}
 	}
-	c.live.heard(h.NodeID, c.clock.Now())
+	now := c.clock.Now()
+	c.live.heard(h.NodeID, now)
+	c.live.reported(h.NodeID, h.AppliedOffset, img.Offset(), now)
 	caughtUp := h.AppliedOffset >= b.Epoch
 	var recs []metadata.Record
 	switch {
@@ -224,6 +226,9 @@ type liveness struct {
 	mu       sync.Mutex
 	last     map[model.NodeID]time.Time
 	shutting map[model.NodeID]bool
+	// progress is each broker's metadata log as its heartbeats report it
+	// (DescribeQuorum); unlike last, a new controller starts it empty.
+	progress map[model.NodeID]progress
 }
 
 func (l *liveness) heard(id model.NodeID, now time.Time) {
@@ -262,6 +267,7 @@ func (l *liveness) reset(ids []model.NodeID, now time.Time) {
 	defer l.mu.Unlock()
 	l.last = map[model.NodeID]time.Time{}
 	l.shutting = map[model.NodeID]bool{}
+	l.progress = map[model.NodeID]progress{}
 	for _, id := range ids {
 		l.last[id] = now
 	}
