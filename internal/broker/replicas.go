@@ -232,9 +232,17 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 		return false
 	}
 	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
-		if _, _, err := p.TruncateDiverging(replication.EpochEndOffset{Epoch: rp.DivergingEpoch.Epoch, EndOffset: rp.DivergingEpoch.EndOffset}); err != nil {
+		end := p.LogEndOffset()
+		to, _, err := p.TruncateDiverging(replication.EpochEndOffset{Epoch: rp.DivergingEpoch.Epoch, EndOffset: rp.DivergingEpoch.EndOffset})
+		if err != nil {
 			b.log.Warn("truncation by leader epoch failed", "partition", p.TP.String(), "err", err)
 			return false
+		}
+		if to < end {
+			// What only this replica had, never committed: an operator
+			// wants to know, as Kafka logs its truncations.
+			b.log.Info("truncated a log tail the leader does not have", "partition", p.TP.String(),
+				"from", end, "to", to, "diverging_epoch", rp.DivergingEpoch.Epoch)
 		}
 		return true
 	}

@@ -34,6 +34,15 @@ type Config struct {
 	// StopTimeout bounds a node's SIGTERM shutdown in Close before it is
 	// killed; zero means 30 s.
 	StopTimeout time.Duration
+	// Hosts, when set, gives each node an address of its own to listen on
+	// (node i+1 on Hosts[i]), as network namespaces made by a test do.
+	// Every node then uses BasePort (required) for Kafka and BasePort +
+	// ControllerPortOffset for the quorum, unchecked: the addresses may
+	// live where this process cannot bind. Empty: 127.0.0.1 for all.
+	Hosts []string
+	// Prefix, when set, is put before each node's command line, as
+	// "ip netns exec NAME" runs it in a network namespace.
+	Prefix func(id int32) []string
 }
 
 // Cluster is N samsa serve processes forming one quorum.
@@ -61,6 +70,9 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.StopTimeout == 0 {
 		cfg.StopTimeout = 30 * time.Second
 	}
+	if len(cfg.Hosts) != 0 && (len(cfg.Hosts) != cfg.Nodes || cfg.BasePort == 0) {
+		return nil, fmt.Errorf("devcluster: %d hosts for %d nodes (base port %d): want one per node and a base port", len(cfg.Hosts), cfg.Nodes, cfg.BasePort)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
@@ -70,12 +82,15 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	for i := range cfg.Nodes {
-		n := &Node{ID: int32(i + 1), KafkaPort: kafka[i], ControllerPort: controller[i],
+		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: kafka[i], ControllerPort: controller[i],
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
+		if len(cfg.Hosts) != 0 {
+			n.Host = cfg.Hosts[i]
+		}
 		c.nodes = append(c.nodes, n)
 	}
 	for _, n := range c.nodes {
-		if err := c.prepare(n, voters(controller)); err != nil {
+		if err := c.prepare(n, voters(c.nodes)); err != nil {
 			return nil, err
 		}
 	}
@@ -89,9 +104,15 @@ func (c *Cluster) layout() (kafka, controller []int, err error) {
 	if _, err := os.Stat(state); err == nil {
 		return c.reuse(state)
 	}
-	if c.cfg.BasePort != 0 {
+	switch {
+	case len(c.cfg.Hosts) != 0:
+		for range c.cfg.Nodes {
+			kafka = append(kafka, c.cfg.BasePort)
+			controller = append(controller, c.cfg.BasePort+ControllerPortOffset)
+		}
+	case c.cfg.BasePort != 0:
 		kafka, controller, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
-	} else {
+	default:
 		var ports []int
 		ports, err = freePorts(2 * c.cfg.Nodes)
 		if err == nil {
@@ -135,6 +156,9 @@ func (c *Cluster) reuse(state string) (kafka, controller []int, err error) {
 		return nil, nil, fmt.Errorf("devcluster: %s holds a cluster on ports from %d, not %d", c.cfg.Dir, kafka[0], c.cfg.BasePort)
 	}
 	for i := range kafka {
+		if len(c.cfg.Hosts) != 0 {
+			break // addresses of their own, maybe in other namespaces
+		}
 		if err := checkFree(kafka[i], fmt.Sprintf("node %d's Kafka listener", i+1)); err != nil {
 			return nil, nil, err
 		}

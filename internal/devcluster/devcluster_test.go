@@ -64,8 +64,12 @@ func TestReplicationDefaults(t *testing.T) {
 // TestNodeConfig pins node 2's server.properties in a 3-node cluster,
 // with an override winning over a default.
 func TestNodeConfig(t *testing.T) {
-	n := &Node{ID: 2, KafkaPort: 19093, ControllerPort: 19193, Dir: "/d/node-2"}
-	got := string(formatProperties("node 2", nodeConfig(n, voters([]int{19192, 19193, 19194}), 3, map[string]string{"broker.session.timeout.ms": "6000"})))
+	var nodes []*Node
+	for i := range int32(3) {
+		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), Dir: fmt.Sprintf("/d/node-%d", i+1)})
+	}
+	n := nodes[1]
+	got := string(formatProperties("node 2", nodeConfig(n, voters(nodes), 3, map[string]string{"broker.session.timeout.ms": "6000"})))
 	want := `# node 2
 broker.heartbeat.interval.ms=200
 broker.session.timeout.ms=6000
@@ -85,6 +89,25 @@ transaction.state.log.replication.factor=3
 `
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	// Hosts of their own (network namespaces): each node on its address.
+	c, err := New(Config{Binary: binary, Dir: t.TempDir(), Nodes: 2, BasePort: 9092, Hosts: []string{"10.9.0.1", "10.9.0.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Bootstrap(), "10.9.0.1:9092,10.9.0.2:9092"; got != want {
+		t.Errorf("bootstrap %q, want %q", got, want)
+	}
+	cfg, err := readProperties(c.Node(2).ConfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg["listeners"], "PLAINTEXT://10.9.0.2:9092,CONTROLLER://10.9.0.2:9192"; got != want {
+		t.Errorf("listeners %q, want %q", got, want)
+	}
+	if got, want := cfg["controller.quorum.voters"], "1@10.9.0.1:9192,2@10.9.0.2:9192"; got != want {
+		t.Errorf("voters %q, want %q", got, want)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,7 +19,10 @@ import (
 // Node is one combined node: its ports, its directory, and the samsa serve
 // process running it, if any.
 type Node struct {
-	ID             int32
+	ID int32
+	// Host is the address the node listens on: 127.0.0.1 unless
+	// Config.Hosts gives it one.
+	Host           string
 	KafkaPort      int
 	ControllerPort int
 	// Dir holds server.properties, node.log and the data directory.
@@ -40,7 +45,7 @@ type process struct {
 }
 
 // Addr is the node's Kafka address.
-func (n *Node) Addr() string { return fmt.Sprintf("127.0.0.1:%d", n.KafkaPort) }
+func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.KafkaPort)) }
 
 // ConfigPath is the node's server.properties.
 func (n *Node) ConfigPath() string { return filepath.Join(n.Dir, "server.properties") }
@@ -66,7 +71,11 @@ func (n *Node) Start() error {
 		return fmt.Errorf("devcluster: node %d: %w", n.ID, err)
 	}
 	fmt.Fprintf(log, "--- devcluster: node %d starting at %s\n", n.ID, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(n.cluster.cfg.Binary, "serve", "--config", n.ConfigPath())
+	args := []string{n.cluster.cfg.Binary, "serve", "--config", n.ConfigPath()}
+	if pre := n.cluster.cfg.Prefix; pre != nil {
+		args = append(pre(n.ID), args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -38,12 +39,12 @@ var FailureDetection = map[string]string{
 	"controller.quorum.election.timeout.ms": "500",
 }
 
-// voters is controller.quorum.voters for the given ports: node i+1 at
-// 127.0.0.1:ports[i].
-func voters(ports []int) string {
-	out := make([]string, len(ports))
-	for i, p := range ports {
-		out[i] = fmt.Sprintf("%d@127.0.0.1:%d", i+1, p)
+// voters is controller.quorum.voters for the nodes: each at its host and
+// controller port.
+func voters(nodes []*Node) string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = fmt.Sprintf("%d@%s", n.ID, net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort)))
 	}
 	return strings.Join(out, ",")
 }
@@ -58,7 +59,7 @@ func nodeConfig(n *Node, voterList string, nodes int, overrides map[string]strin
 		"controller.quorum.voters":       voterList,
 		"controller.listener.names":      "CONTROLLER",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"listeners":                      fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", n.KafkaPort, n.ControllerPort),
+		"listeners":                      fmt.Sprintf("PLAINTEXT://%s,CONTROLLER://%s", n.Addr(), net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort))),
 		"log.dirs":                       n.DataDir(),
 	}
 	maps.Copy(cfg, ReplicationDefaults(nodes))

@@ -57,7 +57,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := startLoad(t, c, w)
+	load := startLoad(t, c, w, failoverTopic, failoverPartitions)
 
 	var kills, terms []faultTiming
 	for i, kind := range faultPlan(*failoverKills, *failoverTerms) {
@@ -227,10 +227,12 @@ func reportFaults(t *testing.T, kind string, fs []faultTiming, toAck bool) {
 
 // load is the producers and the consumer of the failover test.
 type load struct {
-	w         *history.Writer
-	producers sync.WaitGroup
-	stop      context.CancelFunc
-	consumer  struct {
+	w          *history.Writer
+	topic      string
+	partitions int32
+	producers  sync.WaitGroup
+	stop       context.CancelFunc
+	consumer   struct {
 		sync.WaitGroup
 		stop context.CancelFunc
 		cl   *kgo.Client
@@ -246,16 +248,16 @@ type load struct {
 	}
 }
 
-func startLoad(t *testing.T, c *devcluster.Cluster, w *history.Writer) *load {
+func startLoad(t *testing.T, c *devcluster.Cluster, w *history.Writer, topic string, partitions int32) *load {
 	t.Helper()
-	l := &load{w: w}
+	l := &load{w: w, topic: topic, partitions: partitions}
 	l.mu.acks = map[int32][]time.Time{}
 	l.mu.errs = map[string]int{}
 	ctx, cancel := context.WithCancel(context.Background())
 	l.stop = cancel
 	for _, name := range []string{"p1", "p2"} {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.DefaultProduceTopic(failoverTopic),
+			kgo.DefaultProduceTopic(topic),
 			// A dead leader's partition is looked up again at once, not
 			// after franz-go's 5 s default.
 			kgo.MetadataMinAge(250*time.Millisecond),
@@ -270,12 +272,12 @@ func startLoad(t *testing.T, c *devcluster.Cluster, w *history.Writer) *load {
 	}
 
 	offsets := map[int32]kgo.Offset{}
-	for p := range int32(failoverPartitions) {
+	for p := range partitions {
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.MetadataMinAge(250*time.Millisecond),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{failoverTopic: offsets}))
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func (l *load) produce(ctx context.Context, cl *kgo.Client, name string) {
 			cl.Flush(context.Background())
 			return
 		}
-		p := int32(seq % failoverPartitions)
+		p := int32(seq) % l.partitions
 		value := fmt.Sprintf("%s-%d", name, seq)
 		// The records outlive ctx: stopping the load stops new records,
 		// and Flush waits for the ones sent.
@@ -311,7 +313,7 @@ func (l *load) produce(ctx context.Context, cl *kgo.Client, name string) {
 }
 
 func (l *load) record(client string, p int32, value string, r *kgo.Record, err error) {
-	ev := history.Produce{Client: client, Idempotent: true, Topic: failoverTopic, Partition: p, Value: value, Offset: -1, Time: time.Now()}
+	ev := history.Produce{Client: client, Idempotent: true, Topic: l.topic, Partition: p, Value: value, Offset: -1, Time: time.Now()}
 	l.mu.Lock()
 	switch {
 	case err == nil:

@@ -47,10 +47,17 @@ func TestMain(m *testing.M) {
 // logs if it failed.
 func startCluster(t *testing.T, n int, overrides map[string]string) *devcluster.Cluster {
 	t.Helper()
+	return startClusterWith(t, devcluster.Config{Nodes: n, Overrides: overrides})
+}
+
+// startClusterWith is startCluster for any cluster config; Binary, Dir
+// and StopTimeout are filled in.
+func startClusterWith(t *testing.T, cfg devcluster.Config) *devcluster.Cluster {
+	t.Helper()
+	cfg.Binary, cfg.StopTimeout = binary, 30*time.Second
 	for try := 1; ; try++ {
-		c, err := devcluster.New(devcluster.Config{
-			Binary: binary, Dir: t.TempDir(), Nodes: n, Overrides: overrides, StopTimeout: 30 * time.Second,
-		})
+		cfg.Dir = t.TempDir()
+		c, err := devcluster.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +76,8 @@ func startCluster(t *testing.T, n int, overrides map[string]string) *devcluster.
 			return c
 		}
 		c.Close()
-		if !errors.Is(err, devcluster.ErrPortInUse) || try == 3 {
-			t.Fatalf("start %d nodes: %v\n%s", n, err, c.LogTails(40))
+		if !errors.Is(err, devcluster.ErrPortInUse) || try == 3 || cfg.BasePort != 0 {
+			t.Fatalf("start %d nodes: %v\n%s", cfg.Nodes, err, c.LogTails(40))
 		}
 		t.Logf("start %d: %v; again on other ports", try, err)
 	}
