@@ -460,8 +460,15 @@ func (b *Broker) startController(ctx context.Context) error {
 	if err := b.applyImage(ctrl.Image()); err != nil {
 		return err
 	}
-	if err := b.removeStalePartitions(); err != nil {
-		return err
+	// A node of a quorum restarts from its last metadata snapshot and
+	// learns the rest of the log only once the leader tells it what is
+	// committed: its image may lack topics created since, and their
+	// partitions must not be taken for stale. It removes them once it is
+	// caught up (startLifecycle). The single node's image is its whole log.
+	if !b.cfg.quorum.cluster() {
+		if err := b.removeStalePartitions(); err != nil {
+			return err
+		}
 	}
 	b.tasks.Go(func(ctx context.Context) { b.followMetadata(ctx, ch) })
 	return nil
@@ -481,7 +488,9 @@ func (b *Broker) followMetadata(ctx context.Context, ch <-chan struct{}) {
 }
 
 // removeStalePartitions deletes partition directories of topics the
-// metadata no longer has (deleted while this node was down).
+// metadata no longer has (deleted while this node was down). The image
+// must be caught up with the metadata log: a partition it merely has not
+// learned of yet would be deleted with its data.
 func (b *Broker) removeStalePartitions() error {
 	onDisk, err := b.logs.OnDisk()
 	if err != nil {

@@ -133,7 +133,17 @@ func (b *Broker) startLifecycle(ctx context.Context) error {
 		br, ok := b.ctrl.Image().Broker(model.NodeID(b.cfg.NodeID))
 		return ok && !br.Fenced && br.Epoch == b.life.epoch.Load()
 	})
-	return b.applyImage(b.ctrl.Image())
+	if err := b.applyImage(b.ctrl.Image()); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("broker: the metadata never listed this broker as unfenced: %w", ctx.Err())
+	}
+	// The controller unfenced this broker once it had applied the log up to
+	// its registration, and the image now holds the unfencing: whatever
+	// topic existed before this start is in it. Only now may a partition
+	// the image lacks be taken for one deleted while the node was down.
+	return b.removeStalePartitions()
 }
 
 // heartbeatLoop heartbeats the active controller every

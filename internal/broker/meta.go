@@ -86,20 +86,15 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 			if err != nil {
 				return fmt.Errorf("broker: open %s: %w", tp, err)
 			}
-			if int32(pi.Leader) == b.cfg.NodeID {
-				// A leader starts its epoch at its log end; a follower
-				// learns epochs from the leader's batches only.
-				if err := log.AssignEpoch(pi.LeaderEpoch); err != nil {
-					return fmt.Errorf("broker: %s leader epoch: %w", tp, err)
-				}
-			}
 			var part *replication.Partition
 			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable,
 				ProposeISR: func(_ model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part, le, pe, isr) }})
 			p = part
 		}
 		ts.partitions[i] = p
-		switch p.Apply(st, b.cfg.Clock.Now()) {
+		tr := p.Apply(st, b.cfg.Clock.Now())
+		b.log.Debug("partition state applied", "partition", p.TP.String(), "leader", pi.Leader, "leader_epoch", pi.LeaderEpoch, "transition", tr)
+		switch tr {
 		case replication.BecameLeader:
 			b.fetchers.stop(p.TP)
 		case replication.BecameFollower, replication.LeaderChanged:

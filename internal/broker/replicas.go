@@ -169,6 +169,7 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 	for _, p := range parts {
 		pos, err := p.FetchState()
 		if err != nil || model.NodeID(pos.Leader) != leader {
+			b.log.Debug("replica not fetched", "partition", p.TP.String(), "fetcher_leader", leader, "leader", pos.Leader, "err", err)
 			continue // it leads now, or follows another: the next snapshot says
 		}
 		i, ok := byID[p.TopicID]
@@ -193,10 +194,12 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 	defer cancel()
 	kresp, err := b.peers.request(rctx, addr, req)
 	if err != nil {
+		b.log.Debug("replica fetch failed", "leader", leader, "addr", addr, "err", err)
 		return false
 	}
 	resp := kresp.(*kmsg.FetchResponse)
 	if resp.ErrorCode != 0 {
+		b.log.Debug("replica fetch refused", "leader", leader, "err", kerr.ErrorForCode(resp.ErrorCode))
 		return false
 	}
 	ok := true
@@ -229,6 +232,7 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED or UNKNOWN_LEADER_EPOCH: the
 		// metadata is about to say who leads; wait for it.
+		b.log.Debug("replica fetch of a partition refused", "partition", p.TP.String(), "err", kerr.ErrorForCode(rp.ErrorCode))
 		return false
 	}
 	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
@@ -284,11 +288,17 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 			return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
 		})
 		if err != nil {
+			b.log.Debug("ISR proposal not sent", "partition", p.TP.String(), "isr", isr, "err", err)
 			p.AlterPartitionFailed(leaderEpoch)
 			return
 		}
 		r := resp.(*kmsg.AlterPartitionResponse)
 		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			code := r.ErrorCode
+			if code == 0 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
+				code = r.Topics[0].Partitions[0].ErrorCode
+			}
+			b.log.Debug("ISR proposal refused", "partition", p.TP.String(), "isr", isr, "err", kerr.ErrorForCode(code))
 			p.AlterPartitionFailed(leaderEpoch)
 			return
 		}

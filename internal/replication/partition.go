@@ -202,6 +202,14 @@ func (p *Partition) updateLocked(st State) {
 // applied.
 func (p *Partition) becomeLeaderLocked(now time.Time) {
 	m := &p.mu
+	// The new epoch starts at the log end, in the log's epoch cache, as
+	// Kafka's makeLeader assigns it: a follower's fetch is checked against
+	// the leader's epochs, and a leader of an empty log would have none,
+	// so a follower that led an earlier epoch (with an entry for it and no
+	// records) would be told it diverges on every fetch, and never rejoin
+	// the ISR. A failed write fails the log, which every later append then
+	// reports (KAFKA_STORAGE_ERROR).
+	_ = p.log.AssignEpoch(m.leaderEpoch)
 	end := p.log.LogEndOffset()
 	l := Leadership{Leader: m.self, LeaderEpoch: m.leaderEpoch, PartitionEpoch: m.partitionEpoch, Replicas: m.replicas, ISR: m.isr}
 	ls := NewLeaderState(m.self, l, p.leaderEnd(), p.HighWatermark(), m.lagTime, now)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -245,6 +246,31 @@ func TestLeaderChangeTruncatesByEpoch(t *testing.T) {
 	// The old leader's record at offset 3 was replicated to the new
 	// leader, and committed by it: it was kept, not fetched again.
 	wantHW(t, c, map[int32]int64{2: 6, 3: 6})
+}
+
+// TestFormerLeaderOfAnEmptyLogRejoins: replica 1 led epoch 1 of an empty
+// log (its epoch cache says so), then replica 2 leads epoch 2, still
+// empty. Replica 1's fetch carries last fetched epoch 1; the new leader
+// must know its own epoch began at 0, so the fetch is no divergence and
+// replica 1 is proposed back into the ISR. A leader without the entry
+// answers "diverging" to every such fetch, and the follower never rejoins.
+func TestFormerLeaderOfAnEmptyLogRejoins(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2, 3}, false)
+	c.elect(1, []int32{1, 2, 3})
+	if e := c.logs[1].Epochs(); len(e) != 1 || e[0].Epoch != 1 || e[0].StartOffset != 0 {
+		t.Fatalf("the first leader's epochs %v", e)
+	}
+	c.elect(2, []int32{2, 3})
+	if e := c.logs[2].Epochs(); len(e) != 1 || e[0].Epoch != 2 || e[0].StartOffset != 0 {
+		t.Fatalf("the new leader's epochs %v, want epoch 2 from 0", e)
+	}
+	if got := mustFetch(t, c, 1, 1<<20); strings.Contains(got, "diverging") {
+		t.Fatalf("the former leader's fetch: %s", got)
+	}
+	props := c.takeProposals()
+	if len(props) != 1 || !slices.Equal(props[0].isr, []int32{1, 2, 3}) {
+		t.Fatalf("proposals after the former leader caught up: %v", props)
+	}
 }
 
 func TestWaitCommittedLosesTheLeadership(t *testing.T) {
