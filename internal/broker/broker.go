@@ -339,7 +339,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	// A quorum forms over the controller listeners, so they serve before
 	// the controller can start; their Kafka requests wait (conn.serve).
 	for i, ln := range lns {
-		if bound := b.Listeners()[i]; b.cfg.quorum.servesQuorum(bound.Name) {
+		if bound := b.Listeners()[i]; b.cfg.quorum.early(bound.Name) {
 			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
 		}
 	}
@@ -348,7 +348,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		return err
 	}
 	close(b.ctrlReady)
-	if b.cfg.quorum.cluster() {
+	if b.cfg.quorum.cluster() && b.cfg.quorum.broker {
+		// A controller-only node registers no broker: it hosts no
+		// partitions and serves only its controller listeners.
 		if err := b.startLifecycle(ctx); err != nil {
 			b.closeListeners()
 			return err
@@ -365,7 +367,7 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.markLedLoading()
 	b.tasks.Go(b.runCoordinatorSync)
 	for i, ln := range lns {
-		if bound := b.Listeners()[i]; !b.cfg.quorum.servesQuorum(bound.Name) {
+		if bound := b.Listeners()[i]; !b.cfg.quorum.early(bound.Name) {
 			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })
 		}
 	}
@@ -422,6 +424,16 @@ func (b *Broker) endpoints() []metadata.Endpoint {
 	return eps
 }
 
+// raftAddr is where a broker-only node's Raft listens: its inter-broker
+// listener's advertised address; "" for a voter.
+func (b *Broker) raftAddr() string {
+	if !b.cfg.quorum.observer() {
+		return ""
+	}
+	a := b.advertised(b.cfg.quorum.raftListener)
+	return net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
+}
+
 func (b *Broker) controllerConfig() controller.Config {
 	return controller.Config{
 		NodeID:          model.NodeID(b.cfg.NodeID),
@@ -430,6 +442,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		Rack:            b.cfg.Values.String("broker.rack"),
 		ClusterID:       b.clusterID,
 		Voters:          b.cfg.quorum.voters,
+		RaftAddr:        b.raftAddr(),
 		ElectionTimeout: b.cfg.quorum.electionTimeout,
 		SessionTimeout:  millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
 		Broker:          b.cfg.Values,
@@ -453,8 +466,13 @@ func (b *Broker) startController(ctx context.Context) error {
 		return fmt.Errorf("broker: start controller: %w", err)
 	}
 	ctrl := b.ctrl
-	if err := b.adoptClusterID(ctrl.Image().ClusterID()); err != nil {
-		return err
+	// A broker-only node knows no metadata until the active controller
+	// adds it to the quorum, which its registration asks for; it checks
+	// the cluster ID once caught up (startLifecycle).
+	if id := ctrl.Image().ClusterID(); id != "" || !ctrl.Observer() {
+		if err := b.adoptClusterID(id); err != nil {
+			return err
+		}
 	}
 	ch := ctrl.Changed()
 	if err := b.applyImage(ctrl.Image()); err != nil {
@@ -634,6 +652,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		b.configureConn(nc)
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name, controllerListener: b.cfg.quorum.servesQuorum(l.Name),
+			raftListener: b.cfg.quorum.observer() && l.Name == b.cfg.quorum.raftListener,
 			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
 		ip := remoteIP(nc)
 		b.tasks.Go(func(ctx context.Context) {

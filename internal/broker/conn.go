@@ -34,9 +34,12 @@ type conn struct {
 	// carries the quorum (quorumSettings.servesQuorum), where Raft and the
 	// controller-only APIs are served and nothing is forwarded.
 	controllerListener bool
-	log                *slog.Logger
-	out                chan *frame
-	closing            atomic.Bool
+	// raftListener: a broker-only node's inter-broker listener, which
+	// also takes the active controller's Raft connections.
+	raftListener bool
+	log          *slog.Logger
+	out          chan *frame
+	closing      atomic.Bool
 
 	// Set by ApiVersions v3+ (KIP-511), for logs and metrics.
 	clientSoftware string
@@ -68,7 +71,7 @@ func (f *frame) release() {
 // closes it, or the broker shuts down.
 func (c *conn) serve(ctx context.Context) {
 	var first io.Reader
-	if c.controllerListener {
+	if c.controllerListener || c.raftListener {
 		raft, r, err := c.serveControllerConn()
 		if raft {
 			return // Raft owns the connection now
@@ -78,8 +81,15 @@ func (c *conn) serve(ctx context.Context) {
 			return
 		}
 		first = r
+		// A controller listener's Kafka requests wait for the controller;
+		// a broker-only node's Raft listener is its broker listener too,
+		// opened early for Raft, and its requests wait for the broker.
+		ready := c.b.ctrlReady
+		if c.raftListener {
+			ready = c.b.started
+		}
 		select {
-		case <-c.b.ctrlReady:
+		case <-ready:
 		case <-ctx.Done():
 			c.nc.Close()
 			return

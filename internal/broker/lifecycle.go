@@ -58,8 +58,15 @@ const retryBackoff = 50 * time.Millisecond
 // elections until ctx ends. again reports whether a response says to try
 // the (new) active controller.
 func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(kmsg.Response) bool) (kmsg.Response, error) {
-	for {
+	for try := 0; ; try++ {
 		addr := b.controllerAddr()
+		if addr == "" && b.cfg.quorum.observer() {
+			// A broker-only node learns the leader from Raft only once
+			// the leader has added it, which its registration asks for:
+			// until then it asks the voters in turn, and one that is not
+			// the leader answers NOT_CONTROLLER.
+			addr = b.cfg.quorum.voters[try%len(b.cfg.quorum.voters)].Addr
+		}
 		if addr != "" {
 			resp, err := b.peers.request(ctx, addr, req)
 			if err == nil && (again == nil || !again(resp)) {
@@ -86,6 +93,11 @@ func (b *Broker) register(ctx context.Context) (int64, error) {
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.BrokerID = b.cfg.NodeID
 	req.ClusterID = b.ctrl.Image().ClusterID()
+	if req.ClusterID == "" {
+		// A broker-only node has no metadata yet: it registers with the
+		// cluster ID it was formatted with (meta.properties).
+		req.ClusterID = b.clusterID
+	}
 	req.IncarnationID = b.life.incarnation
 	if rack := b.cfg.Values.String("broker.rack"); rack != "" {
 		req.Rack = &rack
@@ -138,6 +150,13 @@ func (b *Broker) startLifecycle(ctx context.Context) error {
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("broker: the metadata never listed this broker as unfenced: %w", ctx.Err())
+	}
+	if b.ctrl.Observer() {
+		// A broker-only node's first metadata came from the quorum just
+		// now: its cluster must be the one meta.properties names.
+		if err := b.adoptClusterID(b.ctrl.Image().ClusterID()); err != nil {
+			return err
+		}
 	}
 	// The controller unfenced this broker once it had applied the log up to
 	// its registration, and the image now holds the unfencing: whatever

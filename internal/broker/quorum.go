@@ -25,6 +25,24 @@ type quorumSettings struct {
 	listeners []string
 	// electionTimeout is controller.quorum.election.timeout.ms.
 	electionTimeout time.Duration
+	// broker and controller are process.roles: a combined node has both,
+	// and so has the single node.
+	broker, controller bool
+	// raftListener, on a broker-only node (a Raft non-voter), is the
+	// listener Raft reaches it on: its inter-broker listener, where a
+	// connection that begins with Raft's preamble goes to the controller.
+	raftListener string
+}
+
+// observer reports whether this node follows the quorum without a vote: a
+// broker-only node.
+func (q quorumSettings) observer() bool { return q.cluster() && !q.controller }
+
+// early reports whether a listener serves before the controller starts:
+// the controller listeners, and a broker-only node's Raft listener (the
+// active controller must reach it before it can catch up and be unfenced).
+func (q quorumSettings) early(name string) bool {
+	return q.servesQuorum(name) || (q.observer() && name == q.raftListener)
 }
 
 // cluster reports whether this node is part of a quorum over the network.
@@ -59,14 +77,20 @@ func parseVoters(items []string) ([]controller.Voter, error) {
 }
 
 // resolveQuorum reads the quorum configs and checks them against the
-// listeners: a quorum needs a controller listener among the listeners, and
-// this node among the voters (a broker-only node is not built yet).
+// listeners and process.roles, as Kafka's KafkaConfig does: a controller
+// (combined or alone) is among controller.quorum.voters and has a
+// controller listener; a broker-only node is not among them and has none
+// in its listeners; a controller-only node has nothing but controller
+// listeners.
 func (c *Config) resolveQuorum() error {
 	voters, err := parseVoters(c.Values.List("controller.quorum.voters"))
 	if err != nil {
 		return err
 	}
 	q := quorumSettings{voters: voters, electionTimeout: millis(int64(c.Values.Int("controller.quorum.election.timeout.ms")))}
+	roles := c.Values.List("process.roles")
+	q.broker = len(roles) == 0 || slices.Contains(roles, "broker")
+	q.controller = len(roles) == 0 || slices.Contains(roles, "controller")
 	for _, n := range strings.Split(c.Values.String("controller.listener.names"), ",") {
 		if n = strings.ToUpper(strings.TrimSpace(n)); n != "" {
 			q.listeners = append(q.listeners, n)
@@ -78,28 +102,58 @@ func (c *Config) resolveQuorum() error {
 		q.voters = nil
 	}
 	if !q.cluster() {
+		if !q.broker || !q.controller {
+			return fmt.Errorf("broker: process.roles=%s needs controller.quorum.voters: a node without a quorum over the network is a combined broker and controller", strings.Join(roles, ","))
+		}
 		c.quorum = q
 		return nil
 	}
 	if len(q.listeners) == 0 {
 		return fmt.Errorf("broker: controller.quorum.voters is set, so controller.listener.names must name the listener the quorum uses")
 	}
-	for _, n := range q.listeners {
-		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == n }) {
-			return fmt.Errorf("broker: controller.listener.names names %s, which is not in listeners", n)
+	inVoters := slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) })
+	hasControllerListener := slices.ContainsFunc(c.Listeners, func(l Listener) bool { return q.isControllerListener(l.Name) })
+	hasBrokerListener := slices.ContainsFunc(c.Listeners, func(l Listener) bool { return !q.isControllerListener(l.Name) })
+	if q.controller {
+		for _, n := range q.listeners {
+			if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == n }) {
+				return fmt.Errorf("broker: controller.listener.names names %s, which is not in listeners", n)
+			}
 		}
 	}
-	if !slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) }) {
-		return fmt.Errorf("broker: controller.quorum.voters does not name this node (node.id %d); a broker-only node is not supported yet", c.NodeID)
+	switch {
+	case q.controller && !inVoters:
+		return fmt.Errorf("broker: process.roles has controller, but controller.quorum.voters does not name this node (node.id %d)", c.NodeID)
+	case !q.controller && inVoters:
+		return fmt.Errorf("broker: controller.quorum.voters names node.id %d, but process.roles=%s has no controller role", c.NodeID, strings.Join(roles, ","))
+	case !q.controller && hasControllerListener:
+		return fmt.Errorf("broker: a broker-only node (process.roles=broker) must not list the controller listener %s in listeners", strings.Join(q.listeners, ","))
+	case !q.broker && hasBrokerListener:
+		return fmt.Errorf("broker: a controller-only node (process.roles=controller) may list only controller listeners (%s) in listeners", strings.Join(q.listeners, ","))
+	case q.broker && !hasBrokerListener:
+		return fmt.Errorf("broker: every listener is a controller listener, but process.roles has broker: clients need a broker listener")
 	}
 	if ib := strings.ToUpper(c.Values.String("inter.broker.listener.name")); q.isControllerListener(ib) {
 		return fmt.Errorf("broker: inter.broker.listener.name %s is a controller listener; followers fetch on a broker listener", ib)
 	}
-	if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return !q.isControllerListener(l.Name) }) {
-		return fmt.Errorf("broker: every listener is a controller listener; a controller-only node is not supported yet")
+	if q.observer() {
+		q.raftListener = interBrokerListener(c)
 	}
 	c.quorum = q
 	return nil
+}
+
+// interBrokerListener is the listener other brokers reach this one on:
+// inter.broker.listener.name, else the first listener (the one the
+// metadata's first endpoint is, as leaderAddr picks it).
+func interBrokerListener(c *Config) string {
+	if ib := strings.ToUpper(c.Values.String("inter.broker.listener.name")); ib != "" {
+		return ib
+	}
+	if len(c.Listeners) > 0 {
+		return c.Listeners[0].Name
+	}
+	return ""
 }
 
 // serveControllerConn reads the first byte of a connection on a controller

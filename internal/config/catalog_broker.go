@@ -25,7 +25,7 @@ var maxInt = strconv.Itoa(1<<31 - 1)
 func serverEntries() []*Entry {
 	return []*Entry{
 		{Name: "process.roles", Type: TypeList, Default: "", Validator: listOf{"broker", "controller"}, Importance: High,
-			Wired: "every node is a combined broker and controller (broker.go Start)", Unsupported: byCluster, Accepts: sameItems{"broker", "controller"},
+			Wired: "broker, controller or both; a broker-only node follows the quorum as a Raft non-voter (broker/quorum.go resolveQuorum)",
 			Doc: "Roles this node plays in KRaft mode: broker, controller, or both for a combined node."},
 		{Name: "node.id", Type: TypeInt, Default: "-1", Importance: High,
 			Wired: "the node's id in its broker registration and controller (serve.go ConfigFromValues)",

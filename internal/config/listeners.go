@@ -59,7 +59,9 @@ func checkListeners(v Values) error {
 			}
 		}
 	}
-	if s := v.String("controller.listener.names"); s != "" {
+	if s := v.String("controller.listener.names"); s != "" && hasRole(v, "controller") {
+		// A broker-only node names the controllers' listener to reach
+		// them, without listening on it itself (broker.resolveQuorum).
 		for _, l := range strings.Split(s, ",") {
 			if !slices.Contains(listeners, strings.ToUpper(strings.TrimSpace(l))) {
 				return invalidValue(Broker.byName["controller.listener.names"], "controller.listener.names", s,
@@ -80,9 +82,16 @@ func checkListeners(v Values) error {
 	return nil
 }
 
+// hasRole reports whether process.roles gives the node a role; an empty
+// process.roles is the single node, which has both.
+func hasRole(v Values, role string) bool {
+	roles := v.List("process.roles")
+	return len(roles) == 0 || slices.Contains(roles, role)
+}
+
 // checkQuorum checks the quorum configs against this node. The static quorum
-// (controller.quorum.voters) must name this node, on the port of one of its own
-// listeners: a broker-only node is not built yet. A dynamic quorum (KIP-853) is not
+// (controller.quorum.voters) must name a node with the controller role, on the
+// port of one of its own listeners; a broker-only node is not among it. A dynamic quorum (KIP-853) is not
 // built either: controller.quorum.bootstrap.servers may only name this node, which
 // Kafka's own server.properties does for a single node.
 func checkQuorum(v Values) error {
@@ -129,8 +138,9 @@ func checkQuorum(v Values) error {
 				found = true
 			}
 		}
-		if !found {
-			return notSupported("controller.quorum.voters", "a node that is not a voter (a broker-only node) is not supported yet: this node, node.id "+self+", must be one of the voters")
+		if !found && hasRole(v, "controller") {
+			return invalidValue(Broker.byName["controller.quorum.voters"], "controller.quorum.voters", strings.Join(voters, ","),
+				"this node (node.id "+self+") has the controller role, so it must be one of the voters; a broker-only node has process.roles=broker")
 		}
 	}
 	for _, item := range v.List("controller.quorum.bootstrap.servers") {

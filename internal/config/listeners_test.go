@@ -67,7 +67,11 @@ func TestQuorumOfThisNode(t *testing.T) {
 	}{
 		{"voter is this node", "controller.quorum.voters", "1@localhost:9093", nil, nil},
 		{"voters", "controller.quorum.voters", "1@localhost:9093,2@h2:9093,3@h3:9093", nil, nil},
-		{"voter is another node", "controller.quorum.voters", "2@localhost:9093", ErrNotSupported, nil},
+		{"a controller not among the voters", "controller.quorum.voters", "2@localhost:9093", ErrInvalidValue, nil},
+		{"a broker-only node, not among the voters", "controller.quorum.voters", "2@h2:9093", nil,
+			map[string]string{"process.roles": "broker", "listeners": "PLAINTEXT://:9092"}},
+		{"a controller-only node", "controller.quorum.voters", "1@localhost:9093", nil,
+			map[string]string{"process.roles": "controller", "listeners": "CONTROLLER://:9093"}},
 		{"voter elsewhere", "controller.quorum.voters", "1@localhost:7000,2@h2:9093", ErrInvalidValue, nil},
 		{"voter without id", "controller.quorum.voters", "localhost:9093", ErrInvalidValue, nil},
 		{"bootstrap is this node", "controller.quorum.bootstrap.servers", "localhost:9093", nil, nil},

@@ -3,9 +3,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -42,6 +47,7 @@ func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64,
 		return 0, kerr.InvalidRequest, "negative broker id"
 	}
 	if have, ok := img.Broker(r.NodeID); ok && have.Incarnation == r.Incarnation {
+		c.addObserverLocked(r)
 		return have.Epoch, nil, ""
 	}
 	recs := []metadata.Record{metadata.BrokerRegistration{
@@ -55,8 +61,57 @@ func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64,
 		return 0, f.err, f.msg
 	}
 	c.live.heard(r.NodeID, c.clock.Now())
+	c.addObserverLocked(r)
 	b, _ := c.Image().Broker(r.NodeID)
 	return b.Epoch, nil, ""
+}
+
+// addObserverLocked makes a registering broker that is not a voter (a
+// broker-only node) a Raft non-voter at its inter-broker listener, where it
+// serves Raft, so the metadata log reaches it; a voter, or a non-voter
+// already at that address, is left alone. It runs on every registration,
+// so a broker whose address changed, or whose earlier addition failed, is
+// added on its next one. The broker learns nothing until then: its
+// heartbeats keep it fenced until it has applied the log up to its
+// registration.
+func (c *Controller) addObserverLocked(r Registration) {
+	if c.raft == nil || c.stream == nil {
+		return
+	}
+	addr := interBrokerAddr(c.static.String("inter.broker.listener.name"), r.Endpoints)
+	if addr == "" {
+		c.log.Warn("a broker registered without an inter-broker listener; it cannot follow the metadata log", "broker", r.NodeID)
+		return
+	}
+	cf := c.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		c.log.Warn("reading the quorum configuration failed", "err", err)
+		return
+	}
+	id := raft.ServerID(nodeResource(r.NodeID))
+	for _, s := range cf.Configuration().Servers {
+		if s.ID == id && (s.Suffrage == raft.Voter || s.Address == raft.ServerAddress(addr)) {
+			return
+		}
+	}
+	if err := c.raft.AddNonvoter(id, raft.ServerAddress(addr), 0, defaultApplyTimeout).Error(); err != nil {
+		c.log.Warn("adding a broker to the metadata quorum as a non-voter failed", "broker", r.NodeID, "addr", addr, "err", err)
+		return
+	}
+	c.log.Info("a broker-only node follows the metadata log", "broker", r.NodeID, "addr", addr)
+}
+
+// interBrokerAddr is the endpoint brokers reach each other on:
+// inter.broker.listener.name's, else the first (as the broker's
+// leaderAddr picks it).
+func interBrokerAddr(name string, eps []metadata.Endpoint) string {
+	name = strings.ToUpper(name)
+	for _, ep := range eps {
+		if name == "" || ep.Name == name {
+			return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+		}
+	}
+	return ""
 }
 
 // Heartbeat is a broker's BrokerHeartbeat request.

@@ -43,12 +43,19 @@ type Config struct {
 	// default) keeps Raft in process on an in-memory transport, which is all
 	// a combined single node needs. Ignored when Voters is set.
 	ControllerAddr string
-	// Voters is the static quorum (controller.quorum.voters), this node
-	// among them. When set, Raft runs over the controller listener: the
-	// broker hands each connection that begins with RaftPreamble to
-	// ServeRaft, and the first start bootstraps all the voters. Empty means
-	// a quorum of this node alone.
+	// Voters is the static quorum (controller.quorum.voters). When set,
+	// Raft runs over the controller listener: the broker hands each
+	// connection that begins with RaftPreamble to ServeRaft, and the first
+	// start bootstraps all the voters. A node not among them (a broker-only
+	// node) is a Raft non-voter: it bootstraps nothing, the active
+	// controller adds it when it registers, and it follows the metadata log
+	// without a vote. Empty means a quorum of this node alone.
 	Voters []Voter
+	// RaftAddr is where Raft listens on a node not among Voters, for the
+	// active controller to reach it: its inter-broker listener, which hands
+	// connections that begin with RaftPreamble to ServeRaft. Ignored for a
+	// voter, which listens on its controller listener.
+	RaftAddr string
 	// ElectionTimeout is controller.quorum.election.timeout.ms, for a
 	// quorum of several voters; zero keeps hashicorp/raft's one second.
 	ElectionTimeout time.Duration
@@ -91,6 +98,8 @@ type Controller struct {
 	store     *raftboltdb.BoltStore
 	transport raft.Transport
 	stream    *streamLayer // nil unless Voters is set
+	// observer: a Raft non-voter (a broker-only node), not among Voters.
+	observer bool
 	fs        vfs.FS       // the metadata directory's, for the directory syncs: vfs.OS but in tests
 	tasks     *task.Group
 	// incarnation identifies this process's registration of the local broker.
@@ -160,6 +169,12 @@ func (c *Controller) open(ctx context.Context) error {
 		return err
 	}
 	c.tasks.Go(c.watchLeadership)
+	if c.observer {
+		// A non-voter knows no leader until the active controller adds it,
+		// which its broker's registration asks for: it cannot wait here.
+		c.log.Debug("controller started as a non-voter", "node_id", c.cfg.NodeID)
+		return nil
+	}
 	if c.stream != nil {
 		c.tasks.Go(c.watchCaughtUp)
 		c.tasks.Go(c.watchSessions)
@@ -211,39 +226,44 @@ func newController(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	var stream *streamLayer
+	observer := false
 	if len(cfg.Voters) > 0 {
-		self, err := checkVoters(cfg.Voters, cfg.NodeID)
+		self, voter, err := checkVoters(cfg.Voters, cfg.NodeID)
 		if err != nil {
 			return nil, err
 		}
-		stream = newStreamLayer(self.Addr)
+		addr := self.Addr
+		if !voter {
+			if cfg.RaftAddr == "" {
+				return nil, fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
+			}
+			addr, observer = cfg.RaftAddr, true
+		}
+		stream = newStreamLayer(addr)
 	}
-	return &Controller{stream: stream,
+	return &Controller{stream: stream, observer: observer,
 		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,
 		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()), fs: vfs.OS,
 		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1),
 	}, nil
 }
 
-// checkVoters refuses a quorum that names a node twice or leaves this one
-// out, and returns this node's entry.
-func checkVoters(voters []Voter, self model.NodeID) (Voter, error) {
+// checkVoters refuses a quorum that names a node twice, and returns this
+// node's entry and whether there is one.
+func checkVoters(voters []Voter, self model.NodeID) (Voter, bool, error) {
 	seen := map[model.NodeID]bool{}
 	var me Voter
 	found := false
 	for _, v := range voters {
 		if seen[v.ID] {
-			return me, fmt.Errorf("controller: controller.quorum.voters names node %d twice", v.ID)
+			return me, false, fmt.Errorf("controller: controller.quorum.voters names node %d twice", v.ID)
 		}
 		seen[v.ID] = true
 		if v.ID == self {
 			me, found = v, true
 		}
 	}
-	if !found {
-		return me, fmt.Errorf("controller: controller.quorum.voters does not name this node (node.id %d); a broker-only node is not supported yet", self)
-	}
-	return me, nil
+	return me, found, nil
 }
 
 // ServeRaft hands a connection on the controller listener to Raft; the
@@ -256,6 +276,10 @@ func (c *Controller) ServeRaft(conn net.Conn) {
 	}
 	c.stream.serve(conn)
 }
+
+// Observer reports whether this node follows the quorum without a vote (a
+// broker-only node).
+func (c *Controller) Observer() bool { return c.observer }
 
 // Quorum reports whether this controller is one of several voters.
 func (c *Controller) Quorum() bool { return len(c.cfg.Voters) > 1 }

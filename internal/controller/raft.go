@@ -73,7 +73,7 @@ func (c *Controller) startRaft() error {
 	if err != nil {
 		return fmt.Errorf("controller: read raft state: %w", err)
 	}
-	if !existing {
+	if !existing && !c.observer {
 		// Every voter bootstraps the same configuration on its first start;
 		// hashicorp/raft accepts that, and the first election settles it.
 		voters := raft.Configuration{Servers: []raft.Server{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,11 @@ type Config struct {
 	// Prefix, when set, is put before each node's command line, as
 	// "ip netns exec NAME" runs it in a network namespace.
 	Prefix func(id int32) []string
+	// Roles, when set, gives each node its process.roles: "broker",
+	// "controller" or "broker,controller" (the default). The voters are
+	// the nodes with the controller role; a controller-only node has only
+	// its controller listener, a broker-only node only its Kafka listener.
+	Roles func(id int32) string
 }
 
 // Cluster is N samsa serve processes forming one quorum.
@@ -87,7 +93,14 @@ func New(cfg Config) (*Cluster, error) {
 		if len(cfg.Hosts) != 0 {
 			n.Host = cfg.Hosts[i]
 		}
+		n.Roles = "broker,controller"
+		if cfg.Roles != nil {
+			n.Roles = cfg.Roles(n.ID)
+		}
 		c.nodes = append(c.nodes, n)
+	}
+	if !slices.ContainsFunc(c.nodes, (*Node).Controller) || !slices.ContainsFunc(c.nodes, (*Node).Broker) {
+		return nil, errors.New("devcluster: the roles leave the cluster without a controller or without a broker")
 	}
 	for _, n := range c.nodes {
 		if err := c.prepare(n, voters(c.nodes)); err != nil {
@@ -176,7 +189,13 @@ func (c *Cluster) prepare(n *Node, voterList string) error {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
 	}
-	cfg := nodeConfig(n, voterList, c.cfg.Nodes, c.cfg.Overrides)
+	brokers := 0
+	for _, m := range c.nodes {
+		if m.Broker() {
+			brokers++
+		}
+	}
+	cfg := nodeConfig(n, voterList, brokers, c.cfg.Overrides)
 	header := fmt.Sprintf("Node %d of a %d-node cluster written by samsa dev cluster; rewritten on every start.", n.ID, c.cfg.Nodes)
 	if err := os.WriteFile(n.ConfigPath(), formatProperties(header, cfg), 0o644); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
@@ -222,15 +241,18 @@ func (c *Cluster) Nodes() []*Node { return c.nodes }
 // index out of range does.
 func (c *Cluster) Node(id int32) *Node { return c.nodes[id-1] }
 
-// Bootstrap lists every node's Kafka address, comma-separated, as
+// Bootstrap lists every broker's Kafka address, comma-separated, as
 // bootstrap.servers takes them.
 func (c *Cluster) Bootstrap() string { return strings.Join(c.Addrs(), ",") }
 
-// Addrs lists every node's Kafka address.
+// Addrs lists every broker's Kafka address (controller-only nodes have
+// none).
 func (c *Cluster) Addrs() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.Addr()
+	var out []string
+	for _, n := range c.nodes {
+		if n.Broker() {
+			out = append(out, n.Addr())
+		}
 	}
 	return out
 }

@@ -22,7 +22,9 @@ type Node struct {
 	ID int32
 	// Host is the address the node listens on: 127.0.0.1 unless
 	// Config.Hosts gives it one.
-	Host           string
+	Host string
+	// Roles is the node's process.roles.
+	Roles          string
 	KafkaPort      int
 	ControllerPort int
 	// Dir holds server.properties, node.log and the data directory.
@@ -43,6 +45,12 @@ type process struct {
 	err     error         // cmd.Wait's answer, set before done closes
 	stopped bool          // Stop or Kill ended it: not a crash to report
 }
+
+// Broker reports whether the node has the broker role (a Kafka listener).
+func (n *Node) Broker() bool { return strings.Contains(n.Roles, "broker") }
+
+// Controller reports whether the node has the controller role (a voter).
+func (n *Node) Controller() bool { return strings.Contains(n.Roles, "controller") }
 
 // Addr is the node's Kafka address.
 func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.KafkaPort)) }

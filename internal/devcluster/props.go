@@ -42,9 +42,11 @@ var FailureDetection = map[string]string{
 // voters is controller.quorum.voters for the nodes: each at its host and
 // controller port.
 func voters(nodes []*Node) string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = fmt.Sprintf("%d@%s", n.ID, net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort)))
+	var out []string
+	for _, n := range nodes {
+		if n.Roles == "" || n.Controller() {
+			out = append(out, fmt.Sprintf("%d@%s", n.ID, net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort))))
+		}
 	}
 	return strings.Join(out, ",")
 }
@@ -53,13 +55,24 @@ func voters(nodes []*Node) string {
 // shape, then the replication defaults and timings, then the caller's
 // overrides, which win.
 func nodeConfig(n *Node, voterList string, nodes int, overrides map[string]string) map[string]string {
+	roles := n.Roles
+	if roles == "" {
+		roles = "broker,controller"
+	}
+	var listeners []string
+	if strings.Contains(roles, "broker") {
+		listeners = append(listeners, "PLAINTEXT://"+n.Addr())
+	}
+	if strings.Contains(roles, "controller") {
+		listeners = append(listeners, "CONTROLLER://"+net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort)))
+	}
 	cfg := map[string]string{
 		"node.id":                        strconv.Itoa(int(n.ID)),
-		"process.roles":                  "broker,controller",
+		"process.roles":                  roles,
 		"controller.quorum.voters":       voterList,
 		"controller.listener.names":      "CONTROLLER",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"listeners":                      fmt.Sprintf("PLAINTEXT://%s,CONTROLLER://%s", n.Addr(), net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort))),
+		"listeners":                      strings.Join(listeners, ","),
 		"log.dirs":                       n.DataDir(),
 	}
 	maps.Copy(cfg, ReplicationDefaults(nodes))

@@ -15,8 +15,8 @@ import (
 const readyPoll = 100 * time.Millisecond
 
 // WaitReady waits until the metadata agrees with the processes: every
-// running node answers a Metadata request that lists exactly the running
-// nodes as brokers (registered and unfenced; a node killed a moment ago is
+// running broker answers a Metadata request that lists exactly the running
+// brokers (registered and unfenced; a node killed a moment ago is
 // listed until the controller fences it). It fails at once when a node
 // exits on its own, naming it, with ErrPortInUse when its log says it
 // could not bind.
@@ -43,12 +43,12 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 func (c *Cluster) ready(ctx context.Context) error {
 	var want []int32
 	for _, n := range c.nodes {
-		if n.Running() {
+		if n.Running() && n.Broker() {
 			want = append(want, n.ID)
 		}
 	}
 	if len(want) == 0 {
-		return errors.New("no node is running")
+		return errors.New("no broker is running")
 	}
 	for _, id := range want {
 		got, err := brokersSeenBy(ctx, c.Node(id).Addr())

@@ -155,11 +155,11 @@ func partitions(ctx context.Context, addr, topic string) ([]kmsg.MetadataRespons
 	return ps, nil
 }
 
-// runningAddrs lists the Kafka addresses of the running nodes.
+// runningAddrs lists the Kafka addresses of the running brokers.
 func runningAddrs(c *devcluster.Cluster) []string {
 	var out []string
 	for _, n := range c.Nodes() {
-		if n.Running() {
+		if n.Running() && n.Broker() {
 			out = append(out, n.Addr())
 		}
 	}
@@ -204,7 +204,7 @@ func waitFullISR(ctx context.Context, c *devcluster.Cluster, topic string, rf in
 // node shutting down may still answer, slowly.
 func leaderOf(ctx context.Context, c *devcluster.Cluster, topic string, partition int32, skip ...int32) int32 {
 	for _, n := range c.Nodes() {
-		if !n.Running() || slices.Contains(skip, n.ID) {
+		if !n.Running() || !n.Broker() || slices.Contains(skip, n.ID) {
 			continue
 		}
 		ps, err := partitions(ctx, n.Addr(), topic)

@@ -135,7 +135,7 @@ type harness struct {
 }
 
 func newHarness(bootstrap string) (*harness, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bootstrap)...))
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (h *harness) readEnds(ctx context.Context, topic string, partitions int32, 
 	if len(at) == 0 {
 		return ends, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(h.seed), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at}),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(h.seed)...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: at}),
 		kgo.FetchIsolationLevel(iso), kgo.KeepControlRecords(), kgo.FetchMaxWait(100*time.Millisecond))
 	if err != nil {
 		return nil, err
@@ -376,7 +376,7 @@ func (h *harness) inject(ctx context.Context, topic string, recs []rec) error {
 			last = r
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(h.seed), kgo.DisableIdempotentWrite(),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(h.seed)...), kgo.DisableIdempotentWrite(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return err

@@ -35,7 +35,7 @@ func (f *franzFamily) version() string { return moduleVersion("github.com/twmb/f
 func (f *franzFamily) nullAware() bool { return true }
 
 func (f *franzFamily) client(opts ...kgo.Opt) (*kgo.Client, error) {
-	base := []kgo.Opt{kgo.SeedBrokers(f.bootstrap), kgo.ClientID("samsa-compat-go")}
+	base := []kgo.Opt{kgo.SeedBrokers(seeds(f.bootstrap)...), kgo.ClientID("samsa-compat-go")}
 	if f.old {
 		base = append(base, kgo.MaxVersions(kversion.V2_1_0()))
 	}

@@ -26,7 +26,7 @@ func (f *kafkaGoFamily) nullAware() bool { return false }
 
 func (f *kafkaGoFamily) client() *kafka.Client {
 	// A transport of its own: the shared default one caches metadata.
-	return &kafka.Client{Addr: kafka.TCP(f.bootstrap), Timeout: 20 * time.Second, Transport: &kafka.Transport{ClientID: "samsa-compat-go"}}
+	return &kafka.Client{Addr: kafka.TCP(seeds(f.bootstrap)...), Timeout: 20 * time.Second, Transport: &kafka.Transport{ClientID: "samsa-compat-go"}}
 }
 
 func (f *kafkaGoFamily) createTopic(ctx context.Context, topic string, partitions int32) error {
@@ -93,7 +93,7 @@ func (f *kafkaGoFamily) produce(ctx context.Context, topic string, o produceOpts
 		return unsupported("kafka-go has no idempotent producer")
 	}
 	w := &kafka.Writer{
-		Addr:      kafka.TCP(f.bootstrap),
+		Addr:      kafka.TCP(seeds(f.bootstrap)...),
 		Topic:     topic,
 		Transport: &kafka.Transport{ClientID: "samsa-compat-go"},
 		// The partition rides in WriterData: kafka-go's Partition field
@@ -126,7 +126,7 @@ func (f *kafkaGoFamily) consume(ctx context.Context, topic string, ends map[int3
 	}
 	got := map[int32][]rec{}
 	for p, e := range ends {
-		rd := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{f.bootstrap}, Topic: topic, Partition: int(p),
+		rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), Topic: topic, Partition: int(p),
 			MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, IsolationLevel: iso})
 		last := int64(-1)
 		for !e.reached(rd.Offset(), last) {
@@ -153,7 +153,7 @@ type kafkaGoMember struct {
 }
 
 func (f *kafkaGoFamily) join(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
-	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{f.bootstrap}, GroupID: group, Topic: topic,
+	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), GroupID: group, Topic: topic,
 		StartOffset: kafka.FirstOffset, CommitInterval: 0, HeartbeatInterval: 500 * time.Millisecond,
 		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, JoinGroupBackoff: 500 * time.Millisecond})
 	rctx, cancel := context.WithCancel(context.Background())

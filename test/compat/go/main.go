@@ -229,3 +229,7 @@ func oldProtocolEra(fam family, got map[string]string) result {
 	}
 	return r
 }
+
+// seeds splits SAMSA_BOOTSTRAP, which names one broker or several
+// (host:port,host:port, a cluster), for the clients that take a list.
+func seeds(bootstrap string) []string { return strings.Split(bootstrap, ",") }

@@ -38,7 +38,7 @@ func (f *saramaFamily) config() *sarama.Config {
 // batch, a legitimate duplicate for a non-idempotent producer that an
 // exact-count check must not see.
 func (f *saramaFamily) connected(cfg *sarama.Config) (sarama.Client, error) {
-	client, err := sarama.NewClient([]string{f.bootstrap}, cfg)
+	client, err := sarama.NewClient(seeds(f.bootstrap), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (f *saramaFamily) connected(cfg *sarama.Config) (sarama.Client, error) {
 }
 
 func (f *saramaFamily) admin() (sarama.ClusterAdmin, error) {
-	return sarama.NewClusterAdmin([]string{f.bootstrap}, f.config())
+	return sarama.NewClusterAdmin(seeds(f.bootstrap), f.config())
 }
 
 func (f *saramaFamily) createTopic(ctx context.Context, topic string, partitions int32) error {
@@ -180,7 +180,7 @@ func (f *saramaFamily) consume(ctx context.Context, topic string, ends map[int32
 	if readCommitted {
 		cfg.Consumer.IsolationLevel = sarama.ReadCommitted
 	}
-	c, err := sarama.NewConsumer([]string{f.bootstrap}, cfg)
+	c, err := sarama.NewConsumer(seeds(f.bootstrap), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (m *saramaMember) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Cons
 }
 
 func (f *saramaFamily) join(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
-	cg, err := sarama.NewConsumerGroup([]string{f.bootstrap}, group, f.config())
+	cg, err := sarama.NewConsumerGroup(seeds(f.bootstrap), group, f.config())
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (m *saramaMember) close() error {
 }
 
 func (f *saramaFamily) listOffset(ctx context.Context, topic string, partition int32, spec int64) (int64, error) {
-	client, err := sarama.NewClient([]string{f.bootstrap}, f.config())
+	client, err := sarama.NewClient(seeds(f.bootstrap), f.config())
 	if err != nil {
 		return 0, err
 	}
@@ -307,7 +307,7 @@ func (f *saramaFamily) listOffset(ctx context.Context, topic string, partition i
 // setGroupOffsets uses sarama's offset manager: sarama's ClusterAdmin has
 // no call to alter a group's offsets.
 func (f *saramaFamily) setGroupOffsets(ctx context.Context, group, topic string, offsets map[int32]int64) error {
-	client, err := sarama.NewClient([]string{f.bootstrap}, f.config())
+	client, err := sarama.NewClient(seeds(f.bootstrap), f.config())
 	if err != nil {
 		return err
 	}

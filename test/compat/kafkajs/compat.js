@@ -71,7 +71,7 @@ const logCreator = () => ({ namespace, level, label, log }) => {
 
 const kafka = new Kafka({
   clientId: 'samsa-compat-kafkajs',
-  brokers: [BOOTSTRAP],
+  brokers: BOOTSTRAP.split(','),
   logLevel: process.env.KAFKAJS_LOG_LEVEL ? logLevel[process.env.KAFKAJS_LOG_LEVEL] : logLevel.ERROR,
   logCreator,
   connectionTimeout: 3000,
@@ -866,7 +866,7 @@ async function main() {
     let brokerApis = []
     const probe = new Kafka({
       clientId: 'samsa-compat-kafkajs-probe',
-      brokers: [BOOTSTRAP],
+      brokers: BOOTSTRAP.split(','),
       logLevel: logLevel.DEBUG,
       logCreator: () => ({ log }) => {
         if (String(log.message).startsWith('Response ApiVersions') && log.data && log.data.apiVersions) {

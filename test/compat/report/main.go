@@ -97,8 +97,10 @@ func render(results, cluster []result, m meta) string {
 	writeTable(&b, results)
 	if len(cluster) > 0 {
 		fmt.Fprintf(&b, "\n## Against a cluster of %d brokers\n\n", m.ClusterNodes)
-		fmt.Fprintf(&b, "Every suite again, against `samsa dev cluster --nodes %d`: separate broker processes, "+
-			"topics created without a replication factor get %d replicas, min.insync.replicas %d, the internal topics likewise.\n\n",
+		fmt.Fprintf(&b, "Every suite again, against `samsa dev cluster --nodes %d --override min.insync.replicas=1`: "+
+			"separate broker processes, so partitions lead on different brokers and the group and transaction coordinators "+
+			"sit where their internal topics' partitions lead (%d replicas, transaction.state.log.min.isr %d). The suites create "+
+			"their topics with replication factor 1 as against one node, hence min.insync.replicas 1.\n\n",
 			m.ClusterNodes, min(3, m.ClusterNodes), min(2, m.ClusterNodes))
 		writeTable(&b, cluster)
 	}
