@@ -653,7 +653,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name, controllerListener: b.cfg.quorum.servesQuorum(l.Name),
 			raftListener: b.cfg.quorum.observer() && l.Name == b.cfg.quorum.raftListener,
-			log: b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
+			log:          b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
 		ip := remoteIP(nc)
 		b.tasks.Go(func(ctx context.Context) {
 			defer b.conns.release(l.Name)

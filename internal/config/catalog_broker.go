@@ -26,7 +26,7 @@ func serverEntries() []*Entry {
 	return []*Entry{
 		{Name: "process.roles", Type: TypeList, Default: "", Validator: listOf{"broker", "controller"}, Importance: High,
 			Wired: "broker, controller or both; a broker-only node follows the quorum as a Raft non-voter (broker/quorum.go resolveQuorum)",
-			Doc: "Roles this node plays in KRaft mode: broker, controller, or both for a combined node."},
+			Doc:   "Roles this node plays in KRaft mode: broker, controller, or both for a combined node."},
 		{Name: "node.id", Type: TypeInt, Default: "-1", Importance: High,
 			Wired: "the node's id in its broker registration and controller (serve.go ConfigFromValues)",
 			Doc:   "Id of this node in the cluster, shared by its broker and controller roles."},

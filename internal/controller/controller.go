@@ -100,8 +100,8 @@ type Controller struct {
 	stream    *streamLayer // nil unless Voters is set
 	// observer: a Raft non-voter (a broker-only node), not among Voters.
 	observer bool
-	fs        vfs.FS       // the metadata directory's, for the directory syncs: vfs.OS but in tests
-	tasks     *task.Group
+	fs       vfs.FS // the metadata directory's, for the directory syncs: vfs.OS but in tests
+	tasks    *task.Group
 	// incarnation identifies this process's registration of the local broker.
 	incarnation string
 	// ready receives the outcome of the first election's setup.
