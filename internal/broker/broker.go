@@ -160,6 +160,9 @@ type Broker struct {
 	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
 	metaMu sync.Mutex // serialises applyImage
+	// checkpointedHW is the high-watermark checkpoint read at start
+	// (hw_checkpoint.go), where replicas opened then begin; read-only after.
+	checkpointedHW map[model.TopicPartition]int64
 
 	// storage is the directories' meta.properties as found at New, and
 	// clusterID the cluster ID they hold: "" until a directory from before
@@ -330,6 +333,9 @@ func (b *Broker) Start(ctx context.Context) error {
 		b.mu.Unlock()
 		lns = append(lns, ln)
 	}
+	if b.cfg.quorum.cluster() && b.cfg.quorum.broker {
+		b.checkpointedHW = b.readHighWatermarks()
+	}
 	ctrl, err := controller.New(b.controllerConfig())
 	if err != nil {
 		b.closeListeners()
@@ -359,6 +365,9 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.warnNoEffect()
 	if b.cfg.quorum.cluster() {
 		b.tasks.Go(b.tickLeaders) // a single node's ISR is itself: nothing to shrink
+		if b.cfg.quorum.broker {
+			b.tasks.Go(b.checkpointHighWatermarks)
+		}
 	}
 	b.logs.Start(b.tasks.Context())
 	b.startGroups()
@@ -702,6 +711,13 @@ func (b *Broker) Close() error {
 		b.groups.Stop()
 	}
 	b.peers.close()
+	select {
+	case <-b.started:
+		if b.cfg.quorum.cluster() && b.cfg.quorum.broker && !b.crashOnClose {
+			errs = append(errs, b.writeHighWatermarks())
+		}
+	default:
+	}
 	if b.ctrl != nil {
 		errs = append(errs, b.ctrl.Close())
 	}

@@ -87,7 +87,7 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 				return fmt.Errorf("broker: open %s: %w", tp, err)
 			}
 			var part *replication.Partition
-			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable,
+			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable, HighWatermark: b.checkpointedHW[tp],
 				ProposeISR: func(_ model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part, le, pe, isr) }})
 			p = part
 		}

@@ -74,17 +74,27 @@ type Options struct {
 	// that decided it, and must not block for long. Default nil: the
 	// proposal stays in flight forever (a single node never makes one).
 	ProposeISR func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32)
+	// HighWatermark is the high watermark the broker last checkpointed for
+	// the partition (Kafka's replication-offset-checkpoint): committed then,
+	// so the replica starts there rather than at its log start, as far as
+	// its log goes. Zero: the log start.
+	HighWatermark int64
 }
 
 // NewReplica wraps an open log as a replica whose role the metadata has
-// not given yet: it serves reads below a high watermark at the log start,
-// the only offset known to be committed, and takes no appends until Apply.
+// not given yet: it serves reads below a high watermark known to be
+// committed (the checkpointed one, Options.HighWatermark, within the log;
+// else the log start), and takes no appends until Apply.
 func NewReplica(tp model.TopicPartition, id model.TopicID, log *storage.Log, opts Options) *Partition {
 	p := &Partition{TP: tp, TopicID: id, log: log, durable: opts.Durable, proposeISR: opts.ProposeISR}
 	p.mu.self, p.mu.leader, p.mu.leaderEpoch, p.mu.partitionEpoch = -1, NoLeader, -1, -1
 	p.mu.leaderHW = -1
 	p.mu.waiters = map[*Waiter]struct{}{}
-	p.highWatermark.Store(log.LogStartOffset())
+	hw := log.LogStartOffset()
+	if opts.HighWatermark > hw {
+		hw = min(opts.HighWatermark, log.LogEndOffset())
+	}
+	p.highWatermark.Store(hw)
 	return p
 }
 

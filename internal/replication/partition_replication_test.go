@@ -452,6 +452,18 @@ func TestInitialHighWatermark(t *testing.T) {
 	if hw := q.HighWatermark(); hw != 0 {
 		t.Fatalf("leader of two: high watermark %d, want the log start", hw)
 	}
+	// A checkpointed high watermark is where a replica starts, as far as
+	// its log goes, and a leader keeps it while its followers come.
+	for _, tc := range []struct{ checkpointed, want int64 }{{2, 2}, {9, 3}} {
+		r := NewReplica(testTP, c.parts[1].TopicID, c.logs[1], Options{HighWatermark: tc.checkpointed})
+		if hw := r.HighWatermark(); hw != tc.want {
+			t.Errorf("checkpointed %d: high watermark %d, want %d", tc.checkpointed, hw, tc.want)
+		}
+		r.Apply(State{Leader: 1, LeaderEpoch: 2, Replicas: []int32{1, 2}, ISR: []int32{1, 2}, Self: 1}, c.now)
+		if hw := r.HighWatermark(); hw != tc.want {
+			t.Errorf("checkpointed %d, then leader of two: high watermark %d, want %d", tc.checkpointed, hw, tc.want)
+		}
+	}
 }
 
 func TestSingleReplicaCommitsOnAppend(t *testing.T) {
