@@ -110,13 +110,26 @@ func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage
 		mp.LeaderEpoch = p.LeaderEpoch
 		mp.Replicas = nodes(p.Replicas)
 		mp.ISR = nodes(p.ISR)
-		mp.OfflineReplicas = []int32{}
+		mp.OfflineReplicas = offlineReplicas(b.ctrl.Image(), p.Replicas)
 		if p.Leader == metadata.NoLeader {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// offlineReplicas lists the replicas on brokers that are not live
+// (unregistered or fenced), as Kafka's metadata cache reports them; never
+// nil, as Kafka's encoding has an empty array.
+func offlineReplicas(img *metadata.Image, replicas []model.NodeID) []int32 {
+	out := []int32{}
+	for _, id := range replicas {
+		if br, ok := img.Broker(id); !ok || br.Fenced {
+			out = append(out, int32(id))
+		}
+	}
+	return out
 }
 
 func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {

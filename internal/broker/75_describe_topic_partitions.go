@@ -61,7 +61,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 		if i == 0 {
 			from = startPart
 		}
-		rt, next := describePartitions(t, from, budget)
+		rt, next := describePartitions(img, t, from, budget)
 		resp.Topics = append(resp.Topics, rt)
 		budget -= len(rt.Partitions)
 		if next >= 0 {
@@ -78,7 +78,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 
 // describePartitions lists up to budget partitions from from; next is the
 // first partition left out, or -1.
-func describePartitions(t *metadata.TopicImage, from int32, budget int) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
+func describePartitions(img *metadata.Image, t *metadata.TopicImage, from int32, budget int) (kmsg.DescribeTopicPartitionsResponseTopic, int32) {
 	rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 	rt.Topic, rt.TopicID, rt.IsInternal = kmsg.StringPtr(t.Name), t.ID, metadata.IsInternalTopic(t.Name)
 	for _, p := range t.Partitions {
@@ -91,7 +91,7 @@ func describePartitions(t *metadata.TopicImage, from int32, budget int) (kmsg.De
 		rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 		rp.Partition, rp.LeaderID, rp.LeaderEpoch = p.Partition, int32(p.Leader), p.LeaderEpoch
 		rp.Replicas, rp.ISR = nodes(p.Replicas), nodes(p.ISR)
-		rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, []int32{}
+		rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, offlineReplicas(img, p.Replicas)
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt, -1

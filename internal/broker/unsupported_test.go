@@ -131,18 +131,18 @@ func TestUnsupportedTopicConfigRefused(t *testing.T) {
 		t.Fatalf("unsupported configs at their defaults: %v", err)
 	}
 
-	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "unclean.leader.election.enable", Value: kadm.StringPtr("true")}}
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.replicas", Value: kadm.StringPtr("*")}}
 	rs, err := adm.AlterTopicConfigs(ctx, set, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNotSupported(t, "IncrementalAlterConfigs", rs[0].Err, rs[0].ErrMessage, "unclean.leader.election.enable", "issue 12")
+	wantNotSupported(t, "IncrementalAlterConfigs", rs[0].Err, rs[0].ErrMessage, "leader.replication.throttled.replicas", "issue 14")
 	rs, err = adm.AlterTopicConfigsState(ctx, set, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNotSupported(t, "AlterConfigs", rs[0].Err, rs[0].ErrMessage, "unclean.leader.election.enable", "issue 12")
-	if got := describedTopicConfig(t, adm, ctx, "plain", "unclean.leader.election.enable"); got.MaybeValue() != "false" {
+	wantNotSupported(t, "AlterConfigs", rs[0].Err, rs[0].ErrMessage, "leader.replication.throttled.replicas", "issue 14")
+	if got := describedTopicConfig(t, adm, ctx, "plain", "leader.replication.throttled.replicas"); got.MaybeValue() != "" {
 		t.Errorf("refused alter changed the topic: %s", got.MaybeValue())
 	}
 }

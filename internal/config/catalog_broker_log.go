@@ -214,7 +214,7 @@ func replicationEntries() []*Entry {
 			NoEffect: "DeleteRecords never waits; there is no purgatory to purge",
 			Doc:      "Completed requests after which the delete-records purgatory is purged."},
 		{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Importance: High, Mode: ClusterWide,
-			Unsupported: byCluster,
+			Wired: "the controller's elections when no ISR member lives (controller/brokers.go elections), also when set on a leaderless partition",
 			Doc:         "Default unclean.leader.election.enable: allow out-of-sync replicas to become leader, losing data."},
 		{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", Importance: High,
 			Wired: "the active controller's leader-imbalance check (controller/rebalance.go)",

@@ -156,7 +156,7 @@ func topicEntries() []*Entry {
 			Doc:           "Roll a segment this long after its first record even if it is not full, so retention can act."},
 		{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Importance: Medium,
 			ServerDefault: "unclean.leader.election.enable",
-			Unsupported:   byCluster,
+			Wired:         "the controller's elections when no ISR member lives (controller/brokers.go elections), also when set on a leaderless partition",
 			Doc:           "Allow a replica outside the ISR to become leader as a last resort, losing acknowledged data."},
 	}
 }

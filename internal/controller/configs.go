@@ -135,6 +135,13 @@ func (c *Controller) alterConfigs(ctx context.Context, keys []resourceKey, valid
 	if validateOnly || len(recs) == 0 {
 		return results
 	}
+	// A change may allow what was not allowed before: with
+	// unclean.leader.election.enable now true, a partition without a live
+	// ISR member gets an out-of-sync leader in the same batch, as Kafka's
+	// controller elects on that config change.
+	if next, err := img.Apply(recs...); err == nil {
+		recs = append(recs, c.elections(next, func(id model.NodeID) bool { return c.usable(next, id) }, nil)...)
+	}
 	if err := c.proposeLocked(ctx, recs); err != nil {
 		for _, i := range planned {
 			setResult(i, proposeFailure(err))
