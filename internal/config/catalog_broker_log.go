@@ -215,7 +215,7 @@ func replicationEntries() []*Entry {
 			Doc:      "Completed requests after which the delete-records purgatory is purged."},
 		{Name: "unclean.leader.election.enable", Type: TypeBoolean, Default: "false", Importance: High, Mode: ClusterWide,
 			Wired: "the controller's elections when no ISR member lives (controller/brokers.go elections), also when set on a leaderless partition",
-			Doc:         "Default unclean.leader.election.enable: allow out-of-sync replicas to become leader, losing data."},
+			Doc:   "Default unclean.leader.election.enable: allow out-of-sync replicas to become leader, losing data."},
 		{Name: "auto.leader.rebalance.enable", Type: TypeBoolean, Default: "true", Importance: High,
 			Wired: "the active controller's leader-imbalance check (controller/rebalance.go)",
 			Doc:   "Move leadership back to preferred replicas in the background."},
