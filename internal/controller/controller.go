@@ -528,6 +528,16 @@ func (c *Controller) proposeLocked(ctx context.Context, recs []metadata.Record) 
 	if err := f.Error(); err != nil {
 		return fmt.Errorf("controller: commit: %w", err)
 	}
+	if c.stream != nil {
+		// Tell the other nodes at once. A follower learns the commit from
+		// the leader's next AppendEntries, which Raft sends only with a new
+		// entry or after CommitTimeout (50-100 ms): brokers would lag that
+		// long behind a topic creation whose client already has its
+		// answer, and clients that do not retry UNKNOWN_TOPIC_OR_PARTITION
+		// (kafka-go's writer) fail. A barrier is a new entry that applies
+		// nothing and carries the commit; nothing waits for it.
+		c.raft.Barrier(c.applyTimeout(ctx))
+	}
 	if err, ok := f.Response().(error); ok && err != nil {
 		return err
 	}

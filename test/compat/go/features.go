@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type header struct {
@@ -166,7 +167,49 @@ func (h *harness) topic(ctx context.Context, fam family, what string, partitions
 	if err != nil {
 		return "", fmt.Errorf("harness create topic: %w", err)
 	}
+	if err := h.awaitEveryBroker(ctx, name, partitions); err != nil {
+		return "", fmt.Errorf("harness create topic: %w", err)
+	}
 	return name, nil
+}
+
+// awaitEveryBroker waits until every broker's own metadata has the topic
+// with a leader for each partition. A cluster's brokers learn of a new
+// topic a moment after CreateTopics answers (in Kafka as in Samsa), and a
+// client that is sent to one that has not yet (kafka-go's writer does not
+// retry UNKNOWN_TOPIC_OR_PARTITION) would fail on the test's account, not
+// its own: Kafka's integration tests wait the same way
+// (waitForAllPartitionsMetadata). With one broker it returns at once.
+func (h *harness) awaitEveryBroker(ctx context.Context, topic string, partitions int32) error {
+	brokers, err := h.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range brokers.Brokers {
+		for {
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(topic)
+			req.Topics = append(req.Topics, rt)
+			resp, err := h.cl.Broker(int(b.NodeID)).Request(ctx, req)
+			if err == nil {
+				mr := resp.(*kmsg.MetadataResponse)
+				ok := len(mr.Topics) == 1 && mr.Topics[0].ErrorCode == 0 && int32(len(mr.Topics[0].Partitions)) == partitions
+				for i := 0; ok && i < len(mr.Topics[0].Partitions); i++ {
+					ok = mr.Topics[0].Partitions[i].Leader >= 0
+				}
+				if ok {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("broker %d never listed %s with %d led partitions: %w", b.NodeID, topic, partitions, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // waitGroup waits until group is stable with n members that each have
@@ -1018,9 +1061,18 @@ func featDescribeConfigs(ctx context.Context, h *harness, fam family) error {
 		}
 		return fmt.Errorf("alter: %w", err)
 	}
-	got, err = fam.topicConfig(ctx, topic, "retention.ms")
-	if err != nil {
-		return fmt.Errorf("describe after alter: %w", err)
+	// Every broker answers DescribeConfigs from its own metadata, which in
+	// a cluster learns of the alter a moment after the alter's answer (as
+	// in Kafka): a client sent to another broker may read the old value
+	// for that moment, so the check allows 5 s for the new one.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		got, err = fam.topicConfig(ctx, topic, "retention.ms")
+		if err != nil {
+			return fmt.Errorf("describe after alter: %w", err)
+		}
+		if got == "987654321" || time.Now().After(deadline) {
+			break
+		}
 	}
 	if got != "987654321" {
 		return fmt.Errorf("after alter, described retention.ms %q, want %q", got, "987654321")

@@ -133,6 +133,28 @@ def last_of_a_partition(acked):
     return last[0], last[2], last[3]
 
 
+def wait_every_broker(topic, partitions, dl):
+    """Waits until every bootstrap broker's own metadata has the topic with
+    a leader for each partition. A cluster's brokers learn of a new topic a
+    moment after CreateTopics answers (in Kafka as in Samsa); a client sent
+    to one that has not yet would fail on the test's account, so the
+    harness waits as Kafka's own tests wait for all brokers' metadata. A
+    fresh client asks its bootstrap broker first. One broker: at once."""
+    from confluent_kafka.admin import AdminClient
+    for addr in BOOTSTRAP.split(","):
+        admin = AdminClient({"bootstrap.servers": addr})
+        while True:
+            md = admin.list_topics(topic=topic, timeout=5)
+            t = md.topics.get(topic)
+            if t is not None and t.error is None and len(t.partitions) == partitions and \
+                    all(p.leader >= 0 for p in t.partitions.values()):
+                break
+            if dl.left() < 1:
+                raise Failure("topic %s not in %s's metadata with %d partitions: %r" % (
+                    topic, addr, partitions, t and (t.error, sorted(t.partitions))))
+            time.sleep(0.2)
+
+
 def settle(cl, topic, partitions, n, seconds=10):
     """acks=0 gets no answer: waits until the end offsets of topic add up
     to at least n records (or seconds pass) before anything reads them."""
@@ -266,16 +288,7 @@ class Confluent:
         self.wait_topic(topic, partitions)
 
     def wait_topic(self, topic, partitions):
-        while True:
-            md = self.admin.list_topics(timeout=5)
-            t = md.topics.get(topic)
-            if t is not None and t.error is None and len(t.partitions) == partitions and \
-                    all(p.leader >= 0 for p in t.partitions.values()):
-                return
-            if self.dl.left() < 1:
-                raise Failure("topic %s not in metadata with %d partitions: %r" % (
-                    topic, partitions, t and (t.error, sorted(t.partitions))))
-            time.sleep(0.2)
+        wait_every_broker(topic, partitions, self.dl)
 
     def producer(self, **kw):
         kw.setdefault("linger_ms", 20)
@@ -709,10 +722,11 @@ class KafkaPython:
             md = [x for x in self.admin.describe_topics([topic]) if x["name"] == topic]
             if md and md[0]["error_code"] == 0 and len(md[0]["partitions"]) == partitions and \
                     all(pp["leader_id"] >= 0 for pp in md[0]["partitions"]):
-                return
+                break
             if self.dl.left() < 1:
                 raise Failure("topic %s not in metadata with %d partitions: %r" % (topic, partitions, md))
             time.sleep(0.2)
+        wait_every_broker(topic, partitions, self.dl)
 
     def producer(self, **kw):
         kw.setdefault("linger_ms", 20)
