@@ -366,6 +366,8 @@ func appendErrorCode(err error) (int16, string) {
 		return kerr.InvalidProducerEpoch.Code, err.Error()
 	case errors.Is(err, storage.ErrInvalidTxnState):
 		return kerr.InvalidTxnState.Code, err.Error()
+	case errors.Is(err, storage.ErrTransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code, err.Error()
 	case errors.Is(err, replication.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code, err.Error()
 	case errors.Is(err, replication.ErrNotEnoughReplicasAfterAppend):

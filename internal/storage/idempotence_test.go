@@ -105,3 +105,31 @@ func TestProducerSnapshotsAtRoll(t *testing.T) {
 	}
 	mustAppend(t, l, producerBatch(t, 3, 0, 60, 1))
 }
+
+// TestMarkerFromADeposedCoordinatorRefused: once a producer's transaction
+// marker came from coordinator epoch 5, a marker from epoch 3 (a
+// coordinator that lost its __transaction_state partition) is refused, and
+// the log is unchanged; a newer coordinator's marker is taken.
+func TestMarkerFromADeposedCoordinatorRefused(t *testing.T) {
+	e := newEnv(t)
+	l := e.open(testConfig())
+	marker := func(coordinatorEpoch int32) []byte {
+		r := record.EndTxnMarker(true, coordinatorEpoch)
+		b := record.Batch{ProducerID: 7, ProducerEpoch: 0, BaseSequence: record.NoSequence, Transactional: true, Control: true,
+			Records: []record.Record{r}}
+		out, err := b.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	mustAppend(t, l, marker(5))
+	end := l.LogEndOffset()
+	if _, err := l.AppendAsLeader(marker(3), 0); !errors.Is(err, ErrTransactionCoordinatorFenced) {
+		t.Fatalf("marker from coordinator epoch 3 after 5: %v, want ErrTransactionCoordinatorFenced", err)
+	}
+	if l.LogEndOffset() != end {
+		t.Fatalf("the refused marker moved the log end from %d to %d", end, l.LogEndOffset())
+	}
+	mustAppend(t, l, marker(6))
+}

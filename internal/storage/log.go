@@ -257,6 +257,18 @@ func (l *Log) prepareLocked(data []byte, leaderEpoch int32, assign bool, pa *Pro
 			if err := l.mu.producers.CheckCoordinatorBatch(&h); err != nil {
 				return nil, fmt.Errorf("storage: append to %s: producer %d: %w", l.dir, h.ProducerID, err)
 			}
+		} else if assign && h.ProducerID >= 0 && h.IsControl() {
+			// A transaction marker from a coordinator older than one
+			// this producer's markers came from is a deposed
+			// coordinator's (KIP-98): refused, so it cannot end a
+			// transaction the new coordinator decides.
+			m, ok, err := parseMarker(batch)
+			if err == nil && ok {
+				err = pa.CheckMarker(h.ProducerID, h.ProducerEpoch, m.coordinatorEpoch)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("storage: append to %s: producer %d: %w", l.dir, h.ProducerID, err)
+			}
 		} else if assign && h.ProducerID >= 0 && !h.IsControl() {
 			dup, err := pa.Check(&h)
 			if err != nil {
