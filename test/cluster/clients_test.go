@@ -125,6 +125,51 @@ func TestThreeBrokersGoClients(t *testing.T) {
 			t.Errorf("%s read back (-produced +read):\n%s", gc.name, diff)
 		}
 	}
+	assertAdminAcrossBrokers(t, c, "clients-franz-go")
+}
+
+// assertAdminAcrossBrokers: DescribeLogDirs answered by every broker
+// lists its replica of each partition; DeleteRecords, sent where the
+// client routes it (each partition's leader), moves the log start that
+// ListOffsets then reports.
+func assertAdminAcrossBrokers(t *testing.T, c *devcluster.Cluster, topic string) {
+	t.Helper()
+	adm := adminClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dirs, err := adm.DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.Nodes() {
+		found := 0
+		for _, d := range dirs[n.ID] {
+			found += len(d.Topics[topic])
+		}
+		if found != clientPartitions {
+			t.Errorf("node %d's DescribeLogDirs lists %d replicas of %s, want %d", n.ID, found, topic, clientPartitions)
+		}
+	}
+	to := kadm.Offsets{}
+	for p := range int32(clientPartitions) {
+		to.Add(kadm.Offset{Topic: topic, Partition: p, At: 10})
+	}
+	deleted, err := adm.DeleteRecords(ctx, to)
+	if err == nil {
+		err = deleted.Error()
+	}
+	if err != nil {
+		t.Fatalf("DeleteRecords: %v", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil || o.Offset != 10 {
+			t.Errorf("%s-%d starts at %d (%v) after DeleteRecords to 10", topic, o.Partition, o.Offset, o.Err)
+		}
+	})
 }
 
 // assertLeadersSpread checks that placement gave every node the
