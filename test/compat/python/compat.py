@@ -1036,8 +1036,16 @@ class KafkaPython:
         res = self.admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, t, {
             "retention.ms": (AlterConfigOp.SET, "987654321"),
             "max.message.bytes": (AlterConfigOp.DELETE, None)})])
-        cfg = describe()
-        r, m = cfg.get("retention.ms"), cfg.get("max.message.bytes")
+        # Every broker answers DescribeConfigs from its own metadata, which
+        # in a cluster learns of the alter a moment after the alter's
+        # answer (as in Kafka): allow 5 s for the new value.
+        until = time.time() + 5
+        while True:
+            cfg = describe()
+            r, m = cfg.get("retention.ms"), cfg.get("max.message.bytes")
+            if (r is not None and r["value"] == "987654321") or time.time() > until:
+                break
+            time.sleep(0.1)
         check(r is not None and r["value"] == "987654321", "after alter retention.ms=%r (alter said %r)" % (
             r and r["value"], res))
         check(m is not None and m["config_source"] == "DEFAULT_CONFIG",

@@ -268,6 +268,7 @@ public final class Compat {
             try {
                 TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
                 if (d.partitions().size() == partitions && d.partitions().stream().allMatch(p -> p.leader() != null)) {
+                    awaitEveryBroker(topic, partitions, deadline);
                     return;
                 }
             } catch (ExecutionException e) {
@@ -277,6 +278,37 @@ public final class Compat {
             }
             check(System.currentTimeMillis() < deadline, "topic %s not ready in metadata", topic);
             Thread.sleep(100);
+        }
+    }
+
+    /**
+     * Waits until every bootstrap broker's own metadata has the topic with
+     * its partitions led. A cluster's brokers learn of a new topic a moment
+     * after CreateTopics answers (in Kafka as in Samsa); a client sent to
+     * one that has not yet would fail on the test's account (an acks=0
+     * record is lost), so the harness waits as Kafka's own tests wait for
+     * all brokers' metadata. A fresh Admin asks its bootstrap broker first.
+     * With one broker it returns at once.
+     */
+    static void awaitEveryBroker(String topic, int partitions, long deadline) throws Exception {
+        for (String addr : bootstrap.split(",")) {
+            Properties p = new Properties();
+            p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, addr);
+            p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
+            try (Admin one = Admin.create(p)) {
+                while (true) {
+                    try {
+                        TopicDescription d = one.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+                        if (d.partitions().size() == partitions && d.partitions().stream().allMatch(q -> q.leader() != null)) {
+                            break;
+                        }
+                    } catch (ExecutionException e) {
+                        // not there yet
+                    }
+                    check(System.currentTimeMillis() < deadline, "topic %s not ready in %s's metadata", topic, addr);
+                    Thread.sleep(50);
+                }
+            }
         }
     }
 
