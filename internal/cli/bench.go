@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -30,7 +32,7 @@ type benchFlags struct {
 	linger      time.Duration
 	batchSize   int32
 	rate        float64
-	brokerPID   int
+	brokerPIDs  []int
 	json        bool
 	percentiles []float64
 }
@@ -52,7 +54,9 @@ latency beside it. Values are at least 16 bytes: a run id and the send time
 come first. MB/s counts record values in units of 2^20 bytes, like Kafka's
 perf tools.
 --broker-pid reads the broker's user+system CPU time from /proc/PID/stat
-before and after the run (any broker on this host: Samsa or a JVM).`,
+before and after the run (any broker on this host: Samsa or a JVM). For a
+cluster on this host give every node's PID (--broker-pid 1,2,3 or the flag
+repeated): the figures are the sum over the processes, each one's beside it.`,
 	}
 	conn.register(cmd)
 	cmd.AddCommand(
@@ -67,7 +71,8 @@ before and after the run (any broker on this host: Samsa or a JVM).`,
 func registerBenchCommon(f *pflag.FlagSet, bf *benchFlags) {
 	f.Int64Var(&bf.records, "records", 1_000_000, "number of records")
 	f.StringVar(&bf.topic, "topic", "samsa-bench", "topic to use")
-	f.IntVar(&bf.brokerPID, "broker-pid", 0, "report this local broker process's CPU seconds per million records")
+	f.IntSliceVar(&bf.brokerPIDs, "broker-pid", nil,
+		"report the CPU seconds per million records of these local broker processes, summed (comma-separated or repeated)")
 	f.BoolVar(&bf.json, "json", false, "print one JSON object instead of text")
 }
 
@@ -145,6 +150,9 @@ type benchResult struct {
 	AckLatency           *latencySummary `json:"ack_latency_ms,omitempty"`
 	BrokerCPUSeconds     *float64        `json:"broker_cpu_s,omitempty"`
 	BrokerCPUPerMillionS *float64        `json:"broker_cpu_s_per_million_records,omitempty"`
+	// BrokerCPUSecondsEach is each --broker-pid's share of BrokerCPUSeconds,
+	// in the order given, when there are several.
+	BrokerCPUSecondsEach []float64 `json:"broker_cpu_s_each,omitempty"`
 }
 
 func (bf *benchFlags) validate(mode string) error {
@@ -154,8 +162,13 @@ func (bf *benchFlags) validate(mode string) error {
 	if bf.topic == "" {
 		return errors.New("--topic is empty")
 	}
-	if bf.brokerPID < 0 {
-		return fmt.Errorf("invalid --broker-pid %d", bf.brokerPID)
+	for i, pid := range bf.brokerPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("invalid --broker-pid %d", pid)
+		}
+		if slices.Contains(bf.brokerPIDs[:i], pid) {
+			return fmt.Errorf("--broker-pid %d given twice: its CPU time would count twice", pid)
+		}
 	}
 	if mode == "consume" {
 		return nil
@@ -179,8 +192,8 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 	if err := bf.validate(mode); err != nil {
 		return err
 	}
-	if bf.brokerPID > 0 {
-		if _, err := procCPUSeconds(bf.brokerPID); err != nil {
+	for _, pid := range bf.brokerPIDs {
+		if _, err := procCPUSeconds(pid); err != nil {
 			return err
 		}
 	}
@@ -209,10 +222,8 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 		}
 		return err
 	}
-	if bf.brokerPID > 0 {
-		cpu := b.brokerCPU() - cpuBefore
-		perMillion := cpu / float64(res.Records) * 1e6
-		res.BrokerCPUSeconds, res.BrokerCPUPerMillionS = &cpu, &perMillion
+	if len(bf.brokerPIDs) > 0 {
+		res.setBrokerCPU(cpuBefore, b.brokerCPU())
 	}
 	res.Mode, res.Topic = mode, bf.topic
 	if secs := res.ElapsedSeconds; secs > 0 {
@@ -231,15 +242,32 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 	return nil
 }
 
-// brokerCPU reads the broker's CPU seconds, 0 without --broker-pid. The pid
-// was checked at start; a broker that exits mid-run reads as 0 and the
-// report shows a negative figure rather than failing the run.
-func (b *benchRun) brokerCPU() float64 {
-	if b.flags.brokerPID <= 0 {
-		return 0
+// brokerCPU reads the CPU seconds of each --broker-pid. The pids were
+// checked at start; a broker that exits mid-run reads as 0 and the report
+// shows a negative figure rather than failing the run.
+func (b *benchRun) brokerCPU() []float64 {
+	out := make([]float64, len(b.flags.brokerPIDs))
+	for i, pid := range b.flags.brokerPIDs {
+		out[i], _ = procCPUSeconds(pid)
 	}
-	s, _ := procCPUSeconds(b.flags.brokerPID)
-	return s
+	return out
+}
+
+// setBrokerCPU fills the CPU fields from the readings of every broker
+// process before and after the run: the sum over the processes, per
+// million records, and each process's share when there are several.
+func (r *benchResult) setBrokerCPU(before, after []float64) {
+	var sum float64
+	each := make([]float64, len(after))
+	for i := range after {
+		each[i] = after[i] - before[i]
+		sum += each[i]
+	}
+	perMillion := sum / float64(r.Records) * 1e6
+	r.BrokerCPUSeconds, r.BrokerCPUPerMillionS = &sum, &perMillion
+	if len(each) > 1 {
+		r.BrokerCPUSecondsEach = each
+	}
 }
 
 func printBench(w io.Writer, r benchResult) {
@@ -259,7 +287,15 @@ func printBench(w io.Writer, r benchResult) {
 		printLatency("ack latency", r.Latency)
 	}
 	if r.BrokerCPUSeconds != nil {
-		fmt.Fprintf(w, "broker CPU: %.2fs (%.2fs per 1M records)\n", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+		fmt.Fprintf(w, "broker CPU: %.2fs (%.2fs per 1M records)", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+		if len(r.BrokerCPUSecondsEach) > 0 {
+			each := make([]string, len(r.BrokerCPUSecondsEach))
+			for i, s := range r.BrokerCPUSecondsEach {
+				each[i] = fmt.Sprintf("%.2fs", s)
+			}
+			fmt.Fprintf(w, ", per process %s", strings.Join(each, " + "))
+		}
+		fmt.Fprintln(w)
 	}
 }
 

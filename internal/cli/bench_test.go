@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,6 +69,9 @@ func TestBench(t *testing.T) {
 	}
 	if prod.BrokerCPUSeconds == nil || *prod.BrokerCPUSeconds < 0 || prod.BrokerCPUPerMillionS == nil {
 		t.Fatalf("produce: broker CPU = %v / %v", prod.BrokerCPUSeconds, prod.BrokerCPUPerMillionS)
+	}
+	if prod.BrokerCPUSecondsEach != nil {
+		t.Fatalf("produce: one --broker-pid, yet CPU per process %v", prod.BrokerCPUSecondsEach)
 	}
 	if out := c.ok("", "topic", "list"); !strings.Contains(out, "b     3") {
 		t.Fatalf("bench did not create the topic with 3 partitions:\n%s", out)
@@ -146,8 +150,52 @@ func TestBenchErrors(t *testing.T) {
 	c.fails("invalid --percentiles 0", "bench", "e2e", "--percentiles", "0")
 	c.fails("invalid --percentiles 101", "bench", "produce", "--percentiles", "50,101")
 	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
+	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", strconv.Itoa(os.Getpid())+",999999999")
+	c.fails("invalid --broker-pid -3", "bench", "produce", "--broker-pid", "-3")
+	self := strconv.Itoa(os.Getpid())
+	c.fails("--broker-pid "+self+" given twice", "bench", "produce", "--broker-pid", self, "--broker-pid", self)
 	c.ok("", "topic", "create", "empty", "-p", "1")
 	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")
+}
+
+// TestBenchSeveralBrokerPIDs: a cluster's nodes are given as several PIDs,
+// comma-separated or with the flag repeated; the CPU figures are their sum,
+// with each process's share beside it in the order given.
+func TestBenchSeveralBrokerPIDs(t *testing.T) {
+	c := newTestCluster(t)
+	self, parent := strconv.Itoa(os.Getpid()), strconv.Itoa(os.Getppid()) // kfake runs in this process
+	for _, pids := range [][]string{{"--broker-pid", self + "," + parent}, {"--broker-pid", self, "--broker-pid", parent}} {
+		res := benchJSON(t, c, append([]string{"produce", "--topic", "pids", "--records", "500"}, pids...)...)
+		if res.BrokerCPUSeconds == nil || len(res.BrokerCPUSecondsEach) != 2 {
+			t.Fatalf("%v: broker CPU %v, per process %v", pids, res.BrokerCPUSeconds, res.BrokerCPUSecondsEach)
+		}
+		if sum := res.BrokerCPUSecondsEach[0] + res.BrokerCPUSecondsEach[1]; sum != *res.BrokerCPUSeconds {
+			t.Fatalf("%v: per process %v, sum %g; total %g", pids, res.BrokerCPUSecondsEach, sum, *res.BrokerCPUSeconds)
+		}
+		if want := *res.BrokerCPUSeconds / 500 * 1e6; *res.BrokerCPUPerMillionS != want {
+			t.Fatalf("%v: %g s per million, want %g", pids, *res.BrokerCPUPerMillionS, want)
+		}
+	}
+	out := c.ok("", "bench", "produce", "--topic", "pids", "--records", "100", "--broker-pid", self+","+parent)
+	if !regexp.MustCompile(`broker CPU: [0-9.]+s \([0-9.]+s per 1M records\), per process [0-9.]+s \+ [0-9.]+s\n`).MatchString(out) {
+		t.Fatalf("text output lacks the CPU per process:\n%s", out)
+	}
+}
+
+func TestBenchSetBrokerCPU(t *testing.T) {
+	r := benchResult{Records: 2_000_000}
+	r.setBrokerCPU([]float64{1, 10, 100}, []float64{1.5, 12, 101})
+	if *r.BrokerCPUSeconds != 3.5 || *r.BrokerCPUPerMillionS != 1.75 {
+		t.Fatalf("total %g, per million %g; want 3.5, 1.75", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+	}
+	if want := []float64{0.5, 2, 1}; !slices.Equal(r.BrokerCPUSecondsEach, want) {
+		t.Fatalf("each %v, want %v", r.BrokerCPUSecondsEach, want)
+	}
+	one := benchResult{Records: 1_000_000}
+	one.setBrokerCPU([]float64{2}, []float64{2.25})
+	if *one.BrokerCPUSeconds != 0.25 || one.BrokerCPUSecondsEach != nil {
+		t.Fatalf("one process: total %g, each %v", *one.BrokerCPUSeconds, one.BrokerCPUSecondsEach)
+	}
 }
 
 // TestProgressRateFromTheStart: the first tick of the bar shows records
