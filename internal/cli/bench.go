@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/term"
 )
 
@@ -327,6 +328,64 @@ func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
 	}
 	if _, err := waitForLeaders(ctx, cl, b.flags.topic); err != nil {
 		return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
+	}
+	if err := waitEveryBroker(ctx, cl, b.flags.topic); err != nil {
+		return fmt.Errorf("topic %q: created but not known to every broker after %s: %w", b.flags.topic, b.conn.timeout, err)
+	}
+	return nil
+}
+
+// waitEveryBroker waits until every broker of the cluster, asked itself,
+// lists the topic with a leader for each partition. A broker learns of a
+// new topic from the metadata log some time after the controller answers
+// CreateTopics (in Kafka as in Samsa), and a run whose first request goes
+// to one that has not (e2e's ListOffsets) would be told that the topic
+// does not exist.
+func waitEveryBroker(ctx context.Context, cl *kgo.Client, topic string) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	for {
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			for _, br := range resp.Brokers {
+				if err = ledBy(ctx, cl, br.NodeID, req); err != nil {
+					break
+				}
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// ledBy asks broker id for the topic of req and fails unless it lists
+// every partition with a leader.
+func ledBy(ctx context.Context, cl *kgo.Client, id int32, req *kmsg.MetadataRequest) error {
+	r, err := cl.Broker(int(id)).Request(ctx, req)
+	if err != nil {
+		return fmt.Errorf("broker %d: %w", id, err)
+	}
+	resp := r.(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) == 0 {
+		return fmt.Errorf("broker %d does not list the topic", id)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		return fmt.Errorf("broker %d: %w", id, err)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return fmt.Errorf("broker %d: partition %d has no leader", id, p.Partition)
+		}
 	}
 	return nil
 }

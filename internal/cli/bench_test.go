@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func benchJSON(t *testing.T, c *testCluster, args ...string) benchResult {
@@ -182,6 +184,28 @@ func TestBenchSeveralBrokerPIDs(t *testing.T) {
 	}
 }
 
+// TestBenchOnSeveralBrokers: on a cluster, the topic bench creates is
+// known to every broker before the run starts, and e2e runs against it.
+func TestBenchOnSeveralBrokers(t *testing.T) {
+	c := newTestCluster(t, kfake.NumBrokers(3))
+	res := benchJSON(t, c, "e2e", "--topic", "three", "--partitions", "4", "--records", "300", "--rate", "20000")
+	checkSane(t, res, 300, 300*100)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := waitEveryBroker(t.Context(), cl, "three"); err != nil {
+		t.Fatalf("after the run: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := waitEveryBroker(ctx, cl, "missing"); err == nil {
+		t.Fatal("a topic no broker has: no error")
+	}
+}
+
+// TestBenchSetBrokerCPU: the CPU figures from readings before and after.
 func TestBenchSetBrokerCPU(t *testing.T) {
 	r := benchResult{Records: 2_000_000}
 	r.setBrokerCPU([]float64{1, 10, 100}, []float64{1.5, 12, 101})
