@@ -34,8 +34,11 @@ type benchFlags struct {
 	batchSize   int32
 	rate        float64
 	brokerPIDs  []int
-	json        bool
-	percentiles []float64
+	// waitReplicated: bench produce ends with a replication barrier
+	// (awaitReplicated).
+	waitReplicated bool
+	json           bool
+	percentiles    []float64
 }
 
 // benchHeader is the run id and send time every bench value starts with.
@@ -106,6 +109,9 @@ func newBenchProduce(conn *connection) *cobra.Command {
 	}
 	registerBenchCommon(cmd.Flags(), &bf)
 	registerBenchProducer(cmd.Flags(), &bf)
+	cmd.Flags().BoolVar(&bf.waitReplicated, "wait-replicated", false,
+		"after the last ack, produce one acks=all record to every partition and wait for it, so that every in-sync "+
+			"replica holds the whole run before the broker CPU is read (with --acks 1 the followers may still be copying)")
 	return cmd
 }
 
@@ -154,6 +160,9 @@ type benchResult struct {
 	// BrokerCPUSecondsEach is each --broker-pid's share of BrokerCPUSeconds,
 	// in the order given, when there are several.
 	BrokerCPUSecondsEach []float64 `json:"broker_cpu_s_each,omitempty"`
+	// ReplicatedAfterSeconds is, with --wait-replicated, the time from
+	// the last ack of the run until the replication barrier's.
+	ReplicatedAfterSeconds *float64 `json:"replicated_after_s,omitempty"`
 }
 
 func (bf *benchFlags) validate(mode string) error {

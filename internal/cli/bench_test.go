@@ -205,6 +205,26 @@ func TestBenchOnSeveralBrokers(t *testing.T) {
 	}
 }
 
+// TestBenchWaitReplicated: --wait-replicated ends a produce run with one
+// acks=all record per partition, reports how long that took, and counts
+// none of them as the run's.
+func TestBenchWaitReplicated(t *testing.T) {
+	c := newTestCluster(t, kfake.NumBrokers(3))
+	res := benchJSON(t, c, "produce", "--topic", "wr", "--partitions", "3", "--records", "400", "--acks", "1", "--wait-replicated")
+	checkSane(t, res, 400, 400*100)
+	if res.ReplicatedAfterSeconds == nil || *res.ReplicatedAfterSeconds < 0 {
+		t.Fatalf("replicated after %v", res.ReplicatedAfterSeconds)
+	}
+	r := c.run("", "bench", "consume", "--topic", "wr", "--records", "1000")
+	if r.err != nil || !strings.Contains(r.stderr, `topic "wr" holds 403 records`) {
+		t.Fatalf("the topic should hold the run and a barrier record per partition: %v\n%s", r.err, r.stderr)
+	}
+	if plain := benchJSON(t, c, "produce", "--topic", "wr", "--records", "10"); plain.ReplicatedAfterSeconds != nil {
+		t.Fatalf("without --wait-replicated: replicated after %v", *plain.ReplicatedAfterSeconds)
+	}
+	c.fails("unknown flag: --wait-replicated", "bench", "e2e", "--topic", "wr", "--wait-replicated")
+}
+
 // TestBenchSetBrokerCPU: the CPU figures from readings before and after.
 func TestBenchSetBrokerCPU(t *testing.T) {
 	r := benchResult{Records: 2_000_000}
