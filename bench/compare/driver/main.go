@@ -357,11 +357,14 @@ type workload struct {
 	size        int
 	partitions  int
 	replication int // of the topic it creates; 0: the broker's default
-	acks        string
-	linger      time.Duration
-	rate        float64
-	topic       string
-	records     int64
+	// waitReplicated ends a produce run with samsa bench's replication
+	// barrier (--wait-replicated), so its CPU includes the followers'.
+	waitReplicated bool
+	acks           string
+	linger         time.Duration
+	rate           float64
+	topic          string
+	records        int64
 }
 
 // name identifies a workload across brokers and rounds.
@@ -394,6 +397,9 @@ func (d *driver) runWorkload(round int, b servers, w workload) error {
 			"--acks", w.acks, "--linger", w.linger.String())
 		if w.replication > 0 {
 			args = append(args, "--replication-factor", strconv.Itoa(w.replication))
+		}
+		if w.waitReplicated {
+			args = append(args, "--wait-replicated")
 		}
 	}
 	if w.kind == "e2e" {

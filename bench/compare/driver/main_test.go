@@ -65,6 +65,9 @@ func TestClusterWorkloads(t *testing.T) {
 		if w.replication != 3 {
 			t.Errorf("%s: RF %d", w.name(), w.replication)
 		}
+		if w.waitReplicated != (w.kind == "produce") {
+			t.Errorf("%s: wait replicated %v", w.name(), w.waitReplicated)
+		}
 		names = append(names, w.name())
 	}
 	want := []string{"produce 1KiB p8 acks=all", "produce 1KiB p8 acks=1", "produce 100B p8 acks=all", "produce 100B p8 acks=1",

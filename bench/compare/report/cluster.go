@@ -71,6 +71,14 @@ func (rep *report) clusterMarkdown() string {
 	rep.clusterGoalTable(&b)
 	rep.clusterTable(&b, "Produce throughput, records/s", "produce", mRecords, true)
 	rep.clusterTable(&b, "Produce throughput, MB/s", "produce", mMB, false)
+	if rep.hasMetric(mReplicated) {
+		w("## Replicas caught up after the last acknowledgement, ms\n\n")
+		w("Each produce run ends with one acks=all record per partition (`samsa bench --wait-replicated`), ")
+		w("acknowledged once every in-sync replica has everything before it; this is how long that took after the ")
+		w("run's last acknowledgement. After an acks=1 run it is the followers' backlog; the CPU figures include it, ")
+		w("the throughput figures (records over the time to the last acknowledgement) do not.\n\n")
+		rep.clusterRows(&b, "produce", mReplicated, false)
+	}
 	rep.clusterLatencyTables(&b)
 	rep.clusterTable(&b, "Broker CPU seconds per million records, summed over the nodes", "", mCPU, true)
 	rep.clusterMemoryTable(&b)
@@ -107,6 +115,20 @@ func (rep *report) clusterGoalTable(b *strings.Builder) {
 // withRF1, Samsa 3/Samsa (the cost of replication).
 func (rep *report) clusterTable(b *strings.Builder, title, kind, metric string, withRF1 bool) {
 	fmt.Fprintf(b, "## %s\n\n", title)
+	rep.clusterRows(b, kind, metric, withRF1)
+}
+
+// hasMetric reports whether any workload and broker has the metric.
+func (rep *report) hasMetric(metric string) bool {
+	for k := range rep.values {
+		if k.metric == metric {
+			return true
+		}
+	}
+	return false
+}
+
+func (rep *report) clusterRows(b *strings.Builder, kind, metric string, withRF1 bool) {
 	fmt.Fprintf(b, "| Workload | Samsa 3 nodes | Kafka 3 nodes | Samsa 1 node | Samsa 3/Kafka 3 |")
 	if withRF1 {
 		fmt.Fprintf(b, " Samsa 3/Samsa 1 |\n|---|---:|---:|---:|---:|---:|\n")

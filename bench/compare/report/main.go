@@ -90,6 +90,8 @@ type benchResult struct {
 	MBPerSecond      float64  `json:"mb_per_s"`
 	Latency          *latency `json:"latency_ms"`
 	CPUPerMillion    *float64 `json:"broker_cpu_s_per_million_records"`
+	// ReplicatedAfter is the replication barrier's time (--wait-replicated).
+	ReplicatedAfter *float64 `json:"replicated_after_s"`
 }
 
 type latency struct {

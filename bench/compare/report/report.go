@@ -41,6 +41,7 @@ const (
 	mProduce    = "produce"
 	mIdleRSS    = "idle RSS"
 	mReady      = "ready"
+	mReplicated = "replicated after"
 	mRecovered  = "recovered"
 	wStart      = "start"
 	wRecovery   = "recovery"
@@ -191,6 +192,9 @@ func (rep *report) add(l line) {
 		}
 		if b.CPUPerMillion != nil {
 			rep.set(l.Workload, l.Broker, mCPU, l.Round, *b.CPUPerMillion)
+		}
+		if b.ReplicatedAfter != nil {
+			rep.set(l.Workload, l.Broker, mReplicated, l.Round, *b.ReplicatedAfter*1000)
 		}
 		if b.Latency != nil {
 			rep.set(l.Workload, l.Broker, mP50, l.Round, b.Latency.P50)

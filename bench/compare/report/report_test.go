@@ -171,6 +171,7 @@ func TestCluster(t *testing.T) {
 		"| produce 1KiB p8 acks=all | 31,500 [30,000..33,000] | 21,000 [20,000..22,000] | 94,500 [90,000..99,000] | 1.50× [1.50..1.50] | 0.333× [0.333..0.333] |",
 		"| peak RSS over all workloads, MiB per node | 42.1 [41.1..43.1] | 784 [783..785] |",
 		"1: samsa-3, kafka-3, samsa; 2: kafka-3, samsa, samsa-3",
+		"| produce 100B p8 acks=1 | 750 [500..1,000] | 500 | 750 [500..1,000] | 1.00× |",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("cluster report lacks %q", want)
