@@ -139,6 +139,28 @@ func (b *broker) logTail() string {
 	return strings.Join(lines[max(0, len(lines)-15):], "\n")
 }
 
+// freePorts picks n distinct free loopback ports, holding each until all
+// are picked so that none repeats. They are free again on return: another
+// process may take one before a broker binds it.
+func freePorts(n int) ([]int, error) {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

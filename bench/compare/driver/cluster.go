@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -163,21 +164,31 @@ func (k kafkaCluster) name() string     { return "kafka-" + strconv.Itoa(k.n) }
 func (k kafkaCluster) nodes() int       { return k.n }
 func (k kafkaCluster) replication() int { return min(3, k.n) }
 
+// start formats and starts the nodes. Its ports are picked free, all held
+// until all are picked, and bound seconds later by the JVMs; in between
+// another process, or a connection's ephemeral port, may take one. A node
+// that then fails to bind makes start try again on new ports.
 func (k kafkaCluster) start(dir string, timeout time.Duration) (cluster, error) {
+	for attempt := 1; ; attempt++ {
+		r, err := k.startOnce(filepath.Join(dir, strconv.Itoa(attempt)), timeout)
+		if err == nil || !errors.Is(err, errPortTaken) || attempt == 3 {
+			return r, err
+		}
+	}
+}
+
+func (k kafkaCluster) startOnce(dir string, timeout time.Duration) (cluster, error) {
 	q := &kafkaQuorum{kind: k.name(), nodes: k.n, clusterID: newClusterID()}
 	r := &kafkaRunning{kind: k.name()}
+	ports, err := freePorts(2 * k.n)
+	if err != nil {
+		return nil, err
+	}
 	var voters []string
 	for i := range k.n {
 		node := k.kafka
 		node.quorum, node.nodeID = q, i+1
-		b := &broker{kind: node, dir: filepath.Join(dir, fmt.Sprintf("node-%d", i+1))}
-		var err error
-		if b.port, err = freePort(); err != nil {
-			return nil, err
-		}
-		if b.ctrlPort, err = freePort(); err != nil {
-			return nil, err
-		}
+		b := &broker{kind: node, dir: filepath.Join(dir, fmt.Sprintf("node-%d", i+1)), port: ports[i], ctrlPort: ports[k.n+i]}
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, b.ctrlPort))
 		r.nodes = append(r.nodes, b)
 	}
@@ -197,15 +208,15 @@ func (k kafkaCluster) start(dir string, timeout time.Duration) (cluster, error) 
 			return nil, err
 		}
 	}
-	for _, b := range r.nodes {
-		if err := waitBrokers(b, k.n, timeout); err != nil {
-			tail := r.logTail()
-			r.close()
-			return nil, fmt.Errorf("%w\n%s", err, tail)
-		}
+	if err := r.waitReady(timeout); err != nil {
+		r.close()
+		return nil, err
 	}
 	return r, nil
 }
+
+// errPortTaken marks a node that exited because it could not bind.
+var errPortTaken = errors.New("a port was taken before the node bound it")
 
 type kafkaRunning struct {
 	kind    string
@@ -271,6 +282,68 @@ func (r *kafkaRunning) close() {
 	}
 }
 
+// waitReady waits until every node answers a Metadata request listing
+// every node; it fails at once when a node exits.
+func (r *kafkaRunning) waitReady(timeout time.Duration) error {
+	var clients []*kgo.Client
+	defer func() {
+		for _, cl := range clients {
+			cl.Close()
+		}
+	}()
+	for _, b := range r.nodes {
+		cl, err := newClient(b)
+		if err != nil {
+			return err
+		}
+		clients = append(clients, cl)
+	}
+	deadline := r.started.Add(timeout)
+	last := errors.New("no answer yet")
+	for time.Now().Before(deadline) {
+		for i, b := range r.nodes {
+			if b.alive() {
+				continue
+			}
+			err := fmt.Errorf("%s: node %d: %w", r.kind, i+1, errExited)
+			if log, _ := os.ReadFile(filepath.Join(b.dir, "broker.log")); strings.Contains(string(log), "Address already in use") {
+				err = fmt.Errorf("%w (%w)", err, errPortTaken)
+			}
+			return fmt.Errorf("%w:\n%s", err, r.logTail())
+		}
+		ready := true
+		for i, cl := range clients {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := listsBrokers(ctx, cl, len(r.nodes))
+			cancel()
+			if err != nil {
+				ready, last = false, fmt.Errorf("node %d: %w", i+1, err)
+				break
+			}
+		}
+		if ready {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: not ready within %s: %v:\n%s", r.kind, timeout, last, r.logTail())
+}
+
+// listsBrokers succeeds when the client's seed broker itself lists n
+// brokers.
+func listsBrokers(ctx context.Context, cl *kgo.Client, n int) error {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{}
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req) // this node's own view
+	if err != nil {
+		return err
+	}
+	if got := len(resp.(*kmsg.MetadataResponse).Brokers); got != n {
+		return fmt.Errorf("metadata lists %d brokers, want %d", got, n)
+	}
+	return nil
+}
+
 // waitBrokers waits until the broker accepts connections and answers a
 // Metadata request listing n brokers.
 func waitBrokers(b *broker, n int, timeout time.Duration) error {
@@ -283,16 +356,7 @@ func waitBrokers(b *broker, n int, timeout time.Duration) error {
 	}
 	defer cl.Close()
 	_, err = probe(b, timeout, fmt.Sprintf("metadata listing %d brokers", n), func(ctx context.Context) error {
-		req := kmsg.NewPtrMetadataRequest()
-		req.Topics = []kmsg.MetadataRequestTopic{}
-		resp, err := cl.SeedBrokers()[0].Request(ctx, req) // this node's own view
-		if err != nil {
-			return err
-		}
-		if got := len(resp.(*kmsg.MetadataResponse).Brokers); got != n {
-			return fmt.Errorf("metadata lists %d brokers, want %d", got, n)
-		}
-		return nil
+		return listsBrokers(ctx, cl, n)
 	})
 	return err
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +86,55 @@ func TestClusterWorkloads(t *testing.T) {
 func TestJoinInts(t *testing.T) {
 	if got := joinInts([]int{12, 3, 456}); got != "12,3,456" {
 		t.Errorf("joinInts = %q", got)
+	}
+}
+
+func TestFreePorts(t *testing.T) {
+	ports, err := freePorts(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: want 6 distinct", ports)
+		}
+		seen[p] = true
+	}
+}
+
+// shKind runs a shell script as a broker, for the cluster's start-up paths.
+type shKind struct{ script string }
+
+func (shKind) name() string                { return "sh" }
+func (shKind) full() bool                  { return true }
+func (shKind) prepare(*broker) error       { return nil }
+func (k shKind) command(*broker) *exec.Cmd { return exec.Command("sh", "-c", k.script) }
+
+// TestKafkaWaitReadyNodeExits: a node that exits fails the wait at once,
+// marked errPortTaken when its log says it could not bind (start then
+// tries new ports), and not otherwise.
+func TestKafkaWaitReadyNodeExits(t *testing.T) {
+	for _, c := range []struct {
+		script string
+		taken  bool
+	}{
+		{"echo 'java.net.BindException: Address already in use'; exit 1", true},
+		{"echo 'something else'; exit 1", false},
+	} {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &broker{kind: shKind{c.script}, dir: t.TempDir(), port: port}
+		r := &kafkaRunning{kind: "kafka-3", nodes: []*broker{b}, started: time.Now()}
+		if err := b.start(); err != nil {
+			t.Fatal(err)
+		}
+		<-b.exited
+		err = r.waitReady(time.Minute)
+		if !errors.Is(err, errExited) || errors.Is(err, errPortTaken) != c.taken {
+			t.Errorf("%q: %v", c.script, err)
+		}
 	}
 }
