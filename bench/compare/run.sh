@@ -3,8 +3,10 @@
 # --durable) and kfake (the client ceiling) on this machine, alternating
 # brokers round by round, and writes results.jsonl, a markdown
 # report and SVG charts to the output directory. See bench/compare/README.md.
+# --cluster runs the cluster mode instead: three-node Samsa and Kafka
+# clusters (RF 3, min ISR 2) and the single Samsa node (RF 1).
 #
-#   bench/compare/run.sh [--quick] [--out DIR] [-- driver flags...]
+#   bench/compare/run.sh [--quick] [--cluster] [--out DIR] [-- driver flags...]
 #
 # Environment: KAFKA_VERSION (default 4.4.0), SAMSA_BENCH_CACHE (default
 # ~/.cache/samsa-bench), ROUNDS (default 3), JAVA (default java).
@@ -13,17 +15,20 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 
 quick=0
+cluster=0
 out=""
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1; shift ;;
+    --cluster) cluster=1; shift ;;
     --out) out=$2; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--quick] [--out DIR] [-- driver flags...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--cluster] [--out DIR] [-- driver flags...]" >&2; exit 2 ;;
   esac
 done
 suffix=""
-[ $quick = 1 ] && suffix=-quick
+[ $cluster = 1 ] && suffix=-cluster
+[ $quick = 1 ] && suffix=$suffix-quick
 out=${out:-bench/compare/out-$(date -u +%Y-%m-%d)$suffix}
 if [ -e "$out/results.jsonl" ] && [[ " $* " != *" -first-round "* ]]; then
   echo "$out/results.jsonl exists: remove it, choose --out, or add rounds with -- -first-round N" >&2
@@ -53,6 +58,9 @@ args=(-samsa bin/samsa -kfake "$cache/kfakeserver" -java "$java" -kafka-libs "$l
       -rounds "${ROUNDS:-3}")
 if [ $quick = 1 ]; then
   args+=(-rounds 1 -records 100000 -e2e-records 20000 -recovery-bytes $((100 << 20)))
+fi
+if [ $cluster = 1 ]; then
+  args+=(-cluster)
 fi
 
 echo "== run (load average: $(cut -d' ' -f1-3 /proc/loadavg)); results in $out/results.jsonl"

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/term"
 )
 
@@ -30,9 +33,12 @@ type benchFlags struct {
 	linger      time.Duration
 	batchSize   int32
 	rate        float64
-	brokerPID   int
-	json        bool
-	percentiles []float64
+	brokerPIDs  []int
+	// waitReplicated: bench produce ends with a replication barrier
+	// (awaitReplicated).
+	waitReplicated bool
+	json           bool
+	percentiles    []float64
 }
 
 // benchHeader is the run id and send time every bench value starts with.
@@ -52,7 +58,9 @@ latency beside it. Values are at least 16 bytes: a run id and the send time
 come first. MB/s counts record values in units of 2^20 bytes, like Kafka's
 perf tools.
 --broker-pid reads the broker's user+system CPU time from /proc/PID/stat
-before and after the run (any broker on this host: Samsa or a JVM).`,
+before and after the run (any broker on this host: Samsa or a JVM). For a
+cluster on this host give every node's PID (--broker-pid 1,2,3 or the flag
+repeated): the figures are the sum over the processes, each one's beside it.`,
 	}
 	conn.register(cmd)
 	cmd.AddCommand(
@@ -67,7 +75,8 @@ before and after the run (any broker on this host: Samsa or a JVM).`,
 func registerBenchCommon(f *pflag.FlagSet, bf *benchFlags) {
 	f.Int64Var(&bf.records, "records", 1_000_000, "number of records")
 	f.StringVar(&bf.topic, "topic", "samsa-bench", "topic to use")
-	f.IntVar(&bf.brokerPID, "broker-pid", 0, "report this local broker process's CPU seconds per million records")
+	f.IntSliceVar(&bf.brokerPIDs, "broker-pid", nil,
+		"report the CPU seconds per million records of these local broker processes, summed (comma-separated or repeated)")
 	f.BoolVar(&bf.json, "json", false, "print one JSON object instead of text")
 }
 
@@ -100,6 +109,9 @@ func newBenchProduce(conn *connection) *cobra.Command {
 	}
 	registerBenchCommon(cmd.Flags(), &bf)
 	registerBenchProducer(cmd.Flags(), &bf)
+	cmd.Flags().BoolVar(&bf.waitReplicated, "wait-replicated", false,
+		"after the last ack, produce one acks=all record to every partition and wait for it, so that every in-sync "+
+			"replica holds the whole run before the broker CPU is read (with --acks 1 the followers may still be copying)")
 	return cmd
 }
 
@@ -145,6 +157,12 @@ type benchResult struct {
 	AckLatency           *latencySummary `json:"ack_latency_ms,omitempty"`
 	BrokerCPUSeconds     *float64        `json:"broker_cpu_s,omitempty"`
 	BrokerCPUPerMillionS *float64        `json:"broker_cpu_s_per_million_records,omitempty"`
+	// BrokerCPUSecondsEach is each --broker-pid's share of BrokerCPUSeconds,
+	// in the order given, when there are several.
+	BrokerCPUSecondsEach []float64 `json:"broker_cpu_s_each,omitempty"`
+	// ReplicatedAfterSeconds is, with --wait-replicated, the time from
+	// the last ack of the run until the replication barrier's.
+	ReplicatedAfterSeconds *float64 `json:"replicated_after_s,omitempty"`
 }
 
 func (bf *benchFlags) validate(mode string) error {
@@ -154,8 +172,13 @@ func (bf *benchFlags) validate(mode string) error {
 	if bf.topic == "" {
 		return errors.New("--topic is empty")
 	}
-	if bf.brokerPID < 0 {
-		return fmt.Errorf("invalid --broker-pid %d", bf.brokerPID)
+	for i, pid := range bf.brokerPIDs {
+		if pid <= 0 {
+			return fmt.Errorf("invalid --broker-pid %d", pid)
+		}
+		if slices.Contains(bf.brokerPIDs[:i], pid) {
+			return fmt.Errorf("--broker-pid %d given twice: its CPU time would count twice", pid)
+		}
 	}
 	if mode == "consume" {
 		return nil
@@ -179,8 +202,8 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 	if err := bf.validate(mode); err != nil {
 		return err
 	}
-	if bf.brokerPID > 0 {
-		if _, err := procCPUSeconds(bf.brokerPID); err != nil {
+	for _, pid := range bf.brokerPIDs {
+		if _, err := procCPUSeconds(pid); err != nil {
 			return err
 		}
 	}
@@ -209,10 +232,8 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 		}
 		return err
 	}
-	if bf.brokerPID > 0 {
-		cpu := b.brokerCPU() - cpuBefore
-		perMillion := cpu / float64(res.Records) * 1e6
-		res.BrokerCPUSeconds, res.BrokerCPUPerMillionS = &cpu, &perMillion
+	if len(bf.brokerPIDs) > 0 {
+		res.setBrokerCPU(cpuBefore, b.brokerCPU())
 	}
 	res.Mode, res.Topic = mode, bf.topic
 	if secs := res.ElapsedSeconds; secs > 0 {
@@ -231,15 +252,32 @@ func runBench(cmd *cobra.Command, conn *connection, bf *benchFlags, mode string)
 	return nil
 }
 
-// brokerCPU reads the broker's CPU seconds, 0 without --broker-pid. The pid
-// was checked at start; a broker that exits mid-run reads as 0 and the
-// report shows a negative figure rather than failing the run.
-func (b *benchRun) brokerCPU() float64 {
-	if b.flags.brokerPID <= 0 {
-		return 0
+// brokerCPU reads the CPU seconds of each --broker-pid. The pids were
+// checked at start; a broker that exits mid-run reads as 0 and the report
+// shows a negative figure rather than failing the run.
+func (b *benchRun) brokerCPU() []float64 {
+	out := make([]float64, len(b.flags.brokerPIDs))
+	for i, pid := range b.flags.brokerPIDs {
+		out[i], _ = procCPUSeconds(pid)
 	}
-	s, _ := procCPUSeconds(b.flags.brokerPID)
-	return s
+	return out
+}
+
+// setBrokerCPU fills the CPU fields from the readings of every broker
+// process before and after the run: the sum over the processes, per
+// million records, and each process's share when there are several.
+func (r *benchResult) setBrokerCPU(before, after []float64) {
+	var sum float64
+	each := make([]float64, len(after))
+	for i := range after {
+		each[i] = after[i] - before[i]
+		sum += each[i]
+	}
+	perMillion := sum / float64(r.Records) * 1e6
+	r.BrokerCPUSeconds, r.BrokerCPUPerMillionS = &sum, &perMillion
+	if len(each) > 1 {
+		r.BrokerCPUSecondsEach = each
+	}
 }
 
 func printBench(w io.Writer, r benchResult) {
@@ -259,7 +297,15 @@ func printBench(w io.Writer, r benchResult) {
 		printLatency("ack latency", r.Latency)
 	}
 	if r.BrokerCPUSeconds != nil {
-		fmt.Fprintf(w, "broker CPU: %.2fs (%.2fs per 1M records)\n", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+		fmt.Fprintf(w, "broker CPU: %.2fs (%.2fs per 1M records)", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+		if len(r.BrokerCPUSecondsEach) > 0 {
+			each := make([]string, len(r.BrokerCPUSecondsEach))
+			for i, s := range r.BrokerCPUSecondsEach {
+				each[i] = fmt.Sprintf("%.2fs", s)
+			}
+			fmt.Fprintf(w, ", per process %s", strings.Join(each, " + "))
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -291,6 +337,64 @@ func (b *benchRun) prepareTopic(ctx context.Context, mayCreate bool) error {
 	}
 	if _, err := waitForLeaders(ctx, cl, b.flags.topic); err != nil {
 		return fmt.Errorf("topic %q: created but partitions have no leader after %s", b.flags.topic, b.conn.timeout)
+	}
+	if err := waitEveryBroker(ctx, cl, b.flags.topic); err != nil {
+		return fmt.Errorf("topic %q: created but not known to every broker after %s: %w", b.flags.topic, b.conn.timeout, err)
+	}
+	return nil
+}
+
+// waitEveryBroker waits until every broker of the cluster, asked itself,
+// lists the topic with a leader for each partition. A broker learns of a
+// new topic from the metadata log some time after the controller answers
+// CreateTopics (in Kafka as in Samsa), and a run whose first request goes
+// to one that has not (e2e's ListOffsets) would be told that the topic
+// does not exist.
+func waitEveryBroker(ctx context.Context, cl *kgo.Client, topic string) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	for {
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			for _, br := range resp.Brokers {
+				if err = ledBy(ctx, cl, br.NodeID, req); err != nil {
+					break
+				}
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// ledBy asks broker id for the topic of req and fails unless it lists
+// every partition with a leader.
+func ledBy(ctx context.Context, cl *kgo.Client, id int32, req *kmsg.MetadataRequest) error {
+	r, err := cl.Broker(int(id)).Request(ctx, req)
+	if err != nil {
+		return fmt.Errorf("broker %d: %w", id, err)
+	}
+	resp := r.(*kmsg.MetadataResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) == 0 {
+		return fmt.Errorf("broker %d does not list the topic", id)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		return fmt.Errorf("broker %d: %w", id, err)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Leader < 0 {
+			return fmt.Errorf("broker %d: partition %d has no leader", id, p.Partition)
+		}
 	}
 	return nil
 }

@@ -2,15 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func benchJSON(t *testing.T, c *testCluster, args ...string) benchResult {
@@ -68,6 +71,9 @@ func TestBench(t *testing.T) {
 	}
 	if prod.BrokerCPUSeconds == nil || *prod.BrokerCPUSeconds < 0 || prod.BrokerCPUPerMillionS == nil {
 		t.Fatalf("produce: broker CPU = %v / %v", prod.BrokerCPUSeconds, prod.BrokerCPUPerMillionS)
+	}
+	if prod.BrokerCPUSecondsEach != nil {
+		t.Fatalf("produce: one --broker-pid, yet CPU per process %v", prod.BrokerCPUSecondsEach)
 	}
 	if out := c.ok("", "topic", "list"); !strings.Contains(out, "b     3") {
 		t.Fatalf("bench did not create the topic with 3 partitions:\n%s", out)
@@ -146,8 +152,94 @@ func TestBenchErrors(t *testing.T) {
 	c.fails("invalid --percentiles 0", "bench", "e2e", "--percentiles", "0")
 	c.fails("invalid --percentiles 101", "bench", "produce", "--percentiles", "50,101")
 	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", "999999999")
+	c.fails("--broker-pid 999999999", "bench", "produce", "--broker-pid", strconv.Itoa(os.Getpid())+",999999999")
+	c.fails("invalid --broker-pid -3", "bench", "produce", "--broker-pid", "-3")
+	self := strconv.Itoa(os.Getpid())
+	c.fails("--broker-pid "+self+" given twice", "bench", "produce", "--broker-pid", self, "--broker-pid", self)
 	c.ok("", "topic", "create", "empty", "-p", "1")
 	c.fails(`topic "empty" is empty`, "bench", "consume", "--topic", "empty")
+}
+
+// TestBenchSeveralBrokerPIDs: a cluster's nodes are given as several PIDs,
+// comma-separated or with the flag repeated; the CPU figures are their sum,
+// with each process's share beside it in the order given.
+func TestBenchSeveralBrokerPIDs(t *testing.T) {
+	c := newTestCluster(t)
+	self, parent := strconv.Itoa(os.Getpid()), strconv.Itoa(os.Getppid()) // kfake runs in this process
+	for _, pids := range [][]string{{"--broker-pid", self + "," + parent}, {"--broker-pid", self, "--broker-pid", parent}} {
+		res := benchJSON(t, c, append([]string{"produce", "--topic", "pids", "--records", "500"}, pids...)...)
+		if res.BrokerCPUSeconds == nil || len(res.BrokerCPUSecondsEach) != 2 {
+			t.Fatalf("%v: broker CPU %v, per process %v", pids, res.BrokerCPUSeconds, res.BrokerCPUSecondsEach)
+		}
+		if sum := res.BrokerCPUSecondsEach[0] + res.BrokerCPUSecondsEach[1]; sum != *res.BrokerCPUSeconds {
+			t.Fatalf("%v: per process %v, sum %g; total %g", pids, res.BrokerCPUSecondsEach, sum, *res.BrokerCPUSeconds)
+		}
+		if want := *res.BrokerCPUSeconds / 500 * 1e6; *res.BrokerCPUPerMillionS != want {
+			t.Fatalf("%v: %g s per million, want %g", pids, *res.BrokerCPUPerMillionS, want)
+		}
+	}
+	out := c.ok("", "bench", "produce", "--topic", "pids", "--records", "100", "--broker-pid", self+","+parent)
+	if !regexp.MustCompile(`broker CPU: [0-9.]+s \([0-9.]+s per 1M records\), per process [0-9.]+s \+ [0-9.]+s\n`).MatchString(out) {
+		t.Fatalf("text output lacks the CPU per process:\n%s", out)
+	}
+}
+
+// TestBenchOnSeveralBrokers: on a cluster, the topic bench creates is
+// known to every broker before the run starts, and e2e runs against it.
+func TestBenchOnSeveralBrokers(t *testing.T) {
+	c := newTestCluster(t, kfake.NumBrokers(3))
+	res := benchJSON(t, c, "e2e", "--topic", "three", "--partitions", "4", "--records", "300", "--rate", "20000")
+	checkSane(t, res, 300, 300*100)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := waitEveryBroker(t.Context(), cl, "three"); err != nil {
+		t.Fatalf("after the run: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := waitEveryBroker(ctx, cl, "missing"); err == nil {
+		t.Fatal("a topic no broker has: no error")
+	}
+}
+
+// TestBenchWaitReplicated: --wait-replicated ends a produce run with one
+// acks=all record per partition, reports how long that took, and counts
+// none of them as the run's.
+func TestBenchWaitReplicated(t *testing.T) {
+	c := newTestCluster(t, kfake.NumBrokers(3))
+	res := benchJSON(t, c, "produce", "--topic", "wr", "--partitions", "3", "--records", "400", "--acks", "1", "--wait-replicated")
+	checkSane(t, res, 400, 400*100)
+	if res.ReplicatedAfterSeconds == nil || *res.ReplicatedAfterSeconds < 0 {
+		t.Fatalf("replicated after %v", res.ReplicatedAfterSeconds)
+	}
+	r := c.run("", "bench", "consume", "--topic", "wr", "--records", "1000")
+	if r.err != nil || !strings.Contains(r.stderr, `topic "wr" holds 403 records`) {
+		t.Fatalf("the topic should hold the run and a barrier record per partition: %v\n%s", r.err, r.stderr)
+	}
+	if plain := benchJSON(t, c, "produce", "--topic", "wr", "--records", "10"); plain.ReplicatedAfterSeconds != nil {
+		t.Fatalf("without --wait-replicated: replicated after %v", *plain.ReplicatedAfterSeconds)
+	}
+	c.fails("unknown flag: --wait-replicated", "bench", "e2e", "--topic", "wr", "--wait-replicated")
+}
+
+// TestBenchSetBrokerCPU: the CPU figures from readings before and after.
+func TestBenchSetBrokerCPU(t *testing.T) {
+	r := benchResult{Records: 2_000_000}
+	r.setBrokerCPU([]float64{1, 10, 100}, []float64{1.5, 12, 101})
+	if *r.BrokerCPUSeconds != 3.5 || *r.BrokerCPUPerMillionS != 1.75 {
+		t.Fatalf("total %g, per million %g; want 3.5, 1.75", *r.BrokerCPUSeconds, *r.BrokerCPUPerMillionS)
+	}
+	if want := []float64{0.5, 2, 1}; !slices.Equal(r.BrokerCPUSecondsEach, want) {
+		t.Fatalf("each %v, want %v", r.BrokerCPUSecondsEach, want)
+	}
+	one := benchResult{Records: 1_000_000}
+	one.setBrokerCPU([]float64{2}, []float64{2.25})
+	if *one.BrokerCPUSeconds != 0.25 || one.BrokerCPUSecondsEach != nil {
+		t.Fatalf("one process: total %g, each %v", *one.BrokerCPUSeconds, one.BrokerCPUSecondsEach)
+	}
 }
 
 // TestProgressRateFromTheStart: the first tick of the bar shows records

@@ -43,6 +43,20 @@ type broker struct {
 func (b *broker) addr() string { return "127.0.0.1:" + strconv.Itoa(b.port) }
 func (b *broker) pid() int     { return b.cmd.Process.Pid }
 
+// servers is what a workload runs against: one broker process, or every
+// process of a cluster, whose CPU and memory are then read per process.
+type servers interface {
+	name() string // the broker kind, as results.jsonl names it
+	bootstrap() string
+	pids() []int
+	alive() bool // every process still runs
+	logTail() string
+}
+
+func (b *broker) name() string      { return b.kind.name() }
+func (b *broker) bootstrap() string { return b.addr() }
+func (b *broker) pids() []int       { return []int{b.pid()} }
+
 // newBroker picks free loopback ports and prepares a fresh directory.
 func newBroker(kind brokerKind, dir string) (*broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -125,6 +139,28 @@ func (b *broker) logTail() string {
 	return strings.Join(lines[max(0, len(lines)-15):], "\n")
 }
 
+// freePorts picks n distinct free loopback ports, holding each until all
+// are picked so that none repeats. They are free again on return: another
+// process may take one before a broker binds it.
+func freePorts(n int) ([]int, error) {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -164,28 +200,46 @@ func (s samsaKind) command(b *broker) *exec.Cmd {
 	return exec.Command(s.bin, args...)
 }
 
-// kafkaKind runs Apache Kafka from the jars in libs as a single-node KRaft
+// kafkaKind runs Apache Kafka from the jars in libs as a KRaft
 // broker+controller, with the JVM options of kafka-server-start.sh and
-// kafka-run-class.sh.
+// kafka-run-class.sh: a single node, or, with quorum set, one node of a
+// static quorum (kafka-3).
 type kafkaKind struct {
 	java  string
 	libs  string
 	log4j string // log4j2 configuration file
 	heap  string // e.g. 1G
+	// quorum and nodeID make this node nodeID of a cluster; nil is the
+	// single node (node.id 1, a standalone dynamic quorum of one).
+	quorum *kafkaQuorum
+	nodeID int
 }
 
-func (kafkaKind) name() string { return "kafka" }
-func (kafkaKind) full() bool   { return true }
+// kafkaQuorum is what every node of a Kafka cluster shares.
+type kafkaQuorum struct {
+	kind      string // kafka-3
+	nodes     int
+	voters    string // controller.quorum.voters: id@host:port,...
+	clusterID string // the one cluster ID every node is formatted with
+}
+
+func (k kafkaKind) name() string {
+	if k.quorum != nil {
+		return k.quorum.kind
+	}
+	return "kafka"
+}
+func (kafkaKind) full() bool { return true }
 
 // serverProperties are Kafka's config/server.properties for a combined node,
 // reduced to what differs from the broker defaults, plus the replication
-// factors a single node needs (Samsa's defaults, internal/broker/serve.go).
+// factors: for a single node those it needs (Samsa's defaults,
+// internal/broker/serve.go); for a cluster RF 3 and min ISR 2 for every
+// topic (the internal topics' defaults are already 3 and 2).
 func (k kafkaKind) serverProperties(b *broker) string {
 	ctrl := "127.0.0.1:" + strconv.Itoa(b.ctrlPort)
-	return strings.Join([]string{
+	lines := []string{
 		"process.roles=broker,controller",
-		"node.id=1",
-		"controller.quorum.bootstrap.servers=" + ctrl,
 		"listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
 		"advertised.listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
 		"controller.listener.names=CONTROLLER",
@@ -193,23 +247,44 @@ func (k kafkaKind) serverProperties(b *broker) string {
 		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 		"log.dirs=" + filepath.Join(b.dir, "data"),
 		"num.partitions=1",
+		"group.initial.rebalance.delay.ms=0",
+	}
+	if q := k.quorum; q != nil {
+		return strings.Join(append(lines,
+			"node.id="+strconv.Itoa(k.nodeID),
+			"controller.quorum.voters="+q.voters,
+			"default.replication.factor="+strconv.Itoa(min(3, q.nodes)),
+			"min.insync.replicas="+strconv.Itoa(min(2, q.nodes)),
+		), "\n") + "\n"
+	}
+	return strings.Join(append(lines,
+		"node.id=1",
+		"controller.quorum.bootstrap.servers="+ctrl,
 		"offsets.topic.replication.factor=1",
 		"transaction.state.log.replication.factor=1",
 		"transaction.state.log.min.isr=1",
 		"share.coordinator.state.topic.replication.factor=1",
 		"share.coordinator.state.topic.min.isr=1",
-		"group.initial.rebalance.delay.ms=0",
-	}, "\n") + "\n"
+	), "\n") + "\n"
 }
 
 func (k kafkaKind) propsPath(b *broker) string { return filepath.Join(b.dir, "server.properties") }
 
+// prepare writes server.properties and formats the storage: a single node
+// as a standalone dynamic quorum (--standalone, KIP-853); a cluster's node
+// for the static quorum its controller.quorum.voters names, which
+// StorageTool formats with no quorum flag, each node with the cluster's one
+// ID.
 func (k kafkaKind) prepare(b *broker) error {
 	if err := os.WriteFile(k.propsPath(b), []byte(k.serverProperties(b)), 0o644); err != nil {
 		return err
 	}
-	cmd := exec.Command(k.java, "-Dlog4j2.configurationFile="+k.log4j, "-cp", k.classpath(),
-		"kafka.tools.StorageTool", "format", "--standalone", "-t", newClusterID(), "-c", k.propsPath(b))
+	quorumArgs := []string{"--standalone", "-t", newClusterID()}
+	if k.quorum != nil {
+		quorumArgs = []string{"-t", k.quorum.clusterID}
+	}
+	cmd := exec.Command(k.java, append([]string{"-Dlog4j2.configurationFile=" + k.log4j, "-cp", k.classpath(),
+		"kafka.tools.StorageTool", "format"}, append(quorumArgs, "-c", k.propsPath(b))...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")

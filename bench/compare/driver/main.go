@@ -10,6 +10,12 @@
 // fill a log, kill -9 it and time the recovery. kfake runs only the produce
 // and consume workloads. Every workload is the same `samsa bench` client run
 // against each broker.
+//
+// With -cluster the brokers are clusters of three combined nodes on this
+// machine, Samsa (samsa-3) and Kafka (kafka-3), with topics of replication
+// factor 3 and min ISR 2, against the single Samsa node (RF 1), each running
+// the produce and end-to-end workloads once per round (clusterPhase); CPU is
+// summed over every process of a cluster, memory read per process.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,33 +58,46 @@ type options struct {
 	skipThroughput bool
 	skipRecovery   bool
 	keepLogs       bool
+	cluster        bool
 }
 
 // result is one line of results.jsonl. Kind is meta, start, produce,
 // consume, e2e, recovery or error; bench holds `samsa bench --json` as is.
 type result struct {
-	Kind       string          `json:"kind"`
-	Round      int             `json:"round,omitempty"`
-	Broker     string          `json:"broker,omitempty"`
-	Workload   string          `json:"workload,omitempty"`
-	RecordSize int             `json:"record_size,omitempty"`
-	Partitions int             `json:"partitions,omitempty"`
-	Acks       string          `json:"acks,omitempty"`
-	LingerMS   *float64        `json:"linger_ms,omitempty"`
-	Rate       float64         `json:"rate,omitempty"`
-	Bench      json.RawMessage `json:"bench,omitempty"`
-	PeakRSSKB  int64           `json:"rss_peak_kb,omitempty"`
-	IdleRSSKB  int64           `json:"rss_idle_kb,omitempty"`
-	ConnectMS  float64         `json:"connect_ms,omitempty"`
-	MetadataMS float64         `json:"metadata_ms,omitempty"`
-	ProduceMS  float64         `json:"produce_ms,omitempty"`
-	LogBytes   int64           `json:"log_bytes,omitempty"`
-	Produced   int64           `json:"produced,omitempty"`
-	EndOffsets int64           `json:"end_offsets,omitempty"`
-	Load1      float64         `json:"load1"`
-	Time       string          `json:"time"`
-	Error      string          `json:"error,omitempty"`
-	Meta       map[string]any  `json:"meta,omitempty"`
+	Kind       string `json:"kind"`
+	Round      int    `json:"round,omitempty"`
+	Broker     string `json:"broker,omitempty"`
+	Workload   string `json:"workload,omitempty"`
+	RecordSize int    `json:"record_size,omitempty"`
+	Partitions int    `json:"partitions,omitempty"`
+	// Replication is the topic's replication factor in the cluster mode.
+	Replication int `json:"replication_factor,omitempty"`
+	// Nodes is how many broker processes a cluster-mode line measured.
+	Nodes     int             `json:"nodes,omitempty"`
+	Acks      string          `json:"acks,omitempty"`
+	LingerMS  *float64        `json:"linger_ms,omitempty"`
+	Rate      float64         `json:"rate,omitempty"`
+	Bench     json.RawMessage `json:"bench,omitempty"`
+	PeakRSSKB int64           `json:"rss_peak_kb,omitempty"`
+	IdleRSSKB int64           `json:"rss_idle_kb,omitempty"`
+	// PeakRSSKBNodes and IdleRSSKBNodes are each process's figure for a
+	// cluster, in node order; PeakRSSKB and IdleRSSKB are then the
+	// largest of them.
+	PeakRSSKBNodes []int64 `json:"rss_peak_kb_nodes,omitempty"`
+	IdleRSSKBNodes []int64 `json:"rss_idle_kb_nodes,omitempty"`
+	// ReadyMS is the time from a cluster's first process start until every
+	// node lists every node as a broker.
+	ReadyMS    float64        `json:"ready_ms,omitempty"`
+	ConnectMS  float64        `json:"connect_ms,omitempty"`
+	MetadataMS float64        `json:"metadata_ms,omitempty"`
+	ProduceMS  float64        `json:"produce_ms,omitempty"`
+	LogBytes   int64          `json:"log_bytes,omitempty"`
+	Produced   int64          `json:"produced,omitempty"`
+	EndOffsets int64          `json:"end_offsets,omitempty"`
+	Load1      float64        `json:"load1"`
+	Time       string         `json:"time"`
+	Error      string         `json:"error,omitempty"`
+	Meta       map[string]any `json:"meta,omitempty"`
 }
 
 func main() {
@@ -105,7 +125,14 @@ func main() {
 	flag.BoolVar(&o.skipThroughput, "skip-throughput", false, "skip the start, throughput and latency phase")
 	flag.BoolVar(&o.skipRecovery, "skip-recovery", false, "skip the recovery phase")
 	flag.BoolVar(&o.keepLogs, "keep-logs", false, "copy each broker's log to -out/logs/")
+	flag.BoolVar(&o.cluster, "cluster", false,
+		"cluster mode: -brokers default "+clusterBrokers+", each running only the cluster workloads (produce, e2e)")
 	flag.Parse()
+	brokersSet := false
+	flag.Visit(func(f *flag.Flag) { brokersSet = brokersSet || f.Name == "brokers" })
+	if o.cluster && !brokersSet {
+		brokers = clusterBrokers
+	}
 	o.brokers = strings.Split(brokers, ",")
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
@@ -140,6 +167,10 @@ func run(o options) error {
 	seen := map[string]bool{}
 	for _, name := range o.brokers {
 		switch {
+		case o.cluster:
+			if seen[name] {
+				return fmt.Errorf("broker %q listed twice", name)
+			}
 		case kinds[name] == nil:
 			return fmt.Errorf("unknown broker %q (samsa, samsa-durable, kafka, kfake)", name)
 		case seen[name]:
@@ -150,6 +181,9 @@ func run(o options) error {
 		seen[name] = true
 	}
 	d := &driver{o: o, out: f}
+	if o.cluster {
+		return d.runClusters(kinds)
+	}
 	d.emit(result{Kind: "meta", Meta: d.meta()})
 	for r := o.firstRound; r < o.firstRound+o.rounds; r++ {
 		for _, name := range roundOrder(o.brokers, r) {
@@ -212,6 +246,7 @@ func (d *driver) meta() map[string]any {
 		"produce_linger":  d.o.produceLinger.String(),
 		"started":         time.Now().UTC().Format(time.RFC3339),
 		"work_filesystem": d.o.work,
+		"cluster":         d.o.cluster,
 	}
 }
 
@@ -318,14 +353,18 @@ func (d *driver) mainPhase(round int, b *broker) error {
 }
 
 type workload struct {
-	kind       string // produce, consume, e2e
-	size       int
-	partitions int
-	acks       string
-	linger     time.Duration
-	rate       float64
-	topic      string
-	records    int64
+	kind        string // produce, consume, e2e
+	size        int
+	partitions  int
+	replication int // of the topic it creates; 0: the broker's default
+	// waitReplicated ends a produce run with samsa bench's replication
+	// barrier (--wait-replicated), so its CPU includes the followers'.
+	waitReplicated bool
+	acks           string
+	linger         time.Duration
+	rate           float64
+	topic          string
+	records        int64
 }
 
 // name identifies a workload across brokers and rounds.
@@ -347,14 +386,21 @@ func (w workload) name() string {
 const e2ePercentiles = "50,75,90,95,99,99.5,99.9,99.99,100"
 
 // runWorkload runs one `samsa bench` and records its result with the peak
-// RSS the broker reached during it. A failed workload is an error line; only
-// a dead broker stops the phase.
-func (d *driver) runWorkload(round int, b *broker, w workload) error {
-	args := []string{"bench", w.kind, "--bootstrap-server", b.addr(), "--json", "--topic", w.topic,
-		"--records", strconv.FormatInt(w.records, 10), "--broker-pid", strconv.Itoa(b.pid())}
+// RSS each broker process reached during it. A failed workload is an error
+// line; only a dead broker stops the phase.
+func (d *driver) runWorkload(round int, b servers, w workload) error {
+	pids := b.pids()
+	args := []string{"bench", w.kind, "--bootstrap-server", b.bootstrap(), "--json", "--topic", w.topic,
+		"--records", strconv.FormatInt(w.records, 10), "--broker-pid", joinInts(pids)}
 	if w.kind != "consume" {
 		args = append(args, "--record-size", strconv.Itoa(w.size), "--partitions", strconv.Itoa(w.partitions),
 			"--acks", w.acks, "--linger", w.linger.String())
+		if w.replication > 0 {
+			args = append(args, "--replication-factor", strconv.Itoa(w.replication))
+		}
+		if w.waitReplicated {
+			args = append(args, "--wait-replicated")
+		}
 	}
 	if w.kind == "e2e" {
 		args = append(args, "--rate", strconv.FormatFloat(w.rate, 'f', -1, 64), "--percentiles", e2ePercentiles)
@@ -362,13 +408,21 @@ func (d *driver) runWorkload(round int, b *broker, w workload) error {
 	if w.kind == "produce" {
 		args = append(args, "--percentiles", e2ePercentiles)
 	}
-	if err := resetPeakRSS(b.pid()); err != nil {
-		return err
+	for _, pid := range pids {
+		if err := resetPeakRSS(pid); err != nil {
+			return err
+		}
 	}
 	out, err := d.bench(args)
-	peak, perr := procStatusKB(b.pid(), "VmHWM")
-	r := result{Kind: w.kind, Round: round, Broker: b.kind.name(), Workload: w.name(), RecordSize: w.size,
-		Partitions: w.partitions, Acks: w.acks, Rate: w.rate, PeakRSSKB: peak}
+	peaks, perr := readEach(pids, "VmHWM")
+	r := result{Kind: w.kind, Round: round, Broker: b.name(), Workload: w.name(), RecordSize: w.size,
+		Partitions: w.partitions, Acks: w.acks, Rate: w.rate, PeakRSSKB: slices.Max(peaks)}
+	if w.replication > 0 {
+		r.Replication, r.Nodes = w.replication, len(pids)
+	}
+	if len(pids) > 1 {
+		r.PeakRSSKBNodes = peaks
+	}
 	if w.kind != "consume" {
 		lms := float64(w.linger) / float64(time.Millisecond)
 		r.LingerMS = &lms
@@ -376,7 +430,7 @@ func (d *driver) runWorkload(round int, b *broker, w workload) error {
 	if err != nil {
 		r.Kind, r.Error = "error", err.Error()
 		d.emit(r)
-		d.logf("round %d: %s: %s: %v", round, b.kind.name(), w.name(), err)
+		d.logf("round %d: %s: %s: %v", round, b.name(), w.name(), err)
 		if !b.alive() || perr != nil {
 			return fmt.Errorf("%w:\n%s", errExited, b.logTail())
 		}
@@ -392,11 +446,11 @@ func (d *driver) runWorkload(round int, b *broker, w workload) error {
 		} `json:"latency_ms"`
 	}
 	_ = json.Unmarshal(out, &s)
-	line := fmt.Sprintf("round %d: %s: %-32s %9.0f rec/s %7.1f MB/s", round, b.kind.name(), w.name(), s.RecordsPerS, s.MBPerS)
+	line := fmt.Sprintf("round %d: %s: %-32s %9.0f rec/s %7.1f MB/s", round, b.name(), w.name(), s.RecordsPerS, s.MBPerS)
 	if s.Latency != nil {
 		line += fmt.Sprintf("  p99 %.1fms", s.Latency.P99)
 	}
-	d.logf("%s  peak RSS %d MiB", line, peak>>10)
+	d.logf("%s  peak RSS %d MiB", line, r.PeakRSSKB>>10)
 	return nil
 }
 

@@ -155,3 +155,27 @@ func loadAvg() float64 {
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
 }
+
+// readEach reads a kB field of /proc/PID/status for every pid, in order;
+// the first error is returned with the figures read (0 where one failed).
+func readEach(pids []int, field string) ([]int64, error) {
+	out := make([]int64, len(pids))
+	var first error
+	for i, pid := range pids {
+		v, err := procStatusKB(pid, field)
+		if err != nil && first == nil {
+			first = err
+		}
+		out[i] = v
+	}
+	return out, first
+}
+
+// joinInts is "1,2,3", as samsa bench --broker-pid takes several PIDs.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

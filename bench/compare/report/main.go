@@ -57,23 +57,30 @@ func run(in, out string) error {
 
 // line is one line of results.jsonl (see bench/compare/driver).
 type line struct {
-	Kind       string         `json:"kind"`
-	Round      int            `json:"round"`
-	Broker     string         `json:"broker"`
-	Workload   string         `json:"workload"`
-	Bench      *benchResult   `json:"bench"`
-	PeakRSSKB  int64          `json:"rss_peak_kb"`
-	IdleRSSKB  int64          `json:"rss_idle_kb"`
-	ConnectMS  float64        `json:"connect_ms"`
-	MetadataMS float64        `json:"metadata_ms"`
-	ProduceMS  float64        `json:"produce_ms"`
-	LogBytes   int64          `json:"log_bytes"`
-	Produced   int64          `json:"produced"`
-	EndOffsets int64          `json:"end_offsets"`
-	Load1      float64        `json:"load1"`
-	Time       string         `json:"time"`
-	Error      string         `json:"error"`
-	Meta       map[string]any `json:"meta"`
+	Kind      string       `json:"kind"`
+	Round     int          `json:"round"`
+	Broker    string       `json:"broker"`
+	Workload  string       `json:"workload"`
+	Bench     *benchResult `json:"bench"`
+	PeakRSSKB int64        `json:"rss_peak_kb"`
+	IdleRSSKB int64        `json:"rss_idle_kb"`
+	// The cluster mode's: each process's figures (the ones above are the
+	// largest), the topics' replication factor, the time to ready.
+	PeakRSSKBNodes []int64        `json:"rss_peak_kb_nodes"`
+	IdleRSSKBNodes []int64        `json:"rss_idle_kb_nodes"`
+	Replication    int            `json:"replication_factor"`
+	Nodes          int            `json:"nodes"`
+	ReadyMS        float64        `json:"ready_ms"`
+	ConnectMS      float64        `json:"connect_ms"`
+	MetadataMS     float64        `json:"metadata_ms"`
+	ProduceMS      float64        `json:"produce_ms"`
+	LogBytes       int64          `json:"log_bytes"`
+	Produced       int64          `json:"produced"`
+	EndOffsets     int64          `json:"end_offsets"`
+	Load1          float64        `json:"load1"`
+	Time           string         `json:"time"`
+	Error          string         `json:"error"`
+	Meta           map[string]any `json:"meta"`
 }
 
 // benchResult is the part of `samsa bench --json` the report uses.
@@ -83,6 +90,8 @@ type benchResult struct {
 	MBPerSecond      float64  `json:"mb_per_s"`
 	Latency          *latency `json:"latency_ms"`
 	CPUPerMillion    *float64 `json:"broker_cpu_s_per_million_records"`
+	// ReplicatedAfter is the replication barrier's time (--wait-replicated).
+	ReplicatedAfter *float64 `json:"replicated_after_s"`
 }
 
 type latency struct {

@@ -16,10 +16,15 @@ const (
 	bDurable = "samsa-durable"
 	bKafka   = "kafka"
 	bKfake   = "kfake"
+	// The cluster mode's three-node clusters; bSamsa is the single node
+	// (RF 1) there.
+	bSamsa3 = "samsa-3"
+	bKafka3 = "kafka-3"
 )
 
 var displayName = map[string]string{
 	bSamsa: "Samsa", bDurable: "Samsa durable", bKafka: "Kafka", bKfake: "client ceiling (kfake)",
+	bSamsa3: "Samsa 3 nodes", bKafka3: "Kafka 3 nodes",
 }
 
 // metric names, per workload and broker.
@@ -35,6 +40,8 @@ const (
 	mMetadata   = "metadata"
 	mProduce    = "produce"
 	mIdleRSS    = "idle RSS"
+	mReady      = "ready"
+	mReplicated = "replicated after"
 	mRecovered  = "recovered"
 	wStart      = "start"
 	wRecovery   = "recovery"
@@ -69,6 +76,9 @@ type report struct {
 	// driverRuns counts the runs whose lines were concatenated; the
 	// header describes the first.
 	driverRuns int
+	// cluster: the lines are of the driver's cluster mode (meta cluster),
+	// rendered as the cluster report.
+	cluster bool
 }
 
 func build(lines []line) *report {
@@ -86,6 +96,7 @@ func build(lines []line) *report {
 		if l.Kind == "meta" {
 			if rep.meta == nil {
 				rep.meta = l.Meta
+				rep.cluster = l.Meta["cluster"] == true
 			}
 			rep.driverRuns++
 			legacyDurable = l.Meta["samsa_durable"] == true
@@ -146,8 +157,12 @@ func (rep *report) add(l line) {
 	case "error":
 		rep.errors = append(rep.errors, l)
 	case "start":
-		rep.set(wStart, l.Broker, mConnect, l.Round, l.ConnectMS)
-		rep.set(wStart, l.Broker, mMetadata, l.Round, l.MetadataMS)
+		if l.ReadyMS > 0 {
+			rep.set(wStart, l.Broker, mReady, l.Round, l.ReadyMS)
+		} else {
+			rep.set(wStart, l.Broker, mConnect, l.Round, l.ConnectMS)
+			rep.set(wStart, l.Broker, mMetadata, l.Round, l.MetadataMS)
+		}
 		rep.set(wStart, l.Broker, mIdleRSS, l.Round, float64(l.IdleRSSKB)/1024)
 	case "recovery":
 		rep.logMiB = l.LogBytes >> 20
@@ -177,6 +192,9 @@ func (rep *report) add(l line) {
 		}
 		if b.CPUPerMillion != nil {
 			rep.set(l.Workload, l.Broker, mCPU, l.Round, *b.CPUPerMillion)
+		}
+		if b.ReplicatedAfter != nil {
+			rep.set(l.Workload, l.Broker, mReplicated, l.Round, *b.ReplicatedAfter*1000)
 		}
 		if b.Latency != nil {
 			rep.set(l.Workload, l.Broker, mP50, l.Round, b.Latency.P50)
@@ -253,6 +271,9 @@ func (rep *report) metaString(k string) string {
 }
 
 func (rep *report) markdown() string {
+	if rep.cluster {
+		return rep.clusterMarkdown()
+	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Samsa vs Apache Kafka (bench/compare)\n\n")
@@ -271,20 +292,7 @@ func (rep *report) markdown() string {
 	if rep.has(bKfake) {
 		w("| client ceiling | kfake: franz-go's in-memory fake broker in its own process (`test/kfakeserver`), produce and consume only; the closest to a blackhole broker at hand (see Throughput) |\n")
 	}
-	w("| machine | %s CPUs, Linux %s, %s, %s |\n", rep.metaString("cpus"), rep.metaString("kernel"),
-		rep.metaString("java"), rep.metaString("go"))
-	var orders []string
-	for _, r := range slices.Sorted(maps.Keys(rep.order)) {
-		orders = append(orders, fmt.Sprintf("%d: %s", r, strings.Join(rep.order[r], ", ")))
-	}
-	w("| run | %s .. %s, %d round(s); brokers in the order (round: order) %s", rep.first, rep.last,
-		len(rep.rounds), strings.Join(orders, "; "))
-	if rep.driverRuns > 1 {
-		w(" (lines of %d driver runs; the rows below describe the first)", rep.driverRuns)
-	}
-	w(" |\n")
-	ls := summarize(rep.loads)
-	w("| load average (1 min) | %s [%s..%s] over the run |\n", sig(ls.median), sig(ls.min), sig(ls.max))
+	rep.runRows(&b)
 	w("| workloads | %s records per produce/consume workload, linger %s; e2e: %s records at %s records/s |\n\n",
 		rep.metaString("records"), rep.metaString("produce_linger"), rep.metaString("e2e_records"), rep.metaString("e2e_rate"))
 	w("Each cell: median [min..max] over rounds. %s/Kafka: the ratio within each round, then its median [min..max]; ", rep.name(rep.main))
@@ -301,18 +309,42 @@ func (rep *report) markdown() string {
 	rep.resourceTable(&b)
 	rep.lifecycleTable(&b)
 	rep.durableTables(&b)
-	if len(rep.errors) > 0 {
-		w("## Errors\n\n")
-		for _, e := range rep.errors {
-			msg := strings.ReplaceAll(e.Error, "\n", " ")
-			if len(msg) > 400 {
-				msg = msg[:400] + "..."
-			}
-			w("- round %d, %s, %s: %s\n", e.Round, e.Broker, e.Workload, msg)
-		}
-		w("\n")
-	}
+	rep.errorList(&b)
 	return b.String()
+}
+
+func (rep *report) errorList(b *strings.Builder) {
+	if len(rep.errors) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Errors\n\n")
+	for _, e := range rep.errors {
+		msg := strings.ReplaceAll(e.Error, "\n", " ")
+		if len(msg) > 400 {
+			msg = msg[:400] + "..."
+		}
+		fmt.Fprintf(b, "- round %d, %s, %s: %s\n", e.Round, e.Broker, e.Workload, msg)
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// runRows are the header rows on the machine, the run and the load.
+func (rep *report) runRows(b *strings.Builder) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	w("| machine | %s CPUs, Linux %s, %s, %s |\n", rep.metaString("cpus"), rep.metaString("kernel"),
+		rep.metaString("java"), rep.metaString("go"))
+	var orders []string
+	for _, r := range slices.Sorted(maps.Keys(rep.order)) {
+		orders = append(orders, fmt.Sprintf("%d: %s", r, strings.Join(rep.order[r], ", ")))
+	}
+	w("| run | %s .. %s, %d round(s); brokers in the order (round: order) %s", rep.first, rep.last,
+		len(rep.rounds), strings.Join(orders, "; "))
+	if rep.driverRuns > 1 {
+		w(" (lines of %d driver runs; the rows below describe the first)", rep.driverRuns)
+	}
+	w(" |\n")
+	ls := summarize(rep.loads)
+	w("| load average (1 min) | %s [%s..%s] over the run |\n", sig(ls.median), sig(ls.min), sig(ls.max))
 }
 
 // name is a broker's display name.
@@ -524,6 +556,9 @@ func (rep *report) chartBrokers(kind, metric string, list ...string) []string {
 
 // charts renders every SVG, by file name.
 func (rep *report) charts() map[string]string {
+	if rep.cluster {
+		return rep.clusterCharts()
+	}
 	out := map[string]string{}
 	bars := func(file, title, metric, kind string, brokers []string) {
 		var groups []barGroup

@@ -18,10 +18,15 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata"
 // and 5 ms, a recovery that lost records in one Kafka round and an error;
 // its numbers meet some targets and miss others. legacy-durable.jsonl is
 // from the driver before samsa-durable existed: meta samsa_durable=true and
-// broker "samsa", which must read as Samsa durable.
+// broker "samsa", which must read as Samsa durable. cluster.jsonl is of
+// the cluster mode (meta cluster): two rounds of samsa-3, kafka-3 and the
+// single samsa node, rotated, a produce workload that meets the goal and
+// one that misses it on CPU, an e2e workload and an error (Kafka 3 nodes
+// lacks one workload in round 2).
 var fixtures = []struct{ in, golden string }{
 	{"results.jsonl", "README.golden.md"},
 	{"legacy-durable.jsonl", "legacy-durable.golden.md"},
+	{"cluster.jsonl", "cluster.golden.md"},
 }
 
 // render runs the report on a fixture and returns the output directory.
@@ -135,6 +140,79 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// TestCluster: a cluster-mode run renders as the cluster report only (none
+// of the single-node sections or charts), with every node's CPU summed as
+// the bench reported it and the largest node's memory.
+func TestCluster(t *testing.T) {
+	out := render(t, "cluster.jsonl")
+	data, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	order := []string{"## Goal: at least Kafka's throughput at no more than half its CPU", "## Produce throughput, records/s",
+		"## acks=all latency at full speed", "## End-to-end latency at a fixed rate (acks=all)",
+		"## Broker CPU seconds per million records, summed over the nodes", "## Memory per node and start-up", "## Errors"}
+	at := -1
+	for _, h := range order {
+		i := strings.Index(doc, h)
+		if i < 0 || i < at {
+			t.Errorf("section %q missing or out of order", h)
+		}
+		at = i
+	}
+	for _, lack := range []string{"## Targets", "## Durable mode", "## Start-up, memory and recovery"} {
+		if strings.Contains(doc, lack) {
+			t.Errorf("cluster report has %q", lack)
+		}
+	}
+	for _, want := range []string{
+		"**Met on 1 of 2 produce workloads.**",
+		"| produce 1KiB p8 acks=all | 31,500 [30,000..33,000] | 21,000 [20,000..22,000] | 94,500 [90,000..99,000] | 1.50× [1.50..1.50] | 0.333× [0.333..0.333] |",
+		"| peak RSS over all workloads, MiB per node | 42.1 [41.1..43.1] | 784 [783..785] |",
+		"1: samsa-3, kafka-3, samsa; 2: kafka-3, samsa, samsa-3",
+		"| produce 100B p8 acks=1 | 750 [500..1,000] | 500 | 750 [500..1,000] | 1.00× |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("cluster report lacks %q", want)
+		}
+	}
+	for _, name := range []string{"throughput-produce.svg", "cpu.svg", "latency-e2e-1.svg"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
+			t.Errorf("cluster report wrote the single-node chart %s", name)
+		}
+	}
+}
+
+func TestClusterGoal(t *testing.T) {
+	gs := build(mustLines(t, "cluster.jsonl")).clusterGoals()
+	got := map[string]string{}
+	for _, g := range gs {
+		got[g.workload] = g.result()
+	}
+	want := map[string]string{"produce 1KiB p8 acks=all": "met", "produce 100B p8 acks=1": "**missed** (CPU)"}
+	if len(got) != len(want) || got["produce 1KiB p8 acks=all"] != want["produce 1KiB p8 acks=all"] ||
+		got["produce 100B p8 acks=1"] != want["produce 100B p8 acks=1"] {
+		t.Errorf("goals %v, want %v", got, want)
+	}
+	one := func(v float64) summary { return summarize([]float64{v}) }
+	for _, c := range []struct {
+		throughput, cpu summary
+		want            string
+	}{
+		{one(1), one(0.5), "met"},
+		{one(0.9), one(0.4), "**missed** (throughput)"},
+		{one(0.9), one(0.6), "**missed** (throughput and CPU)"},
+		{summary{}, one(0.4), "no data"},
+	} {
+		g := clusterGoal{throughput: target{s: c.throughput, limit: 1, unit: "×"},
+			cpu: target{s: c.cpu, limit: 0.5, atMost: true, unit: "×"}}
+		if r := g.result(); r != c.want {
+			t.Errorf("throughput %v, cpu %v: %q, want %q", c.throughput, c.cpu, r, c.want)
+		}
+	}
+}
+
 func TestTargetResult(t *testing.T) {
 	one := func(v float64) summary { return summarize([]float64{v}) }
 	for _, c := range []struct {
@@ -190,6 +268,13 @@ func TestCharts(t *testing.T) {
 		{"legacy-durable.jsonl", "cpu.svg", "bar", 6},
 		{"legacy-durable.jsonl", "latency-e2e-1.svg", "round", 4},
 		{"legacy-durable.jsonl", "latency-e2e-1.svg", "median", 2},
+		// samsa-3, kafka-3, samsa; 2 workloads, Kafka's second missing in
+		// round 2 still has round 1
+		{"cluster.jsonl", "cluster-throughput.svg", "bar", 6},
+		// 3 workloads
+		{"cluster.jsonl", "cluster-cpu.svg", "bar", 9},
+		{"cluster.jsonl", "cluster-latency-e2e-1.svg", "round", 6},
+		{"cluster.jsonl", "cluster-latency-e2e-1.svg", "median", 3},
 	}
 	outs := map[string]string{}
 	for _, c := range cases {

@@ -12,7 +12,8 @@ import (
 // Plain SVG 1.1, no scripts or external fonts, so the charts render on
 // GitHub and in any browser.
 
-var color = map[string]string{bSamsa: "#d1495b", bDurable: "#edae49", bKafka: "#00798c", bKfake: "#8d8d8d"}
+var color = map[string]string{bSamsa: "#d1495b", bDurable: "#edae49", bKafka: "#00798c", bKfake: "#8d8d8d",
+	bSamsa3: "#8f2d56", bKafka3: "#003d5b"}
 
 const font = `font-family="sans-serif"`
 
