@@ -28,10 +28,12 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 	c.waitLive(3)
 	tp := model.TopicPartition{Topic: "hint", Partition: 0}
 	deadline := time.Now().Add(10 * time.Second)
-	for _, n := range c.nodes { // every node knows the partition and its leader
+	for _, n := range c.nodes { // every broker has applied the partition and its leader
 		for {
-			if p, ok := n.get().ctrl.Image().Partition(tp); ok && p.Leader >= 0 {
-				break
+			if img := n.get().meta.Load(); img != nil {
+				if p, ok := img.Partition(tp); ok && p.Leader >= 0 {
+					break
+				}
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("node %d does not know %s", n.id, tp)
@@ -40,7 +42,7 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 		}
 	}
 	leader := c.leaderOf("hint", 0)
-	p, _ := leader.get().ctrl.Image().Partition(tp)
+	p, _ := leader.get().meta.Load().Partition(tp)
 	var follower, outsider *clusterNode
 	for _, n := range c.nodes {
 		switch {
