@@ -37,12 +37,15 @@ func newDev() *cobra.Command {
 
 // devClusterOptions are samsa dev cluster's flags.
 type devClusterOptions struct {
-	nodes     int
-	basePort  int
-	dir       string
-	binary    string
-	keep      bool
-	overrides []string
+	nodes int
+	// controllers, when not zero, makes nodes 1..controllers
+	// controller-only and the rest broker-only (Kafka's isolated mode).
+	controllers int
+	basePort    int
+	dir         string
+	binary      string
+	keep        bool
+	overrides   []string
 }
 
 func newDevCluster() *cobra.Command {
@@ -53,9 +56,12 @@ func newDevCluster() *cobra.Command {
 		Long: `Run a local cluster for development and tests: N combined nodes (broker and
 controller), each a samsa serve process with its own directory, config and log
 file. Node i listens for clients on 127.0.0.1:(base+i-1) and for the quorum on
-127.0.0.1:(base+100+i-1); every port is checked free first.
+127.0.0.1:(base+100+i-1); every port is checked free first. With
+--controllers K, nodes 1 to K are controller-only (the quorum's voters, no
+Kafka listener) and the others broker-only (Raft non-voters), as Kafka runs
+in production.
 
-Replication defaults follow the size: default.replication.factor and the
+Replication defaults follow the number of brokers: default.replication.factor and the
 internal topics' replication factor min(3, N), min.insync.replicas and
 transaction.state.log.min.isr min(2, that), so topics created without a
 replication factor are replicated. A dead broker is fenced after 3 s.
@@ -80,6 +86,7 @@ the same --nodes.`,
 	}
 	f := cmd.Flags()
 	f.IntVarP(&o.nodes, "nodes", "n", 3, fmt.Sprintf("how many nodes (1-%d)", maxDevNodes))
+	f.IntVar(&o.controllers, "controllers", 0, "nodes 1 to this many are controller-only, the rest broker-only (0: every node is both)")
 	f.IntVar(&o.basePort, "base-port", 19092, "node 1's Kafka port; the others count up, controller ports 100 above")
 	f.StringVar(&o.dir, "dir", "", "the cluster's directory (default: a new temporary directory)")
 	f.StringVar(&o.binary, "binary", "", "the samsa binary the nodes run (default: this one)")
@@ -92,12 +99,28 @@ func (o devClusterOptions) validate() error {
 	if o.nodes < 1 || o.nodes > maxDevNodes {
 		return fmt.Errorf("--nodes %d: want 1 to %d", o.nodes, maxDevNodes)
 	}
+	if o.controllers < 0 || (o.controllers > 0 && o.controllers >= o.nodes) {
+		return fmt.Errorf("--controllers %d: want 0 (every node combined) or 1 to %d, leaving a broker", o.controllers, o.nodes-1)
+	}
 	for _, ov := range o.overrides {
 		if k, _, ok := strings.Cut(ov, "="); !ok || k == "" {
 			return fmt.Errorf("--override %q: want name=value", ov)
 		}
 	}
 	return nil
+}
+
+// roles is devcluster.Config.Roles for --controllers; nil: all combined.
+func (o devClusterOptions) roles() func(int32) string {
+	if o.controllers == 0 {
+		return nil
+	}
+	return func(id int32) string {
+		if int(id) <= o.controllers {
+			return "controller"
+		}
+		return "broker"
+	}
 }
 
 func (o devClusterOptions) overrideMap() map[string]string {
@@ -122,7 +145,7 @@ func runDevCluster(ctx context.Context, unhook func(), o devClusterOptions, out 
 		return err
 	}
 	c, err := devcluster.New(devcluster.Config{Binary: binary, Dir: dir, Nodes: o.nodes, BasePort: o.basePort,
-		Overrides: o.overrideMap(), StopTimeout: devStopTimeout})
+		Overrides: o.overrideMap(), StopTimeout: devStopTimeout, Roles: o.roles()})
 	if err != nil {
 		cleanup(false)
 		return err
@@ -187,7 +210,7 @@ func (o devClusterOptions) directory(out io.Writer) (string, func(keep bool), er
 
 // printSettings says what every node is given beyond its listeners.
 func printSettings(out io.Writer, o devClusterOptions) {
-	set := devcluster.ReplicationDefaults(o.nodes)
+	set := devcluster.ReplicationDefaults(o.nodes - o.controllers) // sized by the brokers
 	maps.Copy(set, devcluster.FailureDetection)
 	maps.Copy(set, o.overrideMap())
 	fmt.Fprintf(out, "Starting %d nodes; every node's config sets:\n", o.nodes)
@@ -199,9 +222,16 @@ func printSettings(out io.Writer, o devClusterOptions) {
 func printCluster(out io.Writer, c *devcluster.Cluster) {
 	fmt.Fprintf(out, "\nCluster %s is up with %d nodes.\n\n", c.ClusterID(), len(c.Nodes()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tKAFKA\tCONTROLLER\tPID\tDIR\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tPID\tDIR\tLOG")
 	for _, n := range c.Nodes() {
-		fmt.Fprintf(tw, "%d\t%s\t127.0.0.1:%d\t%d\t%s\t%s\n", n.ID, n.Addr(), n.ControllerPort, n.Pid(), n.Dir, n.LogPath())
+		kafka, ctrl := "-", "-"
+		if n.Broker() {
+			kafka = n.Addr()
+		}
+		if n.Controller() {
+			ctrl = fmt.Sprintf("127.0.0.1:%d", n.ControllerPort)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, n.Pid(), n.Dir, n.LogPath())
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\nCtrl-C stops the cluster.\n", c.Bootstrap(), c.Bootstrap())

@@ -24,6 +24,7 @@ func TestDevClusterRefusesBadFlags(t *testing.T) {
 		{[]string{"--nodes", "0"}, "--nodes 0: want 1 to 9"},
 		{[]string{"--nodes", "10"}, "--nodes 10: want 1 to 9"},
 		{[]string{"--override", "novalue"}, `--override "novalue": want name=value`},
+		{[]string{"--controllers", "3"}, "--controllers 3: want 0 (every node combined) or 1 to 2, leaving a broker"},
 		{[]string{"--base-port", "65500"}, "base port 65500: the ports of 3 nodes run past 1-65535"},
 	} {
 		_, err := runSamsa(t, append([]string{"dev", "cluster", "--binary", "/nonexistent/samsa"}, c.args...)...)
