@@ -5,10 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -324,6 +327,14 @@ func (l *load) record(client string, p int32, value string, r *kgo.Record, err e
 	case errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		ev.Outcome, ev.Error = history.OutcomeUnknown, err.Error()
 		l.mu.errs["unknown: "+err.Error()]++
+	case isConnectionError(err):
+		// The connection died under the request (a killed broker): the
+		// record may or may not be in the log. franz-go gives up on a
+		// connection that dies right after its first request (it takes
+		// that for missing SASL) instead of retrying it; to Kafka this
+		// is a network error, which is retriable.
+		ev.Outcome, ev.Error, ev.Retriable = history.OutcomeUnknown, err.Error(), true
+		l.mu.errs["unknown, connection lost: "+err.Error()]++
 	default:
 		ev.Outcome, ev.Error, ev.Retriable = history.OutcomeFail, err.Error(), kerr.IsRetriable(err)
 		l.mu.errs[fmt.Sprintf("retriable=%v: %v", ev.Retriable, err)]++
@@ -335,6 +346,15 @@ func (l *load) record(client string, p int32, value string, r *kgo.Record, err e
 	if werr := l.w.Write(ev); werr != nil {
 		panic(werr) // a history that cannot be written is a broken test
 	}
+}
+
+// isConnectionError says whether a produce error is the connection's,
+// not an answer from a broker.
+func isConnectionError(err error) bool {
+	var firstRead *kgo.ErrFirstReadEOF
+	var ne net.Error
+	return errors.As(err, &firstRead) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // acksAfter waits for the first acknowledgement on partition p learned
