@@ -92,9 +92,7 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 			p = part
 		}
 		ts.partitions[i] = p
-		tr := p.Apply(st, b.cfg.Clock.Now())
-		b.log.Debug("partition state applied", "partition", p.TP.String(), "leader", pi.Leader, "leader_epoch", pi.LeaderEpoch, "transition", tr)
-		switch tr {
+		switch p.Apply(st, b.cfg.Clock.Now()) {
 		case replication.BecameLeader:
 			b.fetchers.stop(p.TP)
 		case replication.BecameFollower, replication.LeaderChanged:

@@ -169,7 +169,7 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 	for _, p := range parts {
 		pos, err := p.FetchState()
 		if err != nil || model.NodeID(pos.Leader) != leader {
-			b.log.Debug("replica not fetched", "partition", p.TP.String(), "fetcher_leader", leader, "leader", pos.Leader, "err", err)
+			b.log.Debug("replica not fetched", "partition", p.TP, "fetcher_leader", leader, "leader", pos.Leader, "err", err)
 			continue // it leads now, or follows another: the next snapshot says
 		}
 		i, ok := byID[p.TopicID]
@@ -232,7 +232,7 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 	default:
 		// NOT_LEADER_OR_FOLLOWER, FENCED or UNKNOWN_LEADER_EPOCH: the
 		// metadata is about to say who leads; wait for it.
-		b.log.Debug("replica fetch of a partition refused", "partition", p.TP.String(), "err", kerr.ErrorForCode(rp.ErrorCode))
+		b.log.Debug("replica fetch of a partition refused", "partition", p.TP, "err", kerr.ErrorForCode(rp.ErrorCode))
 		return false
 	}
 	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
@@ -288,7 +288,7 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 			return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
 		})
 		if err != nil {
-			b.log.Debug("ISR proposal not sent", "partition", p.TP.String(), "isr", isr, "err", err)
+			b.log.Debug("ISR proposal not sent", "partition", p.TP, "isr", isr, "err", err)
 			p.AlterPartitionFailed(leaderEpoch)
 			return
 		}
@@ -298,7 +298,7 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 			if code == 0 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
 				code = r.Topics[0].Partitions[0].ErrorCode
 			}
-			b.log.Debug("ISR proposal refused", "partition", p.TP.String(), "isr", isr, "err", kerr.ErrorForCode(code))
+			b.log.Debug("ISR proposal refused", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
 			p.AlterPartitionFailed(leaderEpoch)
 			return
 		}
