@@ -57,7 +57,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Respons
 	}
 	if req.Topics == nil {
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
+			resp.Topics = append(resp.Topics, b.metadataTopic(req, img, t))
 		}
 		return resp, nil
 	}
@@ -85,7 +85,7 @@ func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, 
 		t, ok = img.Topic(*rt.Topic)
 	}
 	if ok {
-		return b.metadataTopic(req, t)
+		return b.metadataTopic(req, img, t)
 	}
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic, mt.TopicID, mt.ErrorCode = rt.Topic, rt.TopicID, missing
@@ -95,7 +95,7 @@ func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, 
 	return mt
 }
 
-func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, img *metadata.Image, t *metadata.TopicImage) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
@@ -110,7 +110,7 @@ func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *metadata.TopicImage
 		mp.LeaderEpoch = p.LeaderEpoch
 		mp.Replicas = nodes(p.Replicas)
 		mp.ISR = nodes(p.ISR)
-		mp.OfflineReplicas = offlineReplicas(b.ctrl.Image(), p.Replicas)
+		mp.OfflineReplicas = offlineReplicas(img, p.Replicas)
 		if p.Leader == metadata.NoLeader {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
