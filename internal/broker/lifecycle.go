@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -253,20 +252,8 @@ func (b *Broker) controlledShutdown(timeout time.Duration) {
 	// than cut off by the shutdown.
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	b.awaitImage(ctx, func() bool { return leadsNone(b.ctrl.Image(), b.cfg.NodeID) })
+	b.awaitImage(ctx, func() bool { return b.ctrl.Image().LeadsNothing(model.NodeID(b.cfg.NodeID)) })
 	b.applyImage(b.ctrl.Image())
-}
-
-// leadsNone says whether the image has node lead no partition.
-func leadsNone(img *metadata.Image, node int32) bool {
-	for _, t := range img.Topics() {
-		for _, p := range t.Partitions {
-			if int32(p.Leader) == node {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // newLifecycle is made in New, before anything reads it.

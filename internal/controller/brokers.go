@@ -160,7 +160,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 		recs = c.elections(img, alive, nil)
 		// Fenced in the same batch once the moves leave it leading nothing,
 		// as Kafka's controller does when a controlled shutdown completes.
-		if next, err := img.Apply(recs...); err == nil && leadsNothing(next, h.NodeID) && !b.Fenced {
+		if next, err := img.Apply(recs...); err == nil && next.LeadsNothing(h.NodeID) && !b.Fenced {
 			recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
 		}
 	case h.WantFence && !b.Fenced:
@@ -181,7 +181,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 	return HeartbeatResult{
 		IsCaughtUp:     caughtUp,
 		IsFenced:       b.Fenced,
-		ShouldShutDown: h.WantShutDown && leadsNothing(img, h.NodeID),
+		ShouldShutDown: h.WantShutDown && img.LeadsNothing(h.NodeID),
 	}
 }
 
@@ -190,17 +190,6 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 func (c *Controller) usable(img *metadata.Image, id model.NodeID) bool {
 	b, ok := img.Broker(id)
 	return ok && !b.Fenced && !c.live.isShuttingDown(id)
-}
-
-func leadsNothing(img *metadata.Image, id model.NodeID) bool {
-	for _, t := range img.Topics() {
-		for _, p := range t.Partitions {
-			if p.Leader == id {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // elections returns the partition changes that keep every partition led by

@@ -113,6 +113,19 @@ func (img *Image) Brokers() []BrokerImage {
 	return out
 }
 
+// LeadsNothing reports whether no partition has the broker as leader: a
+// controlled shutdown is done when this holds.
+func (img *Image) LeadsNothing(id model.NodeID) bool {
+	for _, t := range img.sortedTopics {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Broker returns one registered broker.
 func (img *Image) Broker(id model.NodeID) (BrokerImage, bool) {
 	b, ok := img.brokers[id]
