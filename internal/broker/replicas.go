@@ -4,13 +4,13 @@ import (
 	"context"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/replication"
 )
@@ -97,16 +97,14 @@ func (b *Broker) leaderAddr(id model.NodeID) string {
 		return ""
 	}
 	br, ok := img.Broker(id)
-	if !ok || len(br.Endpoints) == 0 {
+	if !ok {
 		return ""
 	}
-	want := strings.ToUpper(b.cfg.Values.String("inter.broker.listener.name"))
-	for _, ep := range br.Endpoints {
-		if want == "" || ep.Name == want {
-			return joinHostPort(ep.Host, ep.Port)
-		}
+	ep, ok := metadata.InterBrokerEndpoint(b.cfg.Values.String("inter.broker.listener.name"), br.Endpoints)
+	if !ok {
+		return ""
 	}
-	return ""
+	return joinHostPort(ep.Host, ep.Port)
 }
 
 // runFetcher fetches the fetcher's partitions from their leader until

@@ -6,7 +6,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -101,17 +100,14 @@ func (c *Controller) addObserverLocked(r Registration) {
 	c.log.Info("a broker-only node follows the metadata log", "broker", r.NodeID, "addr", addr)
 }
 
-// interBrokerAddr is the endpoint brokers reach each other on:
-// inter.broker.listener.name's, else the first (as the broker's
-// leaderAddr picks it).
+// interBrokerAddr is a registration's inter-broker endpoint as host:port,
+// "" when it has none.
 func interBrokerAddr(name string, eps []metadata.Endpoint) string {
-	name = strings.ToUpper(name)
-	for _, ep := range eps {
-		if name == "" || ep.Name == name {
-			return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
-		}
+	ep, ok := metadata.InterBrokerEndpoint(name, eps)
+	if !ok {
+		return ""
 	}
-	return ""
+	return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 }
 
 // Heartbeat is a broker's BrokerHeartbeat request.

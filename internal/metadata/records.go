@@ -1,6 +1,8 @@
 package metadata
 
 import (
+	"strings"
+
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -52,6 +54,18 @@ type Endpoint struct {
 	Host             string `json:"host"`
 	Port             int32  `json:"port"`
 	SecurityProtocol string `json:"securityProtocol"`
+}
+
+// InterBrokerEndpoint is the endpoint brokers reach a broker on: the one
+// of the inter.broker.listener.name listener, else the first.
+func InterBrokerEndpoint(listener string, eps []Endpoint) (Endpoint, bool) {
+	listener = strings.ToUpper(listener)
+	for _, ep := range eps {
+		if listener == "" || ep.Name == listener {
+			return ep, true
+		}
+	}
+	return Endpoint{}, false
 }
 
 // BrokerRegistration registers a broker, or replaces its registration when it
