@@ -261,7 +261,8 @@ func uncleanElection(broker config.Values, overrides map[string]string) bool {
 
 // liveness is the active controller's memory of heartbeats. It is not in
 // the metadata log: a newly active controller gives every broker a full
-// session before fencing it.
+// session before fencing it, except the broker of the voter that led the
+// quorum before it (sessionsOnElection).
 type liveness struct {
 	mu       sync.Mutex
 	last     map[model.NodeID]time.Time

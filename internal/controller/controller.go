@@ -106,6 +106,9 @@ type Controller struct {
 	incarnation string
 	// ready receives the outcome of the first election's setup.
 	live liveness // heartbeats, on the active controller (brokers.go)
+	// former is the voter that led the quorum before this node
+	// (former_leader.go).
+	former formerLeader
 	// caughtUp: this node won the last election it saw and has applied the
 	// whole log since (onElected); Active needs it.
 	caughtUp  atomic.Bool
@@ -176,6 +179,7 @@ func (c *Controller) open(ctx context.Context) error {
 		return nil
 	}
 	if c.stream != nil {
+		c.tasks.Go(c.watchQuorumLeader)
 		c.tasks.Go(c.watchCaughtUp)
 		c.tasks.Go(c.watchSessions)
 	}
@@ -393,6 +397,7 @@ func (c *Controller) watchLeadership(ctx context.Context) {
 		case leader := <-c.raft.LeaderCh():
 			if !leader {
 				c.caughtUp.Store(false)
+				c.former.set(0, false)
 				c.log.Warn("lost controller leadership")
 				continue
 			}
@@ -452,7 +457,7 @@ func (c *Controller) onElected(ctx context.Context) error {
 	for _, b := range c.Image().Brokers() {
 		ids = append(ids, b.NodeID)
 	}
-	c.live.reset(ids, c.clock.Now())
+	c.sessionsOnElection(ids)
 	recs, err := c.setupRecords(c.Image())
 	if err == nil && len(recs) > 0 {
 		err = c.proposeLocked(ctx, recs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"sync"
@@ -60,6 +61,9 @@ type testQuorum struct {
 	t      *testing.T
 	nodes  []*quorumNode
 	voters []Voter
+	// session is broker.session.timeout.ms for nodes started from now on;
+	// 0 keeps the default.
+	session time.Duration
 }
 
 func newTestQuorum(t *testing.T, size int) *testQuorum {
@@ -94,6 +98,7 @@ func newTestQuorum(t *testing.T, size int) *testQuorum {
 func (q *testQuorum) start(n *quorumNode) {
 	cfg := testConfig(n.dir)
 	cfg.NodeID, cfg.Voters, cfg.ElectionTimeout = n.id, q.voters, 300*time.Millisecond
+	cfg.SessionTimeout = q.session
 	c, err := newController(cfg)
 	if err != nil {
 		q.t.Error(err)
@@ -243,5 +248,95 @@ func waitFor(t *testing.T, c *Controller, cond func() bool) {
 		case <-deadline:
 			t.Fatal(errors.New("condition not met within 10s"))
 		}
+	}
+}
+
+// lastHeard is when the active controller c last heard from each broker.
+func lastHeard(c *Controller) map[model.NodeID]time.Time {
+	c.live.mu.Lock()
+	defer c.live.mu.Unlock()
+	return maps.Clone(c.live.last)
+}
+
+// TestNewControllerCountsTheFormerLeadersSessionFromTheLastContact: when the
+// active controller's node dies, the new controller counts that node's
+// broker session from Raft's last contact with it, not from its own election,
+// while every other broker (whose heartbeats went to the dead controller and
+// are unknown) gets a full session from the election, as in Kafka.
+func TestNewControllerCountsTheFormerLeadersSessionFromTheLastContact(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	old := q.leader()
+	registerBrokers(t, old.controller(), 1, 2, 3)
+	for _, n := range q.nodes {
+		waitFor(t, n.controller(), func() bool { _, ok := n.controller().Image().Broker(3); return ok })
+	}
+	q.kill(old)
+	dead := time.Now() // nothing of the old node reaches Raft from here on
+	lead := q.leader()
+	last := lastHeard(lead.controller())
+	for _, id := range []model.NodeID{1, 2, 3} {
+		at, ok := last[id]
+		switch {
+		case !ok:
+			t.Errorf("broker %d has no session on the new controller", id)
+		case id == old.id && !at.Before(dead):
+			t.Errorf("the former controller's broker %d: session from %v, after its node died (%v): a full session from the election", id, at.Format(time.StampMicro), dead.Format(time.StampMicro))
+		case id != old.id && at.Before(dead):
+			t.Errorf("broker %d: session from %v, before the election (%v)", id, at.Format(time.StampMicro), dead.Format(time.StampMicro))
+		}
+	}
+	t.Logf("the former controller's broker %d was last heard %v before the new controller's election", old.id, last[lead.id].Sub(last[old.id]))
+}
+
+// TestFormerControllersLiveBrokerKeepsItsSession: a voter that hands the
+// leadership over (or loses it) while its broker lives is not fenced by the
+// new controller: the credit taken from its session leaves it time to
+// heartbeat to the new controller.
+func TestFormerControllersLiveBrokerKeepsItsSession(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	q.session = 600 * time.Millisecond
+	for _, n := range q.nodes {
+		q.stop(n)
+		q.start(n)
+	}
+	old := q.leader()
+	registerBrokers(t, old.controller(), 1, 2, 3)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // brokers 1-3 heartbeat to whichever controller is active
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			for _, n := range q.nodes {
+				c := n.controller()
+				if c == nil || !c.Active() {
+					continue
+				}
+				img := c.Image()
+				for _, id := range []model.NodeID{1, 2, 3} {
+					b, _ := img.Broker(id)
+					c.BrokerHeartbeat(context.Background(), Heartbeat{NodeID: id, Epoch: b.Epoch, AppliedOffset: img.Offset()})
+				}
+			}
+		}
+	}()
+	defer func() { close(done); wg.Wait() }()
+	// The old controller resigns and its node leaves the quorum, but its
+	// broker heartbeats on.
+	q.stop(old)
+	lead := q.leader()
+	deadline := time.Now().Add(4 * q.session)
+	for time.Now().Before(deadline) {
+		for _, b := range lead.controller().Image().Brokers() {
+			if b.Fenced {
+				t.Fatalf("broker %d fenced by the new controller while it heartbeats", b.NodeID)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
