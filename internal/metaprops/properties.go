@@ -22,6 +22,13 @@ import (
 //
 // A key given twice keeps its last value. The only error is a malformed
 // \uXXXX, as in Java; the error names the line.
+//
+// Not github.com/magiconair/properties, which internal/config reads
+// server.properties with: it does not join a key continued on the next
+// line as Java does, and it reports a malformed \uXXXX in other words
+// (TestDecode and TestDecodeRefuses fail with it). Kafka writes
+// meta.properties with Java's Properties.store, so a file another tool
+// wrote must read as Java reads it.
 func parseProperties(text string) (map[string]string, error) {
 	out := map[string]string{}
 	r := lineReader{text: text}
