@@ -211,8 +211,14 @@ func (c *testCluster) fetchOnce(id int32, maxBytes int32) (desc string, progress
 		return desc, false, err
 	}
 	hwBefore := f.HighWatermark()
-	if err := f.AppendAsFollower(data, fr.HighWatermark, fr.LogStartOffset); err != nil {
+	fa, err := f.AppendAsFollower(data, fr.HighWatermark, fr.LogStartOffset)
+	if err != nil {
 		return desc, false, err
+	}
+	if fa.Truncated {
+		from, to, _ := batchRange(firstBatch(data))
+		return fmt.Sprintf("%s: batch %d-%d holds the log end -> truncate %d to %d, hw=%d", desc, from, to,
+			fa.TruncatedFrom, fa.TruncatedTo, f.HighWatermark()), true, nil
 	}
 	got := "nothing"
 	if from, to, ok := batchRange(wholeBatches(data)); ok {
@@ -238,6 +244,15 @@ func (c *testCluster) catchUp(id int32) []string {
 	}
 	c.t.Fatalf("replica %d: not caught up after 20 fetches: %v", id, out)
 	return nil
+}
+
+// firstBatch is data's first batch, or data when it cannot be parsed.
+func firstBatch(data []byte) []byte {
+	h, err := record.ParseHeader(data)
+	if err != nil || h.Size() > len(data) {
+		return data
+	}
+	return data[:h.Size()]
 }
 
 // batchRange is the first and last offset of whole batches.
