@@ -248,9 +248,17 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 		}
 		return true
 	}
-	if err := p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset); err != nil {
+	fa, err := p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset)
+	if err != nil {
 		b.log.Warn("replica append failed", "partition", p.TP.String(), "err", err)
 		return false
+	}
+	if fa.Truncated {
+		// Rare (the logs were cut at different points, see
+		// replication.startsInsideLog) and it cuts records: an operator
+		// wants to know, as for a truncation by epoch.
+		b.log.Info("truncated to the base of the leader's batch holding the log end", "partition", p.TP.String(),
+			"from", fa.TruncatedFrom, "to", fa.TruncatedTo)
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,18 +53,42 @@ func newTestCluster(t testing.TB, ids []int32, durable bool) *testCluster {
 	c.ctl = State{Leader: NoLeader, LeaderEpoch: 0, PartitionEpoch: 0, Replicas: slices.Clone(ids), ISR: slices.Clone(ids)}
 	dir := t.TempDir()
 	for _, id := range ids {
-		cfg := storage.DefaultConfig()
-		cfg.RetentionMs = -1
-		l, err := storage.Open(filepath.Join(dir, fmt.Sprintf("r%d", id), "t-0"), cfg,
-			storage.Options{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		c.logs[id] = l
-		c.parts[id] = NewReplica(testTP, model.TopicID{1}, l, Options{Durable: durable, ProposeISR: c.proposer(id)})
+		c.openReplica(id, filepath.Join(dir, fmt.Sprintf("r%d", id), "t-0"))
 	}
 	return c
+}
+
+// openReplica opens replica id's log in dir and wraps it, with no role yet.
+func (c *testCluster) openReplica(id int32, dir string) {
+	c.t.Helper()
+	cfg := storage.DefaultConfig()
+	cfg.RetentionMs = -1
+	l, err := storage.Open(dir, cfg, storage.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { l.Close() })
+	c.logs[id] = l
+	c.parts[id] = NewReplica(testTP, model.TopicID{1}, l, Options{Durable: c.durable, ProposeISR: c.proposer(id)})
+}
+
+// restart closes replica id's log and opens it again, with the
+// controller's state delivered to it; loseEpochs deletes its
+// leader-epoch checkpoint between the two (a log copied without it, or
+// an operator's mistake), so it reopens with no epochs.
+func (c *testCluster) restart(id int32, loseEpochs bool) Transition {
+	c.t.Helper()
+	l := c.logs[id]
+	if err := l.Close(); err != nil {
+		c.t.Fatal(err)
+	}
+	if loseEpochs {
+		if err := os.Remove(filepath.Join(l.Dir(), "leader-epoch-checkpoint")); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.openReplica(id, l.Dir())
+	return c.deliver(id)[id]
 }
 
 func (c *testCluster) proposer(id int32) func(model.TopicPartition, int32, int32, []int32) {
@@ -124,11 +149,18 @@ func (c *testCluster) commit(pr proposal) bool {
 // produce appends n one-record batches on replica id, as a producer with
 // acks=1 would; it returns the offsets written.
 func (c *testCluster) produce(id int32, n int) (first, last int64, err error) {
+	return c.produceBatches(id, n, 1)
+}
+
+// produceBatches is produce with k records in each batch.
+func (c *testCluster) produceBatches(id int32, n, k int) (first, last int64, err error) {
 	first = -1
 	for range n {
-		c.seq++
-		b := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
-			Records: []record.Record{{Timestamp: int64(1000 + c.seq), Value: fmt.Appendf(nil, "v%d", c.seq)}}}
+		b := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence}
+		for j := range k {
+			c.seq++
+			b.Records = append(b.Records, record.Record{Offset: int64(j), Timestamp: int64(1000 + c.seq), Value: fmt.Appendf(nil, "v%d", c.seq)})
+		}
 		raw, err := b.AppendTo(nil)
 		if err != nil {
 			c.t.Fatal(err)
@@ -179,8 +211,14 @@ func (c *testCluster) fetchOnce(id int32, maxBytes int32) (desc string, progress
 		return desc, false, err
 	}
 	hwBefore := f.HighWatermark()
-	if err := f.AppendAsFollower(data, fr.HighWatermark, fr.LogStartOffset); err != nil {
+	fa, err := f.AppendAsFollower(data, fr.HighWatermark, fr.LogStartOffset)
+	if err != nil {
 		return desc, false, err
+	}
+	if fa.Truncated {
+		from, to, _ := batchRange(firstBatch(data))
+		return fmt.Sprintf("%s: batch %d-%d holds the log end -> truncate %d to %d, hw=%d", desc, from, to,
+			fa.TruncatedFrom, fa.TruncatedTo, f.HighWatermark()), true, nil
 	}
 	got := "nothing"
 	if from, to, ok := batchRange(wholeBatches(data)); ok {
@@ -206,6 +244,15 @@ func (c *testCluster) catchUp(id int32) []string {
 	}
 	c.t.Fatalf("replica %d: not caught up after 20 fetches: %v", id, out)
 	return nil
+}
+
+// firstBatch is data's first batch, or data when it cannot be parsed.
+func firstBatch(data []byte) []byte {
+	h, err := record.ParseHeader(data)
+	if err != nil || h.Size() > len(data) {
+		return data
+	}
+	return data[:h.Size()]
 }
 
 // batchRange is the first and last offset of whole batches.
@@ -251,8 +298,9 @@ func logBatches(t testing.TB, l *storage.Log) map[int64][]byte {
 	return out
 }
 
-// sameLogs reports where two replicas' logs differ, offset by offset over
-// the offsets both hold, and in their ends; "" when they are identical.
+// sameLogs reports where two replicas' logs differ, batch by batch over
+// the batches holding offsets both hold (a batch that straddles the later
+// log start too), and in their ends; "" when they are identical.
 func (c *testCluster) sameLogs(a, b int32) string {
 	la, lb := c.logs[a], c.logs[b]
 	if la.LogEndOffset() != lb.LogEndOffset() {
@@ -260,16 +308,20 @@ func (c *testCluster) sameLogs(a, b int32) string {
 	}
 	ba, bb := logBatches(c.t, la), logBatches(c.t, lb)
 	from := max(la.LogStartOffset(), lb.LogStartOffset())
+	below := func(batch []byte) bool {
+		h, err := record.ParseHeader(batch)
+		return err == nil && h.LastOffset() < from
+	}
 	for off, x := range ba {
-		if off < from {
+		if below(x) {
 			continue
 		}
 		if y, ok := bb[off]; !ok || !bytes.Equal(x, y) {
 			return fmt.Sprintf("batch at %d differs", off)
 		}
 	}
-	for off := range bb {
-		if _, ok := ba[off]; !ok && off >= from {
+	for off, y := range bb {
+		if _, ok := ba[off]; !ok && !below(y) {
 			return fmt.Sprintf("batch at %d only on %d", off, b)
 		}
 	}

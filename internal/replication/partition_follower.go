@@ -70,18 +70,28 @@ func (p *Partition) checkFollowerLocked() error {
 // (DeleteRecords, retention), up to the high watermark. Waiters wake when
 // the high watermark moves. An answer with no records still brings the
 // leader's bounds.
-func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart int64) error {
+//
+// An answer whose first batch holds the log end without starting there
+// (the log end lies inside one of the leader's batches, see
+// startsInsideLog) appends nothing: the log is cut to the batch's base
+// instead, and the next fetch, from there, brings the batch whole.
+// FollowerAppend says so, for the broker to log.
+func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart int64) (FollowerAppend, error) {
+	whole := wholeBatches(batches)
+	if p.answerStartsInsideLog(whole) {
+		return p.truncateToBatchBase(whole)
+	}
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
 	err := p.checkFollowerLocked()
 	p.mu.Unlock()
 	if err != nil {
-		return err
+		return FollowerAppend{}, err
 	}
-	if whole := wholeBatches(batches); len(whole) > 0 {
+	if len(whole) > 0 {
 		if _, err := p.log.AppendAsFollower(whole); err != nil {
-			return err
+			return FollowerAppend{}, err
 		}
 	}
 	p.mu.Lock()
@@ -89,9 +99,100 @@ func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart in
 	p.followLeaderHighWatermarkLocked()
 	p.mu.Unlock()
 	if start := min(leaderLogStart, p.HighWatermark()); start > p.log.LogStartOffset() {
-		return p.log.SetLogStartOffset(start)
+		return FollowerAppend{}, p.log.SetLogStartOffset(start)
 	}
-	return nil
+	return FollowerAppend{}, nil
+}
+
+// FollowerAppend is what AppendAsFollower did besides appending.
+type FollowerAppend struct {
+	// Truncated: the log end lay inside the answer's first batch; the log
+	// was cut from TruncatedFrom to TruncatedTo and nothing was appended.
+	Truncated                  bool
+	TruncatedFrom, TruncatedTo int64
+}
+
+// startsInsideLog reports whether a leader's first batch h holds the end
+// of a follower's log without starting there, so that the follower must
+// cut its log back to the batch's base before it can take the batch.
+// The leader answers a fetch with the batch that holds the fetch offset,
+// from that batch's base; the follower's log end then lies inside it when
+// the two logs were cut at different points of the same offsets: a
+// follower that truncated, after an unclean election, to where its epoch
+// ended on a leader whose log start (DeleteRecords) fell inside a batch
+// the follower's log splits; or a log whose leader-epoch checkpoint was
+// lost, whose fetches carry no last epoch for the leader to check.
+//
+// An empty log (start == end) is left to storage, which restarts it at
+// the batch's base keeping its log start: that case is the only one
+// Kafka's follower takes (it refuses the batch on a log that is not
+// empty). A batch that ends below the log
+// end, or of an older leader epoch than the log's latest, is a late
+// answer to a fetch made before the log moved on (a former leader's, say,
+// after this replica led an epoch of its own): cutting for it could throw
+// away records of a newer epoch, so it is left to storage to refuse, as
+// the fetch that follows finds any divergence by epoch.
+func startsInsideLog(h *record.Header, logStart, logEnd int64, latestEpoch int32) bool {
+	return logStart < logEnd && h.BaseOffset < logEnd && logEnd <= h.LastOffset() &&
+		h.PartitionLeaderEpoch >= latestEpoch
+}
+
+// answerStartsInsideLog is startsInsideLog for the first batch of an
+// answer and the log as it is now.
+func (p *Partition) answerStartsInsideLog(batches []byte) bool {
+	h, err := record.ParseHeader(batches)
+	if err != nil {
+		return false
+	}
+	end := p.log.LogEndOffset()
+	if h.BaseOffset >= end {
+		return false // every answer but a rare one: no more look-ups
+	}
+	latest := int32(-1)
+	if e, ok := p.log.LatestEpoch(); ok {
+		latest = e.Epoch
+	}
+	return startsInsideLog(&h, p.log.LogStartOffset(), end, latest)
+}
+
+// truncateToBatchBase cuts the log back to the base of the answer's first
+// batch, which holds the log end (answerStartsInsideLog, checked again
+// under roleMu: the log may have moved since), with the truncation
+// divergence uses, which cuts the epoch cache, producer state and indexes
+// with it and keeps the high watermark within the new end. The leader's
+// log is authoritative for the offsets it sends, and below its high
+// watermark both logs hold the same records anyway, so replacing them is
+// safe.
+//
+// It appends nothing: the next fetch, from the new end, brings the batch
+// again. Appending it now would save that round trip, but the cut may
+// land below the base (a batch of the follower's own straddles it, or
+// the base lies below the log start, where the log restarts empty at its
+// start), and a fetch from the new end is checked by the leader for
+// divergence against the log as it now is, where this answer was checked
+// against the log before the cut.
+func (p *Partition) truncateToBatchBase(batches []byte) (FollowerAppend, error) {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	err := p.checkFollowerLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return FollowerAppend{}, err
+	}
+	if !p.answerStartsInsideLog(batches) {
+		return FollowerAppend{}, nil // the log moved; the next fetch asks again
+	}
+	h, _ := record.ParseHeader(batches)
+	from := p.log.LogEndOffset()
+	// Below the log start the log restarts empty at its start
+	// (storage.Log.TruncateTo), keeping the log start offset; the next
+	// fetch then takes the batch whole (storage.Log.AppendAsFollower).
+	to := max(h.BaseOffset, p.log.LogStartOffset())
+	if err := p.truncateLocked(to); err != nil {
+		return FollowerAppend{}, err
+	}
+	return FollowerAppend{Truncated: true, TruncatedFrom: from, TruncatedTo: p.log.LogEndOffset()}, nil
 }
 
 // followLeaderHighWatermarkLocked moves a follower's high watermark to

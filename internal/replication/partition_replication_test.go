@@ -358,7 +358,7 @@ func TestFollowerFetchChecksEpochAndRole(t *testing.T) {
 	if _, err := l.FetchState(); !errors.Is(err, ErrNotFollower) {
 		t.Errorf("FetchState on the leader: %v", err)
 	}
-	if err := l.AppendAsFollower(nil, 0, 0); !errors.Is(err, ErrNotFollower) {
+	if _, err := l.AppendAsFollower(nil, 0, 0); !errors.Is(err, ErrNotFollower) {
 		t.Errorf("AppendAsFollower on the leader: %v", err)
 	}
 	if err := l.TruncateTo(0); !errors.Is(err, ErrNotFollower) {

@@ -24,7 +24,8 @@ import (
 //	elect leader=L isr=1,2 [to=1,2]    the controller elects L in a new
 //	    leader epoch; the state reaches the replicas in to (default all)
 //	deliver [to=1]                     the controller's state reaches them
-//	produce r=R n=N                    N one-record batches on R (acks=1)
+//	produce r=R n=N [records=K]        N batches of K records (default 1)
+//	    on R (acks=1)
 //	delete r=R offset=N                DeleteRecords on R up to N
 //	acks r=R offset=N min=M            where an acks=all wait for offset N
 //	    with min.insync.replicas M stands now: committed, waiting or the
@@ -32,6 +33,8 @@ import (
 //	fetch r=R [max=B]                  one fetch of follower R from its
 //	    leader, with maxBytes B, and what R does with the answer
 //	catchup r=R                        fetch until a round changes nothing
+//	restart r=R [lose-epochs]          R's log closed and opened again,
+//	    with its leader-epoch checkpoint deleted in between if asked
 //	tick D                             move the clock by D, tick the leaders
 //	commit                             the controller answers the ISR
 //	    proposals made so far: commits a current one, refuses a stale one
@@ -39,6 +42,8 @@ import (
 //	state                              every replica's role and offsets
 //	logs                               every log's batches by epoch, and
 //	    whether the logs are identical, byte for byte
+//	batches                            every log's batches, one by one, as
+//	    first-last offsets and leader epoch
 //
 // Proposals print as they are made.
 func TestPartitionScripts(t *testing.T) {
@@ -77,7 +82,11 @@ func (h *partitionHarness) command(sc *scripttest.Case, cmd string, a scripttest
 	case "deliver":
 		return formatTransitions(c.deliver(h.to(sc, a)...))
 	case "produce":
-		first, last, err := c.produce(int32(parseInt(h.t, sc, a, "r")), int(parseInt(h.t, sc, a, "n")))
+		k := int64(1)
+		if _, ok := a.Opts["records"]; ok {
+			k = parseInt(h.t, sc, a, "records")
+		}
+		first, last, err := c.produceBatches(int32(parseInt(h.t, sc, a, "r")), int(parseInt(h.t, sc, a, "n")), int(k))
 		if err != nil {
 			return []string{"error: " + kafkaError(err)}
 		}
@@ -102,6 +111,10 @@ func (h *partitionHarness) command(sc *scripttest.Case, cmd string, a scripttest
 		return []string{desc}
 	case "catchup":
 		return c.catchUp(int32(parseInt(h.t, sc, a, "r")))
+	case "restart":
+		id := int32(parseInt(h.t, sc, a, "r"))
+		tr := h.c.restart(id, slices.Contains(a.Pos, "lose-epochs"))
+		return []string{fmt.Sprintf("%d: %s", id, tr), c.describe(id)}
 	case "tick":
 		c.now = c.now.Add(h.dur(sc, a.Pos[0]))
 		for _, id := range c.ids {
@@ -120,6 +133,8 @@ func (h *partitionHarness) command(sc *scripttest.Case, cmd string, a scripttest
 		return c.describeAll()
 	case "logs":
 		return h.logs()
+	case "batches":
+		return h.batches()
 	}
 	h.t.Fatalf("line %d: unknown command %q", sc.Line, cmd)
 	return nil
@@ -191,6 +206,25 @@ func (h *partitionHarness) logs() []string {
 		}
 	}
 	return append(out, "identical: "+strings.Join(same, "="))
+}
+
+// batches prints each log's batches as "first-last@epoch", in offset
+// order, with the log start where it lies inside the first.
+func (h *partitionHarness) batches() []string {
+	var out []string
+	for _, id := range h.c.ids {
+		batches := logBatches(h.t, h.c.logs[id])
+		var parts []string
+		for _, off := range slices.Sorted(maps.Keys(batches)) {
+			b, err := record.ParseHeader(batches[off])
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			parts = append(parts, fmt.Sprintf("%d-%d@%d", b.BaseOffset, b.LastOffset(), b.PartitionLeaderEpoch))
+		}
+		out = append(out, fmt.Sprintf("%d: start=%d [%s]", id, h.c.logs[id].LogStartOffset(), strings.Join(parts, " ")))
+	}
+	return out
 }
 
 func epochRanges(batches map[int64][]byte) string {

@@ -163,7 +163,8 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 // keeping the log start offset. A batch whose first offsets lie below the
 // end of a log that is not empty is refused too: the follower's end is
 // inside a batch of the leader's, so its log differs there, and it must
-// truncate to the batch's base and fetch again.
+// truncate to the batch's base and fetch again, which
+// replication.Partition.AppendAsFollower does before it gets here.
 //
 // Each new partition leader epoch starts an entry in the epoch cache at
 // its batch (Kafka's assignEpochStartOffset), so EndOffsetForEpoch answers
