@@ -13,6 +13,15 @@ import (
 // no records.
 type fetchHoles [][]storage.ReadResult
 
+// release lets go of every range, for reads that will not be sent.
+func (fh fetchHoles) release() {
+	for i := range fh {
+		for j := range fh[i] {
+			fh[i][j].Release()
+		}
+	}
+}
+
 // encodeFetchResponse writes a FetchResponse (v4-v18) frame whose record
 // bytes are holes to be filled from segment files by the connection's
 // writer. It is kmsg's encoding of the same response, field for field,
