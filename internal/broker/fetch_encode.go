@@ -13,6 +13,15 @@ import (
 // no records.
 type fetchHoles [][]storage.ReadResult
 
+// release lets go of every range, for reads that will not be sent.
+func (fh fetchHoles) release() {
+	for i := range fh {
+		for j := range fh[i] {
+			fh[i][j].Release()
+		}
+	}
+}
+
 // encodeFetchResponse writes a FetchResponse (v4-v18) frame whose record
 // bytes are holes to be filled from segment files by the connection's
 // writer. It is kmsg's encoding of the same response, field for field,
@@ -21,9 +30,10 @@ type fetchHoles [][]storage.ReadResult
 //
 // Of the tagged fields, the partitions' current leader (v12+) and the
 // response's node endpoints (v16+) are encoded: KIP-951's hint to a client
-// that fetched from a broker without the partition (leader_hint.go). The
-// diverging epoch and snapshot ID are for follower fetches, which
-// fetch_replica.go answers through kmsg.
+// that fetched from a broker without the partition (leader_hint.go). So is
+// the partitions' diverging epoch (v12+), a leader's answer to a follower
+// whose log diverges (fetch_replica.go). The snapshot ID is not: it
+// answers KRaft's own fetches, which Samsa's quorum does not send as Fetch.
 func encodeFetchResponse(correlationID int32, resp *kmsg.FetchResponse, holes fetchHoles) *frame {
 	v := resp.Version
 	flex := v >= 12
@@ -130,17 +140,34 @@ func appendString(buf []byte, s string, flex bool) []byte {
 	return kbin.AppendString(buf, s)
 }
 
-// appendFetchPartitionTags writes a partition's tagged fields: tag 1, the
-// current leader, when set.
+// appendFetchPartitionTags writes a partition's tagged fields, each when
+// set, in tag order as the protocol requires: tag 0, the diverging epoch
+// (a follower's answer, KIP-320), and tag 1, the current leader.
 func appendFetchPartitionTags(buf []byte, p *kmsg.FetchResponseTopicPartition) []byte {
-	cl := p.CurrentLeader
-	if cl.LeaderID == -1 && cl.LeaderEpoch == -1 {
-		return append(buf, 0)
+	de, cl := p.DivergingEpoch, p.CurrentLeader
+	diverged := de.Epoch != -1 || de.EndOffset != -1
+	hint := cl.LeaderID != -1 || cl.LeaderEpoch != -1
+	n := byte(0)
+	if diverged {
+		n++
 	}
-	buf = append(buf, 1, 1, 9) // one tag; tag 1; 9 bytes
-	buf = kbin.AppendInt32(buf, cl.LeaderID)
-	buf = kbin.AppendInt32(buf, cl.LeaderEpoch)
-	return append(buf, 0) // the struct's own tags
+	if hint {
+		n++
+	}
+	buf = append(buf, n)
+	if diverged {
+		buf = append(buf, 0, 13) // tag 0; 13 bytes
+		buf = kbin.AppendInt32(buf, de.Epoch)
+		buf = kbin.AppendInt64(buf, de.EndOffset)
+		buf = append(buf, 0) // the struct's own tags
+	}
+	if hint {
+		buf = append(buf, 1, 9) // tag 1; 9 bytes
+		buf = kbin.AppendInt32(buf, cl.LeaderID)
+		buf = kbin.AppendInt32(buf, cl.LeaderEpoch)
+		buf = append(buf, 0)
+	}
+	return buf
 }
 
 // appendFetchResponseTags writes the response's tagged fields: tag 0, the

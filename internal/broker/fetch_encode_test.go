@@ -39,9 +39,14 @@ func TestEncodeFetchMatchesKmsg(t *testing.T) {
 				if pi == 1 {
 					p.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{{ProducerID: 9, FirstOffset: 4}}
 				}
-				if pi == 1 && v >= 12 {
+				if pi >= 1 && v >= 12 {
 					// KIP-951's hint, a tagged field from v12.
 					p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 3, 7
+				}
+				if pi < 2 && v >= 12 {
+					// KIP-320's answer to a follower, tagged too: alone (0),
+					// before the hint (1); the hint alone is 2.
+					p.DivergingEpoch.Epoch, p.DivergingEpoch.EndOffset = 4, 1234567890123
 				}
 				rr := storage.ReadResult{File: f, Position: int64(pi), Size: int64(pi * 5)}
 				th = append(th, rr)

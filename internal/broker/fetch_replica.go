@@ -6,8 +6,10 @@ package broker
 // end, reports the follower's progress to the partition (which moves the
 // high watermark and may propose an ISR change), and answers a follower
 // whose log diverges from the leader's with the diverging epoch (KIP-320)
-// and no records. Followers fetch without sessions; the answer copies the
-// records (no sendfile), as the fetcher appends them in memory.
+// and no records. Followers fetch without sessions. Their records go from
+// the segment files to the socket by sendfile, as a consumer's do: the
+// answer is encoded around them (fetch_encode.go), so the leader copies
+// none of the bytes every follower fetches.
 
 import (
 	"context"
@@ -38,10 +40,17 @@ func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, rep
 			w.Done()
 		}
 	}()
+	var holes fetchHoles
 	for {
-		parts, n := b.readReplicaFetch(req, resp, replica)
-		if int32(n) >= req.MinBytes || !time.Now().Before(deadline) || len(parts) == 0 {
-			return encodeResponse(h, resp), nil
+		// Only the last read is sent: a read the long poll reads past lets
+		// go of its ranges here, so their segments can close (a deleted
+		// segment's files stay open while a range pins it).
+		holes.release()
+		parts, n := b.readReplicaFetch(req, resp, replica, &holes)
+		if n >= int64(req.MinBytes) || !time.Now().Before(deadline) || len(parts) == 0 {
+			// The frame holds the reads from here; the connection's writer
+			// releases them once they are sent, or the send failed.
+			return encodeFetchResponse(h.correlationID, resp, holes), nil
 		}
 		if w == nil {
 			// Registered before the next read, so an append between the
@@ -55,22 +64,25 @@ func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, rep
 		w.Wait(ctx)
 		cancel()
 		if b.tasks.Context().Err() != nil {
-			return encodeResponse(h, resp), nil
+			return encodeFetchResponse(h.correlationID, resp, holes), nil
 		}
 	}
 }
 
-// readReplicaFetch fills resp with one read of every requested partition
-// and returns the partitions found and the record bytes read.
-func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32) ([]*replication.Partition, int) {
+// readReplicaFetch fills resp with one read of every requested partition,
+// and holes with the records read, and returns the partitions found and
+// the record bytes read.
+func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32, holes *fetchHoles) ([]*replication.Partition, int64) {
 	var parts []*replication.Partition
-	n := 0
+	var n int64
 	resp.Topics = resp.Topics[:0]
+	*holes = (*holes)[:0]
 	for _, t := range req.Topics {
 		rt := kmsg.NewFetchResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		ts, code := b.topics.lookup(req.Version >= 13, t.TopicID, t.Topic) // v13+ names topics by ID
-		for _, fp := range t.Partitions {
+		th := make([]storage.ReadResult, len(t.Partitions))
+		for i, fp := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = fp.Partition, code
 			var p *replication.Partition
@@ -79,40 +91,37 @@ func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 			}
 			if rp.ErrorCode == 0 {
 				parts = append(parts, p)
-				n += b.fillReplicaPartition(&rp, p, replica, fp)
+				th[i] = b.fillReplicaPartition(&rp, p, replica, fp)
+				n += th[i].Size
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
+		*holes = append(*holes, th)
 	}
 	return parts, n
 }
 
 // fillReplicaPartition answers one partition of a follower's fetch and
-// returns the record bytes it carries.
-func (b *Broker) fillReplicaPartition(rp *kmsg.FetchResponseTopicPartition, p *replication.Partition, replica int32, fp kmsg.FetchRequestTopicPartition) int {
+// returns the records to send with it, an empty range for none.
+func (b *Broker) fillReplicaPartition(rp *kmsg.FetchResponseTopicPartition, p *replication.Partition, replica int32, fp kmsg.FetchRequestTopicPartition) storage.ReadResult {
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 	rp.PreferredReadReplica = -1
 	fr, err := p.FollowerFetch(replica, fp.FetchOffset, fp.LastFetchedEpoch, fp.CurrentLeaderEpoch, fp.PartitionMaxBytes, b.cfg.Clock.Now())
-	defer fr.Records.Release()
 	if fr.HighWatermark > 0 || err == nil {
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fr.HighWatermark, p.LastStableOffset(), fr.LogStartOffset
 	}
 	if err != nil {
+		fr.Records.Release()
 		rp.ErrorCode = replicaFetchErrorCode(err)
-		return 0
+		return storage.ReadResult{}
 	}
 	if fr.Diverged {
+		fr.Records.Release()
 		rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fr.DivergingEpoch.Epoch, fr.DivergingEpoch.EndOffset
-		return 0
+		return storage.ReadResult{}
 	}
-	data, err := fr.Records.ReadAll()
-	if err != nil {
-		rp.ErrorCode = kerr.KafkaStorageError.Code
-		return 0
-	}
-	rp.RecordBatches = data
-	return len(data)
+	return fr.Records
 }
 
 func replicaFetchErrorCode(err error) int16 {
