@@ -445,18 +445,19 @@ func (b *Broker) raftAddr() string {
 
 func (b *Broker) controllerConfig() controller.Config {
 	return controller.Config{
-		NodeID:          model.NodeID(b.cfg.NodeID),
-		Dir:             filepath.Join(b.metadataLogDir(), metadataDir),
-		Endpoints:       b.endpoints(),
-		Rack:            b.cfg.Values.String("broker.rack"),
-		ClusterID:       b.clusterID,
-		Voters:          b.cfg.quorum.voters,
-		RaftAddr:        b.raftAddr(),
-		ElectionTimeout: b.cfg.quorum.electionTimeout,
-		SessionTimeout:  millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
-		Broker:          b.cfg.Values,
-		Logger:          b.cfg.Logger,
-		Clock:           b.cfg.Clock,
+		NodeID:           model.NodeID(b.cfg.NodeID),
+		Dir:              filepath.Join(b.metadataLogDir(), metadataDir),
+		Endpoints:        b.endpoints(),
+		Rack:             b.cfg.Values.String("broker.rack"),
+		ClusterID:        b.clusterID,
+		Voters:           b.cfg.quorum.voters,
+		BootstrapServers: b.cfg.quorum.bootstrap,
+		RaftAddr:         b.raftAddr(),
+		ElectionTimeout:  b.cfg.quorum.electionTimeout,
+		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
+		Broker:           b.cfg.Values,
+		Logger:           b.cfg.Logger,
+		Clock:            b.cfg.Clock,
 	}
 }
 
@@ -465,7 +466,7 @@ func (b *Broker) controllerConfig() controller.Config {
 // to its image.
 func (b *Broker) startController(ctx context.Context) error {
 	if b.cfg.quorum.cluster() {
-		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters))
+		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters), "bootstrap_servers", strings.Join(b.cfg.quorum.bootstrap, ","))
 	}
 	err := b.ctrl.Start(ctx)
 	if err != nil && b.clusterID != "" {

@@ -18,8 +18,14 @@ import (
 // process.roles, controller.quorum.voters and controller.listener.names.
 type quorumSettings struct {
 	// voters is controller.quorum.voters; empty for the self-contained
-	// single node, whose quorum is in process.
+	// single node, whose quorum is in process, and for a node that finds
+	// the quorum through its bootstrap servers.
 	voters []controller.Voter
+	// bootstrap is controller.quorum.bootstrap.servers when it leads to a
+	// quorum over the network: the controller listeners a broker-only node
+	// registers through before it follows the metadata log. Empty on the
+	// single node, whose bootstrap server is itself.
+	bootstrap []string
 	// listeners are the controller listeners' names: they carry Raft as
 	// well as Kafka requests, and serve the controller-only APIs.
 	listeners []string
@@ -46,7 +52,21 @@ func (q quorumSettings) early(name string) bool {
 }
 
 // cluster reports whether this node is part of a quorum over the network.
-func (q quorumSettings) cluster() bool { return len(q.voters) > 0 }
+func (q quorumSettings) cluster() bool { return len(q.voters) > 0 || len(q.bootstrap) > 0 }
+
+// bootstrapAddrs are the addresses a node asks in turn while it knows no
+// active controller: the bootstrap servers, else the voters', as Kafka
+// prefers the bootstrap servers when both are set.
+func (q quorumSettings) bootstrapAddrs() []string {
+	if len(q.bootstrap) > 0 {
+		return q.bootstrap
+	}
+	var out []string
+	for _, v := range q.voters {
+		out = append(out, v.Addr)
+	}
+	return out
+}
 
 func (q quorumSettings) isControllerListener(name string) bool {
 	return slices.Contains(q.listeners, name)
@@ -76,14 +96,33 @@ func parseVoters(items []string) ([]controller.Voter, error) {
 	return out, nil
 }
 
+// parseBootstrapServers parses controller.quorum.bootstrap.servers:
+// host:port entries.
+func parseBootstrapServers(items []string) ([]string, error) {
+	var out []string
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if _, _, err := net.SplitHostPort(it); err != nil {
+			return nil, fmt.Errorf("broker: controller.quorum.bootstrap.servers entry %q: %w", it, err)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
 // resolveQuorum reads the quorum configs and checks them against the
 // listeners and process.roles, as Kafka's KafkaConfig does: a controller
 // (combined or alone) is among controller.quorum.voters and has a
 // controller listener; a broker-only node is not among them and has none
-// in its listeners; a controller-only node has nothing but controller
-// listeners.
+// in its listeners, and may find the controllers through
+// controller.quorum.bootstrap.servers alone; a controller-only node has
+// nothing but controller listeners.
 func (c *Config) resolveQuorum() error {
 	voters, err := parseVoters(c.Values.List("controller.quorum.voters"))
+	if err != nil {
+		return err
+	}
+	bootstrap, err := parseBootstrapServers(c.Values.List("controller.quorum.bootstrap.servers"))
 	if err != nil {
 		return err
 	}
@@ -91,6 +130,11 @@ func (c *Config) resolveQuorum() error {
 	roles := c.Values.List("process.roles")
 	q.broker = len(roles) == 0 || slices.Contains(roles, "broker")
 	q.controller = len(roles) == 0 || slices.Contains(roles, "controller")
+	if !q.controller {
+		// A controller's bootstrap servers name itself (config.checkQuorum):
+		// the single node, whose quorum is in process.
+		q.bootstrap = bootstrap
+	}
 	for _, n := range strings.Split(c.Values.String("controller.listener.names"), ",") {
 		if n = strings.ToUpper(strings.TrimSpace(n)); n != "" {
 			q.listeners = append(q.listeners, n)
@@ -103,13 +147,13 @@ func (c *Config) resolveQuorum() error {
 	}
 	if !q.cluster() {
 		if !q.broker || !q.controller {
-			return fmt.Errorf("broker: process.roles=%s needs controller.quorum.voters: a node without a quorum over the network is a combined broker and controller", strings.Join(roles, ","))
+			return fmt.Errorf("broker: process.roles=%s needs controller.quorum.bootstrap.servers (or controller.quorum.voters): a node without a quorum over the network is a combined broker and controller", strings.Join(roles, ","))
 		}
 		c.quorum = q
 		return nil
 	}
 	if len(q.listeners) == 0 {
-		return fmt.Errorf("broker: controller.quorum.voters is set, so controller.listener.names must name the listener the quorum uses")
+		return fmt.Errorf("broker: the quorum is over the network (controller.quorum.voters or controller.quorum.bootstrap.servers), so controller.listener.names must name the listener the quorum uses")
 	}
 	inVoters := slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) })
 	hasControllerListener := slices.ContainsFunc(c.Listeners, func(l Listener) bool { return q.isControllerListener(l.Name) })
@@ -122,7 +166,7 @@ func (c *Config) resolveQuorum() error {
 		}
 	}
 	switch {
-	case q.controller && !inVoters:
+	case q.controller && !inVoters && len(voters) > 0:
 		return fmt.Errorf("broker: process.roles has controller, but controller.quorum.voters does not name this node (node.id %d)", c.NodeID)
 	case !q.controller && inVoters:
 		return fmt.Errorf("broker: controller.quorum.voters names node.id %d, but process.roles=%s has no controller role", c.NodeID, strings.Join(roles, ","))

@@ -1,8 +1,12 @@
 package broker
 
 import (
+	"context"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProcessRoles checks process.roles against the quorum and the
@@ -64,7 +68,106 @@ func TestProcessRoles(t *testing.T) {
 	if err == nil {
 		err = cfg.resolveQuorum()
 	}
-	if err == nil || !strings.Contains(err.Error(), "needs controller.quorum.voters") {
+	if err == nil || !strings.Contains(err.Error(), "needs controller.quorum.bootstrap.servers (or controller.quorum.voters)") {
 		t.Errorf("process.roles=broker without voters: %v", err)
+	}
+}
+
+// TestBootstrapServersQuorum: a broker-only node may name the controllers
+// by controller.quorum.bootstrap.servers alone, as Kafka 4 brokers do, and
+// is then a Raft non-voter that registers through them; a combined node
+// whose only bootstrap server is itself stays the single node.
+func TestBootstrapServersQuorum(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		raw       map[string]string
+		cluster   bool
+		bootstrap []string
+		want      string // "" accepted, else a part of the error
+	}{
+		{"broker-only, bootstrap servers alone", map[string]string{"process.roles": "broker", "node.id": "4",
+			"controller.quorum.bootstrap.servers": "127.0.0.1:9093,127.0.0.1:9193", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+			true, []string{"127.0.0.1:9093", "127.0.0.1:9193"}, ""},
+		{"broker-only, bootstrap servers among the voters", map[string]string{"process.roles": "broker", "node.id": "4",
+			"controller.quorum.voters": "1@127.0.0.1:9093", "controller.quorum.bootstrap.servers": "127.0.0.1:9093", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+			true, []string{"127.0.0.1:9093"}, ""},
+		{"combined, bootstrap server is itself", map[string]string{"process.roles": "broker,controller", "node.id": "1",
+			"controller.quorum.bootstrap.servers": "127.0.0.1:9093", "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"},
+			false, nil, ""},
+		{"broker-only, no controller listener name", map[string]string{"process.roles": "broker", "node.id": "4", "controller.listener.names": "",
+			"controller.quorum.bootstrap.servers": "127.0.0.1:9093", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+			false, nil, "controller.listener.names must name the listener the quorum uses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := map[string]string{"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+			for k, v := range tc.raw {
+				raw[k] = v
+			}
+			v, err := LoadConfig("", raw)
+			var cfg Config
+			if err == nil {
+				cfg, err = ConfigFromValues(v)
+			}
+			if err == nil {
+				err = cfg.resolveQuorum()
+			}
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err %v, want one saying %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := cfg.quorum
+			if q.cluster() != tc.cluster || !slices.Equal(q.bootstrap, tc.bootstrap) {
+				t.Fatalf("cluster %v, bootstrap %v; want %v, %v", q.cluster(), q.bootstrap, tc.cluster, tc.bootstrap)
+			}
+			if tc.cluster && (!q.observer() || q.raftListener != "PLAINTEXT") {
+				t.Errorf("observer %v on %q, want a non-voter on PLAINTEXT", q.observer(), q.raftListener)
+			}
+		})
+	}
+}
+
+// TestBootstrapServersLeadNowhere: a broker-only node whose bootstrap
+// servers answer nothing does not wait silently: while it retries it logs
+// what it waits for, and once initial.broker.registration.timeout.ms has
+// passed its start fails naming the servers it asked.
+func TestBootstrapServersLeadNowhere(t *testing.T) {
+	dead := freePort(t)
+	dir := t.TempDir()
+	raw := map[string]string{"process.roles": "broker", "node.id": "4", "log.dirs": dir,
+		"controller.quorum.bootstrap.servers": "127.0.0.1:" + dead, "controller.listener.names": "CONTROLLER",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", "listeners": "PLAINTEXT://127.0.0.1:0",
+		"initial.broker.registration.timeout.ms": "6000"}
+	v, err := LoadConfig("", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FormatStorage(v, "q1Sh-9_ISia_zwGINzRvyQ", false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFromValues(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	err = b.Start(context.Background())
+	want := "asked controller.quorum.bootstrap.servers 127.0.0.1:" + dead
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("start: %v\nwant an error saying %q", err, want)
+	}
+	for _, part := range []string{`msg="waiting for the active controller"`, `request=BrokerRegistration asking="controller.quorum.bootstrap.servers 127.0.0.1:` + dead + `"`} {
+		if !strings.Contains(logs.String(), part) {
+			t.Fatalf("the log does not say what the broker waits for (%s):\n%s", part, logs.String())
+		}
 	}
 }
