@@ -240,6 +240,11 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.quorum.dynamicVoter() {
+		if cfg.quorum.initialVoters, err = initialVotersOf(cfg); err != nil {
+			return nil, err
+		}
+	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
@@ -452,6 +457,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		ClusterID:        b.clusterID,
 		Voters:           b.cfg.quorum.voters,
 		BootstrapServers: b.cfg.quorum.bootstrap,
+		InitialVoters:    b.cfg.quorum.initialVoters,
 		RaftAddr:         b.raftAddr(),
 		ElectionTimeout:  b.cfg.quorum.electionTimeout,
 		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -26,6 +27,11 @@ type quorumSettings struct {
 	// registers through before it follows the metadata log. Empty on the
 	// single node, whose bootstrap server is itself.
 	bootstrap []string
+	// initialVoters, on a controller with bootstrap servers and no voters,
+	// are the voters `samsa storage format` stored in the metadata log
+	// directory, which Raft bootstraps from on its first start
+	// (initialVotersOf).
+	initialVoters []controller.Voter
 	// listeners are the controller listeners' names: they carry Raft as
 	// well as Kafka requests, and serve the controller-only APIs.
 	listeners []string
@@ -130,9 +136,7 @@ func (c *Config) resolveQuorum() error {
 	roles := c.Values.List("process.roles")
 	q.broker = len(roles) == 0 || slices.Contains(roles, "broker")
 	q.controller = len(roles) == 0 || slices.Contains(roles, "controller")
-	if !q.controller {
-		// A controller's bootstrap servers name itself (config.checkQuorum):
-		// the single node, whose quorum is in process.
+	if !q.controller || len(voters) == 0 && !c.selfBootstrap(bootstrap, q.broker) {
 		q.bootstrap = bootstrap
 	}
 	for _, n := range strings.Split(c.Values.String("controller.listener.names"), ",") {
@@ -187,6 +191,24 @@ func (c *Config) resolveQuorum() error {
 	return nil
 }
 
+// selfBootstrap reports whether bootstrap servers make this node the
+// single node: a combined node whose only bootstrap server is itself (on
+// the port of one of its listeners), as Kafka's own server.properties has
+// it. Its quorum stays in process, however it was formatted.
+func (c *Config) selfBootstrap(bootstrap []string, broker bool) bool {
+	if len(bootstrap) != 1 || !broker {
+		return false
+	}
+	_, port, _ := net.SplitHostPort(bootstrap[0])
+	configured, _ := ParseListeners(c.Values.String("listeners"))
+	for _, l := range append(configured, c.Listeners...) {
+		if strconv.Itoa(l.Port) == port {
+			return true
+		}
+	}
+	return false
+}
+
 // interBrokerListener is the listener other brokers reach this one on:
 // inter.broker.listener.name, else the first listener (the one the
 // metadata's first endpoint is, as leaderAddr picks it).
@@ -223,3 +245,49 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 
 // controllerRequestTimeout bounds a controller-listener request's commit.
 const controllerRequestTimeout = 10 * time.Second
+
+// dynamicVoter reports whether this node is a controller of a quorum found
+// through the bootstrap servers: its voters are the ones stored at format
+// time, then Raft's own configuration.
+func (q quorumSettings) dynamicVoter() bool {
+	return q.controller && len(q.voters) == 0 && len(q.bootstrap) > 0
+}
+
+// initialVotersOf reads the initial voters a controller with bootstrap
+// servers bootstraps from, and refuses a controller outside them: it would
+// have to join the quorum as a new voter, which it cannot yet. Its own
+// entry must be on a controller listener's port, where Raft reaches it.
+func initialVotersOf(cfg Config) ([]controller.Voter, error) {
+	dir := metadataLogDirOf(cfg.Values, cfg.LogDir)
+	stored, err := metaprops.ReadInitialVoters(cfg.FS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	var voters []controller.Voter
+	var self *controller.Voter
+	for _, v := range stored {
+		voters = append(voters, controller.Voter{ID: model.NodeID(v.NodeID), Addr: v.Addr})
+		if v.NodeID == cfg.NodeID {
+			self = &voters[len(voters)-1]
+		}
+	}
+	notBuilt := "joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet: " +
+		"format the controllers with --initial-controllers naming every one of them (or --standalone for one), or set controller.quorum.voters"
+	switch {
+	case len(stored) == 0:
+		return nil, fmt.Errorf("broker: this controller (node.id %d) finds the quorum through controller.quorum.bootstrap.servers, "+
+			"but %s holds no initial voters (formatted with --no-initial-controllers, or before them): %s",
+			cfg.NodeID, metaprops.InitialVotersPath(dir), notBuilt)
+	case self == nil:
+		return nil, fmt.Errorf("broker: this controller (node.id %d) is not among the initial voters %s stored in %s: %s",
+			cfg.NodeID, metaprops.FormatInitialVoters(stored), metaprops.InitialVotersPath(dir), notBuilt)
+	}
+	_, port, _ := net.SplitHostPort(self.Addr)
+	if !slices.ContainsFunc(cfg.Listeners, func(l Listener) bool {
+		return cfg.quorum.isControllerListener(l.Name) && (l.Port == 0 || strconv.Itoa(l.Port) == port)
+	}) {
+		return nil, fmt.Errorf("broker: the initial voters stored in %s put this node (node.id %d) at %s, which is not the port of its controller listener %s",
+			metaprops.InitialVotersPath(dir), cfg.NodeID, self.Addr, strings.Join(cfg.quorum.listeners, ","))
+	}
+	return voters, nil
+}

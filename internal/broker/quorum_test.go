@@ -146,7 +146,7 @@ func TestBootstrapServersLeadNowhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FormatStorage(v, "q1Sh-9_ISia_zwGINzRvyQ", false, time.Now()); err != nil {
+	if _, err := FormatStorage(v, FormatOptions{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := ConfigFromValues(v)
@@ -168,6 +168,76 @@ func TestBootstrapServersLeadNowhere(t *testing.T) {
 	for _, part := range []string{`msg="waiting for the active controller"`, `request=BrokerRegistration asking="controller.quorum.bootstrap.servers 127.0.0.1:` + dead + `"`} {
 		if !strings.Contains(logs.String(), part) {
 			t.Fatalf("the log does not say what the broker waits for (%s):\n%s", part, logs.String())
+		}
+	}
+}
+
+// TestBootstrapServersController: a controller without
+// controller.quorum.voters bootstraps Raft from the initial voters stored
+// at format time, and keeps Raft's configuration on a restart; one that
+// has none stored, or is not among them, or is stored at another port,
+// refuses to start and says why: joining the quorum as a new voter
+// (AddRaftVoter, KIP-853) is not built.
+func TestBootstrapServersController(t *testing.T) {
+	const id = "q1Sh-9_ISia_zwGINzRvyQ"
+	const dir1, dir2 = "7eXr1Q2yR1-J9T9vRaSmdw", "a1fFfYxoQ9KQ6oWmQxtE3g"
+	port := freePort(t)
+	setup := func(t *testing.T, opts FormatOptions) Config {
+		raw := map[string]string{"process.roles": "controller", "node.id": "2", "log.dirs": t.TempDir(),
+			"listeners": "CONTROLLER://127.0.0.1:" + port, "controller.listener.names": "CONTROLLER",
+			"listener.security.protocol.map": "CONTROLLER:PLAINTEXT", "controller.quorum.bootstrap.servers": "127.0.0.1:" + port}
+		v, err := LoadConfig("", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.ClusterID, opts.Now = id, time.Now()
+		if _, err := FormatStorage(v, opts); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := ConfigFromValues(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Logger = quiet
+		return cfg
+	}
+	for _, c := range []struct {
+		name string
+		opts FormatOptions
+		want string
+	}{
+		{"--no-initial-controllers", FormatOptions{NoInitialControllers: true},
+			"holds no initial voters (formatted with --no-initial-controllers, or before them): joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet"},
+		{"not among the initial voters", FormatOptions{InitialControllers: "1@127.0.0.1:9093:" + dir1},
+			"this controller (node.id 2) is not among the initial voters 1@127.0.0.1:9093:" + dir1},
+		{"stored at another port", FormatOptions{InitialControllers: "2@127.0.0.1:1:" + dir2},
+			"put this node (node.id 2) at 127.0.0.1:1, which is not the port of its controller listener CONTROLLER"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := New(setup(t, c.opts))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: %v\nwant an error with %q", err, c.want)
+			}
+		})
+	}
+
+	cfg := setup(t, FormatOptions{Standalone: true})
+	for start := range 2 {
+		b, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = b.Start(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("start %d: %v", start, err)
+		}
+		got := b.ctrl.Voters()
+		addr := b.controllerAddr()
+		b.Close()
+		if len(got) != 1 || got[0].ID != 2 || got[0].Addr != "127.0.0.1:"+port || addr != got[0].Addr {
+			t.Fatalf("start %d: the Raft configuration holds voters %v, the active controller at %q; want node 2 at 127.0.0.1:%s", start, got, addr, port)
 		}
 	}
 }

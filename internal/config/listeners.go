@@ -92,10 +92,10 @@ func hasRole(v Values, role string) bool {
 // checkQuorum checks the quorum configs against this node. The static quorum
 // (controller.quorum.voters) must name a node with the controller role, on the
 // port of one of its own listeners; a broker-only node is not among it. A
-// broker-only node may instead find the controllers through
-// controller.quorum.bootstrap.servers alone, as Kafka 4 brokers do. A
-// controller's bootstrap servers may only name this node, which Kafka's own
-// server.properties does for a single node.
+// node may instead find the controllers through
+// controller.quorum.bootstrap.servers alone, as Kafka 4 nodes do: a
+// controller then bootstraps from the voters stored when it was formatted
+// (broker.initialVotersOf checks them at start).
 func checkQuorum(v Values) error {
 	ports := map[string]bool{}
 	for _, l := range strings.Split(v.String("listeners"), ",") {
@@ -150,10 +150,6 @@ func checkQuorum(v Values) error {
 			return invalidValue(Broker.byName["controller.quorum.bootstrap.servers"], "controller.quorum.bootstrap.servers", item,
 				"each bootstrap server must be host:port (a controller listener's address)")
 		}
-	}
-	if servers := v.List("controller.quorum.bootstrap.servers"); hasRole(v, "controller") && len(v.List("controller.quorum.voters")) == 0 &&
-		len(servers) > 0 && (len(servers) > 1 || !onOwnPort(servers[0])) {
-		return notSupported("controller.quorum.bootstrap.servers", "value "+strings.Join(servers, ",")+" is not supported yet on a controller (a dynamic quorum, KIP-853, is not built; set controller.quorum.voters): a controller's bootstrap server must be this node alone, on the port of one of its listeners; a broker-only node (process.roles=broker) may name any controllers")
 	}
 	return nil
 }

@@ -57,6 +57,11 @@ type Config struct {
 	// with a RaftAddr (a broker-only node) follows it as a non-voter, as
 	// with Voters.
 	BootstrapServers []string
+	// InitialVoters, with BootstrapServers, are the voters `samsa storage
+	// format` stored (KIP-853's bootstrapping): a voter among them
+	// bootstraps Raft with them on its first start, after which Raft's
+	// stored configuration rules; its own entry is its Raft address.
+	InitialVoters []Voter
 	// RaftAddr is where Raft listens on a node not among Voters, for the
 	// active controller to reach it: its inter-broker listener, which hands
 	// connections that begin with RaftPreamble to ServeRaft. Ignored for a
@@ -234,7 +239,7 @@ func newController(cfg Config) (*Controller, error) {
 	var stream *streamLayer
 	observer := false
 	if cfg.network() {
-		self, voter, err := checkVoters(cfg.Voters, cfg.NodeID)
+		self, voter, err := checkVoters(cfg.votersToBootstrap(), cfg.NodeID)
 		if err != nil {
 			return nil, err
 		}

@@ -83,9 +83,9 @@ func (c *Controller) startRaft() error {
 		voters := raft.Configuration{Servers: []raft.Server{
 			{Suffrage: raft.Voter, ID: conf.LocalID, Address: c.transport.LocalAddr()},
 		}}
-		if len(c.cfg.Voters) > 0 {
+		if c.cfg.network() {
 			voters.Servers = nil
-			for _, v := range c.cfg.Voters {
+			for _, v := range c.cfg.votersToBootstrap() {
 				voters.Servers = append(voters.Servers, raft.Server{Suffrage: raft.Voter,
 					ID: raft.ServerID(nodeResource(v.ID)), Address: raft.ServerAddress(v.Addr)})
 			}
@@ -154,9 +154,21 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 // (Voters) or one found through the bootstrap servers.
 func (cfg Config) network() bool { return len(cfg.Voters) > 0 || len(cfg.BootstrapServers) > 0 }
 
+// votersToBootstrap are the voters a first start bootstraps Raft with:
+// the static ones, else the initial voters stored at format time.
+func (cfg Config) votersToBootstrap() []Voter {
+	if len(cfg.Voters) > 0 {
+		return cfg.Voters
+	}
+	return cfg.InitialVoters
+}
+
 // notAVoter is the error for a node outside the voters that has no
 // address for Raft to reach it as a non-voter.
 func notAVoter(cfg Config) error {
+	if len(cfg.Voters) == 0 {
+		return fmt.Errorf("controller: node %d is not among the initial voters, and joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet", cfg.NodeID)
+	}
 	return fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
 }
 
