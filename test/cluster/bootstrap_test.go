@@ -87,6 +87,38 @@ func TestBootstrapServersQuorum(t *testing.T) {
 	}
 }
 
+// TestBootstrapServersCombined: three combined nodes, each formatted with
+// --initial-controllers and naming all three as bootstrap servers, form
+// one quorum over their controller listeners (not three single nodes);
+// after a SIGKILL of the active controller a topic is created again.
+func TestBootstrapServersCombined(t *testing.T) {
+	c := startClusterWith(t, devcluster.Config{Nodes: 3, BootstrapServers: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ps, err := brokersListed(ctx, c.Node(1).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ps, []int32{1, 2, 3}) {
+		t.Fatalf("Metadata lists brokers %v, want 1, 2, 3", ps)
+	}
+	createTopic(t, c, "combined", 1, 3, 2)
+	produceTo(t, c.Addrs(), "combined", 0, "first", kgo.AllISRAcks())
+	leader, err := quorumLeader(ctx, c.Node(1).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := c.Node(leader).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	took := createUntil(t, c, "after-controller-kill", t0, 60*time.Second)
+	t.Logf("killed the active controller (node %d): a topic was created %v later", leader, took.Round(time.Millisecond))
+	if !readBack(ctx, runningAddrs(c), "combined", 0, "first") {
+		t.Fatal("combined-0: first was not read back")
+	}
+}
+
 // TestBootstrapServersRefused runs the two nodes a bootstrap-servers
 // quorum cannot take yet, as real processes: a broker whose bootstrap
 // servers lead nowhere logs what it waits for while it retries and gives
