@@ -9,6 +9,7 @@ import (
 	"github.com/samsa-io/samsa/internal/broker"
 	"github.com/samsa-io/samsa/internal/cli"
 	"github.com/samsa-io/samsa/internal/metaprops"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 func newStorage() *cobra.Command {
@@ -23,9 +24,8 @@ func newStorage() *cobra.Command {
 
 func newStorageFormat() *cobra.Command {
 	var (
-		conf            configFlags
-		clusterID       string
-		ignoreFormatted bool
+		conf configFlags
+		opts broker.FormatOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "format --config server.properties --cluster-id ID",
@@ -43,9 +43,23 @@ on formatted directories; a single node formats itself on first start.
 
 A directory formatted already makes the command fail before it writes
 anything, unless --ignore-formatted, which formats the others; a directory
-formatted for another cluster or node fails it either way.`,
-		Example: `  samsa storage format --config server.properties --cluster-id "$(samsa storage random-uuid)"`,
-		Args:    cobra.NoArgs,
+formatted for another cluster or node fails it either way.
+
+A quorum found through controller.quorum.bootstrap.servers (KIP-853) is
+bootstrapped from a voter set stored at format time in the metadata log
+directory: --standalone makes this node the only initial voter, at its
+controller listener; --initial-controllers names the voters as
+id@host:port:directory-id entries, the same on every node, and this node's
+metadata log directory takes the directory ID its entry names. A controller
+with bootstrap servers and no controller.quorum.voters needs one of these or
+--no-initial-controllers, which stores no voter set: such a controller
+cannot start yet, as joining the quorum as a new voter (AddRaftVoter) is not
+built. Neither --standalone nor --initial-controllers goes with
+controller.quorum.voters.`,
+		Example: `  samsa storage format --config server.properties --cluster-id "$(samsa storage random-uuid)"
+  samsa storage format --config controller.properties --cluster-id "$ID" \
+    --initial-controllers "1@c1:9093:$(samsa storage random-uuid),2@c2:9093:$(samsa storage random-uuid),3@c3:9093:$(samsa storage random-uuid)"`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ov, err := conf.given(cmd)
 			if err != nil {
@@ -55,7 +69,8 @@ formatted for another cluster or node fails it either way.`,
 			if err != nil {
 				return err
 			}
-			done, err := broker.FormatStorage(values, clusterID, ignoreFormatted, time.Now())
+			opts.Now = time.Now()
+			done, err := broker.FormatStorage(values, opts)
 			if err != nil {
 				return err
 			}
@@ -64,14 +79,20 @@ formatted for another cluster or node fails it either way.`,
 				fmt.Fprintln(out, "All of the log directories are already formatted.")
 			}
 			for _, d := range done {
-				fmt.Fprintf(out, "Formatted %s: cluster.id %s, node.id %d.\n", d, clusterID, values.Int("node.id"))
+				fmt.Fprintf(out, "Formatted %s: cluster.id %s, node.id %d.\n", d, opts.ClusterID, values.Int("node.id"))
+				if voters, err := metaprops.ReadInitialVoters(vfs.OS, d); err == nil && len(voters) > 0 {
+					fmt.Fprintf(out, "Stored the initial voters in %s: %s.\n", metaprops.InitialVotersPath(d), metaprops.FormatInitialVoters(voters))
+				}
 			}
 			return nil
 		},
 	}
 	conf.register(cmd, "c")
-	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster's ID (samsa storage random-uuid draws one)")
-	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "leave formatted directories as they are and format the others")
+	cmd.Flags().StringVarP(&opts.ClusterID, "cluster-id", "t", "", "the cluster's ID (samsa storage random-uuid draws one)")
+	cmd.Flags().BoolVarP(&opts.IgnoreFormatted, "ignore-formatted", "g", false, "leave formatted directories as they are and format the others")
+	cmd.Flags().BoolVarP(&opts.Standalone, "standalone", "s", false, "make this controller the quorum's only initial voter (KIP-853)")
+	cmd.Flags().StringVarP(&opts.InitialControllers, "initial-controllers", "I", "", "the quorum's initial voters, id@host:port:directory-id,... (KIP-853); the same on every node")
+	cmd.Flags().BoolVarP(&opts.NoInitialControllers, "no-initial-controllers", "N", false, "store no initial voter set (KIP-853)")
 	cmd.MarkFlagRequired("cluster-id")
 	return cmd
 }

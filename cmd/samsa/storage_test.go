@@ -173,3 +173,34 @@ func TestServeNeedsStorageFormatWithQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// storage format's quorum flags (KIP-853) reach FormatStorage: --standalone
+// stores this controller as the only initial voter and says so; two of
+// them at once are refused.
+func TestStorageFormatQuorumFlags(t *testing.T) {
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "meta")
+	props := writeProps(t, dir, "process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:9093\ncontroller.listener.names=CONTROLLER\n"+
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT\ncontroller.quorum.bootstrap.servers=127.0.0.1:9093\nlog.dirs="+meta+"\n")
+	const id = "q1Sh-9_ISia_zwGINzRvyQ"
+	if _, err := runSamsa(t, "storage", "format", "-c", props, "-t", id, "--standalone", "--no-initial-controllers"); err == nil ||
+		!strings.Contains(err.Error(), "only one of --standalone, --initial-controllers and --no-initial-controllers may be given") {
+		t.Fatalf("two quorum flags: %v", err)
+	}
+	if _, err := runSamsa(t, "storage", "format", "-c", props, "-t", id); err == nil || !strings.Contains(err.Error(), "you must specify one of the following") {
+		t.Fatalf("no quorum flag: %v", err)
+	}
+	out, err := runSamsa(t, "storage", "format", "-c", props, "-t", id, "-s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := metaprops.Read(vfs.OS, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Formatted " + meta + ": cluster.id " + id + ", node.id 1.\nStored the initial voters in " + metaprops.InitialVotersPath(meta) +
+		": 1@127.0.0.1:9093:" + p.DirectoryID + ".\n"
+	if out != want {
+		t.Fatalf("format --standalone:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -118,11 +118,11 @@ func (b *Broker) quorumNodes(c *conn) []kmsg.DescribeQuorumResponseNode {
 		n.Listeners = append(n.Listeners, ln)
 		return append(out, n)
 	}
-	for _, v := range b.cfg.quorum.voters {
+	for _, v := range b.ctrl.Voters() {
 		host, port, err := net.SplitHostPort(v.Addr)
 		p, perr := strconv.ParseUint(port, 10, 16)
 		if err != nil || perr != nil {
-			continue // parseVoters checked them
+			continue // the configuration holds host:port addresses
 		}
 		n := kmsg.NewDescribeQuorumResponseNode()
 		n.NodeID = int32(v.ID)

@@ -240,6 +240,11 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.quorum.dynamicVoter() {
+		if cfg.quorum.initialVoters, err = initialVotersOf(cfg); err != nil {
+			return nil, err
+		}
+	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits()}
@@ -445,18 +450,20 @@ func (b *Broker) raftAddr() string {
 
 func (b *Broker) controllerConfig() controller.Config {
 	return controller.Config{
-		NodeID:          model.NodeID(b.cfg.NodeID),
-		Dir:             filepath.Join(b.metadataLogDir(), metadataDir),
-		Endpoints:       b.endpoints(),
-		Rack:            b.cfg.Values.String("broker.rack"),
-		ClusterID:       b.clusterID,
-		Voters:          b.cfg.quorum.voters,
-		RaftAddr:        b.raftAddr(),
-		ElectionTimeout: b.cfg.quorum.electionTimeout,
-		SessionTimeout:  millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
-		Broker:          b.cfg.Values,
-		Logger:          b.cfg.Logger,
-		Clock:           b.cfg.Clock,
+		NodeID:           model.NodeID(b.cfg.NodeID),
+		Dir:              filepath.Join(b.metadataLogDir(), metadataDir),
+		Endpoints:        b.endpoints(),
+		Rack:             b.cfg.Values.String("broker.rack"),
+		ClusterID:        b.clusterID,
+		Voters:           b.cfg.quorum.voters,
+		BootstrapServers: b.cfg.quorum.bootstrap,
+		InitialVoters:    b.cfg.quorum.initialVoters,
+		RaftAddr:         b.raftAddr(),
+		ElectionTimeout:  b.cfg.quorum.electionTimeout,
+		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
+		Broker:           b.cfg.Values,
+		Logger:           b.cfg.Logger,
+		Clock:            b.cfg.Clock,
 	}
 }
 
@@ -465,7 +472,7 @@ func (b *Broker) controllerConfig() controller.Config {
 // to its image.
 func (b *Broker) startController(ctx context.Context) error {
 	if b.cfg.quorum.cluster() {
-		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters))
+		b.log.Info("waiting for the controller quorum", "voters", len(b.cfg.quorum.voters), "bootstrap_servers", strings.Join(b.cfg.quorum.bootstrap, ","))
 	}
 	err := b.ctrl.Start(ctx)
 	if err != nil && b.clusterID != "" {

@@ -90,7 +90,7 @@ func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluste
 		// A quorum node starts only on storage formatted for its cluster
 		// (samsa storage format).
 		v := c.values(n)
-		if _, err := FormatStorage(v, clusterID, false, time.Now()); err != nil {
+		if _, err := FormatStorage(v, FormatOptions{ClusterID: clusterID, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,8 +3,11 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
@@ -59,9 +62,34 @@ func StorageDirs(v config.Values) []string {
 	return dirs
 }
 
+// FormatOptions are `samsa storage format`'s flags.
+type FormatOptions struct {
+	ClusterID       string // --cluster-id
+	IgnoreFormatted bool   // --ignore-formatted
+	// Standalone (--standalone) makes this node the quorum's only initial
+	// voter, at its controller listener's advertised address.
+	Standalone bool
+	// InitialControllers (--initial-controllers) is the initial voter set,
+	// id@host:port:directory-id entries; the same for every node.
+	InitialControllers string
+	// NoInitialControllers (--no-initial-controllers) stores no voter set.
+	NoInitialControllers bool
+	Now                  time.Time
+}
+
 // FormatStorage is `samsa storage format`: kafka-storage.sh format over
 // StorageDirs(v) for node.id. It returns the directories it formatted.
-func FormatStorage(v config.Values, clusterID string, ignoreFormatted bool, now time.Time) ([]string, error) {
+//
+// With --standalone or --initial-controllers it stores the quorum's
+// initial voters in the metadata log directory (KIP-853's bootstrapping),
+// from which a controller without controller.quorum.voters bootstraps Raft
+// on its first start. It refuses what kafka-storage.sh refuses, with its
+// words: two of the three quorum flags; --standalone or
+// --initial-controllers with controller.quorum.voters set; --standalone on
+// a broker-only node; a controller with controller.quorum.bootstrap.servers
+// and no voters but none of the three flags. Samsa's own single node (no
+// quorum configured) needs none of them.
+func FormatStorage(v config.Values, o FormatOptions) ([]string, error) {
 	dirs := StorageDirs(v)
 	if len(dirs) == 0 {
 		return nil, errors.New("log.dirs is empty")
@@ -70,7 +98,85 @@ func FormatStorage(v config.Values, clusterID string, ignoreFormatted bool, now 
 	if node < 0 {
 		return nil, errors.New("node.id must be set (>= 0)")
 	}
-	return metaprops.Format(vfs.OS, dirs, metaprops.FormatOptions{ClusterID: clusterID, NodeID: node, IgnoreFormatted: ignoreFormatted, Now: now})
+	voters, err := initialVoters(v, o)
+	if err != nil {
+		return nil, err
+	}
+	return metaprops.Format(vfs.OS, dirs, metaprops.FormatOptions{ClusterID: o.ClusterID, NodeID: node, IgnoreFormatted: o.IgnoreFormatted, Now: o.Now,
+		InitialVoters: voters, MetadataDir: metadataLogDirOf(v, dirs[0])})
+}
+
+// initialVoters applies kafka-storage.sh format's rules for the quorum
+// flags and returns the initial voters to store, if any.
+func initialVoters(v config.Values, o FormatOptions) ([]metaprops.InitialVoter, error) {
+	given := 0
+	for _, set := range []bool{o.Standalone, o.InitialControllers != "", o.NoInitialControllers} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, errors.New("only one of --standalone, --initial-controllers and --no-initial-controllers may be given")
+	}
+	staticVoters := len(v.List("controller.quorum.voters")) > 0
+	if staticVoters && (o.Standalone || o.InitialControllers != "") {
+		return nil, errors.New("You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. " +
+			"If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
+	}
+	roles := v.List("process.roles")
+	controller := len(roles) == 0 || slices.Contains(roles, "controller")
+	switch {
+	case o.InitialControllers != "":
+		return metaprops.ParseInitialVoters(o.InitialControllers)
+	case o.Standalone:
+		if !controller {
+			return nil, errors.New("You can only use --standalone on a controller.")
+		}
+		return standaloneVoter(v)
+	case controller && !staticVoters && !o.NoInitialControllers && len(v.List("controller.quorum.bootstrap.servers")) > 0:
+		return nil, errors.New("Because controller.quorum.voters is not set on this controller, you must specify one of the following: " +
+			"--standalone, --initial-controllers, or --no-initial-controllers.")
+	}
+	return nil, nil
+}
+
+// standaloneVoter is --standalone's voter set: this node alone, at its
+// first controller listener's advertised address ("localhost" for a
+// listener without a host, as Kafka has it), with a new directory ID.
+func standaloneVoter(v config.Values) ([]metaprops.InitialVoter, error) {
+	names := strings.Split(v.String("controller.listener.names"), ",")
+	name := strings.ToUpper(strings.TrimSpace(names[0]))
+	var found *Listener
+	for _, key := range []string{"advertised.listeners", "listeners"} {
+		if v.IsNull(key) || v.String(key) == "" {
+			continue
+		}
+		ls, err := ParseListeners(v.String(key))
+		if err != nil {
+			return nil, err
+		}
+		for i := range ls {
+			if ls[i].Name == name {
+				found = &ls[i]
+				break
+			}
+		}
+		if found != nil {
+			break
+		}
+	}
+	if name == "" || found == nil {
+		return nil, errors.New("No controller listeners found: --standalone makes this node the only voter at its controller listener (controller.listener.names, listeners)")
+	}
+	host := found.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	dirID, err := metaprops.NewClusterID() // a random Kafka UUID, as a directory ID is
+	if err != nil {
+		return nil, err
+	}
+	return []metaprops.InitialVoter{{NodeID: int32(v.Int("node.id")), Addr: net.JoinHostPort(host, strconv.Itoa(found.Port)), DirectoryID: dirID}}, nil
 }
 
 // storageDirs are this broker's directories.

@@ -115,7 +115,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := FormatStorage(values, id, false, time.Now()); err != nil {
+	if _, err := FormatStorage(values, FormatOptions{ClusterID: id, Now: time.Now()}); err != nil {
 		tb.Fatal(err)
 	}
 	cfg, err := ConfigFromValues(values)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,33 +39,43 @@ type lifecycle struct {
 }
 
 // controllerAddr is the controller listener address of the active
-// controller, "" during an election.
+// controller, "" during an election and on the single node. It comes from
+// the quorum's Raft configuration, which a static quorum bootstrapped from
+// controller.quorum.voters and which a broker-only node learns from the
+// log it follows: one path whether or not the voters are configured.
 func (b *Broker) controllerAddr() string {
-	id := b.ctrl.ControllerID()
-	for _, v := range b.cfg.quorum.voters {
-		if v.ID == id {
-			return v.Addr
-		}
+	if !b.cfg.quorum.cluster() {
+		return ""
 	}
-	return ""
+	return b.ctrl.ControllerAddr()
 }
 
 // retryBackoff is the pause before asking the quorum again after an
 // election or a NOT_CONTROLLER answer.
 const retryBackoff = 50 * time.Millisecond
 
+// waitingLogInterval spaces the log lines that say a request is still
+// waiting for an active controller.
+const waitingLogInterval = 5 * time.Second
+
 // toController sends req to the active controller, retrying across
 // elections until ctx ends. again reports whether a response says to try
-// the (new) active controller.
+// the (new) active controller. While it waits it logs, every
+// waitingLogInterval, what it waits for and whom it asked.
 func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(kmsg.Response) bool) (kmsg.Response, error) {
+	start := time.Now()
+	lastLog := start
+	var lastErr error
 	for try := 0; ; try++ {
 		addr := b.controllerAddr()
 		if addr == "" && b.cfg.quorum.observer() {
 			// A broker-only node learns the leader from Raft only once
 			// the leader has added it, which its registration asks for:
-			// until then it asks the voters in turn, and one that is not
-			// the leader answers NOT_CONTROLLER.
-			addr = b.cfg.quorum.voters[try%len(b.cfg.quorum.voters)].Addr
+			// until then it asks the bootstrap servers (else the voters)
+			// in turn, and one that is not the leader answers
+			// NOT_CONTROLLER.
+			boot := b.cfg.quorum.bootstrapAddrs()
+			addr = boot[try%len(boot)]
 		}
 		if addr != "" {
 			resp, err := b.peers.request(ctx, addr, req)
@@ -73,17 +84,45 @@ func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(
 			}
 			if err != nil {
 				b.log.Debug("controller request failed", "addr", addr, "err", err)
+				lastErr = err
+			} else {
+				lastErr = fmt.Errorf("%s answered that it is not the active controller", addr)
 			}
 			if errors.Is(err, errPeersClosed) {
 				return nil, err
 			}
 		}
+		if now := time.Now(); now.Sub(lastLog) >= waitingLogInterval {
+			lastLog = now
+			b.log.Warn("waiting for the active controller", "request", kmsg.NameForKey(req.Key()),
+				"asking", b.waitingFor(), "waited", now.Sub(start).Round(time.Second), "last_err", lastErr)
+		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("broker: no active controller answered: %w", ctx.Err())
+			if lastErr != nil {
+				return nil, fmt.Errorf("broker: no active controller answered (asked %s; last: %v): %w", b.waitingFor(), lastErr, ctx.Err())
+			}
+			return nil, fmt.Errorf("broker: no active controller answered (asked %s): %w", b.waitingFor(), ctx.Err())
 		case <-time.After(retryBackoff):
 		}
 	}
+}
+
+// waitingFor says whom toController asks: the leader the Raft
+// configuration names, else, on a broker-only node that does not follow
+// the log yet, the bootstrap servers (or the voters).
+func (b *Broker) waitingFor() string {
+	if addr := b.ctrl.ControllerAddr(); addr != "" {
+		return "the active controller at " + addr
+	}
+	q := b.cfg.quorum
+	switch {
+	case !q.observer():
+		return "the quorum to elect a leader"
+	case len(q.bootstrap) > 0:
+		return "controller.quorum.bootstrap.servers " + strings.Join(q.bootstrap, ",")
+	}
+	return "the voters at " + strings.Join(q.bootstrapAddrs(), ",")
 }
 
 // register registers this broker with the active controller and returns

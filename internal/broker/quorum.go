@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -18,8 +19,19 @@ import (
 // process.roles, controller.quorum.voters and controller.listener.names.
 type quorumSettings struct {
 	// voters is controller.quorum.voters; empty for the self-contained
-	// single node, whose quorum is in process.
+	// single node, whose quorum is in process, and for a node that finds
+	// the quorum through its bootstrap servers.
 	voters []controller.Voter
+	// bootstrap is controller.quorum.bootstrap.servers when it leads to a
+	// quorum over the network: the controller listeners a broker-only node
+	// registers through before it follows the metadata log. Empty on the
+	// single node, whose bootstrap server is itself.
+	bootstrap []string
+	// initialVoters, on a controller with bootstrap servers and no voters,
+	// are the voters `samsa storage format` stored in the metadata log
+	// directory, which Raft bootstraps from on its first start
+	// (initialVotersOf).
+	initialVoters []controller.Voter
 	// listeners are the controller listeners' names: they carry Raft as
 	// well as Kafka requests, and serve the controller-only APIs.
 	listeners []string
@@ -46,7 +58,21 @@ func (q quorumSettings) early(name string) bool {
 }
 
 // cluster reports whether this node is part of a quorum over the network.
-func (q quorumSettings) cluster() bool { return len(q.voters) > 0 }
+func (q quorumSettings) cluster() bool { return len(q.voters) > 0 || len(q.bootstrap) > 0 }
+
+// bootstrapAddrs are the addresses a node asks in turn while it knows no
+// active controller: the bootstrap servers, else the voters', as Kafka
+// prefers the bootstrap servers when both are set.
+func (q quorumSettings) bootstrapAddrs() []string {
+	if len(q.bootstrap) > 0 {
+		return q.bootstrap
+	}
+	var out []string
+	for _, v := range q.voters {
+		out = append(out, v.Addr)
+	}
+	return out
+}
 
 func (q quorumSettings) isControllerListener(name string) bool {
 	return slices.Contains(q.listeners, name)
@@ -76,14 +102,33 @@ func parseVoters(items []string) ([]controller.Voter, error) {
 	return out, nil
 }
 
+// parseBootstrapServers parses controller.quorum.bootstrap.servers:
+// host:port entries.
+func parseBootstrapServers(items []string) ([]string, error) {
+	var out []string
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if _, _, err := net.SplitHostPort(it); err != nil {
+			return nil, fmt.Errorf("broker: controller.quorum.bootstrap.servers entry %q: %w", it, err)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
 // resolveQuorum reads the quorum configs and checks them against the
 // listeners and process.roles, as Kafka's KafkaConfig does: a controller
 // (combined or alone) is among controller.quorum.voters and has a
 // controller listener; a broker-only node is not among them and has none
-// in its listeners; a controller-only node has nothing but controller
-// listeners.
+// in its listeners, and may find the controllers through
+// controller.quorum.bootstrap.servers alone; a controller-only node has
+// nothing but controller listeners.
 func (c *Config) resolveQuorum() error {
 	voters, err := parseVoters(c.Values.List("controller.quorum.voters"))
+	if err != nil {
+		return err
+	}
+	bootstrap, err := parseBootstrapServers(c.Values.List("controller.quorum.bootstrap.servers"))
 	if err != nil {
 		return err
 	}
@@ -91,6 +136,9 @@ func (c *Config) resolveQuorum() error {
 	roles := c.Values.List("process.roles")
 	q.broker = len(roles) == 0 || slices.Contains(roles, "broker")
 	q.controller = len(roles) == 0 || slices.Contains(roles, "controller")
+	if !q.controller || len(voters) == 0 && !c.selfBootstrap(bootstrap, q.broker) {
+		q.bootstrap = bootstrap
+	}
 	for _, n := range strings.Split(c.Values.String("controller.listener.names"), ",") {
 		if n = strings.ToUpper(strings.TrimSpace(n)); n != "" {
 			q.listeners = append(q.listeners, n)
@@ -103,13 +151,13 @@ func (c *Config) resolveQuorum() error {
 	}
 	if !q.cluster() {
 		if !q.broker || !q.controller {
-			return fmt.Errorf("broker: process.roles=%s needs controller.quorum.voters: a node without a quorum over the network is a combined broker and controller", strings.Join(roles, ","))
+			return fmt.Errorf("broker: process.roles=%s needs controller.quorum.bootstrap.servers (or controller.quorum.voters): a node without a quorum over the network is a combined broker and controller", strings.Join(roles, ","))
 		}
 		c.quorum = q
 		return nil
 	}
 	if len(q.listeners) == 0 {
-		return fmt.Errorf("broker: controller.quorum.voters is set, so controller.listener.names must name the listener the quorum uses")
+		return fmt.Errorf("broker: the quorum is over the network (controller.quorum.voters or controller.quorum.bootstrap.servers), so controller.listener.names must name the listener the quorum uses")
 	}
 	inVoters := slices.ContainsFunc(voters, func(v controller.Voter) bool { return v.ID == model.NodeID(c.NodeID) })
 	hasControllerListener := slices.ContainsFunc(c.Listeners, func(l Listener) bool { return q.isControllerListener(l.Name) })
@@ -122,7 +170,7 @@ func (c *Config) resolveQuorum() error {
 		}
 	}
 	switch {
-	case q.controller && !inVoters:
+	case q.controller && !inVoters && len(voters) > 0:
 		return fmt.Errorf("broker: process.roles has controller, but controller.quorum.voters does not name this node (node.id %d)", c.NodeID)
 	case !q.controller && inVoters:
 		return fmt.Errorf("broker: controller.quorum.voters names node.id %d, but process.roles=%s has no controller role", c.NodeID, strings.Join(roles, ","))
@@ -141,6 +189,24 @@ func (c *Config) resolveQuorum() error {
 	}
 	c.quorum = q
 	return nil
+}
+
+// selfBootstrap reports whether bootstrap servers make this node the
+// single node: a combined node whose only bootstrap server is itself (on
+// the port of one of its listeners), as Kafka's own server.properties has
+// it. Its quorum stays in process, however it was formatted.
+func (c *Config) selfBootstrap(bootstrap []string, broker bool) bool {
+	if len(bootstrap) != 1 || !broker {
+		return false
+	}
+	_, port, _ := net.SplitHostPort(bootstrap[0])
+	configured, _ := ParseListeners(c.Values.String("listeners"))
+	for _, l := range append(configured, c.Listeners...) {
+		if strconv.Itoa(l.Port) == port {
+			return true
+		}
+	}
+	return false
 }
 
 // interBrokerListener is the listener other brokers reach this one on:
@@ -179,3 +245,49 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 
 // controllerRequestTimeout bounds a controller-listener request's commit.
 const controllerRequestTimeout = 10 * time.Second
+
+// dynamicVoter reports whether this node is a controller of a quorum found
+// through the bootstrap servers: its voters are the ones stored at format
+// time, then Raft's own configuration.
+func (q quorumSettings) dynamicVoter() bool {
+	return q.controller && len(q.voters) == 0 && len(q.bootstrap) > 0
+}
+
+// initialVotersOf reads the initial voters a controller with bootstrap
+// servers bootstraps from, and refuses a controller outside them: it would
+// have to join the quorum as a new voter, which it cannot yet. Its own
+// entry must be on a controller listener's port, where Raft reaches it.
+func initialVotersOf(cfg Config) ([]controller.Voter, error) {
+	dir := metadataLogDirOf(cfg.Values, cfg.LogDir)
+	stored, err := metaprops.ReadInitialVoters(cfg.FS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	var voters []controller.Voter
+	var self *controller.Voter
+	for _, v := range stored {
+		voters = append(voters, controller.Voter{ID: model.NodeID(v.NodeID), Addr: v.Addr})
+		if v.NodeID == cfg.NodeID {
+			self = &voters[len(voters)-1]
+		}
+	}
+	notBuilt := "joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet: " +
+		"format the controllers with --initial-controllers naming every one of them (or --standalone for one), or set controller.quorum.voters"
+	switch {
+	case len(stored) == 0:
+		return nil, fmt.Errorf("broker: this controller (node.id %d) finds the quorum through controller.quorum.bootstrap.servers, "+
+			"but %s holds no initial voters (formatted with --no-initial-controllers, or before them): %s",
+			cfg.NodeID, metaprops.InitialVotersPath(dir), notBuilt)
+	case self == nil:
+		return nil, fmt.Errorf("broker: this controller (node.id %d) is not among the initial voters %s stored in %s: %s",
+			cfg.NodeID, metaprops.FormatInitialVoters(stored), metaprops.InitialVotersPath(dir), notBuilt)
+	}
+	_, port, _ := net.SplitHostPort(self.Addr)
+	if !slices.ContainsFunc(cfg.Listeners, func(l Listener) bool {
+		return cfg.quorum.isControllerListener(l.Name) && (l.Port == 0 || strconv.Itoa(l.Port) == port)
+	}) {
+		return nil, fmt.Errorf("broker: the initial voters stored in %s put this node (node.id %d) at %s, which is not the port of its controller listener %s",
+			metaprops.InitialVotersPath(dir), cfg.NodeID, self.Addr, strings.Join(cfg.quorum.listeners, ","))
+	}
+	return voters, nil
+}

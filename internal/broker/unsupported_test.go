@@ -79,7 +79,7 @@ func TestKafkaServerPropertiesStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := FormatStorage(v, id, false, time.Now()); err != nil {
+	if _, err := FormatStorage(v, FormatOptions{ClusterID: id, Standalone: true, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := New(cfg)

@@ -91,9 +91,11 @@ func hasRole(v Values, role string) bool {
 
 // checkQuorum checks the quorum configs against this node. The static quorum
 // (controller.quorum.voters) must name a node with the controller role, on the
-// port of one of its own listeners; a broker-only node is not among it. A dynamic quorum (KIP-853) is not
-// built either: controller.quorum.bootstrap.servers may only name this node, which
-// Kafka's own server.properties does for a single node.
+// port of one of its own listeners; a broker-only node is not among it. A
+// node may instead find the controllers through
+// controller.quorum.bootstrap.servers alone, as Kafka 4 nodes do: a
+// controller then bootstraps from the voters stored when it was formatted
+// (broker.initialVotersOf checks them at start).
 func checkQuorum(v Values) error {
 	ports := map[string]bool{}
 	for _, l := range strings.Split(v.String("listeners"), ",") {
@@ -144,8 +146,9 @@ func checkQuorum(v Values) error {
 		}
 	}
 	for _, item := range v.List("controller.quorum.bootstrap.servers") {
-		if !onOwnPort(item) {
-			return notSupported("controller.quorum.bootstrap.servers", "value "+item+" is not supported yet (a dynamic quorum, KIP-853, is not built; set controller.quorum.voters): the bootstrap server must be this node, on the port of one of its listeners")
+		if i := strings.LastIndexByte(item, ':'); i <= 0 || i == len(item)-1 || strings.Contains(item, "@") {
+			return invalidValue(Broker.byName["controller.quorum.bootstrap.servers"], "controller.quorum.bootstrap.servers", item,
+				"each bootstrap server must be host:port (a controller listener's address)")
 		}
 	}
 	return nil

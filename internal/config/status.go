@@ -150,18 +150,6 @@ func (s sameItems) Validate(v any) error {
 
 func (s sameItems) String() string { return strings.Join(s, ",") }
 
-// oneItem accepts a list of exactly one item: a controller quorum of one node.
-type oneItem struct{ what string }
-
-func (o oneItem) Validate(v any) error {
-	if len(v.([]string)) != 1 {
-		return fmt.Errorf("must name one %s", o.what)
-	}
-	return nil
-}
-
-func (o oneItem) String() string { return "one " + o.what }
-
 // configuredListeners accepts names of configured listeners; checkListeners checks that they
 // are, as Kafka does.
 type configuredListeners struct{}

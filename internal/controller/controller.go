@@ -51,6 +51,17 @@ type Config struct {
 	// controller adds it when it registers, and it follows the metadata log
 	// without a vote. Empty means a quorum of this node alone.
 	Voters []Voter
+	// BootstrapServers is controller.quorum.bootstrap.servers when Voters
+	// is empty: the quorum runs over the network as with Voters, but its
+	// voters are Raft's own configuration. A node not among InitialVoters
+	// with a RaftAddr (a broker-only node) follows it as a non-voter, as
+	// with Voters.
+	BootstrapServers []string
+	// InitialVoters, with BootstrapServers, are the voters `samsa storage
+	// format` stored (KIP-853's bootstrapping): a voter among them
+	// bootstraps Raft with them on its first start, after which Raft's
+	// stored configuration rules; its own entry is its Raft address.
+	InitialVoters []Voter
 	// RaftAddr is where Raft listens on a node not among Voters, for the
 	// active controller to reach it: its inter-broker listener, which hands
 	// connections that begin with RaftPreamble to ServeRaft. Ignored for a
@@ -231,15 +242,15 @@ func newController(cfg Config) (*Controller, error) {
 	}
 	var stream *streamLayer
 	observer := false
-	if len(cfg.Voters) > 0 {
-		self, voter, err := checkVoters(cfg.Voters, cfg.NodeID)
+	if cfg.network() {
+		self, voter, err := checkVoters(cfg.votersToBootstrap(), cfg.NodeID)
 		if err != nil {
 			return nil, err
 		}
 		addr := self.Addr
 		if !voter {
 			if cfg.RaftAddr == "" {
-				return nil, fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
+				return nil, notAVoter(cfg)
 			}
 			addr, observer = cfg.RaftAddr, true
 		}

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -10,6 +12,8 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 const (
@@ -79,9 +83,9 @@ func (c *Controller) startRaft() error {
 		voters := raft.Configuration{Servers: []raft.Server{
 			{Suffrage: raft.Voter, ID: conf.LocalID, Address: c.transport.LocalAddr()},
 		}}
-		if len(c.cfg.Voters) > 0 {
+		if c.cfg.network() {
 			voters.Servers = nil
-			for _, v := range c.cfg.Voters {
+			for _, v := range c.cfg.votersToBootstrap() {
 				voters.Servers = append(voters.Servers, raft.Server{Suffrage: raft.Voter,
 					ID: raft.ServerID(nodeResource(v.ID)), Address: raft.ServerAddress(v.Addr)})
 			}
@@ -93,7 +97,7 @@ func (c *Controller) startRaft() error {
 	if c.raft, err = raft.NewRaft(conf, c.fsm, store, store, snaps, c.transport); err != nil {
 		return fmt.Errorf("controller: start raft: %w", err)
 	}
-	if len(c.cfg.Voters) > 0 {
+	if c.cfg.network() {
 		// A real quorum keeps the configured timeouts: a voter must not
 		// start elections faster than its peers can answer.
 		return nil
@@ -133,7 +137,7 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 	conf.HeartbeatTimeout = initialHeartbeatTimeout
 	conf.ElectionTimeout = initialHeartbeatTimeout
 	conf.LeaderLeaseTimeout = leaderLeaseTimeout
-	if len(c.cfg.Voters) > 0 && c.cfg.ElectionTimeout > 0 {
+	if c.cfg.network() && c.cfg.ElectionTimeout > 0 {
 		// controller.quorum.election.timeout.ms: how long a follower waits
 		// without hearing from the leader before it stands for election.
 		conf.HeartbeatTimeout = c.cfg.ElectionTimeout
@@ -144,4 +148,70 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 	// someone installs one; the legacy per-peer names would only duplicate.
 	conf.NoLegacyTelemetry = true
 	return conf
+}
+
+// network reports whether the quorum runs over the network: a static one
+// (Voters) or one found through the bootstrap servers.
+func (cfg Config) network() bool { return len(cfg.Voters) > 0 || len(cfg.BootstrapServers) > 0 }
+
+// votersToBootstrap are the voters a first start bootstraps Raft with:
+// the static ones, else the initial voters stored at format time.
+func (cfg Config) votersToBootstrap() []Voter {
+	if len(cfg.Voters) > 0 {
+		return cfg.Voters
+	}
+	return cfg.InitialVoters
+}
+
+// notAVoter is the error for a node outside the voters that has no
+// address for Raft to reach it as a non-voter.
+func notAVoter(cfg Config) error {
+	if len(cfg.Voters) == 0 {
+		return fmt.Errorf("controller: node %d is not among the initial voters, and joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet", cfg.NodeID)
+	}
+	return fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
+}
+
+// ControllerAddr is the active controller's address as the quorum's Raft
+// configuration holds it (its controller listener), "" when no leader is
+// known. It serves a static quorum and one found through the bootstrap
+// servers alike: a broker-only node learns the configuration from the
+// log it follows.
+func (c *Controller) ControllerAddr() string {
+	_, id := c.raft.LeaderWithID()
+	if id == "" {
+		return ""
+	}
+	for _, v := range c.configuration() {
+		if v.Suffrage == raft.Voter && v.ID == id {
+			return string(v.Address)
+		}
+	}
+	return ""
+}
+
+// Voters are the quorum's voters as its Raft configuration holds them,
+// in node ID order; nil before this node has one (a broker-only node the
+// active controller has not added yet).
+func (c *Controller) Voters() []Voter {
+	var out []Voter
+	for _, s := range c.configuration() {
+		id, err := strconv.ParseInt(string(s.ID), 10, 32)
+		if s.Suffrage != raft.Voter || err != nil {
+			continue
+		}
+		out = append(out, Voter{ID: model.NodeID(id), Addr: string(s.Address)})
+	}
+	slices.SortFunc(out, func(a, b Voter) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// configuration is Raft's latest configuration (hashicorp/raft answers it
+// without a round trip through its main loop).
+func (c *Controller) configuration() []raft.Server {
+	f := c.raft.GetConfiguration()
+	if f.Error() != nil {
+		return nil
+	}
+	return f.Configuration().Servers
 }

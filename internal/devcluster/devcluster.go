@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,12 @@ type Config struct {
 	// the nodes with the controller role; a controller-only node has only
 	// its controller listener, a broker-only node only its Kafka listener.
 	Roles func(id int32) string
+	// BootstrapServers, when set, has every node find the quorum through
+	// controller.quorum.bootstrap.servers (every controller's listener)
+	// instead of controller.quorum.voters, as Kafka 4 nodes do, and
+	// formats each controller with --initial-controllers naming all of
+	// them, each with a directory ID of its own (KIP-853's bootstrapping).
+	BootstrapServers bool
 }
 
 // Cluster is N samsa serve processes forming one quorum.
@@ -102,12 +109,43 @@ func New(cfg Config) (*Cluster, error) {
 	if !slices.ContainsFunc(c.nodes, (*Node).Controller) || !slices.ContainsFunc(c.nodes, (*Node).Broker) {
 		return nil, errors.New("devcluster: the roles leave the cluster without a controller or without a broker")
 	}
+	quorum, format, err := c.quorum()
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range c.nodes {
-		if err := c.prepare(n, voters(c.nodes)); err != nil {
+		args := []string{"storage", "format", "--config", n.ConfigPath(), "--cluster-id", c.clusterID, "--ignore-formatted"}
+		if n.Controller() {
+			args = append(args, format...)
+		}
+		if err := c.prepare(n, quorum, args); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// quorum is how the nodes find the quorum, and the storage format flags a
+// controller needs for it: the static voters, or the bootstrap servers and
+// the initial voters (each drawn a directory ID by samsa storage
+// random-uuid).
+func (c *Cluster) quorum() (map[string]string, []string, error) {
+	if !c.cfg.BootstrapServers {
+		return map[string]string{"controller.quorum.voters": voters(c.nodes)}, nil, nil
+	}
+	var initial []string
+	for _, n := range c.nodes {
+		if !n.Controller() {
+			continue
+		}
+		dirID, err := c.run("storage", "random-uuid")
+		if err != nil {
+			return nil, nil, err
+		}
+		initial = append(initial, fmt.Sprintf("%d@%s:%s", n.ID, net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort)), dirID))
+	}
+	return map[string]string{"controller.quorum.bootstrap.servers": bootstrapServers(c.nodes)},
+		[]string{"--initial-controllers", strings.Join(initial, ",")}, nil
 }
 
 // layout finds the cluster ID and ports: the ones recorded in the
@@ -185,7 +223,7 @@ func (c *Cluster) reuse(state string) (kafka, controller []int, err error) {
 // prepare writes node n's server.properties and formats its storage
 // (samsa storage format, as an operator would); a formatted directory is
 // left as it is.
-func (c *Cluster) prepare(n *Node, voterList string) error {
+func (c *Cluster) prepare(n *Node, quorum map[string]string, format []string) error {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
 	}
@@ -195,12 +233,12 @@ func (c *Cluster) prepare(n *Node, voterList string) error {
 			brokers++
 		}
 	}
-	cfg := nodeConfig(n, voterList, brokers, c.cfg.Overrides)
+	cfg := nodeConfig(n, quorum, brokers, c.cfg.Overrides)
 	header := fmt.Sprintf("Node %d of a %d-node cluster written by samsa dev cluster; rewritten on every start.", n.ID, c.cfg.Nodes)
 	if err := os.WriteFile(n.ConfigPath(), formatProperties(header, cfg), 0o644); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
 	}
-	_, err := c.run("storage", "format", "--config", n.ConfigPath(), "--cluster-id", c.clusterID, "--ignore-formatted")
+	_, err := c.run(format...)
 	return err
 }
 

@@ -69,7 +69,7 @@ func TestNodeConfig(t *testing.T) {
 		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), Dir: fmt.Sprintf("/d/node-%d", i+1)})
 	}
 	n := nodes[1]
-	got := string(formatProperties("node 2", nodeConfig(n, voters(nodes), 3, map[string]string{"broker.session.timeout.ms": "6000"})))
+	got := string(formatProperties("node 2", nodeConfig(n, map[string]string{"controller.quorum.voters": voters(nodes)}, 3, map[string]string{"broker.session.timeout.ms": "6000"})))
 	want := `# node 2
 broker.heartbeat.interval.ms=200
 broker.session.timeout.ms=6000

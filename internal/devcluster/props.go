@@ -51,10 +51,23 @@ func voters(nodes []*Node) string {
 	return strings.Join(out, ",")
 }
 
+// bootstrapServers is controller.quorum.bootstrap.servers for the nodes:
+// every controller's host and controller port.
+func bootstrapServers(nodes []*Node) string {
+	var out []string
+	for _, n := range nodes {
+		if n.Roles == "" || n.Controller() {
+			out = append(out, net.JoinHostPort(n.Host, strconv.Itoa(n.ControllerPort)))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // nodeConfig is one node's server.properties as a map: the cluster's
-// shape, then the replication defaults and timings, then the caller's
-// overrides, which win.
-func nodeConfig(n *Node, voterList string, nodes int, overrides map[string]string) map[string]string {
+// shape, the quorum configs (controller.quorum.voters or
+// controller.quorum.bootstrap.servers), then the replication defaults and
+// timings, then the caller's overrides, which win.
+func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[string]string) map[string]string {
 	roles := n.Roles
 	if roles == "" {
 		roles = "broker,controller"
@@ -69,12 +82,12 @@ func nodeConfig(n *Node, voterList string, nodes int, overrides map[string]strin
 	cfg := map[string]string{
 		"node.id":                        strconv.Itoa(int(n.ID)),
 		"process.roles":                  roles,
-		"controller.quorum.voters":       voterList,
 		"controller.listener.names":      "CONTROLLER",
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"listeners":                      strings.Join(listeners, ","),
 		"log.dirs":                       n.DataDir(),
 	}
+	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))
 	maps.Copy(cfg, FailureDetection)
 	maps.Copy(cfg, overrides)

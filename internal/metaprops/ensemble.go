@@ -152,8 +152,22 @@ func (e *Ensemble) notFormatted(dir, clusterID string) error {
 // formatted, in order. Call Verify first: Format does not look at the
 // formatted directories except to keep directory IDs unique.
 func (e *Ensemble) Format(fsys vfs.FS, clusterID string, nodeID int32, now time.Time) ([]string, error) {
+	return e.format(fsys, FormatOptions{ClusterID: clusterID, NodeID: nodeID, Now: now})
+}
+
+// format is Format with the initial voters of o: the metadata log
+// directory, when this node is among them, takes the directory ID they
+// give it, and holds them (InitialVotersFile) before its meta.properties
+// is written, so a crash leaves it unformatted rather than formatted
+// without them.
+func (e *Ensemble) format(fsys vfs.FS, o FormatOptions) ([]string, error) {
+	clusterID, nodeID, now := o.ClusterID, o.NodeID, o.Now
 	if err := ValidateClusterID(clusterID); err != nil {
 		return nil, fmt.Errorf("metaprops: %w", err)
+	}
+	metaDir := ""
+	if len(o.InitialVoters) > 0 {
+		metaDir = filepath.Clean(o.MetadataDir)
 	}
 	var done []string
 	for _, d := range e.Unformatted() {
@@ -161,8 +175,18 @@ func (e *Ensemble) Format(fsys vfs.FS, clusterID string, nodeID int32, now time.
 		if err != nil {
 			return done, err
 		}
+		if d == metaDir {
+			if id, ok := voterDirectoryID(o.InitialVoters, nodeID); ok {
+				dirID = id
+			}
+		}
 		if err := vfs.MkdirAllDurable(fsys, d); err != nil {
 			return done, fmt.Errorf("metaprops: create %s: %w", d, err)
+		}
+		if d == metaDir {
+			if err := WriteInitialVoters(fsys, d, o.InitialVoters, now); err != nil {
+				return done, err
+			}
 		}
 		p := Props{ClusterID: clusterID, NodeID: nodeID, DirectoryID: dirID}
 		if err := Write(fsys, d, p, now); err != nil {
@@ -220,6 +244,22 @@ type FormatOptions struct {
 	// directory fails the whole command before anything is written.
 	IgnoreFormatted bool
 	Now             time.Time
+	// InitialVoters, when set, is the quorum's initial voter set
+	// (--standalone, --initial-controllers), stored in MetadataDir, the
+	// metadata log directory, when Format formats it. If this node is
+	// among them, MetadataDir takes the directory ID its entry names.
+	InitialVoters []InitialVoter
+	MetadataDir   string
+}
+
+// voterDirectoryID is the directory ID voters give node.
+func voterDirectoryID(voters []InitialVoter, node int32) (string, bool) {
+	for _, v := range voters {
+		if v.NodeID == node {
+			return v.DirectoryID, true
+		}
+	}
+	return "", false
 }
 
 // Format is kafka-storage.sh format over dirs: the formatted directories
@@ -243,5 +283,12 @@ func Format(fsys vfs.FS, dirs []string, o FormatOptions) ([]string, error) {
 	if f := e.Formatted(); len(f) > 0 && !o.IgnoreFormatted {
 		return nil, fmt.Errorf("metaprops: log dir %s is already formatted: use --ignore-formatted to leave it as it is and format the others", f[0])
 	}
-	return e.Format(fsys, o.ClusterID, o.NodeID, o.Now)
+	if id, ok := voterDirectoryID(o.InitialVoters, o.NodeID); ok {
+		for _, d := range e.Formatted() {
+			if e.props[d].DirectoryID == id {
+				return nil, fmt.Errorf("metaprops: the initial controllers give node %d directory id %s, which log dir %s has already", o.NodeID, id, d)
+			}
+		}
+	}
+	return e.format(fsys, o)
 }
