@@ -33,25 +33,7 @@ func BenchmarkFetchPath(b *testing.B) {
 			rp.PartitionMaxBytes = 1 << 20
 			rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
 			req.Topics = []kmsg.FetchRequestTopic{rt}
-			var bytes int64
-			off := int64(0)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				req.Topics[0].Partitions[0].FetchOffset = off
-				r.sendFrame(encodeRequest(req, int32(i)))
-				var size [4]byte
-				if _, err := io.ReadFull(r.nc, size[:]); err != nil {
-					b.Fatal(err)
-				}
-				n, err := io.CopyN(io.Discard, r.nc, int64(binary.BigEndian.Uint32(size[:])))
-				if err != nil {
-					b.Fatal(err)
-				}
-				bytes += n
-				off = (off + 1000) % end
-			}
-			b.SetBytes(bytes / int64(b.N))
+			fetchLoop(b, r, req, end)
 		})
 	}
 }
@@ -72,25 +54,7 @@ func BenchmarkReplicaFetch(b *testing.B) {
 	if p := got.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
 		b.Fatalf("replica fetch: error %d, %d record bytes", p.ErrorCode, len(p.RecordBatches))
 	}
-	var bytes int64
-	off := int64(0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		req.Topics[0].Partitions[0].FetchOffset = off
-		r.sendFrame(encodeRequest(req, int32(i)))
-		var size [4]byte
-		if _, err := io.ReadFull(r.nc, size[:]); err != nil {
-			b.Fatal(err)
-		}
-		n, err := io.CopyN(io.Discard, r.nc, int64(binary.BigEndian.Uint32(size[:])))
-		if err != nil {
-			b.Fatal(err)
-		}
-		bytes += n
-		off = (off + 1000) % end
-	}
-	b.SetBytes(bytes / int64(b.N))
+	fetchLoop(b, r, req, end)
 }
 
 // fillTopic produces about size bytes of 1 KiB records and returns the
@@ -118,4 +82,28 @@ func fillTopic(tb testing.TB, br *Broker, topic string, size int, opts ...kgo.Op
 		tb.Fatal(err)
 	}
 	return int64(n)
+}
+
+// fetchLoop sends req b.N times on r, each from the next thousand offsets
+// (wrapping at end), and reads each response whole into io.Discard.
+func fetchLoop(b *testing.B, r *rawConn, req *kmsg.FetchRequest, end int64) {
+	var bytes int64
+	off := int64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		req.Topics[0].Partitions[0].FetchOffset = off
+		r.sendFrame(encodeRequest(req, int32(i)))
+		var size [4]byte
+		if _, err := io.ReadFull(r.nc, size[:]); err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.CopyN(io.Discard, r.nc, int64(binary.BigEndian.Uint32(size[:])))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes += n
+		off = (off + 1000) % end
+	}
+	b.SetBytes(bytes / int64(b.N))
 }

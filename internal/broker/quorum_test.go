@@ -31,16 +31,9 @@ func TestProcessRoles(t *testing.T) {
 		{"controller not among the voters", "controller", "4", "CONTROLLER://127.0.0.1:9393", "must be one of the voters", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := LoadConfig("", map[string]string{"process.roles": tc.roles, "node.id": tc.nodeID,
+			cfg, err := resolvedQuorum(map[string]string{"process.roles": tc.roles, "node.id": tc.nodeID,
 				"controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER", "listeners": tc.listeners,
 				"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"})
-			var cfg Config
-			if err == nil {
-				cfg, err = ConfigFromValues(v)
-			}
-			if err == nil {
-				err = cfg.resolveQuorum()
-			}
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("err %v, want one saying %q", err, tc.want)
@@ -103,14 +96,7 @@ func TestBootstrapServersQuorum(t *testing.T) {
 			for k, v := range tc.raw {
 				raw[k] = v
 			}
-			v, err := LoadConfig("", raw)
-			var cfg Config
-			if err == nil {
-				cfg, err = ConfigFromValues(v)
-			}
-			if err == nil {
-				err = cfg.resolveQuorum()
-			}
+			cfg, err := resolvedQuorum(raw)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("err %v, want one saying %q", err, tc.want)
@@ -240,4 +226,18 @@ func TestBootstrapServersController(t *testing.T) {
 			t.Fatalf("start %d: the Raft configuration holds voters %v, the active controller at %q; want node 2 at 127.0.0.1:%s", start, got, addr, port)
 		}
 	}
+}
+
+// resolvedQuorum loads raw as a node's config and resolves its quorum
+// settings, as start-up does.
+func resolvedQuorum(raw map[string]string) (Config, error) {
+	v, err := LoadConfig("", raw)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg, err := ConfigFromValues(v)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg, cfg.resolveQuorum()
 }

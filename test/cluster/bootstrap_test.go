@@ -17,14 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// isolatedBootstrapRoles: nodes 1-3 are controller-only, 4-5 broker-only.
-func isolatedBootstrapRoles(id int32) string {
-	if id <= 3 {
-		return "controller"
-	}
-	return "broker"
-}
-
 // TestBootstrapServersQuorum runs Kafka 4's usual layout with no node
 // naming controller.quorum.voters: three controllers formatted with
 // --initial-controllers and two broker-only nodes, all finding the quorum
@@ -33,7 +25,7 @@ func isolatedBootstrapRoles(id int32) string {
 // with SIGKILL and topic creation works again, through the brokers, which
 // learn the new active controller from the Raft configuration.
 func TestBootstrapServersQuorum(t *testing.T) {
-	c := startClusterWith(t, devcluster.Config{Nodes: 5, Roles: isolatedBootstrapRoles, BootstrapServers: true})
+	c := startClusterWith(t, devcluster.Config{Nodes: 5, Roles: isolatedRoles, BootstrapServers: true})
 	for _, n := range c.Nodes() {
 		props, err := os.ReadFile(n.ConfigPath())
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// isolatedRoles: nodes 1-3 are controller-only, 4-6 broker-only, Kafka's
+// isolatedRoles: nodes 1-3 are controller-only, the rest broker-only, Kafka's
 // layout for production clusters.
 func isolatedRoles(id int32) string {
 	if id <= 3 {
