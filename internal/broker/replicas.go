@@ -28,8 +28,12 @@ type fetchers struct {
 type fetcher struct {
 	leader model.NodeID
 	cancel context.CancelFunc
-	mu     sync.Mutex
-	parts  map[model.TopicPartition]*replication.Partition
+	// wake ends a back-off early: a partition was added, which may be
+	// one the last fetch was refused for and whose leader epoch is now
+	// known (Kafka's fetcher signals its partition map the same way).
+	wake  chan struct{}
+	mu    sync.Mutex
+	parts map[model.TopicPartition]*replication.Partition
 }
 
 func newFetchers(b *Broker) *fetchers {
@@ -48,13 +52,17 @@ func (fs *fetchers) follow(p *replication.Partition, leader model.NodeID) {
 		f.mu.Lock()
 		f.parts[p.TP] = p
 		f.mu.Unlock()
+		select {
+		case f.wake <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 		return
 	}
 	// The partition is in the new fetcher before its goroutine starts: a
 	// fetcher whose first look finds nothing would end, and the partition
 	// would never be fetched.
 	ctx, cancel := context.WithCancel(fs.b.tasks.Context())
-	f := &fetcher{leader: leader, cancel: cancel, parts: map[model.TopicPartition]*replication.Partition{p.TP: p}}
+	f := &fetcher{leader: leader, cancel: cancel, wake: make(chan struct{}, 1), parts: map[model.TopicPartition]*replication.Partition{p.TP: p}}
 	fs.byLeader[leader] = f
 	fs.b.tasks.Go(func(context.Context) { fs.b.runFetcher(ctx, f) })
 }
@@ -126,14 +134,49 @@ func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
 		if len(parts) == 0 {
 			return
 		}
-		if !b.fetchOnce(ctx, fs, f.leader, parts) {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
+		wait := b.fetchOnce(ctx, fs, f.leader, parts).after(backoff)
+		if wait == 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wake:
+		case <-time.After(wait):
 		}
 	}
+}
+
+// fetchOutcome is what a fetch says about the next one.
+type fetchOutcome int
+
+const (
+	fetchAgain fetchOutcome = iota // at once
+	// fetchSoon: the leader does not know its own leadership yet
+	// (UNKNOWN_LEADER_EPOCH: it has not applied the metadata this replica
+	// has); it will within milliseconds.
+	fetchSoon
+	fetchBackOff // replica.fetch.backoff.ms: unreachable, or refused
+)
+
+// leaderBehindBackoff is the pause after UNKNOWN_LEADER_EPOCH. Kafka backs
+// off replica.fetch.backoff.ms (1 s) here too, but the leader it names is
+// one metadata write behind this replica, which Raft brings it at once:
+// a controlled shutdown moved a leadership, the follower learned it first,
+// and a whole second of back-off kept acks=all writes on the new leader
+// waiting for the follower's first fetch (the failover soak's longest
+// SIGTERM gaps, 0.7-1.5 s).
+const leaderBehindBackoff = 20 * time.Millisecond
+
+// after is how long to wait before the next fetch.
+func (o fetchOutcome) after(backoff time.Duration) time.Duration {
+	switch o {
+	case fetchAgain:
+		return 0
+	case fetchSoon:
+		return min(leaderBehindBackoff, backoff)
+	}
+	return backoff
 }
 
 // fetchSettings are a fetcher's replica.fetch.* configs, read once.
@@ -149,12 +192,13 @@ type fetchedPart struct {
 	partition int32
 }
 
-// fetchOnce sends one replica fetch and applies its answer; false means
-// back off before the next (the leader is unreachable or refused).
-func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.NodeID, parts []*replication.Partition) bool {
+// fetchOnce sends one replica fetch and applies its answer, and says when
+// to fetch again: at once, soon, or after the back-off (the leader is
+// unreachable or refused).
+func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.NodeID, parts []*replication.Partition) fetchOutcome {
 	addr := b.leaderAddr(leader)
 	if addr == "" {
-		return false
+		return fetchBackOff
 	}
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = b.cfg.NodeID
@@ -186,39 +230,40 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 		sent[fetchedPart{p.TopicID, p.TP.Partition}] = p
 	}
 	if len(sent) == 0 {
-		return false
+		return fetchBackOff
 	}
 	rctx, cancel := context.WithTimeout(ctx, fs.timeout)
 	defer cancel()
 	kresp, err := b.peers.request(rctx, addr, req)
 	if err != nil {
 		b.log.Debug("replica fetch failed", "leader", leader, "addr", addr, "err", err)
-		return false
+		return fetchBackOff
 	}
 	resp := kresp.(*kmsg.FetchResponse)
 	if resp.ErrorCode != 0 {
 		b.log.Debug("replica fetch refused", "leader", leader, "err", kerr.ErrorForCode(resp.ErrorCode))
-		return false
+		return fetchBackOff
 	}
-	ok := true
+	out := fetchAgain
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			p := sent[fetchedPart{model.TopicID(t.TopicID), rp.Partition}]
 			if p == nil {
 				continue
 			}
-			if !b.applyFetched(p, rp) {
-				ok = false
-			}
+			out = max(out, b.applyFetched(p, rp))
 		}
 	}
-	return ok
+	return out
 }
 
-// applyFetched applies one partition's answer; false means back off.
-func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTopicPartition) bool {
+// applyFetched applies one partition's answer and says when to fetch again.
+func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTopicPartition) fetchOutcome {
 	switch rp.ErrorCode {
 	case 0:
+	case kerr.UnknownLeaderEpoch.Code:
+		b.log.Debug("replica fetch from a leader that does not know its epoch yet", "partition", p.TP)
+		return fetchSoon
 	case kerr.OffsetOutOfRange.Code:
 		// Behind the leader's log start (retention or DeleteRecords), or
 		// past what it has after an unclean election: start over at its
@@ -226,19 +271,20 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 		if err := p.TruncateOutOfRange(rp.LogStartOffset, rp.HighWatermark); err != nil {
 			b.log.Warn("replica out of range; truncation failed", "partition", p.TP.String(), "err", err)
 		}
-		return true
+		return fetchAgain
 	default:
-		// NOT_LEADER_OR_FOLLOWER, FENCED or UNKNOWN_LEADER_EPOCH: the
-		// metadata is about to say who leads; wait for it.
+		// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH: this replica's
+		// metadata is behind; the change that says who leads moves the
+		// partition (follow), which wakes the fetcher.
 		b.log.Debug("replica fetch of a partition refused", "partition", p.TP, "err", kerr.ErrorForCode(rp.ErrorCode))
-		return false
+		return fetchBackOff
 	}
 	if rp.DivergingEpoch.Epoch >= 0 && rp.DivergingEpoch.EndOffset >= 0 {
 		end := p.LogEndOffset()
 		to, _, err := p.TruncateDiverging(replication.EpochEndOffset{Epoch: rp.DivergingEpoch.Epoch, EndOffset: rp.DivergingEpoch.EndOffset})
 		if err != nil {
 			b.log.Warn("truncation by leader epoch failed", "partition", p.TP.String(), "err", err)
-			return false
+			return fetchBackOff
 		}
 		if to < end {
 			// What only this replica had, never committed: an operator
@@ -246,12 +292,12 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 			b.log.Info("truncated a log tail the leader does not have", "partition", p.TP.String(),
 				"from", end, "to", to, "diverging_epoch", rp.DivergingEpoch.Epoch)
 		}
-		return true
+		return fetchAgain
 	}
 	fa, err := p.AppendAsFollower(rp.RecordBatches, rp.HighWatermark, rp.LogStartOffset)
 	if err != nil {
 		b.log.Warn("replica append failed", "partition", p.TP.String(), "err", err)
-		return false
+		return fetchBackOff
 	}
 	if fa.Truncated {
 		// Rare (the logs were cut at different points, see
@@ -260,7 +306,7 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 		b.log.Info("truncated to the base of the leader's batch holding the log end", "partition", p.TP.String(),
 			"from", fa.TruncatedFrom, "to", fa.TruncatedTo)
 	}
-	return true
+	return fetchAgain
 }
 
 // proposeISR sends a leader's ISR proposal to the active controller as an

@@ -1,10 +1,17 @@
 package broker
 
 import (
+	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/replication"
 )
 
 // TestLeaderAddrFollowsInterBrokerListener: followers fetch on
@@ -35,5 +42,58 @@ func TestLeaderAddrFollowsInterBrokerListener(t *testing.T) {
 		if got := b.leaderAddr(2); got != tt.want {
 			t.Errorf("inter.broker.listener.name=%q: leader address %s, want %s", tt.setting, got, tt.want)
 		}
+	}
+}
+
+// A follower whose leader has not applied its own leadership yet
+// (UNKNOWN_LEADER_EPOCH) fetches again within milliseconds, not after
+// replica.fetch.backoff.ms; an unreachable or refusing leader, or a
+// replica whose own metadata is behind, waits the back-off.
+func TestReplicaFetchRetriesSoonWhenTheLeaderIsBehind(t *testing.T) {
+	b := &Broker{log: slog.New(slog.DiscardHandler)}
+	p := &replication.Partition{TP: model.TopicPartition{Topic: "t"}}
+	const backoff = time.Second
+	for _, c := range []struct {
+		code int16
+		want time.Duration
+	}{
+		{kerr.UnknownLeaderEpoch.Code, leaderBehindBackoff},
+		{kerr.NotLeaderForPartition.Code, backoff},
+		{kerr.FencedLeaderEpoch.Code, backoff},
+		{kerr.KafkaStorageError.Code, backoff},
+	} {
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.ErrorCode = c.code
+		if got := b.applyFetched(p, rp).after(backoff); got != c.want {
+			t.Errorf("%v: next fetch after %v, want %v", kerr.ErrorForCode(c.code), got, c.want)
+		}
+	}
+	// The worst partition of an answer decides; a back-off below the
+	// short pause is kept.
+	if got := max(fetchAgain, fetchSoon, fetchBackOff).after(backoff); got != backoff {
+		t.Errorf("mixed answer: %v, want %v", got, backoff)
+	}
+	if got := fetchSoon.after(5 * time.Millisecond); got != 5*time.Millisecond {
+		t.Errorf("replica.fetch.backoff.ms 5: %v after UNKNOWN_LEADER_EPOCH", got)
+	}
+}
+
+// A fetcher backing off wakes when a partition is added to it: the
+// partition a refused fetch was waiting for may now have its new epoch.
+func TestFetcherWakesWhenAPartitionIsAdded(t *testing.T) {
+	fs := newFetchers(&Broker{})
+	other := &replication.Partition{TP: model.TopicPartition{Topic: "x"}}
+	f := &fetcher{leader: 2, cancel: func() {}, wake: make(chan struct{}, 1), parts: map[model.TopicPartition]*replication.Partition{other.TP: other}}
+	fs.byLeader[2] = f
+	fs.b.cfg.NodeID = 1
+	fs.follow(&replication.Partition{TP: model.TopicPartition{Topic: "t"}}, 2)
+	fs.follow(&replication.Partition{TP: model.TopicPartition{Topic: "u"}}, 2)
+	select {
+	case <-f.wake:
+	default:
+		t.Fatal("no wake-up for the fetcher a partition joined")
+	}
+	if n := len(f.snapshot()); n != 3 {
+		t.Fatalf("%d partitions in the fetcher, want 3", n)
 	}
 }
