@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"sync"
@@ -234,7 +235,7 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 	}
 	rctx, cancel := context.WithTimeout(ctx, fs.timeout)
 	defer cancel()
-	kresp, err := b.peers.request(rctx, addr, req)
+	kresp, err := fetchRequest(rctx, b.peers, addr, req)
 	if err != nil {
 		b.log.Debug("replica fetch failed", "leader", leader, "addr", addr, "err", err)
 		return fetchBackOff
@@ -255,6 +256,22 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 		}
 	}
 	return out
+}
+
+// fetchRequest sends a replica fetch, and sends it once more at once when it
+// failed on the connection and time is left: the pooled connection to a
+// node that restarted since the last fetch fails on its first use, and
+// backing off replica.fetch.backoff.ms for that kept a new leader's
+// acks=all writes waiting a whole second for its follower's first fetch
+// (the failover soak's slowest controlled shutdowns). A Fetch is safe to
+// send twice: it only reads, and reports the same fetch offset. A leader
+// that is really gone fails the second try too, and the fetcher backs off.
+func fetchRequest(ctx context.Context, p *peers, addr string, req kmsg.Request) (kmsg.Response, error) {
+	resp, err := p.request(ctx, addr, req)
+	if err == nil || ctx.Err() != nil || errors.Is(err, errPeersClosed) {
+		return resp, err
+	}
+	return p.request(ctx, addr, req)
 }
 
 // applyFetched applies one partition's answer and says when to fetch again.

@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"context"
+	"io"
 	"log/slog"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +99,79 @@ func TestFetcherWakesWhenAPartitionIsAdded(t *testing.T) {
 	}
 	if n := len(f.snapshot()); n != 3 {
 		t.Fatalf("%d partitions in the fetcher, want 3", n)
+	}
+}
+
+// dropProxy forwards loopback connections to a broker and can drop every
+// connection it holds, as a node that restarted has dropped its peers'.
+type dropProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newDropProxy(t *testing.T, target string) *dropProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dropProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); d.drop() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			d.mu.Lock()
+			d.conns = append(d.conns, c, up)
+			d.mu.Unlock()
+			go io.Copy(up, c)
+			go io.Copy(c, up)
+		}
+	}()
+	return d
+}
+
+func (d *dropProxy) drop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+}
+
+// A replica fetch over a pooled connection that its leader dropped (the
+// leader restarted since the last fetch) is sent again at once on a new
+// connection, not failed into a replica.fetch.backoff.ms back-off.
+func TestReplicaFetchRedialsADroppedConnection(t *testing.T) {
+	br := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	proxy := newDropProxy(t, br.Addr())
+	p := newPeers(99)
+	t.Cleanup(p.close)
+	addr := proxy.ln.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	if _, err := p.request(ctx, addr, req); err != nil {
+		t.Fatal(err)
+	}
+	// The scenario: the first request after the drop fails.
+	proxy.drop()
+	if _, err := p.request(ctx, addr, req); err == nil {
+		t.Fatal("a request over a dropped connection succeeded: the test does not drop it")
+	}
+	if _, err := p.request(ctx, addr, req); err != nil {
+		t.Fatal(err)
+	}
+	proxy.drop()
+	if _, err := fetchRequest(ctx, p, addr, req); err != nil {
+		t.Fatalf("fetch over a dropped connection: %v", err)
 	}
 }
