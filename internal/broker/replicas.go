@@ -35,6 +35,11 @@ type fetcher struct {
 	wake  chan struct{}
 	mu    sync.Mutex
 	parts map[model.TopicPartition]*replication.Partition
+	// interrupt cancels the fetch in flight, nil between fetches: a
+	// partition that joins must not wait for a long poll
+	// (replica.fetch.wait.max.ms) on the others to end before it is
+	// fetched, as its new leader's acks=all writes wait for it.
+	interrupt context.CancelFunc
 }
 
 func newFetchers(b *Broker) *fetchers {
@@ -52,6 +57,9 @@ func (fs *fetchers) follow(p *replication.Partition, leader model.NodeID) {
 	if f := fs.byLeader[leader]; f != nil {
 		f.mu.Lock()
 		f.parts[p.TP] = p
+		if f.interrupt != nil {
+			f.interrupt()
+		}
 		f.mu.Unlock()
 		select {
 		case f.wake <- struct{}{}:
@@ -131,11 +139,27 @@ func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
 	}
 	backoff := millis(int64(v.Int("replica.fetch.backoff.ms")))
 	for ctx.Err() == nil {
+		// The interrupt is in place before the snapshot: a partition added
+		// after it is either in the snapshot or cancels this fetch.
+		fctx, cancel := context.WithCancel(ctx)
+		f.mu.Lock()
+		f.interrupt = cancel
+		f.mu.Unlock()
 		parts := f.snapshot()
 		if len(parts) == 0 {
+			cancel()
 			return
 		}
-		wait := b.fetchOnce(ctx, fs, f.leader, parts).after(backoff)
+		out := b.fetchOnce(fctx, fs, f.leader, parts)
+		f.mu.Lock()
+		f.interrupt = nil
+		f.mu.Unlock()
+		interrupted := fctx.Err() != nil
+		cancel()
+		if interrupted && ctx.Err() == nil {
+			continue // a partition joined: fetch again at once, with it
+		}
+		wait := out.after(backoff)
 		if wait == 0 {
 			continue
 		}

@@ -82,20 +82,27 @@ func TestReplicaFetchRetriesSoonWhenTheLeaderIsBehind(t *testing.T) {
 	}
 }
 
-// A fetcher backing off wakes when a partition is added to it: the
-// partition a refused fetch was waiting for may now have its new epoch.
+// A fetcher backing off wakes when a partition is added to it (the
+// partition a refused fetch was waiting for may now have its new epoch),
+// and a fetch in flight, a long poll on the other partitions, is cut short
+// so that the next one includes it.
 func TestFetcherWakesWhenAPartitionIsAdded(t *testing.T) {
 	fs := newFetchers(&Broker{})
 	other := &replication.Partition{TP: model.TopicPartition{Topic: "x"}}
 	f := &fetcher{leader: 2, cancel: func() {}, wake: make(chan struct{}, 1), parts: map[model.TopicPartition]*replication.Partition{other.TP: other}}
 	fs.byLeader[2] = f
 	fs.b.cfg.NodeID = 1
+	interrupted := 0
+	f.interrupt = func() { interrupted++ }
 	fs.follow(&replication.Partition{TP: model.TopicPartition{Topic: "t"}}, 2)
 	fs.follow(&replication.Partition{TP: model.TopicPartition{Topic: "u"}}, 2)
 	select {
 	case <-f.wake:
 	default:
 		t.Fatal("no wake-up for the fetcher a partition joined")
+	}
+	if interrupted != 2 {
+		t.Fatalf("the fetch in flight was interrupted %d times for 2 partitions joining", interrupted)
 	}
 	if n := len(f.snapshot()); n != 3 {
 		t.Fatalf("%d partitions in the fetcher, want 3", n)
