@@ -187,7 +187,7 @@ func replicationEntries() []*Entry {
 			Wired: "MinBytes of a follower's fetch (broker/replicas.go)",
 			Doc:   "Bytes a follower fetch waits for before the leader answers."},
 		{Name: "replica.fetch.backoff.ms", Type: TypeInt, Default: "1000", Validator: atLeast(0), Importance: Medium,
-			Wired: "pause of a fetcher after an error or a refusal (broker/replicas.go)",
+			Wired: "pause of a fetcher after an unreachable leader or a refusal, not after UNKNOWN_LEADER_EPOCH (20 ms: the leader is one metadata write behind) nor a first failure on a pooled connection (sent again at once) (broker/replicas.go)",
 			Doc:   "Wait after a failed follower fetch before retrying."},
 		{Name: "replica.socket.timeout.ms", Type: TypeInt, Default: "30000", Importance: High,
 			Wired: "added to replica.fetch.wait.max.ms, bounds one follower fetch (broker/replicas.go)",
