@@ -329,11 +329,11 @@ func (c *Controller) NodeID() model.NodeID { return c.cfg.NodeID }
 // none (during an election). In single-node mode it is this node.
 func (c *Controller) ControllerID() model.NodeID {
 	_, id := c.raft.LeaderWithID()
-	n, err := strconv.ParseInt(string(id), 10, 32)
-	if err != nil {
+	n, ok := serverNode(id)
+	if !ok {
 		return -1
 	}
-	return model.NodeID(n)
+	return n
 }
 
 // Close shuts Raft down and closes its store and transport. Writes in
@@ -618,6 +618,14 @@ func (c *Controller) brokerValues(img *metadata.Image) config.Values {
 }
 
 func nodeResource(id model.NodeID) string { return strconv.Itoa(int(id)) }
+
+// serverNode is the node a Raft server ID names (nodeResource's inverse);
+// false for an ID that is not a node ID (none is, but Raft's IDs are
+// strings).
+func serverNode(id raft.ServerID) (model.NodeID, bool) {
+	n, err := strconv.ParseInt(string(id), 10, 32)
+	return model.NodeID(n), err == nil
+}
 
 // mkdirRaft creates the Raft directory and the metadata directory above it
 // if missing, each synced into its parent: bolt and the snapshot store sync

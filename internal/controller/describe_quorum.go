@@ -3,7 +3,6 @@ package controller
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -75,11 +74,10 @@ func (c *Controller) DescribeQuorum() (QuorumState, error) {
 		return ReplicaState{NodeID: id, LogEndOffset: p.applied, LastFetch: p.heard, LastCaughtUp: p.caughtUp}
 	}
 	for _, s := range f.Configuration().Servers {
-		n, err := strconv.ParseInt(string(s.ID), 10, 32)
-		if err != nil {
+		id, ok := serverNode(s.ID)
+		if !ok {
 			continue
 		}
-		id := model.NodeID(n)
 		known[id] = true
 		if s.Suffrage == raft.Voter {
 			st.Voters = append(st.Voters, replica(id))

@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,12 +66,8 @@ func (c *Controller) watchQuorumLeader(ctx context.Context) {
 		if id == "" {
 			return // an election is under way: the former leader stays
 		}
-		n, err := strconv.ParseInt(string(id), 10, 32)
-		if err != nil {
-			return
-		}
-		if model.NodeID(n) != c.cfg.NodeID {
-			c.former.set(model.NodeID(n), true)
+		if n, ok := serverNode(id); ok && n != c.cfg.NodeID {
+			c.former.set(n, true)
 		}
 	}
 	// A leader known before the observer was registered.
@@ -107,11 +103,9 @@ func (c *Controller) sessionsOnElection(ids []model.NodeID) {
 	}
 	// Raft's clock is the wall clock; the sessions' may be a test's.
 	credit := min(time.Since(contact), c.cfg.SessionTimeout/2)
-	for _, b := range ids {
-		if b == id && credit > 0 {
-			c.live.heard(id, now.Add(-credit))
-			c.log.Info("the former controller's broker keeps the session it had at the last contact",
-				"broker", id, "since_contact", credit)
-		}
+	if credit > 0 && slices.Contains(ids, id) {
+		c.live.heard(id, now.Add(-credit))
+		c.log.Info("the former controller's broker keeps the session it had at the last contact",
+			"broker", id, "since_contact", credit)
 	}
 }

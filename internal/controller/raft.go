@@ -12,8 +12,6 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
-
-	"github.com/samsa-io/samsa/internal/model"
 )
 
 const (
@@ -196,11 +194,11 @@ func (c *Controller) ControllerAddr() string {
 func (c *Controller) Voters() []Voter {
 	var out []Voter
 	for _, s := range c.configuration() {
-		id, err := strconv.ParseInt(string(s.ID), 10, 32)
-		if s.Suffrage != raft.Voter || err != nil {
+		id, ok := serverNode(s.ID)
+		if s.Suffrage != raft.Voter || !ok {
 			continue
 		}
-		out = append(out, Voter{ID: model.NodeID(id), Addr: string(s.Address)})
+		out = append(out, Voter{ID: id, Addr: string(s.Address)})
 	}
 	slices.SortFunc(out, func(a, b Voter) int { return cmp.Compare(a.ID, b.ID) })
 	return out
