@@ -31,7 +31,7 @@ type fetcher struct {
 	cancel context.CancelFunc
 	// wake ends a back-off early: a partition was added, which may be
 	// one the last fetch was refused for and whose leader epoch is now
-	// known (Kafka's fetcher signals its partition map the same way).
+	// known.
 	wake  chan struct{}
 	mu    sync.Mutex
 	parts map[model.TopicPartition]*replication.Partition
@@ -184,9 +184,9 @@ const (
 	fetchBackOff // replica.fetch.backoff.ms: unreachable, or refused
 )
 
-// leaderBehindBackoff is the pause after UNKNOWN_LEADER_EPOCH. Kafka backs
-// off replica.fetch.backoff.ms (1 s) here too, but the leader it names is
-// one metadata write behind this replica, which Raft brings it at once:
+// leaderBehindBackoff is the pause after UNKNOWN_LEADER_EPOCH, instead of
+// replica.fetch.backoff.ms (1 s): the leader it names is one metadata
+// write behind this replica, which Raft brings it at once:
 // a controlled shutdown moved a leadership, the follower learned it first,
 // and a whole second of back-off kept acks=all writes on the new leader
 // waiting for the follower's first fetch (the failover soak's longest
