@@ -54,19 +54,7 @@ func TestBootstrapServersQuorum(t *testing.T) {
 		}
 	}
 
-	leader, err := quorumLeader(ctx, c.Node(4).Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader < 1 || leader > 3 {
-		t.Fatalf("the quorum's leader is node %d, not a controller", leader)
-	}
-	t0 := time.Now()
-	if err := c.Node(leader).Kill(); err != nil {
-		t.Fatal(err)
-	}
-	took := createUntil(t, c, "after-controller-kill", t0, 60*time.Second)
-	t.Logf("killed the active controller (node %d): a topic was created %v later", leader, took.Round(time.Millisecond))
+	leader := killActiveController(ctx, t, c)
 	next, err := quorumLeader(ctx, c.Node(5).Addr())
 	if err != nil || next == leader || next < 1 || next > 3 {
 		t.Fatalf("after the kill the quorum's leader is node %d (%v), want another controller", next, err)

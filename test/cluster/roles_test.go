@@ -44,19 +44,7 @@ func TestIsolatedControllersAndBrokers(t *testing.T) {
 		produceTo(t, c.Addrs(), "isolated", p, fmt.Sprintf("first-%d", p), kgo.AllISRAcks())
 	}
 
-	leader, err := quorumLeader(ctx, c.Node(4).Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leader < 1 || leader > 3 {
-		t.Fatalf("the quorum's leader is node %d, not a controller", leader)
-	}
-	t0 := time.Now()
-	if err := c.Node(leader).Kill(); err != nil {
-		t.Fatal(err)
-	}
-	took := createUntil(t, c, "after-controller-kill", t0, 60*time.Second)
-	t.Logf("killed the active controller (node %d): a topic was created %v later", leader, took.Round(time.Millisecond))
+	leader := killActiveController(ctx, t, c)
 
 	victim := leaderOf(ctx, c, "isolated", 0)
 	if err := c.Node(victim).Kill(); err != nil {
@@ -127,4 +115,25 @@ func quorumLeader(ctx context.Context, addr string) (int32, error) {
 		return -1, fmt.Errorf("DescribeQuorum: error %d, %d topics", r.ErrorCode, len(r.Topics))
 	}
 	return r.Topics[0].Partitions[0].LeaderID, nil
+}
+
+// killActiveController kills the quorum's leader, which must be one of the
+// controller-only nodes 1-3 (asked through broker-only node 4), waits until
+// a topic can be created again and returns the killed node.
+func killActiveController(ctx context.Context, t *testing.T, c *devcluster.Cluster) int32 {
+	t.Helper()
+	leader, err := quorumLeader(ctx, c.Node(4).Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader < 1 || leader > 3 {
+		t.Fatalf("the quorum's leader is node %d, not a controller", leader)
+	}
+	t0 := time.Now()
+	if err := c.Node(leader).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	took := createUntil(t, c, "after-controller-kill", t0, 60*time.Second)
+	t.Logf("killed the active controller (node %d): a topic was created %v later", leader, took.Round(time.Millisecond))
+	return leader
 }
