@@ -349,6 +349,9 @@ func (c *Controller) Close() error {
 		if c.raft != nil {
 			errs = append(errs, c.raft.Shutdown().Error())
 		}
+		if g, ok := c.transport.(*heartbeatGuard); ok {
+			g.stop() // before the store closes: see heartbeatGuard
+		}
 		if cl, ok := c.transport.(raft.WithClose); ok {
 			errs = append(errs, cl.Close())
 		}

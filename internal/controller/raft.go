@@ -113,9 +113,9 @@ func (c *Controller) startRaft() error {
 // address in the bootstrapped configuration stays true across restarts.
 func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if c.stream != nil {
-		return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		return guardHeartbeats(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: c.stream, MaxPool: tcpMaxPool, Timeout: tcpTimeout, Logger: logger,
-		}), nil
+		})), nil
 	}
 	if c.cfg.ControllerAddr == "" {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("samsa-controller-" + nodeResource(c.cfg.NodeID)))
@@ -125,7 +125,7 @@ func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: listen on %s: %w", c.cfg.ControllerAddr, err)
 	}
-	return t, nil
+	return guardHeartbeats(t), nil
 }
 
 func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
