@@ -280,15 +280,32 @@ func TestAuthorize(t *testing.T) {
 				acl(topic, lit, "*", "User:*", deny, opAll),
 				acl(cluster, lit, ClusterName, "User:*", deny, opAll),
 			},
-			opts: AuthorizerOptions{SuperUsers: []Principal{User("admin"), {Type: "Service", Name: "ops:eu"}}},
+			opts: AuthorizerOptions{SuperUsers: []Principal{User("admin"), {Type: "Service", Name: "ops:eu"}, User("x")}},
 			checks: []check{
 				{User("admin"), "h", opWrite, topic, "orders", true},
+				{Principal{Type: "Resu", Name: "admin"}, "h", opRead, topic, "x", false},
+				{Principal{Type: "ServiceAccount", Name: "x"}, "h", opRead, topic, "x", false},
 				{User("admin"), "h", opAlter, cluster, ClusterName, true},
 				{Principal{Type: "Service", Name: "ops:eu"}, "h", opRead, topic, "x", true},
 				{Principal{Type: "Service", Name: "admin"}, "h", opRead, topic, "x", false},
 				{User("admin2"), "h", opRead, topic, "x", false},
 				{User("admi"), "h", opRead, topic, "x", false},
 				{alice, "h", opRead, topic, "orders", false},
+			},
+		},
+		{
+			// Such ACLs cannot be created (Validate), but a record holding
+			// one is read as Kafka's StandardAuthorizer reads it.
+			name: "a permission other than ALLOW denies",
+			acls: []ACL{
+				acl(topic, lit, "orders", "User:alice", allow, opRead),
+				acl(topic, lit, "orders", "User:alice", kmsg.ACLPermissionTypeAny, opRead),
+				acl(topic, lit, "payments", "User:alice", allow, opRead),
+				acl(topic, lit, "payments", "User:alice", kmsg.ACLPermissionTypeUnknown, opRead),
+			},
+			checks: []check{
+				{alice, "h", opRead, topic, "orders", false},
+				{alice, "h", opRead, topic, "payments", false},
 			},
 		},
 		{
@@ -400,6 +417,10 @@ func TestAuthorizeAny(t *testing.T) {
 			acl(topic, lit, "*", "User:alice", allow, opWrite),
 			acl(topic, pre, "o", "User:alice", deny, opWrite),
 		}, want: true},
+		{name: "wildcard allow stands over prefix denies", acls: []ACL{
+			acl(topic, lit, "*", "User:alice", allow, opWrite),
+			acl(topic, pre, "h", "User:alice", deny, opWrite),
+		}, want: true},
 		{name: "wildcard deny", acls: []ACL{
 			acl(topic, lit, "*", "User:alice", allow, opWrite),
 			acl(topic, lit, "*", "User:*", deny, opWrite),
@@ -454,6 +475,28 @@ func bitfield(ops ...kmsg.ACLOperation) int32 {
 		b |= 1 << op
 	}
 	return b
+}
+
+func TestSupportedOperations(t *testing.T) {
+	// Kafka's AclEntry.supportedOperations.
+	want := map[kmsg.ACLResourceType][]kmsg.ACLOperation{
+		topic:                               {opRead, opWrite, opCreate, opDescribe, opDelete, opAlter, opDescribeConfigs, opAlterConfigs},
+		group:                               {opRead, opDescribe, opDelete, opDescribeConfigs, opAlterConfigs},
+		cluster:                             {opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe},
+		txnID:                               {opDescribe, opWrite},
+		kmsg.ACLResourceTypeDelegationToken: {opDescribe},
+		kmsg.ACLResourceTypeUser:            {kmsg.ACLOperationCreateTokens, kmsg.ACLOperationDescribeTokens},
+		kmsg.ACLResourceTypeAny:             nil,
+		kmsg.ACLResourceTypeUnknown:         nil,
+	}
+	for rt, ops := range want {
+		got := SupportedOperations(rt)
+		slices.Sort(got)
+		slices.Sort(ops)
+		if !slices.Equal(got, ops) {
+			t.Errorf("SupportedOperations(%s) = %v, want %v", rt, got, ops)
+		}
+	}
 }
 
 func TestAuthorizedOperations(t *testing.T) {
