@@ -60,9 +60,9 @@ func (e *ACLError) Error() string { return e.Message }
 // Unwrap lets errors.Is match the Kafka error code.
 func (e *ACLError) Unwrap() error { return e.Code }
 
-// invalidRequest is the error of every ACL validation: Kafka's
+// invalidACL is the error of every ACL validation: Kafka's
 // AclControlManager and AclApis throw InvalidRequestException for each.
-func invalidRequest(format string, args ...any) error {
+func invalidACL(format string, args ...any) error {
 	return &ACLError{Code: kerr.InvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -78,25 +78,25 @@ func invalidRequest(format string, args ...any) error {
 // since no principal has an empty type.
 func (a ACL) Validate() error {
 	if !storedResourceType(a.ResourceType) {
-		return invalidRequest("Invalid resourceType %s", a.ResourceType)
+		return invalidACL("Invalid resourceType %s", a.ResourceType)
 	}
 	if a.PatternType != kmsg.ACLResourcePatternTypeLiteral && a.PatternType != kmsg.ACLResourcePatternTypePrefixed {
-		return invalidRequest("Invalid patternType %s", a.PatternType)
+		return invalidACL("Invalid patternType %s", a.PatternType)
 	}
 	if !storedOperation(a.Operation) {
-		return invalidRequest("Invalid operation %s", a.Operation)
+		return invalidACL("Invalid operation %s", a.Operation)
 	}
 	if a.Permission != kmsg.ACLPermissionTypeAllow && a.Permission != kmsg.ACLPermissionTypeDeny {
-		return invalidRequest("Invalid permissionType %s", a.Permission)
+		return invalidACL("Invalid permissionType %s", a.Permission)
 	}
 	if a.ResourceType == kmsg.ACLResourceTypeCluster && a.ResourceName != ClusterName {
-		return invalidRequest("The only valid name for the CLUSTER resource is %s", ClusterName)
+		return invalidACL("The only valid name for the CLUSTER resource is %s", ClusterName)
 	}
 	if a.ResourceName == "" {
-		return invalidRequest("Invalid empty resource name")
+		return invalidACL("Invalid empty resource name")
 	}
 	if _, err := ParsePrincipal(a.Principal); err != nil {
-		return invalidRequest("Could not parse principal from `%s` (it is not principalType:principalName)", a.Principal)
+		return invalidACL("Could not parse principal from `%s` (it is not principalType:principalName)", a.Principal)
 	}
 	return nil
 }
@@ -143,16 +143,16 @@ var MatchAll = ACLFilter{
 // DeleteAcls v0.
 func (f ACLFilter) Validate() error {
 	if f.ResourceType < kmsg.ACLResourceTypeAny || f.ResourceType > kmsg.ACLResourceTypeUser {
-		return invalidRequest("Unknown patternFilter: resource type %d", int8(f.ResourceType))
+		return invalidACL("Unknown patternFilter: resource type %d", int8(f.ResourceType))
 	}
 	if f.PatternType < kmsg.ACLResourcePatternTypeAny || f.PatternType > kmsg.ACLResourcePatternTypePrefixed {
-		return invalidRequest("Unknown patternFilter: pattern type %d", int8(f.PatternType))
+		return invalidACL("Unknown patternFilter: pattern type %d", int8(f.PatternType))
 	}
 	if f.Operation < kmsg.ACLOperationAny || f.Operation > kmsg.ACLOperationDescribeTokens {
-		return invalidRequest("Unknown entryFilter: operation %d", int8(f.Operation))
+		return invalidACL("Unknown entryFilter: operation %d", int8(f.Operation))
 	}
 	if f.Permission < kmsg.ACLPermissionTypeAny || f.Permission > kmsg.ACLPermissionTypeAllow {
-		return invalidRequest("Unknown entryFilter: permission type %d", int8(f.Permission))
+		return invalidACL("Unknown entryFilter: permission type %d", int8(f.Permission))
 	}
 	return nil
 }
@@ -179,12 +179,12 @@ func (f ACLFilter) matchesPattern(a ACL) bool {
 	if f.PatternType != kmsg.ACLResourcePatternTypeMatch {
 		return name == a.ResourceName
 	}
-	return appliesTo(a.PatternType, a.ResourceName, name)
+	return patternAppliesTo(a.PatternType, a.ResourceName, name)
 }
 
-// appliesTo reports whether an ACL pattern applies to the resource name:
+// patternAppliesTo reports whether an ACL pattern applies to the resource name:
 // the rule Authorize uses, written plainly for MATCH filters.
-func appliesTo(pattern kmsg.ACLResourcePatternType, aclName, name string) bool {
+func patternAppliesTo(pattern kmsg.ACLResourcePatternType, aclName, name string) bool {
 	switch pattern {
 	case kmsg.ACLResourcePatternTypeLiteral:
 		return aclName == name || aclName == WildcardResource

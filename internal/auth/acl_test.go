@@ -113,7 +113,7 @@ func TestACLFilterValidate(t *testing.T) {
 	}
 }
 
-func strp(s string) *string { return &s }
+func filterString(s string) *string { return &s }
 
 func TestACLFilterMatches(t *testing.T) {
 	literal := func(name string) ACL {
@@ -140,37 +140,37 @@ func TestACLFilterMatches(t *testing.T) {
 	tests := []struct {
 		name   string
 		filter ACLFilter
-		acl    ACL
+		newACL ACL
 		want   bool
 	}{
 		{"match all", MatchAll, literal("orders"), true},
-		{"ANY pattern, same name", filter(anyPT, strp("orders")), literal("orders"), true},
-		{"ANY pattern, same name prefixed", filter(anyPT, strp("orders")), prefixed("orders"), true},
-		{"ANY pattern is exact on the name", filter(anyPT, strp("orders")), prefixed("ord"), false},
-		{"ANY pattern does not expand the wildcard", filter(anyPT, strp("orders")), literal("*"), false},
-		{"LITERAL filter, literal ACL", filter(literalP, strp("orders")), literal("orders"), true},
-		{"LITERAL filter, prefixed ACL", filter(literalP, strp("orders")), prefixed("orders"), false},
-		{"LITERAL filter, wildcard ACL", filter(literalP, strp("orders")), literal("*"), false},
-		{"LITERAL * finds the wildcard", filter(literalP, strp("*")), literal("*"), true},
-		{"PREFIXED filter, same prefix", filter(prefixP, strp("ord")), prefixed("ord"), true},
-		{"PREFIXED filter is exact on the name", filter(prefixP, strp("orders")), prefixed("ord"), false},
+		{"ANY pattern, same name", filter(anyPT, filterString("orders")), literal("orders"), true},
+		{"ANY pattern, same name prefixed", filter(anyPT, filterString("orders")), prefixed("orders"), true},
+		{"ANY pattern is exact on the name", filter(anyPT, filterString("orders")), prefixed("ord"), false},
+		{"ANY pattern does not expand the wildcard", filter(anyPT, filterString("orders")), literal("*"), false},
+		{"LITERAL filter, literal ACL", filter(literalP, filterString("orders")), literal("orders"), true},
+		{"LITERAL filter, prefixed ACL", filter(literalP, filterString("orders")), prefixed("orders"), false},
+		{"LITERAL filter, wildcard ACL", filter(literalP, filterString("orders")), literal("*"), false},
+		{"LITERAL * finds the wildcard", filter(literalP, filterString("*")), literal("*"), true},
+		{"PREFIXED filter, same prefix", filter(prefixP, filterString("ord")), prefixed("ord"), true},
+		{"PREFIXED filter is exact on the name", filter(prefixP, filterString("orders")), prefixed("ord"), false},
 		{"PREFIXED filter, no name", filter(prefixP, nil), prefixed("x"), true},
 		{"PREFIXED filter, no name, literal ACL", filter(prefixP, nil), literal("x"), false},
-		{"MATCH, literal", filter(match, strp("orders")), literal("orders"), true},
-		{"MATCH, other literal", filter(match, strp("orders")), literal("order"), false},
-		{"MATCH, wildcard", filter(match, strp("orders")), literal("*"), true},
-		{"MATCH, prefix", filter(match, strp("orders")), prefixed("ord"), true},
-		{"MATCH, whole name as prefix", filter(match, strp("orders")), prefixed("orders"), true},
-		{"MATCH, longer prefix", filter(match, strp("orders")), prefixed("orders-eu"), false},
-		{"MATCH, prefixed star is not a wildcard", filter(match, strp("orders")), prefixed("*"), false},
+		{"MATCH, literal", filter(match, filterString("orders")), literal("orders"), true},
+		{"MATCH, other literal", filter(match, filterString("orders")), literal("order"), false},
+		{"MATCH, wildcard", filter(match, filterString("orders")), literal("*"), true},
+		{"MATCH, prefix", filter(match, filterString("orders")), prefixed("ord"), true},
+		{"MATCH, whole name as prefix", filter(match, filterString("orders")), prefixed("orders"), true},
+		{"MATCH, longer prefix", filter(match, filterString("orders")), prefixed("orders-eu"), false},
+		{"MATCH, prefixed star is not a wildcard", filter(match, filterString("orders")), prefixed("*"), false},
 		{"MATCH, no name", filter(match, nil), prefixed("x"), true},
 		{"resource type", ACLFilter{ResourceType: kmsg.ACLResourceTypeGroup, PatternType: anyPT,
 			Operation: kmsg.ACLOperationAny, Permission: kmsg.ACLPermissionTypeAny}, literal("orders"), false},
-		{"principal", func() ACLFilter { f := MatchAll; f.Principal = strp("User:alice"); return f }(), literal("x"), true},
-		{"other principal", func() ACLFilter { f := MatchAll; f.Principal = strp("User:bob"); return f }(), literal("x"), false},
-		{"principal filter is exact, not wildcard", func() ACLFilter { f := MatchAll; f.Principal = strp("User:*"); return f }(), literal("x"), false},
-		{"host", func() ACLFilter { f := MatchAll; f.Host = strp("*"); return f }(), literal("x"), true},
-		{"other host", func() ACLFilter { f := MatchAll; f.Host = strp("10.0.0.1"); return f }(), literal("x"), false},
+		{"principal", func() ACLFilter { f := MatchAll; f.Principal = filterString("User:alice"); return f }(), literal("x"), true},
+		{"other principal", func() ACLFilter { f := MatchAll; f.Principal = filterString("User:bob"); return f }(), literal("x"), false},
+		{"principal filter is exact, not wildcard", func() ACLFilter { f := MatchAll; f.Principal = filterString("User:*"); return f }(), literal("x"), false},
+		{"host", func() ACLFilter { f := MatchAll; f.Host = filterString("*"); return f }(), literal("x"), true},
+		{"other host", func() ACLFilter { f := MatchAll; f.Host = filterString("10.0.0.1"); return f }(), literal("x"), false},
 		{"operation", func() ACLFilter { f := MatchAll; f.Operation = kmsg.ACLOperationRead; return f }(), literal("x"), true},
 		{"other operation", func() ACLFilter { f := MatchAll; f.Operation = kmsg.ACLOperationWrite; return f }(), literal("x"), false},
 		{"ALL filter does not select READ", func() ACLFilter { f := MatchAll; f.Operation = kmsg.ACLOperationAll; return f }(), literal("x"), false},
@@ -179,8 +179,8 @@ func TestACLFilterMatches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.filter.Matches(tt.acl); got != tt.want {
-				t.Fatalf("%+v.Matches(%v) = %v, want %v", tt.filter, tt.acl, got, tt.want)
+			if got := tt.filter.Matches(tt.newACL); got != tt.want {
+				t.Fatalf("%+v.Matches(%v) = %v, want %v", tt.filter, tt.newACL, got, tt.want)
 			}
 		})
 	}

@@ -52,9 +52,9 @@ type AuthorizerOptions struct {
 // pattern finds a resource name, so a check reads only the ACLs that
 // apply to the name instead of scanning them all.
 type resourceIndex struct {
-	literal  map[string][]entry
-	wildcard []entry
-	prefixed map[string][]entry
+	literal  map[string][]aclEntry
+	wildcard []aclEntry
+	prefixed map[string][]aclEntry
 	// prefixLens are the distinct lengths of the prefixed names, in
 	// ascending order: a name's applying prefixes are found by one map
 	// lookup per length, not per character.
@@ -63,8 +63,8 @@ type resourceIndex struct {
 	all []indexedACL
 }
 
-// entry is the part of an ACL a check compares, parsed once.
-type entry struct {
+// aclEntry is the part of an ACL a check compares, parsed once.
+type aclEntry struct {
 	principalType string
 	principalName string
 	// validPrincipal is false for a principal without a colon, which
@@ -79,7 +79,7 @@ type entry struct {
 
 type indexedACL struct {
 	ACL
-	entry
+	aclEntry
 }
 
 // NewAuthorizer builds an authorizer over acls, each distinct ACL once.
@@ -113,32 +113,32 @@ func (a *Authorizer) index(acl ACL) {
 		return
 	}
 	ix := &a.byResourceType[acl.ResourceType]
-	e := newEntry(acl)
+	e := newACLEntry(acl)
 	switch {
 	case acl.PatternType == kmsg.ACLResourcePatternTypeLiteral && acl.ResourceName == WildcardResource:
 		ix.wildcard = append(ix.wildcard, e)
 	case acl.PatternType == kmsg.ACLResourcePatternTypeLiteral:
-		ix.literal = addEntry(ix.literal, acl.ResourceName, e)
+		ix.literal = addACLEntry(ix.literal, acl.ResourceName, e)
 	case acl.PatternType == kmsg.ACLResourcePatternTypePrefixed:
-		ix.prefixed = addEntry(ix.prefixed, acl.ResourceName, e)
+		ix.prefixed = addACLEntry(ix.prefixed, acl.ResourceName, e)
 		ix.prefixLens = append(ix.prefixLens, len(acl.ResourceName))
 	default:
 		return
 	}
-	ix.all = append(ix.all, indexedACL{ACL: acl, entry: e})
+	ix.all = append(ix.all, indexedACL{ACL: acl, aclEntry: e})
 }
 
-func addEntry(m map[string][]entry, name string, e entry) map[string][]entry {
+func addACLEntry(m map[string][]aclEntry, name string, e aclEntry) map[string][]aclEntry {
 	if m == nil {
-		m = make(map[string][]entry)
+		m = make(map[string][]aclEntry)
 	}
 	m[name] = append(m[name], e)
 	return m
 }
 
-func newEntry(acl ACL) entry {
+func newACLEntry(acl ACL) aclEntry {
 	t, n, ok := strings.Cut(acl.Principal, ":")
-	return entry{
+	return aclEntry{
 		principalType:  t,
 		principalName:  n,
 		validPrincipal: ok,
@@ -148,9 +148,9 @@ func newEntry(acl ACL) entry {
 	}
 }
 
-// request is one question to the authorizer, passed by pointer so the
+// authzQuery is one question to the authorizer, passed by pointer so the
 // hot path copies nothing.
-type request struct {
+type authzQuery struct {
 	principal Principal
 	host      string
 	operation kmsg.ACLOperation
@@ -158,7 +158,7 @@ type request struct {
 
 // appliesToWho reports whether the entry names the principal (or every
 // principal) and the client's host (or every host).
-func (e *entry) appliesToWho(r *request) bool {
+func (e *aclEntry) appliesToWho(r *authzQuery) bool {
 	if !e.validPrincipal {
 		return false
 	}
@@ -171,7 +171,7 @@ func (e *entry) appliesToWho(r *request) bool {
 
 // coversOperation reports whether the entry decides the operation,
 // including the operations an ALLOW implies.
-func (e *entry) coversOperation(op kmsg.ACLOperation) bool {
+func (e *aclEntry) coversOperation(op kmsg.ACLOperation) bool {
 	if e.operation == kmsg.ACLOperationAll || e.operation == op {
 		return true
 	}
@@ -195,8 +195,8 @@ func impliesDescribe(op kmsg.ACLOperation) bool {
 	return false
 }
 
-// verdict gathers what the ACLs applying to one resource say.
-type verdict struct {
+// aclVerdict gathers what the ACLs applying to one resource say.
+type aclVerdict struct {
 	// resourceHasACLs: some ACL applies to the resource, whoever it
 	// names; only without one does allow.everyone.if.no.acl.found count.
 	resourceHasACLs bool
@@ -205,7 +205,7 @@ type verdict struct {
 
 // add weighs the entries of one pattern and reports a DENY, which ends
 // the check.
-func (v *verdict) add(es []entry, r *request) (denied bool) {
+func (v *aclVerdict) add(es []aclEntry, r *authzQuery) (denied bool) {
 	for i := range es {
 		e := &es[i]
 		v.resourceHasACLs = true
@@ -233,8 +233,8 @@ func (a *Authorizer) Authorize(p Principal, host string, op kmsg.ACLOperation, r
 		return a.allowIfNoACLs
 	}
 	ix := &a.byResourceType[rt]
-	r := request{principal: p, host: host, operation: op}
-	var v verdict
+	r := authzQuery{principal: p, host: host, operation: op}
+	var v aclVerdict
 	if v.add(ix.literal[name], &r) || v.addPrefixes(ix, name, &r) || v.add(ix.wildcard, &r) {
 		return false
 	}
@@ -246,7 +246,7 @@ func (a *Authorizer) Authorize(p Principal, host string, op kmsg.ACLOperation, r
 
 // addPrefixes weighs the PREFIXED ACLs whose name starts the resource
 // name, shortest first.
-func (v *verdict) addPrefixes(ix *resourceIndex, name string, r *request) (denied bool) {
+func (v *aclVerdict) addPrefixes(ix *resourceIndex, name string, r *authzQuery) (denied bool) {
 	for _, n := range ix.prefixLens {
 		if n > len(name) {
 			return false
@@ -297,7 +297,7 @@ func (a *Authorizer) AuthorizeAny(p Principal, host string, op kmsg.ACLOperation
 	if a.Authorize(p, host, op, rt, hardcodedName) {
 		return true
 	}
-	r := request{principal: p, host: host, operation: op}
+	r := authzQuery{principal: p, host: host, operation: op}
 	var s patternSets
 	for i := range a.byResourceType[rt].all {
 		x := &a.byResourceType[rt].all[i]
@@ -330,9 +330,9 @@ func (s *patternSets) add(acl ACL) (wildcardDeny bool) {
 			return true
 		}
 		if literal {
-			s.denyLiteral = addName(s.denyLiteral, acl.ResourceName)
+			s.denyLiteral = addPatternName(s.denyLiteral, acl.ResourceName)
 		} else {
-			s.denyPrefixed = addName(s.denyPrefixed, acl.ResourceName)
+			s.denyPrefixed = addPatternName(s.denyPrefixed, acl.ResourceName)
 		}
 	case kmsg.ACLPermissionTypeAllow:
 		switch {
@@ -347,7 +347,7 @@ func (s *patternSets) add(acl ACL) (wildcardDeny bool) {
 	return false
 }
 
-func addName(m map[string]bool, name string) map[string]bool {
+func addPatternName(m map[string]bool, name string) map[string]bool {
 	if m == nil {
 		m = make(map[string]bool)
 	}

@@ -15,22 +15,22 @@ func benchACLs() []ACL {
 	for i := range 5000 {
 		team := i % 100
 		user := fmt.Sprintf("User:svc-%d", team)
-		rt := topic
+		rt := rtTopic
 		if i%5 == 0 {
-			rt = group
+			rt = rtGroup
 		}
-		acls = append(acls, acl(rt, lit, fmt.Sprintf("team-%d.topic-%d", team, i), user, allow, opRead))
+		acls = append(acls, newACL(rt, ptLiteral, fmt.Sprintf("team-%d.topic-%d", team, i), user, permAllow, opRead))
 		prefix := fmt.Sprintf("team-%d.%s", team, "stream-"[:1+i%7])
-		p := acl(topic, pre, fmt.Sprintf("%s%d", prefix, i), user, allow, opWrite)
+		p := newACL(rtTopic, ptPrefixed, fmt.Sprintf("%s%d", prefix, i), user, permAllow, opWrite)
 		if i%50 == 0 {
-			p.Permission, p.Principal = deny, "User:*"
+			p.Permission, p.Principal = permDeny, "User:*"
 		}
 		acls = append(acls, p)
 	}
 	acls = append(acls,
-		acl(topic, lit, "*", "User:monitor", allow, opDescribe),
-		acl(topic, pre, "team-", "User:auditor", allow, opDescribe),
-		fromHost(acl(topic, lit, "*", "User:*", deny, opDelete), "10.9.9.9"))
+		newACL(rtTopic, ptLiteral, "*", "User:monitor", permAllow, opDescribe),
+		newACL(rtTopic, ptPrefixed, "team-", "User:auditor", permAllow, opDescribe),
+		withHost(newACL(rtTopic, ptLiteral, "*", "User:*", permDeny, opDelete), "10.9.9.9"))
 	return acls
 }
 
@@ -43,14 +43,14 @@ func BenchmarkAuthorize(b *testing.B) {
 		rt   kmsg.ACLResourceType
 		name string
 	}{
-		{User("svc-7"), opRead, topic, "team-7.topic-107"},           // literal allow
-		{User("svc-7"), opWrite, topic, "team-7.st1407-events"},      // prefixed, no match
-		{User("svc-7"), opDescribe, topic, "team-7.topic-107"},       // implied
-		{User("svc-8"), opRead, topic, "team-7.topic-107"},           // another team's
-		{User("monitor"), opDescribe, topic, "team-42.topic-42"},     // wildcard
-		{User("admin"), opAlter, cluster, ClusterName},               // super user
-		{User("svc-3"), opRead, group, "team-3.topic-3003"},          // group (i%5 == 0 is a group)
-		{User("svc-3"), opWrite, topic, "team-3.stream-" + "x12345"}, // long name, many prefix lengths
+		{User("svc-7"), opRead, rtTopic, "team-7.topic-107"},           // literal allow
+		{User("svc-7"), opWrite, rtTopic, "team-7.st1407-events"},      // prefixed, no match
+		{User("svc-7"), opDescribe, rtTopic, "team-7.topic-107"},       // implied
+		{User("svc-8"), opRead, rtTopic, "team-7.topic-107"},           // another team's
+		{User("monitor"), opDescribe, rtTopic, "team-42.topic-42"},     // wildcard
+		{User("admin"), opAlter, rtCluster, ClusterName},               // super user
+		{User("svc-3"), opRead, rtGroup, "team-3.topic-3003"},          // group (i%5 == 0 is a group)
+		{User("svc-3"), opWrite, rtTopic, "team-3.stream-" + "x12345"}, // long name, many prefix lengths
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

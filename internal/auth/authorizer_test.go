@@ -11,16 +11,16 @@ import (
 
 // Short names for the tables below.
 const (
-	topic   = kmsg.ACLResourceTypeTopic
-	group   = kmsg.ACLResourceTypeGroup
-	cluster = kmsg.ACLResourceTypeCluster
-	txnID   = kmsg.ACLResourceTypeTransactionalId
+	rtTopic   = kmsg.ACLResourceTypeTopic
+	rtGroup   = kmsg.ACLResourceTypeGroup
+	rtCluster = kmsg.ACLResourceTypeCluster
+	rtTxnID   = kmsg.ACLResourceTypeTransactionalId
 
-	lit = kmsg.ACLResourcePatternTypeLiteral
-	pre = kmsg.ACLResourcePatternTypePrefixed
+	ptLiteral  = kmsg.ACLResourcePatternTypeLiteral
+	ptPrefixed = kmsg.ACLResourcePatternTypePrefixed
 
-	allow = kmsg.ACLPermissionTypeAllow
-	deny  = kmsg.ACLPermissionTypeDeny
+	permAllow = kmsg.ACLPermissionTypeAllow
+	permDeny  = kmsg.ACLPermissionTypeDeny
 
 	opAll             = kmsg.ACLOperationAll
 	opRead            = kmsg.ACLOperationRead
@@ -35,16 +35,16 @@ const (
 	opIdempotentWrite = kmsg.ACLOperationIdempotentWrite
 )
 
-// acl builds an ACL from any host.
-func acl(rt kmsg.ACLResourceType, pt kmsg.ACLResourcePatternType, name, principal string,
+// newACL builds an ACL from any host.
+func newACL(rt kmsg.ACLResourceType, pt kmsg.ACLResourcePatternType, name, principal string,
 	perm kmsg.ACLPermissionType, op kmsg.ACLOperation) ACL {
 	return ACL{ResourceType: rt, ResourceName: name, PatternType: pt, Principal: principal,
 		Host: "*", Operation: op, Permission: perm}
 }
 
-func fromHost(a ACL, host string) ACL { a.Host = host; return a }
+func withHost(a ACL, host string) ACL { a.Host = host; return a }
 
-type check struct {
+type authzCheck struct {
 	who  Principal
 	host string
 	op   kmsg.ACLOperation
@@ -54,8 +54,8 @@ type check struct {
 }
 
 var (
-	alice = User("alice")
-	bob   = User("bob")
+	userAlice = User("alice")
+	userBob   = User("bob")
 )
 
 func TestAuthorize(t *testing.T) {
@@ -63,234 +63,234 @@ func TestAuthorize(t *testing.T) {
 		name   string
 		acls   []ACL
 		opts   AuthorizerOptions
-		checks []check
+		checks []authzCheck
 	}{
 		{
 			name: "no ACLs: allow.everyone.if.no.acl.found off denies",
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
 			},
 		},
 		{
 			name: "no ACLs: allow.everyone.if.no.acl.found on allows",
 			opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{alice, "h", opClusterAction, cluster, ClusterName, true},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userAlice, "h", opClusterAction, rtCluster, ClusterName, true},
 			},
 		},
 		{
 			name: "allow-everyone counts ACLs on the resource, whoever they name",
 			acls: []ACL{
-				acl(topic, lit, "orders", "User:bob", allow, opRead),
-				acl(group, lit, "payments", "User:bob", allow, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:bob", permAllow, opRead),
+				newACL(rtGroup, ptLiteral, "payments", "User:bob", permAllow, opRead),
 			},
 			opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
-				{alice, "h", opWrite, topic, "orders", false},
-				{alice, "h", opRead, topic, "payments", true}, // only a GROUP ACL by that name
-				{alice, "h", opRead, topic, "other", true},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
+				{userAlice, "h", opWrite, rtTopic, "orders", false},
+				{userAlice, "h", opRead, rtTopic, "payments", true}, // only a GROUP ACL by that name
+				{userAlice, "h", opRead, rtTopic, "other", true},
 			},
 		},
 		{
 			name: "allow-everyone counts prefixed and wildcard ACLs on the resource",
 			acls: []ACL{
-				acl(topic, pre, "ord", "User:bob", allow, opRead),
-				acl(group, lit, "*", "User:bob", allow, opRead),
+				newACL(rtTopic, ptPrefixed, "ord", "User:bob", permAllow, opRead),
+				newACL(rtGroup, ptLiteral, "*", "User:bob", permAllow, opRead),
 			},
 			opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
-				{alice, "h", opRead, topic, "or", true},
-				{alice, "h", opRead, group, "anything", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
+				{userAlice, "h", opRead, rtTopic, "or", true},
+				{userAlice, "h", opRead, rtGroup, "anything", false},
 			},
 		},
 		{
 			name: "literal ALLOW",
-			acls: []ACL{acl(topic, lit, "orders", "User:alice", allow, opRead)},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{alice, "h", opWrite, topic, "orders", false},
-				{bob, "h", opRead, topic, "orders", false},
-				{alice, "h", opRead, topic, "orders2", false},
-				{alice, "h", opRead, topic, "order", false},
-				{alice, "h", opRead, group, "orders", false},
+			acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead)},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userAlice, "h", opWrite, rtTopic, "orders", false},
+				{userBob, "h", opRead, rtTopic, "orders", false},
+				{userAlice, "h", opRead, rtTopic, "orders2", false},
+				{userAlice, "h", opRead, rtTopic, "order", false},
+				{userAlice, "h", opRead, rtGroup, "orders", false},
 			},
 		},
 		{
 			name: "DENY wins over ALLOW, whichever pattern carries it",
 			acls: []ACL{
-				acl(topic, lit, "orders", "User:alice", allow, opRead),
-				acl(topic, lit, "orders", "User:*", deny, opRead),
-				acl(topic, lit, "*", "User:alice", allow, opWrite),
-				acl(topic, pre, "ord", "User:alice", deny, opWrite),
-				acl(topic, pre, "pay", "User:alice", allow, opRead),
-				acl(topic, lit, "*", "User:alice", deny, opDelete),
-				acl(topic, pre, "pay", "User:alice", allow, opDelete),
+				newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:*", permDeny, opRead),
+				newACL(rtTopic, ptLiteral, "*", "User:alice", permAllow, opWrite),
+				newACL(rtTopic, ptPrefixed, "ord", "User:alice", permDeny, opWrite),
+				newACL(rtTopic, ptPrefixed, "pay", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "*", "User:alice", permDeny, opDelete),
+				newACL(rtTopic, ptPrefixed, "pay", "User:alice", permAllow, opDelete),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
-				{alice, "h", opWrite, topic, "orders", false},
-				{alice, "h", opWrite, topic, "other", true},
-				{alice, "h", opRead, topic, "payments", true},
-				{alice, "h", opDelete, topic, "payments", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
+				{userAlice, "h", opWrite, rtTopic, "orders", false},
+				{userAlice, "h", opWrite, rtTopic, "other", true},
+				{userAlice, "h", opRead, rtTopic, "payments", true},
+				{userAlice, "h", opDelete, rtTopic, "payments", false},
 			},
 		},
 		{
 			name: "wildcard principal",
 			acls: []ACL{
-				acl(topic, lit, "orders", "User:*", allow, opRead),
-				acl(topic, lit, "audit", "Group:*", allow, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:*", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "audit", "Group:*", permAllow, opRead),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{bob, "h", opRead, topic, "orders", true},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userBob, "h", opRead, rtTopic, "orders", true},
 				// User:* names every principal, whatever its type.
-				{Principal{Type: "Group", Name: "eng"}, "h", opRead, topic, "orders", true},
+				{Principal{Type: "Group", Name: "eng"}, "h", opRead, rtTopic, "orders", true},
 				// Only User:* is a wildcard.
-				{Principal{Type: "Group", Name: "eng"}, "h", opRead, topic, "audit", false},
-				{Principal{Type: "Group", Name: "*"}, "h", opRead, topic, "audit", true},
+				{Principal{Type: "Group", Name: "eng"}, "h", opRead, rtTopic, "audit", false},
+				{Principal{Type: "Group", Name: "*"}, "h", opRead, rtTopic, "audit", true},
 			},
 		},
 		{
 			name: "principal type and name both compare",
-			acls: []ACL{acl(topic, lit, "orders", "Service:alice", allow, opRead)},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
-				{Principal{Type: "Service", Name: "alice"}, "h", opRead, topic, "orders", true},
+			acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "Service:alice", permAllow, opRead)},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
+				{Principal{Type: "Service", Name: "alice"}, "h", opRead, rtTopic, "orders", true},
 			},
 		},
 		{
 			name: "host",
 			acls: []ACL{
-				fromHost(acl(topic, lit, "orders", "User:alice", allow, opRead), "10.0.0.1"),
-				fromHost(acl(topic, lit, "orders", "User:alice", allow, opWrite), "*"),
-				fromHost(acl(topic, lit, "orders", "User:bob", deny, opRead), "10.0.0.2"),
-				fromHost(acl(topic, lit, "orders", "User:bob", allow, opRead), "*"),
+				withHost(newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead), "10.0.0.1"),
+				withHost(newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite), "*"),
+				withHost(newACL(rtTopic, ptLiteral, "orders", "User:bob", permDeny, opRead), "10.0.0.2"),
+				withHost(newACL(rtTopic, ptLiteral, "orders", "User:bob", permAllow, opRead), "*"),
 			},
-			checks: []check{
-				{alice, "10.0.0.1", opRead, topic, "orders", true},
-				{alice, "10.0.0.2", opRead, topic, "orders", false},
-				{alice, "10.0.0.2", opWrite, topic, "orders", true},
-				{bob, "10.0.0.1", opRead, topic, "orders", true},
-				{bob, "10.0.0.2", opRead, topic, "orders", false},
+			checks: []authzCheck{
+				{userAlice, "10.0.0.1", opRead, rtTopic, "orders", true},
+				{userAlice, "10.0.0.2", opRead, rtTopic, "orders", false},
+				{userAlice, "10.0.0.2", opWrite, rtTopic, "orders", true},
+				{userBob, "10.0.0.1", opRead, rtTopic, "orders", true},
+				{userBob, "10.0.0.2", opRead, rtTopic, "orders", false},
 			},
 		},
 		{
 			name: "prefixed versus literal",
 			acls: []ACL{
-				acl(topic, pre, "ord", "User:alice", allow, opRead),
-				acl(topic, lit, "pay", "User:alice", allow, opRead),
-				acl(topic, pre, "*", "User:alice", allow, opWrite),
-				acl(topic, pre, "a", "User:alice", allow, opCreate),
-				acl(topic, pre, "abc", "User:alice", allow, opDelete),
+				newACL(rtTopic, ptPrefixed, "ord", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "pay", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptPrefixed, "*", "User:alice", permAllow, opWrite),
+				newACL(rtTopic, ptPrefixed, "a", "User:alice", permAllow, opCreate),
+				newACL(rtTopic, ptPrefixed, "abc", "User:alice", permAllow, opDelete),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{alice, "h", opRead, topic, "ord", true},
-				{alice, "h", opRead, topic, "or", false},
-				{alice, "h", opRead, topic, "xorders", false},
-				{alice, "h", opRead, topic, "pay", true},
-				{alice, "h", opRead, topic, "payments", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userAlice, "h", opRead, rtTopic, "ord", true},
+				{userAlice, "h", opRead, rtTopic, "or", false},
+				{userAlice, "h", opRead, rtTopic, "xorders", false},
+				{userAlice, "h", opRead, rtTopic, "pay", true},
+				{userAlice, "h", opRead, rtTopic, "payments", false},
 				// A PREFIXED "*" is no wildcard.
-				{alice, "h", opWrite, topic, "orders", false},
-				{alice, "h", opWrite, topic, "*orders", true},
+				{userAlice, "h", opWrite, rtTopic, "orders", false},
+				{userAlice, "h", opWrite, rtTopic, "*orders", true},
 				// Every prefix length is consulted, short and long.
-				{alice, "h", opCreate, topic, "abcd", true},
-				{alice, "h", opDelete, topic, "abcd", true},
-				{alice, "h", opDelete, topic, "ab", false},
+				{userAlice, "h", opCreate, rtTopic, "abcd", true},
+				{userAlice, "h", opDelete, rtTopic, "abcd", true},
+				{userAlice, "h", opDelete, rtTopic, "ab", false},
 			},
 		},
 		{
 			name: "wildcard literal",
-			acls: []ACL{acl(topic, lit, "*", "User:alice", allow, opRead)},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{alice, "h", opRead, topic, "*", true},
-				{alice, "h", opRead, topic, "", true},
-				{alice, "h", opRead, group, "orders", false},
+			acls: []ACL{newACL(rtTopic, ptLiteral, "*", "User:alice", permAllow, opRead)},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userAlice, "h", opRead, rtTopic, "*", true},
+				{userAlice, "h", opRead, rtTopic, "", true},
+				{userAlice, "h", opRead, rtGroup, "orders", false},
 			},
 		},
 		{
 			name: "ALLOW implies DESCRIBE and DESCRIBE_CONFIGS",
 			acls: []ACL{
-				acl(topic, lit, "read", "User:alice", allow, opRead),
-				acl(topic, lit, "write", "User:alice", allow, opWrite),
-				acl(topic, lit, "delete", "User:alice", allow, opDelete),
-				acl(topic, lit, "alter", "User:alice", allow, opAlter),
-				acl(topic, lit, "create", "User:alice", allow, opCreate),
-				acl(topic, lit, "alterconfigs", "User:alice", allow, opAlterConfigs),
-				acl(topic, lit, "describeconfigs", "User:alice", allow, opDescribeConfigs),
-				acl(topic, lit, "describe", "User:alice", allow, opDescribe),
+				newACL(rtTopic, ptLiteral, "read", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "write", "User:alice", permAllow, opWrite),
+				newACL(rtTopic, ptLiteral, "delete", "User:alice", permAllow, opDelete),
+				newACL(rtTopic, ptLiteral, "alter", "User:alice", permAllow, opAlter),
+				newACL(rtTopic, ptLiteral, "create", "User:alice", permAllow, opCreate),
+				newACL(rtTopic, ptLiteral, "alterconfigs", "User:alice", permAllow, opAlterConfigs),
+				newACL(rtTopic, ptLiteral, "describeconfigs", "User:alice", permAllow, opDescribeConfigs),
+				newACL(rtTopic, ptLiteral, "describe", "User:alice", permAllow, opDescribe),
 			},
-			checks: []check{
-				{alice, "h", opDescribe, topic, "read", true},
-				{alice, "h", opDescribe, topic, "write", true},
-				{alice, "h", opDescribe, topic, "delete", true},
-				{alice, "h", opDescribe, topic, "alter", true},
-				{alice, "h", opDescribe, topic, "create", false},
-				{alice, "h", opDescribe, topic, "alterconfigs", false},
-				{alice, "h", opDescribeConfigs, topic, "alterconfigs", true},
-				{alice, "h", opDescribeConfigs, topic, "alter", false},
-				{alice, "h", opAlterConfigs, topic, "describeconfigs", false},
-				{alice, "h", opRead, topic, "describe", false},
-				{alice, "h", opWrite, topic, "read", false},
-				{alice, "h", opRead, topic, "write", false},
+			checks: []authzCheck{
+				{userAlice, "h", opDescribe, rtTopic, "read", true},
+				{userAlice, "h", opDescribe, rtTopic, "write", true},
+				{userAlice, "h", opDescribe, rtTopic, "delete", true},
+				{userAlice, "h", opDescribe, rtTopic, "alter", true},
+				{userAlice, "h", opDescribe, rtTopic, "create", false},
+				{userAlice, "h", opDescribe, rtTopic, "alterconfigs", false},
+				{userAlice, "h", opDescribeConfigs, rtTopic, "alterconfigs", true},
+				{userAlice, "h", opDescribeConfigs, rtTopic, "alter", false},
+				{userAlice, "h", opAlterConfigs, rtTopic, "describeconfigs", false},
+				{userAlice, "h", opRead, rtTopic, "describe", false},
+				{userAlice, "h", opWrite, rtTopic, "read", false},
+				{userAlice, "h", opRead, rtTopic, "write", false},
 			},
 		},
 		{
 			name: "ALL allows and denies everything",
 			acls: []ACL{
-				acl(topic, lit, "mine", "User:alice", allow, opAll),
-				acl(topic, lit, "theirs", "User:alice", allow, opRead),
-				acl(topic, lit, "theirs", "User:alice", deny, opAll),
+				newACL(rtTopic, ptLiteral, "mine", "User:alice", permAllow, opAll),
+				newACL(rtTopic, ptLiteral, "theirs", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "theirs", "User:alice", permDeny, opAll),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "mine", true},
-				{alice, "h", opIdempotentWrite, topic, "mine", true},
-				{alice, "h", opDescribeConfigs, topic, "mine", true},
-				{alice, "h", opRead, topic, "theirs", false},
-				{alice, "h", opDescribe, topic, "theirs", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "mine", true},
+				{userAlice, "h", opIdempotentWrite, rtTopic, "mine", true},
+				{userAlice, "h", opDescribeConfigs, rtTopic, "mine", true},
+				{userAlice, "h", opRead, rtTopic, "theirs", false},
+				{userAlice, "h", opDescribe, rtTopic, "theirs", false},
 			},
 		},
 		{
 			name: "a DENY denies only its own operation",
 			acls: []ACL{
-				acl(topic, lit, "orders", "User:alice", allow, opRead),
-				acl(topic, lit, "orders", "User:alice", deny, opDescribe),
-				acl(topic, lit, "payments", "User:alice", allow, opRead),
-				acl(topic, lit, "payments", "User:alice", deny, opWrite),
-				acl(topic, lit, "refunds", "User:alice", allow, opAlterConfigs),
-				acl(topic, lit, "refunds", "User:alice", deny, opAlterConfigs),
+				newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:alice", permDeny, opDescribe),
+				newACL(rtTopic, ptLiteral, "payments", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "payments", "User:alice", permDeny, opWrite),
+				newACL(rtTopic, ptLiteral, "refunds", "User:alice", permAllow, opAlterConfigs),
+				newACL(rtTopic, ptLiteral, "refunds", "User:alice", permDeny, opAlterConfigs),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", true},
-				{alice, "h", opDescribe, topic, "orders", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", true},
+				{userAlice, "h", opDescribe, rtTopic, "orders", false},
 				// A DENY of WRITE does not deny the DESCRIBE READ implies.
-				{alice, "h", opDescribe, topic, "payments", true},
-				{alice, "h", opWrite, topic, "payments", false},
+				{userAlice, "h", opDescribe, rtTopic, "payments", true},
+				{userAlice, "h", opWrite, rtTopic, "payments", false},
 				// Nor does a DENY of ALTER_CONFIGS deny DESCRIBE_CONFIGS it implied.
-				{alice, "h", opDescribeConfigs, topic, "refunds", true},
+				{userAlice, "h", opDescribeConfigs, rtTopic, "refunds", true},
 			},
 		},
 		{
 			name: "super users pass every DENY",
 			acls: []ACL{
-				acl(topic, lit, "*", "User:*", deny, opAll),
-				acl(cluster, lit, ClusterName, "User:*", deny, opAll),
+				newACL(rtTopic, ptLiteral, "*", "User:*", permDeny, opAll),
+				newACL(rtCluster, ptLiteral, ClusterName, "User:*", permDeny, opAll),
 			},
 			opts: AuthorizerOptions{SuperUsers: []Principal{User("admin"), {Type: "Service", Name: "ops:eu"}, User("x")}},
-			checks: []check{
-				{User("admin"), "h", opWrite, topic, "orders", true},
-				{Principal{Type: "Resu", Name: "admin"}, "h", opRead, topic, "x", false},
-				{Principal{Type: "ServiceAccount", Name: "x"}, "h", opRead, topic, "x", false},
-				{User("admin"), "h", opAlter, cluster, ClusterName, true},
-				{Principal{Type: "Service", Name: "ops:eu"}, "h", opRead, topic, "x", true},
-				{Principal{Type: "Service", Name: "admin"}, "h", opRead, topic, "x", false},
-				{User("admin2"), "h", opRead, topic, "x", false},
-				{User("admi"), "h", opRead, topic, "x", false},
-				{alice, "h", opRead, topic, "orders", false},
+			checks: []authzCheck{
+				{User("admin"), "h", opWrite, rtTopic, "orders", true},
+				{Principal{Type: "Resu", Name: "admin"}, "h", opRead, rtTopic, "x", false},
+				{Principal{Type: "ServiceAccount", Name: "x"}, "h", opRead, rtTopic, "x", false},
+				{User("admin"), "h", opAlter, rtCluster, ClusterName, true},
+				{Principal{Type: "Service", Name: "ops:eu"}, "h", opRead, rtTopic, "x", true},
+				{Principal{Type: "Service", Name: "admin"}, "h", opRead, rtTopic, "x", false},
+				{User("admin2"), "h", opRead, rtTopic, "x", false},
+				{User("admi"), "h", opRead, rtTopic, "x", false},
+				{userAlice, "h", opRead, rtTopic, "orders", false},
 			},
 		},
 		{
@@ -298,37 +298,37 @@ func TestAuthorize(t *testing.T) {
 			// one is read as Kafka's StandardAuthorizer reads it.
 			name: "a permission other than ALLOW denies",
 			acls: []ACL{
-				acl(topic, lit, "orders", "User:alice", allow, opRead),
-				acl(topic, lit, "orders", "User:alice", kmsg.ACLPermissionTypeAny, opRead),
-				acl(topic, lit, "payments", "User:alice", allow, opRead),
-				acl(topic, lit, "payments", "User:alice", kmsg.ACLPermissionTypeUnknown, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "orders", "User:alice", kmsg.ACLPermissionTypeAny, opRead),
+				newACL(rtTopic, ptLiteral, "payments", "User:alice", permAllow, opRead),
+				newACL(rtTopic, ptLiteral, "payments", "User:alice", kmsg.ACLPermissionTypeUnknown, opRead),
 			},
-			checks: []check{
-				{alice, "h", opRead, topic, "orders", false},
-				{alice, "h", opRead, topic, "payments", false},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, rtTopic, "orders", false},
+				{userAlice, "h", opRead, rtTopic, "payments", false},
 			},
 		},
 		{
 			name: "cluster and transactional ids",
 			acls: []ACL{
-				acl(cluster, lit, ClusterName, "User:broker", allow, opClusterAction),
-				acl(txnID, pre, "app-", "User:alice", allow, opWrite),
+				newACL(rtCluster, ptLiteral, ClusterName, "User:broker", permAllow, opClusterAction),
+				newACL(rtTxnID, ptPrefixed, "app-", "User:alice", permAllow, opWrite),
 			},
-			checks: []check{
-				{User("broker"), "h", opClusterAction, cluster, ClusterName, true},
-				{User("broker"), "h", opAlter, cluster, ClusterName, false},
-				{alice, "h", opWrite, txnID, "app-1", true},
-				{alice, "h", opDescribe, txnID, "app-1", true},
-				{alice, "h", opWrite, topic, "app-1", false},
+			checks: []authzCheck{
+				{User("broker"), "h", opClusterAction, rtCluster, ClusterName, true},
+				{User("broker"), "h", opAlter, rtCluster, ClusterName, false},
+				{userAlice, "h", opWrite, rtTxnID, "app-1", true},
+				{userAlice, "h", opDescribe, rtTxnID, "app-1", true},
+				{userAlice, "h", opWrite, rtTopic, "app-1", false},
 			},
 		},
 		{
 			name: "a resource type no ACL can name follows allow-everyone",
-			acls: []ACL{acl(topic, lit, "*", "User:*", deny, opAll)},
+			acls: []ACL{newACL(rtTopic, ptLiteral, "*", "User:*", permDeny, opAll)},
 			opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true},
-			checks: []check{
-				{alice, "h", opRead, kmsg.ACLResourceTypeAny, "x", true},
-				{alice, "h", opRead, kmsg.ACLResourceType(42), "x", true},
+			checks: []authzCheck{
+				{userAlice, "h", opRead, kmsg.ACLResourceTypeAny, "x", true},
+				{userAlice, "h", opRead, kmsg.ACLResourceType(42), "x", true},
 			},
 		},
 	}
@@ -346,14 +346,14 @@ func TestAuthorize(t *testing.T) {
 
 func TestNilAuthorizerAllowsEverything(t *testing.T) {
 	var a *Authorizer
-	if !a.Authorize(alice, "h", opAlter, cluster, ClusterName) {
+	if !a.Authorize(userAlice, "h", opAlter, rtCluster, ClusterName) {
 		t.Error("nil Authorize denied")
 	}
-	if !a.AuthorizeAny(alice, "h", opWrite, topic) {
+	if !a.AuthorizeAny(userAlice, "h", opWrite, rtTopic) {
 		t.Error("nil AuthorizeAny denied")
 	}
-	ops := SupportedOperations(topic)
-	if got, want := a.AuthorizedOperations(alice, "h", topic, "t", ops), bitfield(ops...); got != want {
+	ops := SupportedOperations(rtTopic)
+	if got, want := a.AuthorizedOperations(userAlice, "h", rtTopic, "t", ops), opsBitfield(ops...); got != want {
 		t.Errorf("nil AuthorizedOperations = %b, want %b", got, want)
 	}
 	if a.ACLs() != nil || a.Describe(MatchAll) != nil {
@@ -372,82 +372,82 @@ func TestAuthorizeAny(t *testing.T) {
 	}{
 		{name: "no ACLs", want: false},
 		{name: "no ACLs, allow everyone", opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true}, want: true},
-		{name: "super user", opts: AuthorizerOptions{SuperUsers: []Principal{alice}},
-			acls: []ACL{acl(topic, lit, "*", "User:*", deny, opAll)}, want: true},
-		{name: "a literal allow", acls: []ACL{acl(topic, lit, "orders", "User:alice", allow, opWrite)}, want: true},
-		{name: "a prefixed allow", acls: []ACL{acl(topic, pre, "ord", "User:alice", allow, opWrite)}, want: true},
-		{name: "ALL allows", acls: []ACL{acl(topic, lit, "orders", "User:alice", allow, opAll)}, want: true},
-		{name: "wildcard principal allows", acls: []ACL{acl(topic, lit, "orders", "User:*", allow, opWrite)}, want: true},
-		{name: "another principal's allow", acls: []ACL{acl(topic, lit, "orders", "User:bob", allow, opWrite)}, want: false},
-		{name: "another operation's allow", acls: []ACL{acl(topic, lit, "orders", "User:alice", allow, opRead)}, want: false},
-		{name: "no implied operations", acls: []ACL{acl(topic, lit, "orders", "User:alice", allow, opWrite)},
+		{name: "super user", opts: AuthorizerOptions{SuperUsers: []Principal{userAlice}},
+			acls: []ACL{newACL(rtTopic, ptLiteral, "*", "User:*", permDeny, opAll)}, want: true},
+		{name: "a literal allow", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite)}, want: true},
+		{name: "a prefixed allow", acls: []ACL{newACL(rtTopic, ptPrefixed, "ord", "User:alice", permAllow, opWrite)}, want: true},
+		{name: "ALL allows", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opAll)}, want: true},
+		{name: "wildcard principal allows", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:*", permAllow, opWrite)}, want: true},
+		{name: "another principal's allow", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:bob", permAllow, opWrite)}, want: false},
+		{name: "another operation's allow", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead)}, want: false},
+		{name: "no implied operations", acls: []ACL{newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite)},
 			op: opDescribe, want: false},
-		{name: "another resource type", acls: []ACL{acl(group, lit, "orders", "User:alice", allow, opWrite)}, want: false},
-		{name: "another host", acls: []ACL{fromHost(acl(topic, lit, "orders", "User:alice", allow, opWrite), "10.0.0.9")}, want: false},
+		{name: "another resource type", acls: []ACL{newACL(rtGroup, ptLiteral, "orders", "User:alice", permAllow, opWrite)}, want: false},
+		{name: "another host", acls: []ACL{withHost(newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite), "10.0.0.9")}, want: false},
 		{name: "deny on the same literal", acls: []ACL{
-			acl(topic, lit, "orders", "User:alice", allow, opWrite),
-			acl(topic, lit, "orders", "User:*", deny, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:*", permDeny, opWrite),
 		}, want: false},
 		{name: "deny on another literal", acls: []ACL{
-			acl(topic, lit, "orders", "User:alice", allow, opWrite),
-			acl(topic, lit, "order", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptLiteral, "order", "User:alice", permDeny, opWrite),
 		}, want: true},
 		{name: "deny on a prefix of the literal", acls: []ACL{
-			acl(topic, lit, "orders", "User:alice", allow, opWrite),
-			acl(topic, pre, "o", "User:alice", deny, opAll),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "o", "User:alice", permDeny, opAll),
 		}, want: false},
 		{name: "deny on a prefix of the prefix", acls: []ACL{
-			acl(topic, pre, "orders-", "User:alice", allow, opWrite),
-			acl(topic, pre, "orders", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptPrefixed, "orders-", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "orders", "User:alice", permDeny, opWrite),
 		}, want: false},
 		{name: "deny on a longer prefix leaves the allow", acls: []ACL{
-			acl(topic, pre, "orders", "User:alice", allow, opWrite),
-			acl(topic, pre, "orders-eu", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptPrefixed, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "orders-eu", "User:alice", permDeny, opWrite),
 		}, want: true},
 		{name: "a literal deny does not overrule a prefixed allow", acls: []ACL{
-			acl(topic, pre, "orders", "User:alice", allow, opWrite),
-			acl(topic, lit, "orders", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptPrefixed, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permDeny, opWrite),
 		}, want: true},
 		{name: "one allow standing is enough", acls: []ACL{
-			acl(topic, lit, "orders", "User:alice", allow, opWrite),
-			acl(topic, lit, "orders", "User:alice", deny, opWrite),
-			acl(topic, lit, "payments", "User:alice", allow, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptLiteral, "orders", "User:alice", permDeny, opWrite),
+			newACL(rtTopic, ptLiteral, "payments", "User:alice", permAllow, opWrite),
 		}, want: true},
 		{name: "wildcard allow", acls: []ACL{
-			acl(topic, lit, "*", "User:alice", allow, opWrite),
-			acl(topic, pre, "o", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptLiteral, "*", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "o", "User:alice", permDeny, opWrite),
 		}, want: true},
 		{name: "wildcard allow stands over prefix denies", acls: []ACL{
-			acl(topic, lit, "*", "User:alice", allow, opWrite),
-			acl(topic, pre, "h", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptLiteral, "*", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "h", "User:alice", permDeny, opWrite),
 		}, want: true},
 		{name: "wildcard deny", acls: []ACL{
-			acl(topic, lit, "*", "User:alice", allow, opWrite),
-			acl(topic, lit, "*", "User:*", deny, opWrite),
+			newACL(rtTopic, ptLiteral, "*", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptLiteral, "*", "User:*", permDeny, opWrite),
 		}, want: false},
 		{name: "the hardcode quirk: a prefix allow on h", acls: []ACL{
-			acl(topic, pre, "h", "User:alice", allow, opWrite),
-			acl(topic, pre, "h", "User:alice", deny, opWrite),
+			newACL(rtTopic, ptPrefixed, "h", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "h", "User:alice", permDeny, opWrite),
 		}, want: false},
 		{name: "the hardcode quirk: allow-everyone when only hardcode is free",
 			opts: AuthorizerOptions{AllowEveryoneIfNoACLFound: true},
-			acls: []ACL{acl(topic, pre, "o", "User:*", deny, opWrite)}, want: true},
+			acls: []ACL{newACL(rtTopic, ptPrefixed, "o", "User:*", permDeny, opWrite)}, want: true},
 		{name: "the hardcode quirk: a literal on hardcode", acls: []ACL{
-			acl(topic, lit, "hardcode", "User:alice", allow, opWrite),
-			acl(topic, pre, "hard", "User:alice", deny, opRead),
+			newACL(rtTopic, ptLiteral, "hardcode", "User:alice", permAllow, opWrite),
+			newACL(rtTopic, ptPrefixed, "hard", "User:alice", permDeny, opRead),
 		}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			who, op := tt.who, tt.op
 			if who == (Principal{}) {
-				who = alice
+				who = userAlice
 			}
 			if op == 0 {
 				op = opWrite
 			}
 			a := NewAuthorizer(tt.acls, tt.opts)
-			if got := a.AuthorizeAny(who, "h", op, topic); got != tt.want {
+			if got := a.AuthorizeAny(who, "h", op, rtTopic); got != tt.want {
 				t.Fatalf("AuthorizeAny(%s, %s, TOPIC) = %v, want %v", who, op, got, tt.want)
 			}
 		})
@@ -459,17 +459,17 @@ func TestAuthorizeAnyRefusesFilterValues(t *testing.T) {
 	for _, c := range []struct {
 		op kmsg.ACLOperation
 		rt kmsg.ACLResourceType
-	}{{kmsg.ACLOperationAny, topic}, {0, topic}, {opWrite, kmsg.ACLResourceTypeAny}, {opWrite, 0}} {
-		if a.AuthorizeAny(alice, "h", c.op, c.rt) {
+	}{{kmsg.ACLOperationAny, rtTopic}, {0, rtTopic}, {opWrite, kmsg.ACLResourceTypeAny}, {opWrite, 0}} {
+		if a.AuthorizeAny(userAlice, "h", c.op, c.rt) {
 			t.Errorf("AuthorizeAny(%s, %s) allowed", c.op, c.rt)
 		}
 	}
-	if !a.AuthorizeAny(alice, "h", opWrite, topic) {
+	if !a.AuthorizeAny(userAlice, "h", opWrite, rtTopic) {
 		t.Error("AuthorizeAny(WRITE, TOPIC) denied with allow-everyone")
 	}
 }
 
-func bitfield(ops ...kmsg.ACLOperation) int32 {
+func opsBitfield(ops ...kmsg.ACLOperation) int32 {
 	var b int32
 	for _, op := range ops {
 		b |= 1 << op
@@ -480,10 +480,10 @@ func bitfield(ops ...kmsg.ACLOperation) int32 {
 func TestSupportedOperations(t *testing.T) {
 	// Kafka's AclEntry.supportedOperations.
 	want := map[kmsg.ACLResourceType][]kmsg.ACLOperation{
-		topic:                               {opRead, opWrite, opCreate, opDescribe, opDelete, opAlter, opDescribeConfigs, opAlterConfigs},
-		group:                               {opRead, opDescribe, opDelete, opDescribeConfigs, opAlterConfigs},
-		cluster:                             {opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe},
-		txnID:                               {opDescribe, opWrite},
+		rtTopic:                             {opRead, opWrite, opCreate, opDescribe, opDelete, opAlter, opDescribeConfigs, opAlterConfigs},
+		rtGroup:                             {opRead, opDescribe, opDelete, opDescribeConfigs, opAlterConfigs},
+		rtCluster:                           {opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe},
+		rtTxnID:                             {opDescribe, opWrite},
 		kmsg.ACLResourceTypeDelegationToken: {opDescribe},
 		kmsg.ACLResourceTypeUser:            {kmsg.ACLOperationCreateTokens, kmsg.ACLOperationDescribeTokens},
 		kmsg.ACLResourceTypeAny:             nil,
@@ -501,39 +501,39 @@ func TestSupportedOperations(t *testing.T) {
 
 func TestAuthorizedOperations(t *testing.T) {
 	a := NewAuthorizer([]ACL{
-		acl(topic, lit, "orders", "User:alice", allow, opRead),
-		acl(topic, lit, "orders", "User:alice", allow, opAlterConfigs),
-		acl(topic, lit, "orders", "User:alice", deny, opDelete),
-		acl(cluster, lit, ClusterName, "User:alice", allow, opAll),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opAlterConfigs),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permDeny, opDelete),
+		newACL(rtCluster, ptLiteral, ClusterName, "User:alice", permAllow, opAll),
 	}, AuthorizerOptions{})
 	tests := []struct {
 		rt   kmsg.ACLResourceType
 		name string
 		want int32
 	}{
-		{topic, "orders", bitfield(opRead, opDescribe, opAlterConfigs, opDescribeConfigs)},
-		{topic, "other", 0},
-		{cluster, ClusterName, bitfield(SupportedOperations(cluster)...)},
+		{rtTopic, "orders", opsBitfield(opRead, opDescribe, opAlterConfigs, opDescribeConfigs)},
+		{rtTopic, "other", 0},
+		{rtCluster, ClusterName, opsBitfield(SupportedOperations(rtCluster)...)},
 	}
 	for _, tt := range tests {
-		got := a.AuthorizedOperations(alice, "h", tt.rt, tt.name, SupportedOperations(tt.rt))
+		got := a.AuthorizedOperations(userAlice, "h", tt.rt, tt.name, SupportedOperations(tt.rt))
 		if got != tt.want {
 			t.Errorf("AuthorizedOperations(%s %q) = %b, want %b", tt.rt, tt.name, got, tt.want)
 		}
 	}
 	// Codes that do not fit the bitfield are left out rather than wrapped.
-	if got := a.AuthorizedOperations(alice, "h", cluster, ClusterName, []kmsg.ACLOperation{40, -1, opAlter}); got != bitfield(opAlter) {
+	if got := a.AuthorizedOperations(userAlice, "h", rtCluster, ClusterName, []kmsg.ACLOperation{40, -1, opAlter}); got != opsBitfield(opAlter) {
 		t.Errorf("AuthorizedOperations with codes past 31 = %b", got)
 	}
 }
 
 func TestACLsAndDescribe(t *testing.T) {
 	acls := []ACL{
-		acl(topic, lit, "orders", "User:alice", allow, opRead),
-		acl(topic, pre, "ord", "User:bob", deny, opWrite),
-		acl(topic, lit, "orders", "User:alice", allow, opRead), // a duplicate
-		acl(topic, lit, "*", "User:carol", allow, opRead),
-		acl(group, lit, "orders", "User:alice", allow, opRead),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+		newACL(rtTopic, ptPrefixed, "ord", "User:bob", permDeny, opWrite),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead), // a duplicate
+		newACL(rtTopic, ptLiteral, "*", "User:carol", permAllow, opRead),
+		newACL(rtGroup, ptLiteral, "orders", "User:alice", permAllow, opRead),
 	}
 	a := NewAuthorizer(acls, AuthorizerOptions{})
 	want := []ACL{acls[0], acls[1], acls[3], acls[4]}
@@ -545,12 +545,12 @@ func TestACLsAndDescribe(t *testing.T) {
 		t.Fatal("ACLs() shares the authorizer's slice")
 	}
 	f := MatchAll
-	f.ResourceType, f.PatternType, f.ResourceName = topic, kmsg.ACLResourcePatternTypeMatch, strp("orders")
+	f.ResourceType, f.PatternType, f.ResourceName = rtTopic, kmsg.ACLResourcePatternTypeMatch, filterString("orders")
 	if got := a.Describe(f); !slices.Equal(got, []ACL{acls[0], acls[1], acls[3]}) {
 		t.Fatalf("Describe(MATCH orders) = %v", got)
 	}
 	f = MatchAll
-	f.Principal = strp("User:bob")
+	f.Principal = filterString("User:bob")
 	if got := a.Describe(f); !slices.Equal(got, []ACL{acls[1]}) {
 		t.Fatalf("Describe(User:bob) = %v", got)
 	}
@@ -558,15 +558,15 @@ func TestACLsAndDescribe(t *testing.T) {
 
 func TestAuthorizeDoesNotAllocate(t *testing.T) {
 	a := NewAuthorizer([]ACL{
-		acl(topic, lit, "orders", "User:alice", allow, opRead),
-		acl(topic, pre, "ord", "User:alice", allow, opWrite),
-		acl(topic, lit, "*", "User:bob", deny, opRead),
+		newACL(rtTopic, ptLiteral, "orders", "User:alice", permAllow, opRead),
+		newACL(rtTopic, ptPrefixed, "ord", "User:alice", permAllow, opWrite),
+		newACL(rtTopic, ptLiteral, "*", "User:bob", permDeny, opRead),
 	}, AuthorizerOptions{SuperUsers: []Principal{User("admin")}})
-	ops := SupportedOperations(topic)
+	ops := SupportedOperations(rtTopic)
 	allocs := testing.AllocsPerRun(100, func() {
-		a.Authorize(alice, "10.0.0.1", opDescribe, topic, "orders-eu")
-		a.Authorize(User("admin"), "10.0.0.1", opDescribe, topic, "orders-eu")
-		a.AuthorizedOperations(alice, "10.0.0.1", topic, "orders", ops)
+		a.Authorize(userAlice, "10.0.0.1", opDescribe, rtTopic, "orders-eu")
+		a.Authorize(User("admin"), "10.0.0.1", opDescribe, rtTopic, "orders-eu")
+		a.AuthorizedOperations(userAlice, "10.0.0.1", rtTopic, "orders", ops)
 	})
 	if allocs != 0 {
 		t.Fatalf("Authorize allocates %v times per run", allocs)
@@ -699,20 +699,20 @@ func refOverruled(allowACL ACL, denies []ACL) bool {
 var (
 	genNames      = []string{"a", "ab", "abc", "b", "ba", "*", "*a", "h", "hardcode"}
 	genPrincipals = []string{"User:alice", "User:bob", "User:*", "Group:alice", "Group:*"}
-	genWho        = []Principal{alice, bob, {Type: "Group", Name: "alice"}, User("admin"), User("*")}
+	genWho        = []Principal{userAlice, userBob, {Type: "Group", Name: "alice"}, User("admin"), User("*")}
 	genHosts      = []string{"*", "h1", "h2"}
-	genTypes      = []kmsg.ACLResourceType{topic, group, txnID}
+	genTypes      = []kmsg.ACLResourceType{rtTopic, rtGroup, rtTxnID}
 )
 
 func genACL(t *rapid.T) ACL {
 	return ACL{
 		ResourceType: rapid.SampledFrom(genTypes).Draw(t, "rt"),
 		ResourceName: rapid.SampledFrom(genNames).Draw(t, "name"),
-		PatternType:  rapid.SampledFrom([]kmsg.ACLResourcePatternType{lit, pre}).Draw(t, "pattern"),
+		PatternType:  rapid.SampledFrom([]kmsg.ACLResourcePatternType{ptLiteral, ptPrefixed}).Draw(t, "pattern"),
 		Principal:    rapid.SampledFrom(genPrincipals).Draw(t, "principal"),
 		Host:         rapid.SampledFrom(genHosts).Draw(t, "host"),
 		Operation:    kmsg.ACLOperation(rapid.IntRange(int(opAll), int(kmsg.ACLOperationDescribeTokens)).Draw(t, "op")),
-		Permission:   rapid.SampledFrom([]kmsg.ACLPermissionType{allow, deny}).Draw(t, "perm"),
+		Permission:   rapid.SampledFrom([]kmsg.ACLPermissionType{permAllow, permDeny}).Draw(t, "perm"),
 	}
 }
 
@@ -756,9 +756,9 @@ func checkMatchFilter(t *rapid.T, a *Authorizer, rt kmsg.ACLResourceType, name s
 	f := MatchAll
 	f.ResourceType, f.PatternType, f.ResourceName = rt, kmsg.ACLResourcePatternTypeMatch, &name
 	var want []ACL
-	for _, acl := range a.ACLs() {
-		if refResourceApplies(acl, rt, name) {
-			want = append(want, acl)
+	for _, newACL := range a.ACLs() {
+		if refResourceApplies(newACL, rt, name) {
+			want = append(want, newACL)
 		}
 	}
 	if got := a.Describe(f); !slices.Equal(got, want) {
