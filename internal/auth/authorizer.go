@@ -30,7 +30,9 @@ import (
 // metadata image whose ACLs changed.
 //
 // A nil *Authorizer is a broker without authorizer.class.name: every
-// method allows everything, as Kafka does when it has no authorizer.
+// check allows everything, as Kafka does when it has no authorizer, and
+// ACLs and Describe hold nothing; the ACL APIs then answer
+// SECURITY_DISABLED.
 type Authorizer struct {
 	acls           []ACL
 	superUsers     []string
@@ -222,8 +224,10 @@ func (v *aclVerdict) add(es []aclEntry, r *authzQuery) (denied bool) {
 
 // Authorize reports whether principal p, connected from host, may do op
 // on the resource of type rt named name (ClusterName for the cluster).
-// host is the client's address as ACLs spell it; Kafka compares the
-// strings, so the broker passes the address in one canonical form.
+// host is the client's IP address as ACLs spell it. Kafka compares the
+// strings, as Java spells them: an IPv6 address uncompressed
+// (0:0:0:0:0:0:0:1) where Go's net.IP.String compresses it (::1), so the
+// broker passes one canonical form and ACL hosts follow it.
 // It does not allocate.
 func (a *Authorizer) Authorize(p Principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
 	if a == nil || a.isSuperUser(p) {
