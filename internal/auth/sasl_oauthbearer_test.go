@@ -29,7 +29,7 @@ const oauthGeneric = "Authentication failed during authentication due to invalid
 
 func b64url(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
-func jsonPart(t *testing.T, v any) string {
+func jsonPart(t testing.TB, v any) string {
 	t.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -40,7 +40,7 @@ func jsonPart(t *testing.T, v any) string {
 
 // unsecuredJWS is a token as Kafka's OAuthBearerUnsecuredLoginCallbackHandler
 // makes it: header.claims. with alg none.
-func unsecuredJWS(t *testing.T, claims map[string]any) string {
+func unsecuredJWS(t testing.TB, claims map[string]any) string {
 	return jsonPart(t, map[string]any{"alg": "none"}) + "." + jsonPart(t, claims) + "."
 }
 
@@ -321,7 +321,7 @@ func rsaJWK(kid string, k *rsa.PublicKey) map[string]any {
 
 // jwksJSON is the test key set: RSA k1, EC e1, Ed25519 o1, a symmetric
 // key hs (which must never verify anything) and an encryption key.
-func jwksJSON(t *testing.T, extra ...map[string]any) []byte {
+func jwksJSON(t testing.TB, extra ...map[string]any) []byte {
 	ec := testKeys().ec.PublicKey
 	keys := []map[string]any{
 		rsaJWK("k1", &testKeys().rsa.PublicKey),
@@ -364,7 +364,7 @@ func withJWT(c jwt.MapClaims, kv ...any) jwt.MapClaims {
 	return out
 }
 
-func signJWT(t *testing.T, method jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
+func signJWT(t testing.TB, method jwt.SigningMethod, kid string, key any, claims jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, claims)
 	if kid != "" {
@@ -377,7 +377,7 @@ func signJWT(t *testing.T, method jwt.SigningMethod, kid string, key any, claims
 	return s
 }
 
-func writeJWKSFile(t *testing.T, raw []byte) string {
+func writeJWKSFile(t testing.TB, raw []byte) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "jwks.json")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {

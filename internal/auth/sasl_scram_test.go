@@ -205,7 +205,7 @@ func (c *testScramClient) first() string {
 
 // final answers serverFirst; it returns the client-final message without
 // and with its proof, and the server signature to expect.
-func (c *testScramClient) final(t *testing.T, serverFirst string) (withoutProof, proof, serverSig string) {
+func (c *testScramClient) final(t testing.TB, serverFirst string) (withoutProof, proof, serverSig string) {
 	t.Helper()
 	attrs := map[string]string{}
 	for _, f := range strings.Split(serverFirst, ",") {
