@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -142,7 +143,7 @@ func NewOAuthBearer(cfg OAuthConfig) (Mechanism, error) {
 		}
 		return &oauthMechanism{validator: v, now: now}, nil
 	}
-	return &oauthMechanism{validator: newJWTValidator(cfg, now), now: now}, nil
+	return &oauthMechanism{validator: newJWTValidator(cfg), now: now}, nil
 }
 
 // oauthToken is a validated token.
@@ -392,7 +393,7 @@ func (v *unsecuredValidator) validate(token string, now time.Time) (oauthToken, 
 		return oauthToken{}, invalidToken()
 	}
 	for _, r := range v.required {
-		if !contains(scope, r) {
+		if !slices.Contains(scope, r) {
 			return oauthToken{}, &oauthRefusal{status: "insufficient_scope", scope: "[" + strings.Join(v.required, ", ") + "]"}
 		}
 	}
@@ -460,7 +461,7 @@ func scopeClaim(raw any, strict bool) ([]string, bool) {
 				return nil, false
 			}
 			s = strings.TrimSpace(s)
-			if strict && contains(out, s) {
+			if strict && slices.Contains(out, s) {
 				return nil, false
 			}
 			if s != "" {
@@ -484,15 +485,6 @@ func secondsToMillis(s float64) int64 {
 	return int64(ms)
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 // asymmetricAlgs are the signature algorithms a JWKS token may use: a
 // symmetric one (HS*) would let anyone holding the key mint tokens, and
 // "none" is the unsecured validator's.
@@ -500,15 +492,16 @@ var asymmetricAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS51
 
 // jwtValidator is Kafka's BrokerJwtValidator.
 type jwtValidator struct {
-	jwks         *JWKS
-	parser       *jwt.Parser
+	jwks *JWKS
+	// opts are the parser's options but the clock, given per validation.
+	opts         []jwt.ParserOption
 	expectAud    bool
 	subClaim     string
 	scopeClaim   string
 	onUnknownKID func(string)
 }
 
-func newJWTValidator(cfg OAuthConfig, now func() time.Time) *jwtValidator {
+func newJWTValidator(cfg OAuthConfig) *jwtValidator {
 	v := &jwtValidator{
 		jwks:         cfg.JWKS,
 		expectAud:    len(cfg.ExpectedAudience) > 0,
@@ -523,19 +516,20 @@ func newJWTValidator(cfg OAuthConfig, now func() time.Time) *jwtValidator {
 	case skew < 0:
 		skew = 0
 	}
-	opts := []jwt.ParserOption{
+	v.opts = []jwt.ParserOption{
 		jwt.WithValidMethods(asymmetricAlgs),
 		jwt.WithLeeway(skew),
 		jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(now),
 	}
 	if v.expectAud {
-		opts = append(opts, jwt.WithAudience(cfg.ExpectedAudience...))
+		v.opts = append(v.opts, jwt.WithAudience(cfg.ExpectedAudience...))
 	}
 	if cfg.ExpectedIssuer != "" {
-		opts = append(opts, jwt.WithIssuer(cfg.ExpectedIssuer))
+		v.opts = append(v.opts, jwt.WithIssuer(cfg.ExpectedIssuer))
 	}
-	v.parser = jwt.NewParser(opts...)
+	// Clipped, so that sessions appending their clock get a copy each
+	// instead of racing on spare capacity.
+	v.opts = slices.Clip(v.opts)
 	return v
 }
 
@@ -546,11 +540,10 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// validate ignores now: the parser asks the same clock through
-// jwt.WithTimeFunc.
-func (v *jwtValidator) validate(token string, _ time.Time) (oauthToken, *oauthRefusal) {
+func (v *jwtValidator) validate(token string, now time.Time) (oauthToken, *oauthRefusal) {
+	parser := jwt.NewParser(append(v.opts, jwt.WithTimeFunc(func() time.Time { return now }))...)
 	claims := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(token, claims, v.key); err != nil {
+	if _, err := parser.ParseWithClaims(token, claims, v.key); err != nil {
 		return oauthToken{}, invalidToken()
 	}
 	if aud, err := claims.GetAudience(); err != nil || (!v.expectAud && len(aud) > 0) {

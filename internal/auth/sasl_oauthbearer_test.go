@@ -578,3 +578,34 @@ func TestLoadJWKSErrors(t *testing.T) {
 		}
 	}
 }
+
+// A mechanism is shared by every connection of its listener: sessions run
+// in parallel, and a refresh may swap the key set under them.
+func TestOAuthParallelSessions(t *testing.T) {
+	jwks, err := LoadJWKS(context.Background(), writeJWKSFile(t, jwksJSON(t)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newTestOAuth(t, OAuthConfig{JWKS: jwks, ExpectedAudience: []string{"a", "b", "kafka"}, ExpectedIssuer: "https://idp.example"})
+	msg := clientFirst(signJWT(t, jwt.SigningMethodES256, "e1", testKeys().ec, goodJWTClaims()))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				s := m.NewSession()
+				if _, _, err := s.Step(msg); err != nil || s.Principal() != User("alice") {
+					t.Errorf("parallel session: %v, %v", s.Principal(), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 20 {
+			if err := jwks.Refresh(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Wait()
+}
