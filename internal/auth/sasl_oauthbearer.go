@@ -146,11 +146,11 @@ func NewOAuthBearer(cfg OAuthConfig) (Mechanism, error) {
 	return &oauthMechanism{validator: newJWTValidator(cfg), now: now}, nil
 }
 
-// oauthToken is a validated token.
+// oauthToken is a validated token. Its scope is checked, not kept: no
+// authorizer reads it yet.
 type oauthToken struct {
 	principal string
 	expiry    time.Time
-	scope     []string
 }
 
 // oauthRefusal is why a token did not validate, as RFC 7628's error
@@ -397,7 +397,7 @@ func (v *unsecuredValidator) validate(token string, now time.Time) (oauthToken, 
 			return oauthToken{}, &oauthRefusal{status: "insufficient_scope", scope: "[" + strings.Join(v.required, ", ") + "]"}
 		}
 	}
-	return oauthToken{principal: principal, expiry: time.UnixMilli(expMs), scope: scope}, nil
+	return oauthToken{principal: principal, expiry: time.UnixMilli(expMs)}, nil
 }
 
 // unsecuredClaims decodes header.claims. (empty signature) and checks the
@@ -558,11 +558,11 @@ func (v *jwtValidator) validate(token string, now time.Time) (oauthToken, *oauth
 		return oauthToken{}, invalidToken()
 	}
 	sub, _ := claims[v.subClaim].(string)
-	scope, okScope := scopeClaim(claims[v.scopeClaim], true)
+	_, okScope := scopeClaim(claims[v.scopeClaim], true)
 	if strings.TrimSpace(sub) == "" || !okScope {
 		return oauthToken{}, invalidToken()
 	}
-	return oauthToken{principal: strings.TrimSpace(sub), expiry: exp.Time, scope: scope}, nil
+	return oauthToken{principal: strings.TrimSpace(sub), expiry: exp.Time}, nil
 }
 
 // key finds the verification key, telling the caller about a key ID the
