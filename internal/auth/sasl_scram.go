@@ -30,9 +30,10 @@ import (
 // credential, which tells a prober at which step the user was refused, so
 // whether it exists. Here the exchange runs to the end on a decoy
 // credential and fails where a wrong password fails, with the same
-// message (RFC 5802 section 9 suggests this). The decoy's salt is stable
-// per name and shaped like the salts Kafka's tools make; only its
-// iteration count (4096, Kafka's default) can differ from a real user's.
+// message. The decoy's salt is stable per name (a random one would differ
+// between two probes) and shaped like the salts Kafka's tools make; only
+// its iteration count (4096, Kafka's default) can differ from a real
+// user's.
 //
 // Delegation tokens (KIP-48): a client-first message with the extension
 // tokenauth=true names a token ID instead of a user. Without
@@ -40,10 +41,12 @@ import (
 // credential is checked, the principal is the token's owner and the
 // session expires with the token.
 //
-// Accepted beyond Kafka, per RFC 5802: the GS2 flag "y" (the client could
-// bind a channel but this server offers no -PLUS mechanism) and non-ASCII
-// UTF-8 names. Refused: "p=" (channel binding) and the reserved "m="
-// extension.
+// Where this follows RFC 5802 rather than Kafka: the GS2 flag "y" (the
+// client could bind a channel but this server offers no -PLUS mechanism)
+// and non-ASCII UTF-8 names are accepted; the reserved "m=" extension,
+// which Kafka skips, fails as the RFC requires; the channel binding of
+// the client-final message must be the GS2 header, which Kafka does not
+// check. "p=" (channel binding) fails, as in Kafka.
 
 // DelegationToken is a delegation token as a SCRAM login sees it: the
 // token ID is the SCRAM user name and the token's HMAC its password.
