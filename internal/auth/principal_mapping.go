@@ -499,7 +499,9 @@ func formatAttribute(a nameAttribute) string {
 }
 
 // directoryString is the value as text when Java prints it as text: the
-// string types of its AVA.isDerString.
+// string types of its AVA.isDerString. Java reads a BMPString's UTF-16 bytes
+// as UTF-8 and prints mojibake (CN=\00a\00b); Samsa decodes it, so such a
+// name maps to the principal its subject means.
 func directoryString(v asn1.RawValue) (string, bool) {
 	if v.Class != asn1.ClassUniversal {
 		return "", false
