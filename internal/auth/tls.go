@@ -22,8 +22,8 @@ type TLSSettings struct {
 	// Listener names the listener in messages; "" for a client's settings.
 	Listener string
 
-	// KeystoreType is ssl.keystore.type: JKS (Kafka's default), PKCS12 or
-	// PEM. A JKS or PKCS12 file is read as what it is, whichever of the two
+	// KeystoreType is ssl.keystore.type: JKS (Kafka's default, and what
+	// empty means), PKCS12 or PEM. A JKS or PKCS12 file is read as what it is, whichever of the two
 	// is configured, as Java's keystore.type.compat does.
 	KeystoreType string
 	// KeystoreLocation is ssl.keystore.location: for PEM, one file holding
@@ -41,8 +41,9 @@ type TLSSettings struct {
 	KeystoreCertificateChain string
 	KeystoreKey              string
 
-	// TruststoreType, TruststoreLocation, TruststorePassword and
-	// TruststoreCertificates are the ssl.truststore.* configs: the CA
+	// TruststoreType (JKS when empty), TruststoreLocation,
+	// TruststorePassword and TruststoreCertificates are the
+	// ssl.truststore.* configs: the CA
 	// certificates that client certificates (on a listener) or server
 	// certificates (on a client) must chain to. A JKS or PKCS12 trust store
 	// without a password is read without its integrity check, as in Java.

@@ -41,6 +41,9 @@ const (
 // from ssl.keystore.location, or from the inline ssl.keystore.key and
 // ssl.keystore.certificate.chain. It returns none when neither is set.
 func loadKeyStore(s TLSSettings) ([]tls.Certificate, error) {
+	if s.KeystoreType == "" {
+		s.KeystoreType = StoreTypeJKS
+	}
 	if err := checkKeyStoreSettings(s); err != nil {
 		return nil, err
 	}
@@ -118,6 +121,9 @@ func checkStoreType(name, typ string) error {
 // configured is false when neither is set: the caller then falls back (a
 // client to the system's roots, as Java does to its cacerts) or refuses.
 func loadTrustStore(s TLSSettings) (certs []*x509.Certificate, configured bool, err error) {
+	if s.TruststoreType == "" {
+		s.TruststoreType = StoreTypeJKS
+	}
 	if err := checkTrustStoreSettings(s); err != nil {
 		return nil, true, err
 	}
@@ -284,7 +290,7 @@ type pemBlock struct {
 // pemBlockRE finds PEM blocks wherever their line breaks went: a multi-line
 // value continued with backslashes in server.properties reaches Samsa on one
 // line, which encoding/pem does not read and Kafka's own parser does.
-var pemBlockRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END ([A-Z0-9 ]+)-----`)
+var pemBlockRE = regexp.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END ([A-Z0-9 ]+)-----`)
 
 func parsePEM(data []byte) ([]pemBlock, error) {
 	var blocks []pemBlock
@@ -376,8 +382,11 @@ func orderChain(key crypto.PrivateKey, certs []*x509.Certificate) [][]byte {
 
 func pkcs12TrustStore(data []byte, password string) ([]*x509.Certificate, error) {
 	certs, err := pkcs12.DecodeTrustStore(data, password)
-	if err != nil {
+	if errors.Is(err, pkcs12.ErrIncorrectPassword) || errors.Is(err, pkcs12.ErrDecryption) {
 		return nil, pkcs12Error("ssl.truststore.password", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read PKCS12 trust store (it must hold only certificates marked trusted, as keytool -importcert writes them): %w", err)
 	}
 	return certs, nil
 }
