@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"io"
 	"math/big"
 	"net"
@@ -172,20 +171,31 @@ type handshakeResult struct {
 	clientConn           *tls.Conn
 }
 
-// handshake connects a client to a server over an in-memory pipe, and has
-// the server send one byte, which surfaces a client certificate the server
-// refused after a TLS 1.3 client thought itself done. The connection is
+// handshake connects a client to a server over loopback TCP, and has the
+// server send one byte, which surfaces a client certificate the server
+// refused after a TLS 1.3 client thought itself done. (Not net.Pipe: it has
+// no buffer, and TLS 1.3 has both ends write at once.) The connection is
 // left open in the result; the test's cleanup closes it.
 func handshake(t *testing.T, server, client *tls.Config) handshakeResult {
 	t.Helper()
-	sc, cc := net.Pipe()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	sc.SetDeadline(deadline)
 	cc.SetDeadline(deadline)
-	s, c := tls.Server(sc, server), tls.Client(cc, client)
-	// The pipe, not the TLS connections: their Close would wait for the
-	// peer to read a close_notify that nobody reads.
 	t.Cleanup(func() { sc.Close(); cc.Close() })
+	s, c := tls.Server(sc, server), tls.Client(cc, client)
 	done := make(chan error, 1)
 	go func() { // a handshake needs both ends running
 		err := s.Handshake()
@@ -526,14 +536,12 @@ func TestTLSReload(t *testing.T) {
 		}
 	}
 	// The connection made before the reload goes on.
-	wrote := make(chan error, 1)
-	go func() { // net.Pipe's writes wait for the reader
-		_, err := before.serverConn.Write([]byte("still here"))
-		wrote <- err
-	}()
 	buf := make([]byte, 10)
-	_, err := io.ReadFull(before.clientConn, buf)
-	if err := errors.Join(err, <-wrote); err != nil || string(buf) != "still here" {
+	_, err := before.serverConn.Write([]byte("still here"))
+	if err == nil {
+		_, err = io.ReadFull(before.clientConn, buf)
+	}
+	if err != nil || string(buf) != "still here" {
 		t.Fatalf("old connection after Reload: %q, %v", buf, err)
 	}
 }
@@ -739,5 +747,24 @@ func TestTLSPrincipalWithoutCertificate(t *testing.T) {
 	bad := &x509.Certificate{RawSubject: []byte{0x31}}
 	if _, err := srv.Principal(tls.ConnectionState{PeerCertificates: []*x509.Certificate{bad}}); !IsAuthError(err) {
 		t.Fatalf("Principal of a certificate with a bad subject: %v", err)
+	}
+}
+
+// TestTLSNoSessionResumption checks every connection gets a full handshake,
+// so that a reloaded trust store applies to returning clients too.
+func TestTLSNoSessionResumption(t *testing.T) {
+	p := newTestPKI(t)
+	cfg := newServer(t, p.serverSettings(), time.Now).Config()
+	for _, version := range []string{"TLSv1.2", "TLSv1.3"} {
+		c := p.clientSettings()
+		c.EnabledProtocols = []string{version}
+		client := newClient(t, c, "localhost")
+		client.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+		for i := range 2 {
+			r := handshake(t, cfg, client)
+			if !r.ok() || r.client.DidResume {
+				t.Fatalf("%s connection %d: %v, resumed %v", version, i, r, r.client.DidResume)
+			}
+		}
 	}
 }
