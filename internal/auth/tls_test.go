@@ -509,6 +509,29 @@ func replaceFiles(t *testing.T, path string, id testIdentity) {
 	}
 }
 
+// rewriteKeepingStamp replaces a PEM key store with another of the same
+// size (padded with newlines, which PEM ignores) and modification time.
+func rewriteKeepingStamp(t *testing.T, path string, id testIdentity) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := append(append([]byte{}, id.KeyPEM...), id.CertPEM...)
+	for int64(len(data)) < fi.Size() {
+		data = append(data, '\n')
+	}
+	if int64(len(data)) != fi.Size() {
+		t.Fatalf("the new key store is larger (%d bytes) than the old (%d)", len(data), fi.Size())
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestTLSReload(t *testing.T) {
 	p := newTestPKI(t)
 	clk := clock.NewManual(time.Now())
@@ -550,6 +573,11 @@ func TestTLSReloadWhenFilesChange(t *testing.T) {
 	p := newTestPKI(t)
 	clk := clock.NewManual(time.Now())
 	s := p.serverSettings()
+	// Room for rewriteKeepingStamp: certificates differ in size by a few bytes.
+	padded := append(append(append([]byte{}, p.Server.KeyPEM...), p.Server.CertPEM...), strings.Repeat("\n", 16)...)
+	if err := os.WriteFile(s.KeystoreLocation, padded, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	srv := newServer(t, s, clk.Now)
 	client := newClient(t, p.clientSettings(), "localhost")
 	serves := func(want *big.Int) {
@@ -559,6 +587,13 @@ func TestTLSReloadWhenFilesChange(t *testing.T) {
 			t.Fatalf("handshake: %v, serial %v, want %v", r, r.servedSerial(), want)
 		}
 	}
+	serves(p.Server.Cert.SerialNumber)
+
+	// Files are looked at, not read: new contents with the same size and
+	// modification time go unnoticed.
+	sameStamp := p.Issue(t, "samestamp", "broker")
+	rewriteKeepingStamp(t, s.KeystoreLocation, sameStamp)
+	clk.Advance(time.Second)
 	serves(p.Server.Cert.SerialNumber)
 
 	renewed := p.Issue(t, "renewed", "broker")
