@@ -16,15 +16,16 @@ import (
 )
 
 // TLSSettings are the ssl.* configs of one listener, as Kafka names them.
-// An empty string is an unset config. Passwords are held in clear: never
-// log a TLSSettings.
+// An empty string is an unset config. Passwords are held in clear; String
+// hides them.
 type TLSSettings struct {
 	// Listener names the listener in messages; "" for a client's settings.
 	Listener string
 
 	// KeystoreType is ssl.keystore.type: JKS (Kafka's default, and what
-	// empty means), PKCS12 or PEM. A JKS or PKCS12 file is read as what it is, whichever of the two
-	// is configured, as Java's keystore.type.compat does.
+	// empty means), PKCS12 or PEM. A JKS or PKCS12 file is read as what it
+	// is, whichever of the two is configured, as Java's
+	// keystore.type.compat does.
 	KeystoreType string
 	// KeystoreLocation is ssl.keystore.location: for PEM, one file holding
 	// the private key and its certificate chain, leaf first.
@@ -43,10 +44,10 @@ type TLSSettings struct {
 
 	// TruststoreType (JKS when empty), TruststoreLocation,
 	// TruststorePassword and TruststoreCertificates are the
-	// ssl.truststore.* configs: the CA
-	// certificates that client certificates (on a listener) or server
-	// certificates (on a client) must chain to. A JKS or PKCS12 trust store
-	// without a password is read without its integrity check, as in Java.
+	// ssl.truststore.* configs: the CA certificates that client
+	// certificates (on a listener) or server certificates (on a client)
+	// must chain to. A JKS or PKCS12 trust store without a password is read
+	// without its integrity check, as in Java.
 	TruststoreType         string
 	TruststoreLocation     string
 	TruststorePassword     string
@@ -80,6 +81,26 @@ type TLSSettings struct {
 	AllowDNChanges  bool
 	AllowSANChanges bool
 }
+
+// String shows the settings with every password and inline key hidden, so
+// that settings printed by mistake leak nothing.
+func (s TLSSettings) String() string {
+	hide := func(v string) string {
+		if v == "" {
+			return ""
+		}
+		return "[hidden]"
+	}
+	return fmt.Sprintf("listener=%s keystore=%s:%s keystore.password=%s key.password=%s keystore.key=%s "+
+		"truststore=%s:%s truststore.password=%s truststore.certificates=%s client.auth=%s protocols=%v "+
+		"cipher.suites=%v endpoint.identification.algorithm=%q principal.mapping.rules=%q allow.dn.changes=%t allow.san.changes=%t",
+		s.Listener, s.KeystoreType, s.KeystoreLocation, hide(s.KeystorePassword), hide(s.KeyPassword), hide(s.KeystoreKey),
+		s.TruststoreType, s.TruststoreLocation, hide(s.TruststorePassword), hide(s.TruststoreCertificates), s.ClientAuth,
+		s.EnabledProtocols, s.CipherSuites, s.EndpointIdentificationAlgorithm, s.PrincipalMappingRules, s.AllowDNChanges, s.AllowSANChanges)
+}
+
+// GoString is String, for %#v.
+func (s TLSSettings) GoString() string { return s.String() }
 
 // TLSSettingsFor reads one listener's ssl.* configs: each
 // listener.name.<listener>.ssl.* over the plain ssl.* config. With listener
@@ -305,7 +326,7 @@ type serverState struct {
 // means it was rewritten.
 type fileStamp struct {
 	path    string
-	modTime time.Time
+	modTime int64 // Unix nanoseconds
 	size    int64
 }
 
@@ -418,6 +439,10 @@ func (t *ServerTLS) Config() *tls.Config {
 	}
 }
 
+// configForClient serves the current stores. A handshake that finds the
+// files changed loads them holding the lock, so the handshakes arriving
+// meanwhile wait for that one load (milliseconds) and then get its result;
+// the package starts no goroutine to load in the background.
 func (t *ServerTLS) configForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -549,7 +574,7 @@ func stampFiles(s TLSSettings) []fileStamp {
 		}
 		st := fileStamp{path: path}
 		if fi, err := os.Stat(path); err == nil {
-			st.modTime, st.size = fi.ModTime(), fi.Size()
+			st.modTime, st.size = fi.ModTime().UnixNano(), fi.Size()
 		}
 		stamps = append(stamps, st)
 	}

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -800,6 +801,16 @@ func TestTLSNoSessionResumption(t *testing.T) {
 			if !r.ok() || r.client.DidResume {
 				t.Fatalf("%s connection %d: %v, resumed %v", version, i, r, r.client.DidResume)
 			}
+		}
+	}
+}
+
+func TestTLSSettingsStringHidesSecrets(t *testing.T) {
+	s := TLSSettings{Listener: "SSL", KeystorePassword: "s3cret-store", KeyPassword: "s3cret-key", KeystoreKey: "-----BEGIN PRIVATE KEY----- MIIB",
+		TruststorePassword: "s3cret-trust", TruststoreCertificates: "-----BEGIN CERTIFICATE----- MIIC", KeystoreLocation: "/k.jks"}
+	for _, out := range []string{s.String(), fmt.Sprintf("%v", s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s)} {
+		if strings.Contains(out, "s3cret") || strings.Contains(out, "MII") || !strings.Contains(out, "/k.jks") {
+			t.Fatalf("settings printed as %s", out)
 		}
 	}
 }
