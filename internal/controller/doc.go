@@ -11,7 +11,8 @@
 // levels; on every start it registers the local broker.
 //
 // The write API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
-// IncrementalAlterConfigs, AllocateProducerIDs, ElectLeaders) validates a request against
+// IncrementalAlterConfigs, AllocateProducerIDs, ElectLeaders, CreateACLs,
+// DeleteACLs, AlterUserScramCredentials) validates a request against
 // the current image the way Kafka's controller does, answers per item with
 // Kafka error codes from kerr, and commits the valid items as one Raft entry.
 // Writes are serialised from validation to commit; each returns once its

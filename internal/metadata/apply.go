@@ -45,6 +45,8 @@ type builder struct {
 	topicConfigsOwned  bool
 	brokerConfigsOwned bool
 	featuresOwned      bool
+	aclsOwned          bool
+	scramOwned         bool
 	// ownedTopics and ownedConfigs are the topics and inner config maps
 	// cloned or created in this batch.
 	ownedTopics  map[model.TopicID]bool
@@ -124,6 +126,14 @@ func (b *builder) apply(r Record) error {
 		return b.featureLevel(r)
 	case BrokerFence:
 		return b.fenceBroker(r)
+	case AccessControlEntryRecord:
+		return b.addACL(r)
+	case RemoveAccessControlEntryRecord:
+		return b.removeACL(r)
+	case UserScramCredentialRecord:
+		return b.setScramCredential(r)
+	case RemoveUserScramCredentialRecord:
+		return b.removeScramCredential(r)
 	}
 	return fmt.Errorf("%w: record type %T", ErrInvalid, r)
 }
@@ -434,5 +444,77 @@ func (b *builder) featureLevel(r FeatureLevel) error {
 	} else {
 		b.img.features[r.Name] = r.Level
 	}
+	return nil
+}
+
+func (b *builder) ownACLs() {
+	if !b.aclsOwned {
+		b.img.acls = maps.Clone(b.img.acls)
+		if b.img.acls == nil {
+			b.img.acls = map[ACLID]ACL{}
+		}
+		b.aclsOwned = true
+	}
+}
+
+// addACL adds an ACL under a new ID. Two ACLs alike under two IDs are
+// structurally fine (Kafka's replay takes them); the controller does not
+// write them.
+func (b *builder) addACL(r AccessControlEntryRecord) error {
+	if r.ID == (ACLID{}) {
+		return invalid("acl with a zero id")
+	}
+	if _, ok := b.img.acls[r.ID]; ok {
+		return invalid("acl id %s already exists", r.ID)
+	}
+	b.ownACLs()
+	b.img.acls[r.ID] = r.ACL
+	return nil
+}
+
+func (b *builder) removeACL(r RemoveAccessControlEntryRecord) error {
+	if _, ok := b.img.acls[r.ID]; !ok {
+		return invalid("remove of unknown acl id %s", r.ID)
+	}
+	b.ownACLs()
+	delete(b.img.acls, r.ID)
+	return nil
+}
+
+func (b *builder) ownScram() {
+	if !b.scramOwned {
+		b.img.scram = maps.Clone(b.img.scram)
+		if b.img.scram == nil {
+			b.img.scram = map[ScramKey]ScramCredential{}
+		}
+		b.scramOwned = true
+	}
+}
+
+// setScramCredential adds or replaces a user's credential for a
+// mechanism. Its bytes are copied: the image must not share memory with a
+// record its writer may reuse.
+func (b *builder) setScramCredential(r UserScramCredentialRecord) error {
+	switch {
+	case r.Name == "":
+		return invalid("scram credential of an empty user name")
+	case r.Mechanism <= 0:
+		return invalid("scram credential of %s: mechanism %d", r.Name, r.Mechanism)
+	}
+	b.ownScram()
+	b.img.scram[ScramKey{User: r.Name, Mechanism: r.Mechanism}] = ScramCredential{
+		Salt: slices.Clone(r.Salt), StoredKey: slices.Clone(r.StoredKey), ServerKey: slices.Clone(r.ServerKey),
+		Iterations: r.Iterations,
+	}
+	return nil
+}
+
+func (b *builder) removeScramCredential(r RemoveUserScramCredentialRecord) error {
+	k := ScramKey{User: r.Name, Mechanism: r.Mechanism}
+	if _, ok := b.img.scram[k]; !ok {
+		return invalid("remove of unknown scram credential of %s, mechanism %d", r.Name, r.Mechanism)
+	}
+	b.ownScram()
+	delete(b.img.scram, k)
 	return nil
 }

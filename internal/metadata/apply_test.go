@@ -18,8 +18,11 @@ const (
 	idPayments = "RGOCocDf_h08W3qZuNf2FQ"
 )
 
-// baseImage has a cluster ID, broker 1 and 2, and topic orders with two
-// partitions on [1 2].
+var testACL = ACL{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:alice", Host: "*", Operation: 3, PermissionType: 3}
+
+// baseImage has a cluster ID, broker 1 and 2, topic orders with two
+// partitions on [1 2], an ACL (testACL, with the topic's ID as its ID) and
+// alice's SCRAM-SHA-256 credential.
 func baseImage(t *testing.T) *Image {
 	t.Helper()
 	id := mustID(t, idOrders)
@@ -30,6 +33,8 @@ func baseImage(t *testing.T) *Image {
 		PartitionRecord{TopicID: id, Partition: 0, Replicas: nodes(1, 2), ISR: nodes(1, 2), Leader: 1},
 		PartitionRecord{TopicID: id, Partition: 1, Replicas: nodes(2, 1), ISR: nodes(2, 1), Leader: 2},
 		ConfigRecord{ResourceType: ResourceTopic, ResourceName: "orders", Name: "retention.ms", Value: ptr("1000")},
+		AccessControlEntryRecord{ID: ACLID(id), ACL: testACL},
+		UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, Salt: []byte("s"), StoredKey: []byte("k1"), ServerKey: []byte("k2"), Iterations: 4096},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +81,13 @@ func TestApplyRejects(t *testing.T) {
 		{"producer ids backwards", ProducerIDsRecord{NextProducerID: 0}},
 		{"feature without name", FeatureLevel{Level: 1}},
 		{"negative feature level", FeatureLevel{Name: "x", Level: -1}},
+		{"acl with zero id", AccessControlEntryRecord{ACL: testACL}},
+		{"acl id twice", AccessControlEntryRecord{ID: ACLID(orders), ACL: testACL}},
+		{"remove unknown acl", RemoveAccessControlEntryRecord{ID: ACLID(payments)}},
+		{"scram without user", UserScramCredentialRecord{Mechanism: ScramSHA256, Iterations: 4096}},
+		{"scram of unknown mechanism", UserScramCredentialRecord{Name: "bob", Iterations: 4096}},
+		{"remove unknown scram user", RemoveUserScramCredentialRecord{Name: "bob", Mechanism: ScramSHA256}},
+		{"remove unknown scram mechanism", RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,6 +149,40 @@ func TestApplyIsCopyOnWrite(t *testing.T) {
 	d := DiffTopics(next, changed)
 	if len(d.Created)+len(d.Deleted) != 0 || len(d.Changed) != 1 || d.Changed[0].Name != "orders" {
 		t.Errorf("DiffTopics = %+v", d)
+	}
+
+	// ACLs and credentials: a batch that changes them leaves the
+	// previous image's as they were, and copies what it keeps.
+	prefixed := ACLID{1}
+	salt := []byte("salt")
+	secured, err := changed.Apply(
+		AccessControlEntryRecord{ID: prefixed, ACL: ACL{ResourceType: 2, ResourceName: "ord", PatternType: 4, Principal: "User:bob", Host: "*", Operation: 4, PermissionType: 3}},
+		RemoveAccessControlEntryRecord{ID: ACLID(orders.ID)},
+		UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, Salt: salt, StoredKey: []byte("k3"), ServerKey: []byte("k4"), Iterations: 8192},
+		RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256},
+		UserScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, Salt: salt, StoredKey: []byte("k5"), ServerKey: []byte("k6"), Iterations: 4096},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt[0] = 'X'
+	if _, ok := changed.ACL(ACLID(orders.ID)); !ok {
+		t.Error("removing an ACL removed it from the previous image")
+	}
+	if _, ok := changed.ACL(prefixed); ok {
+		t.Error("adding an ACL added it to the previous image")
+	}
+	if c, ok := changed.ScramCredential("alice", ScramSHA256); !ok || c.Iterations != 4096 {
+		t.Errorf("the previous image's credential is %v, %v", c, ok)
+	}
+	if _, ok := secured.ScramCredential("alice", ScramSHA256); ok {
+		t.Error("alice's credential survived its removal")
+	}
+	if c, ok := secured.ScramCredential("bob", ScramSHA512); !ok || string(c.Salt) != "salt" {
+		t.Errorf("bob's credential %q, %v: the image shares the record's bytes", c.Salt, ok)
+	}
+	if o, _ := secured.Topic("orders"); o != mustTopic(t, changed, "orders") {
+		t.Error("an ACL batch copied a topic")
 	}
 
 	// The maps a getter returns belong to the caller.
@@ -217,6 +263,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		ConfigRecord{ResourceType: ResourceBroker, ResourceName: "", Name: "log.retention.ms", Value: ptr("5")},
 		ProducerIDsRecord{NextProducerID: 3000},
 		FeatureLevel{Name: FeatureMetadataVersion, Level: 25},
+		AccessControlEntryRecord{ID: ACLID{7}, ACL: ACL{ResourceType: 4, ResourceName: "kafka-cluster", PatternType: 3, Principal: "User:*", Host: "10.0.0.1", Operation: 7, PermissionType: 2}},
+		UserScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, Salt: []byte{0, 1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 16384},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +279,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(dumpImage(img), dumpImage(got)); diff != "" {
 		t.Errorf("snapshot round trip (-want +got):\n%s", diff)
+	}
+	if len(got.ACLs()) != 2 || len(got.ScramCredentials()) != 2 {
+		t.Errorf("snapshot kept %d ACLs and %d credentials, want 2 and 2", len(got.ACLs()), len(got.ScramCredentials()))
 	}
 
 	// A snapshot cut at a line boundary is refused, not read as a smaller image.

@@ -1,8 +1,12 @@
 // Package metadata is the cluster metadata as Kafka's KRaft keeps it: a log of
 // records (cluster ID set, broker registered, topic created, partition
 // changed, config set, topic removed, producer-ID block taken, feature level
-// set) and an immutable Image that is what you get after applying them in
-// order.
+// set, ACL added or removed, SCRAM credential set or removed) and an
+// immutable Image that is what you get after applying them in order.
+//
+// SCRAM credentials are kept as Kafka keeps them: salt, StoredKey,
+// ServerKey and iterations, never a password or a salted password; their
+// String methods hide the bytes so a stray log line cannot leak them.
 //
 // The controller writes records through Raft and every node applies the same
 // committed records to its own Image, so the package must be deterministic:

@@ -47,6 +47,11 @@ var decoders = map[RecordType]func([]byte) (Record, error){
 	TypeProducerIDs:        decodeAs[ProducerIDsRecord],
 	TypeFeatureLevel:       decodeAs[FeatureLevel],
 	TypeBrokerFence:        decodeAs[BrokerFence],
+
+	TypeAccessControlEntry:        decodeAs[AccessControlEntryRecord],
+	TypeRemoveAccessControlEntry:  decodeAs[RemoveAccessControlEntryRecord],
+	TypeUserScramCredential:       decodeAs[UserScramCredentialRecord],
+	TypeRemoveUserScramCredential: decodeAs[RemoveUserScramCredentialRecord],
 }
 
 // EncodeRecord returns the envelope of one record.

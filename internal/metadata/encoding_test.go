@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -31,6 +32,12 @@ func everyRecord(t testing.TB) []Record {
 		RemoveTopic{TopicID: id},
 		ProducerIDsRecord{NodeID: 3, NextProducerID: 5000},
 		FeatureLevel{Name: FeatureMetadataVersion, Level: 25},
+		AccessControlEntryRecord{ID: ACLID(mustID(t, idPayments)), ACL: ACL{ResourceType: 2, ResourceName: "orders", PatternType: 4,
+			Principal: "User:alice", Host: "*", Operation: 3, PermissionType: 3}},
+		RemoveAccessControlEntryRecord{ID: ACLID(mustID(t, idPayments))},
+		UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512, Salt: []byte("salt"), StoredKey: []byte{1, 2},
+			ServerKey: []byte{3, 4}, Iterations: 8192},
+		RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512},
 	}
 }
 
@@ -78,6 +85,39 @@ func TestEncodedForm(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
+	b, err = EncodeRecord(AccessControlEntryRecord{ID: ACLID(id), ACL: ACL{ResourceType: 2, ResourceName: "orders", PatternType: 3,
+		Principal: "User:alice", Host: "*", Operation: 3, PermissionType: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"type":"access_control_entry","v":1,"data":{"id":"M1JxkK_O7QwrSmmIp8blBA","resourceType":2,"resourceName":"orders","patternType":3,"principal":"User:alice","host":"*","operation":3,"permissionType":3}}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	b, err = EncodeRecord(UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, Salt: []byte("salt"), StoredKey: []byte("stored"),
+		ServerKey: []byte("server"), Iterations: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"type":"user_scram_credential","v":1,"data":{"name":"alice","mechanism":1,"salt":"c2FsdA==","storedKey":"c3RvcmVk","serverKey":"c2VydmVy","iterations":4096}}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// TestScramRecordHidesKeys: a credential record printed by mistake (a log
+// line, an error) shows no salt or key.
+func TestScramRecordHidesKeys(t *testing.T) {
+	r := UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, Salt: []byte("SALT"), StoredKey: []byte("STORED"),
+		ServerKey: []byte("SERVER"), Iterations: 4096}
+	c := ScramCredential{Salt: r.Salt, StoredKey: r.StoredKey, ServerKey: r.ServerKey, Iterations: r.Iterations}
+	for _, s := range []string{fmt.Sprint(r), fmt.Sprintf("%+v", r), fmt.Sprint(c), fmt.Sprintf("%+v", []Record{r})} {
+		for _, secret := range []string{"SALT", "STORED", "SERVER", "[83 65"} {
+			if strings.Contains(s, secret) {
+				t.Errorf("%s shows %s", s, secret)
+			}
+		}
+	}
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -100,6 +140,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"short topic id", `{"type":"remove_topic","v":1,"data":{"topicId":"AAAA"}}`, ErrMalformed},
 		{"non-canonical topic id", `{"type":"remove_topic","v":1,"data":{"topicId":"M1JxkK_O7QwrSmmIp8blBB"}}`, ErrMalformed},
 		{"unknown field beside topic id", `{"type":"remove_topic","v":1,"data":{"topicId":"M1JxkK_O7QwrSmmIp8blBA","x":1}}`, ErrMalformed},
+		{"short acl id", `{"type":"remove_access_control_entry","v":1,"data":{"id":"AAAA"}}`, ErrMalformed},
+		{"numeric acl id", `{"type":"remove_access_control_entry","v":1,"data":{"id":7}}`, ErrMalformed},
+		{"unknown acl field", `{"type":"access_control_entry","v":1,"data":{"id":"M1JxkK_O7QwrSmmIp8blBA","x":1}}`, ErrMalformed},
+		{"salt not base64", `{"type":"user_scram_credential","v":1,"data":{"name":"a","mechanism":1,"salt":"!!"}}`, ErrMalformed},
+		{"a password field", `{"type":"user_scram_credential","v":1,"data":{"name":"a","mechanism":1,"password":"x"}}`, ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,7 +218,9 @@ func FuzzDecodeBatch(f *testing.F) {
 // FuzzReadSnapshot checks that a damaged snapshot gives an error, not a panic.
 func FuzzReadSnapshot(f *testing.F) {
 	id := mustID(f, "M1JxkK_O7QwrSmmIp8blBA")
-	recs := append(everyRecord(f)[:3], PartitionRecord{TopicID: id, Replicas: []model.NodeID{3}, ISR: []model.NodeID{3}, Leader: 3})
+	recs := append(everyRecord(f)[:3], PartitionRecord{TopicID: id, Replicas: []model.NodeID{3}, ISR: []model.NodeID{3}, Leader: 3},
+		AccessControlEntryRecord{ID: ACLID(id), ACL: ACL{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:a", Host: "*", Operation: 2, PermissionType: 3}},
+		UserScramCredentialRecord{Name: "a", Mechanism: ScramSHA256, Salt: []byte{1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 4096})
 	img, err := Empty().Apply(recs...)
 	if err != nil {
 		f.Fatal(err)

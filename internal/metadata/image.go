@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/samsa-io/samsa/internal/model"
 )
@@ -22,6 +23,8 @@ type Image struct {
 	brokerConfigs  map[string]map[string]string // node ID or "" -> dynamic configs
 	features       map[string]int16
 	nextProducerID int64
+	acls           map[ACLID]ACL
+	scram          map[ScramKey]ScramCredential
 }
 
 // TopicImage is one topic. It is shared between images until the topic
@@ -153,6 +156,78 @@ func (img *Image) Features() map[string]int16 { return maps.Clone(img.features) 
 
 // NextProducerID is the first producer ID not yet handed out in a block.
 func (img *Image) NextProducerID() int64 { return img.nextProducerID }
+
+// ACLWithID is an ACL and its ID.
+type ACLWithID struct {
+	ID ACLID
+	ACL
+}
+
+// ACL returns the ACL with an ID.
+func (img *Image) ACL(id ACLID) (ACL, bool) {
+	a, ok := img.acls[id]
+	return a, ok
+}
+
+// ACLs returns every ACL in ACL.Compare's order (the ACLs of a resource
+// together), ties by ID. The slice is the caller's.
+func (img *Image) ACLs() []ACLWithID {
+	out := make([]ACLWithID, 0, len(img.acls))
+	for id, a := range img.acls {
+		out = append(out, ACLWithID{ID: id, ACL: a})
+	}
+	slices.SortFunc(out, func(x, y ACLWithID) int {
+		return cmp.Or(x.ACL.Compare(y.ACL), slices.Compare(x.ID[:], y.ID[:]))
+	})
+	return out
+}
+
+// ScramKey names one SCRAM credential: a user and a mechanism
+// (ScramSHA256, ScramSHA512).
+type ScramKey struct {
+	User      string
+	Mechanism int8
+}
+
+// ScramCredential is what the image keeps of a SCRAM credential: the salt,
+// RFC 5802's StoredKey and ServerKey, and the iteration count. Its slices
+// are shared and must not be modified.
+type ScramCredential struct {
+	Salt       []byte
+	StoredKey  []byte
+	ServerKey  []byte
+	Iterations int32
+}
+
+// String keeps the salt and keys out of logs.
+func (c ScramCredential) String() string {
+	return "ScramCredential(salt/keys hidden, iterations=" + itoa(int64(c.Iterations)) + ")"
+}
+
+// UserScramCredential is a credential and whose it is.
+type UserScramCredential struct {
+	ScramKey
+	ScramCredential
+}
+
+// ScramCredential returns a user's credential for one mechanism.
+func (img *Image) ScramCredential(user string, mechanism int8) (ScramCredential, bool) {
+	c, ok := img.scram[ScramKey{User: user, Mechanism: mechanism}]
+	return c, ok
+}
+
+// ScramCredentials returns every SCRAM credential sorted by user, then
+// mechanism. The slice is the caller's; the credentials' bytes are shared.
+func (img *Image) ScramCredentials() []UserScramCredential {
+	out := make([]UserScramCredential, 0, len(img.scram))
+	for k, c := range img.scram {
+		out = append(out, UserScramCredential{ScramKey: k, ScramCredential: c})
+	}
+	slices.SortFunc(out, func(x, y UserScramCredential) int {
+		return cmp.Or(strings.Compare(x.User, y.User), cmp.Compare(x.Mechanism, y.Mechanism))
+	})
+	return out
+}
 
 func cloneConfig(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))

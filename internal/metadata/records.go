@@ -1,6 +1,8 @@
 package metadata
 
 import (
+	"cmp"
+	"fmt"
 	"strings"
 
 	"github.com/samsa-io/samsa/internal/model"
@@ -22,6 +24,11 @@ const (
 	TypeProducerIDs        RecordType = "producer_ids"
 	TypeFeatureLevel       RecordType = "feature_level"
 	TypeBrokerFence        RecordType = "broker_fence"
+	// ACLs and SCRAM credentials, as Kafka's records of the same names.
+	TypeAccessControlEntry        RecordType = "access_control_entry"
+	TypeRemoveAccessControlEntry  RecordType = "remove_access_control_entry"
+	TypeUserScramCredential       RecordType = "user_scram_credential"
+	TypeRemoveUserScramCredential RecordType = "remove_user_scram_credential"
 )
 
 // Record is one metadata change. The set is closed: only this package's record
@@ -180,6 +187,90 @@ type FeatureLevel struct {
 	Level int16  `json:"featureLevel"`
 }
 
+// ACLID identifies one ACL, as Kafka's AccessControlEntryRecord.Id: a
+// random UUID drawn by the controller (NewUUID), written in Kafka's text
+// form.
+type ACLID [16]byte
+
+func (id ACLID) String() string { return FormatUUID(model.TopicID(id)) }
+
+func (id ACLID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+func (id *ACLID) UnmarshalText(b []byte) error {
+	u, err := ParseUUID(string(b))
+	*id = ACLID(u)
+	return err
+}
+
+// ACL is one access control entry bound to a resource pattern: Kafka's
+// AclBinding (StandardAcl), its enums as the numbers Kafka puts on the
+// wire (resource type, pattern type, operation, permission type). The
+// image keeps what the controller validated; it gives the numbers no
+// meaning of its own.
+type ACL struct {
+	ResourceType   int8   `json:"resourceType"`
+	ResourceName   string `json:"resourceName"`
+	PatternType    int8   `json:"patternType"`
+	Principal      string `json:"principal"`
+	Host           string `json:"host"`
+	Operation      int8   `json:"operation"`
+	PermissionType int8   `json:"permissionType"`
+}
+
+// Compare orders ACLs by resource (type, name, pattern type), then
+// principal, host, operation and permission, so the ACLs of one resource
+// are adjacent, as DescribeAcls groups them.
+func (a ACL) Compare(b ACL) int {
+	return cmp.Or(cmp.Compare(a.ResourceType, b.ResourceType), strings.Compare(a.ResourceName, b.ResourceName),
+		cmp.Compare(a.PatternType, b.PatternType), strings.Compare(a.Principal, b.Principal),
+		strings.Compare(a.Host, b.Host), cmp.Compare(a.Operation, b.Operation), cmp.Compare(a.PermissionType, b.PermissionType))
+}
+
+// AccessControlEntryRecord adds an ACL under a new ID (Kafka's record of
+// the same name).
+type AccessControlEntryRecord struct {
+	ID ACLID `json:"id"`
+	ACL
+}
+
+// RemoveAccessControlEntryRecord removes the ACL with an ID.
+type RemoveAccessControlEntryRecord struct {
+	ID ACLID `json:"id"`
+}
+
+// SCRAM mechanisms as Kafka numbers them (ScramMechanism.type).
+const (
+	ScramSHA256 int8 = 1
+	ScramSHA512 int8 = 2
+)
+
+// UserScramCredentialRecord sets a user's credential for one SCRAM
+// mechanism (Kafka's record of the same name): the salt, RFC 5802's
+// StoredKey and ServerKey, and the iteration count. Neither the password
+// nor the salted password is ever in the log: the keys are what a broker
+// needs to check a client's proof, and neither gives the password back.
+type UserScramCredentialRecord struct {
+	Name       string `json:"name"`
+	Mechanism  int8   `json:"mechanism"`
+	Salt       []byte `json:"salt"`
+	StoredKey  []byte `json:"storedKey"`
+	ServerKey  []byte `json:"serverKey"`
+	Iterations int32  `json:"iterations"`
+}
+
+// String keeps the salt and keys out of logs and error messages, as
+// Kafka's toString does.
+func (r UserScramCredentialRecord) String() string {
+	return fmt.Sprintf("UserScramCredentialRecord(name=%s, mechanism=%d, salt/keys hidden, iterations=%d)", r.Name, r.Mechanism, r.Iterations)
+}
+
+// RemoveUserScramCredentialRecord removes a user's credential for one
+// mechanism.
+type RemoveUserScramCredentialRecord struct {
+	Name      string `json:"name"`
+	Mechanism int8   `json:"mechanism"`
+}
+
 func (ClusterRecord) Type() RecordType      { return TypeCluster }
 func (BrokerRegistration) Type() RecordType { return TypeBrokerRegistration }
 func (TopicRecord) Type() RecordType        { return TypeTopic }
@@ -191,6 +282,11 @@ func (ProducerIDsRecord) Type() RecordType  { return TypeProducerIDs }
 func (FeatureLevel) Type() RecordType       { return TypeFeatureLevel }
 func (BrokerFence) Type() RecordType        { return TypeBrokerFence }
 
+func (AccessControlEntryRecord) Type() RecordType        { return TypeAccessControlEntry }
+func (RemoveAccessControlEntryRecord) Type() RecordType  { return TypeRemoveAccessControlEntry }
+func (UserScramCredentialRecord) Type() RecordType       { return TypeUserScramCredential }
+func (RemoveUserScramCredentialRecord) Type() RecordType { return TypeRemoveUserScramCredential }
+
 func (ClusterRecord) isRecord()      {}
 func (BrokerRegistration) isRecord() {}
 func (TopicRecord) isRecord()        {}
@@ -201,3 +297,8 @@ func (RemoveTopic) isRecord()        {}
 func (ProducerIDsRecord) isRecord()  {}
 func (FeatureLevel) isRecord()       {}
 func (BrokerFence) isRecord()        {}
+
+func (AccessControlEntryRecord) isRecord()        {}
+func (RemoveAccessControlEntryRecord) isRecord()  {}
+func (UserScramCredentialRecord) isRecord()       {}
+func (RemoveUserScramCredentialRecord) isRecord() {}

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -118,8 +119,18 @@ func dumpImage(img *Image) []string {
 			out = append(out, "  config "+formatConfig(cfg))
 		}
 	}
+	for _, a := range img.ACLs() {
+		out = append(out, fmt.Sprintf("acl %s resource=%d/%q/%d principal=%q host=%q operation=%d permission=%d",
+			a.ID, a.ResourceType, a.ResourceName, a.PatternType, a.Principal, a.Host, a.Operation, a.PermissionType))
+	}
+	for _, c := range img.ScramCredentials() {
+		out = append(out, fmt.Sprintf("scram %q mechanism=%d iterations=%d salt=%s storedKey=%s serverKey=%s",
+			c.User, c.Mechanism, c.Iterations, b64(c.Salt), b64(c.StoredKey), b64(c.ServerKey)))
+	}
 	return out
 }
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func formatConfig(cfg map[string]string) string {
 	var parts []string

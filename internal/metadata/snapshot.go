@@ -22,7 +22,9 @@ type snapshotHeader struct {
 
 // Records returns records that rebuild img when applied to the empty image,
 // in a fixed order: cluster ID, features, brokers, the producer-ID mark,
-// broker configs, then per topic by name its topic, partitions and configs.
+// broker configs, per topic by name its topic, partitions and configs, then
+// the ACLs (Image.ACLs' order) and the SCRAM credentials by user and
+// mechanism.
 // Partitions come back as PartitionRecords with their epochs, so the rebuilt
 // image is equal to img, not merely similar.
 func (img *Image) Records() []Record {
@@ -52,6 +54,13 @@ func (img *Image) Records() []Record {
 			})
 		}
 		out = appendConfigs(out, ResourceTopic, t.Name, img.topicConfigs[t.Name])
+	}
+	for _, a := range img.ACLs() {
+		out = append(out, AccessControlEntryRecord{ID: a.ID, ACL: a.ACL})
+	}
+	for _, c := range img.ScramCredentials() {
+		out = append(out, UserScramCredentialRecord{Name: c.User, Mechanism: c.Mechanism,
+			Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations})
 	}
 	return out
 }
