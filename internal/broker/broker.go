@@ -136,9 +136,6 @@ func (c *Config) resolveListeners() error {
 			}
 			l.SecurityProtocol = p
 		}
-		if l.SecurityProtocol != "PLAINTEXT" {
-			return fmt.Errorf("broker: listener %s: security protocol %s is not supported yet (issue 13 brings TLS and SASL)", l, l.SecurityProtocol)
-		}
 	}
 	for _, a := range c.AdvertisedListeners {
 		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == a.Name }) {
@@ -190,6 +187,11 @@ type Broker struct {
 	// acceptedHook, when set (by tests, before Start), sees each accepted
 	// connection once configureConn has set it up.
 	acceptedHook func(net.Conn)
+	// security is each secured listener's TLS and SASL (security.go), by
+	// listener name; PLAINTEXT listeners have none.
+	security map[string]*listenerSecurity
+	// authLog writes the rate-limited lines of failed authentications.
+	authLog *rateLimitedLog
 	// crashOnClose, set by tests, makes Close skip the controlled shutdown,
 	// as a killed process would.
 	crashOnClose bool
@@ -236,6 +238,9 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveQuorum(); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkClusterListeners(); err != nil {
+		return nil, err
+	}
 	ens, clusterID, err := loadStorage(cfg)
 	if err != nil {
 		return nil, err
@@ -253,6 +258,10 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.logs = logs
+	if err := b.initSecurity(); err != nil {
+		logs.Close()
+		return nil, err
+	}
 	if err := b.formatStorage(ens, clusterID); err != nil {
 		logs.Close()
 		return nil, err
@@ -323,6 +332,7 @@ const metadataDir = "__cluster_metadata"
 // ctx ends or Close.
 func (b *Broker) Start(ctx context.Context) error {
 	b.tasks = task.NewGroup(ctx)
+	b.startSecurity()
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
 		ln, err := b.listen(ctx, l)
@@ -667,7 +677,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		}
 		b.configureConn(nc)
 		id := b.connIDs.Add(1)
-		c := &conn{b: b, nc: nc, id: id, listener: l.Name, controllerListener: b.cfg.quorum.servesQuorum(l.Name),
+		c := &conn{b: b, nc: nc, id: id, listener: l.Name, sec: b.security[l.Name], controllerListener: b.cfg.quorum.servesQuorum(l.Name),
 			raftListener: b.cfg.quorum.observer() && l.Name == b.cfg.quorum.raftListener,
 			log:          b.log.With("conn", id, "remote", nc.RemoteAddr().String())}
 		ip := remoteIP(nc)
@@ -737,6 +747,11 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	h, body, err := parseRequestHeader(buf)
 	if err != nil {
 		return nil, err
+	}
+	if c.sasl != nil {
+		if err := c.sasl.admit(kmsg.Key(h.key), b.cfg.Clock.Now()); err != nil {
+			return nil, err
+		}
 	}
 	api, ok := apiTable[kmsg.Key(h.key)]
 	if ok && api.controllerOnly && !c.controllerListener {

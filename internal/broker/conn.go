@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,6 +47,14 @@ type conn struct {
 	clientSoftware string
 	// clientID is the client ID of the request being handled.
 	clientID string
+
+	// sec is the listener's security (security.go); nil on PLAINTEXT.
+	sec *listenerSecurity
+	// principal is who the connection authenticated as: from its client
+	// certificate on SSL, its SASL exchange on SASL_*, else ANONYMOUS.
+	principal auth.Principal
+	// sasl is the SASL state on a SASL_* listener, else nil.
+	sasl *saslConn
 }
 
 // frame is an encoded response ready to write. Record data fetched from
@@ -54,6 +64,10 @@ type conn struct {
 type frame struct {
 	buf   []byte
 	holes []hole
+	// closeAfter closes the connection once the frame is written: a
+	// refused SASL handshake or a failed authentication is answered, then
+	// the connection ends, as in Kafka.
+	closeAfter bool
 }
 
 type hole struct {
@@ -70,6 +84,11 @@ func (f *frame) release() {
 // serve runs the connection until the client leaves, a protocol error
 // closes it, or the broker shuts down.
 func (c *conn) serve(ctx context.Context) {
+	if err := c.secure(ctx); err != nil {
+		c.log.Info("connection refused", "err", err)
+		c.nc.Close()
+		return
+	}
 	var first io.Reader
 	if c.controllerListener || c.raftListener {
 		raft, r, err := c.serveControllerConn()
@@ -141,19 +160,36 @@ func (c *conn) readLoop(first io.Reader) error {
 			// Checked before allocating: a lying size must not cost memory.
 			return fmt.Errorf("frame of %d bytes, socket.request.max.bytes is %d", size, c.b.cfg.SocketRequestMaxBytes)
 		}
+		if c.sasl != nil {
+			if limit := c.sasl.maxReceive(); limit > 0 && size > limit {
+				return fmt.Errorf("frame of %d bytes before SASL authentication completed, sasl.server.max.receive.size is %d", size, limit)
+			}
+		}
 		buf := requestBuffer(int(size))
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return c.readErr(err)
 		}
-		f, err := c.b.handle(c, buf)
+		f, err := c.dispatch(buf)
 		recycleRequest(buf)
 		if err != nil {
 			return err
 		}
 		if f != nil {
 			c.out <- f
+			if f.closeAfter {
+				return nil
+			}
 		}
 	}
+}
+
+// dispatch handles one frame: a request, or a bare SASL token after a
+// SaslHandshake v0.
+func (c *conn) dispatch(buf []byte) (*frame, error) {
+	if c.sasl != nil && c.sasl.stage == saslRawToken {
+		return c.saslRawToken(buf)
+	}
+	return c.b.handle(c, buf)
 }
 
 func (c *conn) readErr(err error) error {
@@ -199,7 +235,9 @@ func (c *conn) writeFrame(f *frame) error {
 }
 
 // sendRange sends a segment range: sendfile(2) from the page cache when
-// both ends allow it, else a read and a write.
+// both ends allow it, else (TLS, which must encrypt in user space, or an
+// in-memory filesystem) through a pooled buffer, so a fetch costs one copy
+// into the buffer and crypto/tls's own, and no allocation of its size.
 func (c *conn) sendRange(rr storage.ReadResult) error {
 	if rr.Size == 0 {
 		return nil
@@ -209,16 +247,34 @@ func (c *conn) sendRange(rr storage.ReadResult) error {
 			return sendfile(tcp, of.OSFile(), rr.Position, rr.Size)
 		}
 	}
-	data, err := rr.ReadAll()
-	if err != nil {
-		return err
+	bp := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(bp)
+	buf := *bp
+	for pos, end := rr.Position, rr.Position+rr.Size; pos < end; {
+		n, err := rr.File.ReadAt(buf[:min(int64(len(buf)), end-pos)], pos)
+		if n > 0 {
+			if _, werr := c.nc.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			pos += int64(n)
+		}
+		switch {
+		case pos == end:
+		case err == io.EOF || (err == nil && n == 0):
+			return errShortFile
+		case err != nil:
+			return err
+		}
 	}
-	if int64(len(data)) != rr.Size {
-		return fmt.Errorf("segment shrank under a fetch: %d of %d bytes", len(data), rr.Size)
-	}
-	_, err = c.nc.Write(data)
-	return err
+	return nil
 }
+
+// copyBuffers hold segment bytes on their way to a socket that cannot
+// take them by sendfile. 64 KiB is four TLS records.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 64<<10)
+	return &b
+}}
 
 // errShortFile: the segment was truncated between the read and the send.
 // The frame length is already on the wire, so the connection must close,

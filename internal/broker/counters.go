@@ -17,6 +17,8 @@ type counters struct {
 	// fetchesWaiting is the number of fetches long-polling for data right
 	// now (Kafka's fetch purgatory size).
 	fetchesWaiting gauge
+	// authFailures counts failed TLS handshakes and SASL authentications.
+	authFailures atomic.Int64
 }
 
 // gauge is a level that can be read, and waited on until it changes: a

@@ -33,6 +33,7 @@ func FuzzLeaveGroup(f *testing.F)              { fuzzAPI(f, kmsg.LeaveGroup) }
 func FuzzSyncGroup(f *testing.F)               { fuzzAPI(f, kmsg.SyncGroup) }
 func FuzzDescribeGroups(f *testing.F)          { fuzzAPI(f, kmsg.DescribeGroups) }
 func FuzzListGroups(f *testing.F)              { fuzzAPI(f, kmsg.ListGroups) }
+func FuzzSASLHandshake(f *testing.F)           { fuzzAPI(f, kmsg.SASLHandshake) }
 func FuzzApiVersions(f *testing.F)             { fuzzAPI(f, kmsg.ApiVersions) }
 func FuzzCreateTopics(f *testing.F)            { fuzzAPI(f, kmsg.CreateTopics) }
 func FuzzDeleteTopics(f *testing.F)            { fuzzAPI(f, kmsg.DeleteTopics) }
@@ -47,6 +48,7 @@ func FuzzTxnOffsetCommit(f *testing.F)         { fuzzAPI(f, kmsg.TxnOffsetCommit
 func FuzzDescribeConfigs(f *testing.F)         { fuzzAPI(f, kmsg.DescribeConfigs) }
 func FuzzAlterConfigs(f *testing.F)            { fuzzAPI(f, kmsg.AlterConfigs) }
 func FuzzDescribeLogDirs(f *testing.F)         { fuzzAPI(f, kmsg.DescribeLogDirs) }
+func FuzzSASLAuthenticate(f *testing.F)        { fuzzAPI(f, kmsg.SASLAuthenticate) }
 func FuzzCreatePartitions(f *testing.F)        { fuzzAPI(f, kmsg.CreatePartitions) }
 func FuzzDeleteGroups(f *testing.F)            { fuzzAPI(f, kmsg.DeleteGroups) }
 func FuzzElectLeaders(f *testing.F)            { fuzzAPI(f, kmsg.ElectLeaders) }

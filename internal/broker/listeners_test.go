@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -26,25 +27,36 @@ func newFromOverrides(t *testing.T, overrides map[string]string) (*Broker, error
 	return New(cfg)
 }
 
-// A listener that asks for TLS or SASL must not start as plain TCP.
-func TestListenerSecurityProtocolNotSupported(t *testing.T) {
-	for _, tt := range []struct{ listeners, protocolMap, want string }{
-		{"SSL://127.0.0.1:0", "", "listener SSL://127.0.0.1:0: security protocol SSL is not supported yet (issue 13 brings TLS and SASL)"},
-		{"SASL_SSL://127.0.0.1:0", "", "listener SASL_SSL://127.0.0.1:0: security protocol SASL_SSL is not supported yet"},
-		{"PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "", "listener SASL_PLAINTEXT://127.0.0.1:0: security protocol SASL_PLAINTEXT is not supported yet"},
-		{"EXTERNAL://127.0.0.1:0", "EXTERNAL:SSL", "listener EXTERNAL://127.0.0.1:0: security protocol SSL is not supported yet"},
+// A secured listener whose settings cannot hold refuses to start, with the
+// reason: it must never fall back to plain TCP.
+func TestSecuredListenerMisconfigurationIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		listeners string
+		extra     map[string]string
+		want      string
+	}{
+		{"SSL://127.0.0.1:0", nil, "listener SSL://127.0.0.1:0: auth: listener SSL: a TLS listener needs a key store"},
+		{"SASL_SSL://127.0.0.1:0", nil, "a TLS listener needs a key store"},
+		{"EXTERNAL://127.0.0.1:0", map[string]string{"listener.security.protocol.map": "EXTERNAL:SSL"}, "listener EXTERNAL: a TLS listener needs a key store"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", nil, "GSSAPI (Kerberos) is not supported"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "PLAIN"},
+			"PLAIN needs listener.name.sasl_plaintext.plain.sasl.jaas.config"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "PLAIN", "sasl.jaas.config": "nonsense"},
+			"sasl.jaas.config"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "OAUTHBEARER",
+			"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"},
+			"sasl.oauthbearer.jwks.endpoint.url is not set"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "DIGEST-MD5"}, "unknown mechanism DIGEST-MD5"},
 	} {
 		ov := map[string]string{"listeners": tt.listeners}
-		if tt.protocolMap != "" {
-			ov["listener.security.protocol.map"] = tt.protocolMap
-		}
+		maps.Copy(ov, tt.extra)
 		b, err := newFromOverrides(t, ov)
 		if err == nil {
 			b.Close()
-			t.Fatalf("listeners=%s started", tt.listeners)
+			t.Fatalf("listeners=%s %v started", tt.listeners, tt.extra)
 		}
 		if !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("listeners=%s: %v, want %q", tt.listeners, err, tt.want)
+			t.Errorf("listeners=%s %v: %v, want %q", tt.listeners, tt.extra, err, tt.want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func TestApplyIncremental(t *testing.T) {
 		{"unsupported at its default", Topic, nil, []AlterOp{{Name: "preallocate", Op: OpSet, Value: s("false")}},
 			map[string]string{"preallocate": "false"}, nil},
 		{"unsupported", Topic, nil, []AlterOp{{Name: "remote.storage.enable", Op: OpSet, Value: s("true")}}, nil, ErrNotSupported},
-		{"unsupported appended", Broker, nil, []AlterOp{{Name: "sasl.enabled.mechanisms", Op: OpAppend, Value: s("PLAIN")}}, nil, ErrNotSupported},
+		{"unsupported appended", Broker, nil, []AlterOp{{Name: "metric.reporters", Op: OpAppend, Value: s("com.example.Reporter")}}, nil, ErrNotSupported},
 		{"delete unsupported", Topic, map[string]string{"remote.storage.enable": "true"}, []AlterOp{{Name: "remote.storage.enable", Op: OpDelete}},
 			map[string]string{}, nil},
 		{"append to non-list", Topic, nil, []AlterOp{{Name: "retention.ms", Op: OpAppend, Value: s("1")}}, nil, ErrInvalidValue},

@@ -338,9 +338,9 @@ func TestValidateDynamicNotSupported(t *testing.T) {
 		want error
 	}{
 		{"supported", map[string]string{"log.retention.ms": "1"}, nil},
-		{"unsupported at its default", map[string]string{"ssl.keystore.type": "JKS"}, nil},
-		{"unsupported", map[string]string{"ssl.keystore.location": "/k"}, ErrNotSupported},
-		{"unsupported per listener", map[string]string{"listener.name.external.ssl.keystore.location": "/k"}, ErrNotSupported},
+		{"unsupported at its default", map[string]string{"principal.builder.class": "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"}, nil},
+		{"unsupported", map[string]string{"principal.builder.class": "com.example.Builder"}, ErrNotSupported},
+		{"unsupported per listener", map[string]string{"listener.name.external.principal.builder.class": "com.example.Builder"}, ErrNotSupported},
 		{"read at startup only", map[string]string{"listeners": "PLAINTEXT://:9092"}, ErrNotSupported},
 		{"no effect by design", map[string]string{"num.io.threads": "4"}, nil},
 	}

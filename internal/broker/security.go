@@ -1,0 +1,374 @@
+package broker
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/auth"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
+)
+
+// listenerSecurity is what a listener's security protocol asks of its
+// connections: a TLS handshake (SSL, SASL_SSL) and a SASL exchange
+// (SASL_PLAINTEXT, SASL_SSL). Built once per listener at New; the TLS
+// certificates inside reload without a restart.
+type listenerSecurity struct {
+	protocol string
+	tls      *auth.ServerTLS
+	// mechanisms enabled on the listener (sasl.enabled.mechanisms), by
+	// name; nil without SASL.
+	mechanisms map[string]auth.Mechanism
+	enabled    []string
+	// reauth is connections.max.reauth.ms per mechanism; 0: sessions do
+	// not expire but with their credential.
+	reauth           map[string]time.Duration
+	saslMaxReceive   int32
+	failedAuthDelay  time.Duration
+	handshakeTimeout time.Duration
+	// refreshers keep OAUTHBEARER's key sets current (started by Start).
+	refreshers []*jwksRefresher
+}
+
+func (s *listenerSecurity) sasl() bool { return s != nil && s.mechanisms != nil }
+
+// newListenerSecurity reads a listener's settings, with Kafka's
+// listener.name.<listener>. prefix winning over the plain names.
+func newListenerSecurity(v config.Values, l Listener, deps securityDeps) (*listenerSecurity, error) {
+	s := &listenerSecurity{protocol: l.SecurityProtocol, handshakeTimeout: 10 * time.Second}
+	prefix := "listener.name." + strings.ToLower(l.Name) + "."
+	s.failedAuthDelay = time.Duration(v.Int("connection.failed.authentication.delay.ms")) * time.Millisecond
+	switch l.SecurityProtocol {
+	case "PLAINTEXT":
+		return nil, nil
+	case "SSL", "SASL_SSL":
+		t, err := auth.NewServerTLS(auth.TLSSettingsFor(v, l.Name), time.Now)
+		if err != nil {
+			return nil, fmt.Errorf("broker: listener %s: %w", l, err)
+		}
+		s.tls = t
+	case "SASL_PLAINTEXT":
+	default:
+		return nil, fmt.Errorf("broker: listener %s: unknown security protocol %s", l, l.SecurityProtocol)
+	}
+	if !strings.HasPrefix(l.SecurityProtocol, "SASL_") {
+		return s, nil
+	}
+	s.saslMaxReceive = v.Int("sasl.server.max.receive.size")
+	s.enabled = v.List(prefix + "sasl.enabled.mechanisms")
+	if len(s.enabled) == 0 {
+		return nil, fmt.Errorf("broker: listener %s: sasl.enabled.mechanisms is empty", l)
+	}
+	s.mechanisms = map[string]auth.Mechanism{}
+	s.reauth = map[string]time.Duration{}
+	for _, name := range s.enabled {
+		m, r, err := newMechanism(v, l, name, deps)
+		if err != nil {
+			return nil, fmt.Errorf("broker: listener %s: %w", l, err)
+		}
+		s.mechanisms[name] = m
+		if r != nil {
+			s.refreshers = append(s.refreshers, r)
+		}
+		key := prefix + strings.ToLower(name) + ".connections.max.reauth.ms"
+		if !v.IsSet(key) {
+			key = prefix + "connections.max.reauth.ms"
+		}
+		s.reauth[name] = time.Duration(v.Long(key)) * time.Millisecond
+	}
+	return s, nil
+}
+
+// initSecurity builds every secured listener's TLS and SASL. A listener
+// whose settings do not hold (a missing key store, a mechanism without
+// users) stops the broker from starting, with the reason.
+func (b *Broker) initSecurity() error {
+	b.authLog = newRateLimitedLog(b.log, time.Second)
+	b.security = map[string]*listenerSecurity{}
+	for _, l := range b.cfg.Listeners {
+		s, err := newListenerSecurity(b.cfg.Values, l, securityDeps{scram: b, now: b.cfg.Clock.Now})
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			b.security[l.Name] = s
+		}
+	}
+	return nil
+}
+
+// checkClusterListeners refuses, in a cluster, secured listeners between
+// the nodes: the controller listeners and the inter-broker listener. The
+// broker's own clients (replica fetchers, forwarding, the controller
+// channel, Raft) speak plaintext only so far.
+func (c *Config) checkClusterListeners() error {
+	if !c.quorum.cluster() {
+		return nil
+	}
+	inter := c.Values.String("inter.broker.listener.name")
+	for _, l := range c.Listeners {
+		between := c.quorum.isControllerListener(l.Name) || l.Name == inter
+		if inter == "" && !between {
+			// The first client listener is the inter-broker one by default
+			// (metadata.InterBrokerEndpoint).
+			between, inter = true, l.Name
+		}
+		if between && l.SecurityProtocol != "PLAINTEXT" {
+			return fmt.Errorf("broker: listener %s: security protocol %s between brokers and controllers is not supported yet (issue 13, in progress): secure the client listeners only", l, l.SecurityProtocol)
+		}
+	}
+	return nil
+}
+
+// securityDeps is what mechanisms look credentials up in: the broker's
+// current metadata image.
+type securityDeps struct {
+	scram auth.ScramCredentials
+	now   func() time.Time
+}
+
+// secure runs the TLS handshake of a connection on an SSL or SASL_SSL
+// listener, bounded in time so a silent client cannot hold the slot, and
+// takes the principal of its client certificate; it prepares the SASL
+// exchange on SASL listeners.
+func (c *conn) secure(ctx context.Context) error {
+	c.principal = auth.Anonymous
+	if c.sec == nil {
+		return nil
+	}
+	if c.sec.tls != nil {
+		tc := tls.Server(c.nc, c.sec.tls.Config())
+		hctx, cancel := context.WithTimeout(ctx, c.sec.handshakeTimeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			c.b.counters.authFailures.Add(1)
+			c.b.authLog.log(c.b.cfg.Clock.Now(), "failed TLS handshake", "listener", c.listener, "remote", c.remote(), "err", err)
+			return fmt.Errorf("TLS handshake: %w", err)
+		}
+		c.nc = tc
+		if !c.sec.sasl() {
+			p, err := c.sec.tls.Principal(tc.ConnectionState())
+			if err != nil {
+				return fmt.Errorf("principal of the client certificate: %w", err)
+			}
+			c.principal = p
+		}
+	}
+	if c.sec.sasl() {
+		c.sasl = &saslConn{sec: c.sec}
+	}
+	return nil
+}
+
+// rateLimitedLog writes at most one line per interval for a kind of event
+// a client can repeat at will (failed logins, denials), and says in the
+// next line how many it held back.
+type rateLimitedLog struct {
+	out      *slog.Logger
+	interval time.Duration
+	mu       struct {
+		sync.Mutex
+		last       map[string]time.Time
+		suppressed map[string]int64
+	}
+}
+
+func newRateLimitedLog(l *slog.Logger, interval time.Duration) *rateLimitedLog {
+	r := &rateLimitedLog{out: l, interval: interval}
+	r.mu.last, r.mu.suppressed = map[string]time.Time{}, map[string]int64{}
+	return r
+}
+
+// log writes msg with attrs unless a line of the same msg went out less
+// than interval ago.
+func (r *rateLimitedLog) log(now time.Time, msg string, attrs ...any) {
+	r.mu.Lock()
+	if last, ok := r.mu.last[msg]; ok && now.Sub(last) < r.interval {
+		r.mu.suppressed[msg]++
+		r.mu.Unlock()
+		return
+	}
+	n := r.mu.suppressed[msg]
+	r.mu.last[msg], r.mu.suppressed[msg] = now, 0
+	r.mu.Unlock()
+	if n > 0 {
+		attrs = append(attrs, "suppressed_since_last", n)
+	}
+	r.out.Warn(msg, attrs...)
+}
+
+// newMechanism builds one SASL mechanism of a listener from Kafka's
+// listener.name.<listener>.<mechanism>. settings (falling back to the plain
+// names).
+func newMechanism(v config.Values, l Listener, name string, deps securityDeps) (auth.Mechanism, *jwksRefresher, error) {
+	prefix := "listener.name." + strings.ToLower(l.Name) + "." + strings.ToLower(name) + "."
+	jaas := func() (auth.JAASConfig, error) {
+		raw := v.String(prefix + "sasl.jaas.config")
+		if raw == "" {
+			return auth.JAASConfig{}, fmt.Errorf("%s needs %ssasl.jaas.config", name, prefix)
+		}
+		j, err := auth.ParseJAAS(raw)
+		if err != nil {
+			return auth.JAASConfig{}, fmt.Errorf("%ssasl.jaas.config: %w", prefix, err)
+		}
+		return j, nil
+	}
+	switch name {
+	case auth.MechanismPlain:
+		j, err := jaas()
+		if err != nil {
+			return nil, nil, err
+		}
+		users, err := auth.PlainUsersFromJAAS(j)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%ssasl.jaas.config: %w", prefix, err)
+		}
+		return auth.NewPlain(users), nil, nil
+	case auth.MechanismScramSHA256, auth.MechanismScramSHA512:
+		m, err := auth.NewScram(name, deps.scram)
+		return m, nil, err
+	case auth.MechanismOAuthBearer:
+		return newOAuthBearer(v, prefix, jaas, deps)
+	case "GSSAPI":
+		return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: GSSAPI (Kerberos) is not supported; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
+	}
+	return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: unknown mechanism %s (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", name)
+}
+
+// newOAuthBearer is OAUTHBEARER with Kafka's two validators: JWTs signed
+// by a key set (sasl.oauthbearer.jwks.endpoint.url) or, by default, the
+// unsecured tokens Kafka accepts for development, configured in the JAAS
+// options.
+func newOAuthBearer(v config.Values, prefix string, jaas func() (auth.JAASConfig, error), deps securityDeps) (auth.Mechanism, *jwksRefresher, error) {
+	cfg := auth.OAuthConfig{Now: deps.now}
+	url := v.String(prefix + "sasl.oauthbearer.jwks.endpoint.url")
+	if url == "" {
+		if v.String(prefix+"sasl.server.callback.handler.class") == "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler" {
+			return nil, nil, fmt.Errorf("OAUTHBEARER: %ssasl.server.callback.handler.class validates JWTs but sasl.oauthbearer.jwks.endpoint.url is not set", prefix)
+		}
+		j, err := jaas()
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg.Unsecured, err = auth.UnsecuredOptionsFromJAAS(j); err != nil {
+			return nil, nil, err
+		}
+		m, err := auth.NewOAuthBearer(cfg)
+		return m, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	jwks, err := auth.LoadJWKS(ctx, url, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("OAUTHBEARER: %w", err)
+	}
+	cfg.JWKS = jwks
+	cfg.ExpectedAudience = v.List(prefix + "sasl.oauthbearer.expected.audience")
+	cfg.ExpectedIssuer = v.String(prefix + "sasl.oauthbearer.expected.issuer")
+	cfg.SubClaimName = v.String(prefix + "sasl.oauthbearer.sub.claim.name")
+	cfg.ScopeClaimName = v.String(prefix + "sasl.oauthbearer.scope.claim.name")
+	if cfg.ClockSkew = time.Duration(v.Int(prefix+"sasl.oauthbearer.clock.skew.seconds")) * time.Second; cfg.ClockSkew == 0 {
+		cfg.ClockSkew = -1 // none, which OAuthConfig spells negative
+	}
+	r := &jwksRefresher{jwks: jwks, wake: make(chan struct{}, 1),
+		every:      time.Duration(v.Long(prefix+"sasl.oauthbearer.jwks.endpoint.refresh.ms")) * time.Millisecond,
+		backoff:    time.Duration(v.Long(prefix+"sasl.oauthbearer.jwks.endpoint.retry.backoff.ms")) * time.Millisecond,
+		backoffMax: time.Duration(v.Long(prefix+"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms")) * time.Millisecond}
+	cfg.OnUnknownKeyID = r.poke
+	m, err := auth.NewOAuthBearer(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, r, nil
+}
+
+// jwksRefresher fetches an OAUTHBEARER key set again every refresh.ms, and
+// soon after a token named a key the set lacks (a key rotation), as
+// Kafka's refreshing key set does; a failed fetch keeps the old set and
+// is retried with a growing backoff.
+type jwksRefresher struct {
+	jwks                       *auth.JWKS
+	wake                       chan struct{}
+	every, backoff, backoffMax time.Duration
+}
+
+// poke asks for an early fetch; it never blocks a login.
+func (r *jwksRefresher) poke(string) {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *jwksRefresher) run(ctx context.Context, log *slog.Logger) {
+	wait, failures := r.every, 0
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-r.wake:
+			t.Stop()
+			if !sleepCtx(ctx, r.backoff) { // let a burst of unknown keys settle
+				return
+			}
+		case <-t.C:
+		}
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := r.jwks.Refresh(fctx)
+		cancel()
+		if err == nil {
+			wait, failures = r.every, 0
+			continue
+		}
+		failures++
+		wait = min(r.backoff<<min(failures, 20), r.backoffMax, r.every)
+		log.Warn("OAUTHBEARER key set fetch failed; keeping the previous keys", "err", err, "retry_in", wait)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// startSecurity starts the listeners' background work: the key-set
+// refreshes.
+func (b *Broker) startSecurity() {
+	for _, s := range b.security {
+		for _, r := range s.refreshers {
+			b.tasks.Go(func(ctx context.Context) { r.run(ctx, b.log) })
+		}
+	}
+}
+
+// ScramCredential finds a SCRAM user's salted keys in the current
+// metadata image: the credentials AlterUserScramCredentials and
+// `samsa storage format --add-scram` wrote to the metadata log.
+func (b *Broker) ScramCredential(mechanism, user string) (auth.ScramCredential, bool) {
+	img := b.meta.Load()
+	if img == nil {
+		return auth.ScramCredential{}, false
+	}
+	m := metadata.ScramSHA256
+	if mechanism == auth.MechanismScramSHA512 {
+		m = metadata.ScramSHA512
+	}
+	c, ok := img.ScramCredential(user, m)
+	if !ok {
+		return auth.ScramCredential{}, false
+	}
+	return auth.ScramCredential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, true
+}
