@@ -44,6 +44,9 @@ func FuzzAddOffsetsToTxn(f *testing.F)         { fuzzAPI(f, kmsg.AddOffsetsToTxn
 func FuzzEndTxn(f *testing.F)                  { fuzzAPI(f, kmsg.EndTxn) }
 func FuzzWriteTxnMarkers(f *testing.F)         { fuzzAPI(f, kmsg.WriteTxnMarkers) }
 func FuzzTxnOffsetCommit(f *testing.F)         { fuzzAPI(f, kmsg.TxnOffsetCommit) }
+func FuzzDescribeACLs(f *testing.F)            { fuzzAPI(f, kmsg.DescribeACLs) }
+func FuzzCreateACLs(f *testing.F)              { fuzzAPI(f, kmsg.CreateACLs) }
+func FuzzDeleteACLs(f *testing.F)              { fuzzAPI(f, kmsg.DeleteACLs) }
 func FuzzDescribeConfigs(f *testing.F)         { fuzzAPI(f, kmsg.DescribeConfigs) }
 func FuzzAlterConfigs(f *testing.F)            { fuzzAPI(f, kmsg.AlterConfigs) }
 func FuzzDescribeLogDirs(f *testing.F)         { fuzzAPI(f, kmsg.DescribeLogDirs) }
