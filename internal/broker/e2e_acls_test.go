@@ -386,11 +386,11 @@ func TestAclsEveryVersion(t *testing.T) {
 	}
 }
 
-// TestClusterForwardsAclWrites sends CreateAcls and DeleteAcls to a broker
-// that is not the active controller:
+// TestClusterForwardsAclAndScramWrites sends CreateAcls, DeleteAcls and
+// AlterUserScramCredentials to a broker that is not the active controller:
 // it forwards each, and answers once its own image has the change, so a
 // describe on the same broker right after sees it.
-func TestClusterForwardsAclWrites(t *testing.T) {
+func TestClusterForwardsAclAndScramWrites(t *testing.T) {
 	enableAuthorizerForTest(t)
 	c := newTestCluster(t, 3, nil)
 	active := c.activeController()
@@ -417,6 +417,19 @@ func TestClusterForwardsAclWrites(t *testing.T) {
 		t.Errorf("broker %d answered CreateAcls before its image had the ACL", n.id)
 	}
 
+	scram := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	scram.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "alice", Mechanism: 1, Iterations: 4096, Salt: []byte("s"), SaltedPassword: []byte("p")}}
+	resp, err = broker.Request(ctx, scram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode; code != 0 {
+		t.Fatalf("alter scram via broker %d: %s", n.id, codeName(code))
+	}
+	if _, ok := n.get().meta.Load().ScramCredential("alice", 1); !ok {
+		t.Errorf("broker %d answered AlterUserScramCredentials before its image had the credential", n.id)
+	}
+
 	del := kmsg.NewPtrDeleteACLsRequest()
 	f := kmsg.NewDeleteACLsRequestFilter()
 	f.ResourceType, f.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
@@ -432,7 +445,9 @@ func TestClusterForwardsAclWrites(t *testing.T) {
 	if len(n.get().meta.Load().ACLs()) != 0 {
 		t.Errorf("broker %d answered DeleteAcls before its image lost the ACL", n.id)
 	}
-	if n := len(active.get().ctrl.Image().ACLs()); n != 0 {
-		t.Errorf("the active controller's image has %d ACLs", n)
+	// The active controller has it all too.
+	img := active.get().ctrl.Image()
+	if _, ok := img.ScramCredential("alice", 1); !ok || len(img.ACLs()) != 0 {
+		t.Errorf("the active controller's image: %d ACLs, alice's credential %v", len(img.ACLs()), ok)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	fuzzProducerID    = int64(0)       // the first producer ID a fresh broker hands out
 	fuzzCreatedTopic  = "fuzz-created" // what CreateTopics seeds create
 	fuzzPrincipal     = "User:fuzz"    // an ACL on fuzzTopic allows it READ
+	fuzzScramUser     = "fuzz-user"    // has a SCRAM-SHA-256 credential
 )
 
 // fuzzTopicIDPlaceholder stands for fuzzTopic's ID in seeds and inputs:
@@ -175,6 +176,12 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		f.ResourceType, f.ResourceName, f.Principal = kmsg.ACLResourceTypeTopic, kmsg.StringPtr(fuzzTopic), kmsg.StringPtr(fuzzPrincipal)
 		f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 		r.Filters = append(r.Filters, f)
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		r.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: fuzzScramUser}, {Name: "fuzz-nobody"}}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		r.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "fuzz-gone", Mechanism: 2}}
+		r.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: fuzzScramUser, Mechanism: 1, Iterations: 4096,
+			Salt: []byte("fuzz-salt"), SaltedPassword: []byte("fuzz-salted-password-of-32-bytes")}}
 	case *kmsg.DescribeQuorumRequest:
 		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
 			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
