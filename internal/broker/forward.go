@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 
 // shouldForward reports whether a request goes on to the active controller
 // (KIP-590): a metadata write (apiEntry.forward: CreateTopics, DeleteTopics,
-// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders) or
+// CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
+// CreateAcls, DeleteAcls, AlterUserScramCredentials) or
 // DescribeQuorum (which only the leader can answer), in a quorum,
 // that came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller. So a client
@@ -43,7 +45,7 @@ func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, er
 	}
 	resp.SetVersion(h.version)
 	if _, read := resp.(*kmsg.DescribeQuorumResponse); !read {
-		b.awaitForwarded(ctx, before, resp)
+		b.awaitForwarded(ctx, before, req, resp)
 	}
 	return encodeResponse(h, resp), nil
 }
@@ -51,9 +53,11 @@ func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, er
 // awaitForwarded waits until the local image shows what a forwarded write
 // committed: created topics present, deleted ones gone, elected partitions
 // at a leader epoch above the one in before (the local image when the
-// request was sent; every election moves the epoch). Others (configs,
-// partition counts) need no wait to be answered correctly.
-func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, resp kmsg.Response) {
+// request was sent; every election moves the epoch), created ACLs and set
+// SCRAM credentials present, deleted ones gone (req, the request sent, says
+// which). Others (configs, partition counts) need no wait to be answered
+// correctly.
+func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req kmsg.Request, resp kmsg.Response) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	switch r := resp.(type) {
@@ -83,8 +87,54 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, res
 				})
 			}
 		}
+	case *kmsg.CreateACLsResponse, *kmsg.DeleteACLsResponse, *kmsg.AlterUserSCRAMCredentialsResponse:
+		b.awaitSecurityWrite(ctx, req, resp)
 	}
 	b.applyImage(b.ctrl.Image())
+}
+
+// awaitSecurityWrite is awaitForwarded for the ACL and SCRAM writes.
+func (b *Broker) awaitSecurityWrite(ctx context.Context, req kmsg.Request, resp kmsg.Response) {
+	switch r := resp.(type) {
+	case *kmsg.CreateACLsResponse:
+		creq, _ := req.(*kmsg.CreateACLsRequest)
+		for i, res := range r.Results {
+			if res.ErrorCode == 0 && creq != nil && i < len(creq.Creations) {
+				a := aclFromCreation(creq.Creations[i])
+				b.awaitImage(ctx, func() bool { return imageHasACL(b.ctrl.Image(), a) })
+			}
+		}
+	case *kmsg.DeleteACLsResponse:
+		for _, res := range r.Results {
+			for _, m := range res.MatchingACLs {
+				a := metadata.ACL{ResourceType: int8(m.ResourceType), ResourceName: m.ResourceName, PatternType: int8(m.ResourcePatternType),
+					Principal: m.Principal, Host: m.Host, Operation: int8(m.Operation), PermissionType: int8(m.PermissionType)}
+				b.awaitImage(ctx, func() bool { return !imageHasACL(b.ctrl.Image(), a) })
+			}
+		}
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		areq, _ := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+		if areq == nil {
+			return
+		}
+		done := map[string]bool{}
+		for _, res := range r.Results {
+			done[res.User] = res.ErrorCode == 0
+		}
+		for _, d := range areq.Deletions {
+			if done[d.Name] {
+				b.awaitImage(ctx, func() bool { _, ok := b.ctrl.Image().ScramCredential(d.Name, d.Mechanism); return !ok })
+			}
+		}
+		for _, u := range areq.Upsertions {
+			if done[u.Name] {
+				b.awaitImage(ctx, func() bool {
+					cr, ok := b.ctrl.Image().ScramCredential(u.Name, u.Mechanism)
+					return ok && bytes.Equal(cr.Salt, u.Salt) && cr.Iterations == u.Iterations
+				})
+			}
+		}
+	}
 }
 
 // awaitImage waits until cond holds on the controller's image or ctx ends.
@@ -148,7 +198,7 @@ func (b *Broker) createTopics(ctx context.Context, topics []controller.CreateTop
 			}
 		}
 	}
-	b.awaitForwarded(ctx, b.ctrl.Image(), resp)
+	b.awaitForwarded(ctx, b.ctrl.Image(), req, resp)
 	return out
 }
 

@@ -19,6 +19,8 @@ const (
 	fuzzTxnID         = "fuzz-txn"     // a transactional ID with a transaction open
 	fuzzProducerID    = int64(0)       // the first producer ID a fresh broker hands out
 	fuzzCreatedTopic  = "fuzz-created" // what CreateTopics seeds create
+	fuzzPrincipal     = "User:fuzz"    // an ACL on fuzzTopic allows it READ
+	fuzzScramUser     = "fuzz-user"    // has a SCRAM-SHA-256 credential
 )
 
 // fuzzTopicIDPlaceholder stands for fuzzTopic's ID in seeds and inputs:
@@ -153,6 +155,33 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 	case *kmsg.OffsetDeleteRequest:
 		r.Group = fuzzGroup
 		r.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 1}}}}
+	case *kmsg.DescribeACLsRequest:
+		r.ResourceType, r.ResourceName = kmsg.ACLResourceTypeTopic, kmsg.StringPtr(fuzzTopic)
+		r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		if version >= 1 {
+			r.ResourcePatternType = kmsg.ACLResourcePatternTypeMatch
+		}
+	case *kmsg.CreateACLsRequest:
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.Principal, c.Host = kmsg.ACLResourceTypeTopic, fuzzTopic, fuzzPrincipal, "*"
+		c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		r.Creations = append(r.Creations, c)
+		if version >= 1 {
+			c.ResourceName, c.ResourcePatternType = "fu", kmsg.ACLResourcePatternTypePrefixed
+			c.Operation, c.PermissionType = kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeDeny
+			r.Creations = append(r.Creations, c)
+		}
+	case *kmsg.DeleteACLsRequest:
+		f := kmsg.NewDeleteACLsRequestFilter()
+		f.ResourceType, f.ResourceName, f.Principal = kmsg.ACLResourceTypeTopic, kmsg.StringPtr(fuzzTopic), kmsg.StringPtr(fuzzPrincipal)
+		f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		r.Filters = append(r.Filters, f)
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		r.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: fuzzScramUser}, {Name: "fuzz-nobody"}}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		r.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "fuzz-gone", Mechanism: 2}}
+		r.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: fuzzScramUser, Mechanism: 1, Iterations: 4096,
+			Salt: []byte("fuzz-salt"), SaltedPassword: []byte("fuzz-salted-password-of-32-bytes")}}
 	case *kmsg.DescribeQuorumRequest:
 		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
 			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}

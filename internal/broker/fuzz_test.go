@@ -135,7 +135,8 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 }
 
 // setUp creates what the seeds name: the topic with records, a group with
-// committed offsets, a KIP-848 group with a member, and a transaction.
+// committed offsets, a KIP-848 group with a member, a transaction, an ACL
+// and a SCRAM user.
 func (h *fuzzHarness) setUp(tb testing.TB) {
 	h.ensureTopic(tb)
 	rc := dialRaw(tb, h.b)
@@ -172,6 +173,14 @@ func (h *fuzzHarness) setUp(tb testing.TB) {
 	ap := fuzzSeedRequest(kmsg.AddPartitionsToTxn, 3).(*kmsg.AddPartitionsToTxnRequest)
 	apr := rc.roundTrip(ap, 41).(*kmsg.AddPartitionsToTxnResponse)
 	expect("add partitions to txn", apr.Topics[0].Partitions[0].ErrorCode)
+	// The ACL APIs answer as with an authorizer, and find an ACL and a
+	// SCRAM user.
+	enableAuthorizerForTest(tb)
+	ca := fuzzSeedRequest(kmsg.CreateACLs, 3).(*kmsg.CreateACLsRequest)
+	expect("create acls", rc.roundTrip(ca, 50).(*kmsg.CreateACLsResponse).Results[0].ErrorCode)
+	su := fuzzSeedRequest(kmsg.AlterUserSCRAMCredentials, 0).(*kmsg.AlterUserSCRAMCredentialsRequest)
+	su.Deletions = nil
+	expect("alter user scram credentials", rc.roundTrip(su, 51).(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode)
 }
 
 func firstCommitCode(resp *kmsg.OffsetCommitResponse) int16 {

@@ -5,6 +5,11 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"crypto/sha512"
+	"encoding/base64"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -132,5 +137,60 @@ func TestAlterUserScramCredentials(t *testing.T) {
 		[]ScramResult{{User: "bob", ErrorCode: kerr.ResourceNotFound.Code}})
 	if c.Image() != before {
 		t.Error("a refused request wrote")
+	}
+}
+
+// TestScramAndACLsInSnapshot: a Raft snapshot carries the credentials and
+// ACLs, a restart from it rebuilds them, and its files hold the stored
+// key but never the salted password.
+func TestScramAndACLsInSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(ctx(t), testConfig(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := upsertion(t, "alice", metadata.ScramSHA512, "alice-secret", 4096)
+	checkScram(t, c.AlterUserScramCredentials(ctx(t), nil, []ScramUpsertion{alice}), []ScramResult{{User: "alice"}})
+	checkACLResults(t, c.CreateACLs(ctx(t), []metadata.ACL{topicACL("orders", patPrefixed, "User:alice", opRead, permAllow)}), 0)
+	if err := c.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	cred, _ := c.Image().ScramCredential("alice", metadata.ScramSHA512)
+	acls := c.Image().ACLs()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var snapshotFiles int
+	storedKey := base64.StdEncoding.EncodeToString(cred.StoredKey)
+	err = filepath.WalkDir(filepath.Join(dir, "raft", "snapshots"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "state.bin") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		snapshotFiles++
+		if !bytes.Contains(data, []byte(storedKey)) {
+			t.Errorf("%s lacks alice's stored key", path)
+		}
+		for _, form := range [][]byte{alice.SaltedPassword, []byte(base64.StdEncoding.EncodeToString(alice.SaltedPassword)), []byte("alice-secret")} {
+			if bytes.Contains(data, form) {
+				t.Errorf("%s holds %q", path, form)
+			}
+		}
+		return nil
+	})
+	if err != nil || snapshotFiles == 0 {
+		t.Fatalf("%d snapshot files: %v", snapshotFiles, err)
+	}
+
+	c = open(t, testConfig(dir))
+	if got, ok := c.Image().ScramCredential("alice", metadata.ScramSHA512); !ok || !cmp.Equal(got, cred) {
+		t.Errorf("after restart %+v, %v; want %+v", got, ok, cred)
+	}
+	if diff := cmp.Diff(acls, c.Image().ACLs()); diff != "" {
+		t.Errorf("ACLs after restart (-want +got):\n%s", diff)
 	}
 }
