@@ -642,9 +642,8 @@ func newClientTLS(s TLSSettings, serverName string) (*tls.Config, error) {
 	}
 	switch strings.ToLower(strings.TrimSpace(s.EndpointIdentificationAlgorithm)) {
 	case "https":
-		if serverName == "" {
-			return nil, errors.New("ssl.endpoint.identification.algorithm=https needs the server's host name")
-		}
+		// An empty serverName is set per connection by the dialer: kgo
+		// sets each broker's host, dialRaft the peer's.
 	case "":
 		// Go verifies the chain and the name together; skip both and
 		// verify the chain alone.

@@ -472,7 +472,6 @@ func TestClientTLSHostName(t *testing.T) {
 	for _, tt := range []struct {
 		algorithm, serverName, want string
 	}{
-		{"https", "", "needs the server's host name"},
 		{"dns", "localhost", `ssl.endpoint.identification.algorithm "dns"`},
 	} {
 		c.EndpointIdentificationAlgorithm = tt.algorithm

@@ -238,9 +238,6 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.resolveQuorum(); err != nil {
 		return nil, err
 	}
-	if err := cfg.checkClusterListeners(); err != nil {
-		return nil, err
-	}
 	ens, clusterID, err := loadStorage(cfg)
 	if err != nil {
 		return nil, err
@@ -469,6 +466,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		BootstrapServers: b.cfg.quorum.bootstrap,
 		InitialVoters:    b.cfg.quorum.initialVoters,
 		RaftAddr:         b.raftAddr(),
+		DialRaft:         b.dialRaft,
 		ElectionTimeout:  b.cfg.quorum.electionTimeout,
 		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
 		Broker:           b.cfg.Values,
@@ -753,11 +751,19 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 			return nil, err
 		}
 	}
+	if c.readyGate != nil && !saslExchange(kmsg.Key(h.key)) {
+		select {
+		case <-c.readyGate:
+			c.readyGate = nil
+		case <-b.tasks.Context().Done():
+			return nil, errors.New("broker: shutting down")
+		}
+	}
 	api, ok := apiTable[kmsg.Key(h.key)]
 	if ok && api.controllerOnly && !c.controllerListener {
 		ok = false
 	}
-	if ok && c.controllerListener && !api.controllerOnly && api.key != kmsg.ApiVersions {
+	if ok && c.controllerListener && !api.controllerOnly && !saslExchange(api.key) {
 		// A controller listener serves while its broker starts; the
 		// broker's own APIs wait until it has.
 		select {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/auth"
+	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,6 +56,9 @@ type conn struct {
 	principal auth.Principal
 	// sasl is the SASL state on a SASL_* listener, else nil.
 	sasl *saslConn
+	// readyGate, when not nil, is what the connection's requests other
+	// than the SASL exchange wait for (serve).
+	readyGate <-chan struct{}
 }
 
 // frame is an encoded response ready to write. Record data fetched from
@@ -107,11 +111,18 @@ func (c *conn) serve(ctx context.Context) {
 		if c.raftListener {
 			ready = c.b.started
 		}
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			c.nc.Close()
-			return
+		if c.sasl != nil {
+			// Raft logs in before it speaks, and the quorum it builds is
+			// what the controller waits for: the SASL exchange is served
+			// at once, the rest waits (handle).
+			c.readyGate = ready
+		} else {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				c.nc.Close()
+				return
+			}
 		}
 	}
 	c.out = make(chan *frame, maxQueuedResponses)
@@ -125,6 +136,9 @@ func (c *conn) serve(ctx context.Context) {
 	err := c.readLoop(first)
 	close(c.out)
 	<-writerDone
+	if errors.Is(err, errHandedOver) {
+		return // Raft owns the connection now
+	}
 	c.nc.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !c.closing.Load() {
 		c.log.Info("connection closed", "err", err)
@@ -155,6 +169,9 @@ func (c *conn) readLoop(first io.Reader) error {
 		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
 			return c.readErr(err)
 		}
+		if sizeBuf == controller.RaftPreamble && c.raftAfterLogin() {
+			return c.handOverRaft(br)
+		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 		if size < 0 || size > c.b.cfg.SocketRequestMaxBytes {
 			// Checked before allocating: a lying size must not cost memory.
@@ -182,6 +199,33 @@ func (c *conn) readLoop(first io.Reader) error {
 		}
 	}
 }
+
+// raftAfterLogin reports whether a connection may turn into a Raft
+// connection now: on a SASL listener that carries Raft (a controller
+// listener, a broker-only node's inter-broker listener), once the peer has
+// logged in. dialRaft's SASL login is followed by the preamble.
+func (c *conn) raftAfterLogin() bool {
+	return (c.controllerListener || c.raftListener) && c.sasl != nil && c.sasl.stage == saslDone
+}
+
+// errHandedOver ends the read loop of a connection given to Raft.
+var errHandedOver = errors.New("broker: connection handed to Raft")
+
+// handOverRaft gives the connection, with what the reader has buffered
+// past the preamble, to the controller's Raft transport.
+func (c *conn) handOverRaft(br *bufio.Reader) error {
+	c.nc.SetReadDeadline(time.Time{})
+	c.b.ctrl.ServeRaft(&bufferedConn{Conn: c.nc, r: br})
+	return errHandedOver
+}
+
+// bufferedConn reads first what a bufio.Reader took from the connection.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
 // dispatch handles one frame: a request, or a bare SASL token after a
 // SaslHandshake v0.

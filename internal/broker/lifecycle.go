@@ -78,7 +78,7 @@ func (b *Broker) toController(ctx context.Context, req kmsg.Request, again func(
 			addr = boot[try%len(boot)]
 		}
 		if addr != "" {
-			resp, err := b.peers.request(ctx, addr, req)
+			resp, err := b.peers.requestController(ctx, addr, req)
 			if err == nil && (again == nil || !again(resp)) {
 				return resp, nil
 			}
@@ -230,7 +230,7 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, max(interval, time.Second))
-		resp, err := b.peers.request(rctx, addr, req)
+		resp, err := b.peers.requestController(rctx, addr, req)
 		cancel()
 		if err != nil {
 			b.log.Debug("heartbeat failed", "controller", addr, "err", err)

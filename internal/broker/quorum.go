@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
@@ -237,6 +238,11 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 	}
 	if err := controller.ReadPreamble(c.nc); err != nil {
 		return false, nil, err
+	}
+	if c.sasl != nil || (c.sec != nil && c.principal == auth.Anonymous) {
+		// On a secured listener Raft comes from an authenticated node: a
+		// client certificate, or a SASL login first (raftAfterLogin).
+		return false, nil, fmt.Errorf("Raft connection refused: not authenticated on a %s listener", c.sec.protocol)
 	}
 	c.nc.SetReadDeadline(time.Time{})
 	c.b.ctrl.ServeRaft(c.nc)

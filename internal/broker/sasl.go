@@ -172,3 +172,9 @@ func (c *conn) authFailed(err error) string {
 	}
 	return msg
 }
+
+// saslExchange reports whether a request is part of logging in, which a
+// connection may do before its listener serves anything else.
+func saslExchange(key kmsg.Key) bool {
+	return key == kmsg.ApiVersions || key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate
+}

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,30 +101,60 @@ func (b *Broker) initSecurity() error {
 			b.security[l.Name] = s
 		}
 	}
-	return nil
+	return b.initPeerSecurity()
 }
 
-// checkClusterListeners refuses, in a cluster, secured listeners between
-// the nodes: the controller listeners and the inter-broker listener. The
-// broker's own clients (replica fetchers, forwarding, the controller
-// channel, Raft) speak plaintext only so far.
-func (c *Config) checkClusterListeners() error {
+// initPeerSecurity sets up how this node reaches the others: the
+// inter-broker listener (replica fetches, transaction markers, Raft to a
+// broker-only node) and the controller listener (registration, heartbeats,
+// forwarded writes, Raft between voters), each as its security protocol
+// asks. A controller-only node reaches brokers on inter.broker.listener.name
+// when set, else in plaintext.
+func (b *Broker) initPeerSecurity() error {
+	c := &b.cfg
 	if !c.quorum.cluster() {
 		return nil
 	}
-	inter := c.Values.String("inter.broker.listener.name")
-	for _, l := range c.Listeners {
-		between := c.quorum.isControllerListener(l.Name) || l.Name == inter
-		if inter == "" && !between {
-			// The first client listener is the inter-broker one by default
-			// (metadata.InterBrokerEndpoint).
-			between, inter = true, l.Name
+	inter := strings.ToUpper(c.Values.String("inter.broker.listener.name"))
+	if inter == "" {
+		for _, l := range c.Listeners {
+			if !c.quorum.isControllerListener(l.Name) {
+				inter = l.Name
+				break
+			}
 		}
-		if between && l.SecurityProtocol != "PLAINTEXT" {
-			return fmt.Errorf("broker: listener %s: security protocol %s between brokers and controllers is not supported yet (issue 13, in progress): secure the client listeners only", l, l.SecurityProtocol)
+	}
+	var err error
+	if inter != "" {
+		if b.peers.interBroker, err = newClientSecurity(c.Values, inter, "sasl.mechanism.inter.broker.protocol"); err != nil {
+			return err
+		}
+	}
+	if len(c.quorum.listeners) > 0 {
+		if b.peers.controller, err = newClientSecurity(c.Values, c.quorum.listeners[0], "sasl.mechanism.controller.protocol"); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// dialRaft opens Raft's connection to another node: a voter on its
+// controller listener, a broker-only node on its inter-broker listener.
+func (b *Broker) dialRaft(addr string, timeout time.Duration) (net.Conn, error) {
+	if b.isVoterAddr(addr) {
+		return b.peers.controller.dialRaft(addr, timeout)
+	}
+	return b.peers.interBroker.dialRaft(addr, timeout)
+}
+
+func (b *Broker) isVoterAddr(addr string) bool {
+	q := b.cfg.quorum
+	for _, v := range append(append(slices.Clone(q.voters), q.initialVoters...), b.ctrl.Voters()...) {
+		if v.Addr == addr {
+			return true
+		}
+	}
+	return slices.Contains(q.bootstrap, addr)
 }
 
 // securityDeps is what mechanisms look credentials up in: the broker's

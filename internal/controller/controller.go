@@ -67,6 +67,11 @@ type Config struct {
 	// connections that begin with RaftPreamble to ServeRaft. Ignored for a
 	// voter, which listens on its controller listener.
 	RaftAddr string
+	// DialRaft opens a connection to another node's Raft listener, set up
+	// as that listener's security protocol asks (TLS, a SASL login) and
+	// ready for the preamble; nil dials plain TCP. The broker supplies it:
+	// it owns the listeners' security.
+	DialRaft func(addr string, timeout time.Duration) (net.Conn, error)
 	// ElectionTimeout is controller.quorum.election.timeout.ms, for a
 	// quorum of several voters; zero keeps hashicorp/raft's one second.
 	ElectionTimeout time.Duration
@@ -254,7 +259,7 @@ func newController(cfg Config) (*Controller, error) {
 			}
 			addr, observer = cfg.RaftAddr, true
 		}
-		stream = newStreamLayer(addr)
+		stream = newStreamLayer(addr, cfg.DialRaft)
 	}
 	return &Controller{stream: stream, observer: observer,
 		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,

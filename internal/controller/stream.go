@@ -43,6 +43,8 @@ type streamLayer struct {
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
+	// dial connects to a peer's listener, secured as it asks.
+	dial func(addr string, timeout time.Duration) (net.Conn, error)
 }
 
 // advertisedAddr is the address the quorum knows this node by
@@ -52,8 +54,11 @@ type advertisedAddr string
 func (a advertisedAddr) Network() string { return "tcp" }
 func (a advertisedAddr) String() string  { return string(a) }
 
-func newStreamLayer(addr string) *streamLayer {
-	return &streamLayer{addr: advertisedAddr(addr), conns: make(chan net.Conn), closed: make(chan struct{})}
+func newStreamLayer(addr string, dial func(string, time.Duration) (net.Conn, error)) *streamLayer {
+	if dial == nil {
+		dial = func(addr string, timeout time.Duration) (net.Conn, error) { return net.DialTimeout("tcp", addr, timeout) }
+	}
+	return &streamLayer{addr: advertisedAddr(addr), conns: make(chan net.Conn), closed: make(chan struct{}), dial: dial}
 }
 
 // serve hands a Raft connection (preamble already read) to the transport.
@@ -84,7 +89,7 @@ func (s *streamLayer) Close() error {
 func (s *streamLayer) Addr() net.Addr { return s.addr }
 
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	conn, err := net.DialTimeout("tcp", string(address), timeout)
+	conn, err := s.dial(string(address), timeout)
 	if err != nil {
 		return nil, err
 	}

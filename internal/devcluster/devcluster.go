@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"net"
 	"os"
 	"os/exec"
@@ -56,6 +57,10 @@ type Config struct {
 	// formats each controller with --initial-controllers naming all of
 	// them, each with a directory ID of its own (KIP-853's bootstrapping).
 	BootstrapServers bool
+	// ClientOpts are what a client needs to reach the nodes' Kafka
+	// listeners (TLS, a SASL login) when Overrides secure them; the
+	// readiness check uses them.
+	ClientOpts []kgo.Opt
 }
 
 // Cluster is N samsa serve processes forming one quorum.

@@ -51,7 +51,7 @@ func (c *Cluster) ready(ctx context.Context) error {
 		return errors.New("no broker is running")
 	}
 	for _, id := range want {
-		got, err := brokersSeenBy(ctx, c.Node(id).Addr())
+		got, err := brokersSeenBy(ctx, c.Node(id).Addr(), c.cfg.ClientOpts...)
 		if err != nil {
 			return fmt.Errorf("node %d: %w", id, err)
 		}
@@ -64,8 +64,8 @@ func (c *Cluster) ready(ctx context.Context) error {
 
 // brokersSeenBy asks the broker at addr itself, not any broker of the
 // cluster, which brokers it lists, sorted.
-func brokersSeenBy(ctx context.Context, addr string) ([]int32, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(time.Second))
+func brokersSeenBy(ctx context.Context, addr string, opts ...kgo.Opt) ([]int32, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTimeout(time.Second)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
