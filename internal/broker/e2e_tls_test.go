@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -232,5 +234,51 @@ func TestTLSCertificateReloadedFromDisk(t *testing.T) {
 	}
 	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl); err != nil {
 		t.Fatalf("a connection open before the reload: %v", err)
+	}
+}
+
+// A dynamic config change of the key store's location (Kafka's way to
+// rotate a listener's certificate) applies to new connections without a
+// restart; a broken store is refused and the old certificate stays.
+func TestTLSKeystoreChangedByAlterConfigs(t *testing.T) {
+	ca := newTestCA(t)
+	b, _ := tlsBroker(t, ca, "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", nil)
+	addr := listenerAddr(t, b, "SSL")
+	serialOf := func() int64 {
+		c, err := tls.Dial("tcp", addr, ca.clientTLS(t, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+	}
+	adm := kadm.NewClient(newClient(t, b.Addr()))
+	alter := func(path string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "listener.name.ssl.ssl.keystore.location", Value: &path}}, 1)
+		if err == nil {
+			for _, r := range res {
+				err = errors.Join(err, r.Err)
+			}
+		}
+		if err != nil {
+			t.Fatalf("alter keystore location: %v", err)
+		}
+	}
+	broken := filepath.Join(t.TempDir(), "broken.pem")
+	if err := os.WriteFile(broken, []byte("not a key store"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alter(broken)
+	next, _ := ca.writeBrokerStore(t, t.TempDir(), 7)
+	alter(next)
+	deadline := time.Now().Add(10 * time.Second)
+	for serialOf() != 7 {
+		if time.Now().After(deadline) {
+			t.Fatal("the key store set by AlterConfigs was never served")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,9 @@ import (
 type listenerSecurity struct {
 	protocol string
 	tls      *auth.ServerTLS
+	// tlsSettings are the settings tls was last loaded from; applyImage
+	// compares them with the dynamic config (reconfigureTLS).
+	tlsSettings auth.TLSSettings
 	// mechanisms enabled on the listener (sasl.enabled.mechanisms), by
 	// name; nil without SASL.
 	mechanisms map[string]auth.Mechanism
@@ -49,7 +53,8 @@ func newListenerSecurity(v config.Values, l Listener, deps securityDeps) (*liste
 	case "PLAINTEXT":
 		return nil, nil
 	case "SSL", "SASL_SSL":
-		t, err := auth.NewServerTLS(auth.TLSSettingsFor(v, l.Name), time.Now)
+		s.tlsSettings = auth.TLSSettingsFor(v, l.Name)
+		t, err := auth.NewServerTLS(s.tlsSettings, time.Now)
 		if err != nil {
 			return nil, fmt.Errorf("broker: listener %s: %w", l, err)
 		}
@@ -403,4 +408,28 @@ func (b *Broker) ScramCredential(mechanism, user string) (auth.ScramCredential, 
 		return auth.ScramCredential{}, false
 	}
 	return auth.ScramCredential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, true
+}
+
+// reconfigureTLS applies a dynamic change of a listener's ssl.* configs
+// (AlterConfigs of listener.name.<l>.ssl.keystore.location and the like, as
+// Kafka reconfigures its listeners): new connections get the new stores.
+// Stores that do not load keep the old ones, with the reason logged.
+// Called by applyImage, one image at a time.
+func (b *Broker) reconfigureTLS(v config.Values) {
+	for _, l := range b.cfg.Listeners {
+		s := b.security[l.Name]
+		if s == nil || s.tls == nil {
+			continue
+		}
+		next := auth.TLSSettingsFor(v, l.Name)
+		if reflect.DeepEqual(next, s.tlsSettings) {
+			continue
+		}
+		if err := s.tls.Update(next); err != nil {
+			b.log.Error("dynamic TLS config not applied; the listener keeps its certificates", "listener", l.Name, "err", err)
+		} else {
+			b.log.Info("TLS reconfigured", "listener", l.Name)
+		}
+		s.tlsSettings = next
+	}
 }
