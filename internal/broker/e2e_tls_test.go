@@ -31,7 +31,7 @@ type testCA struct {
 	pem  []byte
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t testing.TB) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -49,7 +49,7 @@ func newTestCA(t *testing.T) *testCA {
 }
 
 // issue returns a certificate chain and key in PEM for subject.
-func (ca *testCA) issue(t *testing.T, subject pkix.Name, serial int64, server bool) (certPEM, keyPEM []byte) {
+func (ca *testCA) issue(t testing.TB, subject pkix.Name, serial int64, server bool) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -74,7 +74,7 @@ func (ca *testCA) issue(t *testing.T, subject pkix.Name, serial int64, server bo
 }
 
 // clientTLS trusts ca and, with a subject, presents a certificate of it.
-func (ca *testCA) clientTLS(t *testing.T, cn string) *tls.Config {
+func (ca *testCA) clientTLS(t testing.TB, cn string) *tls.Config {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.pem)
 	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
@@ -91,7 +91,7 @@ func (ca *testCA) clientTLS(t *testing.T, cn string) *tls.Config {
 
 // writeBrokerStore writes the broker's key store (key then chain, as
 // Kafka's PEM key store file holds them) and the trust store into dir.
-func (ca *testCA) writeBrokerStore(t *testing.T, dir string, serial int64) (keystore, truststore string) {
+func (ca *testCA) writeBrokerStore(t testing.TB, dir string, serial int64) (keystore, truststore string) {
 	t.Helper()
 	c, k := ca.issue(t, pkix.Name{CommonName: "broker"}, serial, true)
 	keystore, truststore = filepath.Join(dir, "broker.pem"), filepath.Join(dir, "ca.pem")
