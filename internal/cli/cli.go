@@ -33,7 +33,7 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume, bench and cluster. Each call builds fresh commands with their own
+// group, produce, consume, bench, cluster, acl and user. Each call builds fresh commands with their own
 // flag state, so tests can run many in one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
@@ -43,6 +43,7 @@ func Commands() []*cobra.Command {
 		newConsumeCommand(),
 		newBenchCommand(),
 		newClusterCommand(),
+		newUserCommand(),
 	}
 }
 
