@@ -43,6 +43,7 @@ func Commands() []*cobra.Command {
 		newConsumeCommand(),
 		newBenchCommand(),
 		newClusterCommand(),
+		newACLCommand(),
 		newUserCommand(),
 	}
 }
