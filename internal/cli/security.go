@@ -71,7 +71,7 @@ type securityFlags struct {
 func (f *securityFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.commandConfig, "command-config", "",
 		"a Kafka client properties file (security.protocol, ssl.truststore.*, ssl.keystore.*, ssl.endpoint.identification.algorithm, "+
-			"sasl.mechanism, sasl.jaas.config), as kafka-topics.sh --command-config takes it; the flags below win over it")
+			"sasl.mechanism, sasl.jaas.config), as kafka-topics.sh --command-config takes it; the --tls* and --sasl-* flags win over it")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS (implied by any other --tls-* flag)")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CA certificates to verify the brokers against (default: the system's)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM file of the client certificate chain, leaf first, for brokers that ask for one (mutual TLS)")

@@ -62,6 +62,14 @@ func TestSASLPlainWithFlags(t *testing.T) {
 	if out := sasl.ok("", append([]string{"topic", "list"}, plainAdmin...)...); !strings.Contains(out, "secured") {
 		t.Fatalf("topic list:\n%s", out)
 	}
+	for _, args := range [][]string{
+		{"group", "list"},
+		{"cluster", "info"},
+		{"bench", "produce", "--topic", "secured", "--records", "10", "--record-size", "16"},
+		{"user", "list"},
+	} {
+		sasl.ok("", append(args, plainAdmin...)...)
+	}
 
 	t.Setenv(saslPasswordEnv, "admin-secret")
 	sasl.ok("", "topic", "list", "--sasl-mechanism", "PLAIN", "--sasl-user", "admin")
@@ -122,6 +130,18 @@ func TestSASLOAuthBearer(t *testing.T) {
 	sasl.fails("SASL authentication failed", "topic", "list", "--sasl-mechanism", "OAUTHBEARER", "--sasl-token", expired)
 	// The flag's token wins over the file's login.
 	sasl.fails("SASL authentication failed", "topic", "list", "--command-config", file, "--sasl-token", expired)
+}
+
+// Every client command takes the security flags.
+func TestSecurityFlagsOnEveryCommand(t *testing.T) {
+	for _, cmd := range Commands() {
+		for _, name := range []string{"command-config", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
+			"tls-server-name", "sasl-mechanism", "sasl-user", "sasl-password", "sasl-token", "sasl-token-file"} {
+			if cmd.PersistentFlags().Lookup(name) == nil {
+				t.Errorf("samsa %s has no --%s", cmd.Name(), name)
+			}
+		}
+	}
 }
 
 func unsecuredToken(claims string) string {
