@@ -8,6 +8,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/broker"
 	"github.com/samsa-io/samsa/internal/cli"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/vfs"
 )
@@ -24,8 +25,9 @@ func newStorage() *cobra.Command {
 
 func newStorageFormat() *cobra.Command {
 	var (
-		conf configFlags
-		opts broker.FormatOptions
+		conf  configFlags
+		opts  broker.FormatOptions
+		scram []string
 	)
 	cmd := &cobra.Command{
 		Use:   "format --config server.properties --cluster-id ID",
@@ -55,10 +57,24 @@ with bootstrap servers and no controller.quorum.voters needs one of these or
 --no-initial-controllers, which stores no voter set: such a controller
 cannot start yet, as joining the quorum as a new voter (AddRaftVoter) is not
 built. Neither --standalone nor --initial-controllers goes with
-controller.quorum.voters.`,
+controller.quorum.voters.
+
+--add-scram adds a user's SCRAM credential, in kafka-storage.sh's syntax, to
+the metadata the first start writes, so that SCRAM logins work from the
+start (a cluster whose only listeners ask for SCRAM cannot get its first
+user any other way). It is repeatable, and needs an unformatted metadata log
+directory. Only the salt and the keys derived from the password are stored.
+Components are split at commas, so a password cannot hold one; a value may
+be quoted with double quotes:
+  MECHANISM=[name=NAME,password=PASSWORD]                SCRAM-SHA-256 or SCRAM-SHA-512
+  MECHANISM=[name=NAME,salt=B64,saltedpassword=B64]      salted already (base64)
+  ...,iterations=N]                                      4096 to 16384, default 4096
+  ...,salt=B64]                                          default: drawn at random`,
 		Example: `  samsa storage format --config server.properties --cluster-id "$(samsa storage random-uuid)"
   samsa storage format --config controller.properties --cluster-id "$ID" \
-    --initial-controllers "1@c1:9093:$(samsa storage random-uuid),2@c2:9093:$(samsa storage random-uuid),3@c3:9093:$(samsa storage random-uuid)"`,
+    --initial-controllers "1@c1:9093:$(samsa storage random-uuid),2@c2:9093:$(samsa storage random-uuid),3@c3:9093:$(samsa storage random-uuid)"
+  samsa storage format --config server.properties --cluster-id "$ID" \
+    --add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ov, err := conf.given(cmd)
@@ -69,8 +85,14 @@ controller.quorum.voters.`,
 			if err != nil {
 				return err
 			}
+			creds := make([]metadata.UserScramCredentialRecord, len(scram))
+			for i, arg := range scram {
+				if creds[i], err = metaprops.ParseAddScram(arg); err != nil {
+					return err
+				}
+			}
 			opts.Now = time.Now()
-			done, err := broker.FormatStorage(values, opts)
+			done, err := broker.FormatStorageWithScram(values, opts, creds)
 			if err != nil {
 				return err
 			}
@@ -84,6 +106,9 @@ controller.quorum.voters.`,
 					fmt.Fprintf(out, "Stored the initial voters in %s: %s.\n", metaprops.InitialVotersPath(d), metaprops.FormatInitialVoters(voters))
 				}
 			}
+			for _, c := range creds {
+				fmt.Fprintf(out, "Added the %s credential of user %s for the first start.\n", scramName(c.Mechanism), c.Name)
+			}
 			return nil
 		},
 	}
@@ -93,8 +118,18 @@ controller.quorum.voters.`,
 	cmd.Flags().BoolVarP(&opts.Standalone, "standalone", "s", false, "make this controller the quorum's only initial voter (KIP-853)")
 	cmd.Flags().StringVarP(&opts.InitialControllers, "initial-controllers", "I", "", "the quorum's initial voters, id@host:port:directory-id,... (KIP-853); the same on every node")
 	cmd.Flags().BoolVarP(&opts.NoInitialControllers, "no-initial-controllers", "N", false, "store no initial voter set (KIP-853)")
+	cmd.Flags().StringArrayVarP(&scram, "add-scram", "S", nil,
+		"a user's SCRAM credential for the first start, 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable; see above)")
 	cmd.MarkFlagRequired("cluster-id")
 	return cmd
+}
+
+// scramName is a SCRAM mechanism's name.
+func scramName(m int8) string {
+	if m == metadata.ScramSHA512 {
+		return "SCRAM-SHA-512"
+	}
+	return "SCRAM-SHA-256"
 }
 
 func newStorageRandomUUID() *cobra.Command {

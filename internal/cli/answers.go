@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -98,16 +95,9 @@ func (a *produceAnswers) last() (brokerAnswer, bool) {
 	return *a.mu.last, true
 }
 
-// dialer is a kgo.Dialer that wraps every connection in an answerConn.
-func (a *produceAnswers) dialer(timeout time.Duration) kgo.Opt {
-	d := &net.Dialer{Timeout: timeout}
-	return kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, host)
-		if err != nil {
-			return nil, err
-		}
-		return &answerConn{Conn: c, answers: a, broker: host, produces: map[int32]int16{}}, nil
-	})
+// wrap watches a connection to broker (connection.clientWrapping).
+func (a *produceAnswers) wrap(c net.Conn, broker string) net.Conn {
+	return &answerConn{Conn: c, answers: a, broker: broker, produces: map[int32]int16{}}
 }
 
 // answerConn passes every byte through untouched and follows the Kafka

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/samsa-io/samsa/internal/clock"
 )
@@ -31,7 +33,7 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume, bench and cluster. Each call builds fresh commands with their own
+// group, produce, consume, bench, cluster, acl and user. Each call builds fresh commands with their own
 // flag state, so tests can run many in one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
@@ -41,6 +43,8 @@ func Commands() []*cobra.Command {
 		newConsumeCommand(),
 		newBenchCommand(),
 		newClusterCommand(),
+		newACLCommand(),
+		newUserCommand(),
 	}
 }
 
@@ -81,6 +85,16 @@ type connection struct {
 	clientID  string
 	timeout   time.Duration
 	clock     clock.Clock
+	security  securityFlags
+	// secured is the security flags resolved, once per command run.
+	secured *securedOpts
+}
+
+// securedOpts are the TLS configuration (nil for none) and the SASL
+// mechanism (nil for none) of the command's connections.
+type securedOpts struct {
+	tls  *tls.Config
+	sasl sasl.Mechanism
 }
 
 func (c *connection) register(cmd *cobra.Command) {
@@ -92,6 +106,24 @@ func (c *connection) register(cmd *cobra.Command) {
 	f.DurationVar(&c.timeout, "timeout", defaultTimeout,
 		"how long the command waits for the cluster: an admin request, a record's acknowledgement, a fetch; "+
 			"a run whose cluster stops answering for this long ends with an error")
+	c.security.register(f)
+}
+
+// secure resolves the security flags on first use.
+func (c *connection) secure(cmd *cobra.Command) (*securedOpts, error) {
+	if c.secured != nil {
+		return c.secured, nil
+	}
+	s, err := c.security.settings(cmd)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	c.secured = &securedOpts{tls: cfg, sasl: s.saslMechanism(c.clock.Now)}
+	return c.secured, nil
 }
 
 // seeds resolves the broker list: the flag if given, else the environment,
@@ -121,7 +153,21 @@ func (c *connection) seeds(cmd *cobra.Command) ([]string, error) {
 // client builds a kgo client for the command. extra options come last and
 // win.
 func (c *connection) client(cmd *cobra.Command, extra ...kgo.Opt) (*kgo.Client, error) {
+	return c.newClient(cmd, nil, extra...)
+}
+
+// clientWrapping is client with every connection to a broker wrapped by
+// wrap, above TLS: produce reads the brokers' answers through it.
+func (c *connection) clientWrapping(cmd *cobra.Command, wrap func(conn net.Conn, broker string) net.Conn, extra ...kgo.Opt) (*kgo.Client, error) {
+	return c.newClient(cmd, wrap, extra...)
+}
+
+func (c *connection) newClient(cmd *cobra.Command, wrap func(net.Conn, string) net.Conn, extra ...kgo.Opt) (*kgo.Client, error) {
 	seeds, err := c.seeds(cmd)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := c.secure(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +175,28 @@ func (c *connection) client(cmd *cobra.Command, extra ...kgo.Opt) (*kgo.Client, 
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(c.clientID),
 		kgo.RetryTimeout(c.timeout),
+	}
+	if sec.sasl != nil {
+		opts = append(opts, kgo.SASL(sec.sasl))
+	}
+	switch {
+	case wrap != nil:
+		d := &net.Dialer{Timeout: min(c.timeout, 10*time.Second)}
+		opts = append(opts, kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
+			var conn net.Conn
+			var err error
+			if sec.tls != nil {
+				conn, err = dialTLS(ctx, d, sec.tls, network, host)
+			} else {
+				conn, err = d.DialContext(ctx, network, host)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return wrap(conn, host), nil
+		}))
+	case sec.tls != nil:
+		opts = append(opts, kgo.DialTLSConfig(sec.tls))
 	}
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
@@ -168,15 +236,34 @@ func (c *connection) reachErr(cmd *cobra.Command, err error) error {
 	seeds, _ := c.seeds(cmd)
 	where := strings.Join(seeds, ",")
 	var op *net.OpError
+	var eof *kgo.ErrFirstReadEOF
+	var certErr *tls.CertificateVerificationError
+	var ke *kerr.Error
 	switch {
 	case errors.As(err, &op) && op.Op == "dial":
 		return fmt.Errorf("cannot connect to %s: %s", where, dialReason(err))
+	case errors.As(err, &certErr):
+		return fmt.Errorf("cannot connect to %s over TLS: %v", where, certErr)
+	case errors.As(err, &eof):
+		return fmt.Errorf("cannot talk to %s: %v (see --tls, --sasl-mechanism and --command-config)", where, eof)
+	case errors.As(err, &ke) && ke == kerr.SaslAuthenticationFailed:
+		return fmt.Errorf("SASL authentication failed at %s: %s", where, brokerDetail(err, ke))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("no answer from %s within %s (--timeout)", where, c.timeout)
 	case errors.Is(err, context.Canceled):
 		return errors.New("interrupted")
 	}
 	return err
+}
+
+// brokerDetail is the broker's message that kgo appended to a Kafka error
+// ("SASL_AUTHENTICATION_FAILED: ...: <message>"), else the code's
+// description.
+func brokerDetail(err error, ke *kerr.Error) string {
+	if msg, ok := strings.CutPrefix(err.Error(), ke.Error()+": "); ok && msg != "" {
+		return msg
+	}
+	return ke.Description
 }
 
 // signalContext is cancelled on SIGINT or SIGTERM so long-running commands

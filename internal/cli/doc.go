@@ -2,14 +2,25 @@
 // administration (topic create|list|describe|delete|alter|alter-config|
 // delete-records), consumer groups (group list|describe|reset-offsets|
 // delete), a console producer and consumer (produce, consume), load
-// generators (bench produce|consume|e2e) and a look at the cluster
-// (cluster info|status).
+// generators (bench produce|consume|e2e), a look at the cluster
+// (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh)
+// and users' SCRAM credentials (user create|list|delete).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.
 // Nothing here imports broker internals, so the same commands work against
 // Samsa and against any Apache Kafka cluster; the layering test in
 // internal/archtest keeps it that way.
+//
+// Every command secures its connections the same way (security.go): TLS
+// and SASL (PLAIN, SCRAM, OAUTHBEARER) from --tls*, --sasl-* and
+// SAMSA_SASL_PASSWORD over a Kafka client properties file
+// (--command-config, security_config.go, read with Kafka's names). The
+// settings are resolved once, before the first dial, and what cannot be
+// honoured is refused with the flag or property that asked for it. Only
+// PEM files are read (security_tls.go): the key store readers of JKS and
+// PKCS12 are the broker's, in internal/auth, which this layer may not
+// import.
 //
 // Output conventions: tables for people (text/tabwriter) and --json for
 // machines on stdout; summaries, progress and warnings on stderr; every

@@ -162,10 +162,14 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 			fmt.Fprintf(stderr, "warning: %s answered partition %d with %s; retrying for up to %s (--timeout)\n",
 				a.broker, a.partition, a.reason(), conn.timeout)
 		})
-		opts = append(opts, answers.dialer(min(conn.timeout, 10*time.Second)))
 	}
 
-	cl, err := conn.client(cmd, opts...)
+	var cl *kgo.Client
+	if answers != nil {
+		cl, err = conn.clientWrapping(cmd, answers.wrap, opts...)
+	} else {
+		cl, err = conn.client(cmd, opts...)
+	}
 	if err != nil {
 		return err
 	}

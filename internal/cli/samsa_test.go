@@ -63,15 +63,23 @@ type samsaBroker struct {
 	*testCluster
 	proc *exec.Cmd
 	log  *lineTail
+	// listeners are the bound address of each listener, by name.
+	listeners map[string]string
 }
 
 // newSamsaBroker starts "samsa serve" on a loopback port with its data in a
 // temporary directory; extra are more serve flags.
 func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 	t.Helper()
-	args := append([]string{"serve", "--listeners", "PLAINTEXT://127.0.0.1:0",
-		"--log.dirs", filepath.Join(t.TempDir(), "data")}, extra...)
-	proc := exec.Command(samsaBinary(t), args...)
+	return startSamsa(t, append([]string{"--listeners", "PLAINTEXT://127.0.0.1:0",
+		"--log.dirs", filepath.Join(t.TempDir(), "data")}, extra...)...)
+}
+
+// startSamsa runs "samsa serve args..."; the listeners must include a
+// PLAINTEXT one, which the broker's testCluster dials.
+func startSamsa(t *testing.T, args ...string) *samsaBroker {
+	t.Helper()
+	proc := exec.Command(samsaBinary(t), append([]string{"serve"}, args...)...)
 	stderr, err := proc.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -80,9 +88,9 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 		t.Fatal(err)
 	}
 	b := &samsaBroker{proc: proc, log: &lineTail{}}
-	addr := make(chan string, 1)
+	listeners := make(chan map[string]string, 1)
 	g := task.NewGroup(context.Background())
-	g.Go(func(context.Context) { b.log.scan(stderr, addr) })
+	g.Go(func(context.Context) { b.log.scan(stderr, listeners) })
 	t.Cleanup(func() {
 		b.kill()
 		g.Stop()
@@ -91,12 +99,24 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 		}
 	})
 	select {
-	case a := <-addr:
-		b.testCluster = &testCluster{t: t, addr: a}
+	case b.listeners = <-listeners:
+		b.testCluster = &testCluster{t: t, addr: b.listeners["PLAINTEXT"]}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("samsa serve did not start:\n%s", b.log.String())
 	}
 	return b
+}
+
+// on is the broker's testCluster dialling the listener called name.
+func (b *samsaBroker) on(name string) *testCluster {
+	b.t.Helper()
+	addr, ok := b.listeners[name]
+	if !ok {
+		b.t.Fatalf("no listener %s among %v", name, b.listeners)
+	}
+	cp := *b.testCluster
+	cp.addr = addr
+	return &cp
 }
 
 // kill ends the broker at once, as a crash or a power cut does: its
@@ -155,9 +175,14 @@ type lineTail struct {
 	lines []string
 }
 
-var listenerRE = regexp.MustCompile(`listeners="PLAINTEXT://([0-9.]+:[0-9]+)`)
+// listenersRE finds the listeners the broker logs once it serves:
+// listeners="PLAINTEXT://127.0.0.1:40001 (bound 127.0.0.1:40001), SASL_PLAINTEXT://...".
+var (
+	listenersRE = regexp.MustCompile(`listeners="([^"]*)"`)
+	listenerRE  = regexp.MustCompile(`([A-Z_]+)://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+)
 
-func (l *lineTail) scan(r io.Reader, addr chan<- string) {
+func (l *lineTail) scan(r io.Reader, listeners chan<- map[string]string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -165,9 +190,13 @@ func (l *lineTail) scan(r io.Reader, addr chan<- string) {
 		if strings.Contains(line, `msg="loaded __`) {
 			continue // one line per internal partition at start-up
 		}
-		if m := listenerRE.FindStringSubmatch(line); m != nil {
+		if m := listenersRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "samsa serving") {
+			found := map[string]string{}
+			for _, l := range listenerRE.FindAllStringSubmatch(m[1], -1) {
+				found[l[1]] = l[2]
+			}
 			select {
-			case addr <- m[1]:
+			case listeners <- found:
 			default:
 			}
 		}

@@ -488,8 +488,9 @@ func (c *Controller) onElected(ctx context.Context) error {
 }
 
 // setupRecords returns what a newly elected controller must write: the
-// cluster ID on first start, feature levels below what this version supports,
-// and the local broker's registration when it differs.
+// cluster ID and the bootstrap records (BootstrapRecordsFile) on first
+// start, feature levels below what this version supports, and the local
+// broker's registration when it differs.
 func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error) {
 	var recs []metadata.Record
 	switch id := img.ClusterID(); {
@@ -502,6 +503,11 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 			id = metadata.FormatUUID(uuid)
 		}
 		recs = append(recs, metadata.ClusterRecord{ClusterID: id})
+		boot, err := readBootstrapRecords(c.fs, c.cfg.Dir)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, boot...)
 	case c.cfg.ClusterID != "" && c.cfg.ClusterID != id:
 		return nil, fmt.Errorf("controller: metadata in %s belongs to cluster %s, not %s", c.cfg.Dir, id, c.cfg.ClusterID)
 	}
