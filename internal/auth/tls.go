@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
@@ -297,6 +298,9 @@ func parseClientAuth(s string) (tls.ClientAuthType, error) {
 // connections keep being accepted.
 type ServerTLS struct {
 	now func() time.Time
+	// log says when changed store files were reloaded or refused;
+	// slog.Default until SetLogger.
+	log atomic.Pointer[slog.Logger]
 	mu  struct {
 		sync.Mutex
 		// current is what new handshakes use. A connection keeps the
@@ -464,13 +468,20 @@ func (t *ServerTLS) reloadChangedLocked() {
 		return
 	}
 	t.mu.reloadErr = t.loadLocked(s)
-	log := slog.Default().With("component", "auth", "listener", s.Listener)
+	log := slog.Default()
+	if l := t.log.Load(); l != nil {
+		log = l
+	}
+	log = log.With("component", "auth", "listener", s.Listener)
 	if t.mu.reloadErr != nil {
 		log.Warn("store files changed and do not load; new connections keep the previous certificates", "err", t.mu.reloadErr)
 		return
 	}
 	log.Info("store files changed; new connections use the reloaded certificates")
 }
+
+// SetLogger sends the reload lines to l (the broker's logger).
+func (t *ServerTLS) SetLogger(l *slog.Logger) { t.log.Store(l) }
 
 // Reload reads the stores again, as Kafka does when AlterConfigs sets a
 // listener's ssl.keystore.location, even to the same path. If they fail to

@@ -58,6 +58,7 @@ func newListenerSecurity(v config.Values, l Listener, deps securityDeps) (*liste
 		if err != nil {
 			return nil, fmt.Errorf("broker: listener %s: %w", l, err)
 		}
+		t.SetLogger(deps.log)
 		s.tls = t
 	case "SASL_PLAINTEXT":
 	default:
@@ -98,7 +99,7 @@ func (b *Broker) initSecurity() error {
 	b.authLog = newRateLimitedLog(b.log, time.Second)
 	b.security = map[string]*listenerSecurity{}
 	for _, l := range b.cfg.Listeners {
-		s, err := newListenerSecurity(b.cfg.Values, l, securityDeps{scram: b, now: b.cfg.Clock.Now})
+		s, err := newListenerSecurity(b.cfg.Values, l, securityDeps{scram: b, now: b.cfg.Clock.Now, log: b.cfg.Logger})
 		if err != nil {
 			return err
 		}
@@ -167,6 +168,7 @@ func (b *Broker) isVoterAddr(addr string) bool {
 type securityDeps struct {
 	scram auth.ScramCredentials
 	now   func() time.Time
+	log   *slog.Logger
 }
 
 // secure runs the TLS handshake of a connection on an SSL or SASL_SSL
