@@ -170,7 +170,7 @@ func (c *Controller) RenewDelegationToken(ctx context.Context, principal auth.Pr
 		return expiryFailure(fail(kerr.DelegationTokenNotFound, ""))
 	case t.Expired(now):
 		return expiryFailure(fail(kerr.DelegationTokenExpired, ""))
-	case !ownerOrRenewer(t, principal):
+	case !t.OwnerOrRenewer(principal.String()):
 		return expiryFailure(fail(kerr.DelegationTokenOwnerMismatch, ""))
 	}
 	period := set.expiryTimeMs
@@ -207,7 +207,7 @@ func (c *Controller) ExpireDelegationToken(ctx context.Context, principal auth.P
 	switch {
 	case !ok:
 		return expiryFailure(fail(kerr.DelegationTokenNotFound, ""))
-	case !ownerOrRenewer(t, principal):
+	case !t.OwnerOrRenewer(principal.String()):
 		return expiryFailure(fail(kerr.DelegationTokenOwnerMismatch, ""))
 	case expiryPeriodMs >= 0 && t.Expired(now):
 		return expiryFailure(fail(kerr.DelegationTokenExpired, ""))
@@ -237,21 +237,6 @@ func tokenByHMAC(img *metadata.Image, secretKey string, tokenHMAC []byte) (metad
 		}
 	}
 	return metadata.DelegationToken{}, false
-}
-
-// ownerOrRenewer is Kafka's TokenInformation.ownerOrRenewer: who may
-// renew, expire and always describe a token.
-func ownerOrRenewer(t metadata.DelegationToken, p auth.Principal) bool {
-	s := p.String()
-	if t.Owner == s {
-		return true
-	}
-	for _, r := range t.Renewers {
-		if r == s {
-			return true
-		}
-	}
-	return false
 }
 
 // addMillis is now+d without overflow, as Kafka's sum.

@@ -30,6 +30,13 @@ func (t DelegationToken) Expired(nowMs int64) bool {
 	return t.ExpiryTimestamp < nowMs || t.MaxTimestamp < nowMs
 }
 
+// OwnerOrRenewer reports whether principal (Type:Name) owns the token or
+// may renew it, as Kafka's TokenInformation.ownerOrRenewer: who may renew
+// and expire a token and always describe it.
+func (t DelegationToken) OwnerOrRenewer(principal string) bool {
+	return t.Owner == principal || slices.Contains(t.Renewers, principal)
+}
+
 // Record is the record that sets the token as it is.
 func (t DelegationToken) Record() DelegationTokenRecord {
 	return DelegationTokenRecord{TokenID: t.TokenID, Owner: t.Owner, Requester: t.Requester, Renewers: t.Renewers,
