@@ -269,7 +269,7 @@ func securityEntries() []*Entry {
 			Wired: "leeway of a JWT's exp, iat and nbf (auth/sasl_oauthbearer.go)",
 			Doc:   "Clock difference allowed between the broker and the token issuer."},
 		{Name: "delegation.token.secret.key", Type: TypePassword, NullDefault: true, Importance: Medium,
-			Wired: "the key of the delegation tokens' HMACs (HmacSHA512 of the token ID), on the controller that creates and renews them and on every broker that logs them in and describes them; unset or empty, the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED and tokenauth logins fail (controller/delegation_tokens.go, broker/delegation_tokens.go). Kafka 4 removed the older name delegation.token.master.key",
+			Wired: "the key of the delegation tokens' HMACs (HmacSHA512 of the token ID), on the controller that creates and renews them and on every broker that logs them in and describes them; unset or empty, the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED and tokenauth logins fail (controller/delegation_tokens.go, broker/token_logins.go, broker/41_describe_delegation_token.go). Kafka 4 removed the older name delegation.token.master.key",
 			Doc:   "Secret key that generates and verifies delegation tokens; the same on every broker and controller. Unset or empty turns delegation tokens off."},
 		{Name: "delegation.token.max.lifetime.ms", Type: TypeLong, Default: "604800000", Validator: atLeast(1), Importance: Medium,
 			Wired: "the longest a token lives, renewals included; CreateDelegationToken may ask for less (controller/delegation_tokens.go)",
