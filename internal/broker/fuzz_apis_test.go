@@ -57,9 +57,14 @@ func FuzzDeleteGroups(f *testing.F)                 { fuzzAPI(f, kmsg.DeleteGrou
 func FuzzElectLeaders(f *testing.F)                 { fuzzAPI(f, kmsg.ElectLeaders) }
 func FuzzIncrementalAlterConfigs(f *testing.F)      { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
 func FuzzOffsetDelete(f *testing.F)                 { fuzzAPI(f, kmsg.OffsetDelete) }
+func FuzzCreateDelegationToken(f *testing.F)        { fuzzAPI(f, kmsg.CreateDelegationToken) }
+func FuzzRenewDelegationToken(f *testing.F)         { fuzzAPI(f, kmsg.RenewDelegationToken) }
+func FuzzExpireDelegationToken(f *testing.F)        { fuzzAPI(f, kmsg.ExpireDelegationToken) }
+func FuzzDescribeDelegationToken(f *testing.F)      { fuzzAPI(f, kmsg.DescribeDelegationToken) }
 func FuzzDescribeUserSCRAMCredentials(f *testing.F) { fuzzAPI(f, kmsg.DescribeUserSCRAMCredentials) }
 func FuzzAlterUserSCRAMCredentials(f *testing.F)    { fuzzAPI(f, kmsg.AlterUserSCRAMCredentials) }
 func FuzzDescribeQuorum(f *testing.F)               { fuzzAPI(f, kmsg.DescribeQuorum) }
+func FuzzEnvelope(f *testing.F)                     { fuzzAPI(f, kmsg.Envelope) }
 func FuzzAlterPartition(f *testing.F)               { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)              { fuzzAPI(f, kmsg.DescribeCluster) }
 func FuzzDescribeProducers(f *testing.F)            { fuzzAPI(f, kmsg.DescribeProducers) }

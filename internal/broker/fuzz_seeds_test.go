@@ -182,6 +182,24 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		r.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "fuzz-gone", Mechanism: 2}}
 		r.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: fuzzScramUser, Mechanism: 1, Iterations: 4096,
 			Salt: []byte("fuzz-salt"), SaltedPassword: []byte("fuzz-salted-password-of-32-bytes")}}
+	case *kmsg.CreateDelegationTokenRequest:
+		r.Renewers = []kmsg.CreateDelegationTokenRequestRenewer{{PrincipalType: "User", PrincipalName: "fuzz-renewer"}}
+		r.MaxLifetimeMillis = -1
+		if version >= 3 {
+			r.OwnerPrincipalType, r.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr("fuzz")
+		}
+	case *kmsg.RenewDelegationTokenRequest:
+		r.HMAC, r.RenewTimeMillis = []byte("fuzz-hmac"), 1000
+	case *kmsg.ExpireDelegationTokenRequest:
+		r.HMAC, r.ExpiryPeriodMillis = []byte("fuzz-hmac"), -1
+	case *kmsg.DescribeDelegationTokenRequest:
+		r.Owners = []kmsg.DescribeDelegationTokenRequestOwner{{PrincipalType: "User", PrincipalName: "fuzz"}}
+	case *kmsg.EnvelopeRequest:
+		// A token for User:fuzz, forwarded as a broker would.
+		p := kmsg.NewDefaultPrincipalData()
+		p.Type, p.Name = "User", "fuzz"
+		r.RequestData = appendRequestHeaderAndBody(nil, fuzzSeedRequest(kmsg.CreateDelegationToken, 3), 3, "fuzz-broker")
+		r.RequestPrincipal, r.ClientHostAddress = p.AppendTo(nil), []byte{127, 0, 0, 1}
 	case *kmsg.DescribeQuorumRequest:
 		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
 			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}

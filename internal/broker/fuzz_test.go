@@ -107,6 +107,9 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		"offsets.topic.replication.factor":         "1",
 		"transaction.state.log.replication.factor": "1",
 		"transaction.state.log.min.isr":            "1",
+		// Delegation tokens on, so a forwarded CreateDelegationToken
+		// (Envelope) creates one.
+		"delegation.token.secret.key": "fuzz-token-secret",
 	})
 	if err != nil {
 		tb.Fatal(err)

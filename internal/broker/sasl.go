@@ -41,6 +41,9 @@ type saslConn struct {
 	// authenticated: a principal was established once; a later exchange
 	// is a re-authentication and may not change it.
 	authenticated bool
+	// tokenAuthenticated: the last exchange logged in with a delegation
+	// token (tokenauth=true), which may not create or renew tokens.
+	tokenAuthenticated bool
 	// expires ends the session (connections.max.reauth.ms, a token's
 	// expiry); zero when it does not end.
 	expires time.Time
@@ -127,6 +130,8 @@ func (c *conn) saslStep(token []byte) (reply []byte, done bool, err error) {
 	if exp := s.session.Expiry(); !exp.IsZero() && (s.expires.IsZero() || exp.Before(s.expires)) {
 		s.expires = exp
 	}
+	ts, isTokenSession := s.session.(auth.TokenSession)
+	s.tokenAuthenticated = isTokenSession && ts.TokenAuthenticated()
 	c.principal, s.authenticated, s.stage, s.session = p, true, saslDone, nil
 	return reply, true, nil
 }

@@ -98,8 +98,12 @@ func newListenerSecurity(v config.Values, l Listener, deps securityDeps) (*liste
 func (b *Broker) initSecurity() error {
 	b.authLog = newRateLimitedLog(b.log, time.Second)
 	b.security = map[string]*listenerSecurity{}
+	deps := securityDeps{scram: b, now: b.cfg.Clock.Now, log: b.cfg.Logger}
+	if b.delegationTokenSecret() != "" {
+		deps.tokens = newTokenLogins(b)
+	}
 	for _, l := range b.cfg.Listeners {
-		s, err := newListenerSecurity(b.cfg.Values, l, securityDeps{scram: b, now: b.cfg.Clock.Now, log: b.cfg.Logger})
+		s, err := newListenerSecurity(b.cfg.Values, l, deps)
 		if err != nil {
 			return err
 		}
@@ -167,8 +171,11 @@ func (b *Broker) isVoterAddr(addr string) bool {
 // current metadata image.
 type securityDeps struct {
 	scram auth.ScramCredentials
-	now   func() time.Time
-	log   *slog.Logger
+	// tokens finds delegation tokens for SCRAM's tokenauth=true logins;
+	// nil without delegation.token.secret.key, which refuses them.
+	tokens auth.DelegationTokens
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 // secure runs the TLS handshake of a connection on an SSL or SASL_SSL
@@ -269,7 +276,11 @@ func newMechanism(v config.Values, l Listener, name string, deps securityDeps) (
 		}
 		return auth.NewPlain(users), nil, nil
 	case auth.MechanismScramSHA256, auth.MechanismScramSHA512:
-		m, err := auth.NewScram(name, deps.scram)
+		var opts []auth.ScramOption
+		if deps.tokens != nil {
+			opts = append(opts, auth.WithDelegationTokens(deps.tokens))
+		}
+		m, err := auth.NewScram(name, deps.scram, opts...)
 		return m, nil, err
 	case auth.MechanismOAuthBearer:
 		return newOAuthBearer(v, prefix, jaas, deps)

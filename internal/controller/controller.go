@@ -202,6 +202,9 @@ func (c *Controller) open(ctx context.Context) error {
 	if c.static.Bool("auto.leader.rebalance.enable") {
 		c.tasks.Go(c.watchLeaderBalance)
 	}
+	if c.DelegationTokensEnabled() {
+		c.tasks.Go(c.watchDelegationTokens)
+	}
 	var err error
 	select {
 	case err = <-c.ready:

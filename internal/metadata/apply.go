@@ -47,6 +47,7 @@ type builder struct {
 	featuresOwned      bool
 	aclsOwned          bool
 	scramOwned         bool
+	tokensOwned        bool
 	// ownedTopics and ownedConfigs are the topics and inner config maps
 	// cloned or created in this batch.
 	ownedTopics  map[model.TopicID]bool
@@ -134,6 +135,10 @@ func (b *builder) apply(r Record) error {
 		return b.setScramCredential(r)
 	case RemoveUserScramCredentialRecord:
 		return b.removeScramCredential(r)
+	case DelegationTokenRecord:
+		return b.setDelegationToken(r)
+	case RemoveDelegationTokenRecord:
+		return b.removeDelegationToken(r)
 	}
 	return fmt.Errorf("%w: record type %T", ErrInvalid, r)
 }

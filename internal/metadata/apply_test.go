@@ -88,6 +88,9 @@ func TestApplyRejects(t *testing.T) {
 		{"scram of unknown mechanism", UserScramCredentialRecord{Name: "bob", Iterations: 4096}},
 		{"remove unknown scram user", RemoveUserScramCredentialRecord{Name: "bob", Mechanism: ScramSHA256}},
 		{"remove unknown scram mechanism", RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512}},
+		{"token without id", DelegationTokenRecord{Owner: "User:alice"}},
+		{"token without owner", DelegationTokenRecord{TokenID: "t1"}},
+		{"remove unknown token", RemoveDelegationTokenRecord{TokenID: "t1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -265,6 +268,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		FeatureLevel{Name: FeatureMetadataVersion, Level: 25},
 		AccessControlEntryRecord{ID: ACLID{7}, ACL: ACL{ResourceType: 4, ResourceName: "kafka-cluster", PatternType: 3, Principal: "User:*", Host: "10.0.0.1", Operation: 7, PermissionType: 2}},
 		UserScramCredentialRecord{Name: "bob", Mechanism: ScramSHA512, Salt: []byte{0, 1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 16384},
+		DelegationTokenRecord{TokenID: "t2", Owner: "User:bob", Requester: "User:bob", IssueTimestamp: 1, MaxTimestamp: 3, ExpirationTimestamp: 2},
+		DelegationTokenRecord{TokenID: "t1", Owner: "User:alice", Requester: "User:admin", Renewers: []string{"User:bob"},
+			IssueTimestamp: 10, MaxTimestamp: 30, ExpirationTimestamp: 20},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -280,8 +286,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(dumpImage(img), dumpImage(got)); diff != "" {
 		t.Errorf("snapshot round trip (-want +got):\n%s", diff)
 	}
-	if len(got.ACLs()) != 2 || len(got.ScramCredentials()) != 2 {
-		t.Errorf("snapshot kept %d ACLs and %d credentials, want 2 and 2", len(got.ACLs()), len(got.ScramCredentials()))
+	if len(got.ACLs()) != 2 || len(got.ScramCredentials()) != 2 || len(got.DelegationTokens()) != 2 {
+		t.Errorf("snapshot kept %d ACLs, %d credentials and %d tokens, want 2, 2 and 2",
+			len(got.ACLs()), len(got.ScramCredentials()), len(got.DelegationTokens()))
 	}
 
 	// A snapshot cut at a line boundary is refused, not read as a smaller image.

@@ -52,6 +52,8 @@ var decoders = map[RecordType]func([]byte) (Record, error){
 	TypeRemoveAccessControlEntry:  decodeAs[RemoveAccessControlEntryRecord],
 	TypeUserScramCredential:       decodeAs[UserScramCredentialRecord],
 	TypeRemoveUserScramCredential: decodeAs[RemoveUserScramCredentialRecord],
+	TypeDelegationToken:           decodeAs[DelegationTokenRecord],
+	TypeRemoveDelegationToken:     decodeAs[RemoveDelegationTokenRecord],
 }
 
 // EncodeRecord returns the envelope of one record.

@@ -38,6 +38,9 @@ func everyRecord(t testing.TB) []Record {
 		UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512, Salt: []byte("salt"), StoredKey: []byte{1, 2},
 			ServerKey: []byte{3, 4}, Iterations: 8192},
 		RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512},
+		DelegationTokenRecord{TokenID: "TqbdOwOrRuyYjx2Tw8SPxw", Owner: "User:alice", Requester: "User:admin",
+			Renewers: []string{"User:bob", "User:carol"}, IssueTimestamp: 1000, MaxTimestamp: 3000, ExpirationTimestamp: 2000},
+		RemoveDelegationTokenRecord{TokenID: "TqbdOwOrRuyYjx2Tw8SPxw"},
 	}
 }
 

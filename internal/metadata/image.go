@@ -25,6 +25,7 @@ type Image struct {
 	nextProducerID int64
 	acls           map[ACLID]ACL
 	scram          map[ScramKey]ScramCredential
+	tokens         map[string]DelegationToken // by token ID
 }
 
 // TopicImage is one topic. It is shared between images until the topic

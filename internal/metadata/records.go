@@ -29,6 +29,10 @@ const (
 	TypeRemoveAccessControlEntry  RecordType = "remove_access_control_entry"
 	TypeUserScramCredential       RecordType = "user_scram_credential"
 	TypeRemoveUserScramCredential RecordType = "remove_user_scram_credential"
+	// Delegation tokens (KIP-48), as Kafka's DelegationTokenRecord and
+	// RemoveDelegationTokenRecord.
+	TypeDelegationToken       RecordType = "delegation_token"
+	TypeRemoveDelegationToken RecordType = "remove_delegation_token"
 )
 
 // Record is one metadata change. The set is closed: only this package's record
@@ -271,6 +275,28 @@ type RemoveUserScramCredentialRecord struct {
 	Mechanism int8   `json:"mechanism"`
 }
 
+// DelegationTokenRecord adds a delegation token, or replaces it when a
+// renewal or an expiry moves its ExpirationTimestamp (Kafka's record of the
+// same name). Principals are written Type:Name, timestamps in Unix
+// milliseconds. The token's HMAC is not in the record: every node derives
+// it from delegation.token.secret.key and the token ID, so the log holds
+// nothing a client could log in with.
+type DelegationTokenRecord struct {
+	TokenID             string   `json:"tokenId"`
+	Owner               string   `json:"owner"`
+	Requester           string   `json:"requester"`
+	Renewers            []string `json:"renewers"`
+	IssueTimestamp      int64    `json:"issueTimestamp"`
+	MaxTimestamp        int64    `json:"maxTimestamp"`
+	ExpirationTimestamp int64    `json:"expirationTimestamp"`
+}
+
+// RemoveDelegationTokenRecord removes an expired or expired-on-request
+// token.
+type RemoveDelegationTokenRecord struct {
+	TokenID string `json:"tokenId"`
+}
+
 func (ClusterRecord) Type() RecordType      { return TypeCluster }
 func (BrokerRegistration) Type() RecordType { return TypeBrokerRegistration }
 func (TopicRecord) Type() RecordType        { return TypeTopic }
@@ -286,6 +312,8 @@ func (AccessControlEntryRecord) Type() RecordType        { return TypeAccessCont
 func (RemoveAccessControlEntryRecord) Type() RecordType  { return TypeRemoveAccessControlEntry }
 func (UserScramCredentialRecord) Type() RecordType       { return TypeUserScramCredential }
 func (RemoveUserScramCredentialRecord) Type() RecordType { return TypeRemoveUserScramCredential }
+func (DelegationTokenRecord) Type() RecordType           { return TypeDelegationToken }
+func (RemoveDelegationTokenRecord) Type() RecordType     { return TypeRemoveDelegationToken }
 
 func (ClusterRecord) isRecord()      {}
 func (BrokerRegistration) isRecord() {}
@@ -302,3 +330,5 @@ func (AccessControlEntryRecord) isRecord()        {}
 func (RemoveAccessControlEntryRecord) isRecord()  {}
 func (UserScramCredentialRecord) isRecord()       {}
 func (RemoveUserScramCredentialRecord) isRecord() {}
+func (DelegationTokenRecord) isRecord()           {}
+func (RemoveDelegationTokenRecord) isRecord()     {}

@@ -127,6 +127,10 @@ func dumpImage(img *Image) []string {
 		out = append(out, fmt.Sprintf("scram %q mechanism=%d iterations=%d salt=%s storedKey=%s serverKey=%s",
 			c.User, c.Mechanism, c.Iterations, b64(c.Salt), b64(c.StoredKey), b64(c.ServerKey)))
 	}
+	for _, tk := range img.DelegationTokens() {
+		out = append(out, fmt.Sprintf("token %s owner=%q requester=%q renewers=%q issue=%d expiry=%d max=%d",
+			tk.TokenID, tk.Owner, tk.Requester, tk.Renewers, tk.IssueTimestamp, tk.ExpiryTimestamp, tk.MaxTimestamp))
+	}
 	return out
 }
 

@@ -23,8 +23,8 @@ type snapshotHeader struct {
 // Records returns records that rebuild img when applied to the empty image,
 // in a fixed order: cluster ID, features, brokers, the producer-ID mark,
 // broker configs, per topic by name its topic, partitions and configs, then
-// the ACLs (Image.ACLs' order) and the SCRAM credentials by user and
-// mechanism.
+// the ACLs (Image.ACLs' order), the SCRAM credentials by user and
+// mechanism, and the delegation tokens by ID.
 // Partitions come back as PartitionRecords with their epochs, so the rebuilt
 // image is equal to img, not merely similar.
 func (img *Image) Records() []Record {
@@ -61,6 +61,9 @@ func (img *Image) Records() []Record {
 	for _, c := range img.ScramCredentials() {
 		out = append(out, UserScramCredentialRecord{Name: c.User, Mechanism: c.Mechanism,
 			Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations})
+	}
+	for _, t := range img.DelegationTokens() {
+		out = append(out, t.Record())
 	}
 	return out
 }
