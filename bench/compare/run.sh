@@ -5,8 +5,10 @@
 # report and SVG charts to the output directory. See bench/compare/README.md.
 # --cluster runs the cluster mode instead: three-node Samsa and Kafka
 # clusters (RF 3, min ISR 2) and the single Samsa node (RF 1).
+# --tls runs the TLS mode: Samsa and Kafka each with an SSL listener and in
+# plaintext, side by side in every round (no kfake, no recovery phase).
 #
-#   bench/compare/run.sh [--quick] [--cluster] [--out DIR] [-- driver flags...]
+#   bench/compare/run.sh [--quick] [--cluster | --tls] [--out DIR] [-- driver flags...]
 #
 # Environment: KAFKA_VERSION (default 4.4.0), SAMSA_BENCH_CACHE (default
 # ~/.cache/samsa-bench), ROUNDS (default 3), JAVA (default java).
@@ -16,18 +18,25 @@ cd "$root"
 
 quick=0
 cluster=0
+tls=0
 out=""
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1; shift ;;
     --cluster) cluster=1; shift ;;
+    --tls) tls=1; shift ;;
     --out) out=$2; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--quick] [--cluster] [--out DIR] [-- driver flags...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--quick] [--cluster | --tls] [--out DIR] [-- driver flags...]" >&2; exit 2 ;;
   esac
 done
+if [ $cluster = 1 ] && [ $tls = 1 ]; then
+  echo "--cluster and --tls: choose one" >&2
+  exit 2
+fi
 suffix=""
 [ $cluster = 1 ] && suffix=-cluster
+[ $tls = 1 ] && suffix=-tls
 [ $quick = 1 ] && suffix=$suffix-quick
 out=${out:-bench/compare/out-$(date -u +%Y-%m-%d)$suffix}
 if [ -e "$out/results.jsonl" ] && [[ " $* " != *" -first-round "* ]]; then
@@ -61,6 +70,9 @@ if [ $quick = 1 ]; then
 fi
 if [ $cluster = 1 ]; then
   args+=(-cluster)
+fi
+if [ $tls = 1 ]; then
+  args+=(-tls)
 fi
 
 echo "== run (load average: $(cut -d' ' -f1-3 /proc/loadavg)); results in $out/results.jsonl"

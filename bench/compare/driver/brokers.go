@@ -26,6 +26,9 @@ type brokerKind interface {
 	// prepare lays out dir for a first start (Kafka formats its storage).
 	prepare(b *broker) error
 	command(b *broker) *exec.Cmd
+	// tls is the PEM material of a broker whose client listener is SSL
+	// (the TLS mode's samsa-tls, kafka-tls); nil for plaintext.
+	tls() *tlsFiles
 }
 
 // broker is one broker process on one data directory; restart reuses the
@@ -51,11 +54,23 @@ type servers interface {
 	pids() []int
 	alive() bool // every process still runs
 	logTail() string
+	// clientArgs are the flags `samsa bench` needs besides the address
+	// (TLS on an SSL listener).
+	clientArgs() []string
 }
 
 func (b *broker) name() string      { return b.kind.name() }
 func (b *broker) bootstrap() string { return b.addr() }
 func (b *broker) pids() []int       { return []int{b.pid()} }
+
+// clientArgs are the flags `samsa bench` needs to reach the broker's
+// listener besides its address: TLS and its CA on an SSL listener.
+func (b *broker) clientArgs() []string {
+	if f := b.kind.tls(); f != nil {
+		return f.benchArgs()
+	}
+	return nil
+}
 
 // newBroker picks free loopback ports and prepares a fresh directory.
 func newBroker(kind brokerKind, dir string) (*broker, error) {
@@ -172,27 +187,45 @@ func freePort() (int, error) {
 
 // samsaKind runs bin/samsa serve: by default acks once a write is in the
 // page cache ("samsa"), with durable after a group-committed fsync
-// ("samsa-durable").
+// ("samsa-durable"); with tlsFiles its listener is SSL ("samsa-tls").
 type samsaKind struct {
-	bin     string
-	durable bool
+	bin      string
+	durable  bool
+	tlsFiles *tlsFiles
 }
 
 func (s samsaKind) name() string {
+	n := "samsa"
 	if s.durable {
-		return "samsa-durable"
+		n += "-durable"
 	}
-	return "samsa"
+	if s.tlsFiles != nil {
+		n += "-tls"
+	}
+	return n
 }
 func (samsaKind) full() bool            { return true }
 func (samsaKind) prepare(*broker) error { return nil }
+func (s samsaKind) tls() *tlsFiles      { return s.tlsFiles }
 
 func (s samsaKind) command(b *broker) *exec.Cmd {
+	protocol := "PLAINTEXT"
+	if s.tlsFiles != nil {
+		protocol = "SSL"
+	}
 	args := []string{"serve",
-		"--listeners", "PLAINTEXT://" + b.addr(),
+		"--listeners", protocol + "://" + b.addr(),
 		"--log.dirs", filepath.Join(b.dir, "data"),
 		// As in the Kafka config below; Samsa's own default is Kafka's 3000.
 		"--override", "group.initial.rebalance.delay.ms=0",
+	}
+	if f := s.tlsFiles; f != nil {
+		// One PEM file, key then chain, read as Kafka reads a PEM key
+		// store file; unlike Kafka, Samsa takes the key unencrypted.
+		for _, o := range []string{"ssl.keystore.type=PEM", "ssl.keystore.location=" + f.Keystore,
+			"ssl.truststore.type=PEM", "ssl.truststore.location=" + f.CA} {
+			args = append(args, "--override", o)
+		}
 	}
 	if s.durable {
 		args = append(args, "--durable")
@@ -213,6 +246,10 @@ type kafkaKind struct {
 	// single node (node.id 1, a standalone dynamic quorum of one).
 	quorum *kafkaQuorum
 	nodeID int
+	// tlsFiles makes the client listener SSL ("kafka-tls"), a single node
+	// only; cipherSuites is then its ssl.cipher.suites, if set.
+	tlsFiles     *tlsFiles
+	cipherSuites string
 }
 
 // kafkaQuorum is what every node of a Kafka cluster shares.
@@ -224,30 +261,53 @@ type kafkaQuorum struct {
 }
 
 func (k kafkaKind) name() string {
-	if k.quorum != nil {
+	switch {
+	case k.quorum != nil:
 		return k.quorum.kind
+	case k.tlsFiles != nil:
+		return "kafka-tls"
 	}
 	return "kafka"
 }
-func (kafkaKind) full() bool { return true }
+func (kafkaKind) full() bool       { return true }
+func (k kafkaKind) tls() *tlsFiles { return k.tlsFiles }
 
 // serverProperties are Kafka's config/server.properties for a combined node,
 // reduced to what differs from the broker defaults, plus the replication
 // factors: for a single node those it needs (Samsa's defaults,
 // internal/broker/serve.go); for a cluster RF 3 and min ISR 2 for every
-// topic (the internal topics' defaults are already 3 and 2).
+// topic (the internal topics' defaults are already 3 and 2). With TLS the
+// client listener, also the inter-broker one, is SSL with a PEM key store
+// given inline and the CA as a PEM trust store file; the controller
+// listener stays plaintext: no workload traffic crosses it.
 func (k kafkaKind) serverProperties(b *broker) string {
 	ctrl := "127.0.0.1:" + strconv.Itoa(b.ctrlPort)
+	listener := "PLAINTEXT"
+	if k.tlsFiles != nil {
+		listener = "SSL"
+	}
 	lines := []string{
 		"process.roles=broker,controller",
-		"listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
-		"advertised.listeners=PLAINTEXT://" + b.addr() + ",CONTROLLER://" + ctrl,
+		"listeners=" + listener + "://" + b.addr() + ",CONTROLLER://" + ctrl,
+		"advertised.listeners=" + listener + "://" + b.addr() + ",CONTROLLER://" + ctrl,
 		"controller.listener.names=CONTROLLER",
-		"inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"inter.broker.listener.name=" + listener,
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT," + listener + ":" + listener,
 		"log.dirs=" + filepath.Join(b.dir, "data"),
 		"num.partitions=1",
 		"group.initial.rebalance.delay.ms=0",
+	}
+	if f := k.tlsFiles; f != nil {
+		lines = append(lines,
+			"ssl.keystore.type=PEM",
+			"ssl.keystore.certificate.chain="+inlinePEM(f.ChainPEM),
+			"ssl.keystore.key="+inlinePEM(f.KeyPEM),
+			"ssl.truststore.type=PEM",
+			"ssl.truststore.location="+f.CA,
+		)
+		if k.cipherSuites != "" {
+			lines = append(lines, "ssl.cipher.suites="+k.cipherSuites)
+		}
 	}
 	if q := k.quorum; q != nil {
 		return strings.Join(append(lines,
@@ -336,6 +396,7 @@ type kfakeKind struct{ bin string }
 func (kfakeKind) name() string          { return "kfake" }
 func (kfakeKind) full() bool            { return false }
 func (kfakeKind) prepare(*broker) error { return nil }
+func (kfakeKind) tls() *tlsFiles        { return nil }
 
 func (k kfakeKind) command(b *broker) *exec.Cmd {
 	return exec.Command(k.bin, "-port", strconv.Itoa(b.port))

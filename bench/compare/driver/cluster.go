@@ -134,6 +134,7 @@ func (r *samsaRunning) bootstrap() string    { return r.c.Bootstrap() }
 func (r *samsaRunning) startedAt() time.Time { return r.started }
 func (r *samsaRunning) logTail() string      { return r.c.LogTails(15) }
 func (r *samsaRunning) close()               { _ = r.c.Close() }
+func (r *samsaRunning) clientArgs() []string { return nil }
 
 func (r *samsaRunning) pids() []int {
 	var out []int
@@ -226,6 +227,7 @@ type kafkaRunning struct {
 
 func (r *kafkaRunning) name() string         { return r.kind }
 func (r *kafkaRunning) startedAt() time.Time { return r.started }
+func (r *kafkaRunning) clientArgs() []string { return nil }
 
 func (r *kafkaRunning) bootstrap() string {
 	var addrs []string

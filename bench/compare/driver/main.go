@@ -16,6 +16,11 @@
 // factor 3 and min ISR 2, against the single Samsa node (RF 1), each running
 // the produce and end-to-end workloads once per round (clusterPhase); CPU is
 // summed over every process of a cluster, memory read per process.
+//
+// With -tls Samsa and Kafka run twice per round, with an SSL client
+// listener (samsa-tls, kafka-tls: a throwaway CA and broker certificate
+// made at the start) and in plaintext, the main phase only; the client is
+// the same `samsa bench` with --tls --tls-ca.
 package main
 
 import (
@@ -59,6 +64,11 @@ type options struct {
 	skipRecovery   bool
 	keepLogs       bool
 	cluster        bool
+	tls            bool
+	// kafkaCipherSuites is ssl.cipher.suites of kafka-tls; empty: Kafka's
+	// default, which lets the JVM choose (TLS_AES_256_GCM_SHA384 where Go,
+	// serving Samsa, chooses TLS_AES_128_GCM_SHA256 for the same client).
+	kafkaCipherSuites string
 }
 
 // result is one line of results.jsonl. Kind is meta, start, produce,
@@ -87,7 +97,11 @@ type result struct {
 	IdleRSSKBNodes []int64 `json:"rss_idle_kb_nodes,omitempty"`
 	// ReadyMS is the time from a cluster's first process start until every
 	// node lists every node as a broker.
-	ReadyMS    float64        `json:"ready_ms,omitempty"`
+	ReadyMS float64 `json:"ready_ms,omitempty"`
+	// TLS is, on a TLS broker's start line, the protocol version and
+	// cipher suite it chose for the client, e.g. "TLSv1.3
+	// TLS_AES_128_GCM_SHA256".
+	TLS        string         `json:"tls,omitempty"`
 	ConnectMS  float64        `json:"connect_ms,omitempty"`
 	MetadataMS float64        `json:"metadata_ms,omitempty"`
 	ProduceMS  float64        `json:"produce_ms,omitempty"`
@@ -127,11 +141,18 @@ func main() {
 	flag.BoolVar(&o.keepLogs, "keep-logs", false, "copy each broker's log to -out/logs/")
 	flag.BoolVar(&o.cluster, "cluster", false,
 		"cluster mode: -brokers default "+clusterBrokers+", each running only the cluster workloads (produce, e2e)")
+	flag.BoolVar(&o.tls, "tls", false,
+		"TLS mode: -brokers default "+tlsBrokers+" (samsa-tls and kafka-tls with an SSL listener), no recovery phase")
+	flag.StringVar(&o.kafkaCipherSuites, "kafka-ssl-cipher-suites", "",
+		"ssl.cipher.suites of kafka-tls, e.g. TLS_AES_128_GCM_SHA256 to match what Samsa negotiates (default: Kafka's)")
 	flag.Parse()
 	brokersSet := false
 	flag.Visit(func(f *flag.Flag) { brokersSet = brokersSet || f.Name == "brokers" })
-	if o.cluster && !brokersSet {
+	switch {
+	case o.cluster && !brokersSet:
 		brokers = clusterBrokers
+	case o.tls && !brokersSet:
+		brokers = tlsBrokers
 	}
 	o.brokers = strings.Split(brokers, ",")
 	if err := run(o); err != nil {
@@ -143,6 +164,12 @@ func main() {
 func run(o options) error {
 	if o.out == "" {
 		return fmt.Errorf("-out is required")
+	}
+	if o.tls && o.cluster {
+		return fmt.Errorf("-tls and -cluster: the TLS mode runs single nodes only")
+	}
+	if o.tls {
+		o.skipRecovery = true // recovery is disk work, the same with TLS
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -158,11 +185,23 @@ func run(o options) error {
 		}
 		defer os.RemoveAll(o.work)
 	}
+	kafka := kafkaKind{java: o.java, libs: o.kafkaLibs, log4j: o.log4j, heap: o.heap}
 	kinds := map[string]brokerKind{
 		"samsa":         samsaKind{bin: o.samsaBin},
 		"samsa-durable": samsaKind{bin: o.samsaBin, durable: true},
-		"kafka":         kafkaKind{java: o.java, libs: o.kafkaLibs, log4j: o.log4j, heap: o.heap},
+		"kafka":         kafka,
 		"kfake":         kfakeKind{bin: o.kfakeBin},
+	}
+	known := "samsa, samsa-durable, kafka, kfake"
+	if o.tls {
+		files, err := newTLSFiles(filepath.Join(o.work, "tls"))
+		if err != nil {
+			return err
+		}
+		kafka.tlsFiles, kafka.cipherSuites = files, o.kafkaCipherSuites
+		kinds["samsa-tls"] = samsaKind{bin: o.samsaBin, tlsFiles: files}
+		kinds["kafka-tls"] = kafka
+		known = "samsa-tls, kafka-tls, " + known
 	}
 	seen := map[string]bool{}
 	for _, name := range o.brokers {
@@ -171,8 +210,10 @@ func run(o options) error {
 			if seen[name] {
 				return fmt.Errorf("broker %q listed twice", name)
 			}
+		case kinds[name] == nil && strings.HasSuffix(name, "-tls"):
+			return fmt.Errorf("broker %q needs -tls", name)
 		case kinds[name] == nil:
-			return fmt.Errorf("unknown broker %q (samsa, samsa-durable, kafka, kfake)", name)
+			return fmt.Errorf("unknown broker %q (%s)", name, known)
 		case seen[name]:
 			return fmt.Errorf("broker %q listed twice", name)
 		case name == "kfake" && o.kfakeBin == "":
@@ -198,6 +239,11 @@ func run(o options) error {
 	}
 	return nil
 }
+
+// tlsBrokers are the TLS mode's brokers by default: Samsa and Kafka, each
+// with TLS and then without, so that TLS and plaintext run side by side on
+// the same machine state. kfake, the client ceiling, is left out.
+const tlsBrokers = "samsa-tls,samsa,kafka-tls,kafka"
 
 // roundOrder is the order of round r (counted from 1): brokers rotated left
 // by r-1, so that no broker always runs first and rounds added later with
@@ -228,7 +274,7 @@ func (d *driver) meta() map[string]any {
 	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	javaVer, _ := exec.Command(d.o.java, "-version").CombinedOutput()
-	return map[string]any{
+	m := map[string]any{
 		"kafka_version":   kafkaVersion(d.o.kafkaLibs),
 		"samsa_version":   d.o.samsaVersion,
 		"kafka_heap":      d.o.heap,
@@ -247,7 +293,12 @@ func (d *driver) meta() map[string]any {
 		"started":         time.Now().UTC().Format(time.RFC3339),
 		"work_filesystem": d.o.work,
 		"cluster":         d.o.cluster,
+		"tls":             d.o.tls,
 	}
+	if d.o.kafkaCipherSuites != "" {
+		m["kafka_ssl_cipher_suites"] = d.o.kafkaCipherSuites
+	}
+	return m
 }
 
 // phase runs fn on a broker started on a fresh directory and removes the
@@ -307,19 +358,25 @@ func (d *driver) mainPhase(round int, b *broker) error {
 		if err != nil {
 			return err
 		}
-		d.emit(result{Kind: "start", Round: round, Broker: name, ConnectMS: ms(connect), MetadataMS: ms(meta), IdleRSSKB: idle})
-		d.logf("round %d: %s: connect %.0fms, metadata %.0fms, idle RSS %d MiB", round, name, ms(connect), ms(meta), idle>>10)
+		st := result{Kind: "start", Round: round, Broker: name, ConnectMS: ms(connect), MetadataMS: ms(meta), IdleRSSKB: idle}
+		if f := b.kind.tls(); f != nil {
+			if st.TLS, err = f.negotiated(b.addr()); err != nil {
+				return err
+			}
+		}
+		d.emit(st)
+		d.logf("round %d: %s: connect %.0fms, metadata %.0fms, idle RSS %d MiB %s", round, name, ms(connect), ms(meta), idle>>10, st.TLS)
 	}
 
 	// Warm-up, not recorded: the JVM compiles its hot paths during the
 	// first seconds of load, and the first workload should not pay for it.
 	warm := max(d.o.records/10, 10_000)
-	if _, err := d.bench([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
-		"--records", strconv.FormatInt(warm, 10), "--record-size", "1024", "--partitions", "8"}); err != nil {
+	if _, err := d.bench(append([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
+		"--records", strconv.FormatInt(warm, 10), "--record-size", "1024", "--partitions", "8"}, b.clientArgs()...)); err != nil {
 		return err
 	}
-	if _, err := d.bench([]string{"bench", "consume", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
-		"--records", strconv.FormatInt(warm, 10)}); err != nil {
+	if _, err := d.bench(append([]string{"bench", "consume", "--bootstrap-server", b.addr(), "--json", "--topic", "warmup",
+		"--records", strconv.FormatInt(warm, 10)}, b.clientArgs()...)); err != nil {
 		return err
 	}
 	for _, size := range []int{100, 1024} {
@@ -392,6 +449,7 @@ func (d *driver) runWorkload(round int, b servers, w workload) error {
 	pids := b.pids()
 	args := []string{"bench", w.kind, "--bootstrap-server", b.bootstrap(), "--json", "--topic", w.topic,
 		"--records", strconv.FormatInt(w.records, 10), "--broker-pid", joinInts(pids)}
+	args = append(args, b.clientArgs()...)
 	if w.kind != "consume" {
 		args = append(args, "--record-size", strconv.Itoa(w.size), "--partitions", strconv.Itoa(w.partitions),
 			"--acks", w.acks, "--linger", w.linger.String())
@@ -485,9 +543,9 @@ func (d *driver) recoveryPhase(round int, b *broker) error {
 	}
 	const topic = "recovery"
 	records := d.o.recoveryBytes / 1024
-	fill, err := d.bench([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", topic,
+	fill, err := d.bench(append([]string{"bench", "produce", "--bootstrap-server", b.addr(), "--json", "--topic", topic,
 		"--records", strconv.FormatInt(records, 10), "--record-size", "1024", "--partitions", "1", "--acks", "all",
-		"--linger", d.o.produceLinger.String()})
+		"--linger", d.o.produceLinger.String()}, b.clientArgs()...))
 	if err != nil {
 		return err
 	}

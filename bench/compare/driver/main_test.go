@@ -109,6 +109,7 @@ type shKind struct{ script string }
 func (shKind) name() string                { return "sh" }
 func (shKind) full() bool                  { return true }
 func (shKind) prepare(*broker) error       { return nil }
+func (shKind) tls() *tlsFiles              { return nil }
 func (k shKind) command(*broker) *exec.Cmd { return exec.Command("sh", "-c", k.script) }
 
 // TestKafkaWaitReadyNodeExits: a node that exits fails the wait at once,

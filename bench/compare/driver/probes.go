@@ -61,16 +61,24 @@ func probe(b *broker, timeout time.Duration, what string, fn func(ctx context.Co
 }
 
 // newClient is a client for probes: no retries of its own, so each probe
-// is one attempt.
+// is one attempt. It speaks TLS to a TLS broker, as the workloads do.
 func newClient(b *broker, opts ...kgo.Opt) (*kgo.Client, error) {
-	return kgo.NewClient(append([]kgo.Opt{
+	base := []kgo.Opt{
 		kgo.SeedBrokers(b.addr()),
 		kgo.RequestRetries(0),
 		kgo.RecordRetries(1),
 		kgo.RetryTimeout(time.Second),
 		kgo.DialTimeout(time.Second),
 		kgo.MetadataMinAge(10 * time.Millisecond),
-	}, opts...)...)
+	}
+	if f := b.kind.tls(); f != nil {
+		cfg, err := f.clientConfig()
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, kgo.DialTLSConfig(cfg))
+	}
+	return kgo.NewClient(append(base, opts...)...)
 }
 
 // metadataOK succeeds once the broker answers Metadata listing itself.

@@ -66,21 +66,23 @@ type line struct {
 	IdleRSSKB int64        `json:"rss_idle_kb"`
 	// The cluster mode's: each process's figures (the ones above are the
 	// largest), the topics' replication factor, the time to ready.
-	PeakRSSKBNodes []int64        `json:"rss_peak_kb_nodes"`
-	IdleRSSKBNodes []int64        `json:"rss_idle_kb_nodes"`
-	Replication    int            `json:"replication_factor"`
-	Nodes          int            `json:"nodes"`
-	ReadyMS        float64        `json:"ready_ms"`
-	ConnectMS      float64        `json:"connect_ms"`
-	MetadataMS     float64        `json:"metadata_ms"`
-	ProduceMS      float64        `json:"produce_ms"`
-	LogBytes       int64          `json:"log_bytes"`
-	Produced       int64          `json:"produced"`
-	EndOffsets     int64          `json:"end_offsets"`
-	Load1          float64        `json:"load1"`
-	Time           string         `json:"time"`
-	Error          string         `json:"error"`
-	Meta           map[string]any `json:"meta"`
+	PeakRSSKBNodes []int64 `json:"rss_peak_kb_nodes"`
+	IdleRSSKBNodes []int64 `json:"rss_idle_kb_nodes"`
+	Replication    int     `json:"replication_factor"`
+	Nodes          int     `json:"nodes"`
+	ReadyMS        float64 `json:"ready_ms"`
+	// TLS is what a TLS broker negotiated with the client (start lines).
+	TLS        string         `json:"tls"`
+	ConnectMS  float64        `json:"connect_ms"`
+	MetadataMS float64        `json:"metadata_ms"`
+	ProduceMS  float64        `json:"produce_ms"`
+	LogBytes   int64          `json:"log_bytes"`
+	Produced   int64          `json:"produced"`
+	EndOffsets int64          `json:"end_offsets"`
+	Load1      float64        `json:"load1"`
+	Time       string         `json:"time"`
+	Error      string         `json:"error"`
+	Meta       map[string]any `json:"meta"`
 }
 
 // benchResult is the part of `samsa bench --json` the report uses.

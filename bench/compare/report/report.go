@@ -20,11 +20,15 @@ const (
 	// (RF 1) there.
 	bSamsa3 = "samsa-3"
 	bKafka3 = "kafka-3"
+	// The TLS mode's brokers with an SSL listener; bSamsa and bKafka are
+	// the same brokers in plaintext there.
+	bSamsaTLS = "samsa-tls"
+	bKafkaTLS = "kafka-tls"
 )
 
 var displayName = map[string]string{
 	bSamsa: "Samsa", bDurable: "Samsa durable", bKafka: "Kafka", bKfake: "client ceiling (kfake)",
-	bSamsa3: "Samsa 3 nodes", bKafka3: "Kafka 3 nodes",
+	bSamsa3: "Samsa 3 nodes", bKafka3: "Kafka 3 nodes", bSamsaTLS: "Samsa TLS", bKafkaTLS: "Kafka TLS",
 }
 
 // metric names, per workload and broker.
@@ -79,6 +83,11 @@ type report struct {
 	// cluster: the lines are of the driver's cluster mode (meta cluster),
 	// rendered as the cluster report.
 	cluster bool
+	// tls: the lines are of the driver's TLS mode (meta tls), rendered as
+	// the TLS report; tlsNegotiated is what each TLS broker chose for the
+	// client (protocol and cipher suite), each value once, in order seen.
+	tls           bool
+	tlsNegotiated map[string][]string
 }
 
 func build(lines []line) *report {
@@ -88,6 +97,8 @@ func build(lines []line) *report {
 		curves: map[string]map[string]map[int][]point{},
 		rounds: map[int]bool{},
 		order:  map[int][]string{},
+
+		tlsNegotiated: map[string][]string{},
 	}
 	// legacyDurable: the run's driver predates the samsa-durable broker
 	// and ran "samsa" with --durable (meta samsa_durable).
@@ -97,6 +108,7 @@ func build(lines []line) *report {
 			if rep.meta == nil {
 				rep.meta = l.Meta
 				rep.cluster = l.Meta["cluster"] == true
+				rep.tls = l.Meta["tls"] == true
 			}
 			rep.driverRuns++
 			legacyDurable = l.Meta["samsa_durable"] == true
@@ -164,6 +176,9 @@ func (rep *report) add(l line) {
 			rep.set(wStart, l.Broker, mMetadata, l.Round, l.MetadataMS)
 		}
 		rep.set(wStart, l.Broker, mIdleRSS, l.Round, float64(l.IdleRSSKB)/1024)
+		if l.TLS != "" && !slices.Contains(rep.tlsNegotiated[l.Broker], l.TLS) {
+			rep.tlsNegotiated[l.Broker] = append(rep.tlsNegotiated[l.Broker], l.TLS)
+		}
 	case "recovery":
 		rep.logMiB = l.LogBytes >> 20
 		rep.set(wRecovery, l.Broker, mConnect, l.Round, l.ConnectMS)
@@ -271,8 +286,11 @@ func (rep *report) metaString(k string) string {
 }
 
 func (rep *report) markdown() string {
-	if rep.cluster {
+	switch {
+	case rep.cluster:
 		return rep.clusterMarkdown()
+	case rep.tls:
+		return rep.tlsMarkdown()
 	}
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -556,8 +574,11 @@ func (rep *report) chartBrokers(kind, metric string, list ...string) []string {
 
 // charts renders every SVG, by file name.
 func (rep *report) charts() map[string]string {
-	if rep.cluster {
+	switch {
+	case rep.cluster:
 		return rep.clusterCharts()
+	case rep.tls:
+		return rep.tlsCharts()
 	}
 	out := map[string]string{}
 	bars := func(file, title, metric, kind string, brokers []string) {

@@ -22,11 +22,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata"
 // the cluster mode (meta cluster): two rounds of samsa-3, kafka-3 and the
 // single samsa node, rotated, a produce workload that meets the goal and
 // one that misses it on CPU, an e2e workload and an error (Kafka 3 nodes
-// lacks one workload in round 2).
+// lacks one workload in round 2). tls.jsonl is of the TLS mode (meta tls):
+// two rounds of samsa-tls, samsa, kafka-tls and kafka, rotated, one
+// produce, one consume and one e2e workload, the TLS brokers' negotiated
+// suites on their start lines, and an error (Kafka TLS lacks the consume
+// workload in round 2).
 var fixtures = []struct{ in, golden string }{
 	{"results.jsonl", "README.golden.md"},
 	{"legacy-durable.jsonl", "legacy-durable.golden.md"},
 	{"cluster.jsonl", "cluster.golden.md"},
+	{"tls.jsonl", "tls.golden.md"},
 }
 
 // render runs the report on a fixture and returns the output directory.
@@ -184,6 +189,45 @@ func TestCluster(t *testing.T) {
 	}
 }
 
+// TestTLS: a TLS-mode run renders as the TLS report only, each table with
+// the four brokers' medians and the per-round ratios Samsa/Kafka (TLS and
+// plaintext) and TLS/plaintext (each broker); a round a broker lacks drops
+// out of its ratios.
+func TestTLS(t *testing.T) {
+	doc := readme(t, "tls.jsonl")
+	order := []string{"## Throughput, MB/s", "## Broker CPU seconds per million records",
+		"## End-to-end latency at a fixed rate (acks=all), ms", "## Errors"}
+	at := -1
+	for _, h := range order {
+		i := strings.Index(doc, h)
+		if i < 0 || i < at {
+			t.Errorf("section %q missing or out of order", h)
+		}
+		at = i
+	}
+	for _, lack := range []string{"## Targets", "## Durable mode", "## Start-up, memory and recovery", "## Goal"} {
+		if strings.Contains(doc, lack) {
+			t.Errorf("TLS report has %q", lack)
+		}
+	}
+	for _, want := range []string{
+		"Negotiated: Samsa TLS TLSv1.3 TLS_AES_128_GCM_SHA256; Kafka TLS TLSv1.3 TLS_AES_256_GCM_SHA384 |",
+		"1: samsa-tls, samsa, kafka-tls, kafka; 2: samsa, kafka-tls, kafka, samsa-tls",
+		// MB/s: Samsa TLS 200, 220; Kafka TLS 100, 110 -> 2.00× both rounds;
+		// plaintext 400/150, 380/160; TLS/plaintext 0.5, 0.579 and 0.667, 0.6875.
+		"| produce 1KiB p1 acks=1 | 210 | 390 | 105 | 155 | 2.00× [2.00..2.00] | 2.52× [2.38..2.67] | 0.539× [0.500..0.579] | 0.677× [0.667..0.688] |",
+		// Kafka TLS consumed in round 1 only: 150/400.
+		"| consume 1KiB p1 | 310 | 510 | 150 | 410 | 2.00× | 1.24× [1.24..1.25] | 0.608× [0.600..0.615] | 0.375× |",
+		// CPU: 4/12, 5/10.
+		"| produce 1KiB p1 acks=1 | 4.50 | 2.25 | 11.0 | 8.00 | 0.417× [0.333..0.500] |",
+		"| e2e 100B p1 linger=0ms 20000/s | p99 | 2.20 | 1.60 | 22.0 | 15.5 | 0.100× [0.100..0.100] |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("TLS report lacks %q", want)
+		}
+	}
+}
+
 func TestClusterGoal(t *testing.T) {
 	gs := build(mustLines(t, "cluster.jsonl")).clusterGoals()
 	got := map[string]string{}
@@ -275,6 +319,11 @@ func TestCharts(t *testing.T) {
 		{"cluster.jsonl", "cluster-cpu.svg", "bar", 9},
 		{"cluster.jsonl", "cluster-latency-e2e-1.svg", "round", 6},
 		{"cluster.jsonl", "cluster-latency-e2e-1.svg", "median", 3},
+		// samsa-tls, samsa, kafka-tls, kafka; produce and consume, Kafka
+		// TLS's consume from round 1 only
+		{"tls.jsonl", "tls-throughput.svg", "bar", 8},
+		// 3 workloads
+		{"tls.jsonl", "tls-cpu.svg", "bar", 12},
 	}
 	outs := map[string]string{}
 	for _, c := range cases {

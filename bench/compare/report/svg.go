@@ -13,7 +13,7 @@ import (
 // GitHub and in any browser.
 
 var color = map[string]string{bSamsa: "#d1495b", bDurable: "#edae49", bKafka: "#00798c", bKfake: "#8d8d8d",
-	bSamsa3: "#8f2d56", bKafka3: "#003d5b"}
+	bSamsa3: "#8f2d56", bKafka3: "#003d5b", bSamsaTLS: "#f29ca6", bKafkaTLS: "#7fcdd6"}
 
 const font = `font-family="sans-serif"`
 
