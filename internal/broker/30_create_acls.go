@@ -18,11 +18,10 @@ package broker
 // v3 adds the USER resource type, accepted at every version as in Kafka.
 //
 // Without an authorizer every ACL gets SECURITY_DISABLED, as in Kafka
-// (authz.go). UNKNOWN (0) as a resource type, pattern type, operation or
+// (authz.go); without ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED. UNKNOWN (0) as a resource type, pattern type, operation or
 // permission closes the connection: Kafka cannot parse such a request.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/metadata"
@@ -38,13 +37,11 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 			return nil, err
 		}
 	}
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleCreateAcls).
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
-	if !b.authorizerEnabled() {
+	if code, msg := b.aclWriteRefusal(c); code != 0 {
 		for range req.Creations {
 			r := kmsg.NewCreateACLsResponseResult()
-			r.ErrorCode, r.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizerMessage)
+			r.ErrorCode, r.ErrorMessage = code, kmsg.StringPtr(msg)
 			resp.Results = append(resp.Results, r)
 		}
 		return resp, nil

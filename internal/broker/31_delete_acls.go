@@ -20,7 +20,6 @@ package broker
 // permission closes the connection: Kafka cannot parse such a request.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -36,13 +35,11 @@ func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Res
 			return nil, err
 		}
 	}
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleDeleteAcls).
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
-	if !b.authorizerEnabled() {
+	if code, msg := b.aclWriteRefusal(c); code != 0 {
 		for range req.Filters {
 			r := kmsg.NewDeleteACLsResponseResult()
-			r.ErrorCode, r.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizerMessage)
+			r.ErrorCode, r.ErrorMessage = code, kmsg.StringPtr(msg)
 			resp.Results = append(resp.Results, r)
 		}
 		return resp, nil

@@ -15,9 +15,12 @@ package broker
 // [4096, 16384], UNSUPPORTED_SASL_MECHANISM for a mechanism other than 1
 // (SCRAM-SHA-256) and 2 (SCRAM-SHA-512), RESOURCE_NOT_FOUND for deleting a
 // credential that does not exist. No authorizer is needed: Kafka answers
-// this API without one.
+// this API without one. With one, ALTER on the cluster is, else every user
+// gets CLUSTER_AUTHORIZATION_FAILED (Kafka's
+// ControllerApis.handleAlterUserScramCredentials).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -28,10 +31,27 @@ func init() {
 }
 
 func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRAMCredentialsRequest) (kmsg.Response, error) {
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED for every user (Kafka's
-	// ControllerApis.handleAlterUserScramCredentials).
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationAlter) {
+		// Every user, as Kafka's ControllerApis answers it.
+		seen := map[string]bool{}
+		users := func(name string) {
+			if !seen[name] {
+				seen[name] = true
+				r := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				r.User, r.ErrorCode = name, kerr.ClusterAuthorizationFailed.Code
+				r.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+				resp.Results = append(resp.Results, r)
+			}
+		}
+		for _, d := range req.Deletions {
+			users(d.Name)
+		}
+		for _, u := range req.Upsertions {
+			users(u.Name)
+		}
+		return resp, nil
+	}
 	dels := make([]controller.ScramDeletion, len(req.Deletions))
 	for i, d := range req.Deletions {
 		dels[i] = controller.ScramDeletion{User: d.Name, Mechanism: d.Mechanism}

@@ -55,6 +55,9 @@ type conn struct {
 	principal auth.Principal
 	// sasl is the SASL state on a SASL_* listener, else nil.
 	sasl *saslConn
+	// authz is the client's address as ACLs name it and the current
+	// request's authorization audit (authz.go).
+	authz connAuthz
 }
 
 // frame is an encoded response ready to write. Record data fetched from
