@@ -28,7 +28,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreateACLs, min: 0, max: 3, handle: typed(handleCreateACLs), forward: true})
+	registerAPI(apiEntry{key: kmsg.CreateACLs, min: 0, max: 3, handle: typed(handleCreateACLs)})
 }
 
 func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
@@ -46,6 +46,11 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 		}
 		return resp, nil
 	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.createACLs(req) })
+}
+
+func (b *Broker) createACLs(req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	acls := make([]metadata.ACL, len(req.Creations))
 	for i, cr := range req.Creations {
 		acls[i] = aclFromCreation(cr)
@@ -59,5 +64,5 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 		r.ErrorCode, r.ErrorMessage = res.ErrorCode, optionalMessage(res.ErrorMessage)
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

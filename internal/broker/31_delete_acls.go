@@ -26,7 +26,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.DeleteACLs, min: 0, max: 3, handle: typed(handleDeleteACLs), forward: true})
+	registerAPI(apiEntry{key: kmsg.DeleteACLs, min: 0, max: 3, handle: typed(handleDeleteACLs)})
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
@@ -44,6 +44,11 @@ func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Res
 		}
 		return resp, nil
 	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.deleteACLs(req) })
+}
+
+func (b *Broker) deleteACLs(req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	filters := make([]controller.ACLFilter, len(req.Filters))
 	for i, f := range req.Filters {
 		filters[i] = aclFilterFromDelete(f)
@@ -65,5 +70,5 @@ func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Res
 		}
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

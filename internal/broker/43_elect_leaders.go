@@ -38,10 +38,18 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.ElectLeaders, min: 0, max: 2, handle: typed(handleElectLeaders), forward: true})
+	registerAPI(apiEntry{key: kmsg.ElectLeaders, min: 0, max: 2, handle: typed(handleElectLeaders)})
 }
 
 func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg.Response, error) {
+	if !b.authorizeCluster(c, kmsg.ACLOperationAlter) {
+		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+		return electLeadersFailed(req, resp, kerr.ClusterAuthorizationFailed, ""), nil
+	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.electLeaders(req) })
+}
+
+func (b *Broker) electLeaders(req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	var topics []controller.ElectTopic // nil: every partition
 	if req.Topics != nil {
@@ -54,7 +62,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg
 	defer cancel()
 	results, code, msg := b.ctrl.ElectLeaders(ctx, controller.ElectionType(req.ElectionType), topics)
 	if code != nil {
-		return electLeadersFailed(req, resp, code, msg), nil
+		return electLeadersFailed(req, resp, code, msg)
 	}
 	b.catchUpMetadata()
 	for _, tr := range results {
@@ -73,7 +81,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }
 
 // electLeadersFailed answers a request that failed as a whole: the

@@ -27,7 +27,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.AlterUserSCRAMCredentials, min: 0, max: 0, handle: typed(handleAlterUserScramCredentials), forward: true})
+	registerAPI(apiEntry{key: kmsg.AlterUserSCRAMCredentials, min: 0, max: 0, handle: typed(handleAlterUserScramCredentials)})
 }
 
 func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRAMCredentialsRequest) (kmsg.Response, error) {
@@ -52,6 +52,11 @@ func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRA
 		}
 		return resp, nil
 	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.alterUserScramCredentials(req) })
+}
+
+func (b *Broker) alterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
+	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	dels := make([]controller.ScramDeletion, len(req.Deletions))
 	for i, d := range req.Deletions {
 		dels[i] = controller.ScramDeletion{User: d.Name, Mechanism: d.Mechanism}
@@ -69,5 +74,5 @@ func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRA
 		r.User, r.ErrorCode, r.ErrorMessage = res.User, res.ErrorCode, optionalMessage(res.ErrorMessage)
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

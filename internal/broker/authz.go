@@ -172,6 +172,45 @@ func (b *Broker) authorizeEach(c *conn, op kmsg.ACLOperation, rt kmsg.ACLResourc
 
 func allowAll(string) bool { return true }
 
+// filterDenied keeps the items allow allows and reports, per item,
+// whether it was dropped: nil, with items itself, when none was.
+func filterDenied[T any](items []T, allow func(T) bool) (kept []T, denied []bool) {
+	for i, it := range items {
+		if allow(it) {
+			if denied != nil {
+				kept = append(kept, it)
+			}
+			continue
+		}
+		if denied == nil {
+			denied = make([]bool, len(items))
+			kept = append(make([]T, 0, len(items)), items[:i]...)
+		}
+		denied[i] = true
+	}
+	if denied == nil {
+		return items, nil
+	}
+	return kept, denied
+}
+
+// mergeDenied answers n items in their order: item i with refused(i)
+// when that holds an answer, the others with the results of the items
+// sent on, which come in the order of the items (as this broker's
+// handlers and the controller answer).
+func mergeDenied[R any](n int, refused func(i int) (R, bool), results []R) []R {
+	out := make([]R, 0, n)
+	for i := range n {
+		if r, ok := refused(i); ok {
+			out = append(out, r)
+		} else if len(results) > 0 {
+			out = append(out, results[0])
+			results = results[1:]
+		}
+	}
+	return append(out, results...)
+}
+
 // authorizedOperations is KIP-430's bitfield of what the principal may do
 // on a resource: without an authorizer every operation the resource type
 // supports, as Kafka reports it.

@@ -791,9 +791,6 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
-	if b.shouldForward(c, api) {
-		return b.forward(c, h, req)
-	}
 	c.beginAudit(api.key)
 	f, err := b.runHandler(api, c, h, req)
 	b.endAudit(c)
