@@ -48,7 +48,9 @@ func init() {
 
 func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
 	kept, refused := authorizeConfigResources(b, c, kmsg.ACLOperationAlterConfigs, req.Resources,
-		func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) { return r.ResourceType, r.ResourceName })
+		func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return r.ResourceType, r.ResourceName
+		})
 	allowed := req
 	if refused != nil {
 		cp := *req
