@@ -173,7 +173,8 @@ func (b *Broker) authorizeEach(c *conn, op kmsg.ACLOperation, rt kmsg.ACLResourc
 func allowAll(string) bool { return true }
 
 // filterDenied keeps the items allow allows and reports, per item,
-// whether it was dropped: nil, with items itself, when none was.
+// whether it was dropped: nil, with items itself, when none was. kept is
+// never nil when items is not: to some APIs a null list means all.
 func filterDenied[T any](items []T, allow func(T) bool) (kept []T, denied []bool) {
 	for i, it := range items {
 		if allow(it) {
