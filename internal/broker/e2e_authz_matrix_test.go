@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -601,6 +602,13 @@ type authzEnv struct {
 
 func newAuthzEnv(t *testing.T, extra map[string]string) *authzEnv {
 	t.Helper()
+	return newAuthzEnvLogging(t, extra, quiet)
+}
+
+// newAuthzEnvLogging is newAuthzEnv with the broker's log going to
+// logger.
+func newAuthzEnvLogging(t *testing.T, extra map[string]string, logger *slog.Logger) *authzEnv {
+	t.Helper()
 	ov := map[string]string{
 		"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config":  authzJAAS,
@@ -613,7 +621,28 @@ func newAuthzEnv(t *testing.T, extra map[string]string) *authzEnv {
 	for k, v := range extra {
 		ov[k] = v
 	}
-	e := &authzEnv{root: t, t: t, b: startSecured(t, ov), clients: map[string]*kgo.Client{}}
+	if _, ok := ov["listeners"]; !ok {
+		ov["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"
+	}
+	ov["node.id"], ov["log.dirs"] = "1", t.TempDir()
+	v, err := LoadConfig("", ov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ConfigFromValues(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = logger
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	e := &authzEnv{root: t, t: t, b: b, clients: map[string]*kgo.Client{}}
 	e.addr = listenerAddr(t, e.b, "SASL_PLAINTEXT")
 	e.admin = e.client("admin", nil)
 	return e
