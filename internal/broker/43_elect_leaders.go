@@ -28,7 +28,10 @@ package broker
 // in Kafka's error response. v0 has no election type (PREFERRED) and no
 // top-level error; v2 only adds flexible encoding.
 //
-// Not here: ACLs (ALTER on CLUSTER).
+// Authorization (authz.go): ALTER on the cluster (Kafka's documentation
+// says CLUSTER_ACTION; its code checks ALTER), else the request fails as
+// a whole with CLUSTER_AUTHORIZATION_FAILED, checked by the broker the
+// client reached before it forwards.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -19,6 +19,9 @@ package broker
 // to the controllers, KIP-919) answers NOT_LEADER_OR_FOLLOWER for the
 // partition. Any other topic or partition is UNKNOWN_TOPIC_OR_PARTITION.
 //
+// Authorization (authz.go): DESCRIBE on the cluster, else the response's
+// error is CLUSTER_AUTHORIZATION_FAILED, checked before forwarding.
+//
 // v1 (KIP-836) adds LastFetchTimestamp and LastCaughtUpTimestamp: when the
 // leader last heard the node's heartbeat, and the last time the node was
 // known to be caught up (controller.ReplicaState); the leader's own are now,
