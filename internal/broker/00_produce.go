@@ -93,7 +93,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 	failed := false
 	var waits []commitWait
 	var refused int16
-	if hasTransactionalRecords(req) && (req.TransactionID == nil ||
+	if b.authorizer() != nil && hasTransactionalRecords(req) && (req.TransactionID == nil ||
 		!b.authorize(c, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
 		refused = kerr.TransactionalIDAuthorizationFailed.Code
 	}
