@@ -338,3 +338,43 @@ const opAll = kmsg.ACLOperationAll
 
 // slogTo is a logger writing text lines to w.
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// CreateTopics (v5+) answers a topic the principal may create but not
+// DESCRIBE_CONFIGS without its partitions, replication factor or configs;
+// DeleteTopics of a topic named by ID keeps its name from a principal that
+// may not DESCRIBE it.
+func TestAuthzTopicAdminHidesWhatItMayNotDescribe(t *testing.T) {
+	e := newAuthzEnv(t, nil)
+	alice := e.client("alice", nil)
+	create := func(name string) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 2, 1
+		req.Topics = append(req.Topics, rt)
+		return request(t, alice, req).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeTopic, "ha-", prefixed, opCreate)})
+	st := create("ha-blind")
+	if st.ErrorCode != 0 || st.ConfigErrorCode != topicDenied || st.NumPartitions != -1 || st.ReplicationFactor != -1 || len(st.Configs) != 0 {
+		t.Errorf("created without DESCRIBE_CONFIGS: %s, config error %s, %d partitions, factor %d, %d configs; want the topic created and its configs hidden",
+			codeName(st.ErrorCode), codeName(st.ConfigErrorCode), st.NumPartitions, st.ReplicationFactor, len(st.Configs))
+	}
+	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeTopic, "ha-", prefixed, opCreate),
+		aliceACL(kmsg.ACLResourceTypeTopic, "ha-", prefixed, opDescribeConfigs)})
+	st = create("ha-seen")
+	if st.ErrorCode != 0 || st.ConfigErrorCode != 0 || st.NumPartitions != 2 || len(st.Configs) == 0 {
+		t.Errorf("created with DESCRIBE_CONFIGS: %s, config error %s, %d partitions, %d configs", codeName(st.ErrorCode), codeName(st.ConfigErrorCode), st.NumPartitions, len(st.Configs))
+	}
+
+	ts, _ := e.b.topics.byTopicName("ha-blind")
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: ts.id}}
+	dt := request(t, alice, del).(*kmsg.DeleteTopicsResponse).Topics[0]
+	if dt.ErrorCode != topicDenied || dt.Topic != nil || dt.TopicID != ts.id {
+		t.Errorf("deleting by ID without DESCRIBE: %s, name %v; want TOPIC_AUTHORIZATION_FAILED and no name", codeName(dt.ErrorCode), dt.Topic)
+	}
+	if _, ok := e.b.meta.Load().Topic("ha-blind"); !ok {
+		t.Error("a topic the principal may not delete was deleted")
+	}
+}
