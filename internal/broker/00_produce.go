@@ -53,6 +53,14 @@ package broker
 // client's listener (leader_hint.go), so the client moves without a
 // Metadata request.
 //
+// Authorization (authz.go): a request with a transactional batch needs
+// WRITE on its transactional ID, else every partition is answered
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (so is one with no transactional
+// ID, as in Kafka); each topic needs WRITE, else its partitions are
+// TOPIC_AUTHORIZATION_FAILED, before the topic's existence is checked (a
+// topic named by an unknown ID is UNKNOWN_TOPIC_ID). IDEMPOTENT_WRITE is
+// checked at InitProducerId, not here, as Kafka does since KIP-679.
+//
 // Not yet: quotas (throttle is 0).
 
 import (
@@ -84,11 +92,23 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
 	var waits []commitWait
+	var refused int16
+	if b.authorizer() != nil && hasTransactionalRecords(req) && (req.TransactionID == nil ||
+		!b.authorize(c, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
+		refused = kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	write := b.authorizeEach(c, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		ts, topicErr := b.produceTopic(req.Version, rt)
+		switch {
+		case refused != 0:
+			topicErr = refused
+		case req.Version < 13 && !write(rt.Topic), ts != nil && req.Version >= 13 && !write(ts.name):
+			topicErr = kerr.TopicAuthorizationFailed.Code
+		}
 		for j := range rt.Partitions {
 			sp, w := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
 			failed = failed || sp.ErrorCode != 0
@@ -109,6 +129,20 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// hasTransactionalRecords reports whether a partition's records are a
+// transactional batch (Kafka's RequestUtils.hasTransactionalRecords, which
+// reads each record set's first batch).
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if h, err := record.ParseHeader(p.Records); err == nil && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitWait is an acks=all partition appended by the leader whose batch,

@@ -29,6 +29,12 @@ package broker
 //
 // Follower fetches (a broker's replica ID) are fetch_replica.go's.
 //
+// Authorization (authz.go): a consumer needs READ on each topic, else the
+// partition is TOPIC_AUTHORIZATION_FAILED, checked at every fetch of a
+// session and before the topic's existence (a topic named by an unknown
+// ID is UNKNOWN_TOPIC_ID); a follower needs CLUSTER_ACTION on the cluster,
+// else every partition is TOPIC_AUTHORIZATION_FAILED, as in Kafka.
+//
 // Not yet: preferred read replica (KIP-392) is always -1; quotas.
 
 import (
@@ -57,6 +63,9 @@ type fetchPart struct {
 func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame, error) {
 	req := kreq.(*kmsg.FetchRequest)
 	if replica := replicaOf(req); replica >= 0 {
+		if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+			return encodeFetchResponse(h.correlationID, refusedReplicaFetch(req), nil), nil
+		}
 		return b.handleReplicaFetch(h, req, replica)
 	}
 	keyOf := func(t *kmsg.FetchRequestTopic) sessionKey {
@@ -74,12 +83,14 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 	if fs != nil {
 		resp.SessionID = fs.id
 	}
-	fps := b.lookupFetchParts(req.Version, parts)
+	fps := b.lookupFetchParts(req.Version, parts, b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic))
 	results := b.fetchWithWait(req, fps)
 	return b.buildFetchResponse(c, h.correlationID, resp, fs, fps, results, incremental), nil
 }
 
-func (b *Broker) lookupFetchParts(version int16, parts []sessionPart) []fetchPart {
+// lookupFetchParts finds each partition of the fetch, which read says
+// the principal may read.
+func (b *Broker) lookupFetchParts(version int16, parts []sessionPart, read func(topic string) bool) []fetchPart {
 	fps := make([]fetchPart, len(parts))
 	for i, sp := range parts {
 		fp := fetchPart{sp: sp}
@@ -88,9 +99,15 @@ func (b *Broker) lookupFetchParts(version int16, parts []sessionPart) []fetchPar
 		if version >= 13 {
 			ts, ok = b.topics.byTopicID(sp.key.id)
 			fp.errorCode = kerr.UnknownTopicID.Code
+			if ok && !read(ts.name) {
+				ok, fp.errorCode = false, kerr.TopicAuthorizationFailed.Code
+			}
 		} else {
 			ts, ok = b.topics.byTopicName(sp.key.topic)
 			fp.errorCode = kerr.UnknownTopicOrPartition.Code
+			if !read(sp.key.topic) {
+				ok, fp.errorCode = false, kerr.TopicAuthorizationFailed.Code
+			}
 		}
 		if ok {
 			fp.ts = ts

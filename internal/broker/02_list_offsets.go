@@ -19,6 +19,9 @@ package broker
 // offset, from the leader-epoch checkpoint. CurrentLeaderEpoch is fenced as
 // in Fetch (KIP-320). v0 answers in the old style (a one-element offsets
 // array). A partition asked for twice gets INVALID_REQUEST, as in Kafka.
+//
+// Authorization (authz.go): DESCRIBE on each topic, else its partitions
+// are TOPIC_AUTHORIZATION_FAILED, before its existence is checked.
 
 import (
 	"errors"
@@ -44,14 +47,18 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (kmsg.R
 			seen[key{rt.Topic, rp.Partition}]++
 		}
 	}
+	describe := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		ts, known := b.topics.byTopicName(rt.Topic)
+		allowed := describe(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			switch {
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case seen[key{rt.Topic, rp.Partition}] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			case !known:

@@ -16,14 +16,30 @@ package broker
 // a Metadata request right after DeleteTopics shows the deletion, not a
 // topic recreated under it. An invalid name gets INVALID_TOPIC_EXCEPTION.
 //
-// Authorized operations (v8+) are reported as -2147483648 (not requested)
-// or, when requested, every operation: there are no ACLs yet.
+// All topics are asked for by a null list, or by an empty one at v0, as
+// in Kafka.
+//
+// Authorization (authz.go), as Kafka's KafkaApis.handleTopicMetadataRequest:
+// a listing of all topics leaves out those the principal may not DESCRIBE;
+// a topic named in the request without DESCRIBE is
+// TOPIC_AUTHORIZATION_FAILED whether or not it exists (named by ID: the
+// ID is echoed and the name left null; an unknown ID is UNKNOWN_TOPIC_ID).
+// Auto-creating a missing topic needs CREATE on the cluster or, failing
+// that, on the topic, else TOPIC_AUTHORIZATION_FAILED.
+//
+// Authorized operations (KIP-430): the topic's (v8+) and the cluster's
+// (v8-10) bitfields when asked for, else -2147483648; the cluster's is 0
+// without DESCRIBE on the cluster, and a topic answered with an error has
+// none. Without an authorizer they hold every operation the resource type
+// supports, as Kafka's.
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,34 +50,43 @@ func init() {
 	registerAPI(apiEntry{key: kmsg.Metadata, min: 0, max: 13, handle: typed(handleMetadata)})
 }
 
-// allOperations is the authorized-operations bitfield for a principal
-// that may do everything (bits 3..14: READ..IDEMPOTENT_WRITE... as Kafka
-// numbers AclOperation).
-const allOperations = int32(0b0111_1111_1111_1000)
-
 func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	img := b.meta.Load()
 	if img == nil {
 		img = metadata.Empty()
 	}
+	allTopics := req.Topics == nil || req.Version == 0 && len(req.Topics) == 0
 	var creating map[string]bool
-	if req.Topics != nil {
-		creating = b.autoCreateForMetadata(req, img)
+	var refused map[string]bool
+	if !allTopics {
+		refused = b.authorizeMetadataTopics(c, req, img)
+		creating = b.autoCreateForMetadata(c, req, img, refused)
 	}
 	resp.ClusterID = kmsg.StringPtr(img.ClusterID())
 	resp.ControllerID = b.clientControllerID(img)
 	resp.Brokers = b.metadataBrokers(img, c.listener)
-	if req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = allOperations
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = 0
+		if b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+			resp.AuthorizedOperations = b.authorizedOperations(c, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+		}
 	}
-	if req.Topics == nil {
+	if allTopics {
 		for _, t := range img.Topics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(req, img, t))
+			if b.permits(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+				resp.Topics = append(resp.Topics, b.metadataTopic(c, req, img, t))
+			}
 		}
 		return resp, nil
 	}
 	for _, rt := range req.Topics {
+		if name, ok := metadataTopicName(img, rt); ok && refused[name] {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.TopicID, mt.ErrorCode = rt.Topic, rt.TopicID, kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if rt.Topic != nil && creating[*rt.Topic] {
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.Topic, mt.ErrorCode = rt.Topic, kerr.LeaderNotAvailable.Code
@@ -69,12 +94,41 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (kmsg.Respons
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.requestedTopic(req, img, rt))
+		resp.Topics = append(resp.Topics, b.requestedTopic(c, req, img, rt))
 	}
 	return resp, nil
 }
 
-func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
+// metadataTopicName is the name of a topic the request names, by name or
+// by a known ID.
+func metadataTopicName(img *metadata.Image, rt kmsg.MetadataRequestTopic) (string, bool) {
+	if rt.Topic != nil {
+		return *rt.Topic, true
+	}
+	if t, ok := img.TopicByID(model.TopicID(rt.TopicID)); ok {
+		return t.Name, true
+	}
+	return "", false
+}
+
+// authorizeMetadataTopics returns the topics named in the request that
+// the principal may not DESCRIBE: nil without an authorizer, else a map
+// auto-creation adds to.
+func (b *Broker) authorizeMetadataTopics(c *conn, req *kmsg.MetadataRequest, img *metadata.Image) map[string]bool {
+	if b.authorizer() == nil {
+		return nil
+	}
+	describe := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
+	refused := map[string]bool{}
+	for _, rt := range req.Topics {
+		if name, ok := metadataTopicName(img, rt); ok && !describe(name) {
+			refused[name] = true
+		}
+	}
+	return refused
+}
+
+func (b *Broker) requestedTopic(c *conn, req *kmsg.MetadataRequest, img *metadata.Image, rt kmsg.MetadataRequestTopic) kmsg.MetadataResponseTopic {
 	var t *metadata.TopicImage
 	var ok bool
 	missing := kerr.UnknownTopicOrPartition.Code
@@ -85,7 +139,7 @@ func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, 
 		t, ok = img.Topic(*rt.Topic)
 	}
 	if ok {
-		return b.metadataTopic(req, img, t)
+		return b.metadataTopic(c, req, img, t)
 	}
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic, mt.TopicID, mt.ErrorCode = rt.Topic, rt.TopicID, missing
@@ -95,13 +149,13 @@ func (b *Broker) requestedTopic(req *kmsg.MetadataRequest, img *metadata.Image, 
 	return mt
 }
 
-func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, img *metadata.Image, t *metadata.TopicImage) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(c *conn, req *kmsg.MetadataRequest, img *metadata.Image, t *metadata.TopicImage) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = kmsg.StringPtr(t.Name)
 	mt.TopicID = t.ID
 	mt.IsInternal = metadata.IsInternalTopic(t.Name)
 	if req.IncludeTopicAuthorizedOperations {
-		mt.AuthorizedOperations = allOperations
+		mt.AuthorizedOperations = b.authorizedOperations(c, kmsg.ACLResourceTypeTopic, t.Name)
 	}
 	for _, p := range t.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
@@ -167,20 +221,32 @@ func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.Me
 // LEADER_NOT_AVAILABLE with no partitions, and the client's retry finds the
 // topic; answering with the new partitions at once would make a Metadata
 // request right after DeleteTopics (old versions always allow creation)
-// look as if the deletion had not happened.
-func (b *Broker) autoCreateForMetadata(req *kmsg.MetadataRequest, img *metadata.Image) map[string]bool {
+// look as if the deletion had not happened. A topic refused already is
+// not created, nor one the principal may not CREATE, which is added to
+// refused.
+func (b *Broker) autoCreateForMetadata(c *conn, req *kmsg.MetadataRequest, img *metadata.Image, refused map[string]bool) map[string]bool {
 	allowed := req.Version < 4 || req.AllowAutoTopicCreation
 	if !allowed || !b.brokerConfig(img).Bool("auto.create.topics.enable") || b.createTopicsFn == nil {
 		return nil
 	}
 	var missing []string
 	for _, rt := range req.Topics {
-		if rt.Topic == nil || !validTopicName(*rt.Topic) || *rt.Topic == metadata.ClusterMetadataTopic {
+		if rt.Topic == nil || !validTopicName(*rt.Topic) || *rt.Topic == metadata.ClusterMetadataTopic || refused[*rt.Topic] {
 			continue
 		}
 		if _, ok := img.Topic(*rt.Topic); !ok {
 			missing = append(missing, *rt.Topic)
 		}
+	}
+	if len(missing) > 0 && !b.permitsCluster(c, kmsg.ACLOperationCreate) {
+		create := b.authorizeEach(c, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic)
+		missing = slices.DeleteFunc(missing, func(name string) bool {
+			if create(name) {
+				return false
+			}
+			refused[name] = true
+			return true
+		})
 	}
 	if len(missing) == 0 {
 		return nil

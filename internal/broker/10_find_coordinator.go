@@ -20,6 +20,10 @@ package broker
 // a group like any other (old simple consumers commit under it); an empty
 // transactional ID is INVALID_REQUEST.
 //
+// Authorization (authz.go), per key and before anything is created:
+// DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) or on the
+// transactional ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+//
 // Not yet: share groups (type 2) are not supported (INVALID_REQUEST).
 
 import (
@@ -52,7 +56,9 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	for _, key := range keys {
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
 		co.Key, co.NodeID, co.Host, co.Port = key, -1, "", -1
-		if code, msg := b.coordinatorFor(req.CoordinatorType, key); code != 0 {
+		if refused := b.authorizeCoordinatorKey(c, req.CoordinatorType, key); refused != nil {
+			co.ErrorCode, co.ErrorMessage = refused.Code, kmsg.StringPtr(refused.Description)
+		} else if code, msg := b.coordinatorFor(req.CoordinatorType, key); code != 0 {
 			co.ErrorCode, co.ErrorMessage = code, kmsg.StringPtr(msg)
 		} else if node, host, port, msg := b.coordinatorEndpoint(req.CoordinatorType, key, c.listener); msg != "" {
 			co.ErrorCode, co.ErrorMessage = kerr.CoordinatorNotAvailable.Code, kmsg.StringPtr(msg)
@@ -70,6 +76,22 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 		}
 	}
 	return resp, nil
+}
+
+// authorizeCoordinatorKey is the error of a key the principal may not
+// DESCRIBE, nil when it may.
+func (b *Broker) authorizeCoordinatorKey(c *conn, keyType int8, key string) *kerr.Error {
+	switch keyType {
+	case coordinatorGroup:
+		if !b.authorize(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, key) {
+			return kerr.GroupAuthorizationFailed
+		}
+	case coordinatorTransaction:
+		if !b.authorize(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
+			return kerr.TransactionalIDAuthorizationFailed
+		}
+	}
+	return nil
 }
 
 func (b *Broker) coordinatorFor(keyType int8, key string) (int16, string) {

@@ -10,13 +10,24 @@ package broker
 // purgatory does; the broker shutting down answers NOT_COORDINATOR.
 //
 // The client host is reported as Kafka does ("/" + address).
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() {
 	registerAPI(apiEntry{key: kmsg.JoinGroup, min: 0, max: 9, handle: typed(handleJoinGroup)})
 }
 
 func handleJoinGroup(b *Broker, c *conn, req *kmsg.JoinGroupRequest) (kmsg.Response, error) {
+	if !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		return resp, nil
+	}
 	return b.groups.JoinGroup(b.tasks.Context(), req, c.clientID, clientHost(c)), nil
 }

@@ -36,9 +36,19 @@ package broker
 // controller sends that creation to it as a CreateTopics on the controller
 // listener, the one place a request may create them.
 //
-// Not here: CreateTopicPolicy (create.topic.policy.class.name), ACLs
-// (TOPIC_AUTHORIZATION_FAILED), throttling of partition mutations (KIP-599,
-// THROTTLING_QUOTA_EXCEEDED; throttle is 0).
+// Authorization (authz.go): CREATE on the cluster allows every topic;
+// without it each topic needs CREATE on itself, else
+// TOPIC_AUTHORIZATION_FAILED ("Authorization failed.", as Kafka's
+// ControllerApis) and it is not created. A name given twice is the
+// controller's INVALID_REQUEST before any check, as in Kafka. From v5 a
+// created topic the principal may not DESCRIBE_CONFIGS is answered with
+// topic_config_error_code TOPIC_AUTHORIZATION_FAILED and no partition
+// count, replication factor or configs. The checks run on the broker the
+// client reached, before it forwards what they allowed.
+//
+// Not here: CreateTopicPolicy (create.topic.policy.class.name), throttling
+// of partition mutations (KIP-599, THROTTLING_QUOTA_EXCEEDED; throttle is
+// 0).
 
 import (
 	"context"
@@ -52,7 +62,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreateTopics, min: 0, max: 7, handle: typed(handleCreateTopics), forward: true})
+	registerAPI(apiEntry{key: kmsg.CreateTopics, min: 0, max: 7, handle: typed(handleCreateTopics)})
 }
 
 // itemError is a per-topic or per-resource error found by the broker
@@ -63,6 +73,73 @@ type itemError struct {
 }
 
 func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
+	allowed, denied := b.authorizeCreateTopics(c, req)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	if len(allowed.Topics) > 0 || len(req.Topics) == 0 {
+		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.createTopicsHere(c, allowed) })
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.CreateTopicsResponse)
+	}
+	if denied != nil {
+		resp.Topics = mergeDenied(len(req.Topics), func(i int) (kmsg.CreateTopicsResponseTopic, bool) {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = req.Topics[i].Topic, kerr.TopicAuthorizationFailed.Code
+			st.ErrorMessage = kmsg.StringPtr("Authorization failed.")
+			return st, denied[i]
+		}, resp.Topics)
+	}
+	if req.Version >= 5 {
+		b.hideTopicConfigs(c, resp)
+	}
+	return resp, nil
+}
+
+// authorizeCreateTopics splits the request into what the principal may
+// create and, per requested topic, whether it was denied (nil: none was).
+// A name given twice is left to the controller to refuse.
+func (b *Broker) authorizeCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsRequest, []bool) {
+	if b.permitsCluster(c, kmsg.ACLOperationCreate) {
+		return req, nil
+	}
+	names := map[string]int{}
+	for _, rt := range req.Topics {
+		names[rt.Topic]++
+	}
+	may := b.authorizeEach(c, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic)
+	kept, denied := filterDenied(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) bool {
+		return names[rt.Topic] > 1 || may(rt.Topic)
+	})
+	if denied == nil {
+		return req, nil
+	}
+	allowed := *req
+	allowed.Topics = kept
+	return &allowed, denied
+}
+
+// hideTopicConfigs takes the partition count, replication factor and
+// configs out of the answer for topics the principal may not
+// DESCRIBE_CONFIGS (v5+, Kafka's topic_config_error_code).
+func (b *Broker) hideTopicConfigs(c *conn, resp *kmsg.CreateTopicsResponse) {
+	if b.authorizer() == nil {
+		return
+	}
+	may := b.authorizeEach(c, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic)
+	for i := range resp.Topics {
+		st := &resp.Topics[i]
+		if st.ErrorCode == kerr.TopicAuthorizationFailed.Code || may(st.Topic) {
+			continue
+		}
+		st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		st.NumPartitions, st.ReplicationFactor, st.Configs = -1, -1, nil
+	}
+}
+
+// createTopicsHere creates the request's topics through this node's
+// controller.
+func (b *Broker) createTopicsHere(c *conn, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	names := map[string]int{}
 	for _, rt := range req.Topics {
@@ -98,7 +175,7 @@ func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (kmsg
 		resp.Topics = append(resp.Topics, createTopicsResponseTopic(results[0]))
 		results = results[1:]
 	}
-	return resp, nil
+	return resp
 }
 
 // createTopicRequest converts one requested topic for the controller.

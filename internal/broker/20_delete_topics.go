@@ -20,21 +20,111 @@ package broker
 // topics (__consumer_offsets, __transaction_state) cannot be deleted:
 // INVALID_REQUEST with the reason (the controller refuses it).
 //
-// Not here: ACLs, throttling of partition mutations (KIP-599; throttle is
-// 0).
+// Authorization (authz.go), as Kafka's ControllerApis.deleteTopics: DELETE
+// on the cluster allows every topic; without it a topic named by name
+// needs DESCRIBE and DELETE on it, one named by ID (and known) DELETE, else
+// TOPIC_AUTHORIZATION_FAILED, with the name only if the principal may
+// DESCRIBE the topic and no ID when it was named by name. An unknown ID
+// is UNKNOWN_TOPIC_ID before any check. The checks run on the broker the
+// client reached, before it forwards what they allowed.
+//
+// Not here: throttling of partition mutations (KIP-599; throttle is 0).
 
 import (
+	"slices"
+
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.DeleteTopics, min: 0, max: 6, handle: typed(handleDeleteTopics), forward: true})
+	registerAPI(apiEntry{key: kmsg.DeleteTopics, min: 0, max: 6, handle: typed(handleDeleteTopics)})
 }
 
 func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
+	asked := deleteTopicsAsked(req)
+	allowed, denied := b.authorizeDeleteTopics(c, req, asked)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	if denied == nil || slices.Contains(denied, nil) {
+		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.deleteTopicsHere(allowed) })
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.DeleteTopicsResponse)
+	}
+	if denied != nil {
+		resp.Topics = mergeDenied(len(asked), func(i int) (kmsg.DeleteTopicsResponseTopic, bool) {
+			if denied[i] == nil {
+				return kmsg.DeleteTopicsResponseTopic{}, false
+			}
+			return *denied[i], true
+		}, resp.Topics)
+	}
+	return resp, nil
+}
+
+// authorizeDeleteTopics splits the request into what the principal may
+// delete and, per topic asked, the answer of one it may not (nil: none).
+func (b *Broker) authorizeDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest, asked []deleteTopicAsked) (*kmsg.DeleteTopicsRequest, []*kmsg.DeleteTopicsResponseTopic) {
+	if b.permitsCluster(c, kmsg.ACLOperationDelete) {
+		return req, nil
+	}
+	img := b.meta.Load()
+	if img == nil {
+		img = metadata.Empty()
+	}
+	describe := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
+	del := b.authorizeEach(c, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic)
+	var denied []*kmsg.DeleteTopicsResponseTopic
+	for i, t := range asked {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.ErrorCode = kerr.TopicAuthorizationFailed.Code
+		switch {
+		case t.Name != nil:
+			if describe(*t.Name) && del(*t.Name) {
+				continue
+			}
+			st.Topic = t.Name
+		case t.TopicID != (model.TopicID{}):
+			ti, known := img.TopicByID(t.TopicID)
+			if !known || del(ti.Name) {
+				continue
+			}
+			st.TopicID = t.TopicID
+			if describe(ti.Name) {
+				st.Topic = kmsg.StringPtr(ti.Name)
+			}
+		default:
+			continue
+		}
+		if denied == nil {
+			denied = make([]*kmsg.DeleteTopicsResponseTopic, len(asked))
+		}
+		denied[i] = &st
+	}
+	if denied == nil {
+		return req, nil
+	}
+	allowed := *req
+	allowed.TopicNames, allowed.Topics = nil, nil
+	for i, t := range asked {
+		switch {
+		case denied[i] != nil:
+		case req.Version < 6:
+			allowed.TopicNames = append(allowed.TopicNames, *t.Name)
+		default:
+			allowed.Topics = append(allowed.Topics, req.Topics[i])
+		}
+	}
+	return &allowed, denied
+}
+
+// deleteTopicsHere deletes the request's topics through this node's
+// controller.
+func (b *Broker) deleteTopicsHere(req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	asked := deleteTopicsAsked(req)
 	var want []controller.DeleteTopic
@@ -73,7 +163,7 @@ func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (kmsg
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return resp, nil
+	return resp
 }
 
 // deleteTopicAsked is one topic of the request, however it was named.

@@ -10,6 +10,9 @@ package broker
 // OFFSET_OUT_OF_RANGE, as in Kafka; an offset at or below the current start
 // changes nothing and reports the current start. Records of an internal
 // topic cannot be deleted (INVALID_TOPIC_EXCEPTION, as in Kafka).
+//
+// Authorization (authz.go): DELETE on each topic, else its partitions are
+// TOPIC_AUTHORIZATION_FAILED, before its existence is checked.
 
 import (
 	"errors"
@@ -25,14 +28,18 @@ func init() {
 
 func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	del := b.authorizeEach(c, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		ts, known := b.topics.byTopicName(rt.Topic)
+		allowed := del(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition, sp.LowWatermark = rp.Partition, -1
 			switch {
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !known:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			case ts.internal:

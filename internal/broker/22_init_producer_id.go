@@ -23,11 +23,17 @@ package broker
 // zombie (KIP-98, KIP-360), the transaction timeout checked against
 // transaction.max.timeout.ms. An empty transactional ID is INVALID_REQUEST,
 // as in Kafka. v6 (KIP-939, two-phase commit) is not advertised.
+//
+// Authorization (authz.go), before the request is checked: WRITE on the
+// transactional ID, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; without
+// one, IDEMPOTENT_WRITE on the cluster or WRITE on any topic (KIP-679:
+// Authorizer.authorizeByResourceType), else CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 	"sync"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -40,6 +46,10 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	switch {
+	case req.TransactionalID != nil && !b.authorize(c, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case req.TransactionalID == nil && !b.mayProduceIdempotently(c):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	case req.Version >= 3 && (req.ProducerID == -1) != (req.ProducerEpoch == -1):
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	case req.TransactionalID != nil && *req.TransactionalID == "":
@@ -56,6 +66,18 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 		resp.ProducerID, resp.ProducerEpoch = id, 0
 	}
 	return resp, nil
+}
+
+// mayProduceIdempotently: IDEMPOTENT_WRITE on the cluster, or WRITE on
+// some topic. A denial is audited as the IDEMPOTENT_WRITE it answers.
+func (b *Broker) mayProduceIdempotently(c *conn) bool {
+	a := b.authorizer()
+	if b.permitsCluster(c, kmsg.ACLOperationIdempotentWrite) ||
+		a.AuthorizeAny(c.principal, c.aclHost(), kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic) {
+		return true
+	}
+	b.denied(c, kmsg.ACLOperationIdempotentWrite, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+	return false
 }
 
 // producerIDAllocator hands out the producer IDs of the broker's current

@@ -13,6 +13,11 @@ package broker
 //
 // v3+ carries the requester's replica ID; with no followers it is only
 // logged in errors.
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster (a follower)
+// allows every topic; without it each topic needs DESCRIBE (KIP-320), else
+// its partitions are TOPIC_AUTHORIZATION_FAILED, before its existence is
+// checked.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,13 +30,23 @@ func init() {
 
 func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	describe := allowAll
+	if !b.permitsCluster(c, kmsg.ACLOperationClusterAction) {
+		describe = b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		ts, known := b.topics.byTopicName(rt.Topic)
+		allowed := describe(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition, sp.LeaderEpoch, sp.EndOffset = rp.Partition, -1, -1
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if !known {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				st.Partitions = append(st.Partitions, sp)

@@ -12,8 +12,11 @@ package broker
 // where this broker does not lead, NOT_ENOUGH_REPLICAS below
 // min.insync.replicas, the append's or the wait's error otherwise.
 //
-// Not yet: it should be allowed to brokers only (CLUSTER_ACTION); there are
-// no ACLs. v2 (transaction version in the marker, KIP-890) is not
+// Authorization (authz.go), as Kafka's: ALTER on the cluster (documented)
+// or CLUSTER_ACTION (what brokers have), else every partition is
+// CLUSTER_AUTHORIZATION_FAILED.
+//
+// Not yet: v2 (transaction version in the marker, KIP-890) is not
 // advertised.
 
 import (
@@ -36,6 +39,7 @@ const markerWait = 30 * time.Second
 
 func handleWriteTxnMarkers(b *Broker, c *conn, req *kmsg.WriteTxnMarkersRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	refused := !b.permitsCluster(c, kmsg.ACLOperationAlter) && !b.authorizeCluster(c, kmsg.ACLOperationClusterAction)
 	ctx, cancel := context.WithTimeout(b.tasks.Context(), markerWait)
 	defer cancel()
 	for _, m := range req.Markers {
@@ -47,7 +51,9 @@ func handleWriteTxnMarkers(b *Broker, c *conn, req *kmsg.WriteTxnMarkersRequest)
 			for _, p := range t.Partitions {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = p
-				if !b.topicExists(t.Topic, p) {
+				if refused {
+					rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				} else if !b.topicExists(t.Topic, p) {
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				} else if err := b.writeMarker(ctx, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch, model.TopicPartition{Topic: t.Topic, Partition: p}); err != nil {
 					rp.ErrorCode = markerErrorCode(err)

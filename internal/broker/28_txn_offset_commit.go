@@ -15,6 +15,12 @@ package broker
 // broker leading the ID's __transaction_state partition. If that broker
 // cannot be reached the commit answers COORDINATOR_NOT_AVAILABLE, which
 // the client retries.
+//
+// Authorization (authz.go), first: WRITE on the transactional ID, else
+// every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the
+// group, else every partition is GROUP_AUTHORIZATION_FAILED; then READ on
+// each topic, else its partitions are TOPIC_AUTHORIZATION_FAILED and the
+// coordinator never sees them.
 
 import (
 	"context"
@@ -29,6 +35,30 @@ func init() {
 }
 
 func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+	if code := b.authorizeTxnAndGroup(c, req.TransactionalID, req.Group); code != 0 {
+		return txnOffsetCommitError(req, code), nil
+	}
+	read := b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic)
+	kept, denied := filterDenied(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return read(t.Topic) })
+	if denied == nil {
+		return b.txnOffsetCommit(req), nil
+	}
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	if len(kept) > 0 {
+		allowed := *req
+		allowed.Topics = kept
+		resp = b.txnOffsetCommit(&allowed)
+	}
+	refused := txnOffsetCommitError(req, kerr.TopicAuthorizationFailed.Code)
+	resp.Topics = mergeDenied(len(req.Topics), func(i int) (kmsg.TxnOffsetCommitResponseTopic, bool) {
+		return refused.Topics[i], denied[i]
+	}, resp.Topics)
+	return resp, nil
+}
+
+// txnOffsetCommit commits the request's offsets, which the principal may
+// commit.
+func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	if req.Version >= 5 {
 		// Transactions v2 (KIP-890): the commit adds the group's offsets
 		// partition itself; the client sends no AddOffsetsToTxn.
@@ -36,10 +66,10 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 		add.Version = 4
 		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group
 		if code := b.addOffsetsToTxn(add); code != 0 {
-			return txnOffsetCommitError(req, code), nil
+			return txnOffsetCommitError(req, code)
 		}
 	}
-	return b.groups.TxnOffsetCommit(b.tasks.Context(), req), nil
+	return b.groups.TxnOffsetCommit(b.tasks.Context(), req)
 }
 
 // txnOffsetCommitError answers every partition with code.

@@ -19,7 +19,8 @@ package broker
 // resource type (7), which every version here accepts, as Kafka does.
 //
 // Without an authorizer the answer is SECURITY_DISABLED, as Kafka's
-// (authz.go). UNKNOWN (0) as a resource type, pattern type, operation or
+// (authz.go); with one, a principal without DESCRIBE on the cluster gets
+// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleDescribeAcls). UNKNOWN (0) as a resource type, pattern type, operation or
 // permission closes the connection: Kafka cannot parse such a request.
 
 import (
@@ -38,11 +39,13 @@ func handleDescribeACLs(b *Broker, c *conn, req *kmsg.DescribeACLsRequest) (kmsg
 	if err := checkACLValues("DescribeAcls", req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType); err != nil {
 		return nil, err
 	}
-	// authorization: DESCRIBE on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleDescribeAcls).
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	if !b.authorizerEnabled() {
 		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizerDescribeMessage)
+		return resp, nil
+	}
+	if !b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
 		return resp, nil
 	}
 	filter := controller.ACLFilter{

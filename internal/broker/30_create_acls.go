@@ -18,18 +18,17 @@ package broker
 // v3 adds the USER resource type, accepted at every version as in Kafka.
 //
 // Without an authorizer every ACL gets SECURITY_DISABLED, as in Kafka
-// (authz.go). UNKNOWN (0) as a resource type, pattern type, operation or
+// (authz.go); without ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED. UNKNOWN (0) as a resource type, pattern type, operation or
 // permission closes the connection: Kafka cannot parse such a request.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/metadata"
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreateACLs, min: 0, max: 3, handle: typed(handleCreateACLs), forward: true})
+	registerAPI(apiEntry{key: kmsg.CreateACLs, min: 0, max: 3, handle: typed(handleCreateACLs)})
 }
 
 func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
@@ -38,17 +37,20 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 			return nil, err
 		}
 	}
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleCreateAcls).
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
-	if !b.authorizerEnabled() {
+	if code, msg := b.aclWriteRefusal(c); code != 0 {
 		for range req.Creations {
 			r := kmsg.NewCreateACLsResponseResult()
-			r.ErrorCode, r.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizerMessage)
+			r.ErrorCode, r.ErrorMessage = code, kmsg.StringPtr(msg)
 			resp.Results = append(resp.Results, r)
 		}
 		return resp, nil
 	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.createACLs(req) })
+}
+
+func (b *Broker) createACLs(req *kmsg.CreateACLsRequest) *kmsg.CreateACLsResponse {
+	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	acls := make([]metadata.ACL, len(req.Creations))
 	for i, cr := range req.Creations {
 		acls[i] = aclFromCreation(cr)
@@ -62,5 +64,5 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 		r.ErrorCode, r.ErrorMessage = res.ErrorCode, optionalMessage(res.ErrorMessage)
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

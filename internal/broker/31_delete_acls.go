@@ -20,14 +20,13 @@ package broker
 // permission closes the connection: Kafka cannot parse such a request.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.DeleteACLs, min: 0, max: 3, handle: typed(handleDeleteACLs), forward: true})
+	registerAPI(apiEntry{key: kmsg.DeleteACLs, min: 0, max: 3, handle: typed(handleDeleteACLs)})
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
@@ -36,17 +35,20 @@ func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Res
 			return nil, err
 		}
 	}
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's AclApis.handleDeleteAcls).
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
-	if !b.authorizerEnabled() {
+	if code, msg := b.aclWriteRefusal(c); code != 0 {
 		for range req.Filters {
 			r := kmsg.NewDeleteACLsResponseResult()
-			r.ErrorCode, r.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr(noAuthorizerMessage)
+			r.ErrorCode, r.ErrorMessage = code, kmsg.StringPtr(msg)
 			resp.Results = append(resp.Results, r)
 		}
 		return resp, nil
 	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.deleteACLs(req) })
+}
+
+func (b *Broker) deleteACLs(req *kmsg.DeleteACLsRequest) *kmsg.DeleteACLsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	filters := make([]controller.ACLFilter, len(req.Filters))
 	for i, f := range req.Filters {
 		filters[i] = aclFilterFromDelete(f)
@@ -68,5 +70,5 @@ func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Res
 		}
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

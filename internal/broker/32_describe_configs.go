@@ -15,6 +15,12 @@ package broker
 // Errors: a missing topic is UNKNOWN_TOPIC_OR_PARTITION; another broker's
 // ID is INVALID_REQUEST (the request belongs to that broker); broker
 // loggers (type 8) are not supported (INVALID_REQUEST).
+//
+// Authorization (authz.go), before the resource's existence is checked:
+// DESCRIBE_CONFIGS on the cluster for a broker (else
+// CLUSTER_AUTHORIZATION_FAILED), on the topic for a topic
+// (TOPIC_AUTHORIZATION_FAILED), on the group for a group
+// (GROUP_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
 
 import (
 	"fmt"
@@ -44,6 +50,11 @@ func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest)
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		if code := b.configResourceRefusal(c, kmsg.ACLOperationDescribeConfigs, r.ResourceType, r.ResourceName); code != 0 {
+			rr.ErrorCode, rr.ErrorMessage = code, kmsg.StringPtr(kerr.ErrorForCode(code).(*kerr.Error).Description)
+			resp.Resources = append(resp.Resources, rr)
+			continue
+		}
 		descs, code, msg := b.describeResource(img, r)
 		rr.ErrorCode = code
 		if msg != "" {

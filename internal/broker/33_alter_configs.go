@@ -20,10 +20,18 @@ package broker
 // config named twice in one resource takes its last value, as in Kafka.
 // Versions 1-2 only change throttling and add flexible encoding.
 //
+// Authorization (authz.go), as Kafka's configsAuthorizationApiError:
+// ALTER_CONFIGS on the cluster for a broker, broker logger or client
+// metrics resource (else CLUSTER_AUTHORIZATION_FAILED), on the topic for a
+// topic (TOPIC_AUTHORIZATION_FAILED), on the group for a group
+// (GROUP_AUTHORIZATION_FAILED). A resource given twice is INVALID_REQUEST
+// before any check. The checks run on the broker the client reached,
+// before it forwards what they allowed.
+//
 // Not here: broker loggers (type 8), client metrics (16) and group (32)
 // resources are INVALID_REQUEST; a resource type Kafka does not know is
-// UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy, ACLs, or
-// password encryption of sensitive broker configs.
+// UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy, or password
+// encryption of sensitive broker configs.
 
 import (
 	"fmt"
@@ -35,10 +43,95 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.AlterConfigs, min: 0, max: 2, handle: typed(handleAlterConfigs), forward: true})
+	registerAPI(apiEntry{key: kmsg.AlterConfigs, min: 0, max: 2, handle: typed(handleAlterConfigs)})
 }
 
 func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
+	kept, refused := authorizeConfigResources(b, c, kmsg.ACLOperationAlterConfigs, req.Resources,
+		func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return r.ResourceType, r.ResourceName
+		})
+	allowed := req
+	if refused != nil {
+		cp := *req
+		cp.Resources, allowed = kept, &cp
+	}
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	if len(kept) > 0 || len(req.Resources) == 0 {
+		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.alterConfigsHere(allowed) })
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.AlterConfigsResponse)
+	}
+	if refused != nil {
+		resp.Resources = mergeDenied(len(req.Resources), func(i int) (kmsg.AlterConfigsResponseResource, bool) {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = req.Resources[i].ResourceType, req.Resources[i].ResourceName, refused[i]
+			return rr, refused[i] != 0
+		}, resp.Resources)
+	}
+	return resp, nil
+}
+
+// authorizeConfigResources keeps the config resources the principal may
+// do op on (DESCRIBE_CONFIGS or ALTER_CONFIGS), and gives the error of
+// each one it may not (nil when none): Kafka's
+// configsAuthorizationApiError. A resource given twice, and a type Kafka
+// does not know, are kept for the handler to refuse, as Kafka refuses
+// them before it authorizes.
+func authorizeConfigResources[T any](b *Broker, c *conn, op kmsg.ACLOperation, resources []T, key func(T) (kmsg.ConfigResourceType, string)) ([]T, []int16) {
+	if b.authorizer() == nil {
+		return resources, nil
+	}
+	type resourceKey struct {
+		t    kmsg.ConfigResourceType
+		name string
+	}
+	count := map[resourceKey]int{}
+	for _, r := range resources {
+		t, name := key(r)
+		count[resourceKey{t, name}]++
+	}
+	refused := make([]int16, len(resources))
+	i := 0
+	kept, denied := filterDenied(resources, func(r T) bool {
+		t, name := key(r)
+		if count[resourceKey{t, name}] == 1 {
+			refused[i] = b.configResourceRefusal(c, op, t, name)
+		}
+		i++
+		return refused[i-1] == 0
+	})
+	if denied == nil {
+		return resources, nil
+	}
+	return kept, refused
+}
+
+// configResourceRefusal is the error of a config resource the principal
+// may not do op on, 0 when it may.
+func (b *Broker) configResourceRefusal(c *conn, op kmsg.ACLOperation, t kmsg.ConfigResourceType, name string) int16 {
+	switch t {
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+		if !b.authorizeCluster(c, op) {
+			return kerr.ClusterAuthorizationFailed.Code
+		}
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorize(c, op, kmsg.ACLResourceTypeTopic, name) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !b.authorize(c, op, kmsg.ACLResourceTypeGroup, name) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+// alterConfigsHere alters the request's configs through this node's
+// controller.
+func (b *Broker) alterConfigsHere(req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	local := make([]*itemError, len(req.Resources))
 	var want []controller.AlterConfigsResource
@@ -63,7 +156,7 @@ func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (kmsg
 		rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, code, msg
 		resp.Resources = append(resp.Resources, rr)
 	}
-	return resp, nil
+	return resp
 }
 
 func alterConfigsResource(r kmsg.AlterConfigsRequestResource) (controller.AlterConfigsResource, *itemError) {

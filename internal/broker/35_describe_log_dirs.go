@@ -6,10 +6,14 @@ package broker
 // of each requested partition's log (all partitions when Topics is null)
 // and, from v4, the file system's total and usable bytes. OffsetLag is 0
 // and IsFuture false: there are no replica moves between directories.
+//
+// Authorization (authz.go): DESCRIBE on the cluster, else no directories
+// and, from v3, CLUSTER_AUTHORIZATION_FAILED as the response's error.
 
 import (
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,6 +23,10 @@ func init() {
 
 func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.LogDir
 	dir.TotalBytes, dir.UsableBytes = diskSpace(b.cfg.LogDir)

@@ -20,19 +20,58 @@ package broker
 // or negative timeout leaves the bound to the controller). Versions 2-3
 // only add flexible encoding and the KIP-599 throttling error.
 //
-// Not here: ACLs, throttling of partition mutations (KIP-599; throttle is
-// 0).
+// Authorization (authz.go): ALTER on each topic, else
+// TOPIC_AUTHORIZATION_FAILED for it, as Kafka's ControllerApis; a topic
+// given twice is INVALID_REQUEST before any check. The checks run on the
+// broker the client reached, before it forwards what they allowed.
+//
+// Not here: throttling of partition mutations (KIP-599; throttle is 0).
 
 import (
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.CreatePartitions, min: 0, max: 3, handle: typed(handleCreatePartitions), forward: true})
+	registerAPI(apiEntry{key: kmsg.CreatePartitions, min: 0, max: 3, handle: typed(handleCreatePartitions)})
 }
 
 func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (kmsg.Response, error) {
+	names := map[string]int{}
+	for _, rt := range req.Topics {
+		names[rt.Topic]++
+	}
+	may := b.authorizeEach(c, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeTopic)
+	kept, denied := filterDenied(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) bool {
+		return names[rt.Topic] > 1 || may(rt.Topic)
+	})
+	allowed := req
+	if denied != nil {
+		cp := *req
+		cp.Topics, allowed = kept, &cp
+	}
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	if len(kept) > 0 || len(req.Topics) == 0 {
+		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.createPartitionsHere(allowed) })
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.CreatePartitionsResponse)
+	}
+	if denied != nil {
+		resp.Topics = mergeDenied(len(req.Topics), func(i int) (kmsg.CreatePartitionsResponseTopic, bool) {
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic, st.ErrorCode = req.Topics[i].Topic, kerr.TopicAuthorizationFailed.Code
+			return st, denied[i]
+		}, resp.Topics)
+	}
+	return resp, nil
+}
+
+// createPartitionsHere grows the request's topics through this node's
+// controller.
+func (b *Broker) createPartitionsHere(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	want := make([]controller.CreatePartitions, len(req.Topics))
 	for i, rt := range req.Topics {
@@ -55,5 +94,5 @@ func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsReques
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	return resp, nil
+	return resp
 }

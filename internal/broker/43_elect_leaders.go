@@ -28,7 +28,10 @@ package broker
 // in Kafka's error response. v0 has no election type (PREFERRED) and no
 // top-level error; v2 only adds flexible encoding.
 //
-// Not here: ACLs (ALTER on CLUSTER).
+// Authorization (authz.go): ALTER on the cluster (Kafka's documentation
+// says CLUSTER_ACTION; its code checks ALTER), else the request fails as
+// a whole with CLUSTER_AUTHORIZATION_FAILED, checked by the broker the
+// client reached before it forwards.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,10 +41,18 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.ElectLeaders, min: 0, max: 2, handle: typed(handleElectLeaders), forward: true})
+	registerAPI(apiEntry{key: kmsg.ElectLeaders, min: 0, max: 2, handle: typed(handleElectLeaders)})
 }
 
 func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg.Response, error) {
+	if !b.authorizeCluster(c, kmsg.ACLOperationAlter) {
+		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+		return electLeadersFailed(req, resp, kerr.ClusterAuthorizationFailed, ""), nil
+	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.electLeaders(req) })
+}
+
+func (b *Broker) electLeaders(req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	var topics []controller.ElectTopic // nil: every partition
 	if req.Topics != nil {
@@ -54,7 +65,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg
 	defer cancel()
 	results, code, msg := b.ctrl.ElectLeaders(ctx, controller.ElectionType(req.ElectionType), topics)
 	if code != nil {
-		return electLeadersFailed(req, resp, code, msg), nil
+		return electLeadersFailed(req, resp, code, msg)
 	}
 	b.catchUpMetadata()
 	for _, tr := range results {
@@ -73,7 +84,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (kmsg
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, nil
+	return resp
 }
 
 // electLeadersFailed answers a request that failed as a whole: the

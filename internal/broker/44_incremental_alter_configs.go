@@ -24,7 +24,10 @@ package broker
 //
 // Not here: broker loggers (type 8), client metrics (16) and group (32)
 // resources are INVALID_REQUEST; a resource type Kafka does not know is
-// UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy or ACLs.
+// UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy.
+//
+// Authorization is AlterConfigs' (33_alter_configs.go): ALTER_CONFIGS on
+// the cluster, topic or group the resource is.
 
 import (
 	"github.com/samsa-io/samsa/internal/config"
@@ -33,10 +36,40 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.IncrementalAlterConfigs, min: 0, max: 1, handle: typed(handleIncrementalAlterConfigs), forward: true})
+	registerAPI(apiEntry{key: kmsg.IncrementalAlterConfigs, min: 0, max: 1, handle: typed(handleIncrementalAlterConfigs)})
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
+	kept, refused := authorizeConfigResources(b, c, kmsg.ACLOperationAlterConfigs, req.Resources,
+		func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return r.ResourceType, r.ResourceName
+		})
+	allowed := req
+	if refused != nil {
+		cp := *req
+		cp.Resources, allowed = kept, &cp
+	}
+	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	if len(kept) > 0 || len(req.Resources) == 0 {
+		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.incrementalAlterConfigsHere(allowed) })
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.IncrementalAlterConfigsResponse)
+	}
+	if refused != nil {
+		resp.Resources = mergeDenied(len(req.Resources), func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = req.Resources[i].ResourceType, req.Resources[i].ResourceName, refused[i]
+			return rr, refused[i] != 0
+		}, resp.Resources)
+	}
+	return resp, nil
+}
+
+// incrementalAlterConfigsHere alters the request's configs through this
+// node's controller.
+func (b *Broker) incrementalAlterConfigsHere(req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	local := make([]*itemError, len(req.Resources))
 	var want []controller.IncrementalAlterConfigsResource
@@ -65,5 +98,5 @@ func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlte
 		rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, code, msg
 		resp.Resources = append(resp.Resources, rr)
 	}
-	return resp, nil
+	return resp
 }

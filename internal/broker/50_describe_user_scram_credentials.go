@@ -10,6 +10,9 @@ package broker
 // result per name), with Kafka's messages (ScramImage.describe); the
 // results follow the order names first appear, where Kafka's is a hash
 // map's. No authorizer is needed: Kafka answers this API without one.
+// With one, DESCRIBE on the cluster is, else CLUSTER_AUTHORIZATION_FAILED
+// for the request and each user named (Kafka's
+// KafkaApis.handleDescribeUserScramCredentialsRequest).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,10 +26,19 @@ func init() {
 }
 
 func handleDescribeUserScramCredentials(b *Broker, c *conn, req *kmsg.DescribeUserSCRAMCredentialsRequest) (kmsg.Response, error) {
-	// authorization: DESCRIBE on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED for the whole request (Kafka's
-	// KafkaApis.handleDescribeUserScramCredentialsRequest).
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+		// The whole request, and each user named, as Kafka's
+		// getErrorResponse answers it.
+		msg := kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, msg
+		for _, u := range req.Users {
+			r := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			r.User, r.ErrorCode, r.ErrorMessage = u.Name, kerr.ClusterAuthorizationFailed.Code, msg
+			resp.Results = append(resp.Results, r)
+		}
+		return resp, nil
+	}
 	img := b.meta.Load()
 	if img == nil {
 		img = metadata.Empty()

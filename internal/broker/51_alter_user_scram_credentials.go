@@ -15,22 +15,47 @@ package broker
 // [4096, 16384], UNSUPPORTED_SASL_MECHANISM for a mechanism other than 1
 // (SCRAM-SHA-256) and 2 (SCRAM-SHA-512), RESOURCE_NOT_FOUND for deleting a
 // credential that does not exist. No authorizer is needed: Kafka answers
-// this API without one.
+// this API without one. With one, ALTER on the cluster is, else every user
+// gets CLUSTER_AUTHORIZATION_FAILED (Kafka's
+// ControllerApis.handleAlterUserScramCredentials).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.AlterUserSCRAMCredentials, min: 0, max: 0, handle: typed(handleAlterUserScramCredentials), forward: true})
+	registerAPI(apiEntry{key: kmsg.AlterUserSCRAMCredentials, min: 0, max: 0, handle: typed(handleAlterUserScramCredentials)})
 }
 
 func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRAMCredentialsRequest) (kmsg.Response, error) {
-	// authorization: ALTER on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED for every user (Kafka's
-	// ControllerApis.handleAlterUserScramCredentials).
+	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationAlter) {
+		// Every user, as Kafka's ControllerApis answers it.
+		seen := map[string]bool{}
+		users := func(name string) {
+			if !seen[name] {
+				seen[name] = true
+				r := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				r.User, r.ErrorCode = name, kerr.ClusterAuthorizationFailed.Code
+				r.ErrorMessage = kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+				resp.Results = append(resp.Results, r)
+			}
+		}
+		for _, d := range req.Deletions {
+			users(d.Name)
+		}
+		for _, u := range req.Upsertions {
+			users(u.Name)
+		}
+		return resp, nil
+	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.alterUserScramCredentials(req) })
+}
+
+func (b *Broker) alterUserScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) *kmsg.AlterUserSCRAMCredentialsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	dels := make([]controller.ScramDeletion, len(req.Deletions))
 	for i, d := range req.Deletions {
@@ -49,5 +74,5 @@ func handleAlterUserScramCredentials(b *Broker, c *conn, req *kmsg.AlterUserSCRA
 		r.User, r.ErrorCode, r.ErrorMessage = res.User, res.ErrorCode, optionalMessage(res.ErrorMessage)
 		resp.Results = append(resp.Results, r)
 	}
-	return resp, nil
+	return resp
 }

@@ -19,6 +19,9 @@ package broker
 // to the controllers, KIP-919) answers NOT_LEADER_OR_FOLLOWER for the
 // partition. Any other topic or partition is UNKNOWN_TOPIC_OR_PARTITION.
 //
+// Authorization (authz.go): DESCRIBE on the cluster, else the response's
+// error is CLUSTER_AUTHORIZATION_FAILED, checked before forwarding.
+//
 // v1 (KIP-836) adds LastFetchTimestamp and LastCaughtUpTimestamp: when the
 // leader last heard the node's heartbeat, and the last time the node was
 // known to be caught up (controller.ReplicaState); the leader's own are now,
@@ -42,10 +45,19 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.DescribeQuorum, min: 0, max: 2, handle: typed(handleDescribeQuorum), forward: true})
+	registerAPI(apiEntry{key: kmsg.DescribeQuorum, min: 0, max: 2, handle: typed(handleDescribeQuorum)})
 }
 
 func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (kmsg.Response, error) {
+	if !b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+		resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(kerr.ClusterAuthorizationFailed.Description)
+		return resp, nil
+	}
+	return b.forwardOr(c, req, func() kmsg.Response { return b.describeQuorum(c, req) })
+}
+
+func (b *Broker) describeQuorum(c *conn, req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	if !asksForMetadataPartition(req) {
 		for _, t := range req.Topics {
@@ -58,7 +70,7 @@ func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
-		return resp, nil
+		return resp
 	}
 	rt := kmsg.NewDescribeQuorumResponseTopic()
 	rt.Topic = metadata.ClusterMetadataTopic
@@ -70,7 +82,7 @@ func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (
 		rp.ErrorMessage = kmsg.StringPtr("this node is not the leader of the metadata quorum")
 	case err != nil:
 		resp.ErrorCode, resp.ErrorMessage = kerr.UnknownServerError.Code, kmsg.StringPtr(err.Error())
-		return resp, nil
+		return resp
 	default:
 		rp.LeaderID, rp.LeaderEpoch, rp.HighWatermark = int32(st.LeaderID), int32(st.LeaderEpoch), st.HighWatermark
 		rp.CurrentVoters = replicaStates(st.Voters)
@@ -79,7 +91,7 @@ func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (
 	}
 	rt.Partitions = append(rt.Partitions, rp)
 	resp.Topics = append(resp.Topics, rt)
-	return resp, nil
+	return resp
 }
 
 // asksForMetadataPartition: the request names exactly __cluster_metadata

@@ -11,10 +11,15 @@ package broker
 // member's epoch is not checked against its registration.
 // LeaderRecoveryState (KIP-704) is always RECOVERED: an unclean election
 // here needs no recovery step.
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
+// a cluster with an authorizer has User:ANONYMOUS in super.users.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -27,6 +32,10 @@ func init() {
 
 func handleAlterPartition(b *Broker, c *conn, req *kmsg.AlterPartitionRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	var changes []controller.ISRChange
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {

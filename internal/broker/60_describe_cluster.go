@@ -8,10 +8,18 @@ package broker
 // answers UNSUPPORTED_ENDPOINT_TYPE, as a broker does in Kafka. v2
 // (KIP-1073) lists the registered but fenced brokers too when asked
 // (IncludeFencedBrokers), with IsFenced; Metadata never lists them.
+//
+// Authorization (authz.go): none to be answered, as Kafka's broker. The
+// cluster's authorized operations (KIP-430), when asked for, are 0 without
+// DESCRIBE on the cluster, else what the principal may do there (every
+// cluster operation without an authorizer); -2147483648 when not asked
+// for. Kafka's ALTER check for a controller's endpoints (KIP-919) does
+// not arise: those are not served.
 
 import (
 	"slices"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,7 +53,10 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		slices.SortFunc(resp.Brokers, func(x, y kmsg.DescribeClusterResponseBroker) int { return int(x.NodeID) - int(y.NodeID) })
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = allOperations
+		resp.ClusterAuthorizedOperations = 0
+		if b.authorizeCluster(c, kmsg.ACLOperationDescribe) {
+			resp.ClusterAuthorizedOperations = b.authorizedOperations(c, kmsg.ACLResourceTypeCluster, auth.ClusterName)
+		}
 	}
 	return resp, nil
 }

@@ -6,6 +6,9 @@ package broker
 // producer-state table: producer ID and epoch, last sequence and
 // timestamp, coordinator epoch, and the first offset of its open
 // transaction (-1 when none). Tools use it to find hanging transactions.
+//
+// Authorization (authz.go): READ on each topic, else its partitions are
+// TOPIC_AUTHORIZATION_FAILED, before its existence is checked.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -18,13 +21,20 @@ func init() {
 
 func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	read := b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic)
 	for _, t := range req.Topics {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
 		ts, known := b.topics.byTopicName(t.Topic)
+		allowed := read(t.Topic)
 		for _, pn := range t.Partitions {
 			rp := kmsg.NewDescribeProducersResponseTopicPartition()
 			rp.Partition = pn
+			if !allowed {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			if !known {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				rt.Partitions = append(rt.Partitions, rp)

@@ -14,10 +14,15 @@ package broker
 // version), IsMigratingZkBroker (no ZooKeeper), LogDirs (one log dir per
 // broker, JBOD is not built), PreviousBrokerEpoch (KIP-966's clean
 // shutdown detection: a new incarnation always replaces the old).
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
+// a cluster with an authorizer has User:ANONYMOUS in super.users.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -31,6 +36,10 @@ func init() {
 
 func handleBrokerRegistration(b *Broker, c *conn, req *kmsg.BrokerRegistrationRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	reg := controller.Registration{
 		NodeID: model.NodeID(req.BrokerID), ClusterID: req.ClusterID,
 		Incarnation: metadata.FormatUUID(model.TopicID(req.IncarnationID)),

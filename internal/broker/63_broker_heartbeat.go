@@ -11,10 +11,15 @@ package broker
 // STALE_BROKER_EPOCH for a heartbeat of an earlier registration;
 // NOT_CONTROLLER from a controller that is not active. The offline and
 // cordoned log directory tags are not read: one log dir per broker.
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
+// a cluster with an authorizer has User:ANONYMOUS in super.users.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -27,6 +32,10 @@ func init() {
 
 func handleBrokerHeartbeat(b *Broker, c *conn, req *kmsg.BrokerHeartbeatRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	ctx, cancel := context.WithTimeout(b.tasks.Context(), controllerRequestTimeout)
 	defer cancel()
 	res := b.ctrl.BrokerHeartbeat(ctx, controller.Heartbeat{

@@ -8,6 +8,10 @@ package broker
 // even across controller failover. NOT_CONTROLLER from a controller that is
 // not active. The broker epoch is not checked: a block given to a stale
 // incarnation is merely unused.
+//
+// Authorization (authz.go): CLUSTER_ACTION on the cluster, else
+// CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
+// a cluster with an authorizer has User:ANONYMOUS in super.users.
 
 import (
 	"context"
@@ -23,6 +27,10 @@ func init() {
 
 func handleAllocateProducerIDs(b *Broker, c *conn, req *kmsg.AllocateProducerIDsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if !b.ctrl.Active() {
 		resp.ErrorCode = kerr.NotController.Code
 		return resp, nil

@@ -11,9 +11,13 @@ package broker
 // group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms.
 // Topics are assigned by ID. The logic is internal/group's; see
 // docs/DESIGN-group.md for what it leaves out.
+//
+// Authorization (authz.go): READ on the group, else
+// GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/samsa-io/samsa/internal/group"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -22,6 +26,12 @@ func init() {
 }
 
 func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHeartbeatRequest) (kmsg.Response, error) {
+	if !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr(kerr.GroupAuthorizationFailed.Description)
+		return resp, nil
+	}
 	ctx := group.WithClient(b.tasks.Context(), c.clientID, clientHost(c))
 	return b.groups.ConsumerGroupHeartbeat(ctx, req), nil
 }

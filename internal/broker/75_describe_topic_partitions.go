@@ -9,6 +9,11 @@ package broker
 // NextCursor naming where the next page starts. A missing topic gets
 // UNKNOWN_TOPIC_OR_PARTITION. Eligible leader replicas are empty: there is
 // no ELR without multiple replicas.
+//
+// Authorization (authz.go), as Kafka's handler: a listing of all topics
+// leaves out those the principal may not DESCRIBE; a named one without
+// DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether or not it exists. Each
+// topic carries what the principal may do on it (KIP-430).
 
 import (
 	"sort"
@@ -31,7 +36,9 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 	var names []string
 	if len(req.Topics) == 0 {
 		for _, t := range img.Topics() {
-			names = append(names, t.Name)
+			if b.permits(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, t.Name) {
+				names = append(names, t.Name)
+			}
 		}
 	} else {
 		for _, t := range req.Topics {
@@ -49,7 +56,14 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 		names, startPart = names[i:], req.Cursor.Partition
 	}
 	budget := limit
+	describe := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
 	for i, name := range names {
+		if !describe(name) {
+			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		t, ok := img.Topic(name)
 		if !ok {
 			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
@@ -62,6 +76,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 			from = startPart
 		}
 		rt, next := describePartitions(img, t, from, budget)
+		rt.AuthorizedOperations = b.authorizedOperations(c, kmsg.ACLResourceTypeTopic, name)
 		resp.Topics = append(resp.Topics, rt)
 		budget -= len(rt.Partitions)
 		if next >= 0 {

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/controller"
@@ -18,6 +19,20 @@ const (
 	noAuthorizerMessage         = "No Authorizer is configured."
 	noAuthorizerDescribeMessage = "No Authorizer is configured on the broker"
 )
+
+// aclWriteRefusal is why CreateAcls and DeleteAcls refuse every item, 0
+// when they may go on: SECURITY_DISABLED without an authorizer,
+// CLUSTER_AUTHORIZATION_FAILED without ALTER on the cluster (Kafka's
+// AclApis).
+func (b *Broker) aclWriteRefusal(c *conn) (int16, string) {
+	switch {
+	case !b.authorizerEnabled():
+		return kerr.SecurityDisabled.Code, noAuthorizerMessage
+	case !b.authorizeCluster(c, kmsg.ACLOperationAlter):
+		return kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Description
+	}
+	return 0, ""
+}
 
 // checkACLValues refuses UNKNOWN (0) as a resource type, pattern type,
 // operation or permission, which Kafka's request classes refuse while

@@ -18,9 +18,6 @@ type apiEntry struct {
 	// changes) are served and advertised on controller listeners only, as
 	// Kafka's controllers do; elsewhere they are unknown.
 	controllerOnly bool
-	// forward: a metadata write that a broker which is not the active
-	// controller sends on to it (forward.go).
-	forward bool
 }
 
 // handlerFunc handles one decoded request. It returns the encoded response

@@ -190,8 +190,12 @@ type Broker struct {
 	// security is each secured listener's TLS and SASL (security.go), by
 	// listener name; PLAINTEXT listeners have none.
 	security map[string]*listenerSecurity
-	// authLog writes the rate-limited lines of failed authentications.
+	// authLog writes the rate-limited lines of failed authentications
+	// and of authorization denials.
 	authLog *rateLimitedLog
+	// authz is the ACL authorizer, nil without authorizer.class.name
+	// (authz.go).
+	authz authzState
 	// crashOnClose, set by tests, makes Close skip the controlled shutdown,
 	// as a killed process would.
 	crashOnClose bool
@@ -259,6 +263,7 @@ func New(cfg Config) (*Broker, error) {
 		logs.Close()
 		return nil, err
 	}
+	b.initAuthorizer()
 	if err := b.formatStorage(ens, clusterID); err != nil {
 		logs.Close()
 		return nil, err
@@ -792,10 +797,10 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
-	if b.shouldForward(c, api) {
-		return b.forward(c, h, req)
-	}
-	return b.runHandler(api, c, h, req)
+	c.beginAudit(api.key)
+	f, err := b.runHandler(api, c, h, req)
+	b.endAudit(c)
+	return f, err
 }
 
 // errHandlerPanicked closes the connection of a request whose handler

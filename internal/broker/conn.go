@@ -59,6 +59,9 @@ type conn struct {
 	// readyGate, when not nil, is what the connection's requests other
 	// than the SASL exchange wait for (serve).
 	readyGate <-chan struct{}
+	// authz is the client's address as ACLs name it and the current
+	// request's authorization audit (authz.go).
+	authz connAuthz
 }
 
 // frame is an encoded response ready to write. Record data fetched from

@@ -19,6 +19,9 @@ type counters struct {
 	fetchesWaiting gauge
 	// authFailures counts failed TLS handshakes and SASL authentications.
 	authFailures atomic.Int64
+	// authzDenials counts, per API key, the authorization checks denied
+	// (authz.go).
+	authzDenials [kmsg.MaxKey + 1]atomic.Int64
 }
 
 // gauge is a level that can be read, and waited on until it changes: a

@@ -10,13 +10,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/config"
 )
 
-// enableAuthorizerForTest serves the ACL APIs as if an authorizer were
-// configured, until the test ends.
-func enableAuthorizerForTest(tb testing.TB) {
-	testAuthorizerEnabled.Store(true)
-	tb.Cleanup(func() { testAuthorizerEnabled.Store(false) })
+// withAuthorizer adds to a broker's static configs the StandardAuthorizer
+// with User:ANONYMOUS a super user, so the tests' PLAINTEXT clients may do
+// everything while the ACL APIs serve as with any authorizer.
+func withAuthorizer(raw map[string]string) map[string]string {
+	if raw == nil {
+		raw = map[string]string{}
+	}
+	raw["authorizer.class.name"] = config.StandardAuthorizer
+	raw["super.users"] = "User:ANONYMOUS"
+	return raw
+}
+
+// authorizerValues are withAuthorizer's configs, parsed.
+func authorizerValues(tb testing.TB) config.Values {
+	tb.Helper()
+	v, err := config.Parse(config.Broker, withAuthorizer(nil))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }
 
 // aclLine is one ACL as the tests compare them.
@@ -69,9 +86,8 @@ func mustCreateACLs(t *testing.T, adm *kadm.Client, b *kadm.ACLBuilder) {
 // LITERAL, PREFIXED, MATCH, by principal), deletions that report what they
 // matched, and the ACLs left surviving a restart, IDs and all.
 func TestAclsCreateDescribeDeleteWithKadm(t *testing.T) {
-	enableAuthorizerForTest(t)
 	dir := t.TempDir()
-	b := startBrokerWith(t, Config{LogDir: dir})
+	b := startBrokerWith(t, Config{LogDir: dir, Values: authorizerValues(t)})
 	adm, _ := adminClient(t, b)
 	const (
 		topic   = kmsg.ACLResourceTypeTopic
@@ -169,7 +185,10 @@ func TestAclsCreateDescribeDeleteWithKadm(t *testing.T) {
 	// What is left is in the metadata log: a restart reads it back, under
 	// the same IDs.
 	before := b.meta.Load().ACLs()
-	b = restartBroker(t, b, dir)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b = startBrokerWith(t, Config{LogDir: dir, Values: authorizerValues(t)})
 	adm, _ = adminClient(t, b)
 	if diff := cmp.Diff(sorted(aliceGroup, admin), describedACLs(t, adm, everyACL())); diff != "" {
 		t.Errorf("after restart (-want +got):\n%s", diff)
@@ -221,8 +240,7 @@ func creation(typ kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePat
 // and leave the broker serving; UNKNOWN (0) values, which Kafka cannot
 // parse, close the connection as there.
 func TestAclsBadInput(t *testing.T) {
-	enableAuthorizerForTest(t)
-	b := startBroker(t)
+	b := startBrokerValues(t, withAuthorizer(nil))
 	cl := newFranz(t, b.Addr())
 	ctx := t.Context()
 	const (
@@ -333,8 +351,7 @@ func TestAclsBadInput(t *testing.T) {
 // without pattern types, creates LITERAL ACLs and never sees PREFIXED
 // ones.
 func TestAclsEveryVersion(t *testing.T) {
-	enableAuthorizerForTest(t)
-	b := startBroker(t)
+	b := startBrokerValues(t, withAuthorizer(nil))
 	rc := dialRaw(t, b)
 	prefixed := kmsg.NewPtrCreateACLsRequest()
 	prefixed.Version = 1
@@ -391,8 +408,7 @@ func TestAclsEveryVersion(t *testing.T) {
 // it forwards each, and answers once its own image has the change, so a
 // describe on the same broker right after sees it.
 func TestClusterForwardsAclAndScramWrites(t *testing.T) {
-	enableAuthorizerForTest(t)
-	c := newTestCluster(t, 3, nil)
+	c := newTestCluster(t, 3, withAuthorizer(nil))
 	active := c.activeController()
 	var n *clusterNode
 	for _, node := range c.nodes {

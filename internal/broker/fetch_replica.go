@@ -31,6 +31,25 @@ func replicaOf(req *kmsg.FetchRequest) int32 {
 	return req.ReplicaID
 }
 
+// refusedReplicaFetch answers a follower fetch from a principal without
+// CLUSTER_ACTION: TOPIC_AUTHORIZATION_FAILED for every partition, as
+// Kafka's KafkaApis.handleFetchRequest.
+func refusedReplicaFetch(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, fp := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = fp.Partition, kerr.TopicAuthorizationFailed.Code
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, replica int32) (*frame, error) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)

@@ -13,41 +13,62 @@ import (
 	"github.com/samsa-io/samsa/internal/model"
 )
 
-// shouldForward reports whether a request goes on to the active controller
-// (KIP-590): a metadata write (apiEntry.forward: CreateTopics, DeleteTopics,
+// Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
-// CreateAcls, DeleteAcls, AlterUserScramCredentials) or
-// DescribeQuorum (which only the leader can answer), in a quorum,
-// that came from a client (not on a controller listener, where it is the
-// forwarded copy) to a node that is not the active controller. So a client
-// may send them to any broker; it sees NOT_CONTROLLER only from a stale
-// answer during an election, which clients retry.
-func (b *Broker) shouldForward(c *conn, api apiEntry) bool {
-	return api.forward && b.cfg.quorum.cluster() && !c.controllerListener && !b.ctrl.Active()
+// CreateAcls, DeleteAcls, AlterUserScramCredentials) or DescribeQuorum
+// (which only the leader can answer), in a quorum, that came from a
+// client (not on a controller listener, where it is the forwarded copy)
+// to a node that is not the active controller goes on to the active
+// controller. So a client may send them to any broker; it sees
+// NOT_CONTROLLER only from a stale answer during an election, which
+// clients retry.
+//
+// The handler forwards (forwardOr), after it has authorized the request
+// with the client's principal: the copy reaches the controller as the
+// peer's ANONYMOUS, not in Kafka's Envelope, which would carry the
+// principal (authz.go). The handler sends on only what was allowed.
+
+// forwarding reports whether a request of c must go on to the active
+// controller.
+func (b *Broker) forwarding(c *conn) bool {
+	return b.cfg.quorum.cluster() && !c.controllerListener && !b.ctrl.Active()
+}
+
+// forwardOr answers req: on the active controller when this broker must
+// forward it, else with here.
+func (b *Broker) forwardOr(c *conn, req kmsg.Request, here func() kmsg.Response) (kmsg.Response, error) {
+	if !b.forwarding(c) {
+		return here(), nil
+	}
+	return b.forward(req)
 }
 
 // forwardTimeout bounds a forwarded request, elections included.
 const forwardTimeout = 30 * time.Second
 
-// forward sends req to the active controller and answers the client with
-// its response at the client's version (kgo may have sent it at a newer
-// one; each kmsg field is written only where the client's version has it).
-// Once the controller has committed, the broker waits, briefly, until its
-// own image has the change, so a client that asks this broker next sees
-// what it just did, as on a single node.
-func (b *Broker) forward(c *conn, h requestHeader, req kmsg.Request) (*frame, error) {
+// forward sends req to the active controller and returns its response at
+// the client's version (kgo may have sent it at a newer one; each kmsg
+// field is written only where the client's version has it). Once the
+// controller has committed, the broker waits, briefly, until its own
+// image has the change, so a client that asks this broker next sees what
+// it just did, as on a single node. An error (no controller within
+// forwardTimeout) closes the connection: the client reconnects and
+// retries.
+func (b *Broker) forward(req kmsg.Request) (kmsg.Response, error) {
+	version := req.GetVersion()
 	ctx, cancel := context.WithTimeout(b.tasks.Context(), forwardTimeout)
 	defer cancel()
 	before := b.ctrl.Image()
 	resp, err := b.toController(ctx, req, nil)
+	req.SetVersion(version)
 	if err != nil {
-		return nil, err // no controller within forwardTimeout: the client reconnects and retries
+		return nil, err
 	}
-	resp.SetVersion(h.version)
+	resp.SetVersion(version)
 	if _, read := resp.(*kmsg.DescribeQuorumResponse); !read {
 		b.awaitForwarded(ctx, before, req, resp)
 	}
-	return encodeResponse(h, resp), nil
+	return resp, nil
 }
 
 // awaitForwarded waits until the local image shows what a forwarded write

@@ -193,6 +193,20 @@ func wholeBatches(data []byte) ([]byte, int64) {
 }
 
 // clientHost is the host as Kafka shows it in DescribeGroups: "/" + IP.
+// offsetTopicName is the name of a topic an offset API names: by name, or
+// from v10 of OffsetCommit and OffsetFetch by ID; false for an unknown ID,
+// which the coordinator answers UNKNOWN_TOPIC_ID.
+func (b *Broker) offsetTopicName(byID bool, name string, id [16]byte) (string, bool) {
+	if !byID {
+		return name, true
+	}
+	ts, ok := b.topics.byTopicID(id)
+	if !ok {
+		return "", false
+	}
+	return ts.name, true
+}
+
 func clientHost(c *conn) string {
 	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
 	if err != nil {

@@ -34,6 +34,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	b.conns.set(bc, b.cfg.Listeners)
 	b.reconfigureTLS(bc)
 	b.logs.SetCleaner(cleanerSettings(bc))
+	b.refreshAuthorizer(img, bc)
 	b.meta.Store(img)
 	b.imageApplied.Notify()
 	b.markLedLoading()

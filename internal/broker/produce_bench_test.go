@@ -3,8 +3,11 @@ package broker
 import (
 	"encoding/binary"
 	"io"
+	"maps"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/config"
 )
 
 // BenchmarkProducePath measures the broker's produce path alone: a raw
@@ -18,15 +21,34 @@ func BenchmarkProducePath(b *testing.B) {
 		name            string
 		records, valLen int
 		acks            int16
-	}{{"100x100B", 100, 100, 1}, {"1000x1KiB", 1000, 1024, 1}, {"100x100B-acks-all", 100, 100, -1}} {
-		b.Run(c.name, func(b *testing.B) { benchProducePath(b, c.records, c.valLen, c.acks) })
+		configs         map[string]string
+	}{
+		{"100x100B", 100, 100, 1, nil},
+		{"1000x1KiB", 1000, 1024, 1, nil},
+		{"100x100B-acks-all", 100, 100, -1, nil},
+		// With the StandardAuthorizer: no ACL names the topic, so each
+		// check looks up every pattern before allow-everyone decides.
+		{"100x100B-authorizer", 100, 100, 1, map[string]string{
+			"authorizer.class.name": config.StandardAuthorizer, "allow.everyone.if.no.acl.found": "true"}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchProducePath(b, c.records, c.valLen, c.acks, c.configs) })
 	}
 }
 
 // benchProducePath sends one batch of n records of valLen-byte values per
 // request on one connection and reads each response.
-func benchProducePath(b *testing.B, n, valLen int, acks int16) {
-	br := startBrokerWith(b, Config{LogDir: b.TempDir()})
+func benchProducePath(b *testing.B, n, valLen int, acks int16, configs map[string]string) {
+	cfg := Config{LogDir: b.TempDir()}
+	if configs != nil {
+		raw := maps.Clone(samsaDefaults)
+		maps.Copy(raw, configs)
+		v, err := config.Parse(config.Broker, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Values = v
+	}
+	br := startBrokerWith(b, cfg)
 	createTopic(b, br, "bench", 1)
 	recs := make([]rawRecord, n)
 	for i := range recs {

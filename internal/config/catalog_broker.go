@@ -1,6 +1,10 @@
 package config
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Broker is the catalog of broker configs: what server.properties and dynamic broker
 // configs may set, with Kafka 4.x names, defaults and update modes. It covers what Samsa
@@ -206,15 +210,15 @@ func networkEntries() []*Entry {
 
 func securityEntries() []*Entry {
 	return []*Entry{
-		{Name: "authorizer.class.name", Type: TypeString, Default: "", Importance: Low,
-			Unsupported: bySecurity,
-			Doc:         "Authorizer to use; empty allows every operation."},
-		{Name: "super.users", Type: TypeString, NullDefault: true, Importance: Low,
-			Unsupported: bySecurity,
-			Doc:         "Principals allowed everything, separated by semicolons (User:admin;User:ops)."},
+		{Name: "authorizer.class.name", Type: TypeString, Default: "", Importance: Low, Validator: authorizerClass{},
+			Wired: "org.apache.kafka.metadata.authorizer.StandardAuthorizer checks every request against the ACLs of the metadata log; empty: no authorizer, everything is allowed and the ACL APIs answer SECURITY_DISABLED (broker/authz.go)",
+			Doc:   "Authorizer to use; empty allows every operation."},
+		{Name: "super.users", Type: TypeString, NullDefault: true, Importance: Low, Validator: principalList{},
+			Wired: "principals the authorizer allows everything, whatever the ACLs say (broker/authz.go)",
+			Doc:   "Principals allowed everything, separated by semicolons (User:admin;User:ops)."},
 		{Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Low,
-			Unsupported: bySecurity,
-			Doc:         "Allow access to resources that have no ACLs at all."},
+			Wired: "the authorizer allows an operation on a resource that no ACL applies to (broker/authz.go)",
+			Doc:   "Allow access to resources that have no ACLs at all."},
 		{Name: "principal.builder.class", Type: TypeClass, Default: "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
 			Importance: Medium, Mode: PerBroker, PerListener: true,
 			Unsupported: bySecurity,
@@ -379,3 +383,43 @@ func quotaEntries() []*Entry {
 			Doc:         "Bytes per second of disk traffic for moving replicas between log directories."},
 	}
 }
+
+// StandardAuthorizer is the one authorizer.class.name Samsa implements:
+// KRaft's, over the ACLs of the metadata log.
+const StandardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+// authorizerClass accepts no authorizer ("") or StandardAuthorizer, and
+// says why Kafka's other classes are refused.
+type authorizerClass struct{}
+
+func (authorizerClass) Validate(v any) error {
+	switch v.(string) {
+	case "", StandardAuthorizer:
+		return nil
+	case "kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer":
+		return fmt.Errorf("ZooKeeper's ACL authorizer, removed in Kafka 4; a KRaft cluster uses %s", StandardAuthorizer)
+	}
+	return fmt.Errorf("no such authorizer here: use %s, or leave it empty for none", StandardAuthorizer)
+}
+
+func (authorizerClass) String() string { return `["", ` + StandardAuthorizer + "]" }
+
+// principalList is super.users: Type:Name principals separated by
+// semicolons, each checked as Kafka's StandardAuthorizer does when it is
+// configured (an empty item is skipped).
+type principalList struct{}
+
+func (principalList) Validate(v any) error {
+	for _, p := range strings.Split(v.(string), ";") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if t, _, ok := strings.Cut(p, ":"); !ok || t == "" {
+			return fmt.Errorf("expected a string in format principalType:principalName but got %s", p)
+		}
+	}
+	return nil
+}
+
+func (principalList) String() string { return "Type:Name;..." }
