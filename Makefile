@@ -63,7 +63,8 @@ fuzz-campaign:
 	FUZZTIME=$(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),3m) DECODER_FUZZTIME=$(DECODER_FUZZTIME) \
 	  MINIMIZE=$(FUZZMINIMIZE) test/fuzz-campaign.sh '$(or $(TARGETS),.)'
 
-# Every client family against a fresh broker each (test/compat/README.md);
+# Every client family against a fresh broker each, a cluster (COMPAT_CLUSTER)
+# and a secured broker (COMPAT_SECURITY) (test/compat/README.md);
 # writes docs/COMPATIBILITY.md. SUITES selects (default: all).
 compat:
 	test/compat/run.sh $(SUITES)

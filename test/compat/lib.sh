@@ -21,6 +21,94 @@ start_samsa() {
   export SAMSA_BOOTSTRAP SAMSA_PID
 }
 
+# start_secure_samsa DIR: the security part's broker (README, "Security"):
+# a throwaway CA and certificates in DIR/tls, then $SAMSA_BIN serve with the
+# listeners PLAINTEXT (for the harnesses and tools), SSL, MTLS (SSL with
+# ssl.client.auth=required), SASL_PLAINTEXT and SASL_SSL, the last two with
+# PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (unsecured tokens),
+# each on a free loopback port, and StandardAuthorizer (PLAINTEXT's
+# User:ANONYMOUS a super user, a resource without ACLs open to everyone,
+# the topics named SAMSA_PRINCIPAL_TOPIC_PREFIX... the client certificate's
+# principal's only) unless the broker refuses authorizer.class.name; then
+# the SCRAM user.
+# Sets SAMSA_PID and exports the README's variables. Run from the
+# repository's root.
+start_secure_samsa() {
+  local dir=$1 line="" authz
+  mkdir -p "$dir"
+  go build -o "$dir/secure" ./test/compat/secure && "$dir/secure" init "$dir/tls" || return 1
+  export SAMSA_PLAIN_USER=alice SAMSA_PLAIN_PASSWORD=alice-secret
+  export SAMSA_SCRAM_USER=carol SAMSA_SCRAM_PASSWORD=carol-secret
+  export SAMSA_UNKNOWN_USER=mallory SAMSA_WRONG_PASSWORD=not-the-password
+  for authz in org.apache.kafka.metadata.authorizer.StandardAuthorizer ""; do
+    rm -rf "$dir/data"
+    secure_serve "$dir" "$authz"
+    for _ in $(seq 200); do
+      line=$(grep -o 'listeners="[^"]*"' "$dir/broker.log" | head -n1) || true
+      [ -n "$line" ] && break
+      kill -0 "$SAMSA_PID" 2>/dev/null || break
+      sleep 0.05
+    done
+    [ -n "$line" ] && break
+    stop_samsa
+    grep -q 'authorizer.class.name: .*not supported' "$dir/broker.log" || break
+  done
+  if [ -z "$line" ]; then
+    echo "the secured samsa did not start:" >&2
+    cat "$dir/broker.log" >&2
+    return 1
+  fi
+  export SAMSA_AUTHORIZER=$authz
+  SAMSA_BOOTSTRAP=$(listener_addr "$line" PLAINTEXT)
+  SAMSA_SSL_BOOTSTRAP=$(listener_addr "$line" SSL)
+  SAMSA_MTLS_BOOTSTRAP=$(listener_addr "$line" MTLS)
+  SAMSA_SASL_PLAINTEXT_BOOTSTRAP=$(listener_addr "$line" SASL_PLAINTEXT)
+  SAMSA_SASL_SSL_BOOTSTRAP=$(listener_addr "$line" SASL_SSL)
+  export SAMSA_BOOTSTRAP SAMSA_SSL_BOOTSTRAP SAMSA_MTLS_BOOTSTRAP SAMSA_SASL_PLAINTEXT_BOOTSTRAP SAMSA_SASL_SSL_BOOTSTRAP
+  . "$dir/tls/env.sh"
+  "$dir/secure" scram-users -admin "$SAMSA_BOOTSTRAP" -sasl "$SAMSA_SASL_PLAINTEXT_BOOTSTRAP" \
+    -user "$SAMSA_SCRAM_USER" -password "$SAMSA_SCRAM_PASSWORD" || return 1
+  export SAMSA_PRINCIPAL_TOPIC_PREFIX=compat-principal-
+  if [ -n "$SAMSA_AUTHORIZER" ]; then
+    "$dir/secure" allow -admin "$SAMSA_BOOTSTRAP" -principal "$SAMSA_CLIENT_PRINCIPAL" \
+      -topic-prefix "$SAMSA_PRINCIPAL_TOPIC_PREFIX" || return 1
+  fi
+}
+
+# secure_serve DIR AUTHORIZER: starts start_secure_samsa's broker in the
+# background (SAMSA_PID), with authorizer.class.name AUTHORIZER unless empty.
+secure_serve() {
+  local dir=$1 mechs=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER l
+  local plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required user_$SAMSA_PLAIN_USER=\"$SAMSA_PLAIN_PASSWORD\";"
+  local oauth_jaas="org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+  local args=(serve --log.dirs "$dir/data"
+    --listeners PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,MTLS://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0
+    --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+    --override ssl.keystore.type=PEM --override "ssl.keystore.location=$dir/tls/broker.pem"
+    --override ssl.truststore.type=PEM --override "ssl.truststore.location=$dir/tls/ca.pem"
+    --override listener.name.mtls.ssl.client.auth=required
+    --override 'listener.name.mtls.ssl.principal.mapping.rules=RULE:^CN=([^,]+),.*$/$1/,DEFAULT')
+  for l in sasl_plaintext sasl_ssl; do
+    args+=(--override "listener.name.$l.sasl.enabled.mechanisms=$mechs"
+      --override "listener.name.$l.plain.sasl.jaas.config=$plain_jaas"
+      --override "listener.name.$l.oauthbearer.sasl.jaas.config=$oauth_jaas")
+  done
+  if [ -n "$2" ]; then
+    args+=(--override "authorizer.class.name=$2" --override super.users=User:ANONYMOUS
+      --override allow.everyone.if.no.acl.found=true)
+  fi
+  "$SAMSA_BIN" "${args[@]}" >"$dir/broker.log" 2>&1 &
+  SAMSA_PID=$!
+  export SAMSA_PID
+}
+
+# listener_addr LINE NAME: the address of listener NAME in the broker's
+# start-up line's listeners="PLAINTEXT://127.0.0.1:1234 (bound ...), SSL://...".
+listener_addr() {
+  local v=${1#listeners=}
+  tr -d '"' <<<"$v" | tr ',' '\n' | sed -n "s|^ *$2://\([0-9.:]*\).*|\1|p"
+}
+
 # stop_samsa: SIGTERM and wait.
 stop_samsa() {
   if [ -n "${SAMSA_PID:-}" ]; then

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every compatibility suite (or those named as arguments) against a
 # fresh Samsa broker each, then again against a fresh cluster of
-# COMPAT_CLUSTER broker processes each (3; 0 skips it), then writes
-# docs/COMPATIBILITY.md from the results. See test/compat/README.md.
+# COMPAT_CLUSTER broker processes each (3; 0 skips it), then its security
+# part against a fresh secured broker each (COMPAT_SECURITY=0 skips it),
+# then writes docs/COMPATIBILITY.md from the results. See
+# test/compat/README.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -60,8 +62,34 @@ if [ "$nodes" -gt 0 ]; then
   cluster_args=(-cluster-in "$COMPAT_RESULTS" -cluster-nodes "$nodes")
 fi
 
+# The security part: each suite runs only its security features
+# (COMPAT_PART=security), against a broker with every secured listener.
+security_args=()
+if [ "${COMPAT_SECURITY:-1}" != 0 ]; then
+  export COMPAT_RESULTS=$work/results-security.jsonl COMPAT_PART=security
+  : >"$COMPAT_RESULTS"
+  part_start=$(date +%s)
+  for s in "${suites[@]}"; do
+    echo "== compat: $s, security part"
+    start=$(date +%s)
+    if ! start_secure_samsa "$work/$s-security"; then
+      failed+=("$s@security"); stop_samsa; continue
+    fi
+    if ! "test/compat/$s/run.sh"; then
+      failed+=("$s@security")
+      echo "-- broker log tail ($s, security part):"; tail -n 20 "$work/$s-security/broker.log"
+    fi
+    stop_samsa
+    echo "== compat: $s, security part took $(( $(date +%s) - start ))s"
+  done
+  echo "== compat: the security part took $(( $(date +%s) - part_start ))s"
+  unset COMPAT_PART
+  cp "$COMPAT_RESULTS" test/compat/last-results-security.jsonl
+  security_args=(-security-in "$COMPAT_RESULTS")
+fi
+
 cp "$single" test/compat/last-results.jsonl
-go run ./test/compat/report -in "$single" "${cluster_args[@]}" -out docs/COMPATIBILITY.md || failed+=("report")
+go run ./test/compat/report -in "$single" "${cluster_args[@]}" "${security_args[@]}" -out docs/COMPATIBILITY.md || failed+=("report")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "compat: failed: ${failed[*]}"
   exit 1

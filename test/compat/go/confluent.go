@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -11,9 +12,14 @@ import (
 )
 
 // confluentFamily is confluent-kafka-go, which wraps librdkafka.
-type confluentFamily struct{ bootstrap string }
+type confluentFamily struct {
+	bootstrap string
+	sec       *security // nil: PLAINTEXT
+}
 
-func newConfluentFamily(bootstrap string) *confluentFamily { return &confluentFamily{bootstrap} }
+func newConfluentFamily(bootstrap string) *confluentFamily {
+	return &confluentFamily{bootstrap: bootstrap}
+}
 
 func (f *confluentFamily) name() string { return "confluent-kafka-go" }
 func (f *confluentFamily) version() string {
@@ -29,14 +35,123 @@ func (f *confluentFamily) conf(extra kafka.ConfigMap) *kafka.ConfigMap {
 		"allow.auto.create.topics": false,
 		"log_level":                3,
 	}
+	if s := f.sec; s != nil {
+		c["security.protocol"] = s.protocol
+		if s.tls() {
+			c["ssl.ca.location"] = s.caFile
+			if s.certFile != "" {
+				c["ssl.certificate.location"], c["ssl.key.location"] = s.certFile, s.keyFile
+			}
+		}
+		if s.sasl() {
+			c["sasl.mechanisms"] = s.mechanism
+			if s.mechanism != "OAUTHBEARER" {
+				c["sasl.username"], c["sasl.password"] = s.user, s.password
+			}
+		}
+	}
 	for k, v := range extra {
 		c[k] = v
 	}
 	return &c
 }
 
+func (f *confluentFamily) withSecurity(s security) (securedFamily, error) {
+	return &confluentFamily{bootstrap: s.bootstrap, sec: &s}, nil
+}
+
+// tokenSetter is a librdkafka handle: producer, consumer or admin client.
+type tokenSetter interface {
+	SetOAuthBearerToken(kafka.OAuthBearerToken) error
+	Close()
+}
+
+// withToken hands a new handle the family's OAUTHBEARER token, if any,
+// before it connects. librdkafka refuses a token whose lifetime has passed
+// (SetOAuthBearerToken: "an expiration time in the past"), so the lifetime
+// given is an hour from now for every token: it only schedules the
+// client's refresh, and the broker judges the token's own exp claim.
+func withToken[H tokenSetter](h H, err error, sec *security) (H, error) {
+	if err != nil || sec == nil || sec.mechanism != "OAUTHBEARER" {
+		return h, err
+	}
+	if err := h.SetOAuthBearerToken(kafka.OAuthBearerToken{TokenValue: sec.token, Principal: sec.user,
+		Expiration: time.Now().Add(time.Hour)}); err != nil {
+		h.Close()
+		var zero H
+		return zero, fmt.Errorf("SetOAuthBearerToken: %w", err)
+	}
+	return h, nil
+}
+
 func (f *confluentFamily) admin() (*kafka.AdminClient, error) {
-	return kafka.NewAdminClient(f.conf(nil))
+	a, err := kafka.NewAdminClient(f.conf(nil))
+	return withToken(a, err, f.sec)
+}
+
+func (f *confluentFamily) newProducer(extra kafka.ConfigMap) (*kafka.Producer, error) {
+	p, err := kafka.NewProducer(f.conf(extra))
+	return withToken(p, err, f.sec)
+}
+
+func (f *confluentFamily) newConsumer(extra kafka.ConfigMap) (*kafka.Consumer, error) {
+	c, err := kafka.NewConsumer(f.conf(extra))
+	if err != nil {
+		return nil, err
+	}
+	if f.sec == nil || f.sec.mechanism != "OAUTHBEARER" {
+		return c, nil
+	}
+	// Consumer.Close returns an error: not a tokenSetter.
+	if err := c.SetOAuthBearerToken(kafka.OAuthBearerToken{TokenValue: f.sec.token, Principal: f.sec.user,
+		Expiration: time.Now().Add(time.Hour)}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("SetOAuthBearerToken: %w", err)
+	}
+	return c, nil
+}
+
+// login starts a producer, which connects at once, and returns the first
+// error it reports (librdkafka retries a refused login on its own; the
+// first report is the one that tells): "all brokers down" follows the
+// cause and is kept only when nothing else comes.
+func (f *confluentFamily) login(ctx context.Context) error {
+	p, err := f.newProducer(nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	var down error
+	for {
+		select {
+		case ev := <-p.Events():
+			if e, ok := ev.(kafka.Error); ok {
+				if e.Code() != kafka.ErrAllBrokersDown {
+					return e
+				}
+				down = e
+			}
+		case <-ctx.Done():
+			if down != nil {
+				return down
+			}
+			return fmt.Errorf("no error reported: %w", ctx.Err())
+		}
+	}
+}
+
+func (f *confluentFamily) authFailed(err error) bool {
+	var e kafka.Error
+	return errors.As(err, &e) && e.Code() == kafka.ErrAuthentication
+}
+
+func (f *confluentFamily) produceOne(ctx context.Context, topic string, r rec) error {
+	return f.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, []rec{r})
+}
+
+func (f *confluentFamily) topicDenied(err error) bool {
+	var e kafka.Error
+	return errors.As(err, &e) && e.Code() == kafka.ErrTopicAuthorizationFailed
 }
 
 func (f *confluentFamily) createTopic(ctx context.Context, topic string, partitions int32) error {
@@ -135,12 +250,12 @@ func sendConfluent(ctx context.Context, p *kafka.Producer, topic string, recs []
 }
 
 func (f *confluentFamily) produce(ctx context.Context, topic string, o produceOpts, recs []rec) error {
-	p, err := kafka.NewProducer(f.conf(kafka.ConfigMap{
+	p, err := f.newProducer(kafka.ConfigMap{
 		"acks":               strconv.Itoa(int(o.acks)),
 		"compression.type":   o.codec,
 		"enable.idempotence": o.idempotent,
 		"linger.ms":          5,
-	}))
+	})
 	if err != nil {
 		return err
 	}
@@ -163,13 +278,13 @@ func (f *confluentFamily) consume(ctx context.Context, topic string, ends map[in
 	if readCommitted {
 		iso = "read_committed"
 	}
-	c, err := kafka.NewConsumer(f.conf(kafka.ConfigMap{
+	c, err := f.newConsumer(kafka.ConfigMap{
 		"group.id":             "compat-go-unused",
 		"enable.auto.commit":   false,
 		"isolation.level":      iso,
 		"fetch.wait.max.ms":    100,
 		"enable.partition.eof": true,
-	}))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +353,7 @@ func (f *confluentFamily) joinWith(topic string, out chan<- rec, group kafka.Con
 	for k, v := range group {
 		cm[k] = v
 	}
-	c, err := kafka.NewConsumer(f.conf(cm))
+	c, err := f.newConsumer(cm)
 	if err != nil {
 		return nil, err
 	}
@@ -388,11 +503,11 @@ func (f *confluentFamily) alterTopicConfig(ctx context.Context, topic, key, valu
 }
 
 func (f *confluentFamily) transact(ctx context.Context, topic, txnID string, commit bool, recs []rec) error {
-	p, err := kafka.NewProducer(f.conf(kafka.ConfigMap{
+	p, err := f.newProducer(kafka.ConfigMap{
 		"transactional.id":       txnID,
 		"transaction.timeout.ms": 30000,
 		"linger.ms":              5,
-	}))
+	})
 	if err != nil {
 		return err
 	}

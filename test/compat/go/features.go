@@ -133,6 +133,8 @@ type harness struct {
 	adm   *kadm.Client
 	nonce string
 	seq   atomic.Int64
+	// sec is the secured listeners and credentials, in the security part.
+	sec *secEnv
 }
 
 func newHarness(bootstrap string) (*harness, error) {
@@ -160,17 +162,23 @@ func (h *harness) name(fam family, what string) string {
 // topic creates a fresh topic with the harness.
 func (h *harness) topic(ctx context.Context, fam family, what string, partitions int32, configs map[string]*string) (string, error) {
 	name := h.name(fam, what)
+	return name, h.createTopic(ctx, name, partitions, configs)
+}
+
+// createTopic creates topic name with the harness and waits until every
+// broker knows it.
+func (h *harness) createTopic(ctx context.Context, name string, partitions int32, configs map[string]*string) error {
 	resp, err := h.adm.CreateTopic(ctx, partitions, 1, configs, name)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil {
-		return "", fmt.Errorf("harness create topic: %w", err)
+		return fmt.Errorf("harness create topic: %w", err)
 	}
 	if err := h.awaitEveryBroker(ctx, name, partitions); err != nil {
-		return "", fmt.Errorf("harness create topic: %w", err)
+		return fmt.Errorf("harness create topic: %w", err)
 	}
-	return name, nil
+	return nil
 }
 
 // awaitEveryBroker waits until every broker's own metadata has the topic

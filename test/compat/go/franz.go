@@ -10,7 +10,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // franzFamily is franz-go; old holds every client to the Kafka 2.1
@@ -18,6 +22,7 @@ import (
 type franzFamily struct {
 	bootstrap string
 	old       bool
+	sec       *security // nil: PLAINTEXT
 }
 
 func newFranzFamily(bootstrap string, old bool) *franzFamily {
@@ -39,7 +44,68 @@ func (f *franzFamily) client(opts ...kgo.Opt) (*kgo.Client, error) {
 	if f.old {
 		base = append(base, kgo.MaxVersions(kversion.V2_1_0()))
 	}
+	if f.sec != nil {
+		sec, err := f.securityOpts()
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, sec...)
+	}
 	return kgo.NewClient(append(base, opts...)...)
+}
+
+func (f *franzFamily) withSecurity(s security) (securedFamily, error) {
+	return &franzFamily{bootstrap: s.bootstrap, old: f.old, sec: &s}, nil
+}
+
+func (f *franzFamily) securityOpts() ([]kgo.Opt, error) {
+	s := f.sec
+	var opts []kgo.Opt
+	if s.tls() {
+		cfg, err := s.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	if s.sasl() {
+		switch s.mechanism {
+		case "PLAIN":
+			opts = append(opts, kgo.SASL(plain.Auth{User: s.user, Pass: s.password}.AsMechanism()))
+		case "SCRAM-SHA-256":
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.user, Pass: s.password}.AsSha256Mechanism()))
+		case "SCRAM-SHA-512":
+			opts = append(opts, kgo.SASL(scram.Auth{User: s.user, Pass: s.password}.AsSha512Mechanism()))
+		case "OAUTHBEARER":
+			opts = append(opts, kgo.SASL(oauth.Auth{Token: s.token}.AsMechanism()))
+		default:
+			return nil, fmt.Errorf("mechanism %s", s.mechanism)
+		}
+	}
+	return opts, nil
+}
+
+// login is one Metadata request, not retried.
+func (f *franzFamily) login(ctx context.Context) error {
+	cl, err := f.client(kgo.RequestRetries(0))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	return err
+}
+
+func (f *franzFamily) authFailed(err error) bool {
+	return errors.Is(err, kerr.SaslAuthenticationFailed)
+}
+
+func (f *franzFamily) produceOne(ctx context.Context, topic string, r rec) error {
+	return f.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, []rec{r})
+}
+
+func (f *franzFamily) topicDenied(err error) bool {
+	return errors.Is(err, kerr.TopicAuthorizationFailed)
 }
 
 func (f *franzFamily) admin() (*kadm.Client, func(), error) {

@@ -2,18 +2,97 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	kafka "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // kafkaGoFamily is segmentio/kafka-go.
-type kafkaGoFamily struct{ bootstrap string }
+type kafkaGoFamily struct {
+	bootstrap string
+	// tls and mech are the secured connection's, nil for PLAINTEXT.
+	tls  *tls.Config
+	mech sasl.Mechanism
+}
 
-func newKafkaGoFamily(bootstrap string) *kafkaGoFamily { return &kafkaGoFamily{bootstrap} }
+func newKafkaGoFamily(bootstrap string) *kafkaGoFamily { return &kafkaGoFamily{bootstrap: bootstrap} }
+
+func (f *kafkaGoFamily) withSecurity(s security) (securedFamily, error) {
+	g := &kafkaGoFamily{bootstrap: s.bootstrap}
+	if s.tls() {
+		cfg, err := s.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		g.tls = cfg
+	}
+	if s.sasl() {
+		var err error
+		switch s.mechanism {
+		case "PLAIN":
+			g.mech = plain.Mechanism{Username: s.user, Password: s.password}
+		case "SCRAM-SHA-256":
+			g.mech, err = scram.Mechanism(scram.SHA256, s.user, s.password)
+		case "SCRAM-SHA-512":
+			g.mech, err = scram.Mechanism(scram.SHA512, s.user, s.password)
+		case "OAUTHBEARER":
+			return nil, unsupported("kafka-go ships no OAUTHBEARER mechanism (sasl/plain, sasl/scram and sasl/aws_msk_iam only)")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// transport is a transport of the family's own: the shared default one
+// caches metadata.
+func (f *kafkaGoFamily) transport() *kafka.Transport {
+	return &kafka.Transport{ClientID: "samsa-compat-go", TLS: f.tls, SASL: f.mech}
+}
+
+// dialer is the readers' (they do not take a transport).
+func (f *kafkaGoFamily) dialer() *kafka.Dialer {
+	return &kafka.Dialer{ClientID: "samsa-compat-go", Timeout: 10 * time.Second, DualStack: true, TLS: f.tls, SASLMechanism: f.mech}
+}
+
+// login is one Metadata request.
+func (f *kafkaGoFamily) login(ctx context.Context) error {
+	_, err := f.client().Metadata(ctx, &kafka.MetadataRequest{})
+	return err
+}
+
+func (f *kafkaGoFamily) authFailed(err error) bool {
+	return errors.Is(err, kafka.SASLAuthenticationFailed)
+}
+
+// produceOne goes through a Conn: the Writer's transport learns topics from
+// a metadata listing of all of them, where Kafka leaves out those the
+// principal may not describe, so a denied topic looks unknown to it and it
+// waits for the topic to appear. DialLeader asks for the topic by name.
+func (f *kafkaGoFamily) produceOne(ctx context.Context, topic string, r rec) error {
+	conn, err := f.dialer().DialLeader(ctx, "tcp", seeds(f.bootstrap)[0], topic, 0)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if d, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(d)
+	}
+	_, err = conn.WriteMessages(kafka.Message{Key: r.Key, Value: r.Value})
+	return err
+}
+
+func (f *kafkaGoFamily) topicDenied(err error) bool {
+	return errors.Is(err, kafka.TopicAuthorizationFailed)
+}
 
 func (f *kafkaGoFamily) name() string    { return "segmentio/kafka-go" }
 func (f *kafkaGoFamily) version() string { return moduleVersion("github.com/segmentio/kafka-go") }
@@ -25,8 +104,7 @@ func (f *kafkaGoFamily) version() string { return moduleVersion("github.com/segm
 func (f *kafkaGoFamily) nullAware() bool { return false }
 
 func (f *kafkaGoFamily) client() *kafka.Client {
-	// A transport of its own: the shared default one caches metadata.
-	return &kafka.Client{Addr: kafka.TCP(seeds(f.bootstrap)...), Timeout: 20 * time.Second, Transport: &kafka.Transport{ClientID: "samsa-compat-go"}}
+	return &kafka.Client{Addr: kafka.TCP(seeds(f.bootstrap)...), Timeout: 20 * time.Second, Transport: f.transport()}
 }
 
 func (f *kafkaGoFamily) createTopic(ctx context.Context, topic string, partitions int32) error {
@@ -95,7 +173,7 @@ func (f *kafkaGoFamily) produce(ctx context.Context, topic string, o produceOpts
 	w := &kafka.Writer{
 		Addr:      kafka.TCP(seeds(f.bootstrap)...),
 		Topic:     topic,
-		Transport: &kafka.Transport{ClientID: "samsa-compat-go"},
+		Transport: f.transport(),
 		// The partition rides in WriterData: kafka-go's Partition field
 		// is read-only on the writing side.
 		Balancer:     kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.WriterData.(int) }),
@@ -126,7 +204,7 @@ func (f *kafkaGoFamily) consume(ctx context.Context, topic string, ends map[int3
 	}
 	got := map[int32][]rec{}
 	for p, e := range ends {
-		rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), Topic: topic, Partition: int(p),
+		rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), Topic: topic, Partition: int(p), Dialer: f.dialer(),
 			MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, IsolationLevel: iso})
 		last := int64(-1)
 		for !e.reached(rd.Offset(), last) {
@@ -153,7 +231,7 @@ type kafkaGoMember struct {
 }
 
 func (f *kafkaGoFamily) join(ctx context.Context, topic, group string, out chan<- rec) (member, error) {
-	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), GroupID: group, Topic: topic,
+	rd := kafka.NewReader(kafka.ReaderConfig{Brokers: seeds(f.bootstrap), GroupID: group, Topic: topic, Dialer: f.dialer(),
 		StartOffset: kafka.FirstOffset, CommitInterval: 0, HeartbeatInterval: 500 * time.Millisecond,
 		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, JoinGroupBackoff: 500 * time.Millisecond})
 	rctx, cancel := context.WithCancel(context.Background())

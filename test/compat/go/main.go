@@ -2,8 +2,10 @@
 // client families (franz-go, sarama, segmentio/kafka-go,
 // confluent-kafka-go, and franz-go held to the Kafka 2.1 protocol) and
 // appends one result line per client and feature to $COMPAT_RESULTS. See
-// test/compat/README.md for the contract. It exits 1 when any result is a
-// fail.
+// test/compat/README.md for the contract. With COMPAT_PART=security it runs
+// the security features instead, over the secured listeners lib.sh's
+// start_secure_samsa exports (security.go). It exits 1 when any result is
+// a fail.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +174,24 @@ func main() {
 		os.Exit(2)
 	}
 	defer h.close()
+	// The security part (README, "Security") runs its own features against
+	// the secured broker; SAMSA_BOOTSTRAP is its PLAINTEXT listener, for
+	// the harness.
+	feats, funcs := features, featureFuncs
+	security := os.Getenv("COMPAT_PART") == "security"
+	if security {
+		if h.sec, err = loadSecEnv(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		feats, funcs = securityFeatures, securityFuncs
+		if h.sec.authorizer == "" {
+			// Without an authorizer nothing a client sees depends on its
+			// principal: the check is left out rather than faked.
+			feats = slices.DeleteFunc(slices.Clone(feats), func(f string) bool { return f == "mtls-principal" })
+			fmt.Println("mtls-principal: not run, the broker has no authorizer (SAMSA_AUTHORIZER is empty)")
+		}
+	}
 
 	fams := []family{
 		newFranzFamily(bootstrap, false),
@@ -190,13 +211,13 @@ func main() {
 		go func() {
 			defer wg.Done()
 			got := map[string]string{}
-			for _, feat := range features {
-				r := runFeature(h, fam, feat, featureFuncs[feat])
+			for _, feat := range feats {
+				r := runFeature(h, fam, feat, funcs[feat])
 				got[feat] = r.Result
 				out.add(r)
 				results[i] = append(results[i], r)
 			}
-			if of, ok := fam.(*franzFamily); ok && of.old {
+			if of, ok := fam.(*franzFamily); ok && of.old && !security {
 				r := oldProtocolEra(of, got)
 				out.add(r)
 				results[i] = append(results[i], r)

@@ -8,11 +8,15 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/xdg-go/scram"
 )
 
-type saramaFamily struct{ bootstrap string }
+type saramaFamily struct {
+	bootstrap string
+	sec       *security // nil: PLAINTEXT
+}
 
-func newSaramaFamily(bootstrap string) *saramaFamily { return &saramaFamily{bootstrap} }
+func newSaramaFamily(bootstrap string) *saramaFamily { return &saramaFamily{bootstrap: bootstrap} }
 
 func (f *saramaFamily) name() string    { return "sarama" }
 func (f *saramaFamily) version() string { return moduleVersion("github.com/IBM/sarama") }
@@ -30,7 +34,107 @@ func (f *saramaFamily) config() *sarama.Config {
 	cfg.Consumer.Offsets.AutoCommit.Enable = false
 	cfg.Consumer.Group.Heartbeat.Interval = 500 * time.Millisecond
 	cfg.Metadata.Retry.Backoff = 100 * time.Millisecond
+	if f.sec != nil {
+		f.secure(cfg)
+	}
 	return cfg
+}
+
+func (f *saramaFamily) withSecurity(s security) (securedFamily, error) {
+	g := &saramaFamily{bootstrap: s.bootstrap, sec: &s}
+	if s.tls() {
+		// Read once: config() has no error to return.
+		if _, err := s.tlsConfig(); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// secure sets cfg's TLS and SASL. SASL goes through SaslHandshake v1 and
+// SaslAuthenticate: sarama's default, v0, frames the exchange in bare
+// tokens, which have no room for an error, so a refused login would be a
+// closed connection rather than SASL_AUTHENTICATION_FAILED.
+func (f *saramaFamily) secure(cfg *sarama.Config) {
+	s := f.sec
+	if s.tls() {
+		tc, _ := s.tlsConfig() // checked by withSecurity
+		cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, tc
+	}
+	if !s.sasl() {
+		return
+	}
+	cfg.Net.SASL.Enable = true
+	cfg.Net.SASL.Version = sarama.SASLHandshakeV1
+	cfg.Net.SASL.Mechanism = sarama.SASLMechanism(s.mechanism)
+	cfg.Net.SASL.User, cfg.Net.SASL.Password = s.user, s.password
+	switch s.mechanism {
+	case "SCRAM-SHA-256":
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &xdgSCRAM{hash: scram.SHA256} }
+	case "SCRAM-SHA-512":
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &xdgSCRAM{hash: scram.SHA512} }
+	case "OAUTHBEARER":
+		cfg.Net.SASL.TokenProvider = staticToken(s.token)
+	}
+}
+
+// login is a new client: sarama fetches metadata when it starts.
+func (f *saramaFamily) login(ctx context.Context) error {
+	cfg := f.config()
+	cfg.Metadata.Retry.Max = 0
+	client, err := sarama.NewClient(seeds(f.bootstrap), cfg)
+	if err != nil {
+		return err
+	}
+	return client.Close()
+}
+
+func (f *saramaFamily) authFailed(err error) bool {
+	return errors.Is(err, sarama.ErrSASLAuthenticationFailed)
+}
+
+func (f *saramaFamily) produceOne(ctx context.Context, topic string, r rec) error {
+	return f.produce(ctx, topic, produceOpts{codec: "none", acks: -1}, []rec{r})
+}
+
+// topicDenied looks into a SyncProducer's ProducerErrors, which does not
+// unwrap.
+func (f *saramaFamily) topicDenied(err error) bool {
+	var pes sarama.ProducerErrors
+	if errors.As(err, &pes) {
+		for _, pe := range pes {
+			if errors.Is(pe.Err, sarama.ErrTopicAuthorizationFailed) {
+				return true
+			}
+		}
+	}
+	return errors.Is(err, sarama.ErrTopicAuthorizationFailed)
+}
+
+// xdgSCRAM is the SCRAM client sarama has its users supply (as its own
+// examples do, with xdg-go/scram).
+type xdgSCRAM struct {
+	hash scram.HashGeneratorFcn
+	conv *scram.ClientConversation
+}
+
+func (x *xdgSCRAM) Begin(user, pass, authzID string) error {
+	c, err := x.hash.NewClient(user, pass, authzID)
+	if err != nil {
+		return err
+	}
+	x.conv = c.NewConversation()
+	return nil
+}
+
+func (x *xdgSCRAM) Step(challenge string) (string, error) { return x.conv.Step(challenge) }
+func (x *xdgSCRAM) Done() bool                            { return x.conv.Done() }
+
+// staticToken hands sarama the same OAUTHBEARER token every time.
+type staticToken string
+
+func (t staticToken) Token() (*sarama.AccessToken, error) {
+	return &sarama.AccessToken{Token: string(t)}, nil
 }
 
 // connected is a client whose connections to every broker are open: a
@@ -169,7 +273,13 @@ func (f *saramaFamily) produce(ctx context.Context, topic string, o produceOpts,
 	for i, r := range recs {
 		msgs[i] = toSarama(topic, r)
 	}
-	return p.SendMessages(msgs)
+	err = p.SendMessages(msgs)
+	// ProducerErrors says only how many failed: the first one's cause too.
+	var pes sarama.ProducerErrors
+	if errors.As(err, &pes) && len(pes) > 0 {
+		return fmt.Errorf("%w (the first: %v)", err, pes[0].Err)
+	}
+	return err
 }
 
 // consume: a sarama PartitionConsumer tells no position and drops control

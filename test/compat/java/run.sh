@@ -3,7 +3,9 @@
 # command-line tools run through their main classes, and a Kafka Streams word
 # count under exactly_once_v2 (WordCount.java), all of one pinned Kafka
 # version (pom.xml). Contract in ../README.md: SAMSA_BOOTSTRAP, COMPAT_RESULTS,
-# COMPAT_CACHE (Maven's local repository goes in $COMPAT_CACHE/m2).
+# COMPAT_CACHE (Maven's local repository goes in $COMPAT_CACHE/m2). With
+# COMPAT_PART=security it runs the Java client's security part instead
+# (Security.java) and neither the tools nor Streams.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -19,6 +21,13 @@ java_features=(create-topic delete-topic produce-none produce-gzip produce-snapp
   list-offsets reset-offsets describe-configs idempotent-produce transactions)
 tool_features=(tool-topic-create tool-topic-describe tool-topic-alter tool-console-producer tool-console-consumer
   tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf)
+security_features=(ssl mtls $([ -n "${SAMSA_AUTHORIZER:-}" ] && echo mtls-principal) sasl-plain sasl-scram-sha-256 sasl-scram-sha-512 sasl-oauthbearer
+  sasl-ssl-plain sasl-ssl-scram-sha-256 sasl-ssl-scram-sha-512 sasl-ssl-oauthbearer
+  auth-wrong-password auth-unknown-user auth-expired-token auth-no-client-certificate)
+security=0
+if [ "${COMPAT_PART:-}" = security ]; then
+  security=1 java_features=("${security_features[@]}") tool_features=()
+fi
 kafka_version=$(sed -n 's|.*<kafka.version>\(.*\)</kafka.version>.*|\1|p' pom.xml)
 
 # ---------------------------------------------------------------- build
@@ -35,7 +44,7 @@ if ! build; then
   echo "java: maven build failed:"; tail -n 40 target/build.log
   for f in "${java_features[@]}"; do result java-client "$kafka_version" "$f" fail "maven build failed"; done
   for f in "${tool_features[@]}"; do result kafka-tools "$kafka_version" "$f" fail "maven build failed"; done
-  result kafka-streams "$kafka_version" streams-wordcount-eos fail "maven build failed"
+  [ $security = 1 ] || result kafka-streams "$kafka_version" streams-wordcount-eos fail "maven build failed"
   exit 1
 fi
 echo "java: built in $(( $(date +%s) - t0 ))s"
@@ -45,6 +54,20 @@ JAVA=(java -Xmx512m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.si
 TOOL_JAVA=(java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Dorg.slf4j.simpleLogger.logFile=System.err -cp "$CP")
 failed=0
+
+# -------------------------------------------- the security part, on its own
+if [ $security = 1 ]; then
+  echo "java: client security features"
+  if ! timeout 300 "${JAVA[@]}" -Dcompat.timeout=60 samsa.compat.Security "$COMPAT_RESULTS" 2>"$logs/security.err"; then
+    failed=1
+    echo "-- Security stderr tail:"; grep -v '^\s*at ' "$logs/security.err" | tail -n 30
+  fi
+  for f in "${java_features[@]}"; do
+    grep -q "\"client\": *\"java-client\".*\"feature\": *\"$f\"" "$COMPAT_RESULTS" ||
+      result java-client "$kafka_version" "$f" fail "not reached: the client run timed out after 300s"
+  done
+  exit $failed
+fi
 
 # ------------------------------------------------------ (a) the Java client
 echo "java: client features"

@@ -69,15 +69,20 @@ const logCreator = () => ({ namespace, level, label, log }) => {
   process.stderr.write(`[kafkajs ${label} ${namespace}] ${message}${rest}\n`)
 }
 
-const kafka = new Kafka({
-  clientId: 'samsa-compat-kafkajs',
-  brokers: BOOTSTRAP.split(','),
-  logLevel: process.env.KAFKAJS_LOG_LEVEL ? logLevel[process.env.KAFKAJS_LOG_LEVEL] : logLevel.ERROR,
-  logCreator,
-  connectionTimeout: 3000,
-  requestTimeout: 15000,
-  retry: { initialRetryTime: 100, retries: 6, maxRetryTime: 2000 },
-})
+// newKafka is a client with the suite's options; conn may replace brokers
+// and add ssl and sasl (the security part).
+const newKafka = (conn = {}) =>
+  new Kafka({
+    clientId: 'samsa-compat-kafkajs',
+    brokers: BOOTSTRAP.split(','),
+    logLevel: process.env.KAFKAJS_LOG_LEVEL ? logLevel[process.env.KAFKAJS_LOG_LEVEL] : logLevel.ERROR,
+    logCreator,
+    connectionTimeout: 3000,
+    requestTimeout: 15000,
+    retry: { initialRetryTime: 100, retries: 6, maxRetryTime: 2000 },
+    ...conn,
+  })
+const kafka = newKafka()
 
 // apiName -> {key, versions:Set}: every request any client of the suite sent.
 const apiUse = new Map()
@@ -108,9 +113,11 @@ function errText(e) {
 }
 
 // A feature's context: creates clients and disconnects them all at the end.
+// kafka makes them (a secured one in the security part).
 class Ctx {
   constructor(name) {
     this.name = name
+    this.kafka = kafka
     this.clients = []
     this.closed = false
     this.seq = 0
@@ -133,14 +140,14 @@ class Ctx {
     this.clients.push(client)
     return instrument(client)
   }
-  async admin() {
-    const a = this.track(kafka.admin({ retry: { retries: 6 } }))
+  async admin(retry = { retries: 6 }) {
+    const a = this.track(this.kafka.admin({ retry }))
     await a.connect()
     return a
   }
   async producer(opts = {}) {
     const p = this.track(
-      kafka.producer({
+      this.kafka.producer({
         allowAutoTopicCreation: false,
         createPartitioner: Partitioners.DefaultPartitioner,
         ...opts,
@@ -151,7 +158,7 @@ class Ctx {
   }
   consumer(opts = {}) {
     return this.track(
-      kafka.consumer({
+      this.kafka.consumer({
         allowAutoTopicCreation: false,
         sessionTimeout: 10000,
         rebalanceTimeout: 20000,
@@ -888,7 +895,15 @@ async function main() {
   })
 }
 
-main()
+// COMPAT_PART=security runs the security part's features instead (security.js).
+const part =
+  process.env.COMPAT_PART === 'security'
+    ? () =>
+        require('./security').run({
+          feature, check, createTopic, records, inject, readToEnd, sameRecords, errText, newKafka,
+        })
+    : main
+part()
   .catch(e => {
     console.error('suite error:', errText(e))
     failed++

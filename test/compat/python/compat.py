@@ -9,6 +9,9 @@ Every feature runs in a child process of its own (``compat.py --one CLIENT
 FEATURE``) with a timeout, so a hung client cannot stall the suite. The
 parent runs up to $COMPAT_PY_JOBS (default 2) children at once.
 
+With COMPAT_PART=security it runs the security part's features instead
+(security.py), against the secured broker the README's variables describe.
+
 Usage:
     compat.py                       run everything
     compat.py --only FEATURE[,..]   run some features for both clients
@@ -28,7 +31,12 @@ import traceback
 import uuid
 from collections import Counter
 
+# security.py imports this file as "compat": the same module, not a second
+# copy with exception classes of its own, when it runs as the main script.
+sys.modules.setdefault("compat", sys.modules[__name__])
+
 BOOTSTRAP = os.environ.get("SAMSA_BOOTSTRAP", "127.0.0.1:9092")
+SECURITY = os.environ.get("COMPAT_PART") == "security"
 RUN_ID = os.environ.get("COMPAT_PY_RUN_ID") or uuid.uuid4().hex[:6]
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
@@ -267,7 +275,7 @@ class Confluent:
         from confluent_kafka.admin import AdminClient
         self.ck = confluent_kafka
         self.dl = deadline
-        self.admin = AdminClient({"bootstrap.servers": BOOTSTRAP})
+        self.admin = AdminClient(self.conf())
 
     @staticmethod
     def version():
@@ -705,12 +713,17 @@ class KafkaPython:
         from kafka.admin import KafkaAdminClient
         self.k = kafka
         self.dl = deadline
-        self.admin = KafkaAdminClient(bootstrap_servers=BOOTSTRAP, request_timeout_ms=15000)
+        self.admin = KafkaAdminClient(request_timeout_ms=15000, **self.kw())
 
     @staticmethod
     def version():
         from importlib.metadata import version
         return version("kafka-python")
+
+    def kw(self):
+        """What every client of this class connects with (the security
+        part's subclass adds its listener's settings)."""
+        return {"bootstrap_servers": BOOTSTRAP}
 
     def create(self, topic, partitions=3, config=None):
         self.admin.create_topics({topic: {"num_partitions": partitions, "replication_factor": 1,
@@ -730,7 +743,7 @@ class KafkaPython:
 
     def producer(self, **kw):
         kw.setdefault("linger_ms", 20)
-        return self.k.KafkaProducer(bootstrap_servers=BOOTSTRAP, **kw)
+        return self.k.KafkaProducer(**self.kw(), **kw)
 
     def produce(self, p, topic, records, flush=True):
         futs = []
@@ -756,7 +769,7 @@ class KafkaPython:
         offset for read_committed (KafkaConsumer.end_offsets, which asks
         with the consumer's isolation level)."""
         TP = self.k.TopicPartition
-        c = self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=None, isolation_level=isolation)
+        c = self.k.KafkaConsumer(**self.kw(), group_id=None, isolation_level=isolation)
         try:
             return {tp.partition: o for tp, o in c.end_offsets([TP(topic, p) for p in range(partitions)]).items()}
         finally:
@@ -772,7 +785,7 @@ class KafkaPython:
         if not INJECT_DUPLICATE:
             return
         part, key, value = last_of_a_partition(acked)
-        p = self.k.KafkaProducer(bootstrap_servers=BOOTSTRAP, acks="all")
+        p = self.k.KafkaProducer(**self.kw(), acks="all")
         try:
             p.send(topic, key=key, value=value, partition=part).get(timeout=10)
         finally:
@@ -783,7 +796,7 @@ class KafkaPython:
         offsets (taken now, for the isolation level)."""
         TP = self.k.TopicPartition
         ends = self.end_offsets(topic, partitions, isolation)
-        c = self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=None, enable_auto_commit=False,
+        c = self.k.KafkaConsumer(**self.kw(), group_id=None, enable_auto_commit=False,
                                  isolation_level=isolation, auto_offset_reset="earliest")
         try:
             tps = [TP(topic, p) for p in range(partitions)]
@@ -823,7 +836,7 @@ class KafkaPython:
                     out.append(r if raw else (r.partition, r.offset, r.key, r.value))
 
     def group_consumer(self, group, **kw):
-        return self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=group, enable_auto_commit=False,
+        return self.k.KafkaConsumer(**self.kw(), group_id=group, enable_auto_commit=False,
                                     auto_offset_reset="earliest", session_timeout_ms=10000,
                                     heartbeat_interval_ms=1000, **kw)
 
@@ -968,7 +981,7 @@ class KafkaPython:
             got = self.admin.list_partition_offsets({tp: spec})[tp].offset
             if got != want:
                 bad.append("admin %s: %s, want %d" % (what, got, want))
-        c = self.k.KafkaConsumer(bootstrap_servers=BOOTSTRAP, group_id=None)
+        c = self.k.KafkaConsumer(**self.kw(), group_id=None)
         try:
             lo, hi = c.beginning_offsets([tp])[tp], c.end_offsets([tp])[tp]
             if (lo, hi) != (0, 10):
@@ -1139,13 +1152,17 @@ def run_one(client, feature):
     dl = Deadline(timeout - 3)
     res, detail = "pass", ""
     try:
-        impl = IMPLS[client](dl)
-        if feature.startswith("produce-"):
-            impl.produce_codec(feature, feature[len("produce-"):])
-        elif feature.startswith("acks-"):
-            impl.acks(feature, feature[len("acks-"):])
+        if SECURITY:
+            import security
+            detail = security.run(client, feature, dl)
         else:
-            getattr(impl, "f_" + feature.replace("-", "_"))(feature)
+            impl = IMPLS[client](dl)
+            if feature.startswith("produce-"):
+                impl.produce_codec(feature, feature[len("produce-"):])
+            elif feature.startswith("acks-"):
+                impl.acks(feature, feature[len("acks-"):])
+            else:
+                getattr(impl, "f_" + feature.replace("-", "_"))(feature)
     except Unsupported as e:
         res, detail = "unsupported", str(e)
     except Failure as e:
@@ -1181,9 +1198,18 @@ def main(argv):
     versions = {c: IMPLS[c].version() for c in clients}
     print("python compat: bootstrap %s, run %s, %s" % (
         BOOTSTRAP, RUN_ID, ", ".join("%s %s" % kv for kv in versions.items())), flush=True)
-    jobs = [(c, f) for c in clients for f in FEATURES if only is None or f in only]
+    features = FEATURES
+    if SECURITY:
+        import security
+        features = security.FEATURES
+        if not os.environ.get("SAMSA_AUTHORIZER"):
+            # Without an authorizer nothing a client sees depends on its
+            # principal: the check is left out rather than faked.
+            features = [f for f in features if f != "mtls-principal"]
+            print("mtls-principal: not run, the broker has no authorizer (SAMSA_AUTHORIZER is empty)")
+    jobs = [(c, f) for c in clients for f in features if only is None or f in only]
     # interleave the clients so the parallel workers run different clients
-    jobs.sort(key=lambda j: (FEATURES.index(j[1]), clients.index(j[0])))
+    jobs.sort(key=lambda j: (features.index(j[1]), clients.index(j[0])))
     q = queue.Queue()
     for j in jobs:
         q.put(j)

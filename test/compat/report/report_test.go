@@ -23,7 +23,7 @@ func TestRender(t *testing.T) {
 	if len(results) != 6 {
 		t.Fatalf("%d results, want 6", len(results))
 	}
-	doc := render(results, nil, meta{Date: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Samsa: "v0.1-3-gabc-dirty"})
+	doc := render(results, nil, nil, meta{Date: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), Samsa: "v0.1-3-gabc-dirty"})
 	lines := strings.Split(doc, "\n")
 	find := func(prefix string) string {
 		t.Helper()
@@ -78,7 +78,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestRenderNoResults(t *testing.T) {
-	doc := render(nil, nil, meta{Date: time.Unix(0, 0)})
+	doc := render(nil, nil, nil, meta{Date: time.Unix(0, 0)})
 	if !strings.Contains(doc, "No results.") || strings.Contains(doc, "against Samsa") {
 		t.Errorf("doc:\n%s", doc)
 	}
@@ -95,7 +95,7 @@ func TestParseBadLine(t *testing.T) {
 func TestRenderCluster(t *testing.T) {
 	single := []result{{Client: "sarama", Version: "v1", Feature: "acks-all", Result: "pass"}}
 	cluster := []result{{Client: "sarama", Version: "v1", Feature: "acks-all", Result: "fail", Detail: "NOT_ENOUGH_REPLICAS"}}
-	doc := render(single, cluster, meta{Date: time.Unix(0, 0), ClusterNodes: 3})
+	doc := render(single, cluster, nil, meta{Date: time.Unix(0, 0), ClusterNodes: 3})
 	one, three := strings.Index(doc, "## Against one node"), strings.Index(doc, "## Against a cluster of 3 brokers")
 	if one < 0 || three < one {
 		t.Fatalf("sections missing or out of order:\n%s", doc)
@@ -109,7 +109,40 @@ func TestRenderCluster(t *testing.T) {
 	if d := "- ❌ **sarama v1** `acks-all`: NOT_ENOUGH_REPLICAS"; strings.Index(doc, d) < three {
 		t.Errorf("the cluster's failure is not in its section:\n%s", doc)
 	}
-	if strings.Contains(render(single, nil, meta{Date: time.Unix(0, 0)}), "cluster of") {
+	if strings.Contains(render(single, nil, nil, meta{Date: time.Unix(0, 0)}), "cluster of") {
 		t.Error("a cluster section without cluster results")
+	}
+}
+
+// TestRenderSecurity: the security part's results get a table of their
+// own, last, whose rows are the security features only, in the README's
+// order.
+func TestRenderSecurity(t *testing.T) {
+	single := []result{{Client: "kafkajs", Version: "2", Feature: "acks-all", Result: "pass"}}
+	cluster := []result{{Client: "kafkajs", Version: "2", Feature: "acks-all", Result: "pass"}}
+	security := []result{
+		{Client: "kafkajs", Version: "2", Feature: "auth-expired-token", Result: "pass"},
+		{Client: "kafkajs", Version: "2", Feature: "sasl-plain", Result: "pass"},
+		{Client: "kcat", Version: "1.7.1", Feature: "auth-expired-token", Result: "unsupported", Detail: "no token callback"},
+	}
+	doc := render(single, cluster, security, meta{Date: time.Unix(0, 0), ClusterNodes: 3})
+	three, sec := strings.Index(doc, "## Against a cluster"), strings.Index(doc, "## Security: every protocol and mechanism")
+	if three < 0 || sec < three {
+		t.Fatalf("sections missing or out of order:\n%s", doc)
+	}
+	table := doc[sec:]
+	if strings.Contains(table, "acks-all") || strings.Contains(doc[:sec], "sasl-plain") {
+		t.Errorf("features in the wrong table:\n%s", doc)
+	}
+	if !strings.Contains(table, "| feature | kafkajs 2 | kcat 1.7.1 |") ||
+		!strings.Contains(table, "| `auth-expired-token` | ✅ | — |") || !strings.Contains(table, "| `ssl` |  |  |") {
+		t.Errorf("security table:\n%s", table)
+	}
+	if strings.Index(table, "| `ssl`") > strings.Index(table, "| `sasl-plain`") ||
+		strings.Index(table, "| `sasl-plain`") > strings.Index(table, "| `auth-expired-token`") {
+		t.Errorf("rows out of the README's order:\n%s", table)
+	}
+	if !strings.Contains(table, "- — **kcat 1.7.1** `auth-expired-token`: no token callback\n") {
+		t.Errorf("details:\n%s", table)
 	}
 }

@@ -68,6 +68,8 @@ public final class Compat {
     static final long FEATURE_TIMEOUT_S = Long.getLong("compat.timeout", 60);
 
     static String bootstrap;
+    /** Settings every client of the suite gets too: the security part's (Security). */
+    static final Properties security = new Properties();
     static String resultsFile;
     static String version = kafkaVersion();
     static boolean anyFailed = false;
@@ -82,6 +84,13 @@ public final class Compat {
     static final class Unsupported extends Exception {
         Unsupported(String why) {
             super(why);
+        }
+    }
+
+    /** The feature passed, with a remark for the detail. */
+    static final class Passed extends Exception {
+        Passed(String note) {
+            super(note);
         }
     }
 
@@ -109,6 +118,15 @@ public final class Compat {
         features.put("idempotent-produce", Compat::idempotentProduce);
         features.put("transactions", Compat::transactions);
 
+        runFeatures(features, only);
+        System.exit(anyFailed ? 1 : 0);
+    }
+
+    /**
+     * Runs features in order, each under FEATURE_TIMEOUT_S, and writes one
+     * result line each (only: their names, empty for all).
+     */
+    static void runFeatures(Map<String, Body> features, Set<String> only) throws IOException, InterruptedException {
         ExecutorService pool = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r);
             t.setDaemon(true);
@@ -136,6 +154,8 @@ public final class Compat {
                 if (c instanceof Unsupported) {
                     res = "unsupported";
                     detail = c.getMessage();
+                } else if (c instanceof Passed) {
+                    detail = c.getMessage();
                 } else {
                     res = "fail";
                     detail = describe(c);
@@ -146,7 +166,6 @@ public final class Compat {
             result(f.getKey(), res, detail);
         }
         pool.shutdownNow();
-        System.exit(anyFailed ? 1 : 0);
     }
 
     /** The kafka-clients version, from the properties file in its jar. */
@@ -225,6 +244,7 @@ public final class Compat {
     static Admin admin() {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 15000);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000);
         return Admin.create(p);
@@ -233,6 +253,7 @@ public final class Compat {
     static KafkaProducer<byte[], byte[]> producer(Object... kv) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30000);
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 15000);
@@ -246,6 +267,7 @@ public final class Compat {
     static KafkaConsumer<byte[], byte[]> consumer(Object... kv) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(security);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30000);
@@ -294,6 +316,7 @@ public final class Compat {
         for (String addr : bootstrap.split(",")) {
             Properties p = new Properties();
             p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, addr);
+            p.putAll(security);
             p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000);
             try (Admin one = Admin.create(p)) {
                 while (true) {
