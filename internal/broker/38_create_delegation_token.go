@@ -12,14 +12,23 @@ package broker
 // renewed and lives at most delegation.token.max.lifetime.ms, or
 // MaxLifetimeMillis when positive and shorter.
 //
-// Refused, as Kafka's KafkaApis and ControllerApis:
+// Refused, as Kafka's KafkaApis and ControllerApis, in their order:
 //   - DELEGATION_TOKEN_REQUEST_NOT_ALLOWED from a connection that logged
 //     in with a delegation token, or did not authenticate (PLAINTEXT, SSL
 //     without a client certificate);
+//   - DELEGATION_TOKEN_AUTHORIZATION_FAILED for an owner other than the
+//     requester without CREATE_TOKENS on the USER resource named by the
+//     owner (Type:Name, KIP-373); a requester may always create tokens
+//     for itself (Authorization, below);
 //   - INVALID_PRINCIPAL_TYPE for a renewer that is not a User (and, where
 //     Kafka would fail on a null, for an owner name without a type);
 //   - DELEGATION_TOKEN_AUTH_DISABLED without delegation.token.secret.key on
 //     the controller.
+//
+// Authorization (authz.go): the one check above, made by the broker the
+// client reached and again, with the Envelope's principal and client
+// address, by the controller it forwards to, as Kafka's KafkaApis and
+// ControllerApis both make it; audited when denied.
 //
 // The broker applies the image before it answers, so the token logs in at
 // once. In a quorum a broker that is not the active controller forwards the
@@ -72,10 +81,9 @@ func (b *Broker) createDelegationToken(r tokenRequester, clientID string, req *k
 	if !r.allowed() {
 		return failed(kerr.DelegationTokenRequestNotAllowed.Code), nil
 	}
-	// authorization: CREATE_TOKENS on the USER resource owner.String() when
-	// the owner is not the requester, else DELEGATION_TOKEN_AUTHORIZATION_FAILED
-	// (Kafka's KafkaApis.handleCreateTokenRequest); a requester may always
-	// create tokens for itself.
+	if owner != r.principal && !b.authorizeToken(r, kmsg.ACLOperationCreateTokens, kmsg.ACLResourceTypeUser, owner.String()) {
+		return failed(kerr.DelegationTokenAuthorizationFailed.Code), nil
+	}
 	renewers := make([]auth.Principal, len(req.Renewers))
 	for i, rn := range req.Renewers {
 		renewers[i] = auth.Principal{Type: rn.PrincipalType, Name: rn.PrincipalName}

@@ -17,6 +17,11 @@ package broker
 // logged in, or connections.max.reauth.ms), as in Kafka. In a quorum a
 // broker that is not the active controller forwards the request in an
 // Envelope. Version 0, which Kafka 4 removed (KIP-896), is not served.
+//
+// Authorization: no ACL, as in Kafka (KafkaApis, ControllerApis and
+// DelegationTokenControlManager check none): who may act on a token is
+// its owner and renewers, which the controller checks
+// (DELEGATION_TOKEN_OWNER_MISMATCH above), even for a super user.
 
 import (
 	"context"

@@ -15,6 +15,14 @@ package broker
 // unauthenticated connection, DELEGATION_TOKEN_AUTH_DISABLED without
 // delegation.token.secret.key on this broker. Version 0, which Kafka 4
 // removed (KIP-896), is not served.
+//
+// Authorization (authz.go), as Kafka's DelegationTokenManager.filterToken:
+// of the tokens the owner list selects, the principal sees those it owns
+// or may renew, and any other only with DESCRIBE on the DELEGATION_TOKEN
+// resource named by the token's ID or DESCRIBE_TOKENS on the USER resource
+// named by its owner (Type:Name, KIP-373); the rest are left out, with no
+// error. The checks are audited, as Kafka logs them. Without an authorizer
+// everyone sees every token, as in Kafka.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,14 +58,23 @@ func handleDescribeDelegationToken(b *Broker, c *conn, req *kmsg.DescribeDelegat
 		if !ownedByOneOf(t, req.Owners) {
 			continue
 		}
-		// authorization: unless t.OwnerOrRenewer(r.principal.String()),
-		// DESCRIBE on the DELEGATION_TOKEN resource t.TokenID or
-		// DESCRIBE_TOKENS on the USER resource t.Owner, else the token is
-		// left out (Kafka's DelegationTokenManager.filterToken); without an
-		// authorizer everyone sees every token, as in Kafka.
+		if !b.mayDescribeToken(r, t) {
+			continue
+		}
 		resp.TokenDetails = append(resp.TokenDetails, describedToken(t, secret))
 	}
 	return resp, nil
+}
+
+// mayDescribeToken is Kafka's DelegationTokenManager.filterToken: its
+// owner and renewers see a token; anyone else needs DESCRIBE on the
+// DELEGATION_TOKEN resource of its ID or, failing that, DESCRIBE_TOKENS on
+// the USER resource of its owner. Both checks are audited when denied, as
+// KafkaApis makes them with logIfDenied left true.
+func (b *Broker) mayDescribeToken(r tokenRequester, t metadata.DelegationToken) bool {
+	return t.OwnerOrRenewer(r.principal.String()) ||
+		b.authorizeToken(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeDelegationToken, t.TokenID) ||
+		b.authorizeToken(r, kmsg.ACLOperationDescribeTokens, kmsg.ACLResourceTypeUser, t.Owner)
 }
 
 // ownedByOneOf: a null owner list selects every token, else a token one

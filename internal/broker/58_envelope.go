@@ -18,9 +18,20 @@ package broker
 // UNSUPPORTED_VERSION for an inner request that does not parse or whose
 // version is not served; INVALID_REQUEST for an API that is not carried
 // this way; PRINCIPAL_DESERIALIZATION_FAILURE for a principal that does
-// not decode.
+// not decode; INVALID_REQUEST for a client address that is not 4 or 16
+// bytes (InetAddress.getByAddress).
+//
+// Authorization (authz.go): CLUSTER_ACTION on the CLUSTER resource, before
+// anything else, else CLUSTER_AUTHORIZATION_FAILED in the Envelope's
+// error (Kafka's ControllerApis.handleEnvelopeRequest): only brokers
+// forward, as the ANONYMOUS of super.users over PLAINTEXT. The inner
+// request is then authorized as its handler authorizes a client's, with
+// the principal and client address the Envelope carries (a denial is
+// audited on this connection, naming them).
 
 import (
+	"net"
+
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,10 +44,11 @@ func init() {
 }
 
 func handleEnvelope(b *Broker, c *conn, req *kmsg.EnvelopeRequest) (kmsg.Response, error) {
-	// authorization: CLUSTER_ACTION on the CLUSTER resource, else
-	// CLUSTER_AUTHORIZATION_FAILED (Kafka's
-	// ControllerApis.handleEnvelopeRequest): only brokers forward.
 	resp := req.ResponseKind().(*kmsg.EnvelopeResponse)
+	if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if !b.ctrl.Active() {
 		resp.ErrorCode = kerr.NotController.Code
 		return resp, nil
@@ -51,8 +63,14 @@ func handleEnvelope(b *Broker, c *conn, req *kmsg.EnvelopeRequest) (kmsg.Respons
 		resp.ErrorCode = kerr.PrincipalDeserializationFailure.Code
 		return resp, nil
 	}
+	clientIP := net.IP(req.ClientHostAddress)
+	if len(clientIP) != net.IPv4len && len(clientIP) != net.IPv6len {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
 	r := tokenRequester{principal: auth.Principal{Type: p.Type, Name: p.Name}, tokenAuthenticated: p.TokenAuthenticated,
-		forwarded: true, controllerListener: true, host: c.remote()}
+		forwarded: true, controllerListener: true, host: c.remote(),
+		aclHost: javaHostAddress(&net.TCPAddr{IP: clientIP}), c: c}
 	var out kmsg.Response
 	var err error
 	switch ir := inner.(type) {

@@ -24,7 +24,10 @@ package broker
 //
 // Forwarding (forward.go): Kafka's brokers wrap a forwarded request in an
 // Envelope that carries the client's principal to the controller. Samsa's
-// re-send the request itself, which the controller sees as ANONYMOUS from
+// do so for the delegation token writes (58_envelope.go: CLUSTER_ACTION
+// on the Envelope, then the inner request authorized as the principal and
+// client address it carries, authorizeToken); the other writes they
+// re-send as they are, which the controller sees as ANONYMOUS from
 // a peer; so the receiving broker authorizes first, with the client's
 // principal, and forwards only what was allowed, merging its denials
 // into the controller's answer.
@@ -34,7 +37,7 @@ package broker
 // host, operation and resource, and how many the request had). Checks
 // that only narrow a listing, or try a cluster-wide permission before a
 // per-resource one, are made without audit, as Kafka makes them with
-// logIfDenied=false.
+// logIfDenied=false; DescribeDelegationToken's are audited, as Kafka's.
 
 import (
 	"net"
@@ -234,9 +237,13 @@ type connAuthz struct {
 }
 
 type authzDenial struct {
-	op   kmsg.ACLOperation
-	rt   kmsg.ACLResourceType
-	name string
+	// principal and host are who asked: the connection's, or the client's
+	// an Envelope carries.
+	principal auth.Principal
+	host      string
+	op        kmsg.ACLOperation
+	rt        kmsg.ACLResourceType
+	name      string
 }
 
 // aclHost is the client's IP address as Kafka's authorizer compares it
@@ -300,11 +307,17 @@ func (c *conn) beginAudit(key kmsg.Key) {
 // denied counts a denial and keeps the request's first for its audit
 // line.
 func (b *Broker) denied(c *conn, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) {
+	b.deniedAs(c, c.principal, c.aclHost(), op, rt, name)
+}
+
+// deniedAs is denied for a check made as principal from host on the
+// connection's request: an Envelope's inner request.
+func (b *Broker) deniedAs(c *conn, principal auth.Principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) {
 	if k := c.authz.api; k >= 0 && int(k) < len(b.counters.authzDenials) {
 		b.counters.authzDenials[k].Add(1)
 	}
 	if c.authz.denials == 0 {
-		c.authz.first = authzDenial{op: op, rt: rt, name: name}
+		c.authz.first = authzDenial{principal: principal, host: host, op: op, rt: rt, name: name}
 	}
 	c.authz.denials++
 }
@@ -317,7 +330,7 @@ func (b *Broker) endAudit(c *conn) {
 	}
 	d := c.authz.first
 	b.authLog.log(b.cfg.Clock.Now(), "authorization denied", "api", c.authz.api.Name(),
-		"principal", c.principal.String(), "host", c.aclHost(), "operation", d.op.String(),
+		"principal", d.principal.String(), "host", d.host, "operation", d.op.String(),
 		"resource_type", d.rt.String(), "resource_name", d.name, "denials_in_request", c.authz.denials,
 		"listener", c.listener, "client_id", c.clientID)
 	c.authz.denials = 0

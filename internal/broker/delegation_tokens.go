@@ -38,10 +38,18 @@ type tokenRequester struct {
 	controllerListener bool
 	// host is the client's address, for logs.
 	host string
+	// aclHost is the client's IP as ACLs name it (conn.aclHost): the
+	// connection's, or the one an Envelope carries.
+	aclHost string
+	// c is the connection the request came on (the client's, or the
+	// forwarding broker's Envelope), whose audit records a denial; nil in
+	// tests that call the token APIs directly.
+	c *conn
 }
 
 func (c *conn) tokenRequester() tokenRequester {
-	r := tokenRequester{principal: c.principal, protocol: "PLAINTEXT", controllerListener: c.controllerListener, host: c.remote()}
+	r := tokenRequester{principal: c.principal, protocol: "PLAINTEXT", controllerListener: c.controllerListener, host: c.remote(),
+		aclHost: c.aclHost(), c: c}
 	if c.sec != nil {
 		r.protocol = c.sec.protocol
 	}
@@ -68,6 +76,22 @@ func (r tokenRequester) allowed() bool {
 		return false
 	}
 	return true
+}
+
+// authorizeToken is authorize for the requester of a token API: its
+// principal from its host, which an Envelope may carry in place of the
+// connection's (Kafka authorizes a forwarded request with the context
+// EnvelopeUtils builds from them). A denial is audited on the connection
+// the request came on, naming the requester.
+func (b *Broker) authorizeToken(r tokenRequester, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	a := b.authorizer()
+	if a == nil || a.Authorize(r.principal, r.aclHost, op, rt, name) {
+		return true
+	}
+	if r.c != nil {
+		b.deniedAs(r.c, r.principal, r.aclHost, op, rt, name)
+	}
+	return false
 }
 
 // forwardsTokenWrite reports whether a token write goes to the active

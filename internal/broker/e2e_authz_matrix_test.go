@@ -139,7 +139,7 @@ const (
 
 // matrixRows is the matrix, one row per way each API is authorized.
 func matrixRows() []matrixRow {
-	return slices.Concat(topicRows(), groupRows(), txnRows(), adminRows(), interNodeRows())
+	return slices.Concat(topicRows(), groupRows(), txnRows(), adminRows(), tokenRows(), interNodeRows())
 }
 
 // interNodeRows are the APIs only controller listeners serve, which nodes
@@ -167,11 +167,71 @@ func interNodeRows() []matrixRow {
 			req.BrokerID, req.BrokerEpoch = 99, 1
 			return handleAs(p, handleBrokerHeartbeat, req).(*kmsg.BrokerHeartbeatResponse).ErrorCode
 		}),
+		row(kmsg.Envelope, kerr.DelegationTokenNotFound.Code, func(p *probe) int16 {
+			// An expiry of a token no one has, forwarded for bob.
+			expire := kmsg.NewPtrExpireDelegationTokenRequest()
+			expire.Version, expire.HMAC, expire.ExpiryPeriodMillis = 2, []byte("no-such-token"), -1
+			env := handleAs(p, handleEnvelope, envelopeOf(expire, auth.User("bob"), false)).(*kmsg.EnvelopeResponse)
+			if env.ErrorCode != 0 {
+				return env.ErrorCode
+			}
+			inner, err := decodeResponseHeaderAndBody(env.ResponseData, expire)
+			if err != nil {
+				p.t.Fatalf("the Envelope's response: %v", err)
+			}
+			return inner.(*kmsg.ExpireDelegationTokenResponse).ErrorCode
+		}),
 		row(kmsg.AllocateProducerIDs, 0, func(p *probe) int16 {
 			req := kmsg.NewPtrAllocateProducerIDsRequest()
 			req.BrokerID, req.BrokerEpoch = 1, -1
 			return handleAs(p, handleAllocateProducerIDs, req).(*kmsg.AllocateProducerIDsResponse).ErrorCode
 		}),
+	}
+}
+
+// tokenDenied is what CreateDelegationToken answers a requester who may
+// not create a token for its owner.
+var tokenDenied = kerr.DelegationTokenAuthorizationFailed.Code
+
+// tokenIDOf stands, in a grant's name, for the ID of the token setup
+// created for owner: the controller picks it, per broker.
+func tokenIDOf(owner string) string { return "<ID of the token of " + owner + ">" }
+
+// tokenRows are the delegation token APIs with checks (KIP-48, KIP-373):
+// a token for someone else, and the tokens another owns. The matrix's
+// brokers have delegation.token.secret.key, and alice's SASL connection
+// may use the token APIs. Renew and Expire check no ACL (the owner or a
+// renewer may, as in Kafka).
+func tokenRows() []matrixRow {
+	describeRow := func(name, owner string, g grant, alt grant) matrixRow {
+		return matrixRow{api: kmsg.DescribeDelegationToken, name: name, grants: []grant{g}, alternatives: []grant{alt}, ok: []int16{0},
+			setup: func(e *authzEnv) { e.names[tokenIDOf(owner)] = e.mustCreateToken(owner) },
+			probe: func(p *probe) int16 {
+				resp := p.do(kmsg.NewPtrDescribeDelegationTokenRequest()).(*kmsg.DescribeDelegationTokenResponse)
+				if resp.ErrorCode != 0 {
+					return resp.ErrorCode
+				}
+				id := p.e.names[tokenIDOf(owner)]
+				return listed(slices.ContainsFunc(resp.TokenDetails, func(d kmsg.DescribeDelegationTokenResponseTokenDetail) bool {
+					return d.TokenID == id
+				}))
+			}}
+	}
+	const byID, byOwner = "User:mx-dt-by-id", "User:mx-dt-by-owner"
+	return []matrixRow{
+		{api: kmsg.CreateDelegationToken, name: "for another owner",
+			grants: []grant{{kmsg.ACLResourceTypeUser, "User:mx-token-for", kmsg.ACLOperationCreateTokens, tokenDenied}}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrCreateDelegationTokenRequest()
+				req.OwnerPrincipalType, req.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr("mx-token-for")
+				return p.do(req).(*kmsg.CreateDelegationTokenResponse).ErrorCode
+			}},
+		describeRow("token DESCRIBE", byID,
+			grant{kmsg.ACLResourceTypeDelegationToken, tokenIDOf(byID), opDescribe, omitted},
+			grant{kmsg.ACLResourceTypeUser, byID, kmsg.ACLOperationDescribeTokens, omitted}),
+		describeRow("owner DESCRIBE_TOKENS", byOwner,
+			grant{kmsg.ACLResourceTypeUser, byOwner, kmsg.ACLOperationDescribeTokens, omitted},
+			grant{kmsg.ACLResourceTypeDelegationToken, tokenIDOf(byOwner), opDescribe, omitted}),
 	}
 }
 
@@ -598,6 +658,9 @@ type authzEnv struct {
 	clients map[string]*kgo.Client
 	// hasACLs: the last cell left ACLs behind.
 	hasACLs bool
+	// names are the names of resources setup made that the rows could not
+	// know (tokenIDOf), for the placeholders that stand for them.
+	names map[string]string
 }
 
 func newAuthzEnv(t *testing.T, extra map[string]string) *authzEnv {
@@ -617,6 +680,7 @@ func newAuthzEnvLogging(t *testing.T, extra map[string]string, logger *slog.Logg
 		"group.initial.rebalance.delay.ms":                     "0",
 		"offsets.topic.num.partitions":                         "1",
 		"transaction.state.log.num.partitions":                 "1",
+		"delegation.token.secret.key":                          "matrix-token-secret",
 	}
 	for k, v := range extra {
 		ov[k] = v
@@ -642,7 +706,7 @@ func newAuthzEnvLogging(t *testing.T, extra map[string]string, logger *slog.Logg
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	e := &authzEnv{root: t, t: t, b: b, clients: map[string]*kgo.Client{}}
+	e := &authzEnv{root: t, t: t, b: b, clients: map[string]*kgo.Client{}, names: map[string]string{}}
 	e.addr = listenerAddr(t, e.b, "SASL_PLAINTEXT")
 	e.admin = e.client("admin", nil)
 	return e
@@ -748,6 +812,38 @@ func (e *authzEnv) mustInitTxn(id string) {
 	if code := p.initProducerID(kmsg.StringPtr(id)); code != 0 {
 		e.t.Fatalf("init producer ID %s: %v", id, kerr.ErrorForCode(code))
 	}
+}
+
+// mustCreateToken creates, as the admin, a token owned by owner and
+// returns its ID.
+func (e *authzEnv) mustCreateToken(owner string) string {
+	p, err := auth.ParsePrincipal(owner)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req := kmsg.NewPtrCreateDelegationTokenRequest()
+	req.OwnerPrincipalType, req.OwnerPrincipalName = kmsg.StringPtr(p.Type), kmsg.StringPtr(p.Name)
+	resp := request(e.t, e.admin, req).(*kmsg.CreateDelegationTokenResponse)
+	if resp.ErrorCode != 0 {
+		e.t.Fatalf("create a token for %s: %v", owner, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp.TokenID
+}
+
+// resolved is r with the placeholders of its grants' names replaced by
+// the names setup made on this broker.
+func (e *authzEnv) resolved(r matrixRow) matrixRow {
+	resolve := func(gs []grant) []grant {
+		gs = slices.Clone(gs)
+		for i := range gs {
+			if name, ok := e.names[gs[i].name]; ok {
+				gs[i].name = name
+			}
+		}
+		return gs
+	}
+	r.grants, r.alternatives = resolve(r.grants), resolve(r.alternatives)
+	return r
 }
 
 // setUp creates what the rows' probes name.
@@ -1087,7 +1183,7 @@ func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixR
 			t.Fatalf("%s: the row names no code an allowed request gets", r)
 		}
 		t.Run(r.String(), func(t *testing.T) {
-			for ci, c := range cellsOf(r) {
+			for ci, c := range cellsOf(e.resolved(r)) {
 				suffix := strconv.Itoa(ri) + "-" + strconv.Itoa(ci)
 				acls := slices.Clone(c.acls)
 				for i := range acls {

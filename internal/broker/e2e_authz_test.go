@@ -378,3 +378,61 @@ func TestAuthzTopicAdminHidesWhatItMayNotDescribe(t *testing.T) {
 		t.Error("a topic the principal may not delete was deleted")
 	}
 }
+
+// Delegation tokens: a requester creates its own tokens without an ACL,
+// and an Envelope's inner request is authorized as the principal from
+// the client address it carries, not as the forwarding connection, with
+// the audit line naming them.
+func TestAuthzDelegationTokenRequesters(t *testing.T) {
+	var logs syncBuffer
+	e := newAuthzEnvLogging(t, nil, slogTo(&logs))
+	p := &probe{t: t, e: e, cl: e.client("alice", nil), user: "admin"}
+	own := kmsg.NewPtrCreateDelegationTokenRequest()
+	own.OwnerPrincipalType, own.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr("alice")
+	if code := p.do(own).(*kmsg.CreateDelegationTokenResponse).ErrorCode; code != 0 {
+		t.Fatalf("alice creates her own token with no ACLs: %s", codeName(code))
+	}
+
+	forBob := kmsg.NewPtrCreateDelegationTokenRequest()
+	forBob.Version = 3
+	forBob.OwnerPrincipalType, forBob.OwnerPrincipalName = kmsg.StringPtr("User"), kmsg.StringPtr("bob")
+	e.setACLs([]auth.ACL{{ResourceType: kmsg.ACLResourceTypeUser, ResourceName: "User:bob", PatternType: literal,
+		Principal: "User:alice", Host: "10.0.0.1", Operation: kmsg.ACLOperationCreateTokens, Permission: allow}})
+	enveloped := func(principal string, client net.IP) int16 {
+		t.Helper()
+		env := envelopeOf(forBob, auth.User(principal), false)
+		env.ClientHostAddress = client
+		resp := handleAs(p, handleEnvelope, env).(*kmsg.EnvelopeResponse) // from the admin, a super user
+		if resp.ErrorCode != 0 {
+			t.Fatalf("Envelope: %s", codeName(resp.ErrorCode))
+		}
+		inner, err := decodeResponseHeaderAndBody(resp.ResponseData, forBob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inner.(*kmsg.CreateDelegationTokenResponse).ErrorCode
+	}
+	for _, tc := range []struct {
+		principal string
+		client    net.IP
+		want      int16
+	}{
+		{"alice", net.IPv4(10, 0, 0, 1).To4(), 0},
+		{"alice", net.IPv4(10, 0, 0, 1), 0}, // IPv4-mapped, 16 bytes
+		{"alice", net.IPv4(127, 0, 0, 1).To4(), tokenDenied},
+		{"bob", net.IPv4(127, 0, 0, 1).To4(), 0}, // his own
+		{"mallory", net.IPv4(10, 0, 0, 1).To4(), tokenDenied},
+	} {
+		if got := enveloped(tc.principal, tc.client); got != tc.want {
+			t.Errorf("%s from %s, forwarded for bob: %s, want %s", tc.principal, tc.client, codeName(got), codeName(tc.want))
+		}
+	}
+	if !strings.Contains(logs.String(), "principal=User:alice host=127.0.0.1 operation=CREATE_TOKENS resource_type=USER resource_name=User:bob") {
+		t.Errorf("no audit line names the Envelope's principal and client:\n%s", logs.String())
+	}
+	env := envelopeOf(forBob, auth.User("alice"), false)
+	env.ClientHostAddress = []byte{10, 0, 0}
+	if code := handleAs(p, handleEnvelope, env).(*kmsg.EnvelopeResponse).ErrorCode; code != kerr.InvalidRequest.Code {
+		t.Errorf("an Envelope with a 3-byte client address: %s", codeName(code))
+	}
+}
