@@ -56,7 +56,9 @@ func (a advertisedAddr) String() string  { return string(a) }
 
 func newStreamLayer(addr string, dial func(string, time.Duration) (net.Conn, error)) *streamLayer {
 	if dial == nil {
-		dial = func(addr string, timeout time.Duration) (net.Conn, error) { return net.DialTimeout("tcp", addr, timeout) }
+		dial = func(addr string, timeout time.Duration) (net.Conn, error) {
+			return net.DialTimeout("tcp", addr, timeout)
+		}
 	}
 	return &streamLayer{addr: advertisedAddr(addr), conns: make(chan net.Conn), closed: make(chan struct{}), dial: dial}
 }
