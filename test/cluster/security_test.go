@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"os"
@@ -89,10 +90,25 @@ func secureOverrides(keystore, truststore, nodePassword string) map[string]strin
 // fetches and clients all log in over TLS. A leader is killed under
 // acks=all writes; every acknowledged record is read back from the
 // survivors and, once it is back, from the restarted node.
-func TestSASLSSLBetweenEveryNode(t *testing.T) {
+func TestSASLSSLBetweenEveryNode(t *testing.T) { runSecuredCluster(t, nil) }
+
+// TestSASLSSLBetweenEveryNodeWithAnAuthorizer is the same under Kafka's
+// StandardAuthorizer, with the nodes' own principal (User:node, from their
+// logins) as the super user instead of ANONYMOUS: replication, heartbeats
+// and ISR changes pass the authorizer as that principal.
+func TestSASLSSLBetweenEveryNodeWithAnAuthorizer(t *testing.T) {
+	runSecuredCluster(t, map[string]string{
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:node;User:alice",
+	})
+}
+
+func runSecuredCluster(t *testing.T, extra map[string]string) {
 	ks, ts, clientTLS := writeTestPKI(t)
 	login := []kgo.Opt{kgo.DialTLSConfig(clientTLS), kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())}
-	c := startClusterWith(t, devcluster.Config{Nodes: 3, Overrides: secureOverrides(ks, ts, "node-secret"), ClientOpts: login})
+	ov := secureOverrides(ks, ts, "node-secret")
+	maps.Copy(ov, extra)
+	c := startClusterWith(t, devcluster.Config{Nodes: 3, Overrides: ov, ClientOpts: login})
 	adm := adminClient(t, c, login...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
