@@ -18,8 +18,9 @@ package broker
 // v3 adds the USER resource type, accepted at every version as in Kafka.
 //
 // Without an authorizer every ACL gets SECURITY_DISABLED, as in Kafka
-// (authz.go); without ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED. UNKNOWN (0) as a resource type, pattern type, operation or
-// permission closes the connection: Kafka cannot parse such a request.
+// (authz.go); without ALTER on the cluster, CLUSTER_AUTHORIZATION_FAILED.
+// UNKNOWN (0) as a resource type, pattern type, operation or permission
+// closes the connection: Kafka cannot parse such a request.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
