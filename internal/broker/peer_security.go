@@ -13,7 +13,6 @@ import (
 
 	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/config"
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -181,15 +180,7 @@ type frameConn struct {
 
 func (f *frameConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
 	f.corr++
-	buf := []byte{0, 0, 0, 0}
-	buf = kbin.AppendInt16(buf, req.Key())
-	buf = kbin.AppendInt16(buf, req.GetVersion())
-	buf = kbin.AppendInt32(buf, f.corr)
-	buf = kbin.AppendNullableString(buf, nil)
-	if req.IsFlexible() {
-		buf = append(buf, 0)
-	}
-	buf = req.AppendTo(buf)
+	buf := appendRequestHeaderAndBody([]byte{0, 0, 0, 0}, req, f.corr, "")
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 	if _, err := f.nc.Write(buf); err != nil {
 		return nil, err
@@ -206,16 +197,8 @@ func (f *frameConn) roundTrip(req kmsg.Request) (kmsg.Response, error) {
 	if _, err := io.ReadFull(f.r, body); err != nil {
 		return nil, err
 	}
-	if int32(binary.BigEndian.Uint32(body)) != f.corr {
-		return nil, fmt.Errorf("response to correlation %d, want %d", int32(binary.BigEndian.Uint32(body)), f.corr)
+	if got := int32(binary.BigEndian.Uint32(body)); got != f.corr {
+		return nil, fmt.Errorf("response to correlation %d, want %d", got, f.corr)
 	}
-	body = body[4:]
-	resp := req.ResponseKind()
-	if resp.IsFlexible() {
-		if len(body) == 0 {
-			return nil, io.ErrUnexpectedEOF
-		}
-		body = body[1:] // empty header tags
-	}
-	return resp, resp.ReadFrom(body)
+	return decodeResponseHeaderAndBody(body, req)
 }
