@@ -397,10 +397,12 @@ func groupRows() []matrixRow {
 			}},
 		{api: kmsg.FindCoordinator, name: "group", group: "mx-find-group", grants: []grant{groupGrant("mx-find-group", opDescribe)}, ok: []int16{0},
 			probe: func(p *probe) int16 { return p.findCoordinator(0, "mx-find-group") }},
-		{api: kmsg.JoinGroup, group: "mx-join", grants: []grant{groupGrant("mx-join", opRead)}, ok: []int16{kerr.MemberIDRequired.Code},
+		// A group per cell: the member the probe leaves pending (MEMBER_ID_REQUIRED)
+		// would hold up the next join until its session ends.
+		{api: kmsg.JoinGroup, grants: []grant{groupGrant("mx-join-%s", opRead)}, ok: []int16{kerr.MemberIDRequired.Code},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrJoinGroupRequest()
-				req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = "mx-join", 30000, 30000, "consumer"
+				req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = p.name("mx-join-%s"), 30000, 30000, "consumer"
 				req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
 				return p.do(req).(*kmsg.JoinGroupResponse).ErrorCode
 			}},
@@ -511,7 +513,7 @@ func txnRows() []matrixRow {
 				}
 				return resp.Transactions[0].Topics[0].Partitions[0].ErrorCode
 			}},
-		{api: kmsg.AddOffsetsToTxn, txn: "mx-aot", group: "mx-aot", grants: []grant{txnGrant("mx-aot", opWrite), groupGrant("mx-aot", opRead)}, ok: []int16{noPID},
+		{api: kmsg.AddOffsetsToTxn, topic: "mx-aot", txn: "mx-aot", group: "mx-aot", grants: []grant{txnGrant("mx-aot", opWrite), groupGrant("mx-aot", opRead)}, ok: []int16{noPID},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrAddOffsetsToTxnRequest()
 				req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = "mx-aot", pid, epoch, "mx-aot"
@@ -661,6 +663,9 @@ type authzEnv struct {
 	// names are the names of resources setup made that the rows could not
 	// know (tokenIDOf), for the placeholders that stand for them.
 	names map[string]string
+	// java checks the cells a second time with the Java client, when
+	// SAMSA_AUTHZ_JAVA is set.
+	java *javaAgent
 }
 
 func newAuthzEnv(t *testing.T, extra map[string]string) *authzEnv {
@@ -1175,9 +1180,20 @@ func allowEveryoneCells(r matrixRow) []matrixCell {
 	}
 }
 
-// runMatrix runs every cell of every row on one broker.
-func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixRow) []matrixCell) int {
-	var n atomic.Int64
+// cellACLs are a cell's ACLs with "%s" in their names replaced by suffix.
+func cellACLs(acls []auth.ACL, suffix string) []auth.ACL {
+	acls = slices.Clone(acls)
+	for i := range acls {
+		acls[i].ResourceName = strings.ReplaceAll(acls[i].ResourceName, "%s", suffix)
+	}
+	return acls
+}
+
+// runMatrix runs every cell of every row on one broker, and returns how
+// many it checked with franz-go and how many of them with the Java client
+// too.
+func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixRow) []matrixCell) (int, int) {
+	var n, nJava atomic.Int64
 	for ri, r := range rows {
 		if r.ok == nil {
 			t.Fatalf("%s: the row names no code an allowed request gets", r)
@@ -1185,12 +1201,8 @@ func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixR
 		t.Run(r.String(), func(t *testing.T) {
 			for ci, c := range cellsOf(e.resolved(r)) {
 				suffix := strconv.Itoa(ri) + "-" + strconv.Itoa(ci)
-				acls := slices.Clone(c.acls)
-				for i := range acls {
-					acls[i].ResourceName = strings.ReplaceAll(acls[i].ResourceName, "%s", suffix)
-				}
 				e.t = t
-				e.setACLs(acls)
+				e.setACLs(cellACLs(c.acls, suffix))
 				p := &probe{t: t, e: e, cl: e.client(c.user, r.pins), user: c.user, suffix: suffix}
 				got := r.probe(p)
 				n.Add(1)
@@ -1202,10 +1214,13 @@ func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixR
 				case c.want == 0 && r.ok != nil && !slices.Contains(r.ok, got):
 					t.Errorf("%s: allowed with %s, want one of %v", c.name, cellCode(got), codeNames(r.ok...))
 				}
+				if e.checkJava(t, r, c, suffix) {
+					nJava.Add(1)
+				}
 			}
 		})
 	}
-	return int(n.Load())
+	return int(n.Load()), int(nJava.Load())
 }
 
 // cellCode names a probe's answer.
@@ -1223,11 +1238,17 @@ func TestAuthzMatrix(t *testing.T) {
 	start := time.Now()
 	e := newAuthzEnv(t, nil)
 	e.setUp(rows)
-	n := runMatrix(t, e, rows, matrixCells)
+	e.java = startJavaAgent(t, e.addr)
+	n, nJava := runMatrix(t, e, rows, matrixCells)
 	everyone := newAuthzEnv(t, map[string]string{"allow.everyone.if.no.acl.found": "true"})
 	everyone.setUp(rows)
-	n += runMatrix(t, everyone, rows, allowEveryoneCells)
-	t.Logf("%d rows, %d cells in %v", len(rows), n, time.Since(start).Round(time.Millisecond))
+	everyone.java = startJavaAgent(t, everyone.addr)
+	n2, nJava2 := runMatrix(t, everyone, rows, allowEveryoneCells)
+	n, nJava = n+n2, nJava+nJava2
+	if e.java == nil {
+		t.Logf("the Java column did not run: SAMSA_AUTHZ_JAVA is not set (make compat sets it)")
+	}
+	t.Logf("%d rows, %d cells with franz-go, %d of them with the Java client too, in %v", len(rows), n, nJava, time.Since(start).Round(time.Millisecond))
 }
 
 // Every API the broker serves is in Kafka's table of operations, and each

@@ -23,7 +23,7 @@ tool_features=(tool-topic-create tool-topic-describe tool-topic-alter tool-conso
   tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf)
 security_features=(ssl mtls $([ -n "${SAMSA_AUTHORIZER:-}" ] && echo mtls-principal) sasl-plain sasl-scram-sha-256 sasl-scram-sha-512 sasl-oauthbearer
   sasl-ssl-plain sasl-ssl-scram-sha-256 sasl-ssl-scram-sha-512 sasl-ssl-oauthbearer
-  auth-wrong-password auth-unknown-user auth-expired-token auth-no-client-certificate)
+  auth-wrong-password auth-unknown-user auth-expired-token auth-no-client-certificate acl-matrix)
 security=0
 if [ "${COMPAT_PART:-}" = security ]; then
   security=1 java_features=("${security_features[@]}") tool_features=()
@@ -61,6 +61,19 @@ if [ $security = 1 ]; then
   if ! timeout 300 "${JAVA[@]}" -Dcompat.timeout=60 samsa.compat.Security "$COMPAT_RESULTS" 2>"$logs/security.err"; then
     failed=1
     echo "-- Security stderr tail:"; grep -v '^\s*at ' "$logs/security.err" | tail -n 30
+  fi
+  # acl-matrix: the authorization matrix (internal/broker's TestAuthzMatrix,
+  # brokers of its own) with its Java column: every cell the Java client
+  # can express checked through it too (AuthzProbe).
+  echo "java: the ACL matrix with the Java client"
+  root=$(cd "$here/../../.." && pwd)
+  if (cd "$root" && SAMSA_AUTHZ_JAVA="${JAVA[*]} samsa.compat.AuthzProbe" timeout 900 \
+        go test ./internal/broker -run 'TestAuthzMatrix$' -count=1 -v) >"$logs/acl-matrix.out" 2>&1; then
+    result java-client "$kafka_version" acl-matrix pass "$(grep -o '[0-9]* rows, .* too' "$logs/acl-matrix.out" | head -n 1)"
+  else
+    failed=1
+    result java-client "$kafka_version" acl-matrix fail "$(grep -E '^\s+e2e_authz.*(java|want)' "$logs/acl-matrix.out" | head -n 5 | tr -s ' \n' ' ' | cut -c1-600)"
+    echo "-- acl-matrix failures:"; grep -E -- '--- FAIL|e2e_authz' "$logs/acl-matrix.out" | head -n 40
   fi
   for f in "${java_features[@]}"; do
     grep -q "\"client\": *\"java-client\".*\"feature\": *\"$f\"" "$COMPAT_RESULTS" ||

@@ -39,6 +39,7 @@ var securityFeatures = []string{
 	"sasl-plain", "sasl-scram-sha-256", "sasl-scram-sha-512", "sasl-oauthbearer",
 	"sasl-ssl-plain", "sasl-ssl-scram-sha-256", "sasl-ssl-scram-sha-512", "sasl-ssl-oauthbearer",
 	"auth-wrong-password", "auth-unknown-user", "auth-expired-token", "auth-no-client-certificate",
+	"acl-matrix",
 }
 
 type result struct {
