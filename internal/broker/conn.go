@@ -173,6 +173,9 @@ func (c *conn) readLoop(first io.Reader) error {
 			return c.readErr(err)
 		}
 		if sizeBuf == controller.RaftPreamble && c.raftAfterLogin() {
+			if !c.raftAuthorized() {
+				return errRaftDenied(c)
+			}
 			return c.handOverRaft(br)
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
@@ -209,6 +212,23 @@ func (c *conn) readLoop(first io.Reader) error {
 // logged in. dialRaft's SASL login is followed by the preamble.
 func (c *conn) raftAfterLogin() bool {
 	return (c.controllerListener || c.raftListener) && c.sasl != nil && c.sasl.stage == saslDone
+}
+
+// raftAuthorized reports whether the connection's principal may carry
+// Raft: CLUSTER_ACTION on the cluster, what Kafka asks of the KRaft APIs
+// (Vote, BeginQuorumEpoch, EndQuorumEpoch, a voter's Fetch) that Samsa's
+// Raft stands for. A denial is audited and counted under Vote.
+func (c *conn) raftAuthorized() bool {
+	c.beginAudit(kmsg.Vote)
+	ok := c.b.authorizeCluster(c, kmsg.ACLOperationClusterAction)
+	c.b.endAudit(c)
+	return ok
+}
+
+// errRaftDenied is why a connection that asked for Raft without
+// raftAuthorized is closed.
+func errRaftDenied(c *conn) error {
+	return fmt.Errorf("Raft connection refused: %s may not CLUSTER_ACTION on the cluster", c.principal)
 }
 
 // errHandedOver ends the read loop of a connection given to Raft.

@@ -1,18 +1,23 @@
 package broker
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/samsa-io/samsa/internal/auth"
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/controller"
 )
 
 // Targeted authorization tests beside the matrix (e2e_authz_matrix_test.go):
@@ -434,5 +439,52 @@ func TestAuthzDelegationTokenRequesters(t *testing.T) {
 	env.ClientHostAddress = []byte{10, 0, 0}
 	if code := handleAs(p, handleEnvelope, env).(*kmsg.EnvelopeResponse).ErrorCode; code != kerr.InvalidRequest.Code {
 		t.Errorf("an Envelope with a 3-byte client address: %s", codeName(code))
+	}
+}
+
+// Raft rides a controller listener after a SASL login, and only for a
+// principal with CLUSTER_ACTION on the cluster (Kafka's check on the KRaft
+// APIs): alice, logged in but not allowed, has the connection closed and
+// the denial counted; the node's own principal, a super user, is handed
+// to Raft, which keeps the connection open.
+func TestRaftOverSASLNeedsClusterAction(t *testing.T) {
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required username="node" password="node-pw" user_node="node-pw" user_alice="alice-pw";`
+	c := newTestCluster(t, 1, map[string]string{
+		"listener.security.protocol.map":                   "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.mechanism.controller.protocol":               "PLAIN",
+		"listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.controller.plain.sasl.jaas.config":  jaas,
+		"authorizer.class.name":                            config.StandardAuthorizer,
+		"super.users":                                      "User:node;User:ANONYMOUS",
+	})
+	n := c.nodes[0]
+	addr := "127.0.0.1:" + n.ctrlPort
+	// open logs in as user, sends Raft's preamble, and reports whether the
+	// node closed the connection within a second.
+	open := func(user, pass string) (closed bool) {
+		t.Helper()
+		s := &clientSecurity{mechanism: plain.Auth{User: user, Pass: pass}.AsMechanism()}
+		nc, err := s.dialRaft(addr, 5*time.Second)
+		if err != nil {
+			t.Fatalf("log in as %s: %v", user, err)
+		}
+		defer nc.Close()
+		if _, err := nc.Write(controller.RaftPreamble[:]); err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = nc.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	before := n.get().AuthorizationDenials(kmsg.Vote)
+	if !open("alice", "alice-pw") {
+		t.Error("alice, without CLUSTER_ACTION, was handed to Raft")
+	}
+	if got := n.get().AuthorizationDenials(kmsg.Vote) - before; got != 1 {
+		t.Errorf("%d denials counted under Vote, want 1", got)
+	}
+	if open("node", "node-pw") {
+		t.Error("the node's own principal, a super user, had its Raft connection closed")
 	}
 }

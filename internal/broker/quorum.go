@@ -244,6 +244,9 @@ func (c *conn) serveControllerConn() (raft bool, first io.Reader, err error) {
 		// client certificate, or a SASL login first (raftAfterLogin).
 		return false, nil, fmt.Errorf("Raft connection refused: not authenticated on a %s listener", c.sec.protocol)
 	}
+	if !c.raftAuthorized() {
+		return false, nil, errRaftDenied(c)
+	}
 	c.nc.SetReadDeadline(time.Time{})
 	c.b.ctrl.ServeRaft(c.nc)
 	return true, nil, nil
