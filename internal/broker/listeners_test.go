@@ -47,6 +47,17 @@ func TestSecuredListenerMisconfigurationIsRefused(t *testing.T) {
 			"listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class": "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"},
 			"sasl.oauthbearer.jwks.endpoint.url is not set"},
 		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "DIGEST-MD5"}, "unknown mechanism DIGEST-MD5"},
+		// The JWT settings do nothing for unsecured tokens: refused, not ignored.
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "OAUTHBEARER",
+			"sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+			"listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.expected.audience": "kafka"},
+			"listener.name.sasl_plaintext.oauthbearer.sasl.oauthbearer.expected.audience applies to JWTs validated against a key set"},
+		{"SASL_PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.enabled.mechanisms": "OAUTHBEARER",
+			"sasl.jaas.config":                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+			"sasl.oauthbearer.expected.issuer": "https://issuer"},
+			"sasl.oauthbearer.expected.issuer is set, but no listener validates OAUTHBEARER JWTs"},
+		{"PLAINTEXT://127.0.0.1:0", map[string]string{"sasl.oauthbearer.jwks.endpoint.url": "file:///nonexistent/jwks.json"},
+			"sasl.oauthbearer.jwks.endpoint.url is set, but no listener validates OAUTHBEARER JWTs"},
 	} {
 		ov := map[string]string{"listeners": tt.listeners}
 		maps.Copy(ov, tt.extra)

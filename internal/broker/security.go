@@ -102,6 +102,7 @@ func (b *Broker) initSecurity() error {
 	if b.delegationTokenSecret() != "" {
 		deps.tokens = newTokenLogins(b)
 	}
+	validatesJWTs := false
 	for _, l := range b.cfg.Listeners {
 		s, err := newListenerSecurity(b.cfg.Values, l, deps)
 		if err != nil {
@@ -109,9 +110,28 @@ func (b *Broker) initSecurity() error {
 		}
 		if s != nil {
 			b.security[l.Name] = s
+			validatesJWTs = validatesJWTs || len(s.refreshers) > 0
+		}
+	}
+	if !validatesJWTs {
+		for _, name := range append([]string{"sasl.oauthbearer.jwks.endpoint.url"}, jwtSettings...) {
+			if b.cfg.Values.IsSet(name) {
+				return fmt.Errorf("%s is set, but no listener validates OAUTHBEARER JWTs against a key set "+
+					"(OAUTHBEARER in sasl.enabled.mechanisms with sasl.oauthbearer.jwks.endpoint.url): it would have no effect", name)
+			}
 		}
 	}
 	return b.initPeerSecurity()
+}
+
+// jwtSettings are the OAUTHBEARER settings that only JWT validation
+// against a key set reads; the unsecured validator takes its options from
+// the JAAS config.
+var jwtSettings = []string{
+	"sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer",
+	"sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.clock.skew.seconds",
+	"sasl.oauthbearer.jwks.endpoint.refresh.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+	"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
 }
 
 // initPeerSecurity sets up how this node reaches the others: the
@@ -300,6 +320,13 @@ func newOAuthBearer(v config.Values, prefix string, jaas func() (auth.JAASConfig
 	if url == "" {
 		if v.String(prefix+"sasl.server.callback.handler.class") == "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler" {
 			return nil, nil, fmt.Errorf("OAUTHBEARER: %ssasl.server.callback.handler.class validates JWTs but sasl.oauthbearer.jwks.endpoint.url is not set", prefix)
+		}
+		for _, name := range jwtSettings {
+			if v.IsSet(prefix + name) {
+				return nil, nil, fmt.Errorf("OAUTHBEARER: %s%s applies to JWTs validated against a key set, and %ssasl.oauthbearer.jwks.endpoint.url "+
+					"is not set; the unsecured validator takes its options from sasl.jaas.config (unsecuredValidatorRequiredScope, "+
+					"unsecuredValidatorPrincipalClaimName, unsecuredValidatorScopeClaimName, unsecuredValidatorAllowableClockSkewMs)", prefix, name, prefix)
+			}
 		}
 		j, err := jaas()
 		if err != nil {
