@@ -663,9 +663,9 @@ type authzEnv struct {
 	// names are the names of resources setup made that the rows could not
 	// know (tokenIDOf), for the placeholders that stand for them.
 	names map[string]string
-	// java checks the cells a second time with the Java client, when
-	// SAMSA_AUTHZ_JAVA is set.
-	java *javaAgent
+	// agents check the cells again with other clients, by client
+	// (checkClients).
+	agents map[string]*javaAgent
 }
 
 func newAuthzEnv(t *testing.T, extra map[string]string) *authzEnv {
@@ -1190,10 +1190,11 @@ func cellACLs(acls []auth.ACL, suffix string) []auth.ACL {
 }
 
 // runMatrix runs every cell of every row on one broker, and returns how
-// many it checked with franz-go and how many of them with the Java client
-// too.
-func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixRow) []matrixCell) (int, int) {
-	var n, nJava atomic.Int64
+// many it checked with franz-go and, by client, how many of them with the
+// other clients too.
+func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixRow) []matrixCell) (int, map[string]int) {
+	var n atomic.Int64
+	others := map[string]int{}
 	for ri, r := range rows {
 		if r.ok == nil {
 			t.Fatalf("%s: the row names no code an allowed request gets", r)
@@ -1214,13 +1215,13 @@ func runMatrix(t *testing.T, e *authzEnv, rows []matrixRow, cellsOf func(matrixR
 				case c.want == 0 && r.ok != nil && !slices.Contains(r.ok, got):
 					t.Errorf("%s: allowed with %s, want one of %v", c.name, cellCode(got), codeNames(r.ok...))
 				}
-				if e.checkJava(t, r, c, suffix) {
-					nJava.Add(1)
+				for _, client := range e.checkClients(t, r, c, suffix) {
+					others[client]++
 				}
 			}
 		})
 	}
-	return int(n.Load()), int(nJava.Load())
+	return int(n.Load()), others
 }
 
 // cellCode names a probe's answer.
@@ -1238,17 +1239,22 @@ func TestAuthzMatrix(t *testing.T) {
 	start := time.Now()
 	e := newAuthzEnv(t, nil)
 	e.setUp(rows)
-	e.java = startJavaAgent(t, e.addr)
-	n, nJava := runMatrix(t, e, rows, matrixCells)
+	e.agents = startAgents(t, e.addr)
+	n, others := runMatrix(t, e, rows, matrixCells)
 	everyone := newAuthzEnv(t, map[string]string{"allow.everyone.if.no.acl.found": "true"})
 	everyone.setUp(rows)
-	everyone.java = startJavaAgent(t, everyone.addr)
-	n2, nJava2 := runMatrix(t, everyone, rows, allowEveryoneCells)
-	n, nJava = n+n2, nJava+nJava2
-	if e.java == nil {
-		t.Logf("the Java column did not run: SAMSA_AUTHZ_JAVA is not set (make compat sets it)")
+	everyone.agents = startAgents(t, everyone.addr)
+	n2, others2 := runMatrix(t, everyone, rows, allowEveryoneCells)
+	n += n2
+	var counts []string
+	for _, mc := range matrixClients {
+		if e.agents[mc.name] == nil {
+			t.Logf("the %s column did not run: %s is not set (make compat sets it)", mc.name, mc.env)
+			continue
+		}
+		counts = append(counts, fmt.Sprintf("%d of them with %s too", others[mc.name]+others2[mc.name], mc.name))
 	}
-	t.Logf("%d rows, %d cells with franz-go, %d of them with the Java client too, in %v", len(rows), n, nJava, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d rows, %d cells with franz-go%s, in %v", len(rows), n, strings.TrimSuffix(", "+strings.Join(counts, ", "), ", "), time.Since(start).Round(time.Millisecond))
 }
 
 // Every API the broker serves is in Kafka's table of operations, and each

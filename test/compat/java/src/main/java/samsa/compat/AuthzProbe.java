@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
@@ -257,6 +258,36 @@ public final class AuthzProbe {
                 }
                 return 0;
             }
+            case "idempotent-init": {
+                // An idempotent producer's InitProducerId, seen through its
+                // first record, which waits for the ID: refused with the
+                // ID's error, or (alice may not write the topic) with the
+                // topic's once the ID came.
+                Properties p = common(user, password);
+                p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+                p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+                p.put(ProducerConfig.ACKS_CONFIG, "all");
+                p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+                p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
+                p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
+                try (KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p)) {
+                    try {
+                        check(() -> pr.send(new ProducerRecord<>(a.get(0), "v".getBytes())).get(t, s));
+                    } catch (Result r) {
+                        if (r.code != Errors.TOPIC_AUTHORIZATION_FAILED.code()) {
+                            throw r;
+                        }
+                    }
+                }
+                return 0;
+            }
+            case "abort-transaction":
+                // Admin.abortTransaction: the partition's leader from the
+                // topic's metadata, then WriteTxnMarkers with an abort
+                // marker for a producer that has no transaction.
+                check(() -> admin.abortTransaction(new AbortTransactionSpec(new TopicPartition(a.get(0), 0), 555L, (short) 0, 0))
+                        .all().get(t, s));
+                return 0;
             case "init-txn": {
                 try (KafkaProducer<byte[], byte[]> p = producer(user, password, a.get(0))) {
                     check(() -> {

@@ -12,17 +12,35 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/auth"
 )
 
-// The matrix's Java column: with SAMSA_AUTHZ_JAVA set (make compat's
-// security part sets it), every cell of a row that the Java client can
-// express is checked a second time through the Java client's public API
-// (test/compat/java's AuthzProbe, one long-lived JVM per broker), under the
-// same ACLs and with the same expectations. A row the Java client cannot
-// express says why in noJava; TestAuthzMatrixJavaCoversEveryRow keeps the
-// two lists whole.
+// The matrix's other clients: with SAMSA_AUTHZ_JAVA set (make compat's
+// Java suite sets it), every cell of a row the Java client can express is
+// checked again through the Java client's public API (test/compat/java's
+// AuthzProbe, one long-lived JVM per broker), under the same ACLs and with
+// the same expectations; with SAMSA_AUTHZ_LIBRDKAFKA (the Go suite's),
+// the rows librdkafka's are, through confluent-kafka-go
+// (test/compat/go/authzprobe). A row neither can express says why in
+// noClient; TestAuthzMatrixClientsCoverEveryRow keeps the lists whole.
 
-// javaProbe is how the Java client checks a row: AuthzProbe's probe name
+// matrixClient is a client that checks the matrix's cells besides
+// franz-go: the variable holding the command that starts its probe
+// process (the bootstrap address is appended), and its probes by row.
+type matrixClient struct {
+	name   string
+	env    string
+	probes map[string]javaProbe
+}
+
+var matrixClients = []matrixClient{
+	{"java", "SAMSA_AUTHZ_JAVA", javaProbes},
+	{"librdkafka", "SAMSA_AUTHZ_LIBRDKAFKA", librdkafkaProbes},
+}
+
+// javaProbe is how a client checks a row: its probe process's probe name
 // and arguments, where "%s" is the cell's suffix and a tokenIDOf
 // placeholder the token setup made.
 type javaProbe struct {
@@ -33,6 +51,13 @@ type javaProbe struct {
 	// before runs, as the admin, before the probe (what the franz-go
 	// probe may have used up).
 	before func(p *probe)
+	// extra are ACLs the probe needs besides the cell's, none of which
+	// the row's checks read: the Java client asks for more than the one
+	// request (the topic's metadata before it produces), and the cell's
+	// answer must come from the row's check.
+	extra []auth.ACL
+	// topic is created before the probe when not empty.
+	topic string
 }
 
 func jp(name string, args ...string) javaProbe { return javaProbe{name: name, args: args} }
@@ -44,6 +69,13 @@ func (j javaProbe) allowing(codes ...int16) javaProbe {
 
 func (j javaProbe) after(fn func(p *probe)) javaProbe {
 	j.before = fn
+	return j
+}
+
+// with gives alice op on the topic, which the probe creates.
+func (j javaProbe) with(topic string, op kmsg.ACLOperation) javaProbe {
+	j.topic = topic
+	j.extra = append(j.extra, aliceACL(kmsg.ACLResourceTypeTopic, topic, literal, op))
 	return j
 }
 
@@ -96,16 +128,31 @@ var javaProbes = map[string]javaProbe{
 
 	// Admin.describeTransactions: FindCoordinator, then
 	// DescribeTransactions, both on the transactional ID's DESCRIBE.
-	"FindCoordinator/transaction":    jp("describe-transaction", "mx-find-txn").allowing(txnNotFound),
-	"InitProducerID/transactional":   jp("init-txn", "mx-init-txn"),
-	"AddPartitionsToTxn/v3 producer": jp("txn-produce", "mx-apt", "mx-apt"),
+	"FindCoordinator/transaction":  jp("describe-transaction", "mx-find-txn").allowing(txnNotFound),
+	"InitProducerID/transactional": jp("init-txn", "mx-init-txn"),
+	// An idempotent producer asks for its ID as it starts, and its first
+	// record waits for the ID: a topic alice may DESCRIBE but not WRITE
+	// (which would allow InitProducerId) gives the record its metadata, so
+	// it fails with the ID's refusal, or with the topic's once the ID came.
+	"InitProducerID/idempotent with cluster IDEMPOTENT_WRITE": jp("idempotent-init", "mx-init-probe").with("mx-init-probe", opDescribe),
+	"InitProducerID/idempotent with WRITE on a topic":         jp("idempotent-init", "mx-init-probe").with("mx-init-probe", opDescribe),
+	"AddPartitionsToTxn/v3 producer":                          jp("txn-produce", "mx-apt", "mx-apt"),
 	// AddOffsetsToTxn comes first; the TxnOffsetCommit after it needs the
 	// topic's READ, which this row does not give, and its refusal shows
 	// AddOffsetsToTxn was allowed.
-	"AddOffsetsToTxn":      jp("txn-offsets", "mx-aot", "mx-aot", "mx-aot", "add-only"),
-	"TxnOffsetCommit":      jp("txn-offsets", "mx-toc", "mx-toc", "mx-toc"),
-	"DescribeTransactions": jp("describe-transaction", "mx-describe-txn").allowing(txnNotFound),
-	"ListTransactions":     jp("list-transactions", "mx-list-txn"),
+	"AddOffsetsToTxn": jp("txn-offsets", "mx-aot", "mx-aot", "mx-aot", "add-only"),
+	"TxnOffsetCommit": jp("txn-offsets", "mx-toc", "mx-toc", "mx-toc"),
+	// A transaction with a record, so the commit sends EndTxn, on a topic
+	// alice may write. InitProducerId checks the same WRITE first, so a
+	// denial shows there; an allowed cell's EndTxn must succeed.
+	"EndTxn": jp("txn-produce", "mx-end", "mx-end-probe").with("mx-end-probe", opWrite),
+	// Admin.abortTransaction finds the partition's leader in the topic's
+	// metadata, then sends WriteTxnMarkers; the markers' check is on the
+	// cluster alone.
+	"WriteTxnMarkers/CLUSTER_ACTION": jp("abort-transaction", "mx-markers").with("mx-markers", opDescribe),
+	"WriteTxnMarkers/ALTER":          jp("abort-transaction", "mx-markers-alter").with("mx-markers-alter", opDescribe),
+	"DescribeTransactions":           jp("describe-transaction", "mx-describe-txn").allowing(txnNotFound),
+	"ListTransactions":               jp("list-transactions", "mx-list-txn"),
 
 	"DescribeACLs":                          jp("describe-acls"),
 	"CreateACLs":                            jp("create-acls"),
@@ -126,50 +173,61 @@ var javaProbes = map[string]javaProbe{
 	"DescribeDelegationToken/owner DESCRIBE_TOKENS": jp("describe-tokens", tokenIDOf("User:mx-dt-by-owner")),
 }
 
-// noJava are the rows the Java client cannot express, and why.
-var noJava = map[string]string{
+// librdkafkaProbes are the rows librdkafka checks: AlterConfigs, which
+// the Java client no longer sends, and a few the Java client checks too.
+var librdkafkaProbes = map[string]javaProbe{
+	"AlterConfigs/topic":            jp("alter-configs", "topic", "mx-alter-configs", "retention.ms"),
+	"AlterConfigs/broker":           jp("alter-configs", "broker", "1", "log.retention.ms"),
+	"IncrementalAlterConfigs/topic": jp("incremental-alter-configs", "topic", "mx-iac", "retention.ms"),
+	"DescribeConfigs/topic":         jp("describe-configs", "topic", "mx-describe-configs"),
+	"CreateTopics/topic CREATE":     jp("create-topic", "mx-create-%s"),
+	"Produce":                       jp("produce", "mx-produce"),
+}
+
+// noClient are the rows neither the Java client nor librdkafka can
+// express, and why.
+var noClient = map[string]string{
 	"Fetch/follower":                "a follower's fetch (a replica ID): only brokers send it",
 	"OffsetForLeaderEpoch/follower": "a follower's request: only brokers send it",
 	"OffsetForLeaderEpoch/consumer": "the consumer sends it only while validating a position before it fetches, " +
 		"which needs READ too: no API of the client isolates it",
 	"OffsetFetch/v7":                     "a version pin: the Java client sends its newest OffsetFetch, in the rows above",
 	"DescribeTopicPartitions/all topics": "the Java Admin lists every topic with Metadata; DescribeTopicPartitions only names topics",
-	"InitProducerID/idempotent with cluster IDEMPOTENT_WRITE": "the idempotent producer asks for its ID on its own, racing the metadata " +
-		"its first send needs: no API of the client shows InitProducerId's answer alone",
-	"InitProducerID/idempotent with WRITE on a topic": "as the row with IDEMPOTENT_WRITE",
-	"AddPartitionsToTxn/v4+ broker":                   "the verify-only form: brokers send it to a transaction's coordinator",
-	"EndTxn": "the producer sends EndTxn only for a transaction with partitions or offsets, whose checks this " +
-		"row does not grant; the transactional Produce, AddPartitionsToTxn and TxnOffsetCommit rows end theirs",
-	"WriteTxnMarkers/CLUSTER_ACTION": "a transaction coordinator sends it; Admin.abortTransaction first needs the " +
-		"topic's DESCRIBE to find the leader, which the row does not grant",
-	"WriteTxnMarkers/ALTER":       "as the CLUSTER_ACTION row",
-	"AlterConfigs/topic":          "Kafka 4 removed Admin.alterConfigs: the Java client sends IncrementalAlterConfigs (the rows below)",
-	"AlterConfigs/broker":         "as the topic row",
-	"AlterPartition/handler":      "sent between nodes only, on controller listeners",
-	"BrokerRegistration/handler":  "sent between nodes only, on controller listeners",
-	"BrokerHeartbeat/handler":     "sent between nodes only, on controller listeners",
-	"Envelope/handler":            "sent between nodes only, on controller listeners",
-	"AllocateProducerIDs/handler": "sent between nodes only, on controller listeners",
+	"AddPartitionsToTxn/v4+ broker":      "the verify-only form: brokers send it to a transaction's coordinator",
+	"AlterPartition/handler":             "sent between nodes only, on controller listeners",
+	"BrokerRegistration/handler":         "sent between nodes only, on controller listeners",
+	"BrokerHeartbeat/handler":            "sent between nodes only, on controller listeners",
+	"Envelope/handler":                   "sent between nodes only, on controller listeners",
+	"AllocateProducerIDs/handler":        "sent between nodes only, on controller listeners",
 }
 
-// javaAgent is one AuthzProbe process.
+// javaAgent is one probe process.
 type javaAgent struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	client string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
 	// stderr is where the JVM's log goes.
 	stderr string
 }
 
-// startJavaAgent starts AuthzProbe for the broker at addr, or returns nil
-// when SAMSA_AUTHZ_JAVA is not set.
-func startJavaAgent(t *testing.T, addr string) *javaAgent {
+// startAgents starts the probe process of every client whose variable is
+// set, for the broker at addr.
+func startAgents(t *testing.T, addr string) map[string]*javaAgent {
 	t.Helper()
-	command := strings.Fields(os.Getenv("SAMSA_AUTHZ_JAVA"))
-	if len(command) == 0 {
-		return nil
+	agents := map[string]*javaAgent{}
+	for _, mc := range matrixClients {
+		if command := strings.Fields(os.Getenv(mc.env)); len(command) > 0 {
+			agents[mc.name] = startAgent(t, mc.name, command, addr)
+		}
 	}
-	a := &javaAgent{stderr: t.TempDir() + "/authz-probe.err"}
+	return agents
+}
+
+// startAgent starts one client's probe process.
+func startAgent(t *testing.T, client string, command []string, addr string) *javaAgent {
+	t.Helper()
+	a := &javaAgent{client: client, stderr: t.TempDir() + "/authz-probe-" + client + ".err"}
 	a.cmd = exec.Command(command[0], append(command[1:], addr)...)
 	errf, err := os.Create(a.stderr)
 	if err != nil {
@@ -185,7 +243,7 @@ func startJavaAgent(t *testing.T, addr string) *javaAgent {
 	}
 	a.out = bufio.NewReader(out)
 	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start the Java probe %v: %v", command, err)
+		t.Fatalf("start the %s probe %v: %v", client, command, err)
 	}
 	t.Cleanup(func() {
 		a.in.Close()
@@ -208,7 +266,7 @@ func (a *javaAgent) probe(t *testing.T, user, name string, args []string) (int16
 	t.Helper()
 	line := strings.Join(append([]string{user, userPasswords[user], name}, args...), "\t") + "\n"
 	if _, err := io.WriteString(a.in, line); err != nil {
-		t.Fatalf("java: write the probe: %v (stderr in %s)", err, a.stderr)
+		t.Fatalf("%s: write the probe: %v (stderr in %s)", a.client, err, a.stderr)
 	}
 	type answer struct {
 		line string
@@ -224,19 +282,19 @@ func (a *javaAgent) probe(t *testing.T, user, name string, args []string) (int16
 	case ans = <-got:
 	case <-time.After(90 * time.Second):
 		a.cmd.Process.Kill()
-		t.Fatalf("java: %s %v: no answer in 90s", name, args)
+		t.Fatalf("%s: %s %v: no answer in 90s", a.client, name, args)
 	}
 	if ans.err != nil {
 		tail, _ := os.ReadFile(a.stderr)
-		t.Fatalf("java: %s %v: %v; stderr: %s", name, args, ans.err, lastLines(string(tail), 20))
+		t.Fatalf("%s: %s %v: %v; stderr: %s", a.client, name, args, ans.err, lastLines(string(tail), 20))
 	}
 	code, detail, _ := strings.Cut(strings.TrimSuffix(ans.line, "\n"), "\t")
 	if code == "error" {
-		t.Fatalf("java: %s %v could not run: %s", name, args, detail)
+		t.Fatalf("%s: %s %v could not run: %s", a.client, name, args, detail)
 	}
 	n, err := strconv.ParseInt(code, 10, 16)
 	if err != nil {
-		t.Fatalf("java: %s %v: answer %q", name, args, ans.line)
+		t.Fatalf("%s: %s %v: answer %q", a.client, name, args, ans.line)
 	}
 	return int16(n), detail
 }
@@ -249,20 +307,37 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// checkJava runs a cell's Java probe, if the row has one and the agent
-// runs, and reports whether it ran. A row whose grants name a resource
-// per cell (a topic to auto-create) gets the cell's ACLs again under a
-// suffix of its own, since the franz-go probe made the first.
-func (e *authzEnv) checkJava(t *testing.T, r matrixRow, c matrixCell, suffix string) bool {
-	j, ok := javaProbes[r.String()]
-	if e.java == nil || !ok {
-		return false
+// checkClients runs a cell's probe in every client that has one for the
+// row and whose process runs, and returns the names of those it ran in. A
+// row whose grants name a resource per cell (a topic to auto-create) gets
+// the cell's ACLs again under a suffix of the client's, since the franz-go
+// probe made the first.
+func (e *authzEnv) checkClients(t *testing.T, r matrixRow, c matrixCell, suffix string) []string {
+	var ran []string
+	for _, mc := range matrixClients {
+		j, ok := mc.probes[r.String()]
+		agent := e.agents[mc.name]
+		if agent == nil || !ok {
+			continue
+		}
+		e.checkClient(t, agent, j, r, c, suffix)
+		ran = append(ran, mc.name)
 	}
-	if slices.ContainsFunc(slices.Concat(r.grants, r.alternatives), func(g grant) bool { return strings.Contains(g.name, "%s") }) {
-		suffix += "-java"
-		e.setACLs(cellACLs(c.acls, suffix))
+	return ran
+}
+
+func (e *authzEnv) checkClient(t *testing.T, agent *javaAgent, j javaProbe, r matrixRow, c matrixCell, suffix string) {
+	perCell := slices.ContainsFunc(slices.Concat(r.grants, r.alternatives), func(g grant) bool { return strings.Contains(g.name, "%s") })
+	if perCell {
+		suffix += "-" + agent.client
+	}
+	if perCell || len(j.extra) > 0 {
+		e.setACLs(append(cellACLs(c.acls, suffix), j.extra...))
 	}
 	p := &probe{t: t, e: e, cl: e.admin, user: c.user, suffix: suffix}
+	if j.topic != "" {
+		e.mustCreateTopic(j.topic)
+	}
 	if j.before != nil {
 		j.before(p)
 	}
@@ -273,45 +348,47 @@ func (e *authzEnv) checkJava(t *testing.T, r matrixRow, c matrixCell, suffix str
 		}
 		args[i] = p.name(a)
 	}
-	got, detail := e.java.probe(t, c.user, j.name, args)
+	got, detail := agent.probe(t, c.user, j.name, args)
 	okCodes := j.ok
 	if okCodes == nil {
 		okCodes = []int16{0}
 	}
 	switch {
 	case c.want != 0 && got != c.want:
-		t.Errorf("java: %s: %s, want %s (%s)", c.name, cellCode(got), cellCode(c.want), detail)
+		t.Errorf("%s: %s: %s, want %s (%s)", agent.client, c.name, cellCode(got), cellCode(c.want), detail)
 	case c.want == 0 && !slices.Contains(okCodes, got):
-		t.Errorf("java: %s: %s, want it allowed with one of %v (%s)", c.name, cellCode(got), codeNames(okCodes...), detail)
+		t.Errorf("%s: %s: %s, want it allowed with one of %v (%s)", agent.client, c.name, cellCode(got), codeNames(okCodes...), detail)
 	}
-	return true
 }
 
-// Every row of the matrix either has a Java probe or says why the Java
-// client cannot express it, and neither list names a row that is not.
-func TestAuthzMatrixJavaCoversEveryRow(t *testing.T) {
+// Every row of the matrix has a probe in the Java client or librdkafka,
+// or says why neither can express it, and no list names a row that is not.
+func TestAuthzMatrixClientsCoverEveryRow(t *testing.T) {
 	rows := map[string]bool{}
 	for _, r := range matrixRows() {
 		name := r.String()
 		rows[name] = true
-		_, probe := javaProbes[name]
-		_, why := noJava[name]
+		_, java := javaProbes[name]
+		_, rdkafka := librdkafkaProbes[name]
+		_, why := noClient[name]
 		switch {
-		case probe && why:
-			t.Errorf("%s: both a Java probe and a reason it has none", name)
-		case !probe && !why:
-			t.Errorf("%s: neither a Java probe nor a reason it has none", name)
+		case (java || rdkafka) && why:
+			t.Errorf("%s: a probe and a reason it has none", name)
+		case !java && !rdkafka && !why:
+			t.Errorf("%s: neither a probe nor a reason it has none", name)
 		}
 	}
-	for name := range javaProbes {
+	for _, mc := range matrixClients {
+		for name := range mc.probes {
+			if !rows[name] {
+				t.Errorf("a %s probe for %q, which is not a row", mc.name, name)
+			}
+		}
+	}
+	for name := range noClient {
 		if !rows[name] {
-			t.Errorf("a Java probe for %q, which is not a row", name)
+			t.Errorf("a reason %q has no probe, which is not a row", name)
 		}
 	}
-	for name := range noJava {
-		if !rows[name] {
-			t.Errorf("a reason %q has no Java probe, which is not a row", name)
-		}
-	}
-	t.Logf("%d rows: %d with a Java probe, %d without", len(rows), len(javaProbes), len(noJava))
+	t.Logf("%d rows: %d with a Java probe, %d with a librdkafka probe, %d with neither", len(rows), len(javaProbes), len(librdkafkaProbes), len(noClient))
 }
