@@ -191,7 +191,7 @@ var noClient = map[string]string{
 	"OffsetForLeaderEpoch/follower": "a follower's request: only brokers send it",
 	"OffsetForLeaderEpoch/consumer": "the consumer sends it only while validating a position before it fetches, " +
 		"which needs READ too: no API of the client isolates it",
-	"OffsetFetch/v7":                     "a version pin: the Java client sends its newest OffsetFetch, in the rows above",
+	"OffsetFetch/v7":                     "a version pin: the Java client and librdkafka (which asks the broker's versions even with api.version.request=false) send OffsetFetch v9, in the rows above",
 	"DescribeTopicPartitions/all topics": "the Java Admin lists every topic with Metadata; DescribeTopicPartitions only names topics",
 	"AddPartitionsToTxn/v4+ broker":      "the verify-only form: brokers send it to a transaction's coordinator",
 	"AlterPartition/handler":             "sent between nodes only, on controller listeners",
