@@ -59,7 +59,9 @@ func (p Part) String() string {
 	return fmt.Sprintf("%q", p.Name)
 }
 
-func (e Entity) String() string { return "user=" + e.User.String() + " client-id=" + e.ClientID.String() }
+func (e Entity) String() string {
+	return "user=" + e.User.String() + " client-id=" + e.ClientID.String()
+}
 
 // Tags name the sensor a client's usage is recorded in, as Kafka's quota
 // metric tags: the user and the client ID, either empty when the quota
