@@ -1,16 +1,22 @@
 package broker
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
+	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/quota"
+	"github.com/samsa-io/samsa/internal/record"
 )
 
 // quotaRate is what the capped clients of the quota tests may use:
@@ -129,5 +135,113 @@ func TestQuotasHoldProduceAndFetchRates(t *testing.T) {
 	if freeThrottles.n.Load() != 0 || freeRate < 2*quotaRate {
 		t.Errorf("the producer without a quota: %.0f B/s and %d throttled responses, want unthrottled and well over the others' quota",
 			freeRate, freeThrottles.n.Load())
+	}
+}
+
+// throttleConn sends requests as client ID "raw" and reads the responses,
+// waiting out no throttle time: what a client that ignores
+// throttle_time_ms does.
+type throttleConn struct {
+	t    *testing.T
+	nc   net.Conn
+	r    *bufio.Reader
+	corr int32
+}
+
+func dialThrottled(t *testing.T, addr string) *throttleConn {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &throttleConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+}
+
+func (c *throttleConn) send(req kmsg.Request) {
+	c.corr++
+	buf := appendRequestHeaderAndBody([]byte{0, 0, 0, 0}, req, c.corr, "raw")
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	if _, err := c.nc.Write(buf); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *throttleConn) receive(req kmsg.Request) kmsg.Response {
+	c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(c.r, size[:]); err != nil {
+		c.t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := decodeResponseHeaderAndBody(body, req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// produceRequest is an acks=1 produce of one record of n bytes.
+func produceRequest(t *testing.T, version int16, topic string, n int) *kmsg.ProduceRequest {
+	batch := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
+		Records: []record.Record{{Timestamp: time.Now().UnixMilli(), Value: make([]byte, n)}}}
+	raw, err := batch.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, 1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = raw
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// A client that ignores throttle_time_ms is held to it all the same: the
+// broker answers a throttled request at once, with the throttle time, and
+// reads nothing more from the connection until it has passed (KIP-219).
+// A client of a version from before KIP-219 (Produce v5) gets its answer
+// only once the throttle time has passed.
+func TestThrottledConnectionsAreMuted(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "muted", 1)
+	b.quotas.set(map[quota.Entity]map[string]float64{{User: quota.Named("ANONYMOUS")}: {quota.Produce.Key(): 100_000}})
+
+	c := dialThrottled(t, b.Addr())
+	for i, want := range []bool{false, true} { // 60 KB/s, then 120 KB/s against 100 KB/s
+		req := produceRequest(t, 9, "muted", 600_000)
+		c.send(req)
+		resp := c.receive(req).(*kmsg.ProduceResponse)
+		if throttled := resp.ThrottleMillis > 0; throttled != want {
+			t.Fatalf("request %d: throttle %d ms, want throttled %v", i+1, resp.ThrottleMillis, want)
+		}
+		if want {
+			throttle := time.Duration(resp.ThrottleMillis) * time.Millisecond
+			next := produceRequest(t, 9, "muted", 10)
+			start := time.Now()
+			c.send(next)
+			c.receive(next)
+			if waited := time.Since(start); waited < throttle*9/10 {
+				t.Errorf("the request after a throttle of %v was answered in %v: the connection was not muted", throttle, waited)
+			}
+		}
+	}
+
+	// Produce v5: the response itself waits out the throttle time.
+	old := dialThrottled(t, b.Addr())
+	req := produceRequest(t, 5, "muted", 10)
+	start := time.Now()
+	old.send(req)
+	resp := old.receive(req).(*kmsg.ProduceResponse)
+	if resp.ThrottleMillis <= 0 {
+		t.Fatalf("a produce v5 over the quota: throttle %d ms", resp.ThrottleMillis)
+	}
+	if waited, throttle := time.Since(start), time.Duration(resp.ThrottleMillis)*time.Millisecond; waited < throttle*9/10 {
+		t.Errorf("produce v5 throttled %v was answered in %v: the response was not held back", throttle, waited)
 	}
 }
