@@ -121,6 +121,10 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		resp.Topics = append(resp.Topics, st)
 	}
 	b.awaitCommitted(req, resp, waits)
+	if b.quotas.produce.Enabled() {
+		// The whole request counts, as in Kafka, acks=0 included.
+		c.throttleFor(b.quotas.produce.Record(c.quotaUser(), c.clientID, float64(c.reqSize), b.cfg.Clock.Now()))
+	}
 	b.hintProduce(c, req, resp)
 	if req.Acks == 0 {
 		if failed {

@@ -63,6 +63,7 @@ type fetchPart struct {
 func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame, error) {
 	req := kreq.(*kmsg.FetchRequest)
 	if replica := replicaOf(req); replica >= 0 {
+		c.replicaFetch = true // replication is never throttled by client quotas
 		if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
 			return encodeFetchResponse(h.correlationID, refusedReplicaFetch(req), nil), nil
 		}
@@ -78,13 +79,21 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	if code != 0 {
 		resp.ErrorCode = code
+		b.settleQuotas(c, resp)
 		return encodeFetchResponse(h.correlationID, resp, nil), nil
 	}
 	if fs != nil {
 		resp.SessionID = fs.id
 	}
 	fps := b.lookupFetchParts(req.Version, parts, b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic))
+	b.capFetchBytes(c, req)
 	results := b.fetchWithWait(req, fps)
+	if b.fetchThrottled(c, results) {
+		// Answered empty: the records read are not sent, and the session
+		// reports nothing as sent, so the next fetch asks for them again.
+		b.settleQuotas(c, resp)
+		return encodeFetchResponse(h.correlationID, resp, nil), nil
+	}
 	return b.buildFetchResponse(c, h.correlationID, resp, fs, fps, results, incremental), nil
 }
 
@@ -285,5 +294,6 @@ func (b *Broker) buildFetchResponse(c *conn, corr int32, resp *kmsg.FetchRespons
 		holes[ti] = append(holes[ti], r.rr)
 	}
 	b.hintFetch(c, resp)
+	b.settleQuotas(c, resp)
 	return encodeFetchResponse(corr, resp, holes)
 }

@@ -33,6 +33,7 @@ func typed[Req kmsg.Request](fn func(b *Broker, c *conn, req Req) (kmsg.Response
 		if err != nil || resp == nil {
 			return nil, err
 		}
+		b.settleQuotas(c, resp)
 		return encodeResponse(h, resp), nil
 	}
 }

@@ -175,6 +175,7 @@ type Broker struct {
 	createTopicsFn func(ctx context.Context, names []string) error
 	fetchSessions  *fetchSessions
 	conns          *connLimits         // max.connections, set from each image (meta.go)
+	quotas         clientQuotas        // client quotas, set from each image (quotas.go)
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
@@ -253,7 +254,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
-		conns:         newConnLimits()}
+		conns:         newConnLimits(),
+		quotas:        newClientQuotas(cfg.Values)}
 	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -797,6 +799,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
+	c.api, c.reqStart, c.reqSize, c.replicaFetch, c.throttle, c.clientWaits = api, time.Now(), len(buf), false, 0, false
 	c.beginAudit(api.key)
 	f, err := b.runHandler(api, c, h, req)
 	b.endAudit(c)

@@ -62,6 +62,18 @@ type conn struct {
 	// authz is the client's address as ACLs name it and the current
 	// request's authorization audit (authz.go).
 	authz connAuthz
+
+	// The request being handled, for its quotas (quotas.go): its API,
+	// when its handling began, its size, whether it is a follower's
+	// fetch; the throttle time its quotas ask, and whether its response
+	// tells the client to wait it out itself (KIP-219) or the broker
+	// holds the response back instead.
+	api          apiEntry
+	reqStart     time.Time
+	reqSize      int
+	replicaFetch bool
+	throttle     time.Duration
+	clientWaits  bool
 }
 
 // frame is an encoded response ready to write. Record data fetched from
@@ -71,6 +83,9 @@ type conn struct {
 type frame struct {
 	buf   []byte
 	holes []hole
+	// delay holds the response back: a throttled response of a version
+	// whose client does not wait out throttle_time_ms itself.
+	delay time.Duration
 	// closeAfter closes the connection once the frame is written: a
 	// refused SASL handshake or a failed authentication is answered, then
 	// the connection ends, as in Kafka.
@@ -197,12 +212,19 @@ func (c *conn) readLoop(first io.Reader) error {
 		if err != nil {
 			return err
 		}
+		throttle := c.throttle
 		if f != nil {
+			if throttle > 0 && !c.clientWaits {
+				f.delay = throttle
+			}
 			c.out <- f
 			if f.closeAfter {
 				return nil
 			}
 		}
+		// A throttled client's next request waits: the connection is
+		// muted for the throttle time, as Kafka mutes the channel.
+		c.b.pause(c.b.tasks.Context(), throttle)
 	}
 }
 
@@ -275,6 +297,9 @@ func (c *conn) readErr(err error) error {
 func (c *conn) writeLoop() {
 	var failed error
 	for f := range c.out {
+		if failed == nil && f.delay > 0 {
+			c.b.pause(c.b.tasks.Context(), f.delay)
+		}
 		if failed == nil {
 			c.nc.SetWriteDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
 			if failed = c.writeFrame(f); failed != nil {

@@ -262,6 +262,21 @@ func (m *Manager) MaxInWindow(user, clientID string) float64 {
 	return limit * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()
 }
 
+// PerWindow is what the quota allows in one window (quota.window.size
+// seconds of it), +Inf when no quota applies.
+func (m *Manager) PerWindow(user, clientID string) float64 {
+	if !m.enabled.Load() {
+		return math.Inf(1)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, limit, ok := m.resolve(user, clientID)
+	if !ok {
+		return math.Inf(1)
+	}
+	return limit * m.cfg.Window.Seconds()
+}
+
 // Admit is the controller mutation quota's check (KIP-599): a request
 // that would create or delete n partitions is refused, with the time until
 // the bucket is out of debt, while earlier mutations have left the

@@ -1,0 +1,247 @@
+package broker
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/quota"
+	"github.com/samsa-io/samsa/internal/record"
+)
+
+// quotaRate is what the capped clients of the quota tests may use:
+// 1 MiB/s.
+const quotaRate = 1 << 20
+
+// throttleCounter counts the throttled responses a franz-go client saw.
+type throttleCounter struct{ n, total atomic.Int64 }
+
+func (h *throttleCounter) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d > 0 {
+		h.n.Add(1)
+		h.total.Add(int64(d))
+	}
+}
+
+// A producer and a consumer capped at 1 MiB/s each stay within 10% of it
+// over 30 s (after a warm-up of 10), measured from what they had acknowledged and received, while
+// a producer without a quota on the same broker runs unthrottled and
+// faster. franz-go waits out throttle_time_ms itself (KIP-219).
+func TestQuotasHoldProduceAndFetchRates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 40 s")
+	}
+	b := startBroker(t)
+	addr := b.Addr()
+	// No compression, so what the broker counts (request and batch sizes)
+	// is what the clients count (record values) plus headers.
+	none := kgo.ProducerBatchCompression(kgo.NoCompression())
+	admin := newFranz(t, addr, none)
+	createTopic(t, b, "quota-produce", 3)
+	createTopic(t, b, "quota-fetch", 3)
+	createTopic(t, b, "quota-free", 3)
+	value := make([]byte, 16<<10)
+	rand.Read(value)
+
+	// The backlog the capped consumer reads: more than 40 s of its quota.
+	backlog := 60 << 20
+	var wg sync.WaitGroup
+	for sent := 0; sent < backlog; sent += len(value) {
+		wg.Add(1)
+		admin.Produce(context.Background(), &kgo.Record{Topic: "quota-fetch", Value: value}, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Errorf("backlog: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+
+	b.quotas.set(map[quota.Entity]map[string]float64{
+		{ClientID: quota.Named("capped-producer")}: {quota.Produce.Key(): quotaRate},
+		{ClientID: quota.Named("capped-consumer")}: {quota.Fetch.Key(): quotaRate},
+	})
+
+	// The rates are measured over 30 s after a warm-up of 10 s: a
+	// client's first requests may use the quota of the windows no one has
+	// used yet (as in Kafka), which are spent after the warm-up.
+	const warmUp, run = 10 * time.Second, 30 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), warmUp+run)
+	defer cancel()
+	var measuring atomic.Bool
+	var producedCapped, producedFree, consumed atomic.Int64
+	var freeThrottles throttleCounter
+	produce := func(cl *kgo.Client, topic string, n *atomic.Int64) {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: value}, func(r *kgo.Record, err error) {
+				if err == nil && measuring.Load() {
+					n.Add(int64(len(r.Value)))
+				}
+			})
+		}
+	}
+	capped := newFranz(t, addr, none, kgo.ClientID("capped-producer"), kgo.MaxBufferedRecords(64))
+	free := newFranz(t, addr, none, kgo.ClientID("free"), kgo.MaxBufferedRecords(64), kgo.WithHooks(&freeThrottles))
+	var consumerThrottles throttleCounter
+	consumer := newFranz(t, addr, kgo.ClientID("capped-consumer"), kgo.WithHooks(&consumerThrottles), kgo.ConsumeTopics("quota-fetch"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	wg.Add(3)
+	go produce(capped, "quota-produce", &producedCapped)
+	go produce(free, "quota-free", &producedFree)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			consumer.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				if measuring.Load() {
+					consumed.Add(int64(len(r.Value)))
+				}
+			})
+		}
+	}()
+	time.Sleep(warmUp)
+	measuring.Store(true)
+	start := time.Now()
+	freeThrottles.n.Store(0)
+	consumerThrottles.n.Store(0)
+	consumerThrottles.total.Store(0)
+	<-ctx.Done()
+	measuring.Store(false)
+	elapsed := time.Since(start).Seconds()
+	wg.Wait()
+
+	within := func(what string, n int64) {
+		rate := float64(n) / elapsed
+		t.Logf("%s: %.0f KiB/s (%.2f× the quota)", what, rate/1024, rate/quotaRate)
+		if rate < 0.9*quotaRate || rate > 1.1*quotaRate {
+			t.Errorf("%s ran at %.0f B/s, want %d ±10%%", what, rate, quotaRate)
+		}
+	}
+	within("the capped producer", producedCapped.Load())
+	within("the capped consumer", consumed.Load())
+	t.Logf("the consumer was throttled %d times, %v in all", consumerThrottles.n.Load(), time.Duration(consumerThrottles.total.Load()))
+	freeRate := float64(producedFree.Load()) / elapsed
+	t.Logf("the producer without a quota: %.0f KiB/s, %d throttled responses", freeRate/1024, freeThrottles.n.Load())
+	if freeThrottles.n.Load() != 0 || freeRate < 2*quotaRate {
+		t.Errorf("the producer without a quota: %.0f B/s and %d throttled responses, want unthrottled and well over the others' quota",
+			freeRate, freeThrottles.n.Load())
+	}
+}
+
+// throttleConn sends requests as client ID "raw" and reads the responses,
+// waiting out no throttle time: what a client that ignores
+// throttle_time_ms does.
+type throttleConn struct {
+	t    *testing.T
+	nc   net.Conn
+	r    *bufio.Reader
+	corr int32
+}
+
+func dialThrottled(t *testing.T, addr string) *throttleConn {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &throttleConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+}
+
+func (c *throttleConn) send(req kmsg.Request) {
+	c.corr++
+	buf := appendRequestHeaderAndBody([]byte{0, 0, 0, 0}, req, c.corr, "raw")
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	if _, err := c.nc.Write(buf); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *throttleConn) receive(req kmsg.Request) kmsg.Response {
+	c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var size [4]byte
+	if _, err := io.ReadFull(c.r, size[:]); err != nil {
+		c.t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		c.t.Fatal(err)
+	}
+	resp, err := decodeResponseHeaderAndBody(body, req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// produceRequest is an acks=1 produce of one record of n bytes.
+func produceRequest(t *testing.T, version int16, topic string, n int) *kmsg.ProduceRequest {
+	batch := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
+		Records: []record.Record{{Timestamp: time.Now().UnixMilli(), Value: make([]byte, n)}}}
+	raw, err := batch.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = version, 1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = raw
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// A client that ignores throttle_time_ms is held to it all the same: the
+// broker answers a throttled request at once, with the throttle time, and
+// reads nothing more from the connection until it has passed (KIP-219).
+// A client of a version from before KIP-219 (Produce v5) gets its answer
+// only once the throttle time has passed.
+func TestThrottledConnectionsAreMuted(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "muted", 1)
+	b.quotas.set(map[quota.Entity]map[string]float64{{User: quota.Named("ANONYMOUS")}: {quota.Produce.Key(): 100_000}})
+
+	c := dialThrottled(t, b.Addr())
+	for i, want := range []bool{false, true} { // 60 KB/s, then 120 KB/s against 100 KB/s
+		req := produceRequest(t, 9, "muted", 600_000)
+		c.send(req)
+		resp := c.receive(req).(*kmsg.ProduceResponse)
+		if throttled := resp.ThrottleMillis > 0; throttled != want {
+			t.Fatalf("request %d: throttle %d ms, want throttled %v", i+1, resp.ThrottleMillis, want)
+		}
+		if want {
+			throttle := time.Duration(resp.ThrottleMillis) * time.Millisecond
+			next := produceRequest(t, 9, "muted", 10)
+			start := time.Now()
+			c.send(next)
+			c.receive(next)
+			if waited := time.Since(start); waited < throttle*9/10 {
+				t.Errorf("the request after a throttle of %v was answered in %v: the connection was not muted", throttle, waited)
+			}
+		}
+	}
+
+	// Produce v5: the response itself waits out the throttle time.
+	old := dialThrottled(t, b.Addr())
+	req := produceRequest(t, 5, "muted", 10)
+	start := time.Now()
+	old.send(req)
+	resp := old.receive(req).(*kmsg.ProduceResponse)
+	if resp.ThrottleMillis <= 0 {
+		t.Fatalf("a produce v5 over the quota: throttle %d ms", resp.ThrottleMillis)
+	}
+	if waited, throttle := time.Since(start), time.Duration(resp.ThrottleMillis)*time.Millisecond; waited < throttle*9/10 {
+		t.Errorf("produce v5 throttled %v was answered in %v: the response was not held back", throttle, waited)
+	}
+}

@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/quota"
+)
+
+// clientQuotas are the broker's client quota managers, one per kind
+// (internal/quota, docs/DESIGN-quotas.md). Each request's usage is
+// recorded against the quota entity that covers its principal and client
+// ID; the longest throttle time of the quotas it passed is the one its
+// response carries and its connection is muted for (KIP-219).
+type clientQuotas struct {
+	produce, fetch, request, mutation *quota.Manager
+}
+
+func newClientQuotas(v config.Values) clientQuotas {
+	window := func(num, size string) quota.Config {
+		return quota.Config{Samples: int(v.Int(num)), Window: time.Duration(v.Int(size)) * time.Second}
+	}
+	client := window("quota.window.num", "quota.window.size.seconds")
+	return clientQuotas{
+		produce:  quota.NewManager(quota.Produce, client),
+		fetch:    quota.NewManager(quota.Fetch, client),
+		request:  quota.NewManager(quota.Request, client),
+		mutation: quota.NewManager(quota.ControllerMutation, window("controller.quota.window.num", "controller.quota.window.size.seconds")),
+	}
+}
+
+// set gives each manager the quotas of its kind, by key.
+func (q clientQuotas) set(byEntity map[quota.Entity]map[string]float64) {
+	for _, m := range []*quota.Manager{q.produce, q.fetch, q.request, q.mutation} {
+		of := map[quota.Entity]float64{}
+		for e, values := range byEntity {
+			if v, ok := values[m.Kind().Key()]; ok {
+				of[e] = v
+			}
+		}
+		m.SetQuotas(of)
+	}
+}
+
+// quotaUser is the user a connection's usage counts for: its principal's
+// name, as Kafka's quotas take it (ANONYMOUS without authentication).
+func (c *conn) quotaUser() string { return c.principal.Name }
+
+// throttleFor makes the request being handled wait at least d.
+func (c *conn) throttleFor(d time.Duration) {
+	c.throttle = max(c.throttle, d)
+}
+
+// requestQuotaExempt are the requests request_percentage does not count,
+// as Kafka exempts them: what nodes send each other, and the SASL
+// exchange, which has no principal yet.
+func requestQuotaExempt(c *conn) bool {
+	api := c.api
+	switch api.key {
+	case kmsg.SASLHandshake, kmsg.SASLAuthenticate, kmsg.WriteTxnMarkers:
+		return true
+	}
+	return api.controllerOnly || c.replicaFetch
+}
+
+// settleQuotas ends a request's quotas before its response is encoded:
+// the time its handler took counts against request_percentage, and the
+// response carries the longest throttle time of its quotas (added to any
+// the handler set).
+func (b *Broker) settleQuotas(c *conn, resp kmsg.Response) {
+	if b.quotas.request.Enabled() && !requestQuotaExempt(c) {
+		now := b.cfg.Clock.Now()
+		percent := float64(time.Since(c.reqStart).Nanoseconds()) * 100 / float64(time.Second)
+		c.throttleFor(b.quotas.request.Record(c.quotaUser(), c.clientID, percent, now))
+	}
+	if c.throttle <= 0 || resp == nil {
+		return
+	}
+	if t, ok := resp.(interface {
+		Throttle() (int32, bool)
+		SetThrottle(int32)
+	}); ok {
+		had, clientWaits := t.Throttle()
+		t.SetThrottle(max(had, int32(min(c.throttle.Milliseconds(), int64(1<<31-1)))))
+		c.clientWaits = clientWaits
+	}
+}
+
+// capFetchBytes keeps a consumer's fetch within one window of its quota.
+// Kafka caps it at all windows but one (getMaxValueInQuotaWindow), so a
+// fetch may carry ten seconds of the quota, after which the consumer waits
+// ten seconds; and as the throttle time's estimate runs long by about half
+// a fetch over the windows, large fetches leave a consumer well under its
+// quota (0.84 of it measured with Kafka's cap, 0.98 with this one). The
+// first batch is still returned whole, however big.
+func (b *Broker) capFetchBytes(c *conn, req *kmsg.FetchRequest) {
+	if !b.quotas.fetch.Enabled() {
+		return
+	}
+	limit := b.quotas.fetch.PerWindow(c.quotaUser(), c.clientID)
+	if limit < float64(req.MaxBytes) || req.MaxBytes <= 0 {
+		req.MaxBytes = int32(max(1, min(limit, float64(1<<31-1))))
+	}
+}
+
+// fetchThrottled records a consumer fetch's bytes against its quota and
+// reports whether it must be throttled instead: then the bytes are taken
+// back and the records read released, as Kafka answers a throttled fetch
+// empty.
+func (b *Broker) fetchThrottled(c *conn, results []fetchResult) bool {
+	if !b.quotas.fetch.Enabled() {
+		return false
+	}
+	size := 0.0
+	for _, r := range results {
+		size += float64(r.rr.Size)
+	}
+	now := b.cfg.Clock.Now()
+	d := b.quotas.fetch.Record(c.quotaUser(), c.clientID, size, now)
+	if d <= 0 {
+		return false
+	}
+	b.quotas.fetch.Unrecord(c.quotaUser(), c.clientID, size, now)
+	for i := range results {
+		results[i].rr.Release()
+	}
+	c.throttleFor(d)
+	return true
+}
+
+// pause waits d, or less if the broker shuts down.
+func (b *Broker) pause(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
