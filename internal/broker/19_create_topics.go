@@ -74,13 +74,29 @@ type itemError struct {
 
 func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
 	allowed, denied := b.authorizeCreateTopics(c, req)
+	admitted, throttled := allowed, []bool(nil)
+	if !req.ValidateOnly {
+		kept, refused := admitMutations(b, c, req.Version >= 6, allowed.Topics, b.newPartitions)
+		if refused != nil {
+			copied := *allowed
+			copied.Topics, admitted, throttled = kept, &copied, refused
+		}
+	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	if len(allowed.Topics) > 0 || len(req.Topics) == 0 {
-		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.createTopicsHere(c, allowed) })
+	if len(admitted.Topics) > 0 || len(req.Topics) == 0 {
+		r, err := b.forwardOr(c, admitted, func() kmsg.Response { return b.createTopicsHere(c, admitted) })
 		if err != nil {
 			return nil, err
 		}
 		resp = r.(*kmsg.CreateTopicsResponse)
+	}
+	if throttled != nil {
+		resp.Topics = mergeDenied(len(allowed.Topics), func(i int) (kmsg.CreateTopicsResponseTopic, bool) {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = allowed.Topics[i].Topic, kerr.ThrottlingQuotaExceeded.Code
+			st.ErrorMessage = kmsg.StringPtr(kerr.ThrottlingQuotaExceeded.Description)
+			return st, throttled[i]
+		}, resp.Topics)
 	}
 	if denied != nil {
 		resp.Topics = mergeDenied(len(req.Topics), func(i int) (kmsg.CreateTopicsResponseTopic, bool) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -243,5 +244,70 @@ func TestThrottledConnectionsAreMuted(t *testing.T) {
 	}
 	if waited, throttle := time.Since(start), time.Duration(resp.ThrottleMillis)*time.Millisecond; waited < throttle*9/10 {
 		t.Errorf("produce v5 throttled %v was answered in %v: the response was not held back", throttle, waited)
+	}
+}
+
+// createTopicsRequest asks for topics of the given partition counts.
+func createTopicsRequest(version int16, partitions map[string]int32, order ...string) *kmsg.CreateTopicsRequest {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version, req.TimeoutMillis = version, 10_000
+	for _, name := range order {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions[name], 1
+		req.Topics = append(req.Topics, rt)
+	}
+	return req
+}
+
+// The controller mutation quota (KIP-599): at 10 partitions a second, a
+// client's bucket holds 110; CreateTopics v7 may take it into debt with a
+// topic, and the topics after are refused with THROTTLING_QUOTA_EXCEEDED
+// and a throttle time until the debt is paid. CreateTopics v5, which
+// knows no such error, creates everything and is throttled instead.
+// Validate-only requests mutate nothing and are not counted.
+func TestControllerMutationQuota(t *testing.T) {
+	b := startBroker(t)
+	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 10}})
+	c := dialThrottled(t, b.Addr())
+	codes := func(resp *kmsg.CreateTopicsResponse) map[string]int16 {
+		out := map[string]int16{}
+		for _, st := range resp.Topics {
+			out[st.Topic] = st.ErrorCode
+		}
+		return out
+	}
+
+	validate := createTopicsRequest(7, map[string]int32{"v": 1000}, "v")
+	validate.ValidateOnly = true
+	c.send(validate)
+	if resp := c.receive(validate).(*kmsg.CreateTopicsResponse); resp.ThrottleMillis != 0 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("validate-only 1000 partitions: throttle %d, %s", resp.ThrottleMillis, codeName(resp.Topics[0].ErrorCode))
+	}
+
+	req := createTopicsRequest(7, map[string]int32{"m1": 100, "m2": 20, "m3": 1, "m4": 1}, "m1", "m2", "m3", "m4")
+	c.send(req)
+	resp := c.receive(req).(*kmsg.CreateTopicsResponse)
+	got := codes(resp)
+	if got["m1"] != 0 || got["m2"] != 0 || got["m3"] != kerr.ThrottlingQuotaExceeded.Code || got["m4"] != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("100, 20, 1 and 1 partitions against a bucket of 110: %v, want the last two THROTTLING_QUOTA_EXCEEDED", got)
+	}
+	// A debt of 10 partitions at 10 a second: one second.
+	if resp.ThrottleMillis < 900 || resp.ThrottleMillis > 1000 {
+		t.Errorf("throttle %d ms, want about 1000", resp.ThrottleMillis)
+	}
+	if _, ok := b.topics.byTopicName("m3"); ok {
+		t.Error("a refused topic was created")
+	}
+
+	old := dialThrottled(t, b.Addr())
+	v5 := createTopicsRequest(5, map[string]int32{"o1": 5}, "o1")
+	start := time.Now()
+	old.send(v5)
+	resp = old.receive(v5).(*kmsg.CreateTopicsResponse)
+	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis <= 0 {
+		t.Fatalf("v5 in debt: %s, throttle %d ms, want created and throttled", codeName(resp.Topics[0].ErrorCode), resp.ThrottleMillis)
+	}
+	if waited := time.Since(start); waited < time.Duration(resp.ThrottleMillis)*time.Millisecond*9/10 {
+		t.Errorf("v5 throttled %d ms answered in %v, want held back", resp.ThrottleMillis, waited)
 	}
 }

@@ -131,6 +131,40 @@ func (b *Broker) fetchThrottled(c *conn, results []fetchResult) bool {
 	return true
 }
 
+// admitMutations applies the controller mutation quota (KIP-599) to the
+// topics a request would create or delete, in their order: with strict
+// (the versions that know THROTTLING_QUOTA_EXCEEDED: CreateTopics v6+,
+// CreatePartitions v3+, DeleteTopics v5+) a topic is refused once the
+// client's bucket is in debt; otherwise every topic is admitted and the
+// debt is the response's throttle time. It returns the admitted items and,
+// when some were refused, which (nil: none). The quota is kept by the
+// broker the client asked, where Kafka keeps it on the active controller
+// the request is forwarded to: a client spreading its mutations over
+// several brokers gets each one's quota.
+func admitMutations[T any](b *Broker, c *conn, strict bool, items []T, partitions func(T) int32) ([]T, []bool) {
+	if !b.quotas.mutation.Enabled() {
+		return items, nil
+	}
+	now := b.cfg.Clock.Now()
+	return filterDenied(items, func(it T) bool {
+		ok, d := b.quotas.mutation.Admit(c.quotaUser(), c.clientID, float64(partitions(it)), strict, now)
+		c.throttleFor(d)
+		return ok
+	})
+}
+
+// newPartitions is how many partitions a CreateTopics topic asks for: its
+// assignment's, its count, or the broker's num.partitions.
+func (b *Broker) newPartitions(rt kmsg.CreateTopicsRequestTopic) int32 {
+	switch {
+	case len(rt.ReplicaAssignment) > 0:
+		return int32(len(rt.ReplicaAssignment))
+	case rt.NumPartitions > 0:
+		return rt.NumPartitions
+	}
+	return b.brokerConfig(b.ctrl.Image()).Int("num.partitions")
+}
+
 // pause waits d, or less if the broker shuts down.
 func (b *Broker) pause(ctx context.Context, d time.Duration) {
 	if d <= 0 {
