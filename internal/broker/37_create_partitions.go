@@ -51,13 +51,29 @@ func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsReques
 		cp := *req
 		cp.Topics, allowed = kept, &cp
 	}
+	admitted, throttled := allowed, []bool(nil)
+	if !req.ValidateOnly {
+		ok, refused := admitMutations(b, c, req.Version >= 3, allowed.Topics, b.addedPartitions)
+		if refused != nil {
+			cp := *allowed
+			cp.Topics, admitted, throttled = ok, &cp, refused
+		}
+	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	if len(kept) > 0 || len(req.Topics) == 0 {
-		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.createPartitionsHere(allowed) })
+	if len(admitted.Topics) > 0 || len(req.Topics) == 0 {
+		r, err := b.forwardOr(c, admitted, func() kmsg.Response { return b.createPartitionsHere(admitted) })
 		if err != nil {
 			return nil, err
 		}
 		resp = r.(*kmsg.CreatePartitionsResponse)
+	}
+	if throttled != nil {
+		resp.Topics = mergeDenied(len(allowed.Topics), func(i int) (kmsg.CreatePartitionsResponseTopic, bool) {
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic, st.ErrorCode = allowed.Topics[i].Topic, kerr.ThrottlingQuotaExceeded.Code
+			st.ErrorMessage = kmsg.StringPtr(kerr.ThrottlingQuotaExceeded.Description)
+			return st, throttled[i]
+		}, resp.Topics)
 	}
 	if denied != nil {
 		resp.Topics = mergeDenied(len(req.Topics), func(i int) (kmsg.CreatePartitionsResponseTopic, bool) {

@@ -311,3 +311,28 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Errorf("v5 throttled %d ms answered in %v, want held back", resp.ThrottleMillis, waited)
 	}
 }
+
+// CreatePartitions v3 counts the partitions it adds against the same
+// bucket, and is refused once it is in debt.
+func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "grow", 1)
+	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 10}})
+	c := dialThrottled(t, b.Addr())
+	grow := func(to int32) (int16, int32) {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version, req.TimeoutMillis = 3, 10_000
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = "grow", to
+		req.Topics = append(req.Topics, rt)
+		c.send(req)
+		resp := c.receive(req).(*kmsg.CreatePartitionsResponse)
+		return resp.Topics[0].ErrorCode, resp.ThrottleMillis
+	}
+	if code, _ := grow(121); code != 0 { // 120 added: a debt of 10
+		t.Fatalf("adding 120 partitions to a bucket of 110: %s", codeName(code))
+	}
+	if code, throttle := grow(122); code != kerr.ThrottlingQuotaExceeded.Code || throttle <= 0 || throttle > 1000 {
+		t.Errorf("adding one more in debt: %s, throttle %d ms, want THROTTLING_QUOTA_EXCEEDED until the debt of at most a second is paid", codeName(code), throttle)
+	}
+}

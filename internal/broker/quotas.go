@@ -165,6 +165,15 @@ func (b *Broker) newPartitions(rt kmsg.CreateTopicsRequestTopic) int32 {
 	return b.brokerConfig(b.ctrl.Image()).Int("num.partitions")
 }
 
+// addedPartitions is how many partitions a CreatePartitions topic adds:
+// its new count less the partitions it has, as far as this broker knows.
+func (b *Broker) addedPartitions(rt kmsg.CreatePartitionsRequestTopic) int32 {
+	if ts, ok := b.topics.byTopicName(rt.Topic); ok {
+		return max(0, rt.Count-int32(len(ts.partitions)))
+	}
+	return rt.Count
+}
+
 // pause waits d, or less if the broker shuts down.
 func (b *Broker) pause(ctx context.Context, d time.Duration) {
 	if d <= 0 {
