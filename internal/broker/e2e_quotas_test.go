@@ -147,20 +147,26 @@ type throttleConn struct {
 	nc   net.Conn
 	r    *bufio.Reader
 	corr int32
+	// clientID is the requests' client ID.
+	clientID string
 }
 
 func dialThrottled(t *testing.T, addr string) *throttleConn {
+	return dialAs(t, addr, "raw")
+}
+
+func dialAs(t *testing.T, addr, clientID string) *throttleConn {
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &throttleConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+	return &throttleConn{t: t, nc: nc, r: bufio.NewReader(nc), clientID: clientID}
 }
 
 func (c *throttleConn) send(req kmsg.Request) {
 	c.corr++
-	buf := appendRequestHeaderAndBody([]byte{0, 0, 0, 0}, req, c.corr, "raw")
+	buf := appendRequestHeaderAndBody([]byte{0, 0, 0, 0}, req, c.corr, c.clientID)
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
 	if _, err := c.nc.Write(buf); err != nil {
 		c.t.Fatal(err)
@@ -259,15 +265,15 @@ func createTopicsRequest(version int16, partitions map[string]int32, order ...st
 	return req
 }
 
-// The controller mutation quota (KIP-599): at 10 partitions a second, a
-// client's bucket holds 110; CreateTopics v7 may take it into debt with a
+// The controller mutation quota (KIP-599): at one partition a second, a
+// client's bucket holds 11; CreateTopics v7 may take it into debt with a
 // topic, and the topics after are refused with THROTTLING_QUOTA_EXCEEDED
-// and a throttle time until the debt is paid. CreateTopics v5, which
-// knows no such error, creates everything and is throttled instead.
+// and a throttle time until the debt is paid. Before v6, which knows no
+// such error, CreateTopics creates everything and is throttled instead.
 // Validate-only requests mutate nothing and are not counted.
 func TestControllerMutationQuota(t *testing.T) {
 	b := startBroker(t)
-	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 10}})
+	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.DefaultPart}: {quota.ControllerMutation.Key(): 1}})
 	c := dialThrottled(t, b.Addr())
 	codes := func(resp *kmsg.CreateTopicsResponse) map[string]int16 {
 		out := map[string]int16{}
@@ -284,31 +290,36 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("validate-only 1000 partitions: throttle %d, %s", resp.ThrottleMillis, codeName(resp.Topics[0].ErrorCode))
 	}
 
-	req := createTopicsRequest(7, map[string]int32{"m1": 100, "m2": 20, "m3": 1, "m4": 1}, "m1", "m2", "m3", "m4")
+	req := createTopicsRequest(7, map[string]int32{"m1": 11, "m2": 10, "m3": 1, "m4": 1}, "m1", "m2", "m3", "m4")
 	c.send(req)
 	resp := c.receive(req).(*kmsg.CreateTopicsResponse)
 	got := codes(resp)
 	if got["m1"] != 0 || got["m2"] != 0 || got["m3"] != kerr.ThrottlingQuotaExceeded.Code || got["m4"] != kerr.ThrottlingQuotaExceeded.Code {
-		t.Fatalf("100, 20, 1 and 1 partitions against a bucket of 110: %v, want the last two THROTTLING_QUOTA_EXCEEDED", got)
+		t.Fatalf("11, 10, 1 and 1 partitions against a bucket of 11: %v, want the last two THROTTLING_QUOTA_EXCEEDED", got)
 	}
-	// A debt of 10 partitions at 10 a second: one second.
-	if resp.ThrottleMillis < 900 || resp.ThrottleMillis > 1000 {
-		t.Errorf("throttle %d ms, want about 1000", resp.ThrottleMillis)
+	// A debt of 10 partitions at one a second: ten seconds, less what
+	// creating them took.
+	if resp.ThrottleMillis < 5000 || resp.ThrottleMillis > 10_000 {
+		t.Errorf("throttle %d ms, want nearly 10 s", resp.ThrottleMillis)
 	}
 	if _, ok := b.topics.byTopicName("m3"); ok {
 		t.Error("a refused topic was created")
 	}
 
-	old := dialThrottled(t, b.Addr())
-	v5 := createTopicsRequest(5, map[string]int32{"o1": 5}, "o1")
+	// Another client, with a bucket of its own (the default client-id
+	// quota's sensor is per client ID), goes two partitions into debt.
+	old := dialAs(t, b.Addr(), "old")
+	v2 := createTopicsRequest(2, map[string]int32{"o1": 13}, "o1")
 	start := time.Now()
-	old.send(v5)
-	resp = old.receive(v5).(*kmsg.CreateTopicsResponse)
-	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis <= 0 {
-		t.Fatalf("v5 in debt: %s, throttle %d ms, want created and throttled", codeName(resp.Topics[0].ErrorCode), resp.ThrottleMillis)
+	old.send(v2)
+	resp = old.receive(v2).(*kmsg.CreateTopicsResponse)
+	if resp.Topics[0].ErrorCode != 0 || resp.ThrottleMillis <= 0 || resp.ThrottleMillis > 2000 {
+		t.Fatalf("v2 two partitions into debt: %s, throttle %d ms, want created and throttled up to 2 s", codeName(resp.Topics[0].ErrorCode), resp.ThrottleMillis)
 	}
+	// Before v3 the client does not wait out throttle_time_ms itself: the
+	// broker holds the response back.
 	if waited := time.Since(start); waited < time.Duration(resp.ThrottleMillis)*time.Millisecond*9/10 {
-		t.Errorf("v5 throttled %d ms answered in %v, want held back", resp.ThrottleMillis, waited)
+		t.Errorf("v2 throttled %d ms answered in %v, want held back", resp.ThrottleMillis, waited)
 	}
 }
 
@@ -317,7 +328,7 @@ func TestControllerMutationQuota(t *testing.T) {
 func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "grow", 1)
-	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 10}})
+	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 1}})
 	c := dialThrottled(t, b.Addr())
 	grow := func(to int32) (int16, int32) {
 		req := kmsg.NewPtrCreatePartitionsRequest()
@@ -329,10 +340,14 @@ func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
 		resp := c.receive(req).(*kmsg.CreatePartitionsResponse)
 		return resp.Topics[0].ErrorCode, resp.ThrottleMillis
 	}
-	if code, _ := grow(121); code != 0 { // 120 added: a debt of 10
-		t.Fatalf("adding 120 partitions to a bucket of 110: %s", codeName(code))
+	if code, _ := grow(21); code != 0 { // 20 added: a debt of 9
+		t.Fatalf("adding 20 partitions to a bucket of 11: %s", codeName(code))
 	}
-	if code, throttle := grow(122); code != kerr.ThrottlingQuotaExceeded.Code || throttle <= 0 || throttle > 1000 {
-		t.Errorf("adding one more in debt: %s, throttle %d ms, want THROTTLING_QUOTA_EXCEEDED until the debt of at most a second is paid", codeName(code), throttle)
+	if code, throttle := grow(22); code != kerr.ThrottlingQuotaExceeded.Code || throttle < 4000 || throttle > 9000 {
+		t.Errorf("adding one more in debt: %s, throttle %d ms, want THROTTLING_QUOTA_EXCEEDED until the debt of 9 s is paid",
+			codeName(code), throttle)
+	}
+	if ts, _ := b.topics.byTopicName("grow"); len(ts.partitions) != 21 {
+		t.Errorf("%d partitions, want 21", len(ts.partitions))
 	}
 }
