@@ -351,3 +351,28 @@ func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
 		t.Errorf("%d partitions, want 21", len(ts.partitions))
 	}
 }
+
+// request_percentage counts the time the broker spends on a client's
+// requests: at 0.00001% of a thread (a microsecond in a window of 10 s), a few Metadata
+// requests are over it,
+// and the throttle time is at most one window, as Kafka bounds it.
+func TestRequestPercentageQuota(t *testing.T) {
+	b := startBroker(t)
+	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.Request.Key(): 0.00001}})
+	c := dialThrottled(t, b.Addr())
+	for i := range 20 {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		c.send(req)
+		resp := c.receive(req).(*kmsg.MetadataResponse)
+		if resp.ThrottleMillis > 0 {
+			if resp.ThrottleMillis > 1000 {
+				t.Errorf("throttle %d ms, want at most the one-second window", resp.ThrottleMillis)
+			}
+			return
+		}
+		if i == 19 {
+			t.Fatal("20 Metadata requests against 0.00001% of a thread were never throttled")
+		}
+	}
+}
