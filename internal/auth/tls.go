@@ -36,7 +36,9 @@ type TLSSettings struct {
 	KeystorePassword string
 	// KeyPassword is ssl.key.password: the JKS key's password (the store's
 	// when unset), or the password of an encrypted PKCS#8 PEM key. Unlike
-	// Kafka, a PEM key may be unencrypted and then needs none.
+	// Kafka, a PEM key may be unencrypted and then needs none. It is
+	// refused, as in Kafka, where the store has no use for it: for an
+	// unencrypted PEM key, or a PKCS12 store unless it is the store's.
 	KeyPassword string
 	// KeystoreCertificateChain and KeystoreKey are the inline PEM
 	// ssl.keystore.certificate.chain and ssl.keystore.key, for type PEM.

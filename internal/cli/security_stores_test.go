@@ -24,7 +24,7 @@ import (
 // format, with the passwords they were written with.
 type clientStores struct {
 	dir                   string
-	p12, jks, encPEM      string // key stores
+	p12, jks, encPEM, pem string // key stores
 	trustP12, trustJKS    string
 	otherCAJKS            string // a trust store of a CA that signed nothing here
 	storePass, keyPass    string
@@ -46,6 +46,7 @@ func writeClientStores(t *testing.T, ca *testCA) clientStores {
 	s.p12 = write("client.p12", keystoretest.PKCS12KeyStore(t, s.storePass, key, cert, ca.cert))
 	s.jks = write("client.jks", keystoretest.JKSKeyStore(t, "client", s.storePass, s.keyPass, key, cert))
 	s.encPEM = write("client-encrypted.pem", append(keystoretest.EncryptedKeyPEM(t, key, s.pemKeyPass), certPEM...))
+	s.pem = write("client.pem", append(keyPEM, certPEM...))
 	s.trustP12 = write("trust.p12", keystoretest.PKCS12TrustStore(t, s.trustPass, ca.cert))
 	s.trustJKS = write("trust.jks", keystoretest.JKSTrustStore(t, s.trustPass, ca.cert))
 	s.otherCAJKS = write("other-trust.jks", keystoretest.JKSTrustStore(t, s.trustPass, newTestCA(t).cert))
@@ -121,8 +122,8 @@ func TestTLSCommandConfigStores(t *testing.T) {
 	}
 }
 
-// A wrong password is refused before any dial, naming the property to
-// fix and the store, never the password.
+// A wrong password, or one the store has no use for, is refused before any
+// dial, naming the property to fix and the store, never the password.
 func TestTLSCommandConfigStorePasswords(t *testing.T) {
 	ca := newTestCA(t)
 	c := newTestCluster(t)
@@ -151,6 +152,11 @@ func TestTLSCommandConfigStorePasswords(t *testing.T) {
 			"the private key is encrypted, and ssl.key.password is not set"},
 		{"key store without its password", []string{"ssl.keystore.location=" + s.p12},
 			"ssl.keystore.location is set, but ssl.keystore.password is not"},
+		// A password the store has no use for is refused, not ignored.
+		{"key password for a PKCS12 key store", []string{"ssl.keystore.location=" + s.p12, "ssl.keystore.password=" + s.storePass, "ssl.key.password=" + s.keyPass},
+			"ssl.keystore.location " + s.p12 + ": ssl.key.password differs from ssl.keystore.password, and a PKCS12 key store has only the one"},
+		{"key password for an unencrypted PEM key", []string{"ssl.keystore.type=PEM", "ssl.keystore.location=" + s.pem, "ssl.key.password=" + s.keyPass},
+			"ssl.keystore.location " + s.pem + ": ssl.key.password is set, but the private key is not encrypted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"topic", "list", "--command-config", s.properties(t, tc.lines...)}

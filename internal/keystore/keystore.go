@@ -32,11 +32,13 @@ func CheckType(typ string) error {
 // KeyStore reads the private keys and certificate chains of a key store of
 // type typ (JKS, PKCS12 or PEM, in any case), each chain leaf first.
 //
-// storePassword is ssl.keystore.password, which JKS and PKCS12 stores need.
-// keyPassword is ssl.key.password: a JKS key's password (the store's when
-// empty, as in Kafka), or the password of an encrypted PEM key. A PKCS12
-// store has one password, the store's. A JKS store may hold several keys;
-// the others one each.
+// storePassword is ssl.keystore.password, which JKS and PKCS12 stores need
+// and a PEM store cannot have. keyPassword is ssl.key.password: a JKS key's
+// password (the store's when empty, as in Kafka), or the password of an
+// encrypted PEM key. A password the store has no use for is refused rather
+// than ignored, as Kafka fails on it too: a PKCS12 store has one password,
+// and an unencrypted PEM key none. A JKS store may hold several keys; the
+// others one each.
 func KeyStore(data []byte, typ, storePassword, keyPassword string) ([]tls.Certificate, error) {
 	format, err := storeFormat(typ, data)
 	if err != nil {
@@ -44,8 +46,15 @@ func KeyStore(data []byte, typ, storePassword, keyPassword string) ([]tls.Certif
 	}
 	switch format {
 	case PEM:
+		if storePassword != "" {
+			return nil, errors.New("ssl.keystore.password cannot be set for a PEM key store; set ssl.key.password to decrypt an encrypted key")
+		}
 		return pemKeyStore(data, keyPassword)
 	case PKCS12:
+		if keyPassword != "" && keyPassword != storePassword {
+			return nil, errors.New("ssl.key.password differs from ssl.keystore.password, and a PKCS12 key store has only the one: " +
+				"drop ssl.key.password")
+		}
 		return pkcs12KeyStore(data, storePassword)
 	}
 	if keyPassword == "" {
@@ -55,10 +64,10 @@ func KeyStore(data []byte, typ, storePassword, keyPassword string) ([]tls.Certif
 }
 
 // TrustStore reads the certificates a trust store of type typ trusts.
-// password is ssl.truststore.password; without one a JKS or PKCS12 store is
-// read without its integrity check, as Java does. A PEM store has no
-// password. A store that holds no certificate is not an error here:
-// whether that may stand is the caller's decision.
+// password is ssl.truststore.password; without one a JKS store is read
+// without its integrity check, as Java does. A PEM store cannot have one.
+// A store that holds no certificate is not an error here: whether that may
+// stand is the caller's decision.
 func TrustStore(data []byte, typ, password string) ([]*x509.Certificate, error) {
 	format, err := storeFormat(typ, data)
 	if err != nil {
@@ -66,6 +75,9 @@ func TrustStore(data []byte, typ, password string) ([]*x509.Certificate, error) 
 	}
 	switch format {
 	case PEM:
+		if password != "" {
+			return nil, errors.New("ssl.truststore.password cannot be set for a PEM trust store")
+		}
 		return pemCertificates(data)
 	case PKCS12:
 		return pkcs12TrustStore(data, password)

@@ -109,6 +109,16 @@ func TestStoreChain(t *testing.T) {
 	}
 }
 
+// TestPKCS12KeyPassword: a PKCS12 key store's one password may be given
+// as ssl.key.password too, as keytool users often do.
+func TestPKCS12KeyPassword(t *testing.T) {
+	p := newTestPKI(t)
+	data := keystoretest.PKCS12KeyStore(t, "pw", p.Server.Key, p.Server.Cert)
+	if certs, err := KeyStore(data, PKCS12, "pw", "pw"); err != nil || len(certs) != 1 {
+		t.Fatalf("KeyStore = %d certificates, %v", len(certs), err)
+	}
+}
+
 // TestTrustStoreWithoutPassword reads JKS and PKCS12 trust stores with no
 // password: Java then skips the integrity check, and so does Samsa.
 func TestTrustStoreWithoutPassword(t *testing.T) {

@@ -53,6 +53,11 @@ func pemPrivateKey(b pemBlock, password string) (crypto.PrivateKey, error) {
 			return nil, errors.New("the private key is encrypted, and ssl.key.password is not set")
 		}
 		return decryptPKCS8(b.der, password)
+	}
+	if password != "" {
+		return nil, errors.New("ssl.key.password is set, but the private key is not encrypted: drop ssl.key.password")
+	}
+	switch b.typ {
 	case "PRIVATE KEY":
 		return x509.ParsePKCS8PrivateKey(b.der)
 	case "RSA PRIVATE KEY":
