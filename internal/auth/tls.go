@@ -49,8 +49,9 @@ type TLSSettings struct {
 	// TruststorePassword and TruststoreCertificates are the
 	// ssl.truststore.* configs: the CA certificates that client
 	// certificates (on a listener) or server certificates (on a client)
-	// must chain to. A JKS or PKCS12 trust store without a password is read
-	// without its integrity check, as in Java.
+	// must chain to. A JKS trust store without a password is read without
+	// its integrity check, as in Java; a PKCS12 one only if it was written
+	// without a password.
 	TruststoreType         string
 	TruststoreLocation     string
 	TruststorePassword     string

@@ -144,6 +144,8 @@ func TestTLSCommandConfigStorePasswords(t *testing.T) {
 			"wrong ssl.key.password, or ssl.keystore.password when no key password is set"},
 		{"PKCS12 trust store", []string{"ssl.truststore.type=PKCS12", "ssl.truststore.location=" + s.trustP12, "ssl.truststore.password=" + wrong},
 			"ssl.truststore.location " + s.trustP12 + ": wrong ssl.truststore.password (the PKCS12 integrity check failed)"},
+		{"PKCS12 trust store without its password", []string{"ssl.truststore.location=" + s.trustP12},
+			"ssl.truststore.location " + s.trustP12 + ": ssl.truststore.password is not set, and this PKCS12 trust store cannot be read without it"},
 		{"JKS trust store", []string{"ssl.truststore.location=" + s.trustJKS, "ssl.truststore.password=" + wrong},
 			"ssl.truststore.location " + s.trustJKS + ": wrong ssl.truststore.password (the JKS integrity check failed)"},
 		{"encrypted PEM key", []string{"ssl.keystore.type=PEM", "ssl.keystore.location=" + s.encPEM, "ssl.key.password=" + wrong},

@@ -46,6 +46,8 @@ func TestStoreErrors(t *testing.T) {
 		{"PKCS12 wrong password", keyStore(p12, PKCS12, "nope", ""), "wrong ssl.keystore.password (the PKCS12 integrity check failed)"},
 		{"JKS trust store wrong password", trustStore(trustJKS, JKS, "nope"), "wrong ssl.truststore.password (the JKS integrity check failed)"},
 		{"PKCS12 trust store wrong password", trustStore(trustP12, PKCS12, "nope"), "wrong ssl.truststore.password (the PKCS12 integrity check failed)"},
+		{"PKCS12 trust store without its password", trustStore(trustP12, PKCS12, ""),
+			"ssl.truststore.password is not set, and this PKCS12 trust store cannot be read without it"},
 		{"PKCS12 key store as trust store", trustStore(p12, PKCS12, "storepw"), "read PKCS12 trust store (it must hold only certificates marked trusted"},
 		{"JKS trust store as key store", keyStore(trustJKS, JKS, "trustpw", ""), "the JKS file holds no private key entry"},
 		{"encrypted PEM wrong password", keyStore(encrypted, PEM, "", "nope"), "wrong ssl.key.password"},

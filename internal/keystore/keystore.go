@@ -65,7 +65,8 @@ func KeyStore(data []byte, typ, storePassword, keyPassword string) ([]tls.Certif
 
 // TrustStore reads the certificates a trust store of type typ trusts.
 // password is ssl.truststore.password; without one a JKS store is read
-// without its integrity check, as Java does. A PEM store cannot have one.
+// without its integrity check, as Java does, and a PKCS12 store only if it
+// was written without one. A PEM store cannot have one.
 // A store that holds no certificate is not an error here: whether that may
 // stand is the caller's decision.
 func TrustStore(data []byte, typ, password string) ([]*x509.Certificate, error) {

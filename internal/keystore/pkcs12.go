@@ -44,8 +44,14 @@ func orderChain(key crypto.PrivateKey, certs []*x509.Certificate) [][]byte {
 	return chain
 }
 
+// pkcs12TrustStore reads the certificates of a PKCS12 trust store. Unlike
+// Java, it cannot skip the integrity check when no password is set, so a
+// store written with a password needs it.
 func pkcs12TrustStore(data []byte, password string) ([]*x509.Certificate, error) {
 	certs, err := pkcs12.DecodeTrustStore(data, password)
+	if password == "" && (errors.Is(err, pkcs12.ErrIncorrectPassword) || errors.Is(err, pkcs12.ErrDecryption)) {
+		return nil, errors.New("ssl.truststore.password is not set, and this PKCS12 trust store cannot be read without it")
+	}
 	if errors.Is(err, pkcs12.ErrIncorrectPassword) || errors.Is(err, pkcs12.ErrDecryption) {
 		return nil, pkcs12Error("ssl.truststore.password", err)
 	}
