@@ -11,8 +11,8 @@ import (
 )
 
 // pkcs12KeyStore reads a PKCS12 key store. It has one password: keytool
-// refuses a key password other than the store's for PKCS12, so
-// ssl.key.password is not used.
+// ignores a key password other than the store's for PKCS12, and KeyStore
+// refuses one.
 func pkcs12KeyStore(data []byte, password string) ([]tls.Certificate, error) {
 	key, leaf, cas, err := pkcs12.DecodeChain(data, password)
 	if err != nil {
