@@ -1,6 +1,7 @@
 // Package auth is who a connection is and what it may do: the TLS
-// configurations of the secured listeners (PEM, PKCS12 and JKS stores,
-// client certificates, certificates reloaded from disk), the principal a
+// configurations of the secured listeners (PEM, PKCS12 and JKS stores, read
+// by internal/keystore; client certificates, certificates reloaded from
+// disk), the principal a
 // certificate maps to (ssl.principal.mapping.rules), the server side of the
 // SASL mechanisms (PLAIN, SCRAM-SHA-256/512, OAUTHBEARER), and Kafka's
 // StandardAuthorizer: ACLs, super users, DENY over ALLOW, and the

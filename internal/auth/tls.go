@@ -36,7 +36,9 @@ type TLSSettings struct {
 	KeystorePassword string
 	// KeyPassword is ssl.key.password: the JKS key's password (the store's
 	// when unset), or the password of an encrypted PKCS#8 PEM key. Unlike
-	// Kafka, a PEM key may be unencrypted and then needs none.
+	// Kafka, a PEM key may be unencrypted and then needs none. It is
+	// refused, as in Kafka, where the store has no use for it: for an
+	// unencrypted PEM key, or a PKCS12 store unless it is the store's.
 	KeyPassword string
 	// KeystoreCertificateChain and KeystoreKey are the inline PEM
 	// ssl.keystore.certificate.chain and ssl.keystore.key, for type PEM.
@@ -47,8 +49,9 @@ type TLSSettings struct {
 	// TruststorePassword and TruststoreCertificates are the
 	// ssl.truststore.* configs: the CA certificates that client
 	// certificates (on a listener) or server certificates (on a client)
-	// must chain to. A JKS or PKCS12 trust store without a password is read
-	// without its integrity check, as in Java.
+	// must chain to. A JKS trust store without a password is read without
+	// its integrity check, as in Java; a PKCS12 one only if it was written
+	// without a password.
 	TruststoreType         string
 	TruststoreLocation     string
 	TruststorePassword     string

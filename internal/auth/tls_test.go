@@ -21,6 +21,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/keystore"
 )
 
 // testIdentity is a certificate and its key, as Go values, PEM and files.
@@ -145,9 +146,9 @@ func writeTestFile(t testing.TB, dir, name string, data []byte) string {
 func (p *testPKI) serverSettings() TLSSettings {
 	return TLSSettings{
 		Listener:           "SSL",
-		KeystoreType:       StoreTypePEM,
+		KeystoreType:       keystore.PEM,
 		KeystoreLocation:   p.Server.PEMFile,
-		TruststoreType:     StoreTypePEM,
+		TruststoreType:     keystore.PEM,
 		TruststoreLocation: p.CAFile,
 		ClientAuth:         "required",
 	}
@@ -156,9 +157,9 @@ func (p *testPKI) serverSettings() TLSSettings {
 // clientSettings is a client presenting the PKI's client certificate.
 func (p *testPKI) clientSettings() TLSSettings {
 	return TLSSettings{
-		KeystoreType:                    StoreTypePEM,
+		KeystoreType:                    keystore.PEM,
 		KeystoreLocation:                p.Client.PEMFile,
-		TruststoreType:                  StoreTypePEM,
+		TruststoreType:                  keystore.PEM,
 		TruststoreLocation:              p.CAFile,
 		EndpointIdentificationAlgorithm: "https",
 	}

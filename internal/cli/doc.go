@@ -17,10 +17,11 @@
 // SAMSA_SASL_PASSWORD over a Kafka client properties file
 // (--command-config, security_config.go, read with Kafka's names). The
 // settings are resolved once, before the first dial, and what cannot be
-// honoured is refused with the flag or property that asked for it. Only
-// PEM files are read (security_tls.go): the key store readers of JKS and
-// PKCS12 are the broker's, in internal/auth, which this layer may not
-// import.
+// honoured is refused with the flag or property that asked for it. Key and
+// trust stores are read by internal/keystore, the leaf the broker's
+// listeners read theirs with (security_tls.go): JKS, PKCS12 and PEM, with
+// their passwords and encrypted PEM keys, from --command-config; PEM files
+// with unencrypted keys from the --tls-* flags.
 //
 // Output conventions: tables for people (text/tabwriter) and --json for
 // machines on stdout; summaries, progress and warnings on stderr; every

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/samsa-io/samsa/internal/keystore"
 )
 
 // How a command secures its connections: TLS and SASL, as a Kafka client
@@ -70,7 +72,8 @@ type securityFlags struct {
 
 func (f *securityFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.commandConfig, "command-config", "",
-		"a Kafka client properties file (security.protocol, ssl.truststore.*, ssl.keystore.*, ssl.endpoint.identification.algorithm, "+
+		"a Kafka client properties file (security.protocol, ssl.truststore.*, ssl.keystore.* and ssl.key.password for JKS, PKCS12 or PEM stores, "+
+			"ssl.endpoint.identification.algorithm, "+
 			"sasl.mechanism, sasl.jaas.config), as kafka-topics.sh --command-config takes it; the --tls* and --sasl-* flags win over it")
 	fs.BoolVar(&f.tls, "tls", false, "connect with TLS (implied by any other --tls-* flag)")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "PEM file of the CA certificates to verify the brokers against (default: the system's)")
@@ -98,10 +101,10 @@ func (p pathFrom) String() string { return p.from + " " + p.path }
 // securitySettings are the resolved settings.
 type securitySettings struct {
 	tls        bool
-	ca         pathFrom // PEM CA certificates; none: the system's roots
-	cert       pathFrom // PEM certificate chain, leaf first
-	key        pathFrom // PEM private key, often cert's file
-	insecure   bool     // no verification at all (testing only)
+	ca         storeFile // the CA certificates; none: the system's roots
+	cert       storeFile // the client's key store; for PEM its chain leaf first, and the key unless key is set
+	key        pathFrom  // --tls-key: cert's PEM private key, in a file of its own
+	insecure   bool      // no verification at all (testing only)
 	serverName string
 	// chainOnly verifies the chain but not the host name
 	// (ssl.endpoint.identification.algorithm empty).
@@ -157,15 +160,16 @@ func (f *securityFlags) applyTLS(s *securitySettings, changed func(string) bool)
 	if changed("tls-key") && !changed("tls-cert") {
 		return errors.New("--tls-key needs --tls-cert, the certificate of the key")
 	}
+	// A flag replaces the file's store whole, passwords included: the
+	// flags name PEM files, which have none.
 	if changed("tls-ca") {
-		s.ca = pathFrom{f.tlsCA, "--tls-ca"}
+		s.ca = storeFile{pathFrom: pathFrom{f.tlsCA, "--tls-ca"}, typ: keystore.PEM}
 	}
 	if changed("tls-cert") {
-		s.cert = pathFrom{f.tlsCert, "--tls-cert"}
-		s.key = pathFrom{f.tlsCert, "--tls-cert"}
-		if changed("tls-key") {
-			s.key = pathFrom{f.tlsKey, "--tls-key"}
-		}
+		s.cert = storeFile{pathFrom: pathFrom{f.tlsCert, "--tls-cert"}, typ: keystore.PEM}
+	}
+	if changed("tls-key") {
+		s.key = pathFrom{f.tlsKey, "--tls-key"}
 	}
 	if changed("tls-insecure-skip-verify") {
 		s.insecure = f.tlsInsecure
@@ -174,7 +178,7 @@ func (f *securityFlags) applyTLS(s *securitySettings, changed func(string) bool)
 		s.serverName = f.tlsServerName
 	}
 	if !s.tls && s.ca.path+s.cert.path != "" {
-		return fmt.Errorf("%s is set, but TLS is off", firstNonEmpty(s.ca, s.cert))
+		return fmt.Errorf("%s is set, but TLS is off", firstNonEmpty(s.ca.pathFrom, s.cert.pathFrom))
 	}
 	return nil
 }
@@ -302,18 +306,20 @@ func (s *securitySettings) tlsConfig() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: s.serverName}
 	if s.ca.path != "" {
-		pool, err := readCAFile(s.ca)
+		pool, err := readTrustStore(s.ca)
 		if err != nil {
 			return nil, err
 		}
 		cfg.RootCAs = pool
 	}
 	if s.cert.path != "" {
-		c, err := readKeyPair(s.cert, s.key)
+		// A JKS store may hold several keys: crypto/tls presents the first
+		// that suits the broker's request, as Java's key manager picks one.
+		certs, err := readKeyStore(s.cert, s.key)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Certificates = []tls.Certificate{c}
+		cfg.Certificates = certs
 	}
 	switch {
 	case s.insecure:

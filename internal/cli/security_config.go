@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/magiconair/properties"
 
 	"github.com/samsa-io/samsa/internal/jaas"
+	"github.com/samsa-io/samsa/internal/keystore"
 )
 
 // --command-config is a Kafka client properties file, the one
@@ -25,7 +27,8 @@ import (
 // that worked with Kafka's tools either works here or says why not.
 
 // commandConfigReads lists what the file may set, for error messages.
-const commandConfigReads = "security.protocol, ssl.truststore.location and .type, ssl.keystore.location and .type, " +
+const commandConfigReads = "security.protocol, ssl.truststore.location, .type and .password, " +
+	"ssl.keystore.location, .type and .password, ssl.key.password, " +
 	"ssl.endpoint.identification.algorithm, sasl.mechanism and sasl.jaas.config"
 
 // refusedProperties are client properties the commands know and do not
@@ -114,39 +117,23 @@ func knownProperty(k string) bool {
 }
 
 func tlsProperties(s *securitySettings, props map[string]string) error {
-	for _, store := range []struct {
-		name string
-		dst  []*pathFrom
-	}{
-		{"ssl.truststore", []*pathFrom{&s.ca}},
-		{"ssl.keystore", []*pathFrom{&s.cert, &s.key}},
-	} {
-		loc, typ := props[store.name+".location"], props[store.name+".type"]
-		if loc == "" {
-			if typ != "" {
-				return fmt.Errorf("%s.type is set without %s.location", store.name, store.name)
-			}
-			continue
-		}
-		if typ == "" {
-			typ = "JKS" // Kafka's default
-		}
-		if !strings.EqualFold(typ, "PEM") {
-			return fmt.Errorf("%s.type %s is not supported: the client commands read PEM files (set %s.type=PEM); "+
-				"convert the store with keytool -importkeystore -deststoretype PKCS12 and openssl pkcs12 -nodes", store.name, typ, store.name)
-		}
-		for _, d := range store.dst {
-			*d = pathFrom{loc, store.name + ".location"}
-		}
+	var err error
+	if s.ca, err = storeProperties(props, "ssl.truststore"); err != nil {
+		return err
 	}
-	for _, k := range []string{"ssl.truststore.password", "ssl.keystore.password"} {
-		if props[k] != "" {
-			return fmt.Errorf("%s: a PEM store has no password (Kafka refuses one too)", k)
-		}
+	if s.cert, err = storeProperties(props, "ssl.keystore"); err != nil {
+		return err
 	}
-	if props["ssl.key.password"] != "" {
-		return fmt.Errorf("ssl.key.password: encrypted PEM keys are not read by the client commands: " +
-			"decrypt the key (openssl pkcs8 -in key.pem -out key-plain.pem) and drop ssl.key.password")
+	// Kafka's DefaultSslEngineFactory: a JKS or PKCS12 key store needs its
+	// password, a trust store may go without (no integrity check then).
+	if s.cert.path != "" && s.cert.typ != keystore.PEM && s.cert.password == "" {
+		return errors.New("ssl.keystore.location is set, but ssl.keystore.password is not")
+	}
+	if kp := props["ssl.key.password"]; kp != "" {
+		if s.cert.path == "" {
+			return errors.New("ssl.key.password is set without ssl.keystore.location")
+		}
+		s.cert.keyPassword = kp
 	}
 	if alg, ok := props["ssl.endpoint.identification.algorithm"]; ok {
 		switch strings.ToLower(strings.TrimSpace(alg)) {
@@ -158,6 +145,32 @@ func tlsProperties(s *securitySettings, props map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// storeProperties reads the location, type and password of a store
+// (prefix ssl.truststore or ssl.keystore). The type is JKS unless set, as
+// in Kafka; a JKS or PKCS12 file is then read as whichever it really is.
+func storeProperties(props map[string]string, prefix string) (storeFile, error) {
+	loc, typ, password := props[prefix+".location"], props[prefix+".type"], props[prefix+".password"]
+	if loc == "" {
+		for _, k := range []string{prefix + ".type", prefix + ".password"} {
+			if props[k] != "" {
+				return storeFile{}, fmt.Errorf("%s is set without %s.location", k, prefix)
+			}
+		}
+		return storeFile{}, nil
+	}
+	if typ == "" {
+		typ = keystore.JKS // Kafka's default
+	}
+	if err := keystore.CheckType(typ); err != nil {
+		return storeFile{}, fmt.Errorf("%s.type %w", prefix, err)
+	}
+	typ = strings.ToUpper(typ)
+	if typ == keystore.PEM && password != "" {
+		return storeFile{}, fmt.Errorf("%s.password: a PEM store has no password (Kafka refuses one too)", prefix)
+	}
+	return storeFile{pathFrom: pathFrom{loc, prefix + ".location"}, typ: typ, password: password}, nil
 }
 
 func saslProperties(s *securitySettings, props map[string]string) error {

@@ -38,9 +38,31 @@ func TestCommandConfigSettings(t *testing.T) {
 			"ssl.keystore.location": "/me.pem", "ssl.keystore.type": "PEM",
 			"ssl.endpoint.identification.algorithm": ""},
 		want: securitySettings{tls: true, chainOnly: true,
-			ca:   pathFrom{"/ca.pem", "ssl.truststore.location"},
-			cert: pathFrom{"/me.pem", "ssl.keystore.location"}, key: pathFrom{"/me.pem", "ssl.keystore.location"},
+			ca:        storeFile{pathFrom: pathFrom{"/ca.pem", "ssl.truststore.location"}, typ: "PEM"},
+			cert:      storeFile{pathFrom: pathFrom{"/me.pem", "ssl.keystore.location"}, typ: "PEM"},
 			mechanism: "SCRAM-SHA-512", user: "tok", password: "hmac", scramToken: true},
+	}, {
+		name: "JKS by default, with the passwords",
+		props: map[string]string{"security.protocol": "SSL",
+			"ssl.truststore.location": "/ts.jks", "ssl.truststore.password": "trust-pw",
+			"ssl.keystore.location": "/ks.jks", "ssl.keystore.password": "store-pw", "ssl.key.password": "key-pw"},
+		want: securitySettings{tls: true,
+			ca:   storeFile{pathFrom: pathFrom{"/ts.jks", "ssl.truststore.location"}, typ: "JKS", password: "trust-pw"},
+			cert: storeFile{pathFrom: pathFrom{"/ks.jks", "ssl.keystore.location"}, typ: "JKS", password: "store-pw", keyPassword: "key-pw"}},
+	}, {
+		name: "PKCS12 in lower case, a trust store without a password",
+		props: map[string]string{"security.protocol": "SSL",
+			"ssl.truststore.location": "/ts.p12", "ssl.truststore.type": "pkcs12",
+			"ssl.keystore.location": "/ks.p12", "ssl.keystore.type": "pkcs12", "ssl.keystore.password": "store-pw"},
+		want: securitySettings{tls: true,
+			ca:   storeFile{pathFrom: pathFrom{"/ts.p12", "ssl.truststore.location"}, typ: "PKCS12"},
+			cert: storeFile{pathFrom: pathFrom{"/ks.p12", "ssl.keystore.location"}, typ: "PKCS12", password: "store-pw"}},
+	}, {
+		name: "PEM with an encrypted key",
+		props: map[string]string{"security.protocol": "SSL",
+			"ssl.keystore.location": "/me.pem", "ssl.keystore.type": "PEM", "ssl.key.password": "key-pw"},
+		want: securitySettings{tls: true,
+			cert: storeFile{pathFrom: pathFrom{"/me.pem", "ssl.keystore.location"}, typ: "PEM", keyPassword: "key-pw"}},
 	}, {
 		name:  "SSL alone, host name checked",
 		props: map[string]string{"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "HTTPS"},
@@ -55,7 +77,7 @@ func TestCommandConfigSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(securitySettings{}, pathFrom{}, unsecuredLogin{})); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(securitySettings{}, storeFile{}, pathFrom{}, unsecuredLogin{})); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
 		})
@@ -92,13 +114,18 @@ func TestCommandConfigRefusals(t *testing.T) {
 		{"bad protocol", map[string]string{"security.protocol": "TLS"}, `security.protocol "TLS": want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL`},
 		{"ssl setting on plaintext", map[string]string{"ssl.truststore.location": "/ca.pem"}, "ssl.truststore.location is set, but security.protocol PLAINTEXT does not use it"},
 		{"sasl setting without SASL", ssl("sasl.mechanism", "PLAIN"), "sasl.mechanism is set, but security.protocol SSL does not use it"},
-		{"JKS by default", ssl("ssl.truststore.location", "/ts.jks"), "ssl.truststore.type JKS is not supported: the client commands read PEM files"},
-		{"PKCS12", ssl("ssl.keystore.location", "/ks.p12", "ssl.keystore.type", "PKCS12"), "ssl.keystore.type PKCS12 is not supported"},
+		{"unknown store type", ssl("ssl.truststore.location", "/ts.jceks", "ssl.truststore.type", "JCEKS"),
+			`ssl.truststore.type "JCEKS" is not a store type Samsa reads: want JKS, PKCS12 or PEM`},
+		{"JKS key store without its password", ssl("ssl.keystore.location", "/ks.jks"), "ssl.keystore.location is set, but ssl.keystore.password is not"},
+		{"PKCS12 key store without its password", ssl("ssl.keystore.location", "/ks.p12", "ssl.keystore.type", "PKCS12", "ssl.key.password", secret),
+			"ssl.keystore.location is set, but ssl.keystore.password is not"},
 		{"type without location", ssl("ssl.truststore.type", "PEM"), "ssl.truststore.type is set without ssl.truststore.location"},
-		{"PEM store password", ssl("ssl.truststore.location", "/ca.pem", "ssl.truststore.type", "PEM", "ssl.truststore.password", secret),
+		{"password without location", ssl("ssl.keystore.password", secret), "ssl.keystore.password is set without ssl.keystore.location"},
+		{"key password without key store", ssl("ssl.key.password", secret), "ssl.key.password is set without ssl.keystore.location"},
+		{"PEM trust store password", ssl("ssl.truststore.location", "/ca.pem", "ssl.truststore.type", "PEM", "ssl.truststore.password", secret),
 			"ssl.truststore.password: a PEM store has no password"},
-		{"encrypted key", ssl("ssl.keystore.location", "/me.pem", "ssl.keystore.type", "PEM", "ssl.key.password", secret),
-			"ssl.key.password: encrypted PEM keys are not read"},
+		{"PEM key store password", ssl("ssl.keystore.location", "/me.pem", "ssl.keystore.type", "pem", "ssl.keystore.password", secret),
+			"ssl.keystore.password: a PEM store has no password"},
 		{"endpoint algorithm", ssl("ssl.endpoint.identification.algorithm", "dns"), `ssl.endpoint.identification.algorithm "dns": want https, or empty`},
 		{"GSSAPI by default", map[string]string{"security.protocol": "SASL_SSL"}, "sasl.mechanism GSSAPI is not supported: want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"},
 		{"bad JAAS", sasl("sasl.jaas.config", `org.apache.kafka.common.security.plain.PlainLoginModule required password="`+secret+`"`),

@@ -167,7 +167,8 @@ func TestSecurityFlagErrors(t *testing.T) {
 	os.WriteFile(certOnly, certPEM, 0o600)
 	keyOnly := filepath.Join(dir, "key.pem")
 	os.WriteFile(keyOnly, keyPEM, 0o600)
-	jks := writeFile(t, "jks.properties", "security.protocol=SSL\nssl.truststore.location=/etc/ts.jks\nssl.truststore.password=changeit\n")
+	missingJKS := filepath.Join(dir, "missing.jks")
+	jks := writeFile(t, "jks.properties", "security.protocol=SSL\nssl.truststore.location="+missingJKS+"\nssl.truststore.password=changeit\n")
 	for _, tc := range []struct {
 		want string
 		args []string
@@ -186,10 +187,10 @@ func TestSecurityFlagErrors(t *testing.T) {
 		{"--tls-insecure-skip-verify turns off the verification --tls-ca is for", []string{"--tls-ca", notPEM, "--tls-insecure-skip-verify"}},
 		{"--tls-ca needs TLS, which --tls=false turns off", []string{"--tls=false", "--tls-ca", notPEM}},
 		{"--tls-ca: open " + filepath.Join(dir, "missing"), []string{"--tls-ca", filepath.Join(dir, "missing")}},
-		{"--tls-ca " + notPEM + ": no PEM certificate in it", []string{"--tls-ca", notPEM}},
+		{"--tls-ca " + notPEM + ": no PEM block found", []string{"--tls-ca", notPEM}},
 		{"--tls-cert " + certOnly + ": no PEM private key in it: give the key's file with --tls-key", []string{"--tls-cert", certOnly}},
 		{"--tls-cert " + encrypted + ": the private key is encrypted", []string{"--tls-cert", encrypted}},
-		{"--command-config " + jks + ": ssl.truststore.type JKS is not supported", []string{"--command-config", jks}},
+		{"ssl.truststore.location: open " + missingJKS + ": no such file or directory", []string{"--command-config", jks}},
 	} {
 		c.fails(tc.want, append([]string{"topic", "list"}, tc.args...)...)
 	}
@@ -247,17 +248,30 @@ func (ca *testCA) issue(t *testing.T, subject pkix.Name, serial int64, server bo
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
 }
 
+// mtlsBroker runs a broker whose SSL listener requires client certificates
+// that ca signed, and returns it with the file of ca's certificate. Its
+// own certificate is for 127.0.0.1 and broker.test.
+func mtlsBroker(t *testing.T, ca *testCA) (*samsaBroker, string) {
+	t.Helper()
+	dir := t.TempDir()
+	serverCert, serverKey := ca.issue(t, pkix.Name{CommonName: "broker"}, 2, true)
+	keystore := writeFile(t, "broker.pem", string(serverKey)+string(serverCert))
+	caFile := writeFile(t, "ca.pem", string(ca.pem))
+	b := startSamsa(t, "--listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"--log.dirs", filepath.Join(dir, "data"),
+		"--override", "ssl.keystore.type=PEM", "--override", "ssl.keystore.location="+keystore,
+		"--override", "ssl.truststore.type=PEM", "--override", "ssl.truststore.location="+caFile,
+		"--override", "listener.name.ssl.ssl.client.auth=required")
+	return b, caFile
+}
+
 // TLS on an SSL listener that asks for client certificates (mutual TLS):
 // the CA and the certificate from the flags or a --command-config file,
 // the host name checked unless told otherwise.
 func TestTLSClientCommands(t *testing.T) {
 	ca := newTestCA(t)
 	dir := t.TempDir()
-	serverCert, serverKey := ca.issue(t, pkix.Name{CommonName: "broker"}, 2, true)
-	keystore := filepath.Join(dir, "broker.pem")
-	os.WriteFile(keystore, append(serverKey, serverCert...), 0o600)
-	caFile := filepath.Join(dir, "ca.pem")
-	os.WriteFile(caFile, ca.pem, 0o600)
+	b, caFile := mtlsBroker(t, ca)
 	clientCert, clientKey := ca.issue(t, pkix.Name{CommonName: "client"}, 3, false)
 	clientPEM := filepath.Join(dir, "client.pem")
 	os.WriteFile(clientPEM, append(clientKey, clientCert...), 0o600)
@@ -268,11 +282,6 @@ func TestTLSClientCommands(t *testing.T) {
 	otherCA := filepath.Join(dir, "other-ca.pem")
 	os.WriteFile(otherCA, other.pem, 0o600)
 
-	b := startSamsa(t, "--listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
-		"--log.dirs", filepath.Join(dir, "data"),
-		"--override", "ssl.keystore.type=PEM", "--override", "ssl.keystore.location="+keystore,
-		"--override", "ssl.truststore.type=PEM", "--override", "ssl.truststore.location="+caFile,
-		"--override", "listener.name.ssl.ssl.client.auth=required")
 	b.ok("", "topic", "create", "over-tls", "--partitions", "1")
 	tlsc := b.on("SSL").withTimeout(shortTimeout)
 	mtls := []string{"--tls-ca", caFile, "--tls-cert", clientPEM}

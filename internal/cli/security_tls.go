@@ -8,73 +8,87 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/samsa-io/samsa/internal/keystore"
 )
 
-// The client commands read PEM files only. JKS and PKCS12 stores are
-// refused at --command-config with the command that converts them: the
-// broker's readers of those formats live in internal/auth, which a
-// client-side package may not import.
+// The client's certificates and the CA certificates it trusts, read by
+// internal/keystore, the broker's readers: JKS, PKCS12 and PEM stores (with
+// their passwords) from --command-config, PEM files from the --tls-* flags.
 
-// readCAFile reads the CA certificates to verify the brokers against.
-func readCAFile(p pathFrom) (*x509.CertPool, error) {
-	data, err := os.ReadFile(p.path)
+// storeFile is a key or trust store file and what reading it takes.
+type storeFile struct {
+	pathFrom
+	typ         string // keystore.JKS, PKCS12 or PEM; a flag's file is PEM
+	password    string // ssl.keystore.password or ssl.truststore.password
+	keyPassword string // ssl.key.password
+}
+
+// readTrustStore reads the CA certificates to verify the brokers against.
+func readTrustStore(s storeFile) (*x509.CertPool, error) {
+	data, err := os.ReadFile(s.path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.from, err)
+		return nil, fmt.Errorf("%s: %w", s.from, err)
+	}
+	certs, err := keystore.TrustStore(data, s.typ, s.password)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%s: no certificate in it", s)
 	}
 	pool := x509.NewCertPool()
-	n := 0
-	for rest := data; ; {
-		var b *pem.Block
-		if b, rest = pem.Decode(rest); b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("%s: certificate %d: %w", p, n+1, err)
-		}
+	for _, c := range certs {
 		pool.AddCert(c)
-		n++
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("%s: no PEM certificate in it", p)
 	}
 	return pool, nil
 }
 
-// readKeyPair reads a client certificate chain and its private key, which
-// may be in the same file.
-func readKeyPair(cert, key pathFrom) (tls.Certificate, error) {
-	certPEM, err := os.ReadFile(cert.path)
+// readKeyStore reads the client's certificate chains and private keys. A
+// PEM key may be in a file of its own (--tls-key), read after the chain.
+func readKeyStore(s storeFile, keyFile pathFrom) ([]tls.Certificate, error) {
+	data, err := os.ReadFile(s.path)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("%s: %w", cert.from, err)
+		return nil, fmt.Errorf("%s: %w", s.from, err)
 	}
-	keyPEM := certPEM
-	if key.path != cert.path {
-		if keyPEM, err = os.ReadFile(key.path); err != nil {
-			return tls.Certificate{}, fmt.Errorf("%s: %w", key.from, err)
+	if keyFile.path != "" {
+		keyPEM, err := os.ReadFile(keyFile.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", keyFile.from, err)
+		}
+		if err := checkFlagKey(keyFile, keyPEM); err != nil {
+			return nil, err
+		}
+		certs, err := keystore.KeyStore(append(append(data, '\n'), keyPEM...), keystore.PEM, "", "")
+		if err != nil {
+			return nil, fmt.Errorf("%s and %s: %w", s.pathFrom, keyFile, err)
+		}
+		return certs, nil
+	}
+	if s.from == "--tls-cert" {
+		if !hasPrivateKey(data) {
+			return nil, fmt.Errorf("%s: no PEM private key in it: give the key's file with --tls-key", s)
+		}
+		if err := checkFlagKey(s.pathFrom, data); err != nil {
+			return nil, err
 		}
 	}
-	if cert == key && !hasPrivateKey(keyPEM) {
-		if cert.from == "--tls-cert" {
-			return tls.Certificate{}, fmt.Errorf("%s: no PEM private key in it: give the key's file with --tls-key", cert)
-		}
-		return tls.Certificate{}, fmt.Errorf("%s: no PEM private key in it: a PEM key store holds the key and its certificate chain", cert)
-	}
-	if encryptedKey(keyPEM) {
-		return tls.Certificate{}, fmt.Errorf("%s: the private key is encrypted, which the client commands do not read: "+
-			"decrypt it (openssl pkcs8 -in key.pem -out key-plain.pem) and keep the file private", key)
-	}
-	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	certs, err := keystore.KeyStore(data, s.typ, s.password, s.keyPassword)
 	if err != nil {
-		if cert == key {
-			return tls.Certificate{}, fmt.Errorf("%s (certificate and key): %w", cert, err)
-		}
-		return tls.Certificate{}, fmt.Errorf("%s and %s: %w", cert, key, err)
+		return nil, fmt.Errorf("%s: %w", s, err)
 	}
-	return c, nil
+	return certs, nil
+}
+
+// checkFlagKey refuses an encrypted key from a flag, which has no password
+// flag to go with it, before the reader asks for ssl.key.password.
+func checkFlagKey(p pathFrom, data []byte) error {
+	if encryptedKey(data) {
+		return fmt.Errorf("%s: the private key is encrypted, which the --tls-* flags do not read: "+
+			"decrypt it (openssl pkcs8 -in key.pem -out key-plain.pem) and keep the file private, "+
+			"or give it with ssl.keystore.location and ssl.key.password in --command-config", p)
+	}
+	return nil
 }
 
 func hasPrivateKey(data []byte) bool {
