@@ -18,6 +18,8 @@ func TestStoreErrors(t *testing.T) {
 	trustJKS := keystoretest.JKSTrustStore(t, "trustpw", p.CA)
 	trustP12 := keystoretest.PKCS12TrustStore(t, "trustpw", p.CA)
 	encrypted := append(keystoretest.EncryptedKeyPEM(t, p.Server.Key, "keypw"), p.Server.CertPEM...)
+	// 2^26 iterations would take half a minute: refused before any work.
+	greedy := append(keystoretest.EncryptedKeyPEMClaiming(t, p.Server.Key, "keypw", 1<<26), p.Server.CertPEM...)
 	serverPEM := append(append([]byte{}, p.Server.KeyPEM...), p.Server.CertPEM...)
 	legacy, err := os.ReadFile(filepath.Join("testdata", "openssl-legacy.key"))
 	if err != nil {
@@ -35,6 +37,7 @@ func TestStoreErrors(t *testing.T) {
 		want string
 	}{
 		{"empty file", keyStore(nil, JKS, "pw", ""), "the file is empty"},
+		{"PBKDF2 asking for 2^26 iterations", keyStore(greedy, PEM, "", "keypw"), "iteration count 67108864 is outside 1-10000000"},
 		{"empty PEM file", trustStore([]byte{}, PEM, ""), "the file is empty"},
 		{"not a store", keyStore([]byte("JCEKS or something"), JKS, "pw", ""), "the file is neither JKS nor PKCS12"},
 		{"PEM file as JKS", keyStore(serverPEM, JKS, "pw", ""), "the file is PEM, and the store type is JKS; set the type to PEM"},

@@ -139,8 +139,18 @@ func pbkdf2Key(kdf pkix.AlgorithmIdentifier, password string, keyLen int) ([]byt
 	if p.KeyLength != 0 && p.KeyLength != keyLen {
 		return nil, fmt.Errorf("the PBKDF2 key length %d does not fit the cipher's %d", p.KeyLength, keyLen)
 	}
+	if p.IterationCount < 1 || p.IterationCount > maxPBKDF2Iterations {
+		return nil, fmt.Errorf("the private key's PBKDF2 iteration count %d is outside 1-%d", p.IterationCount, maxPBKDF2Iterations)
+	}
 	return pbkdf2.Key(h, password, p.Salt, p.IterationCount, keyLen)
 }
+
+// maxPBKDF2Iterations bounds the work a key file may ask for: the count
+// comes from the file, and a corrupt or hostile one could otherwise stall
+// a start or a certificate reload for minutes (2^26 iterations take half a
+// minute here). Tools write 2,048 (OpenSSL 1.x) to 600,000 (current
+// recommendations); ten million take a few seconds.
+const maxPBKDF2Iterations = 10_000_000
 
 // decryptCBC decrypts and removes the PKCS#7 padding, whose check is what
 // catches most wrong passwords.

@@ -45,6 +45,14 @@ type pbkdf2Params struct {
 // with HMAC-SHA256, AES-256-CBC.
 func EncryptedKeyPEM(t testing.TB, key crypto.PrivateKey, password string) []byte {
 	t.Helper()
+	return EncryptedKeyPEMClaiming(t, key, password, 2048)
+}
+
+// EncryptedKeyPEMClaiming is EncryptedKeyPEM, encrypted with 2,048
+// PBKDF2 iterations but saying it took claimed: a key file asking a reader
+// for more work than it did, without the writer doing it.
+func EncryptedKeyPEMClaiming(t testing.TB, key crypto.PrivateKey, password string, claimed int) []byte {
+	t.Helper()
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +73,7 @@ func EncryptedKeyPEM(t testing.TB, key crypto.PrivateKey, password string) []byt
 	plain := append(der, bytes.Repeat([]byte{byte(pad)}, pad)...)
 	ciphertext := make([]byte, len(plain))
 	cipher.NewCBCEncrypter(block, iv).CryptBlocks(ciphertext, plain)
-	kdf := pbkdf2Params{Salt: salt, IterationCount: iterations,
+	kdf := pbkdf2Params{Salt: salt, IterationCount: claimed,
 		PRF: pkix.AlgorithmIdentifier{Algorithm: oidHMACSHA256, Parameters: asn1.NullRawValue}}
 	params := pbes2Params{
 		KeyDerivationFunc: pkix.AlgorithmIdentifier{Algorithm: oidPBKDF2, Parameters: asn1.RawValue{FullBytes: marshal(t, kdf)}},
