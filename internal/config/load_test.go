@@ -95,7 +95,7 @@ func TestLoadBrokerProperties(t *testing.T) {
 					t.Error("${...} was expanded")
 				}
 			}},
-		{name: "not supported yet", body: "principal.builder.class=com.example.Builder\n", wantErr: ErrNotSupported, wantMsg: "principal.builder.class: value com.example.Builder is not supported yet (issue 13"},
+		{name: "not supported yet", body: "principal.builder.class=com.example.Builder\n", wantErr: ErrNotSupported, wantMsg: "principal.builder.class: value com.example.Builder is not supported yet (Samsa cannot load Java classes"},
 		{name: "not supported override", overrides: map[string]string{"remote.log.storage.system.enable": "x"}, wantErr: ErrUnknownConfig, wantMsg: "remote.log"},
 		{name: "unsupported at its default", body: "ssl.keystore.type=JKS\nsasl.enabled.mechanisms=GSSAPI\n", check: func(t *testing.T, v Values) {}},
 		{name: "retention hours", body: "log.retention.hours=1\n", check: func(t *testing.T, v Values) {

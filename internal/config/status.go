@@ -11,7 +11,6 @@ import (
 // Why a config is not supported yet, by what brings it. Each completes "not supported yet
 // (...)", so a refusal says which feature is missing and where it is coming from.
 const (
-	bySecurity = "issue 13 brings TLS, SASL and ACLs"
 	byQuotas   = "issue 14 brings quotas and metrics"
 	byCluster  = "issue 12 is building the cluster; this part of it is not wired yet"
 	byQuorum   = "issue 12 is building the controller quorum on hashicorp/raft; this part of it is not wired yet"
