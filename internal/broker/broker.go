@@ -176,6 +176,7 @@ type Broker struct {
 	fetchSessions  *fetchSessions
 	conns          *connLimits         // max.connections, set from each image (meta.go)
 	quotas         clientQuotas        // client quotas, set from each image (quotas.go)
+	connRates      *connRates          // connection creation rates (connrate.go)
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
@@ -255,7 +256,8 @@ func New(cfg Config) (*Broker, error) {
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits(),
-		quotas:        newClientQuotas(cfg.Values)}
+		quotas:        newClientQuotas(cfg.Values),
+		connRates:     newConnRates(cfg.Values)}
 	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -661,6 +663,18 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 		if err == nil && !b.conns.acquire(ctx, l.Name) {
 			nc.Close()
 			return
+		}
+		if err == nil {
+			// max.connection.creation.rate: the connection waits, unread,
+			// and the next ones in the backlog.
+			b.pause(ctx, b.connRates.admitListener(l.Name, b.cfg.Clock.Now()))
+			if d := b.connRates.admitIP(l.Name, remoteIP(nc), b.cfg.Clock.Now()); d > 0 {
+				b.conns.release(l.Name)
+				b.log.Info("closing a connection past its IP's connection_creation_rate", "listener", l.Name,
+					"remote", nc.RemoteAddr().String(), "after", d)
+				b.closeLater(nc, d)
+				continue
+			}
 		}
 		if err == nil && !b.conns.admitIP(remoteIP(nc)) {
 			b.conns.release(l.Name)

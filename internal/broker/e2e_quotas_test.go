@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -374,5 +375,60 @@ func TestRequestPercentageQuota(t *testing.T) {
 		if i == 19 {
 			t.Fatal("20 Metadata requests against 0.00001% of a thread were never throttled")
 		}
+	}
+}
+
+// apiVersionsOver opens a connection to addr and reports whether the
+// broker answered an ApiVersions request on it within a while.
+func apiVersionsOver(t *testing.T, addr string) bool {
+	c := dialAs(t, addr, "conn")
+	req := kmsg.NewPtrApiVersionsRequest()
+	c.send(req)
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var size [4]byte
+	_, err := io.ReadFull(c.r, size[:])
+	c.nc.Close()
+	return err == nil
+}
+
+// max.connection.creation.rate (KIP-612): at two connections a second,
+// the windows take twenty at once, and the acceptor then makes each next
+// one wait; without the limit they are all served at once.
+func TestConnectionCreationRate(t *testing.T) {
+	open := func(b *Broker, n int) time.Duration {
+		start := time.Now()
+		for i := range n {
+			if !apiVersionsOver(t, b.Addr()) {
+				t.Fatalf("connection %d was not served", i+1)
+			}
+		}
+		return time.Since(start)
+	}
+	limited := startBrokerValues(t, map[string]string{"max.connection.creation.rate": "2"})
+	if took := open(limited, 24); took < time.Second {
+		t.Errorf("24 connections at 2 a second took %v, want the last ones held back a second and more", took)
+	}
+	free := startBroker(t)
+	if took := open(free, 24); took > time.Second {
+		t.Errorf("24 connections without a limit took %v", took)
+	}
+}
+
+// An IP's connection_creation_rate: past it a connection is held,
+// unread, and then closed.
+func TestIPConnectionCreationRate(t *testing.T) {
+	b := startBroker(t)
+	b.connRates.setIPQuotas(map[string]float64{"127.0.0.1": 1}, math.Inf(1))
+	for i := range 10 {
+		if !apiVersionsOver(t, b.Addr()) {
+			t.Fatalf("connection %d of the 10 a rate of 1/s takes over 10 s was not served", i+1)
+		}
+	}
+	start := time.Now()
+	if apiVersionsOver(t, b.Addr()) {
+		t.Fatal("the 11th connection was served")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the refused connection was closed after %v, want within the one-second throttle", took)
 	}
 }

@@ -32,6 +32,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	b.refreshTopicConfigs(img)
 	bc := b.brokerConfig(img)
 	b.conns.set(bc, b.cfg.Listeners)
+	b.connRates.setLimits(bc, b.cfg.Listeners)
 	b.reconfigureTLS(bc)
 	b.logs.SetCleaner(cleanerSettings(bc))
 	b.refreshAuthorizer(img, bc)

@@ -213,3 +213,22 @@ func TestIdleSensorsExpire(t *testing.T) {
 		t.Errorf("sensors after an hour: %v", m.sensors)
 	}
 }
+
+// A limiter throttles what goes over its limit, at most one window, and
+// takes back what is unrecorded.
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(DefaultConfig)
+	for i := range 10 { // 10 in a 10 s window: 1/s
+		if d := l.Record(1, 1, at(0)); d != 0 {
+			t.Fatalf("event %d of 10 against 1/s throttled %v", i+1, d)
+		}
+	}
+	if d := l.Record(1, 1, at(0)); d != time.Second {
+		t.Errorf("the 11th: throttled %v, want the one-second bound", d)
+	}
+	l.Unrecord(1, at(0))
+	l.Unrecord(1, at(0))
+	if d := l.Record(1, 1, at(0)); d != 0 {
+		t.Errorf("throttled %v after two were taken back", d)
+	}
+}
