@@ -292,9 +292,9 @@ func TestAlterClientQuotas(t *testing.T) {
 		t.Errorf("the alteration took %d Raft entries, want 1", got)
 	}
 	wantQuotas := map[metadata.QuotaEntity]map[string]float64{
-		{User: metadata.QuotaNamed("alice")}: {metadata.QuotaProducerByteRate: 1048576, metadata.QuotaRequestPercentage: 25},
+		{User: metadata.QuotaNamed("alice")}:                               {metadata.QuotaProducerByteRate: 1048576, metadata.QuotaRequestPercentage: 25},
 		{User: metadata.QuotaDefault(), ClientID: metadata.QuotaDefault()}: {metadata.QuotaConsumerByteRate: 1024},
-		{IP: metadata.QuotaNamed("broker.example")}:                       {metadata.QuotaConnectionCreationRate: 10},
+		{IP: metadata.QuotaNamed("broker.example")}:                        {metadata.QuotaConnectionCreationRate: 10},
 	}
 	if diff := cmp.Diff(wantQuotas, c.Image().ClientQuotas()); diff != "" {
 		t.Fatalf("image (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterClientQuotasOptions;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -57,6 +58,9 @@ import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
@@ -494,6 +498,15 @@ public final class AuthzProbe {
                 }
                 return 0;
             }
+            case "describe-client-quotas":
+                check(() -> admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(t, s));
+                return 0;
+            case "alter-client-quotas":
+                check(() -> admin.alterClientQuotas(List.of(new ClientQuotaAlteration(
+                        new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "carol")),
+                        List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0)))),
+                        new AlterClientQuotasOptions().validateOnly(true)).all().get(t, s));
+                return 0;
             case "describe-scram":
                 check(() -> admin.describeUserScramCredentials().all().get(t, s));
                 return 0;
