@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -424,5 +425,135 @@ func awaitApplied(ctx context.Context, b *Broker, cond func(*metadata.Image) boo
 		case <-ctx.Done():
 			return
 		}
+	}
+}
+
+// TestClientQuotasWithJavaAdmin is TestClientQuotasWithKadm's round trip
+// through the Java Admin (test/compat/java's AuthzProbe, its alter-quotas
+// and describe-quotas probes), when SAMSA_AUTHZ_JAVA names the command
+// that starts it (see e2e_authz_matrix_clients_test.go).
+func TestClientQuotasWithJavaAdmin(t *testing.T) {
+	command := strings.Fields(os.Getenv("SAMSA_AUTHZ_JAVA"))
+	if len(command) == 0 {
+		t.Skip("SAMSA_AUTHZ_JAVA is not set (make compat sets it)")
+	}
+	e := newAuthzEnv(t, nil)
+	java := startAgent(t, "java", command, e.addr)
+	run := func(probe string, args ...string) string {
+		t.Helper()
+		code, detail := java.probe(t, "admin", probe, args)
+		if code != 0 {
+			return codeName(code) + " " + detail
+		}
+		return detail
+	}
+	entries := [][2]string{
+		{"user=alice,client-id=app", "producer_byte_rate=1 request_percentage=12.5"},
+		{"user=alice,client-id=", "producer_byte_rate=2"},
+		{"user=alice", "producer_byte_rate=3 consumer_byte_rate=30"},
+		{"user=,client-id=app", "producer_byte_rate=4"},
+		{"user=,client-id=", "producer_byte_rate=5"},
+		{"user=", "producer_byte_rate=6 controller_mutation_rate=0.5"},
+		{"client-id=app", "producer_byte_rate=7"},
+		{"client-id=", "producer_byte_rate=8"},
+		{"ip=10.0.0.1", "connection_creation_rate=9"},
+		{"ip=", "connection_creation_rate=10"},
+	}
+	args := []string{"alter"}
+	for _, en := range entries {
+		args = append(args, en[0], en[1])
+	}
+	got := run("alter-quotas", args...)
+	if strings.Count(got, "=> ok") != len(entries) {
+		t.Fatalf("alter every level: %s", got)
+	}
+	all := map[string]string{
+		"user=alice,client-id=app":           "producer_byte_rate=1 request_percentage=12.5",
+		"user=alice,client-id=<default>":     "producer_byte_rate=2",
+		"user=alice":                         "consumer_byte_rate=30 producer_byte_rate=3",
+		"user=<default>,client-id=app":       "producer_byte_rate=4",
+		"user=<default>,client-id=<default>": "producer_byte_rate=5",
+		"user=<default>":                     "controller_mutation_rate=0.5 producer_byte_rate=6",
+		"client-id=app":                      "producer_byte_rate=7",
+		"client-id=<default>":                "producer_byte_rate=8",
+		"ip=10.0.0.1":                        "connection_creation_rate=9",
+		"ip=<default>":                       "connection_creation_rate=10",
+	}
+	javaForm := func(m map[string]string, keys ...string) string {
+		if keys == nil {
+			keys = slices.Collect(maps.Keys(m))
+		}
+		var lines []string
+		for _, k := range keys {
+			lines = append(lines, k+" => "+m[k])
+		}
+		slices.Sort(lines)
+		return strings.Join(lines, " | ")
+	}
+	if got := run("describe-quotas", "loose"); got != javaForm(all) {
+		t.Fatalf("describe everything:\n got %s\nwant %s", got, javaForm(all))
+	}
+	for _, f := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"strict", "user:exact:alice"}, []string{"user=alice"}},
+		{[]string{"loose", "user:exact:alice"}, []string{"user=alice", "user=alice,client-id=app", "user=alice,client-id=<default>"}},
+		{[]string{"strict", "user:default"}, []string{"user=<default>"}},
+		{[]string{"strict", "user:any"}, []string{"user=alice", "user=<default>"}},
+		{[]string{"strict", "user:any", "client-id:exact:app"}, []string{"user=alice,client-id=app", "user=<default>,client-id=app"}},
+		{[]string{"loose", "ip:any"}, []string{"ip=10.0.0.1", "ip=<default>"}},
+		{[]string{"strict"}, []string{}},
+	} {
+		if got, want := run("describe-quotas", f.args...), javaForm(all, f.want...); got != want {
+			t.Errorf("describe %v:\n got %s\nwant %s", f.args, got, want)
+		}
+	}
+	if got := run("describe-quotas", "loose", "ip:any", "user:default"); !strings.HasPrefix(got, "INVALID_REQUEST InvalidRequestException: Invalid entity filter component combination") {
+		t.Errorf("ip with user: %s", got)
+	}
+	if got := run("describe-quotas", "loose", "group:any"); got != "UNSUPPORTED_VERSION UnsupportedVersionException: Unsupported entity type group" {
+		t.Errorf("unknown type: %s", got)
+	}
+
+	change := []string{"user=alice", "-consumer_byte_rate producer_byte_rate=33", "client-id=", "-producer_byte_rate"}
+	if got := run("alter-quotas", append([]string{"validate"}, change...)...); got != "user=alice => ok | client-id=<default> => ok" {
+		t.Errorf("validate only: %s", got)
+	}
+	if got := run("describe-quotas", "loose"); got != javaForm(all) {
+		t.Errorf("validate_only changed the quotas:\n got %s\nwant %s", got, javaForm(all))
+	}
+	if got := run("alter-quotas", append([]string{"alter"}, change...)...); got != "user=alice => ok | client-id=<default> => ok" {
+		t.Errorf("alter: %s", got)
+	}
+	all["user=alice"] = "producer_byte_rate=33"
+	delete(all, "client-id=<default>")
+	if got := run("describe-quotas", "loose"); got != javaForm(all) {
+		t.Errorf("after the change:\n got %s\nwant %s", got, javaForm(all))
+	}
+
+	refused := run("alter-quotas", "alter",
+		"user=carol", "producer_byte_rate=1024.5",
+		"user=dave", "producer_byte_rate=0",
+		"user=erin", "connection_creation_rate=5",
+		"user=grace,ip=10.0.0.2", "producer_byte_rate=5",
+		"ip=not an ip address", "connection_creation_rate=5",
+		"group=g", "producer_byte_rate=5",
+		"user=ivan", "consumer_byte_rate=4096")
+	want := strings.Join([]string{
+		"user=carol => InvalidRequestException: producer_byte_rate cannot be a fractional value.",
+		"user=dave => InvalidRequestException: Quota producer_byte_rate must be greater than 0",
+		"user=erin => InvalidRequestException: Invalid configuration key connection_creation_rate",
+		"user=grace,ip=10.0.0.2 => InvalidRequestException: Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId",
+		"ip=not an ip address => InvalidRequestException: not an ip address is not a valid IP or resolvable host.",
+		"group=g => InvalidRequestException: Unhandled client quota entity type: group",
+		"user=ivan => ok",
+	}, " | ")
+	if refused != want {
+		t.Errorf("refusals:\n got %s\nwant %s", refused, want)
+	}
+	all["user=ivan"] = "consumer_byte_rate=4096"
+	if got := run("describe-quotas", "loose"); got != javaForm(all) {
+		t.Errorf("after the refusals:\n got %s\nwant %s", got, javaForm(all))
 	}
 }
