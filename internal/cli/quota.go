@@ -2,8 +2,10 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -276,17 +278,6 @@ ClientQuotaFilter.contains instead of containsOnly).`,
 			if err != nil {
 				return err
 			}
-			var comps []kadm.DescribeClientQuotaComponent
-			for _, s := range specs {
-				c := kadm.DescribeClientQuotaComponent{Type: s.typ, MatchName: s.name}
-				switch {
-				case s.any:
-					c.MatchType = 2
-				case s.name == nil:
-					c.MatchType = 1
-				}
-				comps = append(comps, c)
-			}
 			adm, err := conn.admin(cmd)
 			if err != nil {
 				return err
@@ -294,40 +285,15 @@ ClientQuotaFilter.contains instead of containsOnly).`,
 			defer adm.Close()
 			ctx, cancel := conn.opContext(cmd.Context())
 			defer cancel()
-			described, err := adm.DescribeClientQuotas(ctx, len(specs) > 0 && !openEnded, comps)
+			described, err := adm.DescribeClientQuotas(ctx, len(specs) > 0 && !openEnded, quotaFilter(specs))
 			if err != nil {
 				return quotaRequestErr(conn, cmd, err)
 			}
 			slices.SortFunc(described, func(a, b kadm.DescribedClientQuota) int { return compareQuotaEntities(a.Entity, b.Entity) })
-			out := cmd.OutOrStdout()
 			if asJSON {
-				rows := []quotaRow{}
-				for _, d := range described {
-					r := quotaRow{Entity: map[string]*string{}, Quotas: map[string]float64{}}
-					for _, p := range d.Entity {
-						r.Entity[p.Type] = p.Name
-					}
-					for _, v := range d.Values {
-						r.Quotas[v.Key] = v.Value
-					}
-					rows = append(rows, r)
-				}
-				return writeJSON(out, rows)
+				return writeJSON(cmd.OutOrStdout(), quotaRows(described))
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ENTITY\tQUOTAS")
-			for _, d := range described {
-				values := map[string]float64{}
-				for _, v := range d.Values {
-					values[v.Key] = v.Value
-				}
-				var kv []string
-				for _, k := range slices.Sorted(maps.Keys(values)) {
-					kv = append(kv, k+"="+formatQuotaValue(values[k]))
-				}
-				fmt.Fprintf(tw, "%s\t%s\n", quotaEntityText(d.Entity), strings.Join(kv, ", "))
-			}
-			return tw.Flush()
+			return printQuotas(cmd.OutOrStdout(), described)
 		},
 	}
 	entity.register(cmd)
@@ -336,7 +302,60 @@ ClientQuotaFilter.contains instead of containsOnly).`,
 	return cmd
 }
 
-// quotaRequestErr words an error of a whole quota request.
+// quotaFilter is the DescribeClientQuotas filter of an entity: EXACT for
+// a name, DEFAULT for a default, ANY for a type without a name.
+func quotaFilter(specs []quotaEntitySpec) []kadm.DescribeClientQuotaComponent {
+	var comps []kadm.DescribeClientQuotaComponent
+	for _, s := range specs {
+		c := kadm.DescribeClientQuotaComponent{Type: s.typ, MatchName: s.name}
+		switch {
+		case s.any:
+			c.MatchType = 2
+		case s.name == nil:
+			c.MatchType = 1
+		}
+		comps = append(comps, c)
+	}
+	return comps
+}
+
+// quotaRows are described quotas as quota describe --json prints them.
+func quotaRows(described kadm.DescribedClientQuotas) []quotaRow {
+	rows := []quotaRow{}
+	for _, d := range described {
+		r := quotaRow{Entity: map[string]*string{}, Quotas: map[string]float64{}}
+		for _, p := range d.Entity {
+			r.Entity[p.Type] = p.Name
+		}
+		for _, v := range d.Values {
+			r.Quotas[v.Key] = v.Value
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// printQuotas prints described quotas as a table: an entity a line, its
+// values sorted by key.
+func printQuotas(out io.Writer, described kadm.DescribedClientQuotas) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENTITY\tQUOTAS")
+	for _, d := range described {
+		values := map[string]float64{}
+		for _, v := range d.Values {
+			values[v.Key] = v.Value
+		}
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(values)) {
+			kv = append(kv, k+"="+formatQuotaValue(values[k]))
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", quotaEntityText(d.Entity), strings.Join(kv, ", "))
+	}
+	return tw.Flush()
+}
+
+// quotaRequestErr words an error of a whole quota request; others pass
+// through reachErr unchanged.
 func quotaRequestErr(conn *connection, cmd *cobra.Command, err error) error {
 	var em *kadm.ErrAndMessage
 	if errors.As(err, &em) {
@@ -390,6 +409,32 @@ func parseQuotaDeletes(dels []string) []string {
 	return out
 }
 
+// checkQuotaDeletes refuses to delete a key the entity has no value for,
+// as kafka-configs.sh does ("Invalid config(s)"): the cluster would
+// ignore the delete and say nothing.
+func checkQuotaDeletes(ctx context.Context, adm *kadm.Client, specs []quotaEntitySpec, e kadm.ClientQuotaEntity, deletes []string) error {
+	current, err := adm.DescribeClientQuotas(ctx, true, quotaFilter(specs))
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, d := range current {
+		for _, v := range d.Values {
+			have[v.Key] = true
+		}
+	}
+	var missing []string
+	for _, k := range deletes {
+		if !have[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s has no %s quota to delete", describeQuotaEntity(e), strings.Join(missing, " or "))
+	}
+	return nil
+}
+
 func newQuotaAlter(conn *connection) *cobra.Command {
 	var (
 		entity       quotaEntityFlags
@@ -434,14 +479,8 @@ change and keeps nothing.`,
 				}
 			}
 			var e kadm.ClientQuotaEntity
-			var comps []kadm.DescribeClientQuotaComponent
 			for _, s := range specs {
 				e = append(e, kadm.ClientQuotaEntityComponent{Type: s.typ, Name: s.name})
-				c := kadm.DescribeClientQuotaComponent{Type: s.typ, MatchName: s.name}
-				if s.name == nil {
-					c.MatchType = 1
-				}
-				comps = append(comps, c)
 			}
 			adm, err := conn.admin(cmd)
 			if err != nil {
@@ -451,26 +490,8 @@ change and keeps nothing.`,
 			ctx, cancel := conn.opContext(cmd.Context())
 			defer cancel()
 			if len(deletes) > 0 {
-				// As kafka-configs.sh: a key to delete must be set, which
-				// the cluster itself would not say (it ignores the delete).
-				current, err := adm.DescribeClientQuotas(ctx, true, comps)
-				if err != nil {
+				if err := checkQuotaDeletes(ctx, adm, specs, e, deletes); err != nil {
 					return quotaRequestErr(conn, cmd, err)
-				}
-				have := map[string]bool{}
-				for _, d := range current {
-					for _, v := range d.Values {
-						have[v.Key] = true
-					}
-				}
-				var missing []string
-				for _, k := range deletes {
-					if !have[k] {
-						missing = append(missing, k)
-					}
-				}
-				if len(missing) > 0 {
-					return fmt.Errorf("%s has no %s quota to delete", describeQuotaEntity(e), strings.Join(missing, " or "))
 				}
 			}
 			entry := kadm.AlterClientQuotaEntry{Entity: e}
