@@ -163,6 +163,8 @@ var javaProbes = map[string]javaProbe{
 	"IncrementalAlterConfigs/broker":        jp("incremental-alter-configs", "broker", "", "log.retention.ms"),
 	"DescribeLogDirs":                       jp("describe-log-dirs", "1"),
 	"ElectLeaders":                          {name: "elect-leaders", args: []string{"mx-elect"}, ok: []int16{kerr.ElectionNotNeeded.Code}},
+	"DescribeClientQuotas":                  jp("describe-client-quotas"),
+	"AlterClientQuotas":                     jp("alter-client-quotas"),
 	"DescribeUserSCRAMCredentials":          jp("describe-scram"),
 	"AlterUserSCRAMCredentials":             jp("alter-scram"),
 	"DescribeQuorum":                        jp("describe-quorum"),

@@ -617,6 +617,16 @@ func adminRows() []matrixRow {
 				}
 				return resp.Topics[0].Partitions[0].ErrorCode
 			}},
+		clusterRow(kmsg.DescribeClientQuotas, opDescribeConfigs, func(p *probe) int16 {
+			return p.do(kmsg.NewPtrDescribeClientQuotasRequest()).(*kmsg.DescribeClientQuotasResponse).ErrorCode
+		}),
+		clusterRow(kmsg.AlterClientQuotas, opAlterConfigs, func(p *probe) int16 {
+			req := kmsg.NewPtrAlterClientQuotasRequest()
+			req.ValidateOnly = true
+			req.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr("carol")}},
+				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1048576}}}}
+			return p.do(req).(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode
+		}),
 		clusterRow(kmsg.DescribeUserSCRAMCredentials, opDescribe, func(p *probe) int16 {
 			return p.do(kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode
 		}),

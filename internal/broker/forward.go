@@ -15,11 +15,11 @@ import (
 
 // Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
-// CreateAcls, DeleteAcls, AlterUserScramCredentials) or DescribeQuorum
-// (which only the leader can answer), in a quorum, that came from a
-// client (not on a controller listener, where it is the forwarded copy)
-// to a node that is not the active controller goes on to the active
-// controller. So a client may send them to any broker; it sees
+// CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas) or
+// DescribeQuorum (which only the leader can answer), in a quorum, that
+// came from a client (not on a controller listener, where it is the
+// forwarded copy) to a node that is not the active controller goes on to
+// the active controller. So a client may send them to any broker; it sees
 // NOT_CONTROLLER only from a stale answer during an election, which
 // clients retry.
 //
@@ -75,8 +75,8 @@ func (b *Broker) forward(req kmsg.Request) (kmsg.Response, error) {
 // committed: created topics present, deleted ones gone, elected partitions
 // at a leader epoch above the one in before (the local image when the
 // request was sent; every election moves the epoch), created ACLs and set
-// SCRAM credentials present, deleted ones gone (req, the request sent, says
-// which). Others (configs, partition counts) need no wait to be answered
+// SCRAM credentials present, deleted ones gone, client quotas as set (req,
+// the request sent, says which). Others (configs, partition counts) need no wait to be answered
 // correctly.
 func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req kmsg.Request, resp kmsg.Response) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -110,6 +110,9 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req
 		}
 	case *kmsg.CreateACLsResponse, *kmsg.DeleteACLsResponse, *kmsg.AlterUserSCRAMCredentialsResponse:
 		b.awaitSecurityWrite(ctx, req, resp)
+	case *kmsg.AlterClientQuotasResponse:
+		areq, _ := req.(*kmsg.AlterClientQuotasRequest)
+		b.awaitClientQuotas(ctx, areq, r)
 	}
 	b.applyImage(b.ctrl.Image())
 }

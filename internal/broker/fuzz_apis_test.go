@@ -61,6 +61,8 @@ func FuzzCreateDelegationToken(f *testing.F)        { fuzzAPI(f, kmsg.CreateDele
 func FuzzRenewDelegationToken(f *testing.F)         { fuzzAPI(f, kmsg.RenewDelegationToken) }
 func FuzzExpireDelegationToken(f *testing.F)        { fuzzAPI(f, kmsg.ExpireDelegationToken) }
 func FuzzDescribeDelegationToken(f *testing.F)      { fuzzAPI(f, kmsg.DescribeDelegationToken) }
+func FuzzDescribeClientQuotas(f *testing.F)         { fuzzAPI(f, kmsg.DescribeClientQuotas) }
+func FuzzAlterClientQuotas(f *testing.F)            { fuzzAPI(f, kmsg.AlterClientQuotas) }
 func FuzzDescribeUserSCRAMCredentials(f *testing.F) { fuzzAPI(f, kmsg.DescribeUserSCRAMCredentials) }
 func FuzzAlterUserSCRAMCredentials(f *testing.F)    { fuzzAPI(f, kmsg.AlterUserSCRAMCredentials) }
 func FuzzDescribeQuorum(f *testing.F)               { fuzzAPI(f, kmsg.DescribeQuorum) }

@@ -20,7 +20,7 @@ const (
 	fuzzProducerID    = int64(0)       // the first producer ID a fresh broker hands out
 	fuzzCreatedTopic  = "fuzz-created" // what CreateTopics seeds create
 	fuzzPrincipal     = "User:fuzz"    // an ACL on fuzzTopic allows it READ
-	fuzzScramUser     = "fuzz-user"    // has a SCRAM-SHA-256 credential
+	fuzzScramUser     = "fuzz-user"    // has a SCRAM-SHA-256 credential and client quotas
 )
 
 // fuzzTopicIDPlaceholder stands for fuzzTopic's ID in seeds and inputs:
@@ -176,6 +176,18 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		f.ResourceType, f.ResourceName, f.Principal = kmsg.ACLResourceTypeTopic, kmsg.StringPtr(fuzzTopic), kmsg.StringPtr(fuzzPrincipal)
 		f.Operation, f.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 		r.Filters = append(r.Filters, f)
+	case *kmsg.DescribeClientQuotasRequest:
+		r.Components = []kmsg.DescribeClientQuotasRequestComponent{
+			{EntityType: "user", MatchType: 0, Match: kmsg.StringPtr(fuzzScramUser)},
+			{EntityType: "client-id", MatchType: 2},
+		}
+	case *kmsg.AlterClientQuotasRequest:
+		r.Entries = []kmsg.AlterClientQuotasRequestEntry{
+			{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr(fuzzScramUser)}, {Type: "client-id"}},
+				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}, {Key: "consumer_byte_rate", Remove: true}}},
+			{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "ip"}},
+				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "connection_creation_rate", Value: 10}}},
+		}
 	case *kmsg.DescribeUserSCRAMCredentialsRequest:
 		r.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: fuzzScramUser}, {Name: "fuzz-nobody"}}
 	case *kmsg.AlterUserSCRAMCredentialsRequest:

@@ -142,8 +142,8 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 }
 
 // setUp creates what the seeds name: the topic with records, a group with
-// committed offsets, a KIP-848 group with a member, a transaction, an ACL
-// and a SCRAM user.
+// committed offsets, a KIP-848 group with a member, a transaction, an ACL,
+// a SCRAM user and its client quotas.
 func (h *fuzzHarness) setUp(tb testing.TB) {
 	h.ensureTopic(tb)
 	rc := dialRaw(tb, h.b)
@@ -181,13 +181,15 @@ func (h *fuzzHarness) setUp(tb testing.TB) {
 	apr := rc.roundTrip(ap, 41).(*kmsg.AddPartitionsToTxnResponse)
 	expect("add partitions to txn", apr.Topics[0].Partitions[0].ErrorCode)
 	// The ACL APIs answer as with an authorizer (PLAINTEXT clients are
-	// super users: the fuzzer reaches every handler), and find an ACL and
-	// a SCRAM user.
+	// super users: the fuzzer reaches every handler), and find an ACL, a
+	// SCRAM user and client quotas.
 	ca := fuzzSeedRequest(kmsg.CreateACLs, 3).(*kmsg.CreateACLsRequest)
 	expect("create acls", rc.roundTrip(ca, 50).(*kmsg.CreateACLsResponse).Results[0].ErrorCode)
 	su := fuzzSeedRequest(kmsg.AlterUserSCRAMCredentials, 0).(*kmsg.AlterUserSCRAMCredentialsRequest)
 	su.Deletions = nil
 	expect("alter user scram credentials", rc.roundTrip(su, 51).(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode)
+	cq := fuzzSeedRequest(kmsg.AlterClientQuotas, 1).(*kmsg.AlterClientQuotasRequest)
+	expect("alter client quotas", rc.roundTrip(cq, 52).(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode)
 }
 
 func firstCommitCode(resp *kmsg.OffsetCommitResponse) int16 {

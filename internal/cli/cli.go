@@ -33,8 +33,9 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume, bench, cluster, acl and user. Each call builds fresh commands with their own
-// flag state, so tests can run many in one process.
+// group, produce, consume, bench, cluster, acl, user and quota. Each call
+// builds fresh commands with their own flag state, so tests can run many in
+// one process.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
 		newTopicCommand(),
@@ -45,6 +46,7 @@ func Commands() []*cobra.Command {
 		newClusterCommand(),
 		newACLCommand(),
 		newUserCommand(),
+		newQuotaCommand(),
 	}
 }
 

@@ -3,8 +3,9 @@
 // delete-records), consumer groups (group list|describe|reset-offsets|
 // delete), a console producer and consumer (produce, consume), load
 // generators (bench produce|consume|e2e), a look at the cluster
-// (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh)
-// and users' SCRAM credentials (user create|list|delete).
+// (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh),
+// users' SCRAM credentials (user create|list|delete) and client quotas
+// (quota describe|alter, as kafka-configs.sh --entity-type users|clients|ips).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.

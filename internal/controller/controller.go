@@ -88,6 +88,10 @@ type Config struct {
 	// resolves topic configs over it. The
 	// zero Values means Kafka's defaults.
 	Broker config.Values
+	// LookupHost resolves the name of an ip quota entity that is not an IP
+	// address, which AlterClientQuotas accepts when it resolves, as Kafka
+	// does. Nil uses net.DefaultResolver.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// Logger defaults to slog.Default(); lines carry component=controller.
 	Logger *slog.Logger
 	// Clock defaults to clock.Real.

@@ -12,9 +12,10 @@
 //
 // The write API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
 // IncrementalAlterConfigs, AllocateProducerIDs, ElectLeaders, CreateACLs,
-// DeleteACLs, AlterUserScramCredentials) validates a request against
-// the current image the way Kafka's controller does, answers per item with
-// Kafka error codes from kerr, and commits the valid items as one Raft entry.
+// DeleteACLs, AlterUserScramCredentials, AlterClientQuotas) validates a
+// request against the current image the way Kafka's controller does,
+// answers per item with Kafka error codes from kerr, and commits the valid
+// items as one Raft entry.
 // Writes are serialised from validation to commit; each returns once its
 // records are applied, so Image shows them. Readers take Image lock-free and
 // follow changes with Changed.

@@ -48,10 +48,14 @@ type builder struct {
 	aclsOwned          bool
 	scramOwned         bool
 	tokensOwned        bool
+	quotasOwned        bool
 	// ownedTopics and ownedConfigs are the topics and inner config maps
 	// cloned or created in this batch.
 	ownedTopics  map[model.TopicID]bool
 	ownedConfigs map[configKey]bool
+	// ownedQuotas are the entities whose inner quota map was cloned or
+	// created in this batch.
+	ownedQuotas map[QuotaEntity]bool
 	// created are the names of topics created in this batch.
 	created map[string]bool
 }
@@ -139,6 +143,8 @@ func (b *builder) apply(r Record) error {
 		return b.setDelegationToken(r)
 	case RemoveDelegationTokenRecord:
 		return b.removeDelegationToken(r)
+	case ClientQuotaRecord:
+		return b.setClientQuota(r)
 	}
 	return fmt.Errorf("%w: record type %T", ErrInvalid, r)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,7 +23,7 @@ var testACL = ACL{ResourceType: 2, ResourceName: "orders", PatternType: 3, Princ
 
 // baseImage has a cluster ID, broker 1 and 2, topic orders with two
 // partitions on [1 2], an ACL (testACL, with the topic's ID as its ID) and
-// alice's SCRAM-SHA-256 credential.
+// alice's SCRAM-SHA-256 credential and her producer_byte_rate of 1024.
 func baseImage(t *testing.T) *Image {
 	t.Helper()
 	id := mustID(t, idOrders)
@@ -35,11 +36,20 @@ func baseImage(t *testing.T) *Image {
 		ConfigRecord{ResourceType: ResourceTopic, ResourceName: "orders", Name: "retention.ms", Value: ptr("1000")},
 		AccessControlEntryRecord{ID: ACLID(id), ACL: testACL},
 		UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256, Salt: []byte("s"), StoredKey: []byte("k1"), ServerKey: []byte("k2"), Iterations: 4096},
+		quotaRec(QuotaProducerByteRate, 1024, userData("alice")),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return img
+}
+
+func userData(name string) QuotaEntityData {
+	return QuotaEntityData{EntityType: QuotaEntityUser, EntityName: &name}
+}
+
+func quotaRec(key string, value float64, entity ...QuotaEntityData) ClientQuotaRecord {
+	return ClientQuotaRecord{Entity: entity, Key: key, Value: value}
 }
 
 func nodes(ids ...model.NodeID) []model.NodeID { return ids }
@@ -91,6 +101,17 @@ func TestApplyRejects(t *testing.T) {
 		{"token without id", DelegationTokenRecord{Owner: "User:alice"}},
 		{"token without owner", DelegationTokenRecord{TokenID: "t1"}},
 		{"remove unknown token", RemoveDelegationTokenRecord{TokenID: "t1"}},
+		{"quota of no entity", ClientQuotaRecord{Key: QuotaProducerByteRate, Value: 1}},
+		{"quota of unknown entity type", quotaRec(QuotaProducerByteRate, 1, QuotaEntityData{EntityType: "group", EntityName: ptr("g")})},
+		{"quota entity names a type twice", quotaRec(QuotaProducerByteRate, 1, userData("a"), userData("b"))},
+		{"quota of user and ip", quotaRec(QuotaProducerByteRate, 1, userData("a"), QuotaEntityData{EntityType: QuotaEntityIP})},
+		{"quota of client-id and ip", quotaRec(QuotaProducerByteRate, 1,
+			QuotaEntityData{EntityType: QuotaEntityClientID}, QuotaEntityData{EntityType: QuotaEntityIP})},
+		{"quota without key", quotaRec("", 1, userData("a"))},
+		{"quota NaN", quotaRec(QuotaRequestPercentage, math.NaN(), userData("a"))},
+		{"quota infinite", quotaRec(QuotaRequestPercentage, math.Inf(1), userData("a"))},
+		{"remove quota of unknown entity", ClientQuotaRecord{Entity: []QuotaEntityData{userData("bob")}, Key: QuotaProducerByteRate, Remove: true}},
+		{"remove unknown quota key", ClientQuotaRecord{Entity: []QuotaEntityData{userData("alice")}, Key: QuotaConsumerByteRate, Remove: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,6 +209,27 @@ func TestApplyIsCopyOnWrite(t *testing.T) {
 		t.Error("an ACL batch copied a topic")
 	}
 
+	// Client quotas: a batch that changes an entity's values leaves the
+	// previous image's as they were.
+	limited, err := secured.Apply(
+		quotaRec(QuotaConsumerByteRate, 2048, userData("alice")),
+		ClientQuotaRecord{Entity: []QuotaEntityData{userData("alice")}, Key: QuotaProducerByteRate, Remove: true},
+		quotaRec(QuotaRequestPercentage, 50, QuotaEntityData{EntityType: QuotaEntityClientID}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := QuotaEntity{User: QuotaNamed("alice")}
+	if q, _ := secured.ClientQuota(alice); !maps.Equal(q, map[string]float64{QuotaProducerByteRate: 1024}) {
+		t.Errorf("the previous image's quotas of alice are %v", q)
+	}
+	if q, _ := limited.ClientQuota(alice); !maps.Equal(q, map[string]float64{QuotaConsumerByteRate: 2048}) {
+		t.Errorf("alice's quotas are %v", q)
+	}
+	if len(secured.ClientQuotas()) != 1 || len(limited.ClientQuotas()) != 2 {
+		t.Errorf("%d and %d entities, want 1 and 2", len(secured.ClientQuotas()), len(limited.ClientQuotas()))
+	}
+
 	// The maps a getter returns belong to the caller.
 	cfg := changed.TopicConfig("orders")
 	cfg["retention.ms"] = "5"
@@ -271,6 +313,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		DelegationTokenRecord{TokenID: "t2", Owner: "User:bob", Requester: "User:bob", IssueTimestamp: 1, MaxTimestamp: 3, ExpirationTimestamp: 2},
 		DelegationTokenRecord{TokenID: "t1", Owner: "User:alice", Requester: "User:admin", Renewers: []string{"User:bob"},
 			IssueTimestamp: 10, MaxTimestamp: 30, ExpirationTimestamp: 20},
+		quotaRec(QuotaRequestPercentage, 12.5, userData("alice"), QuotaEntityData{EntityType: QuotaEntityClientID}),
+		quotaRec(QuotaConsumerByteRate, 1e12, QuotaEntityData{EntityType: QuotaEntityUser}),
+		quotaRec(QuotaConnectionCreationRate, 7, QuotaEntityData{EntityType: QuotaEntityIP, EntityName: ptr("::1")}),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -289,6 +334,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if len(got.ACLs()) != 2 || len(got.ScramCredentials()) != 2 || len(got.DelegationTokens()) != 2 {
 		t.Errorf("snapshot kept %d ACLs, %d credentials and %d tokens, want 2, 2 and 2",
 			len(got.ACLs()), len(got.ScramCredentials()), len(got.DelegationTokens()))
+	}
+	if diff := cmp.Diff(img.ClientQuotas(), got.ClientQuotas()); diff != "" || len(got.ClientQuotas()) != 4 {
+		t.Errorf("snapshot's client quotas (-want +got):\n%s", diff)
 	}
 
 	// A snapshot cut at a line boundary is refused, not read as a smaller image.

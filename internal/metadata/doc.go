@@ -1,8 +1,15 @@
 // Package metadata is the cluster metadata as Kafka's KRaft keeps it: a log of
 // records (cluster ID set, broker registered, topic created, partition
 // changed, config set, topic removed, producer-ID block taken, feature level
-// set, ACL added or removed, SCRAM credential set or removed) and an
-// immutable Image that is what you get after applying them in order.
+// set, ACL added or removed, SCRAM credential set or removed, client quota
+// set or removed) and an immutable Image that is what you get after
+// applying them in order.
+//
+// Client quotas are kept by entity (QuotaEntity: a user, a client ID, both,
+// or an IP, each part a name or its type's default) with their values by
+// key; the key names Kafka's QuotaConfig defines are exported here, below
+// the controller that validates them and the enforcement code that reads
+// them.
 //
 // SCRAM credentials are kept as Kafka keeps them: salt, StoredKey,
 // ServerKey and iterations, never a password or a salted password; their

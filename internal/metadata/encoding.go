@@ -54,6 +54,7 @@ var decoders = map[RecordType]func([]byte) (Record, error){
 	TypeRemoveUserScramCredential: decodeAs[RemoveUserScramCredentialRecord],
 	TypeDelegationToken:           decodeAs[DelegationTokenRecord],
 	TypeRemoveDelegationToken:     decodeAs[RemoveDelegationTokenRecord],
+	TypeClientQuota:               decodeAs[ClientQuotaRecord],
 }
 
 // EncodeRecord returns the envelope of one record.

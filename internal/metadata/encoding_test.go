@@ -41,6 +41,10 @@ func everyRecord(t testing.TB) []Record {
 		DelegationTokenRecord{TokenID: "TqbdOwOrRuyYjx2Tw8SPxw", Owner: "User:alice", Requester: "User:admin",
 			Renewers: []string{"User:bob", "User:carol"}, IssueTimestamp: 1000, MaxTimestamp: 3000, ExpirationTimestamp: 2000},
 		RemoveDelegationTokenRecord{TokenID: "TqbdOwOrRuyYjx2Tw8SPxw"},
+		ClientQuotaRecord{Entity: []QuotaEntityData{{EntityType: QuotaEntityUser, EntityName: ptr("alice")},
+			{EntityType: QuotaEntityClientID}}, Key: QuotaRequestPercentage, Value: 12.5},
+		ClientQuotaRecord{Entity: []QuotaEntityData{{EntityType: QuotaEntityIP, EntityName: ptr("10.0.0.1")}},
+			Key: QuotaConnectionCreationRate, Remove: true},
 	}
 }
 
@@ -106,6 +110,16 @@ func TestEncodedForm(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
+	// A default entity is a null name, as in Kafka's record.
+	b, err = EncodeRecord(ClientQuotaRecord{Entity: QuotaEntity{User: QuotaNamed("alice"), ClientID: QuotaDefault()}.Data(),
+		Key: QuotaProducerByteRate, Value: 1048576})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"type":"client_quota","v":1,"data":{"entity":[{"entityType":"user","entityName":"alice"},{"entityType":"client-id","entityName":null}],"key":"producer_byte_rate","value":1048576,"remove":false}}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
 }
 
 // TestScramRecordHidesKeys: a credential record printed by mistake (a log
@@ -148,6 +162,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown acl field", `{"type":"access_control_entry","v":1,"data":{"id":"M1JxkK_O7QwrSmmIp8blBA","x":1}}`, ErrMalformed},
 		{"salt not base64", `{"type":"user_scram_credential","v":1,"data":{"name":"a","mechanism":1,"salt":"!!"}}`, ErrMalformed},
 		{"a password field", `{"type":"user_scram_credential","v":1,"data":{"name":"a","mechanism":1,"password":"x"}}`, ErrMalformed},
+		{"quota value as text", `{"type":"client_quota","v":1,"data":{"entity":[{"entityType":"user","entityName":"a"}],"key":"k","value":"1"}}`, ErrMalformed},
+		{"quota value not a number", `{"type":"client_quota","v":1,"data":{"entity":[{"entityType":"user","entityName":"a"}],"key":"k","value":NaN}}`, ErrMalformed},
+		{"unknown entity field", `{"type":"client_quota","v":1,"data":{"entity":[{"entityType":"user","name":"a"}],"key":"k","value":1}}`, ErrMalformed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,7 +240,8 @@ func FuzzReadSnapshot(f *testing.F) {
 	id := mustID(f, "M1JxkK_O7QwrSmmIp8blBA")
 	recs := append(everyRecord(f)[:3], PartitionRecord{TopicID: id, Replicas: []model.NodeID{3}, ISR: []model.NodeID{3}, Leader: 3},
 		AccessControlEntryRecord{ID: ACLID(id), ACL: ACL{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:a", Host: "*", Operation: 2, PermissionType: 3}},
-		UserScramCredentialRecord{Name: "a", Mechanism: ScramSHA256, Salt: []byte{1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 4096})
+		UserScramCredentialRecord{Name: "a", Mechanism: ScramSHA256, Salt: []byte{1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 4096},
+		ClientQuotaRecord{Entity: QuotaEntity{IP: QuotaDefault()}.Data(), Key: QuotaConnectionCreationRate, Value: 10})
 	img, err := Empty().Apply(recs...)
 	if err != nil {
 		f.Fatal(err)

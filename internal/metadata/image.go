@@ -26,6 +26,7 @@ type Image struct {
 	acls           map[ACLID]ACL
 	scram          map[ScramKey]ScramCredential
 	tokens         map[string]DelegationToken // by token ID
+	quotas         map[QuotaEntity]map[string]float64
 }
 
 // TopicImage is one topic. It is shared between images until the topic

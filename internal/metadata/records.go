@@ -33,6 +33,8 @@ const (
 	// RemoveDelegationTokenRecord.
 	TypeDelegationToken       RecordType = "delegation_token"
 	TypeRemoveDelegationToken RecordType = "remove_delegation_token"
+	// Client quotas, as Kafka's ClientQuotaRecord.
+	TypeClientQuota RecordType = "client_quota"
 )
 
 // Record is one metadata change. The set is closed: only this package's record
@@ -297,6 +299,26 @@ type RemoveDelegationTokenRecord struct {
 	TokenID string `json:"tokenId"`
 }
 
+// QuotaEntityData is one part of a client quota entity as Kafka's
+// ClientQuotaRecord writes it: an entity type (QuotaEntityUser,
+// QuotaEntityClientID, QuotaEntityIP) and a name, nil for the type's
+// default entity.
+type QuotaEntityData struct {
+	EntityType string  `json:"entityType"`
+	EntityName *string `json:"entityName"`
+}
+
+// ClientQuotaRecord sets one quota value of a client quota entity, or
+// removes it (Kafka's record of the same name). The entity is a list, as
+// in Kafka, and must be one Kafka allows: a user, a client ID, both, or an
+// IP alone. Value is ignored when Remove is set.
+type ClientQuotaRecord struct {
+	Entity []QuotaEntityData `json:"entity"`
+	Key    string            `json:"key"`
+	Value  float64           `json:"value"`
+	Remove bool              `json:"remove"`
+}
+
 func (ClusterRecord) Type() RecordType      { return TypeCluster }
 func (BrokerRegistration) Type() RecordType { return TypeBrokerRegistration }
 func (TopicRecord) Type() RecordType        { return TypeTopic }
@@ -314,6 +336,7 @@ func (UserScramCredentialRecord) Type() RecordType       { return TypeUserScramC
 func (RemoveUserScramCredentialRecord) Type() RecordType { return TypeRemoveUserScramCredential }
 func (DelegationTokenRecord) Type() RecordType           { return TypeDelegationToken }
 func (RemoveDelegationTokenRecord) Type() RecordType     { return TypeRemoveDelegationToken }
+func (ClientQuotaRecord) Type() RecordType               { return TypeClientQuota }
 
 func (ClusterRecord) isRecord()      {}
 func (BrokerRegistration) isRecord() {}
@@ -332,3 +355,4 @@ func (UserScramCredentialRecord) isRecord()       {}
 func (RemoveUserScramCredentialRecord) isRecord() {}
 func (DelegationTokenRecord) isRecord()           {}
 func (RemoveDelegationTokenRecord) isRecord()     {}
+func (ClientQuotaRecord) isRecord()               {}

@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -130,6 +131,14 @@ func dumpImage(img *Image) []string {
 	for _, tk := range img.DelegationTokens() {
 		out = append(out, fmt.Sprintf("token %s owner=%q requester=%q renewers=%q issue=%d expiry=%d max=%d",
 			tk.TokenID, tk.Owner, tk.Requester, tk.Renewers, tk.IssueTimestamp, tk.ExpiryTimestamp, tk.MaxTimestamp))
+	}
+	for _, e := range slices.SortedFunc(maps.Keys(img.ClientQuotas()), QuotaEntity.Compare) {
+		values, _ := img.ClientQuota(e)
+		var parts []string
+		for _, k := range sortedKeys(values) {
+			parts = append(parts, k+"="+strconv.FormatFloat(values[k], 'f', -1, 64))
+		}
+		out = append(out, fmt.Sprintf("quota %s: %s", e, strings.Join(parts, " ")))
 	}
 	return out
 }

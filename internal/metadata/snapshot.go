@@ -24,7 +24,8 @@ type snapshotHeader struct {
 // in a fixed order: cluster ID, features, brokers, the producer-ID mark,
 // broker configs, per topic by name its topic, partitions and configs, then
 // the ACLs (Image.ACLs' order), the SCRAM credentials by user and
-// mechanism, and the delegation tokens by ID.
+// mechanism, the delegation tokens by ID, and the client quotas by entity
+// (QuotaEntity.Compare) and key.
 // Partitions come back as PartitionRecords with their epochs, so the rebuilt
 // image is equal to img, not merely similar.
 func (img *Image) Records() []Record {
@@ -65,7 +66,7 @@ func (img *Image) Records() []Record {
 	for _, t := range img.DelegationTokens() {
 		out = append(out, t.Record())
 	}
-	return out
+	return append(out, img.quotaRecords()...)
 }
 
 func appendConfigs(out []Record, typ ResourceType, res string, configs map[string]string) []Record {

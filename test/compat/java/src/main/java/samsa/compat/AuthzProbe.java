@@ -3,8 +3,10 @@ package samsa.compat;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -19,6 +21,7 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterClientQuotasOptions;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.AlterConfigsOptions;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -57,6 +60,10 @@ import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
@@ -77,6 +84,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * (0: allowed; -100: a listing left the resource out, as the Go test's
  * "omitted"), a tab and a detail. A probe that cannot run answers
  * "error", a tab and why; the Go test fails the cell on it.
+ *
+ * <p>Two probes are not the matrix's: alter-quotas and describe-quotas
+ * answer 0 with what the Admin reported of client quotas in the detail,
+ * for TestClientQuotasWithJavaAdmin (internal/broker).
  */
 public final class AuthzProbe {
     /** What a listing answers when the resource is not in it. */
@@ -494,6 +505,19 @@ public final class AuthzProbe {
                 }
                 return 0;
             }
+            case "describe-client-quotas":
+                check(() -> admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get(t, s));
+                return 0;
+            case "alter-client-quotas":
+                check(() -> admin.alterClientQuotas(List.of(new ClientQuotaAlteration(
+                        new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "carol")),
+                        List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0)))),
+                        new AlterClientQuotasOptions().validateOnly(true)).all().get(t, s));
+                return 0;
+            case "alter-quotas":
+                throw new Result((short) 0, alterQuotas(admin, a));
+            case "describe-quotas":
+                throw new Result((short) 0, describeQuotas(admin, a));
             case "describe-scram":
                 check(() -> admin.describeUserScramCredentials().all().get(t, s));
                 return 0;
@@ -521,6 +545,94 @@ public final class AuthzProbe {
             default:
                 throw new IllegalArgumentException("no probe " + probe);
         }
+    }
+
+    /**
+     * Alters client quotas: a.get(0) is "validate" or "alter", then pairs
+     * of an entity (quotaEntity) and its ops, space-separated "key=value"
+     * to set and "-key" to remove. The detail is each entity's outcome, in
+     * the request's order: "ENTITY => ok" or the exception, joined by " | ".
+     */
+    static String alterQuotas(Admin admin, List<String> a) throws Exception {
+        List<ClientQuotaAlteration> alts = new ArrayList<>();
+        for (int i = 1; i + 1 < a.size(); i += 2) {
+            List<ClientQuotaAlteration.Op> ops = new ArrayList<>();
+            for (String op : a.get(i + 1).split(" ")) {
+                if (op.startsWith("-")) {
+                    ops.add(new ClientQuotaAlteration.Op(op.substring(1), null));
+                } else {
+                    String[] kv = op.split("=", 2);
+                    ops.add(new ClientQuotaAlteration.Op(kv[0], Double.parseDouble(kv[1])));
+                }
+            }
+            alts.add(new ClientQuotaAlteration(quotaEntity(a.get(i)), ops));
+        }
+        var futures = admin.alterClientQuotas(alts, new AlterClientQuotasOptions().validateOnly(a.get(0).equals("validate"))).values();
+        List<String> out = new ArrayList<>();
+        for (ClientQuotaAlteration alt : alts) {
+            String outcome = "ok";
+            try {
+                futures.get(alt.entity()).get(TIMEOUT_S, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                outcome = e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage();
+            }
+            out.add(entityString(alt.entity()) + " => " + outcome);
+        }
+        return String.join(" | ", out);
+    }
+
+    /**
+     * Describes client quotas: a.get(0) is "strict" or "loose", then the
+     * filter's components, each "type:exact:name", "type:default" or
+     * "type:any". The detail is every entity described, sorted, as
+     * "ENTITY => key=value ..." joined by " | "; a refusal is the probe's
+     * code.
+     */
+    static String describeQuotas(Admin admin, List<String> a) {
+        List<ClientQuotaFilterComponent> comps = new ArrayList<>();
+        for (String c : a.subList(1, a.size())) {
+            String[] f = c.split(":", 3);
+            comps.add(switch (f[1]) {
+                case "exact" -> ClientQuotaFilterComponent.ofEntity(f[0], f[2]);
+                case "default" -> ClientQuotaFilterComponent.ofDefaultEntity(f[0]);
+                default -> ClientQuotaFilterComponent.ofEntityType(f[0]);
+            });
+        }
+        ClientQuotaFilter filter = a.get(0).equals("strict") ? ClientQuotaFilter.containsOnly(comps) : ClientQuotaFilter.contains(comps);
+        var described = check(() -> admin.describeClientQuotas(filter).entities().get(TIMEOUT_S, TimeUnit.SECONDS));
+        List<String> out = new ArrayList<>();
+        described.forEach((entity, values) -> {
+            List<String> kv = new ArrayList<>();
+            new java.util.TreeMap<>(values).forEach((k, v) ->
+                    kv.add(k + "=" + BigDecimal.valueOf(v).stripTrailingZeros().toPlainString()));
+            out.add(entityString(entity) + " => " + String.join(" ", kv));
+        });
+        out.sort(null);
+        return String.join(" | ", out);
+    }
+
+    /** An entity from "type=name,type=": an empty name is the default. */
+    static ClientQuotaEntity quotaEntity(String spec) {
+        Map<String, String> entries = new HashMap<>();
+        for (String part : spec.split(",")) {
+            String[] tn = part.split("=", 2);
+            entries.put(tn[0], tn[1].isEmpty() ? null : tn[1]);
+        }
+        return new ClientQuotaEntity(entries);
+    }
+
+    /** An entity as "user=alice,client-id=<default>": user, client-id, ip, then others. */
+    static String entityString(ClientQuotaEntity e) {
+        List<String> types = new ArrayList<>(List.of(ClientQuotaEntity.USER, ClientQuotaEntity.CLIENT_ID, ClientQuotaEntity.IP));
+        e.entries().keySet().stream().filter(t -> !types.contains(t)).sorted().forEach(types::add);
+        List<String> parts = new ArrayList<>();
+        for (String t : types) {
+            if (e.entries().containsKey(t)) {
+                String name = e.entries().get(t);
+                parts.add(t + "=" + (name == null ? "<default>" : name));
+            }
+        }
+        return String.join(",", parts);
     }
 
     static ConfigResource resource(String type, String name) {
