@@ -6,13 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,6 +20,42 @@ import (
 	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/record"
 )
+
+// setQuotas sets client quotas through AlterClientQuotas, as an operator
+// does; the broker answers once its image has them.
+func setQuotas(t *testing.T, b *Broker, quotas map[quota.Entity]map[string]float64) {
+	t.Helper()
+	name := func(p quota.Part) *string {
+		if p.Default {
+			return nil
+		}
+		return &p.Name
+	}
+	var entries []kadm.AlterClientQuotaEntry
+	for e, values := range quotas {
+		var entity kadm.ClientQuotaEntity
+		if e.User.Set {
+			entity = append(entity, kadm.ClientQuotaEntityComponent{Type: "user", Name: name(e.User)})
+		}
+		if e.ClientID.Set {
+			entity = append(entity, kadm.ClientQuotaEntityComponent{Type: "client-id", Name: name(e.ClientID)})
+		}
+		entry := kadm.AlterClientQuotaEntry{Entity: entity}
+		for k, v := range values {
+			entry.Ops = append(entry.Ops, kadm.AlterClientQuotaOp{Key: k, Value: v})
+		}
+		entries = append(entries, entry)
+	}
+	res, err := kadm.NewClient(newFranz(t, b.Addr())).AlterClientQuotas(t.Context(), entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("set %v: %v %s", r.Entity, r.Err, r.ErrMessage)
+		}
+	}
+}
 
 // quotaRate is what the capped clients of the quota tests may use:
 // 1 MiB/s.
@@ -69,7 +105,7 @@ func TestQuotasHoldProduceAndFetchRates(t *testing.T) {
 	}
 	wg.Wait()
 
-	b.quotas.set(map[quota.Entity]map[string]float64{
+	setQuotas(t, b, map[quota.Entity]map[string]float64{
 		{ClientID: quota.Named("capped-producer")}: {quota.Produce.Key(): quotaRate},
 		{ClientID: quota.Named("capped-consumer")}: {quota.Fetch.Key(): quotaRate},
 	})
@@ -218,7 +254,7 @@ func produceRequest(t *testing.T, version int16, topic string, n int) *kmsg.Prod
 func TestThrottledConnectionsAreMuted(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "muted", 1)
-	b.quotas.set(map[quota.Entity]map[string]float64{{User: quota.Named("ANONYMOUS")}: {quota.Produce.Key(): 100_000}})
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{User: quota.Named("ANONYMOUS")}: {quota.Produce.Key(): 100_000}})
 
 	c := dialThrottled(t, b.Addr())
 	for i, want := range []bool{false, true} { // 60 KB/s, then 120 KB/s against 100 KB/s
@@ -274,7 +310,7 @@ func createTopicsRequest(version int16, partitions map[string]int32, order ...st
 // Validate-only requests mutate nothing and are not counted.
 func TestControllerMutationQuota(t *testing.T) {
 	b := startBroker(t)
-	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.DefaultPart}: {quota.ControllerMutation.Key(): 1}})
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{ClientID: quota.DefaultPart}: {quota.ControllerMutation.Key(): 1}})
 	c := dialThrottled(t, b.Addr())
 	codes := func(resp *kmsg.CreateTopicsResponse) map[string]int16 {
 		out := map[string]int16{}
@@ -329,7 +365,7 @@ func TestControllerMutationQuota(t *testing.T) {
 func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b, "grow", 1)
-	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 1}})
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 1}})
 	c := dialThrottled(t, b.Addr())
 	grow := func(to int32) (int16, int32) {
 		req := kmsg.NewPtrCreatePartitionsRequest()
@@ -359,7 +395,7 @@ func TestControllerMutationQuotaOnCreatePartitions(t *testing.T) {
 // and the throttle time is at most one window, as Kafka bounds it.
 func TestRequestPercentageQuota(t *testing.T) {
 	b := startBroker(t)
-	b.quotas.set(map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.Request.Key(): 0.00001}})
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.Request.Key(): 0.00001}})
 	c := dialThrottled(t, b.Addr())
 	for i := range 20 {
 		req := kmsg.NewPtrMetadataRequest()
@@ -418,7 +454,14 @@ func TestConnectionCreationRate(t *testing.T) {
 // unread, and then closed.
 func TestIPConnectionCreationRate(t *testing.T) {
 	b := startBroker(t)
-	b.connRates.setIPQuotas(map[string]float64{"127.0.0.1": 1}, math.Inf(1))
+	adm := kadm.NewClient(newFranz(t, b.Addr()))
+	ip := "127.0.0.1"
+	if res, err := adm.AlterClientQuotas(t.Context(), []kadm.AlterClientQuotaEntry{{
+		Entity: kadm.ClientQuotaEntity{{Type: "ip", Name: &ip}},
+		Ops:    []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Value: 1}},
+	}}); err != nil || res[0].Err != nil {
+		t.Fatalf("set the IP's quota: %v %v", err, res)
+	}
 	for i := range 10 {
 		if !apiVersionsOver(t, b.Addr()) {
 			t.Fatalf("connection %d of the 10 a rate of 1/s takes over 10 s was not served", i+1)

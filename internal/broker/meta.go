@@ -33,6 +33,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	bc := b.brokerConfig(img)
 	b.conns.set(bc, b.cfg.Listeners)
 	b.connRates.setLimits(bc, b.cfg.Listeners)
+	b.applyQuotas(prev, img)
 	b.reconfigureTLS(bc)
 	b.logs.SetCleaner(cleanerSettings(bc))
 	b.refreshAuthorizer(img, bc)

@@ -2,11 +2,15 @@ package broker
 
 import (
 	"context"
+	"math"
+	"net"
+	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/quota"
 )
 
@@ -43,6 +47,51 @@ func (q clientQuotas) set(byEntity map[quota.Entity]map[string]float64) {
 		}
 		m.SetQuotas(of)
 	}
+}
+
+// applyQuotas hands the client quotas of a new image to the managers and
+// the IP connection rates, when they changed (the image keeps the map it
+// had while no quota record came).
+func (b *Broker) applyQuotas(prev, img *metadata.Image) {
+	all := img.ClientQuotas()
+	if prev != nil && sameMap(prev.ClientQuotas(), all) {
+		return
+	}
+	byEntity := map[quota.Entity]map[string]float64{}
+	byIP, ipDefault := map[string]float64{}, math.Inf(1)
+	for e, values := range all {
+		if e.IP.Set {
+			if v, ok := values[metadata.QuotaConnectionCreationRate]; ok {
+				if e.IP.Default {
+					ipDefault = v
+				} else if ip := net.ParseIP(e.IP.Name); ip != nil {
+					byIP[ip.String()] = v
+				} else {
+					// A host name, which the controller found to resolve
+					// when it was set: it counts for each of its addresses.
+					addrs, _ := net.LookupHost(e.IP.Name)
+					for _, a := range addrs {
+						byIP[a] = v
+					}
+				}
+			}
+			continue
+		}
+		byEntity[quota.Entity{User: partOf(e.User), ClientID: partOf(e.ClientID)}] = values
+	}
+	b.quotas.set(byEntity)
+	b.connRates.setIPQuotas(byIP, ipDefault)
+}
+
+func partOf(n metadata.QuotaName) quota.Part {
+	return quota.Part{Set: n.Set, Default: n.Default, Name: n.Name}
+}
+
+// sameMap reports whether two maps are the same map, not equal ones: an
+// image shares its quotas with the one before until a quota record
+// changes them.
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // quotaUser is the user a connection's usage counts for: its principal's
