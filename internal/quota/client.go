@@ -71,6 +71,18 @@ type Tags struct {
 	User, ClientID string
 }
 
+// burstWindows is how many windows' worth of its quota a producer may use
+// within one window. Kafka allows all but one window's worth at once (the
+// rate of a first burst is divided by Samples-1 windows), and the window
+// that holds such a burst drops out of the rate as a whole once the
+// windows have passed it, so a client that sends what it may, as fast as
+// it may, goes in bursts of ten seconds' quota every eleven seconds
+// (librdkafka's producer did: 1.13 to 1.17 of its quota over 30 s). Two
+// windows' worth keeps the pace within a tenth of the quota, and still
+// lets a client catch up after a pause. Consumers need no such cap: a
+// fetch carries at most one window's worth (the broker caps it).
+const burstWindows = 2
+
 // inactive is how long a sensor no one records in is kept, as Kafka's
 // inactive sensor expiry.
 const inactive = time.Hour
@@ -203,8 +215,10 @@ func (m *Manager) sensorFor(t Tags, now int64) *sensor {
 // long the client must be throttled to bring its rate back within its
 // quota: 0 when it is within, or no quota applies. The throttle time is
 // Kafka's: with the measured rate O over the window W and the quota T,
-// (O - T) / T × W. A request percentage's is at most one window, as
-// Kafka bounds it. Not for the controller mutation quota (Admit).
+// (O - T) / T × W; or, when the current window already holds more than
+// burstWindows of the quota, at least until the next window begins. A
+// request percentage's is at most one window, as Kafka bounds it. Not for
+// the controller mutation quota (Admit).
 func (m *Manager) Record(user, clientID string, value float64, now time.Time) time.Duration {
 	if !m.enabled.Load() {
 		return 0
@@ -219,10 +233,13 @@ func (m *Manager) Record(user, clientID string, value float64, now time.Time) ti
 	s := m.sensorFor(tags, ms)
 	s.rate.record(m.cfg, value, ms)
 	measured := s.rate.measure(m.cfg, ms)
-	if measured <= limit {
+	if measured <= limit && (m.kind != Produce || s.rate.cur(ms).value <= burstWindows*limit*m.cfg.Window.Seconds()) {
 		return 0
 	}
 	d := time.Duration(math.Round((measured-limit)/limit*float64(s.rate.windowMs(m.cfg, ms)))) * time.Millisecond
+	if m.kind == Produce && s.rate.cur(ms).value > burstWindows*limit*m.cfg.Window.Seconds() {
+		d = max(d, time.Duration(s.rate.cur(ms).start+m.cfg.windowMs()-ms)*time.Millisecond)
+	}
 	if m.kind == Request {
 		d = min(d, m.cfg.Window)
 	}

@@ -39,17 +39,33 @@ func TestRateMeasuresOverTheWindows(t *testing.T) {
 func TestThrottleTimeIsKafkas(t *testing.T) {
 	m := NewManager(Produce, DefaultConfig)
 	m.SetQuotas(map[Entity]float64{{ClientID: Named("p")}: 100})
-	if d := m.Record("ANONYMOUS", "p", 900, at(0)); d != 0 {
-		t.Errorf("900 bytes over 10 s is 90/s, within 100/s: throttled %v", d)
+	// 150 a second for nine seconds, then 150 more: 1500 over the minimum
+	// window of 10 s is 150/s against 100/s: (150-100)/100 × 10 s.
+	for i := range int64(9) {
+		m.Record("ANONYMOUS", "p", 150, at(i*1000))
 	}
-	// 2000 bytes in all over the minimum 10 s window: 200/s, twice the
-	// quota: (200-100)/100 × 10 s.
-	if d := m.Record("ANONYMOUS", "p", 1100, at(0)); d != 10*time.Second {
-		t.Errorf("200/s against 100/s: throttled %v, want 10s", d)
+	if d := m.Record("ANONYMOUS", "p", 150, at(9000)); d != 5*time.Second {
+		t.Errorf("150/s against 100/s: throttled %v, want 5s", d)
 	}
 	// Another client is not throttled.
 	if d := m.Record("ANONYMOUS", "q", 1e9, at(0)); d != 0 {
 		t.Errorf("a client without a quota throttled %v", d)
+	}
+}
+
+// A window may take two windows' worth of the quota: past that the client
+// waits for the next window, however little the windows before held.
+func TestBurstsAreCappedAtTwoWindows(t *testing.T) {
+	m := NewManager(Produce, DefaultConfig)
+	m.SetQuotas(map[Entity]float64{{ClientID: Named("p")}: 100})
+	if d := m.Record("ANONYMOUS", "p", 200, at(0)); d != 0 {
+		t.Errorf("two windows' worth at once: throttled %v", d)
+	}
+	if d := m.Record("ANONYMOUS", "p", 50, at(300)); d != 700*time.Millisecond {
+		t.Errorf("more in the same window: throttled %v, want until it ends, 700ms", d)
+	}
+	if d := m.Record("ANONYMOUS", "p", 100, at(1000)); d != 0 {
+		t.Errorf("in the next window: throttled %v", d)
 	}
 }
 
@@ -132,7 +148,7 @@ func TestQuotaChanges(t *testing.T) {
 		t.Fatal("enabled without a quota")
 	}
 	e := Entity{ClientID: Named("p")}
-	m.SetQuotas(map[Entity]float64{e: 1000})
+	m.SetQuotas(map[Entity]float64{e: 10_000})
 	m.Record("u", "p", 15_000, at(0)) // 1500/s
 	m.SetQuotas(map[Entity]float64{e: 500})
 	if d := m.Record("u", "p", 0, at(0)); d != 20*time.Second {
