@@ -36,9 +36,13 @@ func main() {
 	var run func(stop <-chan struct{}) error
 	switch mode {
 	case "produce":
-		run = func(stop <-chan struct{}) error { return produce(bootstrap, topic, clientID, stop, &measuring, &counted) }
+		run = func(stop <-chan struct{}) error {
+			return produce(bootstrap, topic, clientID, stop, &measuring, &counted)
+		}
 	case "consume":
-		run = func(stop <-chan struct{}) error { return consume(bootstrap, topic, clientID, stop, &measuring, &counted) }
+		run = func(stop <-chan struct{}) error {
+			return consume(bootstrap, topic, clientID, stop, &measuring, &counted)
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "quotaprobe: no mode", mode)
 		os.Exit(2)
