@@ -260,8 +260,10 @@ func TestThrottledConnectionsAreMuted(t *testing.T) {
 	setQuotas(t, b, map[quota.Entity]map[string]float64{{User: quota.Named("ANONYMOUS")}: {quota.Produce.Key(): 100_000}})
 
 	c := dialThrottled(t, b.Addr())
-	for i, want := range []bool{false, true} { // 60 KB/s, then 120 KB/s against 100 KB/s
-		req := produceRequest(t, 9, "muted", 600_000)
+	// 150 KB, then 150 KB more in the same window: over the two windows'
+	// worth (200 KB) a producer may use in one.
+	for i, want := range []bool{false, true} {
+		req := produceRequest(t, 9, "muted", 150_000)
 		c.send(req)
 		resp := c.receive(req).(*kmsg.ProduceResponse)
 		if throttled := resp.ThrottleMillis > 0; throttled != want {
@@ -279,9 +281,10 @@ func TestThrottledConnectionsAreMuted(t *testing.T) {
 		}
 	}
 
-	// Produce v5: the response itself waits out the throttle time.
+	// Produce v5: the response itself waits out the throttle time. In a
+	// window of its own, 250 KB is over the two windows' worth.
 	old := dialThrottled(t, b.Addr())
-	req := produceRequest(t, 5, "muted", 10)
+	req := produceRequest(t, 5, "muted", 250_000)
 	start := time.Now()
 	old.send(req)
 	resp := old.receive(req).(*kmsg.ProduceResponse)

@@ -37,7 +37,7 @@ func TestUnsupportedConfigRefusedAtStartup(t *testing.T) {
 	path := writeServerProperties(t, "log.dirs="+t.TempDir()+"\nprincipal.builder.class=com.example.Builder\n")
 	_, err := LoadConfig(path, nil)
 	if !errors.Is(err, config.ErrNotSupported) ||
-		!strings.Contains(err.Error(), "principal.builder.class: value com.example.Builder is not supported yet (issue 13 brings TLS, SASL and ACLs)") {
+		!strings.Contains(err.Error(), "principal.builder.class: value com.example.Builder is not supported yet (Samsa cannot load Java classes") {
 		t.Errorf("server.properties: %v", err)
 	}
 	_, err = LoadConfig("", map[string]string{"num.replica.fetchers": "2"})
@@ -155,7 +155,7 @@ func TestUnsupportedBrokerConfigRefused(t *testing.T) {
 		name, value, by string
 		brokers         []int32
 	}{
-		{"listener.name.plaintext.principal.builder.class", "com.example.Builder", "issue 13", []int32{node}},
+		{"listener.name.plaintext.principal.builder.class", "com.example.Builder", "Samsa cannot load Java classes", []int32{node}},
 		{"follower.replication.throttled.rate", "1000", "issue 14", nil},
 		{"listeners", "PLAINTEXT://127.0.0.1:1", "Samsa reads it at startup only", []int32{node}},
 		{"log.cleaner.backoff.ms", "1000", "Samsa reads it at startup only", nil},
