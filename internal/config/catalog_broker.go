@@ -10,6 +10,8 @@ import (
 // configs may set, with Kafka 4.x names, defaults and update modes. It covers what Samsa
 // implements or an operator's Kafka server.properties commonly carries; ZooKeeper-era and
 // removed configs (zookeeper.connect, log.message.format.version ...) are unknown names.
+// Samsa's own configs, which Kafka has no equivalent of, are named under SamsaPrefix
+// (catalog_samsa.go).
 var Broker = newCatalog("broker", brokerEntries())
 
 func brokerEntries() []*Entry {
@@ -17,6 +19,7 @@ func brokerEntries() []*Entry {
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
 		cleanerEntries(), replicationEntries(), groupEntries(), transactionEntries(), quotaEntries(),
+		samsaEntries(),
 	} {
 		all = append(all, part...)
 	}
@@ -135,7 +138,7 @@ func serverEntries() []*Entry {
 			Doc:         "Move leadership away before the broker shuts down."},
 		{Name: "metric.reporters", Type: TypeList, Default: "", Importance: Low, Mode: ClusterWide,
 			Unsupported: byJava + "; " + byQuotas,
-			Doc:         "Metric reporter classes (Java). Samsa's metrics are planned as a Prometheus endpoint (issue 14)."},
+			Doc:         "Metric reporter classes (Java). Samsa serves its metrics in Prometheus' format on /metrics of samsa.http.listener instead."},
 	}
 }
 

@@ -35,7 +35,8 @@ func (c *Catalog) intro() string {
 	return "Set in server.properties or with command-line overrides. \"Update mode\" says whether the\n" +
 		"config can also be altered at runtime: read-only (restart needed), per-broker (for one\n" +
 		"broker), or cluster-wide (for one broker or as the cluster default). Security and connection\n" +
-		"configs marked \"Per-listener\" may be set for one listener as `listener.name.<listener>.<config>`.\n\n"
+		"configs marked \"Per-listener\" may be set for one listener as `listener.name.<listener>.<config>`.\n" +
+		"Names under `samsa.` are Samsa's own: Apache Kafka has no such config.\n\n"
 }
 
 func (c *Catalog) row(e *Entry) string {
@@ -48,6 +49,9 @@ func (c *Catalog) row(e *Entry) string {
 		fifth = e.ServerDefault
 	}
 	doc := e.Doc
+	if e.SamsaOwn() {
+		doc = "Samsa's own; Kafka has no such config. " + doc
+	}
 	if e.PerListener || e.PerMechanism {
 		doc += " Per-listener."
 	}
