@@ -37,7 +37,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, props, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data")}, false, logger)
+		done <- serve(ctx, props, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0"}, false, logger)
 	}()
 	addr := ""
 	re := regexp.MustCompile(`msg="samsa serving".* listeners="PLAINTEXT://([0-9.:]+)`)
@@ -89,7 +89,7 @@ func TestServeLogsOneSummaryLine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data")}, true, logger)
+		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0"}, true, logger)
 	}()
 	var lines []string
 	var summary string
@@ -119,7 +119,7 @@ func TestServeLogsOneSummaryLine(t *testing.T) {
 			drained = true
 		}
 	}
-	for _, want := range []string{"version=", "listeners=\"PLAINTEXT://127.0.0.1:", "log_dir=" + filepath.Join(dir, "data"), `durability="durable`} {
+	for _, want := range []string{"version=", "listeners=\"PLAINTEXT://127.0.0.1:", "log_dir=" + filepath.Join(dir, "data"), `durability="durable`, "http=127.0.0.1:"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("the summary line lacks %q:\n%s", want, summary)
 		}

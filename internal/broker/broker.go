@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -95,6 +96,11 @@ type Config struct {
 	// DisableSendfile makes fetches copy record bytes through user space;
 	// for measurements only.
 	DisableSendfile bool
+	// HTTPListener is the host:port of the HTTP listener serving
+	// /metrics, /healthz and /readyz (http.go); empty: none.
+	// ConfigFromValues fills it from samsa.http.listener, whose default
+	// is 127.0.0.1:9644: a test gives port 0 or leaves it empty.
+	HTTPListener string
 
 	FS     vfs.FS
 	Clock  clock.Clock
@@ -180,6 +186,8 @@ type Broker struct {
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
+	// shuttingDown is set when Close begins; /readyz says so from then.
+	shuttingDown atomic.Bool
 	// autoCreate tracks Metadata's background topic creations, so a topic
 	// asked for again while it is being created is not created twice.
 	autoCreate struct {
@@ -217,6 +225,10 @@ type Broker struct {
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
 		closed    bool
+		// httpLn and httpSrv are the HTTP listener (http.go), nil when
+		// it is off.
+		httpLn  net.Listener
+		httpSrv *http.Server
 	}
 }
 
@@ -276,6 +288,11 @@ func New(cfg Config) (*Broker, error) {
 	b.coordSync = newCoordinatorSync()
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
+	// Last, so no error path above has a listener to close.
+	if err := b.bindHTTP(); err != nil {
+		logs.Close()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -338,6 +355,7 @@ const metadataDir = "__cluster_metadata"
 // ctx ends or Close.
 func (b *Broker) Start(ctx context.Context) error {
 	b.tasks = task.NewGroup(ctx)
+	b.serveHTTP()
 	b.startSecurity()
 	var lns []net.Listener
 	for _, l := range b.cfg.Listeners {
@@ -425,7 +443,7 @@ func (b *Broker) Summary() []any {
 	}
 	return []any{"version", version.String(), "node_id", b.cfg.NodeID, "cluster_id", clusterID,
 		"listeners", strings.Join(advertised, ", "), "log_dir", b.cfg.LogDir, "durability", durability,
-		"topics", topics, "partitions_recovered", len(b.logs.Logs())}
+		"topics", topics, "partitions_recovered", len(b.logs.Logs()), "http", b.HTTPAddr()}
 }
 
 // warnNoEffect logs each config set (statically or dynamically) that Samsa
@@ -721,6 +739,7 @@ func (b *Broker) closeListeners() {
 	for _, ln := range b.mu.listeners {
 		ln.Close()
 	}
+	b.closeHTTPLocked()
 }
 
 // Close stops accepting, lets every connection finish the request it is
@@ -728,6 +747,7 @@ func (b *Broker) closeListeners() {
 // flushes and closes every log (a clean shutdown: the next start does not
 // scan them).
 func (b *Broker) Close() error {
+	b.shuttingDown.Store(true)
 	select {
 	case <-b.started:
 		if !b.crashOnClose {

@@ -59,6 +59,30 @@ func (n *clusterNode) get() *Broker {
 }
 
 func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluster {
+	c := layoutTestCluster(t, size, extra)
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.start(n) }()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if b := n.get(); b != nil {
+				b.Close()
+			}
+		}
+	})
+	c.waitLive(len(c.nodes))
+	return c
+}
+
+// layoutTestCluster picks the nodes' ports and formats their storage; it
+// starts none of them.
+func layoutTestCluster(t *testing.T, size int, extra map[string]string) *testCluster {
 	c := &testCluster{t: t, extra: extra, baseDir: t.TempDir()}
 	var voters []string
 	// The ports are held until all are picked: a port let go may be the
@@ -94,23 +118,6 @@ func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluste
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, n := range c.nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); c.start(n) }()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	t.Cleanup(func() {
-		for _, n := range c.nodes {
-			if b := n.get(); b != nil {
-				b.Close()
-			}
-		}
-	})
-	c.waitLive(len(c.nodes))
 	return c
 }
 
@@ -157,6 +164,8 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 		"broker.heartbeat.interval.ms": "200",
 		"broker.session.timeout.ms":    "3000",
 		"listeners":                    fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%s", n.ctrlPort),
+		// Never the default port: the tests run many nodes at once.
+		"samsa.http.listener": "127.0.0.1:0",
 	})
 	maps.Copy(raw, c.extra)
 	v, err := config.Parse(config.Broker, raw)

@@ -708,7 +708,7 @@ func newAuthzEnvLogging(t *testing.T, extra map[string]string, logger *slog.Logg
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		t.Fatal(err)
 	}

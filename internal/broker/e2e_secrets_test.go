@@ -66,7 +66,7 @@ func TestSecretsNeverReachTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		t.Fatal(err)
 	}

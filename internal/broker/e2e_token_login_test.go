@@ -48,7 +48,7 @@ func startTokenBroker(t *testing.T, dir string, logger *slog.Logger, extra map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func BenchmarkFetchPathTLS(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		b.Fatal(err)
 	}

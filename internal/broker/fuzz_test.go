@@ -125,7 +125,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	if _, err := FormatStorage(values, FormatOptions{ClusterID: id, Now: time.Now()}); err != nil {
 		tb.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(values)
+	cfg, err := testConfigFromValues(values)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func newFromOverrides(t *testing.T, overrides map[string]string) (*Broker, error
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func TestProcessRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err == nil {
 		err = cfg.resolveQuorum()
 	}
@@ -135,7 +135,7 @@ func TestBootstrapServersLeadNowhere(t *testing.T) {
 	if _, err := FormatStorage(v, FormatOptions{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestBootstrapServersController(t *testing.T) {
 		if _, err := FormatStorage(v, opts); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := ConfigFromValues(v)
+		cfg, err := testConfigFromValues(v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func resolvedQuorum(raw map[string]string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		return Config{}, err
 	}

@@ -103,6 +103,7 @@ func ConfigFromValues(v config.Values) (Config, error) {
 		LogDir:                dirs[0],
 		SocketRequestMaxBytes: v.Int("socket.request.max.bytes"),
 		ConnectionsMaxIdle:    time.Duration(v.Long("connections.max.idle.ms")) * time.Millisecond,
+		HTTPListener:          v.String("samsa.http.listener"),
 		Values:                v,
 	}, nil
 }

@@ -67,7 +67,7 @@ func TestKafkaServerPropertiesStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ConfigFromValues(v)
+	cfg, err := testConfigFromValues(v)
 	if err != nil {
 		t.Fatal(err)
 	}

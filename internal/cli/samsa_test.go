@@ -76,10 +76,11 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 }
 
 // startSamsa runs "samsa serve args..."; the listeners must include a
-// PLAINTEXT one, which the broker's testCluster dials.
+// PLAINTEXT one, which the broker's testCluster dials. The HTTP listener
+// is off: its default port may be taken, and tests run side by side.
 func startSamsa(t *testing.T, args ...string) *samsaBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"serve"}, args...)...)
+	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener="}, args...)...)
 	stderr, err := proc.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ min.insync.replicas=2
 node.id=2
 offsets.topic.replication.factor=3
 process.roles=broker,controller
+samsa.http.listener=
 transaction.state.log.min.isr=2
 transaction.state.log.replication.factor=3
 `

@@ -86,6 +86,9 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"listeners":                      strings.Join(listeners, ","),
 		"log.dirs":                       n.DataDir(),
+		// Off: the nodes would need an HTTP port each, and the default
+		// one may be taken.
+		"samsa.http.listener": "",
 	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))
