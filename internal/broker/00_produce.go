@@ -111,6 +111,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		}
 		for j := range rt.Partitions {
 			sp, w := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
+			ts.countProduce(topicErr, rt.Partitions[j].Records, sp.ErrorCode)
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
 			if w.p != nil {

@@ -263,6 +263,7 @@ func (b *Broker) buildFetchResponse(c *conn, corr int32, resp *kmsg.FetchRespons
 	index := map[sessionKey]int{}
 	for i, fp := range fps {
 		r := &results[i]
+		fp.countFetch(r)
 		sp := fp.sp
 		lso := r.lso
 		changed := !sp.sent || r.hw != sp.lastHW || lso != sp.lastLSO || r.logStart != sp.lastLogStart

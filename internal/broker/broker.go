@@ -186,6 +186,7 @@ type Broker struct {
 	producerIDs    producerIDAllocator // InitProducerId's current block (22_init_producer_id.go)
 	connIDs        atomic.Uint64
 	counters       counters
+	metrics        *brokerMetrics // metrics.go
 	// shuttingDown is set when Close begins; /readyz says so from then.
 	shuttingDown atomic.Bool
 	// autoCreate tracks Metadata's background topic creations, so a topic
@@ -288,6 +289,7 @@ func New(cfg Config) (*Broker, error) {
 	b.coordSync = newCoordinatorSync()
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
+	b.metrics = newBrokerMetrics(b)
 	// Last, so no error path above has a listener to close.
 	if err := b.bindHTTP(); err != nil {
 		logs.Close()
@@ -713,6 +715,7 @@ func (b *Broker) acceptLoop(ctx context.Context, ln net.Listener, l Listener) {
 			continue
 		}
 		b.configureConn(nc)
+		b.metrics.listener(l.Name).connectionCreations.Add(1)
 		id := b.connIDs.Add(1)
 		c := &conn{b: b, nc: nc, id: id, listener: l.Name, sec: b.security[l.Name], controllerListener: b.cfg.quorum.servesQuorum(l.Name),
 			raftListener: b.cfg.quorum.observer() && l.Name == b.cfg.quorum.raftListener,
@@ -783,6 +786,7 @@ func (b *Broker) Close() error {
 
 // handle decodes one request frame and runs its handler.
 func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
+	start := time.Now()
 	h, body, err := parseRequestHeader(buf)
 	if err != nil {
 		return nil, err
@@ -837,6 +841,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	c.beginAudit(api.key)
 	f, err := b.runHandler(api, c, h, req)
 	b.endAudit(c)
+	b.requestHandled(f, api.key, h.version, start)
 	return f, err
 }
 

@@ -90,6 +90,8 @@ type frame struct {
 	// refused SASL handshake or a failed authentication is answered, then
 	// the connection ends, as in Kafka.
 	closeAfter bool
+	// req is the request answered, timed once the frame is sent (metrics.go).
+	req requestMark
 }
 
 type hole struct {
@@ -307,6 +309,7 @@ func (c *conn) writeLoop() {
 				c.interrupt()
 			}
 		}
+		c.b.metrics.requestDone(&f.req)
 		f.release()
 	}
 }

@@ -17,8 +17,6 @@ type counters struct {
 	// fetchesWaiting is the number of fetches long-polling for data right
 	// now (Kafka's fetch purgatory size).
 	fetchesWaiting gauge
-	// authFailures counts failed TLS handshakes and SASL authentications.
-	authFailures atomic.Int64
 	// authzDenials counts, per API key, the authorization checks denied
 	// (authz.go).
 	authzDenials [kmsg.MaxKey + 1]atomic.Int64

@@ -67,6 +67,7 @@ func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, rep
 		holes.release()
 		parts, n := b.readReplicaFetch(req, resp, replica, &holes)
 		if n >= int64(req.MinBytes) || !time.Now().Before(deadline) || len(parts) == 0 {
+			b.metrics.replicationBytesOut.Add(uint64(n))
 			// The frame holds the reads from here; the connection's writer
 			// releases them once they are sent, or the send failed.
 			return encodeFetchResponse(h.correlationID, resp, holes), nil

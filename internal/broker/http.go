@@ -3,6 +3,7 @@ package broker
 // The broker's HTTP listener (samsa.http.listener, 127.0.0.1:9644 unless
 // configured; empty turns it off) serves what an operator's tools poll:
 //
+//	GET /metrics  the broker's metrics in Prometheus' text format (metrics.go)
 //	GET /healthz  200 while the process serves HTTP at all
 //	GET /readyz   200 once Start has brought the broker up; 503 with a
 //	              one-line reason before that (a quorum not formed yet, a
@@ -22,6 +23,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // bindHTTP binds the HTTP listener when one is configured.
@@ -34,6 +37,11 @@ func (b *Broker) bindHTTP() error {
 		return fmt.Errorf("broker: samsa.http.listener %s: %w", b.cfg.HTTPListener, err)
 	}
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics.registry, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelError),
+		// A collector that fails must not hide every other metric.
+		ErrorHandling: promhttp.ContinueOnError,
+	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})

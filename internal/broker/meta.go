@@ -74,7 +74,7 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 	}
 	old, _ := b.topics.byTopicID(t.ID)
 	ts := &topicState{name: t.Name, id: t.ID, config: cfg, internal: metadata.IsInternalTopic(t.Name),
-		partitions: make([]*replication.Partition, len(t.Partitions))}
+		partitions: make([]*replication.Partition, len(t.Partitions)), metrics: topicMetricsOf(old)}
 	for i, pi := range t.Partitions {
 		if !hosts(pi, b.cfg.NodeID) {
 			continue

@@ -340,6 +340,7 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 		b.log.Warn("replica append failed", "partition", p.TP.String(), "err", err)
 		return fetchBackOff
 	}
+	b.metrics.replicationBytesIn.Add(uint64(len(rp.RecordBatches)))
 	if fa.Truncated {
 		// Rare (the logs were cut at different points, see
 		// replication.startsInsideLog) and it cuts records: an operator

@@ -133,6 +133,7 @@ func (c *conn) saslStep(token []byte) (reply []byte, done bool, err error) {
 	ts, isTokenSession := s.session.(auth.TokenSession)
 	s.tokenAuthenticated = isTokenSession && ts.TokenAuthenticated()
 	c.principal, s.authenticated, s.stage, s.session = p, true, saslDone, nil
+	c.b.metrics.listener(c.listener).authSuccesses.Add(1)
 	return reply, true, nil
 }
 
@@ -163,7 +164,7 @@ func (c *conn) saslRawToken(token []byte) (*frame, error) {
 // the connection closed, as Kafka does to slow password guessing. It
 // returns the message for the client.
 func (c *conn) authFailed(err error) string {
-	c.b.counters.authFailures.Add(1)
+	c.b.metrics.listener(c.listener).authFailures.Add(1)
 	msg := "Authentication failed due to an internal error"
 	if auth.IsAuthError(err) {
 		msg = err.Error()

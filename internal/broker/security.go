@@ -212,7 +212,7 @@ func (c *conn) secure(ctx context.Context) error {
 		hctx, cancel := context.WithTimeout(ctx, c.sec.handshakeTimeout)
 		defer cancel()
 		if err := tc.HandshakeContext(hctx); err != nil {
-			c.b.counters.authFailures.Add(1)
+			c.b.metrics.listener(c.listener).authFailures.Add(1)
 			c.b.authLog.log(c.b.cfg.Clock.Now(), "failed TLS handshake", "listener", c.listener, "remote", c.remote(), "err", err)
 			return fmt.Errorf("TLS handshake: %w", err)
 		}
@@ -223,6 +223,9 @@ func (c *conn) secure(ctx context.Context) error {
 				return fmt.Errorf("principal of the client certificate: %w", err)
 			}
 			c.principal = p
+			// On SSL the handshake is the authentication; on SASL_SSL the
+			// SASL exchange that follows is counted instead.
+			c.b.metrics.listener(c.listener).authSuccesses.Add(1)
 		}
 	}
 	if c.sec.sasl() {

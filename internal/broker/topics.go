@@ -22,6 +22,7 @@ type topicState struct {
 	config     config.Values // effective topic config (overrides over broker defaults)
 	partitions []*replication.Partition
 	internal   bool
+	metrics    *topicMetrics // shared by the topic's successive states (metrics.go)
 }
 
 // topicTable maps names and IDs to topics.

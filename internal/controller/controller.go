@@ -664,6 +664,17 @@ func (c *Controller) mkdirRaft() error {
 // writes are checked against holds every committed record.
 func (c *Controller) Active() bool { return c.raft.State() == raft.Leader && c.caughtUp.Load() }
 
+// CommitLag is how many entries of the metadata log this node knows to be
+// committed and has not applied to its image yet (Raft's commit index less
+// its applied index): a node that falls behind the quorum shows it here.
+// It is 0 before Start.
+func (c *Controller) CommitLag() int64 {
+	if c.raft == nil {
+		return 0
+	}
+	return max(int64(c.raft.CommitIndex())-int64(c.raft.AppliedIndex()), 0)
+}
+
 // ErrNotActive is returned by writes to a controller that is not active.
 var ErrNotActive = errors.New("controller: not the active controller")
 

@@ -17,6 +17,10 @@ func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
 // Size is the bytes the partition's segments take on disk.
 func (p *Partition) Size() int64 { return p.log.Offsets().Size }
 
+// LogOffsets is the log's bounds, size and segment count, read together
+// (for metrics).
+func (p *Partition) LogOffsets() storage.Offsets { return p.log.Offsets() }
+
 // SetConfig applies a topic's changed configs to the log.
 func (p *Partition) SetConfig(cfg storage.Config) { p.log.SetConfig(cfg) }
 
