@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -135,8 +136,10 @@ func (b *Broker) notReady() string {
 	switch {
 	case q.observer():
 		return "starting to follow the metadata quorum"
+	case len(q.voters) > 0:
+		return "waiting for the controller quorum to elect a leader (" + strconv.Itoa(len(q.voters)) + " voters)"
 	case q.cluster():
-		return "waiting for the controller quorum to elect a leader (" + strconv.Itoa(max(len(q.voters), len(q.bootstrap))) + " voters)"
+		return "waiting for the controller quorum to elect a leader (controller.quorum.bootstrap.servers " + strings.Join(q.bootstrap, ",") + ")"
 	}
 	return "opening the metadata log"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/controller"
 )
 
 // testConfigFromValues is ConfigFromValues for a test broker, with the
@@ -192,5 +193,51 @@ func TestReadyzWaitsForTheQuorum(t *testing.T) {
 	}
 	if code, body := httpGet(t, b, "/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz after Start: %d %q", code, body)
+	}
+}
+
+// notReady names what the start waits for, by the node's place in the
+// quorum and how far Start has come.
+func TestNotReadyReasons(t *testing.T) {
+	voters := []controller.Voter{{ID: 1, Addr: "a:1"}, {ID: 2, Addr: "b:2"}, {ID: 3, Addr: "c:3"}}
+	single := quorumSettings{broker: true, controller: true}
+	combined := quorumSettings{voters: voters, broker: true, controller: true}
+	bootstrapped := quorumSettings{bootstrap: []string{"a:1", "b:2"}, broker: true, controller: true}
+	brokerOnly := quorumSettings{bootstrap: []string{"a:1"}, broker: true}
+	const (
+		notStarted = iota
+		ctrlReady
+		started
+		closing
+	)
+	for _, c := range []struct {
+		q     quorumSettings
+		stage int
+		want  string
+	}{
+		{single, notStarted, "opening the metadata log"},
+		{single, ctrlReady, "loading the metadata, partitions and coordinators"},
+		{single, started, ""},
+		{single, closing, "shutting down"},
+		{combined, notStarted, "waiting for the controller quorum to elect a leader (3 voters)"},
+		{combined, ctrlReady, "waiting for the active controller to register and unfence this broker, and for its metadata to catch up"},
+		{combined, started, ""},
+		{bootstrapped, notStarted, "waiting for the controller quorum to elect a leader (controller.quorum.bootstrap.servers a:1,b:2)"},
+		{brokerOnly, notStarted, "starting to follow the metadata quorum"},
+		{brokerOnly, ctrlReady, "waiting for the active controller to register and unfence this broker, and for its metadata to catch up"},
+	} {
+		b := &Broker{cfg: Config{quorum: c.q}, started: make(chan struct{}), ctrlReady: make(chan struct{})}
+		if c.stage >= ctrlReady {
+			close(b.ctrlReady)
+		}
+		if c.stage >= started {
+			close(b.started)
+		}
+		if c.stage >= closing {
+			b.shuttingDown.Store(true)
+		}
+		if got := b.notReady(); got != c.want {
+			t.Errorf("%+v at stage %d: %q, want %q", c.q, c.stage, got, c.want)
+		}
 	}
 }
