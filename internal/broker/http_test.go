@@ -170,6 +170,10 @@ func TestReadyzWaitsForTheQuorum(t *testing.T) {
 	if code != http.StatusServiceUnavailable || body != "not ready: waiting for the controller quorum to elect a leader (3 voters)\n" {
 		t.Fatalf("/readyz without a quorum: %d %q", code, body)
 	}
+	// /metrics serves too, without what Start has not set up yet.
+	if s, _ := scrapeHTTP(t, b); !s.has("samsa_build_info") || s.has("samsa_controller_active") {
+		t.Errorf("/metrics while waiting for the quorum: build info %v, controller %v", s.has("samsa_build_info"), s.has("samsa_controller_active"))
+	}
 	select {
 	case err := <-started:
 		t.Fatalf("Start returned without a quorum: %v", err)
