@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,53 +120,13 @@ type handshakeResult struct {
 	clientConn           *tls.Conn
 }
 
-// handshake connects a client to a server over loopback TCP, and has the
-// server send one byte, which surfaces a client certificate the server
-// refused after a TLS 1.3 client thought itself done. (Not net.Pipe: it has
-// no buffer, and TLS 1.3 has both ends write at once.) The connection is
-// left open in the result; the test's cleanup closes it.
+// handshake runs keystoretest.RunHandshake: a client and a server over
+// loopback, the connection left open until the test ends.
 func handshake(t *testing.T, server, client *tls.Config) handshakeResult {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	cc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	sc.SetDeadline(deadline)
-	cc.SetDeadline(deadline)
-	t.Cleanup(func() { sc.Close(); cc.Close() })
-	s, c := tls.Server(sc, server), tls.Client(cc, client)
-	done := make(chan error, 1)
-	go func() { // a handshake needs both ends running
-		err := s.Handshake()
-		if err == nil {
-			_, err = s.Write([]byte{1})
-		}
-		if err != nil {
-			sc.Close()
-		}
-		done <- err
-	}()
-	var r handshakeResult
-	r.clientErr = c.Handshake()
-	if r.clientErr == nil {
-		_, r.clientErr = c.Read(make([]byte, 1))
-	}
-	if r.clientErr != nil {
-		cc.Close()
-	}
-	r.serverErr = <-done
-	r.server, r.client, r.serverConn, r.clientConn = s.ConnectionState(), c.ConnectionState(), s, c
-	return r
+	h := keystoretest.RunHandshake(t, server, client)
+	return handshakeResult{server: h.Server, client: h.Client, serverErr: h.ServerErr, clientErr: h.ClientErr,
+		serverConn: h.ServerConn, clientConn: h.ClientConn}
 }
 
 func (r handshakeResult) ok() bool { return r.serverErr == nil && r.clientErr == nil }

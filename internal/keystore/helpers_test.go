@@ -5,9 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
 )
@@ -45,54 +43,16 @@ func certPool(certs []*x509.Certificate) *x509.CertPool {
 	return pool
 }
 
-// handshake runs a TLS handshake over loopback TCP and has the server send
-// one byte, which surfaces a client certificate the server refused after a
-// TLS 1.3 client thought itself done. It returns what the client saw of
-// the server and the server of the client.
+// handshake runs a TLS handshake over loopback TCP
+// (keystoretest.RunHandshake) and returns what the client saw of the
+// server and the server of the client, or both ends' errors.
 func handshake(t *testing.T, server, client *tls.Config) (clientSaw, serverSaw tls.ConnectionState, err error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	h := keystoretest.RunHandshake(t, server, client)
+	if h.ClientErr != nil || h.ServerErr != nil {
+		return tls.ConnectionState{}, tls.ConnectionState{}, fmt.Errorf("client: %v; server: %v", h.ClientErr, h.ServerErr)
 	}
-	defer ln.Close()
-	cc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	sc.SetDeadline(deadline)
-	cc.SetDeadline(deadline)
-	s, c := tls.Server(sc, server), tls.Client(cc, client)
-	done := make(chan error, 1)
-	go func() { // a handshake needs both ends running
-		err := s.Handshake()
-		if err == nil {
-			_, err = s.Write([]byte{1})
-		}
-		if err != nil {
-			sc.Close()
-		}
-		done <- err
-	}()
-	clientErr := c.Handshake()
-	if clientErr == nil {
-		_, clientErr = c.Read(make([]byte, 1))
-	}
-	if clientErr != nil {
-		cc.Close()
-	}
-	serverErr := <-done
-	if clientErr != nil || serverErr != nil {
-		return tls.ConnectionState{}, tls.ConnectionState{}, fmt.Errorf("client: %v; server: %v", clientErr, serverErr)
-	}
-	return c.ConnectionState(), s.ConnectionState(), nil
+	return h.Client, h.Server, nil
 }
 
 // x509VerifyOptions verifies a server's certificate against roots, without
