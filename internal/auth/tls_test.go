@@ -2,17 +2,12 @@ package auth
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +17,7 @@ import (
 	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/keystore"
+	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
 )
 
 // testIdentity is a certificate and its key, as Go values, PEM and files.
@@ -46,6 +42,7 @@ type testPKI struct {
 	CAFile string
 	Server testIdentity // CN=broker,OU=eng,O=Acme,C=US; localhost, 127.0.0.1
 	Client testIdentity // CN=alice,OU=eng,O=Acme,C=US
+	ca     *keystoretest.CA
 }
 
 // newTestPKI makes a CA and a broker and a client certificate it signs. The
@@ -53,84 +50,34 @@ type testPKI struct {
 // server and client authentication, as brokers use one for both sides.
 func newTestPKI(t testing.TB) *testPKI {
 	t.Helper()
-	p := &testPKI{Dir: t.TempDir()}
-	p.CAKey = newTestKey(t)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "Test CA", Organization: []string{"Acme"}},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, p.CAKey.Public(), p.CAKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.CA, err = x509.ParseCertificate(der); err != nil {
-		t.Fatal(err)
-	}
-	p.CAPEM = pemEncode("CERTIFICATE", der)
+	ca := keystoretest.NewCA(t)
+	p := &testPKI{Dir: t.TempDir(), CA: ca.Cert, CAKey: ca.Key, CAPEM: ca.PEM, ca: ca}
 	p.CAFile = writeTestFile(t, p.Dir, "ca.pem", p.CAPEM)
 	p.Server = p.Issue(t, "broker", "broker")
 	p.Client = p.Issue(t, "alice", "alice")
 	return p
 }
 
-// Issue makes another certificate the CA signs, with the subject
-// CN=<cn>,OU=eng,O=Acme,C=US, valid for localhost and 127.0.0.1, written to
-// <file>.pem (key and chain), <file>.crt and <file>.key.
+// Issue makes a certificate of CN=<cn>,OU=eng,O=Acme,C=US, written to
+// files named after file.
 func (p *testPKI) Issue(t testing.TB, file, cn string) testIdentity {
 	t.Helper()
-	return p.issue(t, file, pkix.Name{CommonName: cn, OrganizationalUnit: []string{"eng"}, Organization: []string{"Acme"}, Country: []string{"US"}},
-		[]string{"localhost"}, newTestKey(t))
+	return p.issue(t, file, keystoretest.Subject(cn), []string{"localhost"}, newTestKey(t))
 }
 
 func (p *testPKI) issue(t testing.TB, file string, subject pkix.Name, dnsNames []string, key crypto.Signer) testIdentity {
 	t.Helper()
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      subject,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     dnsNames,
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.CA, key.Public(), p.CAKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := testIdentity{Cert: cert, Key: key, Chain: []*x509.Certificate{cert}, CertPEM: pemEncode("CERTIFICATE", der), KeyPEM: pemEncode("PRIVATE KEY", keyDER)}
+	signed := p.ca.Issue(t, subject, dnsNames, key)
+	id := testIdentity{Cert: signed.Cert, Key: key, Chain: []*x509.Certificate{signed.Cert}, CertPEM: signed.CertPEM, KeyPEM: signed.KeyPEM}
 	id.PEMFile = writeTestFile(t, p.Dir, file+".pem", append(append([]byte{}, id.KeyPEM...), id.CertPEM...))
 	id.CertFile = writeTestFile(t, p.Dir, file+".crt", id.CertPEM)
 	id.KeyFile = writeTestFile(t, p.Dir, file+".key", id.KeyPEM)
 	return id
 }
 
-func newTestKey(t testing.TB) crypto.Signer {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func newTestKey(t testing.TB) crypto.Signer { return keystoretest.NewKey(t) }
 
-func pemEncode(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
+func pemEncode(typ string, der []byte) []byte { return keystoretest.PEM(typ, der) }
 
 func writeTestFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
@@ -173,53 +120,13 @@ type handshakeResult struct {
 	clientConn           *tls.Conn
 }
 
-// handshake connects a client to a server over loopback TCP, and has the
-// server send one byte, which surfaces a client certificate the server
-// refused after a TLS 1.3 client thought itself done. (Not net.Pipe: it has
-// no buffer, and TLS 1.3 has both ends write at once.) The connection is
-// left open in the result; the test's cleanup closes it.
+// handshake runs keystoretest.RunHandshake: a client and a server over
+// loopback, the connection left open until the test ends.
 func handshake(t *testing.T, server, client *tls.Config) handshakeResult {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	cc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	sc.SetDeadline(deadline)
-	cc.SetDeadline(deadline)
-	t.Cleanup(func() { sc.Close(); cc.Close() })
-	s, c := tls.Server(sc, server), tls.Client(cc, client)
-	done := make(chan error, 1)
-	go func() { // a handshake needs both ends running
-		err := s.Handshake()
-		if err == nil {
-			_, err = s.Write([]byte{1})
-		}
-		if err != nil {
-			sc.Close()
-		}
-		done <- err
-	}()
-	var r handshakeResult
-	r.clientErr = c.Handshake()
-	if r.clientErr == nil {
-		_, r.clientErr = c.Read(make([]byte, 1))
-	}
-	if r.clientErr != nil {
-		cc.Close()
-	}
-	r.serverErr = <-done
-	r.server, r.client, r.serverConn, r.clientConn = s.ConnectionState(), c.ConnectionState(), s, c
-	return r
+	h := keystoretest.RunHandshake(t, server, client)
+	return handshakeResult{server: h.Server, client: h.Client, serverErr: h.ServerErr, clientErr: h.ClientErr,
+		serverConn: h.ServerConn, clientConn: h.ClientConn}
 }
 
 func (r handshakeResult) ok() bool { return r.serverErr == nil && r.clientErr == nil }

@@ -262,25 +262,10 @@ func (m *Manager) Unrecord(user, clientID string, value float64, now time.Time) 
 	m.sensorFor(tags, ms).rate.record(m.cfg, -value, ms)
 }
 
-// MaxInWindow is the most a single request may use without being
-// throttled even after a quiet spell: the quota over Samples-1 windows,
-// as Kafka's getMaxValueInQuotaWindow, which caps a fetch's size. It is
-// +Inf when no quota applies.
-func (m *Manager) MaxInWindow(user, clientID string) float64 {
-	if !m.enabled.Load() {
-		return math.Inf(1)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, limit, ok := m.resolve(user, clientID)
-	if !ok {
-		return math.Inf(1)
-	}
-	return limit * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()
-}
-
 // PerWindow is what the quota allows in one window (quota.window.size
-// seconds of it), +Inf when no quota applies.
+// seconds of it), +Inf when no quota applies: the most a consumer's fetch
+// may carry (the broker's capFetchBytes says why one window, where Kafka's
+// getMaxValueInQuotaWindow allows all windows but one).
 func (m *Manager) PerWindow(user, clientID string) float64 {
 	if !m.enabled.Load() {
 		return math.Inf(1)

@@ -161,15 +161,15 @@ func TestQuotaChanges(t *testing.T) {
 }
 
 // A throttled fetch's bytes are taken back; a fetch may be as large as
-// the quota over Samples-1 windows.
-func TestUnrecordAndMaxInWindow(t *testing.T) {
+// one window of the quota.
+func TestUnrecordAndPerWindow(t *testing.T) {
 	m := NewManager(Fetch, DefaultConfig)
-	if !math.IsInf(m.MaxInWindow("u", "c"), 1) {
+	if !math.IsInf(m.PerWindow("u", "c"), 1) {
 		t.Error("a fetch is capped without a quota")
 	}
 	m.SetQuotas(map[Entity]float64{{ClientID: DefaultPart}: 1000})
-	if got := m.MaxInWindow("u", "c"); got != 10_000 {
-		t.Errorf("max in window %v, want 1000/s × 10 s", got)
+	if got := m.PerWindow("u", "c"); got != 1000 {
+		t.Errorf("per window %v, want 1000/s × 1 s", got)
 	}
 	if d := m.Record("u", "c", 30_000, at(0)); d == 0 {
 		t.Fatal("3000/s against 1000/s not throttled")
