@@ -47,13 +47,36 @@ func init() {
 func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
 	asked := deleteTopicsAsked(req)
 	allowed, denied := b.authorizeDeleteTopics(c, req, asked)
+	// The controller mutation quota (KIP-599) on what may be deleted.
+	allowedAsked := deleteTopicsAsked(allowed)
+	admitted, throttled := allowed, []bool(nil)
+	if kept, refused := admitMutations(b, c, req.Version >= 5, allowedAsked, b.partitionsOf); refused != nil {
+		cp := *allowed
+		cp.TopicNames, cp.Topics = nil, nil
+		for _, t := range kept {
+			if req.Version < 6 {
+				cp.TopicNames = append(cp.TopicNames, *t.Name)
+			} else {
+				cp.Topics = append(cp.Topics, kmsg.DeleteTopicsRequestTopic{Topic: t.Name, TopicID: t.TopicID})
+			}
+		}
+		admitted, throttled = &cp, refused
+	}
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	if denied == nil || slices.Contains(denied, nil) {
-		r, err := b.forwardOr(c, allowed, func() kmsg.Response { return b.deleteTopicsHere(allowed) })
+	if (denied == nil || slices.Contains(denied, nil)) && (throttled == nil || slices.Contains(throttled, false)) {
+		r, err := b.forwardOr(c, admitted, func() kmsg.Response { return b.deleteTopicsHere(admitted) })
 		if err != nil {
 			return nil, err
 		}
 		resp = r.(*kmsg.DeleteTopicsResponse)
+	}
+	if throttled != nil {
+		resp.Topics = mergeDenied(len(allowedAsked), func(i int) (kmsg.DeleteTopicsResponseTopic, bool) {
+			st := kmsg.NewDeleteTopicsResponseTopic()
+			st.Topic, st.TopicID, st.ErrorCode = allowedAsked[i].Name, allowedAsked[i].TopicID, kerr.ThrottlingQuotaExceeded.Code
+			st.ErrorMessage = kmsg.StringPtr(kerr.ThrottlingQuotaExceeded.Description)
+			return st, throttled[i]
+		}, resp.Topics)
 	}
 	if denied != nil {
 		resp.Topics = mergeDenied(len(asked), func(i int) (kmsg.DeleteTopicsResponseTopic, bool) {

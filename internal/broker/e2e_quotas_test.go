@@ -542,3 +542,31 @@ func TestQuotasHoldWithLibrdkafka(t *testing.T) {
 		}
 	}
 }
+
+// DeleteTopics v5+ counts the partitions it deletes against the same
+// bucket, and refuses the topics after the one that took it into debt.
+func TestControllerMutationQuotaOnDeleteTopics(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "d1", 11)
+	createTopic(t, b, "d2", 10)
+	createTopic(t, b, "d3", 1)
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.ControllerMutation.Key(): 1}})
+	c := dialThrottled(t, b.Addr())
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version, req.TimeoutMillis, req.TopicNames = 5, 10_000, []string{"d1", "d2", "d3"}
+	c.send(req)
+	resp := c.receive(req).(*kmsg.DeleteTopicsResponse)
+	got := map[string]int16{}
+	for _, st := range resp.Topics {
+		got[deref(st.Topic)] = st.ErrorCode
+	}
+	if len(resp.Topics) != 3 || got["d1"] != 0 || got["d2"] != 0 || got["d3"] != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("deleting 11, 10 and 1 partitions against a bucket of 11: %v, want the last THROTTLING_QUOTA_EXCEEDED", got)
+	}
+	if resp.ThrottleMillis <= 0 {
+		t.Errorf("throttle %d ms, want the debt's", resp.ThrottleMillis)
+	}
+	if _, ok := b.topics.byTopicName("d3"); !ok {
+		t.Error("the refused topic was deleted")
+	}
+}

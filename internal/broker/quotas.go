@@ -223,6 +223,19 @@ func (b *Broker) addedPartitions(rt kmsg.CreatePartitionsRequestTopic) int32 {
 	return rt.Count
 }
 
+// partitionsOf is how many partitions a DeleteTopics topic has, as far as
+// this broker knows (0 for a topic it does not know: nothing to delete).
+func (b *Broker) partitionsOf(t deleteTopicAsked) int32 {
+	ts, ok := b.topics.byTopicID(t.TopicID)
+	if t.Name != nil {
+		ts, ok = b.topics.byTopicName(*t.Name)
+	}
+	if !ok {
+		return 0
+	}
+	return int32(len(ts.partitions))
+}
+
 // pause waits d, or less if the broker shuts down.
 func (b *Broker) pause(ctx context.Context, d time.Duration) {
 	if d <= 0 {
