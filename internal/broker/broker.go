@@ -837,7 +837,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
-	c.api, c.reqStart, c.reqSize, c.replicaFetch, c.throttle, c.clientWaits = api, time.Now(), len(buf), false, 0, false
+	c.api, c.reqStart, c.reqSize, c.replicaFetch, c.throttle, c.clientWaits = api, start, len(buf), false, 0, false
 	c.beginAudit(api.key)
 	f, err := b.runHandler(api, c, h, req)
 	b.endAudit(c)

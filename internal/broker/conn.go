@@ -64,7 +64,7 @@ type conn struct {
 	authz connAuthz
 
 	// The request being handled, for its quotas (quotas.go): its API,
-	// when its handling began, its size, whether it is a follower's
+	// when its handling began (the start its metrics time too), its size, whether it is a follower's
 	// fetch; the throttle time its quotas ask, and whether its response
 	// tells the client to wait it out itself (KIP-219) or the broker
 	// holds the response back instead.
