@@ -31,17 +31,29 @@ type connRates struct {
 	listenerMax map[string]float64
 	ipMax       map[string]float64 // by IP
 	ipDefault   float64            // +Inf: no default
-	// Rates, made on first use.
+	// Rates, made on first use. An IP's is forgotten after an hour
+	// without a connection (as Kafka expires an idle sensor), so the map
+	// does not grow with every address that ever connected.
 	broker   *quota.Limiter
 	listener map[string]*quota.Limiter
-	ip       map[string]*quota.Limiter
+	ip       map[string]*ipRate
+	sweepAt  time.Time
 }
+
+// ipRate is one IP's connection rate and when it last connected.
+type ipRate struct {
+	l    *quota.Limiter
+	used time.Time
+}
+
+// idleIPRate is how long an IP's rate is kept without a connection.
+const idleIPRate = time.Hour
 
 func newConnRates(v config.Values) *connRates {
 	return &connRates{
 		cfg:       quota.Config{Samples: int(v.Int("quota.window.num")), Window: time.Duration(v.Int("quota.window.size.seconds")) * time.Second},
 		brokerMax: math.Inf(1), ipDefault: math.Inf(1),
-		listener: map[string]*quota.Limiter{}, ip: map[string]*quota.Limiter{},
+		listener: map[string]*quota.Limiter{}, ip: map[string]*ipRate{},
 	}
 }
 
@@ -83,6 +95,26 @@ func (r *connRates) limiter(m map[string]*quota.Limiter, key string) *quota.Limi
 	return l
 }
 
+// ipLimiter returns ip's rate, made on first use, and forgets, at most
+// once a minute, the rates of IPs idle for idleIPRate.
+func (r *connRates) ipLimiter(ip string, now time.Time) *quota.Limiter {
+	if !now.Before(r.sweepAt) {
+		for k, e := range r.ip {
+			if now.Sub(e.used) >= idleIPRate {
+				delete(r.ip, k)
+			}
+		}
+		r.sweepAt = now.Add(time.Minute)
+	}
+	e, ok := r.ip[ip]
+	if !ok {
+		e = &ipRate{l: quota.NewLimiter(r.cfg)}
+		r.ip[ip] = e
+	}
+	e.used = now
+	return e.l
+}
+
 // admitListener records a new connection on the listener and the broker
 // and returns how long the acceptor must wait before taking it.
 func (r *connRates) admitListener(listener string, now time.Time) time.Duration {
@@ -114,7 +146,7 @@ func (r *connRates) admitIP(listener, ip string, now time.Time) time.Duration {
 	if math.IsInf(limit, 1) {
 		return 0
 	}
-	l := r.limiter(r.ip, ip)
+	l := r.ipLimiter(ip, now)
 	d := l.Record(1, limit, now)
 	if d == 0 {
 		return 0
