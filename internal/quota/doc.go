@@ -7,9 +7,12 @@
 // client ID with Kafka's eight levels of precedence, records usage in a
 // sensor shared by every client that entity covers, and, when the measured
 // rate is over the quota, returns the throttle time that brings it back, by
-// Kafka's formula. Rates are measured over quota.window.num windows of
-// quota.window.size.seconds as Kafka's sampled Rate does (rate.go); the
-// controller mutation quota is a token bucket as Kafka's (bucket.go).
+// Kafka's formula; a producer is also held to two windows' worth of its
+// quota in any one window (burstWindows says why). Rates are measured over
+// quota.window.num windows of quota.window.size.seconds as Kafka's sampled
+// Rate does (rate.go); the controller mutation quota is a token bucket as
+// Kafka's (bucket.go); a Limiter is one rate with a limit, for the
+// connection creation rates (limiter.go).
 //
 // The package holds no network or broker state: the broker records what a
 // request used, puts the throttle time in the response and mutes the
