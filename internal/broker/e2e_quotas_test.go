@@ -570,3 +570,23 @@ func TestControllerMutationQuotaOnDeleteTopics(t *testing.T) {
 		t.Error("the refused topic was deleted")
 	}
 }
+
+// Quotas live in the metadata log: a restarted broker enforces them again
+// from its image, with no one setting them anew.
+func TestQuotasSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	b := startBrokerWith(t, Config{LogDir: dir})
+	setQuotas(t, b, map[quota.Entity]map[string]float64{{ClientID: quota.Named("raw")}: {quota.Request.Key(): 0.00001}})
+	b.Close()
+	b = startBrokerWith(t, Config{LogDir: dir})
+	c := dialThrottled(t, b.Addr())
+	for range 20 {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		c.send(req)
+		if c.receive(req).(*kmsg.MetadataResponse).ThrottleMillis > 0 {
+			return
+		}
+	}
+	t.Fatal("after a restart, 20 Metadata requests against 0.00001% of a thread were never throttled")
+}
