@@ -24,8 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // bindHTTP binds the HTTP listener when one is configured.
@@ -38,11 +36,7 @@ func (b *Broker) bindHTTP() error {
 		return fmt.Errorf("broker: samsa.http.listener %s: %w", b.cfg.HTTPListener, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics.registry, promhttp.HandlerOpts{
-		ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelError),
-		// A collector that fails must not hide every other metric.
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
+	mux.Handle("GET /metrics", b.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})

@@ -9,8 +9,10 @@ package broker
 // the topicMetrics its topicState points to, made when the topic first
 // appears. Everything else (log sizes, partition states, connections,
 // groups, the controller) is read at scrape time from state the broker
-// keeps anyway, by one collector that walks it, so 10,000 partitions cost
-// the scrape and not the produce.
+// keeps anyway, so 10,000 partitions cost the scrape and not the produce:
+// the families with a series per topic, partition or group partition by
+// metrics_text.go's writer, the others by one collector that walks the
+// rest.
 //
 // Each broker has a registry of its own, never Prometheus' global one, so
 // the many brokers of a test process do not clash.
@@ -18,7 +20,6 @@ package broker
 import (
 	"context"
 	"maps"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -29,9 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/metadata"
-	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/record"
-	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/version"
 )
 
@@ -227,7 +226,6 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	b := c.b
 	c.collectRequests(ch)
 	c.collectConnections(ch)
-	c.collectTopics(ch)
 	emitGauge(ch, descFetchesWaiting, float64(b.FetchesWaiting()))
 	emitCounter(ch, descReplicationBytesIn, float64(b.metrics.replicationBytesIn.Load()))
 	emitCounter(ch, descReplicationBytesOut, float64(b.metrics.replicationBytesOut.Load()))
@@ -264,38 +262,6 @@ var (
 		"Connections accepted, per listener.", []string{"listener"}, nil)
 	descAuthentications = prometheus.NewDesc("samsa_authentications_total",
 		"TLS handshakes and SASL authentications, per listener and result (success or failure).", []string{"listener", "result"}, nil)
-	descMessagesIn = prometheus.NewDesc("samsa_topic_messages_in_total",
-		"Records appended by producers, per topic.", []string{"topic"}, nil)
-	descBytesIn = prometheus.NewDesc("samsa_topic_bytes_in_total",
-		"Record bytes appended by producers, per topic.", []string{"topic"}, nil)
-	descBytesOut = prometheus.NewDesc("samsa_topic_bytes_out_total",
-		"Record bytes sent to consumers, per topic (followers' fetches are samsa_replication_bytes_out_total).", []string{"topic"}, nil)
-	descProduceRequests = prometheus.NewDesc("samsa_topic_produce_requests_total",
-		"Partitions of Produce requests, per topic.", []string{"topic"}, nil)
-	descFailedProduce = prometheus.NewDesc("samsa_topic_failed_produce_requests_total",
-		"Partitions of Produce requests that failed for a reason other than a routine client error, per topic.", []string{"topic"}, nil)
-	descFetchRequests = prometheus.NewDesc("samsa_topic_fetch_requests_total",
-		"Partitions of consumers' Fetch requests, per topic.", []string{"topic"}, nil)
-	descFailedFetch = prometheus.NewDesc("samsa_topic_failed_fetch_requests_total",
-		"Partitions of consumers' Fetch requests that failed for a reason other than a routine client error, per topic.", []string{"topic"}, nil)
-	descLogSize = prometheus.NewDesc("samsa_log_size_bytes",
-		"Bytes of the partition's log segments on disk.", []string{"topic", "partition"}, nil)
-	descLogSegments = prometheus.NewDesc("samsa_log_segments",
-		"Segments of the partition's log.", []string{"topic", "partition"}, nil)
-	descLogStartOffset = prometheus.NewDesc("samsa_log_start_offset",
-		"The partition's log start offset.", []string{"topic", "partition"}, nil)
-	descLogEndOffset = prometheus.NewDesc("samsa_log_end_offset",
-		"The partition's log end offset.", []string{"topic", "partition"}, nil)
-	descPartitions = prometheus.NewDesc("samsa_partitions",
-		"Partitions this broker hosts a replica of.", nil, nil)
-	descLeaders = prometheus.NewDesc("samsa_leader_partitions",
-		"Partitions this broker leads.", nil, nil)
-	descUnderReplicated = prometheus.NewDesc("samsa_under_replicated_partitions",
-		"Partitions this broker leads whose ISR is smaller than their replica set.", nil, nil)
-	descUnderMinISR = prometheus.NewDesc("samsa_under_min_isr_partitions",
-		"Partitions this broker leads whose ISR is smaller than min.insync.replicas.", nil, nil)
-	descAtMinISR = prometheus.NewDesc("samsa_at_min_isr_partitions",
-		"Partitions this broker leads whose ISR is exactly min.insync.replicas.", nil, nil)
 	descFetchesWaiting = prometheus.NewDesc("samsa_fetches_waiting",
 		"Fetches long-polling for data right now (the fetch purgatory).", nil, nil)
 	descReplicationBytesIn = prometheus.NewDesc("samsa_replication_bytes_in_total",
@@ -370,68 +336,6 @@ func (l *connLimits) openPerListener() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.mu.open)
-}
-
-// collectTopics exports each topic's counters, each hosted partition's log,
-// and the broker's partition counts, the leader's view of the ISR taken
-// from the metadata the broker applied.
-func (c *brokerCollector) collectTopics(ch chan<- prometheus.Metric) {
-	b := c.b
-	img := b.meta.Load()
-	self := model.NodeID(b.cfg.NodeID)
-	var partitions, leaders, underReplicated, underMinISR, atMinISR int
-	for _, ts := range b.topics.all() {
-		m := ts.metrics
-		if !slices.ContainsFunc(ts.partitions, func(p *replication.Partition) bool { return p != nil }) {
-			// Every broker knows every topic; one it hosts no replica
-			// of would only add series of zeros.
-			continue
-		}
-		emitCounter(ch, descMessagesIn, float64(m.messagesIn.Load()), ts.name)
-		emitCounter(ch, descBytesIn, float64(m.bytesIn.Load()), ts.name)
-		emitCounter(ch, descBytesOut, float64(m.bytesOut.Load()), ts.name)
-		emitCounter(ch, descProduceRequests, float64(m.produceRequests.Load()), ts.name)
-		emitCounter(ch, descFailedProduce, float64(m.failedProduceRequests.Load()), ts.name)
-		emitCounter(ch, descFetchRequests, float64(m.fetchRequests.Load()), ts.name)
-		emitCounter(ch, descFailedFetch, float64(m.failedFetchRequests.Load()), ts.name)
-		var ti *metadata.TopicImage
-		if img != nil {
-			ti, _ = img.TopicByID(ts.id)
-		}
-		minISR := int(ts.config.Int("min.insync.replicas"))
-		for i, p := range ts.partitions {
-			if p == nil {
-				continue
-			}
-			partitions++
-			part := strconv.Itoa(i)
-			o := p.LogOffsets()
-			emitGauge(ch, descLogSize, float64(o.Size), ts.name, part)
-			emitGauge(ch, descLogSegments, float64(o.Segments), ts.name, part)
-			emitGauge(ch, descLogStartOffset, float64(o.LogStartOffset), ts.name, part)
-			emitGauge(ch, descLogEndOffset, float64(o.LogEndOffset), ts.name, part)
-			if ti == nil || i >= len(ti.Partitions) || ti.Partitions[i].Leader != self {
-				continue
-			}
-			pi := ti.Partitions[i]
-			leaders++
-			isr := len(pi.ISR)
-			if isr < len(pi.Replicas) {
-				underReplicated++
-			}
-			switch {
-			case isr < minISR:
-				underMinISR++
-			case isr == minISR:
-				atMinISR++
-			}
-		}
-	}
-	emitGauge(ch, descPartitions, float64(partitions))
-	emitGauge(ch, descLeaders, float64(leaders))
-	emitGauge(ch, descUnderReplicated, float64(underReplicated))
-	emitGauge(ch, descUnderMinISR, float64(underMinISR))
-	emitGauge(ch, descAtMinISR, float64(atMinISR))
 }
 
 // collectController exports what a controller sees of the cluster, on

@@ -32,6 +32,10 @@ type Mem struct {
 	files map[string]*memInode // the live namespace: files
 	dirs  map[string]*memDir   // and directories, the roots included
 	locks map[string]bool      // names held by Lock
+	// kids are the live entries of each directory, files and
+	// subdirectories, by base name: what ReadDir and SyncDir list without
+	// a walk of every name (a broker's tests hold 30,000 files).
+	kids map[string]map[string]bool
 }
 
 // memDir is a directory. Its entries as of its last SyncDir are what a
@@ -62,7 +66,7 @@ type memInode struct {
 
 // NewMem returns an empty filesystem holding only the root directory.
 func NewMem() *Mem {
-	m := &Mem{files: map[string]*memInode{}, dirs: map[string]*memDir{}, locks: map[string]bool{}}
+	m := &Mem{files: map[string]*memInode{}, dirs: map[string]*memDir{}, locks: map[string]bool{}, kids: map[string]map[string]bool{}}
 	for _, r := range memRoots {
 		m.dirs[r] = newMemDir()
 	}
@@ -70,6 +74,26 @@ func NewMem() *Mem {
 }
 
 func clean(name string) string { return filepath.Clean(name) }
+
+// linkLocked and unlinkLocked keep kids in step with a name made or
+// removed.
+func (m *Mem) linkLocked(name string) {
+	dir := filepath.Dir(name)
+	if dir == name {
+		return // a root
+	}
+	k := m.kids[dir]
+	if k == nil {
+		k = map[string]bool{}
+		m.kids[dir] = k
+	}
+	k[filepath.Base(name)] = true
+}
+
+func (m *Mem) unlinkLocked(name string) {
+	delete(m.kids[filepath.Dir(name)], filepath.Base(name))
+	delete(m.kids, name)
+}
 
 func (m *Mem) parentExistsLocked(name string) bool {
 	return m.dirs[filepath.Dir(name)] != nil
@@ -90,6 +114,7 @@ func (m *Mem) openLocked(name string, create, trunc bool) (*memInode, error) {
 		}
 		ino = &memInode{}
 		m.files[name] = ino
+		m.linkLocked(name)
 	}
 	if trunc {
 		ino.truncate(0)
@@ -119,30 +144,18 @@ func (m *Mem) Remove(name string) error {
 	name = clean(name)
 	if _, ok := m.files[name]; ok {
 		delete(m.files, name)
+		m.unlinkLocked(name)
 		return nil
 	}
 	if m.dirs[name] != nil {
-		if m.hasChildrenLocked(name) {
+		if len(m.kids[name]) > 0 {
 			return &fs.PathError{Op: "remove", Path: name, Err: fmt.Errorf("directory not empty")}
 		}
 		delete(m.dirs, name)
+		m.unlinkLocked(name)
 		return nil
 	}
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
-}
-
-func (m *Mem) hasChildrenLocked(dir string) bool {
-	for n := range m.files {
-		if filepath.Dir(n) == dir {
-			return true
-		}
-	}
-	for d := range m.dirs {
-		if d != dir && filepath.Dir(d) == dir {
-			return true
-		}
-	}
-	return false
 }
 
 // RemoveAll removes a tree. Like every removal it is durable only when the
@@ -156,11 +169,13 @@ func (m *Mem) RemoveAll(name string) error {
 	for n := range m.files {
 		if n == name || strings.HasPrefix(n, prefix) {
 			delete(m.files, n)
+			m.unlinkLocked(n)
 		}
 	}
 	for d := range m.dirs {
 		if (d == name || strings.HasPrefix(d, prefix)) && filepath.Dir(d) != d {
 			delete(m.dirs, d)
+			m.unlinkLocked(d)
 		}
 	}
 	return nil
@@ -178,7 +193,9 @@ func (m *Mem) Rename(oldname, newname string) error {
 		return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrNotExist}
 	}
 	delete(m.files, oldname)
+	m.unlinkLocked(oldname)
 	m.files[newname] = ino
+	m.linkLocked(newname)
 	return nil
 }
 
@@ -196,6 +213,7 @@ func (m *Mem) MkdirAll(dir string) error {
 	}
 	for _, d := range missing {
 		m.dirs[d] = newMemDir()
+		m.linkLocked(d)
 	}
 	return nil
 }
@@ -207,19 +225,7 @@ func (m *Mem) ReadDir(dir string) ([]string, error) {
 	if m.dirs[dir] == nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
 	}
-	var names []string
-	for n := range m.files {
-		if filepath.Dir(n) == dir {
-			names = append(names, filepath.Base(n))
-		}
-	}
-	for d := range m.dirs {
-		if d != dir && filepath.Dir(d) == dir {
-			names = append(names, filepath.Base(d))
-		}
-	}
-	slices.Sort(names)
-	return names, nil
+	return slices.Sorted(maps.Keys(m.kids[dir])), nil
 }
 
 func (m *Mem) Exists(name string) (bool, error) {
@@ -242,14 +248,12 @@ func (m *Mem) SyncDir(dir string) error {
 	}
 	clear(d.durable)
 	clear(d.durableDirs)
-	for n, ino := range m.files {
-		if filepath.Dir(n) == dir {
-			d.durable[filepath.Base(n)] = ino
-		}
-	}
-	for n, sub := range m.dirs {
-		if n != dir && filepath.Dir(n) == dir {
-			d.durableDirs[filepath.Base(n)] = sub
+	for base := range m.kids[dir] {
+		n := filepath.Join(dir, base)
+		if ino, ok := m.files[n]; ok {
+			d.durable[base] = ino
+		} else if sub := m.dirs[n]; sub != nil {
+			d.durableDirs[base] = sub
 		}
 	}
 	return nil
@@ -335,14 +339,15 @@ func (m *Mem) crashDirLocked(c *Mem, path string, d *memDir, mode CrashMode, rng
 			seen[ino] = cino
 		}
 		c.files[filepath.Join(path, name)] = cino
+		c.linkLocked(filepath.Join(path, name))
 		cd.durable[name] = cino
 	}
 	live := m.dirs[path] == d
 	names := slices.Collect(maps.Keys(d.durableDirs))
 	if live {
-		for n := range m.dirs {
-			if n != path && filepath.Dir(n) == path {
-				names = append(names, filepath.Base(n))
+		for base := range m.kids[path] {
+			if m.dirs[filepath.Join(path, base)] != nil {
+				names = append(names, base)
 			}
 		}
 	}
@@ -357,6 +362,7 @@ func (m *Mem) crashDirLocked(c *Mem, path string, d *memDir, mode CrashMode, rng
 			continue
 		}
 		c.dirs[sub] = newMemDir()
+		c.linkLocked(sub)
 		cd.durableDirs[name] = c.dirs[sub]
 		m.crashDirLocked(c, sub, kept, mode, rng, seen)
 	}
