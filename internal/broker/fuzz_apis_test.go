@@ -77,6 +77,7 @@ func FuzzListTransactions(f *testing.F)             { fuzzAPI(f, kmsg.ListTransa
 func FuzzAllocateProducerIDs(f *testing.F)          { fuzzAPI(f, kmsg.AllocateProducerIDs) }
 func FuzzConsumerGroupHeartbeat(f *testing.F)       { fuzzAPI(f, kmsg.ConsumerGroupHeartbeat) }
 func FuzzConsumerGroupDescribe(f *testing.F)        { fuzzAPI(f, kmsg.ConsumerGroupDescribe) }
+func FuzzListConfigResources(f *testing.F)          { fuzzAPI(f, kmsg.ListConfigResources) }
 func FuzzDescribeTopicPartitions(f *testing.F)      { fuzzAPI(f, kmsg.DescribeTopicPartitions) }
 
 // fuzzTargetOf is the per-key target of an API.

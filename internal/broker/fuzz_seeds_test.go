@@ -235,6 +235,10 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		}
 	case *kmsg.ConsumerGroupDescribeRequest:
 		r.Groups = []string{fuzzConsumerGroup, fuzzGroup}
+	case *kmsg.ListConfigResourcesRequest:
+		if version >= 1 {
+			r.ResourceTypes = []int8{int8(kmsg.ConfigResourceTypeClientMetrics), int8(kmsg.ConfigResourceTypeTopic)}
+		}
 	case *kmsg.DescribeTopicPartitionsRequest:
 		r.ResponsePartitionLimit = 1
 		r.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: fuzzTopic}}
