@@ -22,6 +22,9 @@ func TestApiVersionsGolden(t *testing.T) {
 		if e.controllerOnly {
 			where = "  (controller listeners only)"
 		}
+		if e.needsTelemetry {
+			where = "  (with samsa.http.listener only)"
+		}
 		fmt.Fprintf(&sb, "%3d %-28s %2d..%d%s\n", e.key, e.key.Name(), e.min, e.max, where)
 	}
 	const golden = "testdata/api_versions.golden"
@@ -47,7 +50,7 @@ func TestApiVersionsEveryVersion(t *testing.T) {
 		req.Version = v
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
 		resp := r.roundTrip(req, int32(v)).(*kmsg.ApiVersionsResponse)
-		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apiKeys(false)) || len(apiKeys(false)) >= len(apiTable) {
+		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apiKeys(false, false)) || len(apiKeys(false, false)) >= len(apiTable) {
 			t.Fatalf("v%d: error %d, %d keys", v, resp.ErrorCode, len(resp.ApiKeys))
 		}
 	}

@@ -189,7 +189,7 @@ func (m *Manager) instanceLocked(id InstanceID, c Client, now time.Time) *instan
 func (m *Manager) evaluateLocked(in *instance) {
 	in.version = m.mu.version
 	in.sub = subscribe(m.mu.subs, in.id, in.client)
-	in.subID = subscriptionID(in.sub, in.id)
+	in.subID = SubscriptionID(in.sub, in.id)
 }
 
 // expireLocked forgets the least recently seen instances whose time is up.

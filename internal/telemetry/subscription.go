@@ -109,12 +109,12 @@ func subscribe(subs []config.ClientMetricsSubscription, id InstanceID, c Client)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// subscriptionID identifies what a client is subscribed to, as Kafka's
+// SubscriptionID identifies what a client is subscribed to, as Kafka's
 // computeSubscriptionId: a CRC32C of the metrics and the interval, XORed
 // with the instance ID's hash (Java's Uuid.hashCode). It depends on the
 // content only, so any broker computes the same ID for the same
 // subscriptions, and it changes when they do.
-func subscriptionID(s Subscribed, id InstanceID) int32 {
+func SubscriptionID(s Subscribed, id InstanceID) int32 {
 	text := "[" + strings.Join(s.Metrics, ", ") + "]" + strconv.Itoa(int(s.IntervalMs))
 	crc := int32(crc32.Checksum([]byte(text), castagnoli))
 	x := binary.BigEndian.Uint64(id[:8]) ^ binary.BigEndian.Uint64(id[8:])

@@ -73,15 +73,15 @@ func TestSubscriptionID(t *testing.T) {
 	a := Subscribed{Metrics: []string{"org.apache.kafka.producer."}, IntervalMs: 1000}
 	instB := instA
 	instB[0]++
-	id := subscriptionID(a, instA)
-	if again := subscriptionID(Subscribed{Metrics: slices.Clone(a.Metrics), IntervalMs: 1000}, instA); again != id {
+	id := SubscriptionID(a, instA)
+	if again := SubscriptionID(Subscribed{Metrics: slices.Clone(a.Metrics), IntervalMs: 1000}, instA); again != id {
 		t.Errorf("the same content gave %d then %d: another broker would refuse the client's pushes", id, again)
 	}
 	for name, other := range map[string]int32{
-		"another interval": subscriptionID(Subscribed{Metrics: a.Metrics, IntervalMs: 2000}, instA),
-		"another prefix":   subscriptionID(Subscribed{Metrics: []string{"org.apache.kafka.consumer."}, IntervalMs: 1000}, instA),
-		"no metrics":       subscriptionID(Subscribed{IntervalMs: 1000}, instA),
-		"another instance": subscriptionID(a, instB),
+		"another interval": SubscriptionID(Subscribed{Metrics: a.Metrics, IntervalMs: 2000}, instA),
+		"another prefix":   SubscriptionID(Subscribed{Metrics: []string{"org.apache.kafka.consumer."}, IntervalMs: 1000}, instA),
+		"no metrics":       SubscriptionID(Subscribed{IntervalMs: 1000}, instA),
+		"another instance": SubscriptionID(a, instB),
 	} {
 		if other == id {
 			t.Errorf("%s: the same subscription ID %d", name, id)
