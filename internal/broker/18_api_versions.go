@@ -11,8 +11,8 @@ package broker
 // with samsa.http.listener set (telemetry.go).
 //
 // A request above our maximum version is answered, as KIP-511 requires,
-// with a v0 response carrying UNSUPPORTED_VERSION and the API list, so the
-// client can retry at a version we speak; that path is in handle, before
+// with a v0 response carrying UNSUPPORTED_VERSION and ApiVersions' own
+// range, as Kafka answers, so the client retries at a version we speak; that path is in handle, before
 // the body is decoded. The response header is always v0 (appendResponse).
 //
 // Features (v3+, KIP-584): the supported ranges are this broker's, the
@@ -88,12 +88,19 @@ func apiKeys(controllerListener, telemetry bool) []kmsg.ApiVersionsResponseApiKe
 }
 
 // unsupportedApiVersions is the v0 answer to an ApiVersions request at a
-// version above ours.
-func unsupportedApiVersions(controllerListener, telemetry bool) *kmsg.ApiVersionsResponse {
+// version above ours: UNSUPPORTED_VERSION with ApiVersions' own range
+// only, as Kafka's ApiVersionsRequest.getErrorResponse (KIP-511). The
+// client retries at a version we speak, and so tells its software name and
+// version, which logs and client metrics subscriptions match on; given the
+// whole table instead, franz-go uses it and never retries.
+func unsupportedApiVersions() *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeys(controllerListener, telemetry)
+	k := kmsg.NewApiVersionsResponseApiKey()
+	e := apiTable[kmsg.ApiVersions]
+	k.ApiKey, k.MinVersion, k.MaxVersion = e.key.Int16(), e.min, e.max
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
 	return resp
 }
 

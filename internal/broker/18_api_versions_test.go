@@ -57,7 +57,7 @@ func TestApiVersionsEveryVersion(t *testing.T) {
 }
 
 // TestApiVersionsTooNew: KIP-511, a version above ours gets a v0 response
-// with UNSUPPORTED_VERSION and our ranges.
+// with UNSUPPORTED_VERSION and ApiVersions' range, as Kafka's.
 func TestApiVersionsTooNew(t *testing.T) {
 	b := startBroker(t)
 	r := dialRaw(t, b)
@@ -75,8 +75,9 @@ func TestApiVersionsTooNew(t *testing.T) {
 	if err := resp.ReadFrom(payload); err != nil {
 		t.Fatal(err)
 	}
-	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) == 0 {
-		t.Fatalf("error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != kmsg.ApiVersions.Int16() ||
+		resp.ApiKeys[0].MaxVersion != apiTable[kmsg.ApiVersions].max {
+		t.Fatalf("error %d, keys %+v: want UNSUPPORTED_VERSION and ApiVersions' range alone, as Kafka", resp.ErrorCode, resp.ApiKeys)
 	}
 	// The connection stays usable.
 	req.Version = 3

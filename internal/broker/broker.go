@@ -827,7 +827,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	if h.version < api.min || h.version > api.max {
 		if api.key == kmsg.ApiVersions {
-			return encodeResponse(h, unsupportedApiVersions(c.controllerListener, b.telemetry != nil)), nil
+			return encodeResponse(h, unsupportedApiVersions()), nil
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
 	}
