@@ -137,7 +137,7 @@ func serverEntries() []*Entry {
 			Unsupported: byCluster,
 			Doc:         "Move leadership away before the broker shuts down."},
 		{Name: "telemetry.max.bytes", Type: TypeInt, Default: "1048576", Validator: atLeast(1), Importance: Low,
-			Wired: "the largest PushTelemetry payload as sent (KIP-714; past it TELEMETRY_TOO_LARGE), told to clients by GetTelemetrySubscriptions; decompressed, a payload may be 4 times it (broker/72_push_telemetry.go, internal/telemetry)",
+			Wired: "the largest PushTelemetry payload as sent (KIP-714; past it TELEMETRY_TOO_LARGE), told to clients by GetTelemetrySubscriptions; decompressed, a payload may be 4 times it (broker/72_push_telemetry.go, internal/telemetry). The telemetry APIs are served with samsa.http.listener set, where pushed metrics are shown",
 			Doc:   "Largest metrics payload a client may push (after compression), in bytes."},
 		{Name: "metric.reporters", Type: TypeList, Default: "", Importance: Low, Mode: ClusterWide,
 			Unsupported: byJava + "; " + byQuotas,
