@@ -5,11 +5,14 @@ package broker
 // Lists every API this broker answers with its version range (the table in
 // apis.go, pinned by testdata/api_versions.golden), the supported and
 // finalized features (KIP-584) from v3, and records the client's software
-// name and version (KIP-511) for logs.
+// name and version (KIP-511) for logs and client metrics subscriptions.
+// GetTelemetrySubscriptions and PushTelemetry (KIP-714) are listed only
+// when the broker has a receiver for client metrics, as in Kafka: here,
+// with samsa.http.listener set (telemetry.go).
 //
 // A request above our maximum version is answered, as KIP-511 requires,
-// with a v0 response carrying UNSUPPORTED_VERSION and the API list, so the
-// client can retry at a version we speak; that path is in handle, before
+// with a v0 response carrying UNSUPPORTED_VERSION and ApiVersions' own
+// range, as Kafka answers, so the client retries at a version we speak; that path is in handle, before
 // the body is decoded. The response header is always v0 (appendResponse).
 //
 // Features (v3+, KIP-584): the supported ranges are this broker's, the
@@ -34,9 +37,11 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.R
 		c.clientSoftware = req.ClientSoftwareName + "/" + req.ClientSoftwareVersion
 		if !validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion) {
 			resp.ErrorCode = kerr.InvalidRequest.Code
+		} else {
+			c.softwareName, c.softwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
 		}
 	}
-	resp.ApiKeys = apiKeys(c.controllerListener)
+	resp.ApiKeys = apiKeys(c.controllerListener, b.telemetry != nil)
 	if req.Version >= 3 {
 		b.appendFeatures(resp)
 	}
@@ -66,10 +71,13 @@ func (b *Broker) appendFeatures(resp *kmsg.ApiVersionsResponse) {
 	}
 }
 
-func apiKeys(controllerListener bool) []kmsg.ApiVersionsResponseApiKey {
+// apiKeys lists the APIs a listener advertises: the controller-only ones
+// on controller listeners only, the client telemetry ones only with a
+// receiver for them (telemetry.go).
+func apiKeys(controllerListener, telemetry bool) []kmsg.ApiVersionsResponseApiKey {
 	var keys []kmsg.ApiVersionsResponseApiKey
 	for _, e := range sortedAPIs() {
-		if e.controllerOnly && !controllerListener {
+		if e.controllerOnly && !controllerListener || e.needsTelemetry && !telemetry {
 			continue
 		}
 		k := kmsg.NewApiVersionsResponseApiKey()
@@ -80,12 +88,19 @@ func apiKeys(controllerListener bool) []kmsg.ApiVersionsResponseApiKey {
 }
 
 // unsupportedApiVersions is the v0 answer to an ApiVersions request at a
-// version above ours.
-func unsupportedApiVersions(controllerListener bool) *kmsg.ApiVersionsResponse {
+// version above ours: UNSUPPORTED_VERSION with ApiVersions' own range
+// only, as Kafka's ApiVersionsRequest.getErrorResponse (KIP-511). The
+// client retries at a version we speak, and so tells its software name and
+// version, which logs and client metrics subscriptions match on; given the
+// whole table instead, franz-go uses it and never retries.
+func unsupportedApiVersions() *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = apiKeys(controllerListener)
+	k := kmsg.NewApiVersionsResponseApiKey()
+	e := apiTable[kmsg.ApiVersions]
+	k.ApiKey, k.MinVersion, k.MaxVersion = e.key.Int16(), e.min, e.max
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
 	return resp
 }
 

@@ -22,6 +22,9 @@ func TestApiVersionsGolden(t *testing.T) {
 		if e.controllerOnly {
 			where = "  (controller listeners only)"
 		}
+		if e.needsTelemetry {
+			where = "  (with samsa.http.listener only)"
+		}
 		fmt.Fprintf(&sb, "%3d %-28s %2d..%d%s\n", e.key, e.key.Name(), e.min, e.max, where)
 	}
 	const golden = "testdata/api_versions.golden"
@@ -47,14 +50,14 @@ func TestApiVersionsEveryVersion(t *testing.T) {
 		req.Version = v
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
 		resp := r.roundTrip(req, int32(v)).(*kmsg.ApiVersionsResponse)
-		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apiKeys(false)) || len(apiKeys(false)) >= len(apiTable) {
+		if resp.ErrorCode != 0 || len(resp.ApiKeys) != len(apiKeys(false, false)) || len(apiKeys(false, false)) >= len(apiTable) {
 			t.Fatalf("v%d: error %d, %d keys", v, resp.ErrorCode, len(resp.ApiKeys))
 		}
 	}
 }
 
 // TestApiVersionsTooNew: KIP-511, a version above ours gets a v0 response
-// with UNSUPPORTED_VERSION and our ranges.
+// with UNSUPPORTED_VERSION and ApiVersions' range, as Kafka's.
 func TestApiVersionsTooNew(t *testing.T) {
 	b := startBroker(t)
 	r := dialRaw(t, b)
@@ -72,8 +75,9 @@ func TestApiVersionsTooNew(t *testing.T) {
 	if err := resp.ReadFrom(payload); err != nil {
 		t.Fatal(err)
 	}
-	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) == 0 {
-		t.Fatalf("error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != kmsg.ApiVersions.Int16() ||
+		resp.ApiKeys[0].MaxVersion != apiTable[kmsg.ApiVersions].max {
+		t.Fatalf("error %d, keys %+v: want UNSUPPORTED_VERSION and ApiVersions' range alone, as Kafka", resp.ErrorCode, resp.ApiKeys)
 	}
 	// The connection stays usable.
 	req.Version = 3

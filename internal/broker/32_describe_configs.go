@@ -7,17 +7,21 @@ package broker
 // broker's dynamic and static configs over Kafka's defaults
 // (internal/config). Broker resources: this node's ID describes the whole
 // effective broker config; "" describes the cluster-wide dynamic defaults
-// only, as Kafka does. Synonyms (v1+, KIP-226) list every place a value is
-// set, most precedent first. Sensitive values are null. Types and
+// only, as Kafka does. Client metrics resources (type 16, KIP-714): a
+// subscription's metrics, interval.ms and match, each with its value
+// (source CLIENT_METRICS_CONFIG) or default (DEFAULT_CONFIG), for a
+// subscription that does not exist too (KAFKA-17516). Synonyms (v1+,
+// KIP-226) list every place a value is set, most precedent first. Sensitive values are null. Types and
 // documentation come from v3. An unknown config name is left out, as in
 // Kafka.
 //
 // Errors: a missing topic is UNKNOWN_TOPIC_OR_PARTITION; another broker's
-// ID is INVALID_REQUEST (the request belongs to that broker); broker
-// loggers (type 8) are not supported (INVALID_REQUEST).
+// ID is INVALID_REQUEST (the request belongs to that broker); a client
+// metrics subscription without a name is INVALID_REQUEST; broker loggers
+// (type 8) and groups (32) are not supported (INVALID_REQUEST).
 //
 // Authorization (authz.go), before the resource's existence is checked:
-// DESCRIBE_CONFIGS on the cluster for a broker (else
+// DESCRIBE_CONFIGS on the cluster for a broker or client metrics (else
 // CLUSTER_AUTHORIZATION_FAILED), on the topic for a topic
 // (TOPIC_AUTHORIZATION_FAILED), on the group for a group
 // (GROUP_AUTHORIZATION_FAILED), as Kafka's KafkaApis.
@@ -87,6 +91,11 @@ func (b *Broker) describeResource(img *metadata.Image, r kmsg.DescribeConfigsReq
 			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("broker %q is not this broker (%d)", r.ResourceName, b.cfg.NodeID)
 		}
 		v = b.brokerConfig(img)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		if r.ResourceName == "" {
+			return nil, kerr.InvalidRequest.Code, "Client metrics subscription name must not be empty"
+		}
+		return config.DescribeClientMetrics(img.ClientMetricsConfig(r.ResourceName), r.ConfigNames), 0, ""
 	default:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("resource type %d is not supported", r.ResourceType)
 	}

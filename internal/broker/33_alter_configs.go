@@ -7,7 +7,9 @@ package broker
 // default (clients that want to change one config use
 // IncrementalAlterConfigs, KIP-339). Topic resources (type 2) set a topic's
 // overrides; broker resources (type 4) set one broker's dynamic configs by
-// node ID, or with the name "" the cluster-wide defaults (KIP-226). The
+// node ID, or with the name "" the cluster-wide defaults (KIP-226); client
+// metrics resources (type 16, KIP-714) set a subscription's metrics,
+// interval.ms and match, and an empty set deletes it. The
 // controller checks every resource and commits the valid ones in one
 // metadata batch; the broker applies the image before it answers, so a
 // DescribeConfigs or a produce right after sees the new values.
@@ -16,7 +18,11 @@ package broker
 // Errors per resource: UNKNOWN_TOPIC_OR_PARTITION for a missing topic;
 // INVALID_REQUEST for a resource given twice, a null value, or a broker
 // config that may not be set at that level (read-only, or per-broker set as
-// a cluster default); INVALID_CONFIG for an unknown name or a bad value. A
+// a cluster default); INVALID_CONFIG for an unknown name or a bad value.
+// Client metrics are checked as Kafka's ClientMetricsConfigs does: an empty
+// subscription name, an unknown config or an interval.ms outside 100 ms to
+// an hour is INVALID_REQUEST, a value of the wrong type, a list item given
+// twice or a bad match pattern INVALID_CONFIG. A
 // config named twice in one resource takes its last value, as in Kafka.
 // Versions 1-2 only change throttling and add flexible encoding.
 //
@@ -28,8 +34,8 @@ package broker
 // before any check. The checks run on the broker the client reached,
 // before it forwards what they allowed.
 //
-// Not here: broker loggers (type 8), client metrics (16) and group (32)
-// resources are INVALID_REQUEST; a resource type Kafka does not know is
+// Not here: broker loggers (type 8) and group (32) resources are
+// INVALID_REQUEST; a resource type Kafka does not know is
 // UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy, or password
 // encryption of sensitive broker configs.
 
@@ -172,7 +178,7 @@ func alterConfigsResource(r kmsg.AlterConfigsRequestResource) (controller.AlterC
 }
 
 // configResourceType maps the resource types whose configs live in the
-// metadata. The other types Kafka knows are refused as INVALID_REQUEST; a
+// metadata: topics, brokers and client metrics subscriptions. The other types Kafka knows are refused as INVALID_REQUEST; a
 // type Kafka does not know is UNSUPPORTED_VERSION, as Kafka answers it.
 func configResourceType(t kmsg.ConfigResourceType) (metadata.ResourceType, *itemError) {
 	switch t {
@@ -180,7 +186,9 @@ func configResourceType(t kmsg.ConfigResourceType) (metadata.ResourceType, *item
 		return metadata.ResourceTopic, nil
 	case kmsg.ConfigResourceTypeBroker:
 		return metadata.ResourceBroker, nil
-	case kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig:
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return metadata.ResourceClientMetrics, nil
+	case kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeGroupConfig:
 		return 0, &itemError{kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %s.", t)}
 	}
 	return 0, &itemError{kerr.UnsupportedVersion.Code, fmt.Sprintf("Unknown resource type %d.", t)}

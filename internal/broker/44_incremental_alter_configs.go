@@ -9,7 +9,8 @@ package broker
 // (internal/config's ApplyIncremental). Topic resources (type 2) change a
 // topic's overrides; broker resources (type 4) one broker's dynamic
 // configs by node ID, or with the name "" the cluster-wide defaults
-// (KIP-226). The controller checks every resource and commits the valid
+// (KIP-226); client metrics resources (type 16) a KIP-714 subscription,
+// which goes when its last config is deleted. The controller checks every resource and commits the valid
 // ones in one metadata batch; the broker applies the image before it
 // answers, so a DescribeConfigs or a produce right after sees the change.
 // validateOnly runs every check and commits nothing.
@@ -20,14 +21,17 @@ package broker
 // config that may not be set at that level;
 // INVALID_CONFIG for an unknown name, a bad value, or APPEND/SUBTRACT on a
 // config that is not a list (what Kafka returns, although KIP-339 says
-// INVALID_REQUEST). v1 only adds flexible encoding.
+// INVALID_REQUEST). Client metrics subscriptions are checked as
+// AlterConfigs says (33_alter_configs.go): an unknown name is
+// INVALID_REQUEST there, as in Kafka. v1 only adds flexible encoding.
 //
-// Not here: broker loggers (type 8), client metrics (16) and group (32)
-// resources are INVALID_REQUEST; a resource type Kafka does not know is
+// Not here: broker loggers (type 8) and group (32) resources are
+// INVALID_REQUEST; a resource type Kafka does not know is
 // UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy.
 //
 // Authorization is AlterConfigs' (33_alter_configs.go): ALTER_CONFIGS on
-// the cluster, topic or group the resource is.
+// the cluster (for brokers and client metrics), topic or group the
+// resource is.
 
 import (
 	"github.com/samsa-io/samsa/internal/config"

@@ -18,6 +18,10 @@ type apiEntry struct {
 	// changes) are served and advertised on controller listeners only, as
 	// Kafka's controllers do; elsewhere they are unknown.
 	controllerOnly bool
+	// needsTelemetry APIs (KIP-714's) are served and advertised only
+	// when the broker has a receiver for client metrics (telemetry.go);
+	// elsewhere they are unknown.
+	needsTelemetry bool
 }
 
 // handlerFunc handles one decoded request. It returns the encoded response

@@ -27,6 +27,7 @@ import (
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/telemetry"
 	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/samsa-io/samsa/internal/version"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -187,6 +188,9 @@ type Broker struct {
 	connIDs        atomic.Uint64
 	counters       counters
 	metrics        *brokerMetrics // metrics.go
+	// telemetry receives client metrics (KIP-714, telemetry.go); nil
+	// without an HTTP listener to re-export them on.
+	telemetry *telemetry.Manager
 	// shuttingDown is set when Close begins; /readyz says so from then.
 	shuttingDown atomic.Bool
 	// autoCreate tracks Metadata's background topic creations, so a topic
@@ -289,6 +293,7 @@ func New(cfg Config) (*Broker, error) {
 	b.coordSync = newCoordinatorSync()
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
+	b.telemetry = newTelemetry(cfg)
 	b.metrics = newBrokerMetrics(b)
 	// Last, so no error path above has a listener to close.
 	if err := b.bindHTTP(); err != nil {
@@ -805,7 +810,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 		}
 	}
 	api, ok := apiTable[kmsg.Key(h.key)]
-	if ok && api.controllerOnly && !c.controllerListener {
+	if ok && (api.controllerOnly && !c.controllerListener || api.needsTelemetry && b.telemetry == nil) {
 		ok = false
 	}
 	if ok && c.controllerListener && !api.controllerOnly && !saslExchange(api.key) {
@@ -822,7 +827,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	if h.version < api.min || h.version > api.max {
 		if api.key == kmsg.ApiVersions {
-			return encodeResponse(h, unsupportedApiVersions(c.controllerListener)), nil
+			return encodeResponse(h, unsupportedApiVersions()), nil
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)
 	}

@@ -44,8 +44,10 @@ type conn struct {
 	out          chan *frame
 	closing      atomic.Bool
 
-	// Set by ApiVersions v3+ (KIP-511), for logs and metrics.
-	clientSoftware string
+	// Set by ApiVersions v3+ (KIP-511), for logs, metrics and client
+	// metrics subscriptions (telemetry.go): "name/version", and each part.
+	clientSoftware                string
+	softwareName, softwareVersion string
 	// clientID is the client ID of the request being handled.
 	clientID string
 

@@ -603,6 +603,21 @@ func adminRows() []matrixRow {
 			probe: func(p *probe) int16 {
 				return p.alterConfigs(true, kmsg.ConfigResourceTypeBroker, "", "log.retention.ms")
 			}},
+		{api: kmsg.DescribeConfigs, name: "client-metrics", grants: []grant{clusterGrant(opDescribeConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				return p.describeConfigs(kmsg.ConfigResourceTypeClientMetrics, "mx-client-metrics")
+			}},
+		{api: kmsg.AlterConfigs, name: "client-metrics", grants: []grant{clusterGrant(opAlterConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				return p.alterConfigs(false, kmsg.ConfigResourceTypeClientMetrics, "mx-client-metrics", "interval.ms")
+			}},
+		{api: kmsg.IncrementalAlterConfigs, name: "client-metrics", grants: []grant{clusterGrant(opAlterConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				return p.alterConfigs(true, kmsg.ConfigResourceTypeClientMetrics, "mx-client-metrics", "interval.ms")
+			}},
+		clusterRow(kmsg.ListConfigResources, opDescribeConfigs, func(p *probe) int16 {
+			return p.do(kmsg.NewPtrListConfigResourcesRequest()).(*kmsg.ListConfigResourcesResponse).ErrorCode
+		}),
 		clusterRow(kmsg.DescribeLogDirs, opDescribe, func(p *probe) int16 {
 			return p.do(kmsg.NewPtrDescribeLogDirsRequest()).(*kmsg.DescribeLogDirsResponse).ErrorCode
 		}),

@@ -77,6 +77,9 @@ func FuzzListTransactions(f *testing.F)             { fuzzAPI(f, kmsg.ListTransa
 func FuzzAllocateProducerIDs(f *testing.F)          { fuzzAPI(f, kmsg.AllocateProducerIDs) }
 func FuzzConsumerGroupHeartbeat(f *testing.F)       { fuzzAPI(f, kmsg.ConsumerGroupHeartbeat) }
 func FuzzConsumerGroupDescribe(f *testing.F)        { fuzzAPI(f, kmsg.ConsumerGroupDescribe) }
+func FuzzGetTelemetrySubscriptions(f *testing.F)    { fuzzAPI(f, kmsg.GetTelemetrySubscriptions) }
+func FuzzPushTelemetry(f *testing.F)                { fuzzAPI(f, kmsg.PushTelemetry) }
+func FuzzListConfigResources(f *testing.F)          { fuzzAPI(f, kmsg.ListConfigResources) }
 func FuzzDescribeTopicPartitions(f *testing.F)      { fuzzAPI(f, kmsg.DescribeTopicPartitions) }
 
 // fuzzTargetOf is the per-key target of an API.

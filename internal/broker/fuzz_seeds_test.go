@@ -7,6 +7,10 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/samsa-io/samsa/internal/telemetry"
 )
 
 // What fuzzHarness creates before the first input, and the seeds name.
@@ -22,6 +26,30 @@ const (
 	fuzzPrincipal     = "User:fuzz"    // an ACL on fuzzTopic allows it READ
 	fuzzScramUser     = "fuzz-user"    // has a SCRAM-SHA-256 credential and client quotas
 )
+
+// fuzzClientInstance is the client instance of the PushTelemetry seed,
+// whose subscription ID is the one of no subscription (the harness has
+// none), so a seed's payload is decoded.
+var fuzzClientInstance = telemetry.InstanceID([]byte("fuzz.instance.00"))
+
+// fuzzTelemetry is an uncompressed OTLP payload of one gauge and one
+// delta sum.
+var fuzzTelemetry = func() []byte {
+	value := func(v float64) []*metricspb.NumberDataPoint {
+		return []*metricspb.NumberDataPoint{{Value: &metricspb.NumberDataPoint_AsDouble{AsDouble: v}}}
+	}
+	b, err := proto.Marshal(&metricspb.MetricsData{ResourceMetrics: []*metricspb.ResourceMetrics{{ScopeMetrics: []*metricspb.ScopeMetrics{{
+		Metrics: []*metricspb.Metric{
+			{Name: "org.apache.kafka.producer.io.ratio", Data: &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: value(0.5)}}},
+			{Name: "org.apache.kafka.producer.record.send.total", Data: &metricspb.Metric_Sum{Sum: &metricspb.Sum{IsMonotonic: true,
+				AggregationTemporality: metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA, DataPoints: value(3)}}},
+		},
+	}}}}})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
 
 // fuzzTopicIDPlaceholder stands for fuzzTopic's ID in seeds and inputs:
 // the ID is random per broker, so the harness writes the real one over
@@ -235,6 +263,14 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		}
 	case *kmsg.ConsumerGroupDescribeRequest:
 		r.Groups = []string{fuzzConsumerGroup, fuzzGroup}
+	case *kmsg.PushTelemetryRequest:
+		r.ClientInstanceID = fuzzClientInstance
+		r.SubscriptionID = telemetry.SubscriptionID(telemetry.Subscribed{IntervalMs: telemetry.DefaultIntervalMs}, fuzzClientInstance)
+		r.Metrics = fuzzTelemetry
+	case *kmsg.ListConfigResourcesRequest:
+		if version >= 1 {
+			r.ResourceTypes = []int8{int8(kmsg.ConfigResourceTypeClientMetrics), int8(kmsg.ConfigResourceTypeTopic)}
+		}
 	case *kmsg.DescribeTopicPartitionsRequest:
 		r.ResponsePartitionLimit = 1
 		r.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: fuzzTopic}}

@@ -130,6 +130,9 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		tb.Fatal(err)
 	}
 	cfg.LogDir = dir
+	// An HTTP listener, so the broker receives client metrics and serves
+	// their APIs.
+	cfg.HTTPListener = "127.0.0.1:0"
 	h := &fuzzHarness{
 		b:         startBrokerWith(tb, cfg),
 		ctrlAddr:  "127.0.0.1:" + ctrlPort,

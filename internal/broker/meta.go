@@ -34,6 +34,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	b.conns.set(bc, b.cfg.Listeners)
 	b.connRates.setLimits(bc, b.cfg.Listeners)
 	b.applyQuotas(prev, img)
+	b.applyClientMetrics(prev, img)
 	b.reconfigureTLS(bc)
 	b.logs.SetCleaner(cleanerSettings(bc))
 	b.refreshAuthorizer(img, bc)

@@ -113,6 +113,9 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		}, func() float64 { return 1 }),
 		&brokerCollector{b: b},
 	)
+	if b.telemetry != nil {
+		m.registry.MustRegister(b.telemetry)
+	}
 	return m
 }
 

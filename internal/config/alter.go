@@ -78,7 +78,7 @@ func checkOps(ops []AlterOp) error {
 func (c *Catalog) applyOp(next map[string]string, op AlterOp) error {
 	e, _, ok := c.entryFor(op.Name)
 	if !ok {
-		return unknownConfig(op.Name)
+		return c.unknown(op.Name)
 	}
 	switch op.Op {
 	case OpSet:

@@ -30,8 +30,16 @@ func (c *Catalog) group(name string) []member {
 }
 
 func (s *values) resolve(name string) (resolved, error) {
-	if s.catalog.scope == "topic" {
+	switch s.catalog.scope {
+	case "topic":
 		return s.resolveTopic(name)
+	case clientMetricsScope:
+		e := s.catalog.byName[name]
+		if raw, ok := s.layers[SourceClientMetrics][name]; ok {
+			v, err := parseValue(e, name, raw)
+			return resolved{value: v, source: SourceClientMetrics}, err
+		}
+		return resolved{value: e.DefaultValue, source: SourceDefault}, nil
 	}
 	return s.resolveBroker(name)
 }

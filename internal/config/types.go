@@ -101,6 +101,8 @@ const (
 	SourceDynamicDefaultBroker Source = 3
 	SourceStaticBroker         Source = 4
 	SourceDefault              Source = 5
+	// SourceClientMetrics is a client metrics subscription's own config (KIP-714).
+	SourceClientMetrics Source = 7
 )
 
 // String returns Kafka's name for the source.
@@ -116,6 +118,8 @@ func (s Source) String() string {
 		return "STATIC_BROKER_CONFIG"
 	case SourceDefault:
 		return "DEFAULT_CONFIG"
+	case SourceClientMetrics:
+		return "CLIENT_METRICS_CONFIG"
 	}
 	return "UNKNOWN"
 }

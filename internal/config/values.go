@@ -56,8 +56,11 @@ func Parse(c *Catalog, raw map[string]string) (Values, error) {
 
 // parseValid is Parse for raw strings already validated.
 func parseValid(c *Catalog, raw map[string]string) (Values, error) {
-	if c.scope == "topic" {
+	switch c.scope {
+	case "topic":
 		return build(c, map[Source]map[string]string{SourceDynamicTopic: maps.Clone(raw)}, nil)
+	case clientMetricsScope:
+		return build(c, map[Source]map[string]string{SourceClientMetrics: maps.Clone(raw)}, nil)
 	}
 	static := maps.Clone(raw)
 	// Kafka's KafkaConfig.populateSynonyms: node.id and broker.id stand
@@ -92,9 +95,19 @@ func (c *Catalog) Validate(raw map[string]string) error {
 func (c *Catalog) parse(name, raw string) (any, error) {
 	e, _, ok := c.entryFor(name)
 	if !ok {
-		return nil, unknownConfig(name)
+		return nil, c.unknown(name)
 	}
 	return parseValue(e, name, raw)
+}
+
+// unknown is the error of a name the catalog does not have. Kafka answers
+// INVALID_CONFIG for an unknown topic or broker config, and INVALID_REQUEST
+// for an unknown client metrics config (ClientMetricsConfigs.validate).
+func (c *Catalog) unknown(name string) error {
+	if c.scope == clientMetricsScope {
+		return invalidRequest(name, "unknown client metrics configuration (there are metrics, interval.ms and match)")
+	}
+	return unknownConfig(name)
 }
 
 // build resolves every entry over the layers. Layers are already validated.

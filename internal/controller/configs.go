@@ -70,8 +70,11 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, resources []In
 	}
 	return c.alterConfigs(ctx, keys, validateOnly, func(i int, current map[string]string) (map[string]string, *failure) {
 		catalog := config.Topic
-		if resources[i].Type == metadata.ResourceBroker {
+		switch resources[i].Type {
+		case metadata.ResourceBroker:
 			catalog = config.Broker
+		case metadata.ResourceClientMetrics:
+			catalog = config.ClientMetrics
 		}
 		next, err := catalog.ApplyIncremental(current, resources[i].Ops)
 		if err != nil {
@@ -164,6 +167,11 @@ func currentConfigs(img *metadata.Image, k resourceKey) (map[string]string, *fai
 			return nil, fail(kerr.InvalidRequest, "Invalid broker resource name %q: want a node id, or empty for the cluster default.", k.name)
 		}
 		return img.BrokerConfig(k.name), nil
+	case metadata.ResourceClientMetrics:
+		if k.name == "" {
+			return nil, fail(kerr.InvalidRequest, "Subscription name can't be empty.")
+		}
+		return img.ClientMetricsConfig(k.name), nil
 	}
 	return nil, fail(kerr.InvalidRequest, "Unsupported resource type %d.", k.typ)
 }
@@ -186,8 +194,17 @@ func parseBrokerResource(name string) (model.NodeID, bool) {
 // over the broker config; a broker's must be supported too, and
 // settable at that level (Kafka's update modes) and, layered over the static
 // config, still give a valid broker config, including the topic defaults
-// that fall back to it.
+// that fall back to it. A client metrics subscription's must be one
+// Kafka's ClientMetricsConfigs would take (config.ParseClientMetrics).
 func (c *Controller) checkConfigs(img *metadata.Image, k resourceKey, next map[string]string) *failure {
+	if k.typ == metadata.ResourceClientMetrics {
+		// Every config deleted deletes the subscription; what is left must
+		// be a subscription Kafka would take.
+		if _, err := config.ParseClientMetrics(k.name, next); err != nil {
+			return configFailure(err)
+		}
+		return nil
+	}
 	if k.typ == metadata.ResourceTopic {
 		if err := config.Topic.CheckSupported(next); err != nil {
 			return configFailure(err)

@@ -157,3 +157,53 @@ func TestAlterBrokerConfigs(t *testing.T) {
 		t.Errorf("broker 1 after replace %v", got)
 	}
 }
+
+// Client metrics subscriptions (KIP-714) are config resources of their own:
+// checked as Kafka's ClientMetricsConfigs does, committed to the metadata,
+// and gone when their last config is.
+func TestAlterClientMetricsSubscriptions(t *testing.T) {
+	c := open(t, testConfig(t.TempDir()))
+	sub := func(name string, ops ...config.AlterOp) []IncrementalAlterConfigsResource {
+		return []IncrementalAlterConfigsResource{{Type: metadata.ResourceClientMetrics, Name: name, Ops: ops}}
+	}
+	checkAlter(t, c.IncrementalAlterConfigs(ctx(t), sub("producers",
+		op("metrics", config.OpSet, sp("org.apache.kafka.producer.")), op("interval.ms", config.OpSet, sp("1000"))), false), 0)
+	checkAlter(t, c.IncrementalAlterConfigs(ctx(t), sub("producers", op("metrics", config.OpAppend, sp("org.apache.kafka.consumer."))), false), 0)
+	want := map[string]string{"metrics": "org.apache.kafka.producer.,org.apache.kafka.consumer.", "interval.ms": "1000"}
+	if got := c.Image().ClientMetricsConfig("producers"); !maps.Equal(got, want) {
+		t.Fatalf("configs %v, want %v", got, want)
+	}
+	before := c.Image()
+	for _, f := range []struct {
+		name string
+		res  []IncrementalAlterConfigsResource
+		code int16
+		says string
+	}{
+		{"empty name", sub("", op("metrics", config.OpSet, sp("*"))), kerr.InvalidRequest.Code, "Subscription name can't be empty"},
+		{"unknown config", sub("producers", op("metric", config.OpSet, sp("*"))), kerr.InvalidRequest.Code, "unknown client metrics configuration"},
+		{"interval too short", sub("producers", op("interval.ms", config.OpSet, sp("50"))), kerr.InvalidRequest.Code, "between 100 and 3600000"},
+		{"interval not a number", sub("producers", op("interval.ms", config.OpSet, sp("1s"))), kerr.InvalidConfig.Code, "INT"},
+		{"bad pattern", sub("producers", op("match", config.OpSet, sp("client_id=("))), kerr.InvalidConfig.Code, "not a valid regular expression"},
+		{"unknown attribute", sub("producers", op("match", config.OpSet, sp("host=a"))), kerr.InvalidConfig.Code, "illegal client matching pattern"},
+	} {
+		res := c.IncrementalAlterConfigs(ctx(t), f.res, false)
+		checkAlter(t, res, f.code)
+		if !strings.Contains(res[0].ErrorMessage, f.says) {
+			t.Errorf("%s: message %q does not say %q", f.name, res[0].ErrorMessage, f.says)
+		}
+	}
+	if c.Image() != before {
+		t.Fatal("refused alters changed the image")
+	}
+	// The legacy API replaces the set: what it leaves out goes.
+	checkAlter(t, c.AlterConfigs(ctx(t), []AlterConfigsResource{{Type: metadata.ResourceClientMetrics, Name: "producers",
+		Configs: map[string]*string{"metrics": sp("*")}}}, false), 0)
+	if got := c.Image().ClientMetricsConfig("producers"); !maps.Equal(got, map[string]string{"metrics": "*"}) {
+		t.Fatalf("after AlterConfigs: %v", got)
+	}
+	checkAlter(t, c.IncrementalAlterConfigs(ctx(t), sub("producers", op("metrics", config.OpDelete, nil)), false), 0)
+	if got := c.Image().ClientMetricsSubscriptions(); len(got) != 0 {
+		t.Fatalf("every config deleted, the subscription is still there: %v", got)
+	}
+}

@@ -44,6 +44,7 @@ type builder struct {
 	brokersOwned       bool
 	topicConfigsOwned  bool
 	brokerConfigsOwned bool
+	clientMetricsOwned bool
 	featuresOwned      bool
 	aclsOwned          bool
 	scramOwned         bool
@@ -369,6 +370,11 @@ func (b *builder) setConfig(r ConfigRecord) error {
 			return invalid("broker config resource %q is neither a node id nor empty", r.ResourceName)
 		}
 		outer, owned = &b.img.brokerConfigs, &b.brokerConfigsOwned
+	case ResourceClientMetrics:
+		if r.ResourceName == "" {
+			return invalid("client metrics config %s of a subscription without a name", r.Name)
+		}
+		outer, owned = &b.img.clientMetrics, &b.clientMetricsOwned
 	default:
 		return invalid("config %s of unsupported resource type %d", r.Name, r.ResourceType)
 	}

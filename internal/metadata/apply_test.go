@@ -316,6 +316,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		quotaRec(QuotaRequestPercentage, 12.5, userData("alice"), QuotaEntityData{EntityType: QuotaEntityClientID}),
 		quotaRec(QuotaConsumerByteRate, 1e12, QuotaEntityData{EntityType: QuotaEntityUser}),
 		quotaRec(QuotaConnectionCreationRate, 7, QuotaEntityData{EntityType: QuotaEntityIP, EntityName: ptr("::1")}),
+		ConfigRecord{ResourceType: ResourceClientMetrics, ResourceName: "producers", Name: "metrics", Value: ptr("org.apache.kafka.producer.")},
+		ConfigRecord{ResourceType: ResourceClientMetrics, ResourceName: "producers", Name: "interval.ms", Value: ptr("1000")},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +339,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(img.ClientQuotas(), got.ClientQuotas()); diff != "" || len(got.ClientQuotas()) != 4 {
 		t.Errorf("snapshot's client quotas (-want +got):\n%s", diff)
+	}
+	if c := got.ClientMetricsConfig("producers"); len(c) != 2 || c["interval.ms"] != "1000" {
+		t.Errorf("snapshot's client metrics subscription: %v", c)
 	}
 
 	// A snapshot cut at a line boundary is refused, not read as a smaller image.

@@ -13,14 +13,17 @@ import (
 // never changes once built, so it is safe for concurrent use and a reader
 // can hold one for as long as it likes; Apply builds a new one.
 type Image struct {
-	offset         int64
-	clusterID      string
-	topics         map[string]*TopicImage
-	topicsByID     map[model.TopicID]*TopicImage
-	sortedTopics   []*TopicImage // by name; rebuilt only when topics change
-	brokers        map[model.NodeID]BrokerImage
-	topicConfigs   map[string]map[string]string // topic name -> overrides
-	brokerConfigs  map[string]map[string]string // node ID or "" -> dynamic configs
+	offset        int64
+	clusterID     string
+	topics        map[string]*TopicImage
+	topicsByID    map[model.TopicID]*TopicImage
+	sortedTopics  []*TopicImage // by name; rebuilt only when topics change
+	brokers       map[model.NodeID]BrokerImage
+	topicConfigs  map[string]map[string]string // topic name -> overrides
+	brokerConfigs map[string]map[string]string // node ID or "" -> dynamic configs
+	// clientMetrics are the KIP-714 client metrics subscriptions, by
+	// name: a subscription is its configs, and goes when they all do.
+	clientMetrics  map[string]map[string]string
 	features       map[string]int16
 	nextProducerID int64
 	acls           map[ACLID]ACL
@@ -148,6 +151,34 @@ func (img *Image) TopicConfig(name string) map[string]string {
 // default (DYNAMIC_DEFAULT_BROKER_CONFIG).
 func (img *Image) BrokerConfig(resource string) map[string]string {
 	return cloneConfig(img.brokerConfigs[resource])
+}
+
+// ClientMetricsConfig returns a copy of the configs of a client metrics
+// subscription (KIP-714): what was set, not defaults; empty for a
+// subscription that does not exist.
+func (img *Image) ClientMetricsConfig(name string) map[string]string {
+	return cloneConfig(img.clientMetrics[name])
+}
+
+// ClientMetricsSubscriptions returns the names of the client metrics
+// subscriptions, sorted.
+func (img *Image) ClientMetricsSubscriptions() []string {
+	return slices.Sorted(maps.Keys(img.clientMetrics))
+}
+
+// ClientMetricsChanged reports whether the client metrics subscriptions
+// of two images may differ: false when img and other share them, as
+// images do until a batch changes one.
+func (img *Image) ClientMetricsChanged(other *Image) bool {
+	if len(img.clientMetrics) != len(other.clientMetrics) {
+		return true
+	}
+	for name, c := range img.clientMetrics {
+		if o, ok := other.clientMetrics[name]; !ok || !maps.Equal(c, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // Feature returns a finalized feature level; 0 when the feature is not set.

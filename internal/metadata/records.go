@@ -151,6 +151,9 @@ type ResourceType int8
 const (
 	ResourceTopic  ResourceType = 2
 	ResourceBroker ResourceType = 4
+	// ResourceClientMetrics is a KIP-714 client metrics subscription,
+	// named by the operator; its configs are the subscription.
+	ResourceClientMetrics ResourceType = 16
 )
 
 func (t ResourceType) String() string {
@@ -159,13 +162,17 @@ func (t ResourceType) String() string {
 		return "topic"
 	case ResourceBroker:
 		return "broker"
+	case ResourceClientMetrics:
+		return "client-metrics"
 	}
 	return "resource(" + itoa(int64(t)) + ")"
 }
 
-// ConfigRecord sets or deletes one dynamic config: a topic's override, or a
-// broker's dynamic config. For brokers the resource name is the node ID in
-// decimal, or "" for the cluster-wide default.
+// ConfigRecord sets or deletes one dynamic config: a topic's override, a
+// broker's dynamic config, or a client metrics subscription's config. For
+// brokers the resource name is the node ID in decimal, or "" for the
+// cluster-wide default; for client metrics the subscription's name, never
+// empty.
 type ConfigRecord struct {
 	ResourceType ResourceType `json:"resourceType"`
 	ResourceName string       `json:"resourceName"`

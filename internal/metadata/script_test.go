@@ -140,6 +140,9 @@ func dumpImage(img *Image) []string {
 		}
 		out = append(out, fmt.Sprintf("quota %s: %s", e, strings.Join(parts, " ")))
 	}
+	for _, name := range img.ClientMetricsSubscriptions() {
+		out = append(out, fmt.Sprintf("client metrics %q %s", name, formatConfig(img.ClientMetricsConfig(name))))
+	}
 	return out
 }
 

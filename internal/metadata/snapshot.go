@@ -25,7 +25,8 @@ type snapshotHeader struct {
 // broker configs, per topic by name its topic, partitions and configs, then
 // the ACLs (Image.ACLs' order), the SCRAM credentials by user and
 // mechanism, the delegation tokens by ID, and the client quotas by entity
-// (QuotaEntity.Compare) and key.
+// (QuotaEntity.Compare) and key, and the client metrics subscriptions'
+// configs by subscription and name.
 // Partitions come back as PartitionRecords with their epochs, so the rebuilt
 // image is equal to img, not merely similar.
 func (img *Image) Records() []Record {
@@ -66,7 +67,11 @@ func (img *Image) Records() []Record {
 	for _, t := range img.DelegationTokens() {
 		out = append(out, t.Record())
 	}
-	return append(out, img.quotaRecords()...)
+	out = append(out, img.quotaRecords()...)
+	for _, name := range slices.Sorted(maps.Keys(img.clientMetrics)) {
+		out = appendConfigs(out, ResourceClientMetrics, name, img.clientMetrics[name])
+	}
+	return out
 }
 
 func appendConfigs(out []Record, typ ResourceType, res string, configs map[string]string) []Record {

@@ -18,7 +18,7 @@ B=$SAMSA_BOOTSTRAP
 
 java_features=(create-topic delete-topic produce-none produce-gzip produce-snappy produce-lz4 produce-zstd
   acks-0 acks-1 acks-all keys-headers group-consume-commit rebalance-two-members rebalance-two-members-kip848
-  list-offsets reset-offsets describe-configs idempotent-produce transactions)
+  list-offsets reset-offsets describe-configs idempotent-produce transactions client-telemetry)
 tool_features=(tool-topic-create tool-topic-describe tool-topic-alter tool-console-producer tool-console-consumer
   tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf)
 security_features=(ssl mtls $([ -n "${SAMSA_AUTHORIZER:-}" ] && echo mtls-principal) sasl-plain sasl-scram-sha-256 sasl-scram-sha-512 sasl-oauthbearer
@@ -88,6 +88,20 @@ echo "java: client features"
 if ! timeout 300 "${JAVA[@]}" -Dcompat.timeout=45 samsa.compat.Compat "$B" "$COMPAT_RESULTS" 2>"$logs/compat.err"; then
   failed=1
   echo "-- Compat stderr tail:"; grep -v '^\s*at ' "$logs/compat.err" | tail -n 30
+fi
+# client-telemetry (KIP-714): internal/broker's TestClientTelemetryFromJava,
+# on a broker of its own with the HTTP listener on, runs TelemetryProbe (a
+# producer pushing its metrics) and reads them on /metrics.
+echo "java: client telemetry"
+root=$(cd "$here/../../.." && pwd)
+if (cd "$root" && SAMSA_TELEMETRY_JAVA="${JAVA[*]} samsa.compat.TelemetryProbe" timeout 300 \
+      go test ./internal/broker -run 'TestClientTelemetryFromJava$' -count=1 -v) >"$logs/client-telemetry.out" 2>&1 \
+   && grep -q -- '--- PASS: TestClientTelemetryFromJava' "$logs/client-telemetry.out"; then
+  result java-client "$kafka_version" client-telemetry pass "$(grep -o '[0-9]* families of the Java producer.*' "$logs/client-telemetry.out" | head -n 1)"
+else
+  failed=1
+  result java-client "$kafka_version" client-telemetry fail "$(grep -E '^\s+e2e_client_metrics' "$logs/client-telemetry.out" | head -n 3 | tr -s ' \n' ' ' | cut -c1-600)"
+  echo "-- client-telemetry:"; tail -n 20 "$logs/client-telemetry.out"
 fi
 # A feature the killed JVM did not reach still gets its line.
 for f in "${java_features[@]}"; do

@@ -492,6 +492,9 @@ public final class AuthzProbe {
                         List.of(new AlterConfigOp(new ConfigEntry(a.get(2), "3600000"), AlterConfigOp.OpType.SET))),
                         new AlterConfigsOptions().validateOnly(true)).all().get(t, s));
                 return 0;
+            case "list-config-resources":
+                check(() -> admin.listConfigResources().all().get(t, s));
+                return 0;
             case "describe-log-dirs":
                 check(() -> admin.describeLogDirs(List.of(Integer.parseInt(a.get(0)))).allDescriptions().get(t, s));
                 return 0;
@@ -639,6 +642,7 @@ public final class AuthzProbe {
         return new ConfigResource(switch (type) {
             case "topic" -> ConfigResource.Type.TOPIC;
             case "broker" -> ConfigResource.Type.BROKER;
+            case "client-metrics" -> ConfigResource.Type.CLIENT_METRICS;
             default -> throw new IllegalArgumentException("no config resource type " + type);
         }, name);
     }
