@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -288,6 +289,9 @@ func TestMetricsExportEventCounters(t *testing.T) {
 // (Debian's prometheus package); elsewhere the test is skipped.
 func TestMetricsPassPromtool(t *testing.T) {
 	if _, err := exec.LookPath("promtool"); err != nil {
+		if os.Getenv("SAMSA_REQUIRE_PROMETHEUS") != "" {
+			t.Fatal("promtool is not installed (apt-get install prometheus) and SAMSA_REQUIRE_PROMETHEUS is set")
+		}
 		t.Skip("promtool is not installed (apt-get install prometheus)")
 	}
 	b := startHTTPBroker(t)
@@ -309,6 +313,9 @@ func lintMetrics(t *testing.T, text string) {
 	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
+		if os.Getenv("SAMSA_REQUIRE_PROMETHEUS") != "" {
+			t.Fatal("promtool is not installed (apt-get install prometheus) and SAMSA_REQUIRE_PROMETHEUS is set")
+		}
 		t.Log("promtool is not installed: the scrape is not linted")
 		return
 	}
