@@ -839,6 +839,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	c.api, c.reqStart, c.reqSize, c.replicaFetch, c.throttle, c.clientWaits = api, start, len(buf), false, 0, false
 	c.beginAudit(api.key)
+	b.metrics.rt.handlerStarts(api.key, start, time.Now())
 	f, err := b.runHandler(api, c, h, req)
 	b.endAudit(c)
 	b.requestHandled(f, api.key, h.version, start)

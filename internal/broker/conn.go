@@ -303,8 +303,11 @@ func (c *conn) writeLoop() {
 			c.b.pause(c.b.tasks.Context(), f.delay)
 		}
 		if failed == nil {
-			c.nc.SetWriteDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
-			if failed = c.writeFrame(f); failed != nil {
+			sendStart := time.Now()
+			c.nc.SetWriteDeadline(sendStart.Add(c.b.cfg.ConnectionsMaxIdle))
+			failed = c.writeFrame(f)
+			c.b.metrics.rt.responseSent(&f.req, sendStart)
+			if failed != nil {
 				c.log.Info("write failed; closing", "err", failed)
 				c.interrupt()
 			}
