@@ -2,7 +2,9 @@ package broker
 
 // The metrics of how the broker spends its time and what it waits on, in
 // addition to metrics.go's counts: a request's time split as Kafka's
-// RequestMetrics split it (queue, send), listed in docs/METRICS.md. The
+// RequestMetrics split it (queue, send), the purgatories (acks=all
+// produces waiting for their followers, fetches long-polling), listed in
+// docs/METRICS.md. The
 // request path pays with clock reads and histogram observations into
 // arrays built in New, as metrics.go's: no allocation, no lock.
 
@@ -25,7 +27,28 @@ type runtimeMetrics struct {
 	// nil for keys the broker does not serve. Built in New, read-only
 	// after.
 	queueTime, sendTime [kmsg.MaxKey + 1]prometheus.Histogram
+	// purgatoryTime is, per purgatory, how long the requests that waited
+	// in it waited.
+	purgatoryTime [numPurgatories]prometheus.Histogram
+	// producesWaiting is the number of acks=all produces waiting for
+	// their followers right now (Kafka's produce purgatory size).
+	producesWaiting gauge
 }
+
+// purgatory is what a request may wait for, as Kafka parks it in a
+// purgatory: an acks=all produce for its followers, a fetch for data.
+type purgatory int
+
+const (
+	purgatoryProduce purgatory = iota
+	purgatoryFetchConsumer
+	purgatoryFetchFollower
+	numPurgatories
+)
+
+// purgatoryNames are the purgatories' label values, Kafka's request names
+// for the remote time of its RequestMetrics.
+var purgatoryNames = [numPurgatories]string{"Produce", "FetchConsumer", "FetchFollower"}
 
 func (m *runtimeMetrics) init() {
 	for key := range apiTable {
@@ -43,6 +66,19 @@ func (m *runtimeMetrics) init() {
 			Buckets:     fineBuckets,
 		})
 	}
+	for p, name := range purgatoryNames {
+		m.purgatoryTime[p] = prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:        "samsa_purgatory_wait_seconds",
+			Help:        "Time requests waited in a purgatory: acks=all produces for their followers, fetches for data.",
+			ConstLabels: prometheus.Labels{"operation": name},
+			Buckets:     requestBuckets,
+		})
+	}
+}
+
+// waited records that the request being handled waited d in purgatory p.
+func (c *conn) waited(p purgatory, d time.Duration) {
+	c.b.metrics.rt.purgatoryTime[p].Observe(d.Seconds())
 }
 
 // handlerStarts times a request's stay in the queue, from start, its
@@ -73,7 +109,15 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 		ch <- m.rt.queueTime[key]
 		ch <- m.rt.sendTime[key]
 	}
+	for _, h := range m.rt.purgatoryTime {
+		ch <- h
+	}
+	v, _ := m.rt.producesWaiting.watch()
+	emitGauge(ch, descProducesWaiting, float64(v))
 }
+
+var descProducesWaiting = prometheus.NewDesc("samsa_produces_waiting",
+	"Produces with acks=all waiting for their followers right now (the produce purgatory).", nil, nil)
 
 // apiUsed reports whether a request of the key was handled since the
 // start.

@@ -57,3 +57,93 @@ func TestMetricsTimeRequestParts(t *testing.T) {
 		t.Error("an API nobody called has a queue time")
 	}
 }
+
+// A consumer's fetch that long-polls an empty partition waits in the fetch
+// purgatory for its max wait; a single node's acks=all produce, committed
+// on append, never enters the produce purgatory.
+func TestMetricsTimeFetchPurgatory(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	createTopic(t, b, "polled", 1)
+	r := dialRaw(t, b)
+	batch := rawBatch(rawBatchOptions{timestamp: time.Now().UnixMilli()}, rawRecord{Value: []byte("v")})
+	if sp := rawProducePart(r, rawProduceReq("polled", 0, -1, batch), 1); sp.ErrorCode != 0 {
+		t.Fatalf("produce: %v", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	const maxWait = 300 * time.Millisecond
+	req := rawFetchReq(12, "polled", [16]byte{}, 0, 1)
+	req.MaxWaitMillis, req.MinBytes = int32(maxWait.Milliseconds()), 1
+	if rp := rawFetchPart(r, req, 2); rp.ErrorCode != 0 || len(rp.RecordBatches) != 0 {
+		t.Fatalf("long poll past the end: %v, %d bytes", kerr.ErrorForCode(rp.ErrorCode), len(rp.RecordBatches))
+	}
+	r.roundTrip(kmsg.NewPtrMetadataRequest(), 3)
+
+	s := scrapeRegistry(t, b)
+	fetch := `operation="FetchConsumer"`
+	if n, sum := s.sum("samsa_purgatory_wait_seconds_count", fetch), s.sum("samsa_purgatory_wait_seconds_sum", fetch); n != 1 || sum < 0.9*maxWait.Seconds() {
+		t.Errorf("fetch purgatory: %v waits of %vs in all, want 1 of about %v", n, sum, maxWait)
+	}
+	for _, op := range []string{`operation="Produce"`, `operation="FetchFollower"`} {
+		if n := s.sum("samsa_purgatory_wait_seconds_count", op); n != 0 {
+			t.Errorf("%s: %v waits on a single node", op, n)
+		}
+	}
+	if got := s.sum("samsa_produces_waiting"); got != 0 || !s.has("samsa_produces_waiting") {
+		t.Errorf("samsa_produces_waiting %v (present: %v), want 0", got, s.has("samsa_produces_waiting"))
+	}
+}
+
+// In a cluster an acks=all produce waits for its followers, and the
+// followers' fetches long-poll the leader; a produce that cannot commit
+// (a follower of its ISR is dead) is in the produce purgatory until its
+// timeout.
+func TestClusterMetricsPurgatories(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "60000"})
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 1, 3, nil, "waited"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN("waited", 50, "r")
+	c.waitReplicasEqual("waited", 1)
+	leaderNode := c.leaderOf("waited", 0)
+	leader := leaderNode.get()
+	s, _ := scrapeHTTP(t, leader)
+	if n := s.sum("samsa_purgatory_wait_seconds_count", `operation="Produce"`); n < 1 {
+		t.Errorf("%v acks=all produces waited for their followers on the leader", n)
+	}
+	if n := s.sum("samsa_purgatory_wait_seconds_count", `operation="FetchFollower"`); n < 1 {
+		t.Errorf("%v follower fetches long-polled the leader", n)
+	}
+
+	for _, n := range c.nodes {
+		if n != leaderNode {
+			c.kill(n)
+			break
+		}
+	}
+	r := dialRaw(t, leader)
+	req := rawProduceReq("waited", 0, -1, rawBatch(rawBatchOptions{timestamp: time.Now().UnixMilli()}, rawRecord{Value: []byte("stuck")}))
+	req.TimeoutMillis = 2000
+	answered := make(chan kmsg.ProduceResponseTopicPartition, 1)
+	go func() { answered <- rawProducePart(r, req, 1) }()
+	deadline := time.After(10 * time.Second)
+	for {
+		v, changed := leader.metrics.rt.producesWaiting.watch()
+		if v == 1 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("the stuck produce never entered the purgatory")
+		}
+	}
+	if s, _ := scrapeHTTP(t, leader); s.sum("samsa_produces_waiting") != 1 {
+		t.Errorf("samsa_produces_waiting %v while a produce waits", s.sum("samsa_produces_waiting"))
+	}
+	if sp := <-answered; sp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Errorf("the stuck produce: %v, want REQUEST_TIMED_OUT", kerr.ErrorForCode(sp.ErrorCode))
+	}
+	if s, _ := scrapeHTTP(t, leader); s.sum("samsa_produces_waiting") != 0 {
+		t.Errorf("samsa_produces_waiting %v once answered", s.sum("samsa_produces_waiting"))
+	}
+}
