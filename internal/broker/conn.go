@@ -74,6 +74,10 @@ type conn struct {
 	replicaFetch bool
 	throttle     time.Duration
 	clientWaits  bool
+	// purgatory is how long the request being handled waited for
+	// followers (acks=all) or for data (a long poll), which its
+	// handler's busy time leaves out (metrics_runtime.go).
+	purgatory time.Duration
 }
 
 // frame is an encoded response ready to write. Record data fetched from

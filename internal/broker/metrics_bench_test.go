@@ -12,7 +12,7 @@ import (
 
 // BenchmarkMetricsRequestPath is what metrics cost one request that
 // produces to a partition and one that fetches from it: the per-topic
-// counts and the per-API count and times (queue, send, total).
+// counts and the per-API count and times (queue, handler, send, total).
 // It must not allocate.
 func BenchmarkMetricsRequestPath(b *testing.B) {
 	br := startBrokerWith(b, Config{LogDir: b.TempDir()})
@@ -28,21 +28,21 @@ func BenchmarkMetricsRequestPath(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ts.countProduce(0, batch, 0)
-		br.metrics.rt.handlerStarts(kmsg.Produce, produce.start, began)
+		br.metrics.rt.handlerDone(kmsg.Produce, produce.start, began, 0)
 		br.metrics.rt.responseSent(&produce, began)
 		br.metrics.requestDone(&produce)
 		fp.countFetch(&r)
-		br.metrics.rt.handlerStarts(kmsg.Fetch, fetch.start, began)
+		br.metrics.rt.handlerDone(kmsg.Fetch, fetch.start, began, time.Microsecond)
 		br.metrics.rt.responseSent(&fetch, began)
 		br.metrics.requestDone(&fetch)
 	}
 	if allocs := testing.AllocsPerRun(100, func() {
 		ts.countProduce(0, batch, 0)
-		br.metrics.rt.handlerStarts(kmsg.Produce, produce.start, began)
+		br.metrics.rt.handlerDone(kmsg.Produce, produce.start, began, 0)
 		br.metrics.rt.responseSent(&produce, began)
 		br.metrics.requestDone(&produce)
 		fp.countFetch(&r)
-		br.metrics.rt.handlerStarts(kmsg.Fetch, fetch.start, began)
+		br.metrics.rt.handlerDone(kmsg.Fetch, fetch.start, began, time.Microsecond)
 		br.metrics.rt.responseSent(&fetch, began)
 		br.metrics.requestDone(&fetch)
 	}); allocs != 0 {

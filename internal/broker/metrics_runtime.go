@@ -3,12 +3,16 @@ package broker
 // The metrics of how the broker spends its time and what it waits on, in
 // addition to metrics.go's counts: a request's time split as Kafka's
 // RequestMetrics split it (queue, send), the purgatories (acks=all
-// produces waiting for their followers, fetches long-polling), listed in
-// docs/METRICS.md. The
-// request path pays with clock reads and histogram observations into
+// produces waiting for their followers, fetches long-polling), Samsa's
+// equivalents of Kafka's idle percentages (the handlers' busy time, the
+// scheduler's latency), listed in docs/METRICS.md. The
+// request path pays with clock reads, atomic adds and histogram
+// observations into
 // arrays built in New, as metrics.go's: no allocation, no lock.
 
 import (
+	"runtime/metrics"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +31,9 @@ type runtimeMetrics struct {
 	// nil for keys the broker does not serve. Built in New, read-only
 	// after.
 	queueTime, sendTime [kmsg.MaxKey + 1]prometheus.Histogram
+	// handlerNanos is the time requests spent in their handler, per API
+	// key, leaving out what they waited in a purgatory (conn.purgatory).
+	handlerNanos [kmsg.MaxKey + 1]atomic.Uint64
 	// purgatoryTime is, per purgatory, how long the requests that waited
 	// in it waited.
 	purgatoryTime [numPurgatories]prometheus.Histogram
@@ -78,16 +85,21 @@ func (m *runtimeMetrics) init() {
 
 // waited records that the request being handled waited d in purgatory p.
 func (c *conn) waited(p purgatory, d time.Duration) {
+	c.purgatory += d
 	c.b.metrics.rt.purgatoryTime[p].Observe(d.Seconds())
 }
 
-// handlerStarts times a request's stay in the queue, from start, its
-// frame read, to began, its handler's start.
-func (m *runtimeMetrics) handlerStarts(key kmsg.Key, start, began time.Time) {
+// handlerDone times a request's stay in the queue (from start, its frame
+// read, to began, its handler's start) and in its handler, less what it
+// waited in a purgatory.
+func (m *runtimeMetrics) handlerDone(key kmsg.Key, start, began time.Time, purgatory time.Duration) {
 	if key < 0 || int(key) >= len(m.queueTime) || m.queueTime[key] == nil {
 		return
 	}
 	m.queueTime[key].Observe(began.Sub(start).Seconds())
+	if busy := time.Since(began) - purgatory; busy > 0 {
+		m.handlerNanos[key].Add(uint64(busy))
+	}
 }
 
 // responseSent times the write of a response that began at sendStart.
@@ -99,7 +111,7 @@ func (m *runtimeMetrics) responseSent(r *requestMark, sendStart time.Time) {
 }
 
 // collectRuntime exports runtimeMetrics, for the APIs used since the
-// start as collectRequests does.
+// start as collectRequests does, and what the Go scheduler says.
 func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	m := c.b.metrics
 	for key := range m.requests {
@@ -108,16 +120,15 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 		}
 		ch <- m.rt.queueTime[key]
 		ch <- m.rt.sendTime[key]
+		emitCounter(ch, descHandlerSeconds, float64(m.rt.handlerNanos[key].Load())/1e9, kmsg.Key(key).Name())
 	}
 	for _, h := range m.rt.purgatoryTime {
 		ch <- h
 	}
 	v, _ := m.rt.producesWaiting.watch()
 	emitGauge(ch, descProducesWaiting, float64(v))
+	collectSchedulerLatency(ch)
 }
-
-var descProducesWaiting = prometheus.NewDesc("samsa_produces_waiting",
-	"Produces with acks=all waiting for their followers right now (the produce purgatory).", nil, nil)
 
 // apiUsed reports whether a request of the key was handled since the
 // start.
@@ -128,4 +139,68 @@ func apiUsed(m *brokerMetrics, key int) bool {
 		}
 	}
 	return false
+}
+
+var (
+	descProducesWaiting = prometheus.NewDesc("samsa_produces_waiting",
+		"Produces with acks=all waiting for their followers right now (the produce purgatory).", nil, nil)
+	descHandlerSeconds = prometheus.NewDesc("samsa_request_handler_seconds_total",
+		"Time requests spent in their handler, purgatory waits left out, per API (the busy time of Kafka's request handlers).", []string{"api"}, nil)
+	descSchedulerLatency = prometheus.NewDesc("samsa_scheduler_latency_seconds",
+		"Time goroutines waited, runnable, for a processor (GOMAXPROCS) to run on; the sum is estimated from the runtime's buckets.", nil, nil)
+)
+
+// schedulerBuckets are the upper bounds in seconds the Go runtime's
+// scheduling latencies are exported in: its own buckets are finer (and
+// many), which no dashboard needs.
+var schedulerBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
+
+// collectSchedulerLatency exports the runtime's /sched/latencies:seconds,
+// the time goroutines spent runnable before running: Samsa has no request
+// queue or thread pool whose saturation shows as Kafka's idle
+// percentages, and a broker short of CPU shows here instead, every
+// connection's goroutine waiting for a processor.
+func collectSchedulerLatency(ch chan<- prometheus.Metric) {
+	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return
+	}
+	count, sum, buckets := rebucket(sample[0].Value.Float64Histogram(), schedulerBuckets)
+	ch <- prometheus.MustNewConstHistogram(descSchedulerLatency, count, sum, buckets)
+}
+
+// rebucket turns a runtime histogram into Prometheus' cumulative buckets
+// at bounds. A runtime bucket counts under the first bound at or above
+// its upper edge, so a bucket never claims a sample faster than it was.
+// The sum, which the runtime does not keep, is estimated at each bucket's
+// middle (its lower edge for the last, unbounded one).
+func rebucket(h *metrics.Float64Histogram, bounds []float64) (uint64, float64, map[float64]uint64) {
+	out := make(map[float64]uint64, len(bounds))
+	var count uint64
+	var sum float64
+	for i, n := range h.Counts {
+		if n == 0 {
+			continue
+		}
+		lo, hi := h.Buckets[i], h.Buckets[i+1]
+		count += n
+		switch {
+		case lo < 0 || hi > 1e300:
+			sum += float64(n) * max(lo, 0)
+		default:
+			sum += float64(n) * (lo + hi) / 2
+		}
+		for _, b := range bounds {
+			if hi <= b {
+				out[b] += n
+			}
+		}
+	}
+	for _, b := range bounds {
+		if _, ok := out[b]; !ok {
+			out[b] = 0
+		}
+	}
+	return count, sum, out
 }

@@ -2,6 +2,9 @@ package broker
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -23,7 +26,8 @@ func produceRaw(t *testing.T, r *rawConn, topic string, n int) {
 
 // A request's time is split as Kafka's RequestMetrics split it: every
 // request handled is queued once, every response written is sent once
-// (an acks=0 produce has none), and the parts fit in the total.
+// (an acks=0 produce has none), and the parts fit in the total. The Go
+// scheduler's latencies are there too.
 func TestMetricsTimeRequestParts(t *testing.T) {
 	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
 	createTopic(t, b, "timed", 1)
@@ -48,19 +52,24 @@ func TestMetricsTimeRequestParts(t *testing.T) {
 		t.Errorf("%v Produce responses sent, want %d (the acks=0 one has none)", got, produces)
 	}
 	total := s.sum("samsa_request_duration_seconds_sum", api)
+	handler := s.sum("samsa_request_handler_seconds_total", api)
 	queue := s.sum("samsa_request_queue_seconds_sum", api)
 	send := s.sum("samsa_response_send_seconds_sum", api)
-	if queue <= 0 || send <= 0 || queue+send > total {
-		t.Errorf("Produce: %vs queued, %vs sending, of %vs in all", queue, send, total)
+	if handler <= 0 || queue <= 0 || send <= 0 || handler+queue+send > total {
+		t.Errorf("Produce: %vs queued, %vs in the handler, %vs sending, of %vs in all", queue, handler, send, total)
 	}
 	if s.has("samsa_request_queue_seconds_count{api=\"DescribeAcls\"") {
 		t.Error("an API nobody called has a queue time")
 	}
+	if n := s.sum("samsa_scheduler_latency_seconds_count"); n == 0 || s.sum("samsa_scheduler_latency_seconds_bucket", `le="+Inf"`) != n {
+		t.Errorf("scheduler latencies: %v, +Inf bucket %v", n, s.sum("samsa_scheduler_latency_seconds_bucket", `le="+Inf"`))
+	}
 }
 
 // A consumer's fetch that long-polls an empty partition waits in the fetch
-// purgatory for its max wait; a single node's acks=all produce, committed
-// on append, never enters the produce purgatory.
+// purgatory for its max wait, which its handler's busy time leaves out; a
+// single node's acks=all produce, committed on append, never enters the
+// produce purgatory.
 func TestMetricsTimeFetchPurgatory(t *testing.T) {
 	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
 	createTopic(t, b, "polled", 1)
@@ -81,6 +90,9 @@ func TestMetricsTimeFetchPurgatory(t *testing.T) {
 	fetch := `operation="FetchConsumer"`
 	if n, sum := s.sum("samsa_purgatory_wait_seconds_count", fetch), s.sum("samsa_purgatory_wait_seconds_sum", fetch); n != 1 || sum < 0.9*maxWait.Seconds() {
 		t.Errorf("fetch purgatory: %v waits of %vs in all, want 1 of about %v", n, sum, maxWait)
+	}
+	if total, busy := s.sum("samsa_request_duration_seconds_sum", `api="Fetch"`), s.sum("samsa_request_handler_seconds_total", `api="Fetch"`); total < 0.9*maxWait.Seconds() || busy <= 0 || busy > total/3 {
+		t.Errorf("Fetch: %vs in all, %vs busy in the handler; want the long poll in the first only", total, busy)
 	}
 	for _, op := range []string{`operation="Produce"`, `operation="FetchFollower"`} {
 		if n := s.sum("samsa_purgatory_wait_seconds_count", op); n != 0 {
@@ -145,5 +157,24 @@ func TestClusterMetricsPurgatories(t *testing.T) {
 	}
 	if s, _ := scrapeHTTP(t, leader); s.sum("samsa_produces_waiting") != 0 {
 		t.Errorf("samsa_produces_waiting %v once answered", s.sum("samsa_produces_waiting"))
+	}
+}
+
+// rebucket counts a runtime bucket under the first bound at or above its
+// upper edge, estimates the sum at the buckets' middles, and gives every
+// bound a bucket.
+func TestRebucket(t *testing.T) {
+	inf := math.Inf(1)
+	h := &metrics.Float64Histogram{
+		Buckets: []float64{math.Inf(-1), 0, 1e-6, 2e-6, 1e-3, 2e-3, inf},
+		Counts:  []uint64{1, 2, 0, 3, 4, 5},
+	}
+	count, sum, buckets := rebucket(h, []float64{1e-6, 1e-3, 1})
+	want := map[float64]uint64{1e-6: 3, 1e-3: 6, 1: 10}
+	if count != 15 || !maps.Equal(buckets, want) {
+		t.Errorf("count %d, buckets %v; want 15, %v", count, buckets, want)
+	}
+	if wantSum := 2*0.5e-6 + 3*(2e-6+1e-3)/2 + 4*1.5e-3 + 5*2e-3; math.Abs(sum-wantSum) > 1e-12 {
+		t.Errorf("sum %v, want %v", sum, wantSum)
 	}
 }
