@@ -178,3 +178,22 @@ func TestRebucket(t *testing.T) {
 		t.Errorf("sum %v, want %v", sum, wantSum)
 	}
 }
+
+// Each flush of a log is timed: a topic with flush.messages=1 flushes at
+// every produce.
+func TestMetricsTimeLogFlushes(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	one := "1"
+	createTopicWith(t, b, "flushed", 1, map[string]*string{"flush.messages": &one})
+	before := scrapeRegistry(t, b).sum("samsa_log_flush_seconds_count")
+	const produces = 5
+	produceRaw(t, dialRaw(t, b), "flushed", produces)
+	s := scrapeRegistry(t, b)
+	if got := s.sum("samsa_log_flush_seconds_count") - before; got < produces {
+		t.Errorf("%v flushes timed over %d produces with flush.messages=1", got, produces)
+	}
+	if s.sum("samsa_log_flush_seconds_bucket", `le="+Inf"`) != s.sum("samsa_log_flush_seconds_count") || s.sum("samsa_log_flush_seconds_sum") <= 0 {
+		t.Errorf("flush histogram: +Inf bucket %v, count %v, sum %v", s.sum("samsa_log_flush_seconds_bucket", `le="+Inf"`),
+			s.sum("samsa_log_flush_seconds_count"), s.sum("samsa_log_flush_seconds_sum"))
+	}
+}

@@ -154,6 +154,9 @@ func (m *Manager) each(what string, fn func(*Log) error) {
 	}
 }
 
+// Stats are the counts of the Manager's logs' work, for metrics.
+func (m *Manager) Stats() *Stats { return m.opts.Stats }
+
 // PartitionDir is the directory of a partition's log.
 func (m *Manager) PartitionDir(tp model.TopicPartition) string {
 	return filepath.Join(m.cfg.Dir, tp.String())
