@@ -3,7 +3,8 @@ package broker
 // The metrics metrics.go leaves out: how the broker spends its time and
 // what it waits on (a request's time split as Kafka's RequestMetrics split
 // it, the purgatories, Samsa's equivalents of Kafka's idle percentages),
-// and what the layers below did (flushes), listed with their Kafka JMX
+// and what the layers below did (flushes, compaction), listed with their
+// Kafka JMX
 // names in docs/METRICS.md.
 //
 // The request path pays for them as for metrics.go's, with clock reads,
@@ -134,14 +135,32 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	c.collectStorage(ch)
 }
 
-// collectStorage exports what the log manager counted of its logs' work.
+// collectStorage exports what the log manager counted of its logs' work:
+// flush times and the cleaner's progress.
 func (c *brokerCollector) collectStorage(ch chan<- prometheus.Metric) {
-	ft := c.b.logs.Stats().FlushTimes()
+	stats := c.b.logs.Stats()
+	ft := stats.FlushTimes()
 	buckets := make(map[float64]uint64, len(storage.FlushBuckets))
 	for i, bound := range storage.FlushBuckets {
 		buckets[bound] = ft.Buckets[i]
 	}
 	ch <- prometheus.MustNewConstHistogram(descLogFlush, ft.Count, ft.Seconds, buckets)
+
+	p := stats.Cleaner()
+	emitCounter(ch, descCleanerPasses, float64(p.Passes), "success")
+	emitCounter(ch, descCleanerPasses, float64(p.FailedPasses), "failure")
+	emitCounter(ch, descCleanerReadBytes, float64(p.BytesRead))
+	emitCounter(ch, descCleanerWrittenBytes, float64(p.BytesWritten))
+	emitCounter(ch, descCleanerRecordsRemoved, float64(p.RecordsRemoved))
+	emitCounter(ch, descCleanerSeconds, p.PassTime.Seconds())
+	emitGauge(ch, descCleanerLastPassSeconds, p.LastPassTime.Seconds())
+	emitGauge(ch, descCleanerBufferUtilization, p.LastBufferUtilization)
+	emitGauge(ch, descCleanerMaxDirtyRatio, p.MaxDirtyRatio)
+	emitGauge(ch, descCleanerMaxCompactionDelay, p.MaxCompactionDelay.Seconds())
+	emitGauge(ch, descCleanerUncleanable, float64(p.Uncleanable))
+	if p.Rounds > 0 {
+		emitGauge(ch, descCleanerLastRound, float64(p.LastRound.UnixNano())/1e9)
+	}
 }
 
 // apiUsed reports whether a request of the key was handled since the
@@ -162,6 +181,28 @@ var (
 		"Time requests spent in their handler, purgatory waits left out, per API (the busy time of Kafka's request handlers).", []string{"api"}, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
+	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",
+		"Cleaning passes of compacted logs (one log each), per result (success or failure).", []string{"result"}, nil)
+	descCleanerReadBytes = prometheus.NewDesc("samsa_log_cleaner_read_bytes_total",
+		"Bytes of the segments the cleaner's passes read.", nil, nil)
+	descCleanerWrittenBytes = prometheus.NewDesc("samsa_log_cleaner_written_bytes_total",
+		"Bytes of the cleaned segments the cleaner's passes wrote.", nil, nil)
+	descCleanerRecordsRemoved = prometheus.NewDesc("samsa_log_cleaner_records_removed_total",
+		"Records the cleaner's passes removed.", nil, nil)
+	descCleanerSeconds = prometheus.NewDesc("samsa_log_cleaner_seconds_total",
+		"Time the cleaner's passes took.", nil, nil)
+	descCleanerLastPassSeconds = prometheus.NewDesc("samsa_log_cleaner_last_pass_seconds",
+		"Time the cleaner's last pass took.", nil, nil)
+	descCleanerBufferUtilization = prometheus.NewDesc("samsa_log_cleaner_last_pass_buffer_utilization_ratio",
+		"Share of the dedupe buffer (log.cleaner.dedupe.buffer.size) the cleaner's last pass used.", nil, nil)
+	descCleanerMaxDirtyRatio = prometheus.NewDesc("samsa_log_cleaner_max_dirty_ratio",
+		"The largest dirty ratio of the compacted logs at the cleaner's last round.", nil, nil)
+	descCleanerMaxCompactionDelay = prometheus.NewDesc("samsa_log_cleaner_max_compaction_delay_seconds",
+		"By how much the most overdue compacted log was past max.compaction.lag.ms at the cleaner's last round.", nil, nil)
+	descCleanerUncleanable = prometheus.NewDesc("samsa_log_cleaner_uncleanable_partitions",
+		"Compacted logs whose cleaning pass failed in the cleaner's last round.", nil, nil)
+	descCleanerLastRound = prometheus.NewDesc("samsa_log_cleaner_last_round_timestamp_seconds",
+		"When the cleaner's last round ended, in seconds since the Unix epoch.", nil, nil)
 	descSchedulerLatency = prometheus.NewDesc("samsa_scheduler_latency_seconds",
 		"Time goroutines waited, runnable, for a processor (GOMAXPROCS) to run on; the sum is estimated from the runtime's buckets.", nil, nil)
 )

@@ -197,3 +197,47 @@ func TestMetricsTimeLogFlushes(t *testing.T) {
 			s.sum("samsa_log_flush_seconds_count"), s.sum("samsa_log_flush_seconds_sum"))
 	}
 }
+
+// The cleaner's progress: a compacted topic's rounds of updates are
+// cleaned, and the pass's bytes, records and time show.
+func TestMetricsCountCompaction(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir(), Values: compactionValues(t, nil)})
+	createTopicWith(t, b, "cleaned", 1, topicConfigs("cleanup.policy", "compact"))
+	w := newKeyedWriter(t, b, "cleaned")
+	keys := keyNames("key", 0, 20)
+	old := time.Now().Add(-time.Hour).UnixMilli()
+	for r := range 5 {
+		w.round(old+int64(r)*10, updates(keys, fmt.Sprint(r))...)
+	}
+	w.round(time.Now().UnixMilli(), kv("fence", []byte("f")))
+	deadline := time.After(compactionWait)
+	var s series
+	for {
+		round := b.logs.CleanerRound()
+		s = scrapeRegistry(t, b)
+		if s.sum("samsa_log_cleaner_records_removed_total") > 0 {
+			break
+		}
+		select {
+		case <-round:
+		case <-deadline:
+			t.Fatal("no record removed by the cleaner")
+		}
+	}
+	if got := s.sum("samsa_log_cleaner_passes_total", `result="success"`); got < 1 {
+		t.Errorf("%v passes", got)
+	}
+	read, written := s.sum("samsa_log_cleaner_read_bytes_total"), s.sum("samsa_log_cleaner_written_bytes_total")
+	if read <= written || written <= 0 {
+		t.Errorf("the cleaner read %v bytes and wrote %v", read, written)
+	}
+	if s.sum("samsa_log_cleaner_seconds_total") <= 0 || s.sum("samsa_log_cleaner_last_pass_buffer_utilization_ratio") <= 0 {
+		t.Errorf("pass time %v, buffer utilization %v", s.sum("samsa_log_cleaner_seconds_total"), s.sum("samsa_log_cleaner_last_pass_buffer_utilization_ratio"))
+	}
+	if ts := s.sum("samsa_log_cleaner_last_round_timestamp_seconds"); time.Since(time.Unix(int64(ts), 0)) > time.Minute {
+		t.Errorf("last round at %v", ts)
+	}
+	if got := s.sum("samsa_log_cleaner_passes_total", `result="failure"`) + s.sum("samsa_log_cleaner_uncleanable_partitions"); got != 0 {
+		t.Errorf("%v failures", got)
+	}
+}

@@ -1,18 +1,84 @@
 package storage
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // Stats are what a Manager's logs count of their own work, for the
 // broker's metrics: how long each flush took (Kafka's
-// LogFlushRateAndTimeMs). The storage layer keeps no metrics library; it
-// counts into atomics in fixed arrays, which a flush updates without a
-// lock or an allocation, and the broker reads snapshots when scraped.
-// Safe for concurrent use.
+// LogFlushRateAndTimeMs) and what the log cleaner did (Kafka's LogCleaner
+// and LogCleanerManager metrics). The storage layer keeps no metrics
+// library; a flush counts into atomics in fixed arrays, without a lock or
+// an allocation, the cleaner under a lock of its own once per pass, and
+// the broker reads snapshots when scraped. Safe for concurrent use.
 type Stats struct {
-	flush flushHistogram
+	flush   flushHistogram
+	cleaner struct {
+		sync.Mutex
+		p CleanerProgress
+	}
+}
+
+// CleanerProgress is what the Manager's log cleaner did since it started.
+type CleanerProgress struct {
+	// Rounds counts the cleaner's rounds (each measures every compacted
+	// log and cleans the due ones), LastRound is when the last one ended
+	// (zero before the first).
+	Rounds    int64
+	LastRound time.Time
+	// Passes counts the cleaning passes that ended well, one log each;
+	// FailedPasses those that failed (the log is tried again next round).
+	Passes, FailedPasses int64
+	// What the passes did, in all: the bytes of the segments read and of
+	// their cleaned replacements, the records removed, the time taken.
+	BytesRead, BytesWritten, RecordsRemoved int64
+	PassTime                                time.Duration
+	// LastPassTime and LastBufferUtilization are the last pass's
+	// (CleanStats.BufferUtilization).
+	LastPassTime          time.Duration
+	LastBufferUtilization float64
+	// Of the last round: the largest dirty ratio of the compacted logs,
+	// the largest compaction delay (Cleanability.CompactionDelayMs), and
+	// how many logs' passes failed.
+	MaxDirtyRatio      float64
+	MaxCompactionDelay time.Duration
+	Uncleanable        int
+}
+
+// Cleaner reads the cleaner's progress.
+func (s *Stats) Cleaner() CleanerProgress {
+	s.cleaner.Lock()
+	defer s.cleaner.Unlock()
+	return s.cleaner.p
+}
+
+// cleanerPass counts a pass that took d and ended with err.
+func (s *Stats) cleanerPass(cs CleanStats, d time.Duration, err error) {
+	s.cleaner.Lock()
+	defer s.cleaner.Unlock()
+	p := &s.cleaner.p
+	if err != nil {
+		p.FailedPasses++
+		return
+	}
+	p.Passes++
+	p.BytesRead += cs.BytesRead
+	p.BytesWritten += cs.BytesWritten
+	p.RecordsRemoved += cs.RecordsRemoved
+	p.PassTime += d
+	p.LastPassTime, p.LastBufferUtilization = d, cs.BufferUtilization
+}
+
+// cleanerRound counts a round that ended at end.
+func (s *Stats) cleanerRound(end time.Time, maxDirtyRatio float64, maxDelay time.Duration, uncleanable int) {
+	s.cleaner.Lock()
+	defer s.cleaner.Unlock()
+	p := &s.cleaner.p
+	p.Rounds++
+	p.LastRound = end
+	p.MaxDirtyRatio, p.MaxCompactionDelay, p.Uncleanable = maxDirtyRatio, maxDelay, uncleanable
 }
 
 // FlushBuckets are the upper bounds, in seconds, of the flush time

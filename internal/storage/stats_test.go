@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/clock"
+	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/vfs"
 )
 
@@ -87,5 +89,58 @@ func TestFlushHistogramBuckets(t *testing.T) {
 	ft := s.FlushTimes()
 	if ft.Count != 4 || ft.Buckets[0] != 2 || ft.Buckets[1] != 3 || ft.Buckets[len(ft.Buckets)-1] != 3 {
 		t.Errorf("count %d, buckets %v", ft.Count, ft.Buckets)
+	}
+}
+
+// The cleaner counts its rounds and passes: what a pass read, wrote and
+// removed, the dedupe buffer it used, and per round the dirtiest log, the
+// most late one (past max.compaction.lag.ms) and the passes that failed.
+func TestCleanerProgress(t *testing.T) {
+	clk := clock.NewManual(epoch0)
+	m, err := NewManager(ManagerConfig{Dir: "/data", CleanerMapMemory: 1 << 20}, Options{FS: vfs.NewMem(), Clock: clk, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	cfg := testConfig()
+	cfg.Compacted, cfg.Deletes = true, false
+	cfg.MinCleanableDirtyRatio = 0.5
+	cfg.MaxCompactionLagMs = time.Minute.Milliseconds()
+	l, err := m.OpenLog(model.TopicPartition{Topic: "compacted", Partition: 0}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func() {
+		for i := range 200 {
+			mustAppend(t, l, keyedBatch(t, clk.Now().UnixMilli(), []string{fmt.Sprint("k", i%5)}, [][]byte{fmt.Appendf(nil, "v%d", i)}))
+		}
+		if err := l.Roll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill()
+	clk.Advance(3 * time.Minute)
+	m.cleanDirtiest()
+	p := m.Stats().Cleaner()
+	if p.Rounds != 1 || p.Passes != 1 || p.FailedPasses != 0 || p.Uncleanable != 0 || !p.LastRound.Equal(clk.Now()) {
+		t.Fatalf("after a round: %+v", p)
+	}
+	if p.BytesRead <= p.BytesWritten || p.BytesWritten <= 0 || p.RecordsRemoved < 190 {
+		t.Errorf("the pass read %d bytes, wrote %d, removed %d records", p.BytesRead, p.BytesWritten, p.RecordsRemoved)
+	}
+	if p.LastBufferUtilization <= 0 || p.LastBufferUtilization > 0.01 {
+		t.Errorf("5 keys used %v of a 1 MiB buffer", p.LastBufferUtilization)
+	}
+	if p.MaxDirtyRatio != 1 || p.MaxCompactionDelay != 2*time.Minute {
+		t.Errorf("round: dirtiest %v, latest by %v; want 1 and 2m", p.MaxDirtyRatio, p.MaxCompactionDelay)
+	}
+
+	// A dedupe buffer too small for one key: the pass fails, every round.
+	m.SetCleaner(CleanerSettings{MapMemory: 10})
+	fill()
+	m.cleanDirtiest()
+	p = m.Stats().Cleaner()
+	if p.Rounds != 2 || p.Passes != 1 || p.FailedPasses != 1 || p.Uncleanable != 1 {
+		t.Errorf("after a failed pass: %+v", p)
 	}
 }
