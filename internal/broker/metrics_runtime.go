@@ -3,9 +3,8 @@ package broker
 // The metrics metrics.go leaves out: how the broker spends its time and
 // what it waits on (a request's time split as Kafka's RequestMetrics split
 // it, the purgatories, Samsa's equivalents of Kafka's idle percentages),
-// and what the layers below did (flushes, compaction), listed with their
-// Kafka JMX
-// names in docs/METRICS.md.
+// what the layers below did (flushes, compaction, ISR changes), listed
+// with their Kafka JMX names in docs/METRICS.md.
 //
 // The request path pays for them as for metrics.go's, with clock reads,
 // atomic adds and histogram observations into arrays built in New: no
@@ -44,6 +43,10 @@ type runtimeMetrics struct {
 	// producesWaiting is the number of acks=all produces waiting for
 	// their followers right now (Kafka's produce purgatory size).
 	producesWaiting gauge
+	// isrShrinks and isrExpands count the ISR changes this broker's
+	// leaders proposed and the controller committed, isrUpdateFailures
+	// those refused or not sent (proposeISR).
+	isrShrinks, isrExpands, isrUpdateFailures atomic.Uint64
 }
 
 // purgatory is what a request may wait for, as Kafka parks it in a
@@ -131,6 +134,9 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	}
 	v, _ := m.rt.producesWaiting.watch()
 	emitGauge(ch, descProducesWaiting, float64(v))
+	emitCounter(ch, descISRShrinks, float64(m.rt.isrShrinks.Load()))
+	emitCounter(ch, descISRExpands, float64(m.rt.isrExpands.Load()))
+	emitCounter(ch, descISRUpdateFailures, float64(m.rt.isrUpdateFailures.Load()))
 	collectSchedulerLatency(ch)
 	c.collectStorage(ch)
 }
@@ -179,6 +185,12 @@ var (
 		"Produces with acks=all waiting for their followers right now (the produce purgatory).", nil, nil)
 	descHandlerSeconds = prometheus.NewDesc("samsa_request_handler_seconds_total",
 		"Time requests spent in their handler, purgatory waits left out, per API (the busy time of Kafka's request handlers).", []string{"api"}, nil)
+	descISRShrinks = prometheus.NewDesc("samsa_isr_shrinks_total",
+		"ISR shrinks this broker's leaders proposed and the controller committed.", nil, nil)
+	descISRExpands = prometheus.NewDesc("samsa_isr_expands_total",
+		"ISR expansions this broker's leaders proposed and the controller committed.", nil, nil)
+	descISRUpdateFailures = prometheus.NewDesc("samsa_isr_update_failures_total",
+		"ISR changes this broker's leaders proposed that the controller refused or never received.", nil, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

@@ -241,3 +241,59 @@ func TestMetricsCountCompaction(t *testing.T) {
 		t.Errorf("%v failures", got)
 	}
 }
+
+// awaitMetric scrapes b until the samples of name with labels add up to at
+// least want.
+func awaitMetric(t *testing.T, b *Broker, want float64, name string, labels ...string) series {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := scrapeRegistry(t, b)
+		if s.sum(name, labels...) >= want {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %v: %v, want %v", name, labels, s.sum(name, labels...), want)
+		}
+		time.Sleep(20 * time.Millisecond) // a background task counts: nothing to wait on
+	}
+}
+
+// The leader counts the ISR changes it makes: a follower that dies leaves
+// the ISR (a shrink), and comes back once restarted and caught up (an
+// expansion); a proposal the controller refuses is a failed ISR update.
+func TestClusterMetricsISRChanges(t *testing.T) {
+	// The lag time well below the session timeout (3 s): the leader drops
+	// the dead follower before the controller fences it.
+	c := newTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "500"})
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 1, 3, nil, "isr"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN("isr", 20, "r")
+	c.waitReplicasEqual("isr", 1)
+	leaderNode := c.leaderOf("isr", 0)
+	leader := leaderNode.get()
+	s := scrapeRegistry(t, leader)
+	shrinks, expands := s.sum("samsa_isr_shrinks_total"), s.sum("samsa_isr_expands_total")
+	var follower *clusterNode
+	for _, n := range c.nodes {
+		if n != leaderNode {
+			follower = n
+			break
+		}
+	}
+	c.kill(follower)
+	awaitMetric(t, leader, shrinks+1, "samsa_isr_shrinks_total")
+	c.start(follower)
+	c.waitLive(3)
+	awaitMetric(t, leader, expands+1, "samsa_isr_expands_total")
+
+	ts, _ := leader.topics.byTopicName("isr")
+	p, code := ts.partition(0)
+	if code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	leader.proposeISR(p, p.LeaderEpoch(), -1, p.ISR()) // a partition epoch the controller refuses
+	awaitMetric(t, leader, 1, "samsa_isr_update_failures_total")
+}
