@@ -3,13 +3,14 @@ package broker
 // The metrics metrics.go leaves out: how the broker spends its time and
 // what it waits on (a request's time split as Kafka's RequestMetrics split
 // it, the purgatories, Samsa's equivalents of Kafka's idle percentages),
-// what the layers below did (flushes, compaction, ISR changes), listed
-// with their Kafka JMX names in docs/METRICS.md.
+// what the layers below did (flushes, compaction, ISR changes, group
+// rebalances and offsets), listed with their Kafka JMX names in
+// docs/METRICS.md.
 //
 // The request path pays for them as for metrics.go's, with clock reads,
 // atomic adds and histogram observations into arrays built in New: no
 // allocation, no lock. The layers below count into atomics of their own
-// (storage.Stats), which the collector reads when scraped.
+// (storage.Stats, group.Stats), which the collector reads when scraped.
 
 import (
 	"runtime/metrics"
@@ -139,6 +140,25 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	emitCounter(ch, descISRUpdateFailures, float64(m.rt.isrUpdateFailures.Load()))
 	collectSchedulerLatency(ch)
 	c.collectStorage(ch)
+	select {
+	case <-c.b.started:
+		// b.groups is set before started closes.
+		c.collectCoordinators(ch)
+	default:
+	}
+}
+
+// collectCoordinators exports the group coordinator's counts.
+func (c *brokerCollector) collectCoordinators(ch chan<- prometheus.Metric) {
+	if c.b.groups == nil {
+		return
+	}
+	gs := c.b.groups.Stats()
+	emitCounter(ch, descGroupRebalances, float64(gs.ClassicRebalances), "classic")
+	emitCounter(ch, descGroupRebalances, float64(gs.ConsumerRebalances), "consumer")
+	emitCounter(ch, descOffsetCommits, float64(gs.OffsetCommits))
+	emitCounter(ch, descOffsetExpirations, float64(gs.OffsetExpirations))
+	emitCounter(ch, descOffsetDeletions, float64(gs.OffsetDeletions))
 }
 
 // collectStorage exports what the log manager counted of its logs' work:
@@ -191,6 +211,14 @@ var (
 		"ISR expansions this broker's leaders proposed and the controller committed.", nil, nil)
 	descISRUpdateFailures = prometheus.NewDesc("samsa_isr_update_failures_total",
 		"ISR changes this broker's leaders proposed that the controller refused or never received.", nil, nil)
+	descGroupRebalances = prometheus.NewDesc("samsa_group_rebalances_total",
+		"Rebalances of the groups this broker coordinates, per type: classic groups' completed rebalances, consumer groups' epoch bumps.", []string{"type"}, nil)
+	descOffsetCommits = prometheus.NewDesc("samsa_group_offset_commits_total",
+		"Partitions' offsets committed to the groups this broker coordinates (OffsetCommit and TxnOffsetCommit).", nil, nil)
+	descOffsetExpirations = prometheus.NewDesc("samsa_group_offset_expirations_total",
+		"Committed offsets deleted when their retention passed.", nil, nil)
+	descOffsetDeletions = prometheus.NewDesc("samsa_group_offset_deletions_total",
+		"Committed offsets deleted by OffsetDelete.", nil, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -296,4 +299,52 @@ func TestClusterMetricsISRChanges(t *testing.T) {
 	}
 	leader.proposeISR(p, p.LeaderEpoch(), -1, p.ISR()) // a partition epoch the controller refuses
 	awaitMetric(t, leader, 1, "samsa_isr_update_failures_total")
+}
+
+// The group coordinator's counts: a classic group's rebalance and its
+// commits, a consumer group's (KIP-848) epoch bumps, an OffsetDelete.
+func TestMetricsCountGroupRebalancesAndOffsets(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	createTopic(t, b, "grouped", 2)
+	prod := newClient(t, b.Addr(), kgo.DefaultProduceTopic("grouped"))
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte("a")}, &kgo.Record{Value: []byte("b")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	consumeN(t, b, "grouped", "classic", 2)
+	s := scrapeRegistry(t, b)
+	if got, other := s.sum("samsa_group_rebalances_total", `type="classic"`), s.sum("samsa_group_rebalances_total", `type="consumer"`); got < 1 || other != 0 {
+		t.Errorf("%v classic rebalances, %v consumer group ones", got, other)
+	}
+	commits := s.sum("samsa_group_offset_commits_total")
+	if commits < 1 {
+		t.Errorf("%v offsets committed", commits)
+	}
+
+	cl := newFranz(t, b.Addr(), kgo.ConsumerGroup("kip848"), kgo.ConsumeTopics("grouped"), kgo.ServerSideBalancer(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for got := 0; got < 2; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	s = scrapeRegistry(t, b)
+	if got := s.sum("samsa_group_rebalances_total", `type="consumer"`); got < 1 {
+		t.Errorf("%v consumer group rebalances", got)
+	}
+
+	adm := kadm.NewClient(prod)
+	if _, err := adm.DeleteOffsets(ctx, "classic", kadm.TopicsSet{"grouped": {0: {}, 1: {}}}); err != nil {
+		t.Fatal(err)
+	}
+	s = scrapeRegistry(t, b)
+	if got := s.sum("samsa_group_offset_deletions_total"); got < 1 {
+		t.Errorf("%v offsets deleted", got)
+	}
+	if !s.has("samsa_group_offset_expirations_total") || s.sum("samsa_group_offset_expirations_total") != float64(b.groups.Stats().OffsetExpirations) {
+		t.Errorf("offset expirations: %v, the coordinator counted %d", s.sum("samsa_group_offset_expirations_total"), b.groups.Stats().OffsetExpirations)
+	}
 }
