@@ -4,8 +4,8 @@ package broker
 // what it waits on (a request's time split as Kafka's RequestMetrics split
 // it, the purgatories, Samsa's equivalents of Kafka's idle percentages),
 // what the layers below did (flushes, compaction, ISR changes, group
-// rebalances and offsets), listed with their Kafka JMX names in
-// docs/METRICS.md.
+// rebalances and offsets, transactions), listed with their Kafka JMX
+// names in docs/METRICS.md.
 //
 // The request path pays for them as for metrics.go's, with clock reads,
 // atomic adds and histogram observations into arrays built in New: no
@@ -142,24 +142,47 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	c.collectStorage(ch)
 	select {
 	case <-c.b.started:
-		// b.groups is set before started closes.
+		// b.groups and b.txns are set before started closes.
 		c.collectCoordinators(ch)
 	default:
 	}
 }
 
-// collectCoordinators exports the group coordinator's counts.
+// collectCoordinators exports the group coordinator's counts and the
+// transaction coordinator's transactions by state.
 func (c *brokerCollector) collectCoordinators(ch chan<- prometheus.Metric) {
-	if c.b.groups == nil {
-		return
+	if gc := c.b.groups; gc != nil {
+		gs := gc.Stats()
+		emitCounter(ch, descGroupRebalances, float64(gs.ClassicRebalances), "classic")
+		emitCounter(ch, descGroupRebalances, float64(gs.ConsumerRebalances), "consumer")
+		emitCounter(ch, descOffsetCommits, float64(gs.OffsetCommits))
+		emitCounter(ch, descOffsetExpirations, float64(gs.OffsetExpirations))
+		emitCounter(ch, descOffsetDeletions, float64(gs.OffsetDeletions))
 	}
-	gs := c.b.groups.Stats()
-	emitCounter(ch, descGroupRebalances, float64(gs.ClassicRebalances), "classic")
-	emitCounter(ch, descGroupRebalances, float64(gs.ConsumerRebalances), "consumer")
-	emitCounter(ch, descOffsetCommits, float64(gs.OffsetCommits))
-	emitCounter(ch, descOffsetExpirations, float64(gs.OffsetExpirations))
-	emitCounter(ch, descOffsetDeletions, float64(gs.OffsetDeletions))
+	if tc := c.b.txns; tc != nil {
+		// The coordinator's own listing, as kafka-transactions.sh list
+		// shows it; nothing while a partition of __transaction_state
+		// loads, rather than a count that misses its IDs.
+		resp := tc.ListTransactions(kmsg.NewPtrListTransactionsRequest())
+		if resp.ErrorCode != 0 {
+			return
+		}
+		n := map[string]int{}
+		for _, st := range txnStates {
+			n[st] = 0
+		}
+		for _, t := range resp.TransactionStates {
+			n[t.TransactionState]++
+		}
+		for st, v := range n {
+			emitGauge(ch, descTransactions, float64(v), st)
+		}
+	}
 }
+
+// txnStates are the transaction states always exported, 0 when no
+// transaction is in them, so a dashboard's series do not come and go.
+var txnStates = []string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"}
 
 // collectStorage exports what the log manager counted of its logs' work:
 // flush times and the cleaner's progress.
@@ -219,6 +242,8 @@ var (
 		"Committed offsets deleted when their retention passed.", nil, nil)
 	descOffsetDeletions = prometheus.NewDesc("samsa_group_offset_deletions_total",
 		"Committed offsets deleted by OffsetDelete.", nil, nil)
+	descTransactions = prometheus.NewDesc("samsa_transactions",
+		"Transactional IDs this broker coordinates, per transaction state.", []string{"state"}, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

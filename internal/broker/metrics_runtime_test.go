@@ -348,3 +348,35 @@ func TestMetricsCountGroupRebalancesAndOffsets(t *testing.T) {
 		t.Errorf("offset expirations: %v, the coordinator counted %d", s.sum("samsa_group_offset_expirations_total"), b.groups.Stats().OffsetExpirations)
 	}
 }
+
+// Transactions by state: one committed, one left open.
+func TestMetricsCountTransactionsByState(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	createTopic(t, b, "txns", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	s := scrapeRegistry(t, b)
+	if !s.has("samsa_transactions") || s.sum("samsa_transactions") != 0 {
+		t.Fatalf("before any transaction: %v transactions (present: %v)", s.sum("samsa_transactions"), s.has("samsa_transactions"))
+	}
+	for _, id := range []string{"committed", "open"} {
+		cl := newClient(t, b.Addr(), kgo.TransactionalID(id), kgo.DefaultProduceTopic("txns"))
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(id)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if id == "committed" {
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s = scrapeRegistry(t, b)
+	for state, want := range map[string]float64{"Ongoing": 1, "CompleteCommit": 1, "Empty": 0, "PrepareCommit": 0, "CompleteAbort": 0} {
+		if got := s.sum("samsa_transactions", `state="`+state+`"`); got != want {
+			t.Errorf("%s: %v transactions, want %v", state, got, want)
+		}
+	}
+}
