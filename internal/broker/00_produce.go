@@ -73,6 +73,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
@@ -124,7 +125,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 	b.awaitCommitted(c, req, resp, waits)
 	if b.quotas.produce.Enabled() {
 		// The whole request counts, as in Kafka, acks=0 included.
-		c.throttleFor(b.quotas.produce.Record(c.quotaUser(), c.clientID, float64(c.reqSize), b.cfg.Clock.Now()))
+		c.throttleBy(quota.Produce, b.quotas.produce.Record(c.quotaUser(), c.clientID, float64(c.reqSize), b.cfg.Clock.Now()))
 	}
 	b.hintProduce(c, req, resp)
 	if req.Acks == 0 {

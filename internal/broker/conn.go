@@ -219,6 +219,9 @@ func (c *conn) readLoop(first io.Reader) error {
 			return err
 		}
 		throttle := c.throttle
+		if throttle > 0 {
+			c.b.metrics.rt.requestThrottled(c.api.key)
+		}
 		if f != nil {
 			if throttle > 0 && !c.clientWaits {
 				f.delay = throttle

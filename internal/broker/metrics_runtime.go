@@ -2,7 +2,8 @@ package broker
 
 // The metrics metrics.go leaves out: how the broker spends its time and
 // what it waits on (a request's time split as Kafka's RequestMetrics split
-// it, the purgatories, Samsa's equivalents of Kafka's idle percentages),
+// it, the purgatories, Samsa's equivalents of Kafka's idle percentages,
+// throttling),
 // what the layers below did (flushes, compaction, ISR changes, group
 // rebalances and offsets, transactions), listed with their Kafka JMX
 // names in docs/METRICS.md.
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/storage"
 )
 
@@ -48,6 +50,33 @@ type runtimeMetrics struct {
 	// leaders proposed and the controller committed, isrUpdateFailures
 	// those refused or not sent (proposeISR).
 	isrShrinks, isrExpands, isrUpdateFailures atomic.Uint64
+	// throttleNanos and throttles are, per kind of client quota (by
+	// quota.Kind), the throttle times it asked and how many requests it
+	// throttled; throttledRequests the requests throttled, per API key.
+	throttleNanos, throttles [len(quotaNames)]atomic.Uint64
+	throttledRequests        [kmsg.MaxKey + 1]atomic.Uint64
+}
+
+// quotaNames are the quota label values, by quota.Kind.
+var quotaNames = [...]string{
+	quota.Produce: "produce", quota.Fetch: "fetch", quota.Request: "request", quota.ControllerMutation: "controller_mutation",
+}
+
+// throttleBy makes the request being handled wait at least d, which a
+// quota of kind k asked.
+func (c *conn) throttleBy(k quota.Kind, d time.Duration) {
+	if d > 0 && int(k) < len(quotaNames) {
+		c.b.metrics.rt.throttleNanos[k].Add(uint64(d))
+		c.b.metrics.rt.throttles[k].Add(1)
+	}
+	c.throttleFor(d)
+}
+
+// requestThrottled counts a request whose quotas throttled it.
+func (m *runtimeMetrics) requestThrottled(key kmsg.Key) {
+	if key >= 0 && int(key) < len(m.throttledRequests) {
+		m.throttledRequests[key].Add(1)
+	}
 }
 
 // purgatory is what a request may wait for, as Kafka parks it in a
@@ -128,7 +157,15 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 		}
 		ch <- m.rt.queueTime[key]
 		ch <- m.rt.sendTime[key]
-		emitCounter(ch, descHandlerSeconds, float64(m.rt.handlerNanos[key].Load())/1e9, kmsg.Key(key).Name())
+		name := kmsg.Key(key).Name()
+		emitCounter(ch, descHandlerSeconds, float64(m.rt.handlerNanos[key].Load())/1e9, name)
+		if n := m.rt.throttledRequests[key].Load(); n > 0 {
+			emitCounter(ch, descThrottledRequests, float64(n), name)
+		}
+	}
+	for k, name := range quotaNames {
+		emitCounter(ch, descQuotaThrottles, float64(m.rt.throttles[k].Load()), name)
+		emitCounter(ch, descQuotaThrottleSeconds, float64(m.rt.throttleNanos[k].Load())/1e9, name)
 	}
 	for _, h := range m.rt.purgatoryTime {
 		ch <- h
@@ -244,6 +281,12 @@ var (
 		"Committed offsets deleted by OffsetDelete.", nil, nil)
 	descTransactions = prometheus.NewDesc("samsa_transactions",
 		"Transactional IDs this broker coordinates, per transaction state.", []string{"state"}, nil)
+	descQuotaThrottles = prometheus.NewDesc("samsa_quota_throttles_total",
+		"Requests a client quota throttled, per quota (produce, fetch, request, controller_mutation).", []string{"quota"}, nil)
+	descQuotaThrottleSeconds = prometheus.NewDesc("samsa_quota_throttle_seconds_total",
+		"Throttle time client quotas asked of the requests they throttled, per quota.", []string{"quota"}, nil)
+	descThrottledRequests = prometheus.NewDesc("samsa_throttled_requests_total",
+		"Requests throttled by a client quota, per API; the connection was muted (or the response held back) for the longest throttle time.", []string{"api"}, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/quota"
 )
 
 // produceRaw sends n acks=1 produces of one record to partition 0 of
@@ -377,6 +379,65 @@ func TestMetricsCountTransactionsByState(t *testing.T) {
 	for state, want := range map[string]float64{"Ongoing": 1, "CompleteCommit": 1, "Empty": 0, "PrepareCommit": 0, "CompleteAbort": 0} {
 		if got := s.sum("samsa_transactions", `state="`+state+`"`); got != want {
 			t.Errorf("%s: %v transactions, want %v", state, got, want)
+		}
+	}
+}
+
+// Each kind of client quota counts the requests it throttled and the time
+// it asked, and each throttled request counts under its API.
+func TestMetricsCountThrottles(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b, "throttled", 1)
+	setQuotas(t, b, map[quota.Entity]map[string]float64{
+		{ClientID: quota.Named("producer")}: {quota.Produce.Key(): 100_000},
+		{ClientID: quota.Named("consumer")}: {quota.Fetch.Key(): 1000},
+		{ClientID: quota.Named("admin")}:    {quota.ControllerMutation.Key(): 1},
+		{ClientID: quota.Named("chatty")}:   {quota.Request.Key(): 0.00001},
+	})
+	throttled := func(c *throttleConn, req kmsg.Request) bool {
+		c.send(req)
+		ms, _ := c.receive(req).(interface{ Throttle() (int32, bool) }).Throttle()
+		return ms > 0
+	}
+	// 150 KB twice in one window: over the two windows' worth a producer
+	// may use at once.
+	prod := dialAs(t, b.Addr(), "producer")
+	if throttled(prod, produceRequest(t, 9, "throttled", 150_000)) || !throttled(prod, produceRequest(t, 9, "throttled", 150_000)) {
+		t.Fatal("the second produce of 150 KB against 100 KB/s is not the one throttled")
+	}
+	// A fetch of those 300 KB at 1 KB/s: answered empty, throttled.
+	if !throttled(dialAs(t, b.Addr(), "consumer"), rawFetchReq(12, "throttled", [16]byte{}, 0, 0)) {
+		t.Fatal("a fetch of 300 KB against 1 KB/s is not throttled")
+	}
+	// 13 partitions from a bucket of 11, then two topics refused in debt:
+	// one request throttled.
+	if !throttled(dialAs(t, b.Addr(), "admin"), createTopicsRequest(7, map[string]int32{"m1": 13, "m2": 1, "m3": 1}, "m1", "m2", "m3")) {
+		t.Fatal("CreateTopics into debt is not throttled")
+	}
+	chatty := dialAs(t, b.Addr(), "chatty")
+	metadata := kmsg.NewPtrMetadataRequest()
+	metadata.Version = 12
+	for i := 0; !throttled(chatty, metadata); i++ {
+		if i == 20 {
+			t.Fatal("20 Metadata requests against 0.00001% of a thread were never throttled")
+		}
+	}
+
+	s := scrapeRegistry(t, b)
+	for _, q := range []string{"produce", "fetch", "controller_mutation", "request"} {
+		label := `quota="` + q + `"`
+		if n, secs := s.sum("samsa_quota_throttles_total", label), s.sum("samsa_quota_throttle_seconds_total", label); n < 1 || secs <= 0 {
+			t.Errorf("%s quota: %v throttles of %vs in all", q, n, secs)
+		}
+	}
+	for _, q := range []string{"produce", "controller_mutation"} {
+		if n := s.sum("samsa_quota_throttles_total", `quota="`+q+`"`); n != 1 {
+			t.Errorf("%v requests throttled by the %s quota, want 1", n, q)
+		}
+	}
+	for api, want := range map[string]float64{"Produce": 1, "Fetch": 1, "CreateTopics": 1, "Metadata": 1} {
+		if got := s.sum("samsa_throttled_requests_total", `api="`+api+`"`); got != want {
+			t.Errorf("%v %s requests throttled, want %v", got, api, want)
 		}
 	}
 }
