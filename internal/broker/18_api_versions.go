@@ -30,11 +30,8 @@ func init() {
 
 func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	if req.Version >= 3 {
-		c.clientSoftware = req.ClientSoftwareName + "/" + req.ClientSoftwareVersion
-		if !validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion) {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-		}
+	if req.Version >= 3 && !c.identify(req) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
 	}
 	resp.ApiKeys = apiKeys(c.controllerListener)
 	if req.Version >= 3 {
@@ -87,6 +84,34 @@ func unsupportedApiVersions(controllerListener bool) *kmsg.ApiVersionsResponse {
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
 	resp.ApiKeys = apiKeys(controllerListener)
 	return resp
+}
+
+// identify takes the client software an ApiVersions v3+ names, for logs
+// and metrics; false when a field is not valid.
+func (c *conn) identify(req *kmsg.ApiVersionsRequest) bool {
+	c.clientSoftware = req.ClientSoftwareName + "/" + req.ClientSoftwareVersion
+	if !validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion) {
+		return false
+	}
+	c.identifiedAs(req.ClientSoftwareName, req.ClientSoftwareVersion)
+	return true
+}
+
+// identifyFromNewerApiVersions takes the client software of an ApiVersions
+// above the versions served, when it decodes as a version kmsg knows (a
+// franz-go client sends v5): the request is answered UNSUPPORTED_VERSION,
+// and a client that goes on without asking again (franz-go does) would
+// otherwise stay unknown. Kafka registers nothing then.
+func (c *conn) identifyFromNewerApiVersions(version int16, body []byte) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	if version < 3 || version > req.MaxVersion() {
+		return
+	}
+	req.SetVersion(version)
+	body, err := skipHeaderTags(body)
+	if err == nil && req.ReadFrom(body) == nil {
+		c.identify(req)
+	}
 }
 
 // validSoftwareField: KIP-511 allows letters, digits, '.', '-' and must

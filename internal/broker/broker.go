@@ -822,6 +822,7 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 	}
 	if h.version < api.min || h.version > api.max {
 		if api.key == kmsg.ApiVersions {
+			c.identifyFromNewerApiVersions(h.version, body)
 			return encodeResponse(h, unsupportedApiVersions(c.controllerListener)), nil
 		}
 		return nil, fmt.Errorf("%s v%d not supported (%d-%d)", api.key.Name(), h.version, api.min, api.max)

@@ -74,6 +74,14 @@ type conn struct {
 	replicaFetch bool
 	throttle     time.Duration
 	clientWaits  bool
+	// census is what the connection is counted under in the census of
+	// connections by principal and client software (metrics_runtime.go).
+	census struct {
+		counted   bool
+		principal auth.Principal
+		software  clientSoftware
+	}
+
 	// purgatory is how long the request being handled waited for
 	// followers (acks=all) or for data (a long poll), which its
 	// handler's busy time leaves out (metrics_runtime.go).
@@ -117,6 +125,8 @@ func (c *conn) serve(ctx context.Context) {
 		c.nc.Close()
 		return
 	}
+	c.joinCensus()
+	defer c.leaveCensus()
 	var first io.Reader
 	if c.controllerListener || c.raftListener {
 		raft, r, err := c.serveControllerConn()

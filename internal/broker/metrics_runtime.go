@@ -6,7 +6,8 @@ package broker
 // throttling),
 // what the layers below did (flushes, compaction, ISR changes, group
 // rebalances and offsets, transactions), listed with their Kafka JMX
-// names in docs/METRICS.md.
+// names in docs/METRICS.md, and who is connected (by principal, by client
+// software).
 //
 // The request path pays for them as for metrics.go's, with clock reads,
 // atomic adds and histogram observations into arrays built in New: no
@@ -14,13 +15,20 @@ package broker
 // (storage.Stats, group.Stats), which the collector reads when scraped.
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
 	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/storage"
 )
@@ -55,6 +63,9 @@ type runtimeMetrics struct {
 	// throttled; throttledRequests the requests throttled, per API key.
 	throttleNanos, throttles [len(quotaNames)]atomic.Uint64
 	throttledRequests        [kmsg.MaxKey + 1]atomic.Uint64
+	// census counts the open connections by principal and by client
+	// software.
+	census connCensus
 }
 
 // quotaNames are the quota label values, by quota.Kind.
@@ -176,6 +187,7 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 	emitCounter(ch, descISRExpands, float64(m.rt.isrExpands.Load()))
 	emitCounter(ch, descISRUpdateFailures, float64(m.rt.isrUpdateFailures.Load()))
 	collectSchedulerLatency(ch)
+	c.collectCensus(ch)
 	c.collectStorage(ch)
 	select {
 	case <-c.b.started:
@@ -183,6 +195,146 @@ func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
 		c.collectCoordinators(ch)
 	default:
 	}
+}
+
+// connCensus counts the open connections by who they authenticated as and
+// by the client software they said they are (ApiVersions v3+, KIP-511).
+// Each connection is counted under one of each from its start (after its
+// TLS handshake) to its end; a connection that authenticates or names its
+// software moves. The maps hold only what open connections have, so they
+// are bounded by the connection limits.
+type connCensus struct {
+	mu struct {
+		sync.Mutex
+		principals map[auth.Principal]int
+		software   map[clientSoftware]int
+	}
+}
+
+// clientSoftware is a connection's listener and the client software name
+// and version it gave, Kafka's labels of its connections by client.
+type clientSoftware struct{ listener, name, version string }
+
+// unknownSoftware is Kafka's name and version of a client that has not
+// said (ClientInformation.UNKNOWN_NAME_OR_VERSION).
+const unknownSoftware = "unknown"
+
+// maxCensusSeries bounds the principals, and the client software, a
+// scrape exports one by one: past it, the ones with the fewest
+// connections are summed under "other".
+const maxCensusSeries = 100
+
+// joinCensus counts a connection that has started, under its principal
+// so far and as unknown software.
+func (c *conn) joinCensus() {
+	m := &c.b.metrics.rt.census
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.principals == nil {
+		m.mu.principals, m.mu.software = map[auth.Principal]int{}, map[clientSoftware]int{}
+	}
+	c.census.principal = c.principal
+	c.census.software = clientSoftware{listener: c.listener, name: unknownSoftware, version: unknownSoftware}
+	m.mu.principals[c.census.principal]++
+	m.mu.software[c.census.software]++
+	c.census.counted = true
+}
+
+// leaveCensus forgets a connection that has ended.
+func (c *conn) leaveCensus() {
+	if !c.census.counted {
+		return
+	}
+	m := &c.b.metrics.rt.census
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	decrement(m.mu.principals, c.census.principal)
+	decrement(m.mu.software, c.census.software)
+	c.census.counted = false
+}
+
+// authenticatedAs moves the connection to the principal it authenticated
+// as.
+func (c *conn) authenticatedAs(p auth.Principal) {
+	if !c.census.counted || p == c.census.principal {
+		return
+	}
+	m := &c.b.metrics.rt.census
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	decrement(m.mu.principals, c.census.principal)
+	c.census.principal = p
+	m.mu.principals[p]++
+}
+
+// identifiedAs moves the connection to the client software it named.
+func (c *conn) identifiedAs(name, version string) {
+	sw := clientSoftware{listener: c.listener, name: name, version: version}
+	if !c.census.counted || sw == c.census.software {
+		return
+	}
+	sw.name, sw.version = strings.Clone(name), strings.Clone(version) // the request's buffer is reused
+	m := &c.b.metrics.rt.census
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	decrement(m.mu.software, c.census.software)
+	c.census.software = sw
+	m.mu.software[sw]++
+}
+
+func decrement[K comparable](m map[K]int, k K) {
+	if m[k] <= 1 {
+		delete(m, k)
+		return
+	}
+	m[k]--
+}
+
+// collectCensus exports the connections by principal and by client
+// software, each capped at maxCensusSeries series and "other".
+func (c *brokerCollector) collectCensus(ch chan<- prometheus.Metric) {
+	m := &c.b.metrics.rt.census
+	m.mu.Lock()
+	principals, software := maps.Clone(m.mu.principals), maps.Clone(m.mu.software)
+	m.mu.Unlock()
+	byName := make(map[string]int, len(principals))
+	for p, n := range principals {
+		byName[p.String()] += n
+	}
+	for _, e := range topCounts(byName, maxCensusSeries, "other") {
+		emitGauge(ch, descPrincipalConnections, float64(e.n), e.key)
+	}
+	for _, e := range topCounts(software, maxCensusSeries, clientSoftware{listener: "other", name: "other", version: "other"}) {
+		emitGauge(ch, descClientConnections, float64(e.n), e.key.listener, e.key.name, e.key.version)
+	}
+}
+
+type counted[K comparable] struct {
+	key K
+	n   int
+}
+
+// topCounts lists the limit keys with the largest counts (ties in the
+// order of their keys' printing), and the sum of the rest under other.
+func topCounts[K comparable](m map[K]int, limit int, other K) []counted[K] {
+	out := make([]counted[K], 0, len(m))
+	for k, n := range m {
+		out = append(out, counted[K]{k, n})
+	}
+	if len(out) <= limit {
+		return out
+	}
+	slices.SortFunc(out, func(a, b counted[K]) int {
+		if a.n != b.n {
+			return cmp.Compare(b.n, a.n)
+		}
+		return cmp.Compare(fmt.Sprint(a.key), fmt.Sprint(b.key))
+	})
+	rest := 0
+	for _, e := range out[limit:] {
+		rest += e.n
+	}
+	return append(out[:limit], counted[K]{other, rest})
 }
 
 // collectCoordinators exports the group coordinator's counts and the
@@ -287,6 +439,11 @@ var (
 		"Throttle time client quotas asked of the requests they throttled, per quota.", []string{"quota"}, nil)
 	descThrottledRequests = prometheus.NewDesc("samsa_throttled_requests_total",
 		"Requests throttled by a client quota, per API; the connection was muted (or the response held back) for the longest throttle time.", []string{"api"}, nil)
+	descPrincipalConnections = prometheus.NewDesc("samsa_principal_connections",
+		"Connections open, per principal they authenticated as (User:ANONYMOUS until they do); past 100 principals, the rest under \"other\".", []string{"principal"}, nil)
+	descClientConnections = prometheus.NewDesc("samsa_client_connections",
+		"Connections open, per listener and the client software name and version they gave (ApiVersions v3+; \"unknown\" until they do); past 100, the rest under \"other\".",
+		[]string{"listener", "client_software_name", "client_software_version"}, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net"
 	"runtime/metrics"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/samsa-io/samsa/internal/quota"
 )
@@ -439,5 +442,83 @@ func TestMetricsCountThrottles(t *testing.T) {
 		if got := s.sum("samsa_throttled_requests_total", `api="`+api+`"`); got != want {
 			t.Errorf("%v %s requests throttled, want %v", got, api, want)
 		}
+	}
+}
+
+// awaitSeries scrapes b until ok holds.
+func awaitSeries(t *testing.T, b *Broker, what string, ok func(series) bool) series {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := scrapeRegistry(t, b)
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // a connection's end is the broker's own event: nothing to wait on
+	}
+}
+
+// Connections are counted by the principal they authenticated as and by
+// the client software they named, from their start to their end.
+func TestMetricsCountConnectionsByPrincipalAndClient(t *testing.T) {
+	b := plainBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	alice := saslClient(t, listenerAddr(t, b, "SASL_PLAINTEXT"), plain.Auth{User: "alice", Pass: "alice-pw"}.AsMechanism(),
+		kgo.SoftwareNameAndVersion("metered-client", "1.2.3"))
+	if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	// A raw connection that says nothing: ANONYMOUS, unknown software.
+	raw, err := net.Dial("tcp", listenerAddr(t, b, "PLAINTEXT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	// One that names itself in ApiVersions v3, the highest Samsa serves.
+	tool := dialRaw(t, b)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version, av.ClientSoftwareName, av.ClientSoftwareVersion = 3, "raw-tool", "0.1"
+	if resp := tool.roundTrip(av, 1).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(resp.ErrorCode))
+	}
+	anonymous, unknown := `principal="User:ANONYMOUS"`, `client_software_name="unknown"`
+	s := awaitSeries(t, b, "the raw connection counted", func(s series) bool {
+		return s.sum("samsa_principal_connections", anonymous) >= 1 && s.sum("samsa_client_connections", unknown, `listener="PLAINTEXT"`) >= 1
+	})
+	if got := s.sum("samsa_principal_connections", `principal="User:alice"`); got < 1 {
+		t.Errorf("%v connections of User:alice", got)
+	}
+	if got := s.sum("samsa_client_connections", `listener="SASL_PLAINTEXT"`, `client_software_name="metered-client"`, `client_software_version="1.2.3"`); got < 1 {
+		t.Errorf("%v connections of metered-client 1.2.3", got)
+	}
+	if got := s.sum("samsa_client_connections", `listener="PLAINTEXT"`, `client_software_name="raw-tool"`, `client_software_version="0.1"`); got != 1 {
+		t.Errorf("%v connections of raw-tool 0.1", got)
+	}
+	if all := s.sum("samsa_connections"); s.sum("samsa_principal_connections") != all || s.sum("samsa_client_connections") != all {
+		t.Errorf("%v connections open, %v by principal, %v by client software", all, s.sum("samsa_principal_connections"), s.sum("samsa_client_connections"))
+	}
+
+	raw.Close()
+	tool.nc.Close()
+	alice.Close()
+	awaitSeries(t, b, "the closed connections forgotten", func(s series) bool {
+		return !s.has("samsa_principal_connections") && !s.has("samsa_client_connections")
+	})
+}
+
+// Past the limit, the keys with the fewest connections are summed under
+// other; ties go by key.
+func TestTopCounts(t *testing.T) {
+	got := topCounts(map[string]int{"a": 1, "b": 5, "c": 2, "d": 2, "e": 1}, 3, "other")
+	want := []counted[string]{{"b", 5}, {"c", 2}, {"d", 2}, {"other", 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("top 3: %v, want %v", got, want)
+	}
+	if got := topCounts(map[string]int{"a": 1}, 3, "other"); !slices.Equal(got, []counted[string]{{"a", 1}}) {
+		t.Errorf("under the limit: %v", got)
 	}
 }
