@@ -1,23 +1,25 @@
 package broker
 
-// The metrics metrics.go leaves out: how the broker spends its time and
-// what it waits on (a request's time split as Kafka's RequestMetrics split
-// it, the purgatories, Samsa's equivalents of Kafka's idle percentages,
-// throttling),
-// what the layers below did (flushes, compaction, ISR changes, group
-// rebalances and offsets, transactions), listed with their Kafka JMX
-// names in docs/METRICS.md, and who is connected (by principal, by client
-// software).
+// The metrics metrics.go leaves out, each listed with its Kafka JMX name
+// in docs/METRICS.md: how the broker spends its time and what it waits on
+// (a request's time split as Kafka's RequestMetrics split it, the
+// purgatories, throttling, Samsa's equivalents of Kafka's idle
+// percentages), what the layers below did (flushes, compaction, ISR
+// changes, group rebalances and offsets, transactions), and who is
+// connected (by principal, by client software).
 //
 // The request path pays for them as for metrics.go's, with clock reads,
 // atomic adds and histogram observations into arrays built in New: no
 // allocation, no lock. The layers below count into atomics of their own
-// (storage.Stats, group.Stats), which the collector reads when scraped.
+// (storage.Stats, group.Stats), which the collector reads when scraped;
+// the census of connections changes only as connections start,
+// authenticate, name their software and end.
 
 import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"runtime/metrics"
 	"slices"
 	"strings"
@@ -68,43 +70,6 @@ type runtimeMetrics struct {
 	census connCensus
 }
 
-// quotaNames are the quota label values, by quota.Kind.
-var quotaNames = [...]string{
-	quota.Produce: "produce", quota.Fetch: "fetch", quota.Request: "request", quota.ControllerMutation: "controller_mutation",
-}
-
-// throttleBy makes the request being handled wait at least d, which a
-// quota of kind k asked.
-func (c *conn) throttleBy(k quota.Kind, d time.Duration) {
-	if d > 0 && int(k) < len(quotaNames) {
-		c.b.metrics.rt.throttleNanos[k].Add(uint64(d))
-		c.b.metrics.rt.throttles[k].Add(1)
-	}
-	c.throttleFor(d)
-}
-
-// requestThrottled counts a request whose quotas throttled it.
-func (m *runtimeMetrics) requestThrottled(key kmsg.Key) {
-	if key >= 0 && int(key) < len(m.throttledRequests) {
-		m.throttledRequests[key].Add(1)
-	}
-}
-
-// purgatory is what a request may wait for, as Kafka parks it in a
-// purgatory: an acks=all produce for its followers, a fetch for data.
-type purgatory int
-
-const (
-	purgatoryProduce purgatory = iota
-	purgatoryFetchConsumer
-	purgatoryFetchFollower
-	numPurgatories
-)
-
-// purgatoryNames are the purgatories' label values, Kafka's request names
-// for the remote time of its RequestMetrics.
-var purgatoryNames = [numPurgatories]string{"Produce", "FetchConsumer", "FetchFollower"}
-
 func (m *runtimeMetrics) init() {
 	for key := range apiTable {
 		labels := prometheus.Labels{"api": key.Name()}
@@ -131,11 +96,7 @@ func (m *runtimeMetrics) init() {
 	}
 }
 
-// waited records that the request being handled waited d in purgatory p.
-func (c *conn) waited(p purgatory, d time.Duration) {
-	c.purgatory += d
-	c.b.metrics.rt.purgatoryTime[p].Observe(d.Seconds())
-}
+// The request path.
 
 // handlerDone times a request's stay in the queue (from start, its frame
 // read, to began, its handler's start) and in its handler, less what it
@@ -158,44 +119,50 @@ func (m *runtimeMetrics) responseSent(r *requestMark, sendStart time.Time) {
 	m.sendTime[r.key].Observe(time.Since(sendStart).Seconds())
 }
 
-// collectRuntime exports runtimeMetrics, for the APIs used since the
-// start as collectRequests does, and what the Go scheduler says.
-func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
-	m := c.b.metrics
-	for key := range m.requests {
-		if !apiUsed(m, key) || m.rt.queueTime[key] == nil {
-			continue
-		}
-		ch <- m.rt.queueTime[key]
-		ch <- m.rt.sendTime[key]
-		name := kmsg.Key(key).Name()
-		emitCounter(ch, descHandlerSeconds, float64(m.rt.handlerNanos[key].Load())/1e9, name)
-		if n := m.rt.throttledRequests[key].Load(); n > 0 {
-			emitCounter(ch, descThrottledRequests, float64(n), name)
-		}
+// purgatory is what a request may wait for, as Kafka parks it in a
+// purgatory: an acks=all produce for its followers, a fetch for data.
+type purgatory int
+
+const (
+	purgatoryProduce purgatory = iota
+	purgatoryFetchConsumer
+	purgatoryFetchFollower
+	numPurgatories
+)
+
+// purgatoryNames are the purgatories' label values, Kafka's request names
+// for the remote time of its RequestMetrics.
+var purgatoryNames = [numPurgatories]string{"Produce", "FetchConsumer", "FetchFollower"}
+
+// waited records that the request being handled waited d in purgatory p.
+func (c *conn) waited(p purgatory, d time.Duration) {
+	c.purgatory += d
+	c.b.metrics.rt.purgatoryTime[p].Observe(d.Seconds())
+}
+
+// quotaNames are the quota label values, by quota.Kind.
+var quotaNames = [...]string{
+	quota.Produce: "produce", quota.Fetch: "fetch", quota.Request: "request", quota.ControllerMutation: "controller_mutation",
+}
+
+// throttleBy makes the request being handled wait at least d, which a
+// quota of kind k asked.
+func (c *conn) throttleBy(k quota.Kind, d time.Duration) {
+	if d > 0 && int(k) < len(quotaNames) {
+		c.b.metrics.rt.throttleNanos[k].Add(uint64(d))
+		c.b.metrics.rt.throttles[k].Add(1)
 	}
-	for k, name := range quotaNames {
-		emitCounter(ch, descQuotaThrottles, float64(m.rt.throttles[k].Load()), name)
-		emitCounter(ch, descQuotaThrottleSeconds, float64(m.rt.throttleNanos[k].Load())/1e9, name)
-	}
-	for _, h := range m.rt.purgatoryTime {
-		ch <- h
-	}
-	v, _ := m.rt.producesWaiting.watch()
-	emitGauge(ch, descProducesWaiting, float64(v))
-	emitCounter(ch, descISRShrinks, float64(m.rt.isrShrinks.Load()))
-	emitCounter(ch, descISRExpands, float64(m.rt.isrExpands.Load()))
-	emitCounter(ch, descISRUpdateFailures, float64(m.rt.isrUpdateFailures.Load()))
-	collectSchedulerLatency(ch)
-	c.collectCensus(ch)
-	c.collectStorage(ch)
-	select {
-	case <-c.b.started:
-		// b.groups and b.txns are set before started closes.
-		c.collectCoordinators(ch)
-	default:
+	c.throttleFor(d)
+}
+
+// requestThrottled counts a request whose quotas throttled it.
+func (m *runtimeMetrics) requestThrottled(key kmsg.Key) {
+	if key >= 0 && int(key) < len(m.throttledRequests) {
+		m.throttledRequests[key].Add(1)
 	}
 }
+
+// The census of connections.
 
 // connCensus counts the open connections by who they authenticated as and
 // by the client software they said they are (ApiVersions v3+, KIP-511).
@@ -282,12 +249,121 @@ func (c *conn) identifiedAs(name, version string) {
 	m.mu.software[sw]++
 }
 
+// decrement takes one from k's count, and k out of m at 0.
 func decrement[K comparable](m map[K]int, k K) {
 	if m[k] <= 1 {
 		delete(m, k)
 		return
 	}
 	m[k]--
+}
+
+// The collector: what the scrape reads.
+
+// collectRuntime exports runtimeMetrics, for the APIs used since the
+// start as collectRequests does, and what the Go scheduler says.
+func (c *brokerCollector) collectRuntime(ch chan<- prometheus.Metric) {
+	m := c.b.metrics
+	for key := range m.requests {
+		if !apiUsed(m, key) || m.rt.queueTime[key] == nil {
+			continue
+		}
+		ch <- m.rt.queueTime[key]
+		ch <- m.rt.sendTime[key]
+		name := kmsg.Key(key).Name()
+		emitCounter(ch, descHandlerSeconds, float64(m.rt.handlerNanos[key].Load())/1e9, name)
+		if n := m.rt.throttledRequests[key].Load(); n > 0 {
+			emitCounter(ch, descThrottledRequests, float64(n), name)
+		}
+	}
+	for k, name := range quotaNames {
+		emitCounter(ch, descQuotaThrottles, float64(m.rt.throttles[k].Load()), name)
+		emitCounter(ch, descQuotaThrottleSeconds, float64(m.rt.throttleNanos[k].Load())/1e9, name)
+	}
+	for _, h := range m.rt.purgatoryTime {
+		ch <- h
+	}
+	v, _ := m.rt.producesWaiting.watch()
+	emitGauge(ch, descProducesWaiting, float64(v))
+	emitCounter(ch, descISRShrinks, float64(m.rt.isrShrinks.Load()))
+	emitCounter(ch, descISRExpands, float64(m.rt.isrExpands.Load()))
+	emitCounter(ch, descISRUpdateFailures, float64(m.rt.isrUpdateFailures.Load()))
+	collectSchedulerLatency(ch)
+	c.collectCensus(ch)
+	c.collectStorage(ch)
+	select {
+	case <-c.b.started:
+		// b.groups and b.txns are set before started closes.
+		c.collectCoordinators(ch)
+	default:
+	}
+}
+
+// apiUsed reports whether a request of the key was handled since the
+// start.
+func apiUsed(m *brokerMetrics, key int) bool {
+	for v := range m.requests[key] {
+		if m.requests[key][v].Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// schedulerBuckets are the upper bounds in seconds the Go runtime's
+// scheduling latencies are exported in: its own buckets are finer (and
+// many), which no dashboard needs.
+var schedulerBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
+
+// collectSchedulerLatency exports the runtime's /sched/latencies:seconds,
+// the time goroutines spent runnable before running: Samsa has no request
+// queue or thread pool whose saturation shows as Kafka's idle
+// percentages, and a broker short of CPU shows here instead, every
+// connection's goroutine waiting for a processor.
+func collectSchedulerLatency(ch chan<- prometheus.Metric) {
+	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return
+	}
+	count, sum, buckets := rebucket(sample[0].Value.Float64Histogram(), schedulerBuckets)
+	ch <- prometheus.MustNewConstHistogram(descSchedulerLatency, count, sum, buckets)
+}
+
+// rebucket turns a runtime histogram into Prometheus' cumulative buckets
+// at bounds. A runtime bucket counts under the first bound at or above
+// its upper edge, so a bucket never claims a sample faster than it was.
+// The sum, which the runtime does not keep, is estimated at each bucket's
+// middle (its lower edge for the last, unbounded one; nothing for a first
+// one unbounded below, which holds no latency).
+func rebucket(h *metrics.Float64Histogram, bounds []float64) (uint64, float64, map[float64]uint64) {
+	out := make(map[float64]uint64, len(bounds))
+	var count uint64
+	var sum float64
+	for i, n := range h.Counts {
+		if n == 0 {
+			continue
+		}
+		lo, hi := h.Buckets[i], h.Buckets[i+1]
+		count += n
+		switch {
+		case math.IsInf(hi, 1):
+			sum += float64(n) * lo
+		case !math.IsInf(lo, -1):
+			sum += float64(n) * (lo + hi) / 2
+		}
+		for _, b := range bounds {
+			if hi <= b {
+				out[b] += n
+			}
+		}
+	}
+	for _, b := range bounds {
+		if _, ok := out[b]; !ok {
+			out[b] = 0
+		}
+	}
+	return count, sum, out
 }
 
 // collectCensus exports the connections by principal and by client
@@ -309,6 +385,7 @@ func (c *brokerCollector) collectCensus(ch chan<- prometheus.Metric) {
 	}
 }
 
+// counted is a key of the census and its connections.
 type counted[K comparable] struct {
 	key K
 	n   int
@@ -335,6 +412,34 @@ func topCounts[K comparable](m map[K]int, limit int, other K) []counted[K] {
 		rest += e.n
 	}
 	return append(out[:limit], counted[K]{other, rest})
+}
+
+// collectStorage exports what the log manager counted of its logs' work:
+// flush times and the cleaner's progress.
+func (c *brokerCollector) collectStorage(ch chan<- prometheus.Metric) {
+	stats := c.b.logs.Stats()
+	ft := stats.FlushTimes()
+	buckets := make(map[float64]uint64, len(storage.FlushBuckets))
+	for i, bound := range storage.FlushBuckets {
+		buckets[bound] = ft.Buckets[i]
+	}
+	ch <- prometheus.MustNewConstHistogram(descLogFlush, ft.Count, ft.Seconds, buckets)
+
+	p := stats.Cleaner()
+	emitCounter(ch, descCleanerPasses, float64(p.Passes), "success")
+	emitCounter(ch, descCleanerPasses, float64(p.FailedPasses), "failure")
+	emitCounter(ch, descCleanerReadBytes, float64(p.BytesRead))
+	emitCounter(ch, descCleanerWrittenBytes, float64(p.BytesWritten))
+	emitCounter(ch, descCleanerRecordsRemoved, float64(p.RecordsRemoved))
+	emitCounter(ch, descCleanerSeconds, p.PassTime.Seconds())
+	emitGauge(ch, descCleanerLastPassSeconds, p.LastPassTime.Seconds())
+	emitGauge(ch, descCleanerBufferUtilization, p.LastBufferUtilization)
+	emitGauge(ch, descCleanerMaxDirtyRatio, p.MaxDirtyRatio)
+	emitGauge(ch, descCleanerMaxCompactionDelay, p.MaxCompactionDelay.Seconds())
+	emitGauge(ch, descCleanerUncleanable, float64(p.Uncleanable))
+	if p.Rounds > 0 {
+		emitGauge(ch, descCleanerLastRound, float64(p.LastRound.UnixNano())/1e9)
+	}
 }
 
 // collectCoordinators exports the group coordinator's counts and the
@@ -372,45 +477,6 @@ func (c *brokerCollector) collectCoordinators(ch chan<- prometheus.Metric) {
 // txnStates are the transaction states always exported, 0 when no
 // transaction is in them, so a dashboard's series do not come and go.
 var txnStates = []string{"Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort"}
-
-// collectStorage exports what the log manager counted of its logs' work:
-// flush times and the cleaner's progress.
-func (c *brokerCollector) collectStorage(ch chan<- prometheus.Metric) {
-	stats := c.b.logs.Stats()
-	ft := stats.FlushTimes()
-	buckets := make(map[float64]uint64, len(storage.FlushBuckets))
-	for i, bound := range storage.FlushBuckets {
-		buckets[bound] = ft.Buckets[i]
-	}
-	ch <- prometheus.MustNewConstHistogram(descLogFlush, ft.Count, ft.Seconds, buckets)
-
-	p := stats.Cleaner()
-	emitCounter(ch, descCleanerPasses, float64(p.Passes), "success")
-	emitCounter(ch, descCleanerPasses, float64(p.FailedPasses), "failure")
-	emitCounter(ch, descCleanerReadBytes, float64(p.BytesRead))
-	emitCounter(ch, descCleanerWrittenBytes, float64(p.BytesWritten))
-	emitCounter(ch, descCleanerRecordsRemoved, float64(p.RecordsRemoved))
-	emitCounter(ch, descCleanerSeconds, p.PassTime.Seconds())
-	emitGauge(ch, descCleanerLastPassSeconds, p.LastPassTime.Seconds())
-	emitGauge(ch, descCleanerBufferUtilization, p.LastBufferUtilization)
-	emitGauge(ch, descCleanerMaxDirtyRatio, p.MaxDirtyRatio)
-	emitGauge(ch, descCleanerMaxCompactionDelay, p.MaxCompactionDelay.Seconds())
-	emitGauge(ch, descCleanerUncleanable, float64(p.Uncleanable))
-	if p.Rounds > 0 {
-		emitGauge(ch, descCleanerLastRound, float64(p.LastRound.UnixNano())/1e9)
-	}
-}
-
-// apiUsed reports whether a request of the key was handled since the
-// start.
-func apiUsed(m *brokerMetrics, key int) bool {
-	for v := range m.requests[key] {
-		if m.requests[key][v].Load() > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 var (
 	descProducesWaiting = prometheus.NewDesc("samsa_produces_waiting",
@@ -471,58 +537,3 @@ var (
 	descSchedulerLatency = prometheus.NewDesc("samsa_scheduler_latency_seconds",
 		"Time goroutines waited, runnable, for a processor (GOMAXPROCS) to run on; the sum is estimated from the runtime's buckets.", nil, nil)
 )
-
-// schedulerBuckets are the upper bounds in seconds the Go runtime's
-// scheduling latencies are exported in: its own buckets are finer (and
-// many), which no dashboard needs.
-var schedulerBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
-
-// collectSchedulerLatency exports the runtime's /sched/latencies:seconds,
-// the time goroutines spent runnable before running: Samsa has no request
-// queue or thread pool whose saturation shows as Kafka's idle
-// percentages, and a broker short of CPU shows here instead, every
-// connection's goroutine waiting for a processor.
-func collectSchedulerLatency(ch chan<- prometheus.Metric) {
-	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
-	metrics.Read(sample)
-	if sample[0].Value.Kind() != metrics.KindFloat64Histogram {
-		return
-	}
-	count, sum, buckets := rebucket(sample[0].Value.Float64Histogram(), schedulerBuckets)
-	ch <- prometheus.MustNewConstHistogram(descSchedulerLatency, count, sum, buckets)
-}
-
-// rebucket turns a runtime histogram into Prometheus' cumulative buckets
-// at bounds. A runtime bucket counts under the first bound at or above
-// its upper edge, so a bucket never claims a sample faster than it was.
-// The sum, which the runtime does not keep, is estimated at each bucket's
-// middle (its lower edge for the last, unbounded one).
-func rebucket(h *metrics.Float64Histogram, bounds []float64) (uint64, float64, map[float64]uint64) {
-	out := make(map[float64]uint64, len(bounds))
-	var count uint64
-	var sum float64
-	for i, n := range h.Counts {
-		if n == 0 {
-			continue
-		}
-		lo, hi := h.Buckets[i], h.Buckets[i+1]
-		count += n
-		switch {
-		case lo < 0 || hi > 1e300:
-			sum += float64(n) * max(lo, 0)
-		default:
-			sum += float64(n) * (lo + hi) / 2
-		}
-		for _, b := range bounds {
-			if hi <= b {
-				out[b] += n
-			}
-		}
-	}
-	for _, b := range bounds {
-		if _, ok := out[b]; !ok {
-			out[b] = 0
-		}
-	}
-	return count, sum, out
-}
