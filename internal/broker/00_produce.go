@@ -73,6 +73,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
@@ -121,10 +122,10 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	b.awaitCommitted(req, resp, waits)
+	b.awaitCommitted(c, req, resp, waits)
 	if b.quotas.produce.Enabled() {
 		// The whole request counts, as in Kafka, acks=0 included.
-		c.throttleFor(b.quotas.produce.Record(c.quotaUser(), c.clientID, float64(c.reqSize), b.cfg.Clock.Now()))
+		c.throttleBy(quota.Produce, b.quotas.produce.Record(c.quotaUser(), c.clientID, float64(c.reqSize), b.cfg.Clock.Now()))
 	}
 	b.hintProduce(c, req, resp)
 	if req.Acks == 0 {
@@ -166,14 +167,19 @@ type commitWait struct {
 // shrank below min.insync.replicas meanwhile, NOT_LEADER_OR_FOLLOWER if
 // this broker lost the leadership. The batch stays in the log whatever the
 // answer: an idempotent retry is deduplicated.
-func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []commitWait) {
+func (b *Broker) awaitCommitted(c *conn, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []commitWait) {
 	var ctx context.Context
+	var waitStart time.Time // zero: no wait, the produce purgatory never entered
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.part]
 		// A leader alone in its ISR (the single node) has decided already:
 		// no timer, no waiter.
 		done, err := w.p.Committed(w.last, w.minISR)
 		if !done {
+			if waitStart.IsZero() {
+				waitStart = time.Now()
+				b.metrics.rt.producesWaiting.add(1)
+			}
 			if ctx == nil {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(b.tasks.Context(), time.Duration(max(req.TimeoutMillis, 0))*time.Millisecond)
@@ -201,6 +207,10 @@ func (b *Broker) awaitCommitted(req *kmsg.ProduceRequest, resp *kmsg.ProduceResp
 		msg := err.Error()
 		sp.ErrorCode, sp.ErrorMessage = code, &msg
 		sp.BaseOffset = -1
+	}
+	if !waitStart.IsZero() {
+		b.metrics.rt.producesWaiting.add(-1)
+		c.waited(purgatoryProduce, time.Since(waitStart))
 	}
 }
 

@@ -67,7 +67,7 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 		if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
 			return encodeFetchResponse(h.correlationID, refusedReplicaFetch(req), nil), nil
 		}
-		return b.handleReplicaFetch(h, req, replica)
+		return b.handleReplicaFetch(c, h, req, replica)
 	}
 	keyOf := func(t *kmsg.FetchRequestTopic) sessionKey {
 		if req.Version >= 13 {
@@ -87,7 +87,7 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 	}
 	fps := b.lookupFetchParts(req.Version, parts, b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic))
 	b.capFetchBytes(c, req)
-	results := b.fetchWithWait(req, fps)
+	results := b.fetchWithWait(c, req, fps)
 	if b.fetchThrottled(c, results) {
 		// Answered empty: the records read are not sent, and the session
 		// reports nothing as sent, so the next fetch asks for them again.
@@ -154,7 +154,17 @@ type fetchResult struct {
 
 // fetchWithWait reads every partition, and while fewer than MinBytes are
 // ready, waits for a high watermark to move and reads again.
-func (b *Broker) fetchWithWait(req *kmsg.FetchRequest, fps []fetchPart) []fetchResult {
+func (b *Broker) fetchWithWait(c *conn, req *kmsg.FetchRequest, fps []fetchPart) []fetchResult {
+	results, waited := b.longPoll(req, fps)
+	if waited > 0 {
+		c.waited(purgatoryFetchConsumer, waited)
+	}
+	return results
+}
+
+// longPoll is fetchWithWait, which it also tells how long it waited.
+func (b *Broker) longPoll(req *kmsg.FetchRequest, fps []fetchPart) ([]fetchResult, time.Duration) {
+	var waited time.Duration
 	var waiter *replication.Waiter
 	var parts []*replication.Partition
 	for _, fp := range fps {
@@ -173,18 +183,20 @@ func (b *Broker) fetchWithWait(req *kmsg.FetchRequest, fps []fetchPart) []fetchR
 		results, total, failed := b.readFetchParts(req, fps)
 		wait := deadline.Sub(b.cfg.Clock.Now())
 		if waiter == nil || failed || total >= int64(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
-			return results
+			return results, waited
 		}
 		for i := range results {
 			results[i].rr.Release()
 		}
 		ctx, cancel := context.WithTimeout(b.tasks.Context(), wait)
 		b.counters.fetchesWaiting.add(1)
+		waitStart := time.Now()
 		woke := waiter.Wait(ctx)
+		waited += time.Since(waitStart)
 		b.counters.fetchesWaiting.add(-1)
 		cancel()
 		if !woke && b.tasks.Context().Err() != nil {
-			return make([]fetchResult, len(fps))
+			return make([]fetchResult, len(fps)), waited
 		}
 	}
 }

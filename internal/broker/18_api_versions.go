@@ -33,13 +33,8 @@ func init() {
 
 func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	if req.Version >= 3 {
-		c.clientSoftware = req.ClientSoftwareName + "/" + req.ClientSoftwareVersion
-		if !validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion) {
-			resp.ErrorCode = kerr.InvalidRequest.Code
-		} else {
-			c.softwareName, c.softwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
-		}
+	if req.Version >= 3 && !c.identify(req) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
 	}
 	resp.ApiKeys = apiKeys(c.controllerListener, b.telemetry != nil)
 	if req.Version >= 3 {
@@ -102,6 +97,19 @@ func unsupportedApiVersions() *kmsg.ApiVersionsResponse {
 	k.ApiKey, k.MinVersion, k.MaxVersion = e.key.Int16(), e.min, e.max
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{k}
 	return resp
+}
+
+// identify takes the client software an ApiVersions v3+ names, for logs,
+// metrics and client metrics subscriptions; false when a field is not
+// valid.
+func (c *conn) identify(req *kmsg.ApiVersionsRequest) bool {
+	c.clientSoftware = req.ClientSoftwareName + "/" + req.ClientSoftwareVersion
+	if !validSoftwareField(req.ClientSoftwareName) || !validSoftwareField(req.ClientSoftwareVersion) {
+		return false
+	}
+	c.softwareName, c.softwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
+	c.identifiedAs(req.ClientSoftwareName, req.ClientSoftwareVersion)
+	return true
 }
 
 // validSoftwareField: KIP-511 allows letters, digits, '.', '-' and must

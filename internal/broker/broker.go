@@ -843,8 +843,11 @@ func (b *Broker) handle(c *conn, buf []byte) (*frame, error) {
 		return nil, fmt.Errorf("%w: %s v%d: %v", errMalformed, api.key.Name(), h.version, err)
 	}
 	c.api, c.reqStart, c.reqSize, c.replicaFetch, c.throttle, c.clientWaits = api, start, len(buf), false, 0, false
+	c.purgatory = 0
 	c.beginAudit(api.key)
+	began := time.Now()
 	f, err := b.runHandler(api, c, h, req)
+	b.metrics.rt.handlerDone(api.key, start, began, c.purgatory)
 	b.endAudit(c)
 	b.requestHandled(f, api.key, h.version, start)
 	return f, err

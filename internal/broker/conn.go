@@ -76,6 +76,18 @@ type conn struct {
 	replicaFetch bool
 	throttle     time.Duration
 	clientWaits  bool
+	// census is what the connection is counted under in the census of
+	// connections by principal and client software (metrics_runtime.go).
+	census struct {
+		counted   bool
+		principal auth.Principal
+		software  clientSoftware
+	}
+
+	// purgatory is how long the request being handled waited for
+	// followers (acks=all) or for data (a long poll), which its
+	// handler's busy time leaves out (metrics_runtime.go).
+	purgatory time.Duration
 }
 
 // frame is an encoded response ready to write. Record data fetched from
@@ -115,6 +127,8 @@ func (c *conn) serve(ctx context.Context) {
 		c.nc.Close()
 		return
 	}
+	c.joinCensus()
+	defer c.leaveCensus()
 	var first io.Reader
 	if c.controllerListener || c.raftListener {
 		raft, r, err := c.serveControllerConn()
@@ -217,6 +231,9 @@ func (c *conn) readLoop(first io.Reader) error {
 			return err
 		}
 		throttle := c.throttle
+		if throttle > 0 {
+			c.b.metrics.rt.requestThrottled(c.api.key)
+		}
 		if f != nil {
 			if throttle > 0 && !c.clientWaits {
 				f.delay = throttle
@@ -305,8 +322,11 @@ func (c *conn) writeLoop() {
 			c.b.pause(c.b.tasks.Context(), f.delay)
 		}
 		if failed == nil {
-			c.nc.SetWriteDeadline(time.Now().Add(c.b.cfg.ConnectionsMaxIdle))
-			if failed = c.writeFrame(f); failed != nil {
+			sendStart := time.Now()
+			c.nc.SetWriteDeadline(sendStart.Add(c.b.cfg.ConnectionsMaxIdle))
+			failed = c.writeFrame(f)
+			c.b.metrics.rt.responseSent(&f.req, sendStart)
+			if failed != nil {
 				c.log.Info("write failed; closing", "err", failed)
 				c.interrupt()
 			}

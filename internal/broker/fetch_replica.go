@@ -50,7 +50,18 @@ func refusedReplicaFetch(req *kmsg.FetchRequest) *kmsg.FetchResponse {
 	return resp
 }
 
-func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, replica int32) (*frame, error) {
+func (b *Broker) handleReplicaFetch(c *conn, h requestHeader, req *kmsg.FetchRequest, replica int32) (*frame, error) {
+	f, waited := b.replicaLongPoll(h, req, replica)
+	if waited > 0 {
+		c.waited(purgatoryFetchFollower, waited)
+	}
+	return f, nil
+}
+
+// replicaLongPoll is handleReplicaFetch, which it also tells how long it
+// waited for an append.
+func (b *Broker) replicaLongPoll(h requestHeader, req *kmsg.FetchRequest, replica int32) (*frame, time.Duration) {
+	var waited time.Duration
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 	var w *replication.Waiter
@@ -70,7 +81,7 @@ func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, rep
 			b.metrics.replicationBytesOut.Add(uint64(n))
 			// The frame holds the reads from here; the connection's writer
 			// releases them once they are sent, or the send failed.
-			return encodeFetchResponse(h.correlationID, resp, holes), nil
+			return encodeFetchResponse(h.correlationID, resp, holes), waited
 		}
 		if w == nil {
 			// Registered before the next read, so an append between the
@@ -81,10 +92,12 @@ func (b *Broker) handleReplicaFetch(h requestHeader, req *kmsg.FetchRequest, rep
 		// Nothing new: wait for an append (or a high watermark move) on
 		// any of the partitions, as a consumer's long poll does.
 		ctx, cancel := context.WithDeadline(b.tasks.Context(), deadline)
+		waitStart := time.Now()
 		w.Wait(ctx)
+		waited += time.Since(waitStart)
 		cancel()
 		if b.tasks.Context().Err() != nil {
-			return encodeFetchResponse(h.correlationID, resp, holes), nil
+			return encodeFetchResponse(h.correlationID, resp, holes), waited
 		}
 	}
 }

@@ -89,7 +89,7 @@ func replicaFetchReq(id model.TopicID, offset int64, maxBytes int32) *kmsg.Fetch
 func serveReplicaFetch(t *testing.T, b *Broker, req *kmsg.FetchRequest) *frame {
 	t.Helper()
 	h := requestHeader{key: int16(kmsg.Fetch), version: req.Version, correlationID: 7}
-	f, err := b.handleReplicaFetch(h, req, 2)
+	f, err := b.handleReplicaFetch(&conn{b: b}, h, req, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

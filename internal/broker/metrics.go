@@ -61,6 +61,9 @@ type brokerMetrics struct {
 	// replicationBytesIn counts the record bytes this broker appended as
 	// a follower, replicationBytesOut those its followers fetched from it.
 	replicationBytesIn, replicationBytesOut atomic.Uint64
+	// rt are the request path's times, waits and events of
+	// metrics_runtime.go.
+	rt runtimeMetrics
 }
 
 // listenerCounters are one listener's connection and authentication
@@ -104,6 +107,7 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 			Buckets:     requestBuckets,
 		})
 	}
+	m.rt.init()
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -229,6 +233,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	b := c.b
 	c.collectRequests(ch)
 	c.collectConnections(ch)
+	c.collectRuntime(ch)
 	emitGauge(ch, descFetchesWaiting, float64(b.FetchesWaiting()))
 	emitCounter(ch, descReplicationBytesIn, float64(b.metrics.replicationBytesIn.Load()))
 	emitCounter(ch, descReplicationBytesOut, float64(b.metrics.replicationBytesOut.Load()))

@@ -20,7 +20,8 @@ import (
 
 // BenchmarkMetricsRequestPath is what metrics cost one request that
 // produces to a partition and one that fetches from it: the per-topic
-// counts and the per-API count and time. It must not allocate.
+// counts and the per-API count and times (queue, handler, send, total).
+// It must not allocate.
 func BenchmarkMetricsRequestPath(b *testing.B) {
 	br := startBrokerWith(b, Config{LogDir: b.TempDir()})
 	createTopic(b, br, "bench", 1)
@@ -31,17 +32,26 @@ func BenchmarkMetricsRequestPath(b *testing.B) {
 	r.rr.Size = int64(len(batch))
 	produce := requestMark{key: kmsg.Produce, version: 11, start: time.Now()}
 	fetch := requestMark{key: kmsg.Fetch, version: 16, start: time.Now()}
+	began := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
 		ts.countProduce(0, batch, 0)
+		br.metrics.rt.handlerDone(kmsg.Produce, produce.start, began, 0)
+		br.metrics.rt.responseSent(&produce, began)
 		br.metrics.requestDone(&produce)
 		fp.countFetch(&r)
+		br.metrics.rt.handlerDone(kmsg.Fetch, fetch.start, began, time.Microsecond)
+		br.metrics.rt.responseSent(&fetch, began)
 		br.metrics.requestDone(&fetch)
 	}
 	if allocs := testing.AllocsPerRun(100, func() {
 		ts.countProduce(0, batch, 0)
+		br.metrics.rt.handlerDone(kmsg.Produce, produce.start, began, 0)
+		br.metrics.rt.responseSent(&produce, began)
 		br.metrics.requestDone(&produce)
 		fp.countFetch(&r)
+		br.metrics.rt.handlerDone(kmsg.Fetch, fetch.start, began, time.Microsecond)
+		br.metrics.rt.responseSent(&fetch, began)
 		br.metrics.requestDone(&fetch)
 	}); allocs != 0 {
 		b.Fatalf("%v allocations per request", allocs)

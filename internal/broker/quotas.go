@@ -123,7 +123,7 @@ func (b *Broker) settleQuotas(c *conn, resp kmsg.Response) {
 	if b.quotas.request.Enabled() && !requestQuotaExempt(c) {
 		now := b.cfg.Clock.Now()
 		percent := float64(time.Since(c.reqStart).Nanoseconds()) * 100 / float64(time.Second)
-		c.throttleFor(b.quotas.request.Record(c.quotaUser(), c.clientID, percent, now))
+		c.throttleBy(quota.Request, b.quotas.request.Record(c.quotaUser(), c.clientID, percent, now))
 	}
 	if c.throttle <= 0 || resp == nil {
 		return
@@ -176,7 +176,7 @@ func (b *Broker) fetchThrottled(c *conn, results []fetchResult) bool {
 	for i := range results {
 		results[i].rr.Release()
 	}
-	c.throttleFor(d)
+	c.throttleBy(quota.Fetch, d)
 	return true
 }
 
@@ -195,11 +195,14 @@ func admitMutations[T any](b *Broker, c *conn, strict bool, items []T, partition
 		return items, nil
 	}
 	now := b.cfg.Clock.Now()
-	return filterDenied(items, func(it T) bool {
+	var throttle time.Duration
+	kept, refused := filterDenied(items, func(it T) bool {
 		ok, d := b.quotas.mutation.Admit(c.quotaUser(), c.clientID, float64(partitions(it)), strict, now)
-		c.throttleFor(d)
+		throttle = max(throttle, d)
 		return ok
 	})
+	c.throttleBy(quota.ControllerMutation, throttle)
+	return kept, refused
 }
 
 // newPartitions is how many partitions a CreateTopics topic asks for: its

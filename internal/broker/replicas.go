@@ -355,11 +355,17 @@ func (b *Broker) applyFetched(p *replication.Partition, rp kmsg.FetchResponseTop
 // AlterPartition and reports the answer to the partition. It runs on a
 // goroutine of its own, as the fetch or tick that decided it must not wait
 // for Raft; LeaderState keeps at most one proposal of a partition in flight,
-// so there are at most as many as partitions led.
+// so there are at most as many as partitions led. A change the controller
+// commits counts as an ISR shrink or expansion, one it refuses (or that
+// does not reach it) as a failed ISR update, as Kafka's leader counts them.
 func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoch int32, isr []int32) {
 	if !b.cfg.quorum.cluster() {
 		return // a single node's ISR is itself and never changes
 	}
+	// The committed ISR the proposal changes: LeaderState proposed from it,
+	// and keeps one proposal in flight, so only a metadata change racing
+	// this call could have moved it.
+	from := p.ISRSize()
 	b.tasks.Go(func(ctx context.Context) {
 		req := kmsg.NewPtrAlterPartitionRequest()
 		req.BrokerID = b.cfg.NodeID
@@ -383,6 +389,7 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 		})
 		if err != nil {
 			b.log.Debug("ISR proposal not sent", "partition", p.TP, "isr", isr, "err", err)
+			b.metrics.rt.isrUpdateFailures.Add(1)
 			p.AlterPartitionFailed(leaderEpoch)
 			return
 		}
@@ -393,8 +400,15 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 				code = r.Topics[0].Partitions[0].ErrorCode
 			}
 			b.log.Debug("ISR proposal refused", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
+			b.metrics.rt.isrUpdateFailures.Add(1)
 			p.AlterPartitionFailed(leaderEpoch)
 			return
+		}
+		switch {
+		case len(isr) < from:
+			b.metrics.rt.isrShrinks.Add(1)
+		case len(isr) > from:
+			b.metrics.rt.isrExpands.Add(1)
 		}
 		got := r.Topics[0].Partitions[0]
 		p.ISRCommitted(got.LeaderEpoch, got.PartitionEpoch, got.ISR)

@@ -133,6 +133,7 @@ func (c *conn) saslStep(token []byte) (reply []byte, done bool, err error) {
 	ts, isTokenSession := s.session.(auth.TokenSession)
 	s.tokenAuthenticated = isTokenSession && ts.TokenAuthenticated()
 	c.principal, s.authenticated, s.stage, s.session = p, true, saslDone, nil
+	c.authenticatedAs(p)
 	c.b.metrics.listener(c.listener).authSuccesses.Add(1)
 	return reply, true, nil
 }

@@ -151,6 +151,7 @@ func (c *Coordinator) commitLocked(g *group, s *step, req *kmsg.OffsetCommitRequ
 		for _, a := range accepts {
 			g.commitOffset(a.tp, a.o)
 		}
+		s.stats.offsetCommits.Add(int64(len(accepts)))
 	})
 	return 0
 }
@@ -529,7 +530,9 @@ func (c *Coordinator) deleteOffsets(req *kmsg.OffsetDeleteRequest, resp *kmsg.Of
 		g.deleteOffsets(s, doomed, func(err error) {
 			if err != nil {
 				code = commitErrorCode(err)
+				return
 			}
+			s.stats.offsetDeletions.Add(int64(len(doomed)))
 		})
 	}
 	c.finishTurn(g, s)

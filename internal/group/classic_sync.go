@@ -110,6 +110,7 @@ func (g *classicGroup) storeAssignment(s *step, assignments map[string][]byte) {
 			}
 		}
 		g.transition(s, stateStable)
+		s.stats.classicRebalances.Add(1)
 		s.log.Info("group stable", "generation", generation)
 	})
 }

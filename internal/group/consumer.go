@@ -295,7 +295,16 @@ func decRef(refs map[string]int, key string) {
 func (g *consumerGroup) setEpoch(s *step, epoch int32, hash int64) {
 	oldEpoch, oldHash := g.epoch, g.metadataHash
 	g.epoch, g.metadataHash = epoch, hash
-	s.onUndo(func() { g.epoch, g.metadataHash = oldEpoch, oldHash })
+	bumped := epoch > oldEpoch
+	if bumped {
+		s.epochBumps++
+	}
+	s.onUndo(func() {
+		g.epoch, g.metadataHash = oldEpoch, oldHash
+		if bumped {
+			s.epochBumps--
+		}
+	})
 }
 
 // setTarget installs a new target assignment.

@@ -84,6 +84,8 @@ type Coordinator struct {
 	// SyncGroup starts waiting, so a test knows the request is parked
 	// without sleeping.
 	waitHook func()
+	// stats are the counts Stats reads; the turns add to them.
+	stats stats
 
 	mu struct {
 		sync.Mutex
@@ -287,6 +289,7 @@ func (c *Coordinator) newStep(g *group) *step {
 	return &step{
 		now:         c.clock.Now(),
 		cfg:         &c.cfg,
+		stats:       &c.stats,
 		log:         c.log.With("group", g.id),
 		newMemberID: c.newMemberID,
 		topics: topicLookup{
@@ -310,6 +313,9 @@ func (c *Coordinator) finishTurn(g *group, s *step) {
 		}
 	}
 	s.writes = nil
+	// Counted once the writes are done: a failed one undid its turn.
+	c.stats.consumerRebalances.Add(int64(s.epochBumps))
+	s.epochBumps = 0
 	if !g.removed && (g.blank() || g.dead()) {
 		c.removeLocked(g)
 	}

@@ -44,6 +44,7 @@
 //	partition.go    PartitionFor, Kafka's group-to-partition hash
 //	memlog.go       MemLog, an in-memory Log
 //	errors.go       Kafka's mapping of append errors to response codes
+//	stats.go        Stats: rebalances and offsets counted for the broker's metrics
 //
 // # Time
 //

@@ -24,6 +24,7 @@ func (c *Coordinator) expireOffsets() {
 			if err != nil {
 				s.log.Warn("writing expired offsets failed; retrying at the next check", "err", err)
 			} else if len(expired) > 0 {
+				s.stats.offsetExpirations.Add(int64(len(expired)))
 				s.log.Info("expired offsets", "partitions", len(expired))
 			}
 		})

@@ -221,6 +221,7 @@ func (a args) dur(t *testing.T, k string, def time.Duration) time.Duration {
 //	offset-delete [group=g] t-0...
 //	delete-groups g...
 //	expire          run the offset expiry sweep
+//	stats           the coordinator's counts (Stats)
 //	restart         new coordinator over the same log
 //	log             the records appended since the last log command
 //	fail-appends on|off|timeout
@@ -279,6 +280,10 @@ func (h *harness) run(line string, lineNo int) []string {
 		}
 	case "expire":
 		h.c.expireOffsets()
+	case "stats":
+		st := h.c.Stats()
+		out = append(out, fmt.Sprintf("rebalances: classic=%d consumer=%d", st.ClassicRebalances, st.ConsumerRebalances),
+			fmt.Sprintf("offsets: committed=%d expired=%d deleted=%d", st.OffsetCommits, st.OffsetExpirations, st.OffsetDeletions))
 	case "restart":
 		h.c.Stop()
 		h.start()

@@ -124,7 +124,7 @@ func FuzzReplay(f *testing.F) {
 		r.apply(key, value)
 		r.apply(key, value)
 		for _, g := range r.groups(0, epoch, &cfg) {
-			s := &step{now: epoch.Add(time.Hour), cfg: &cfg, log: slog.New(slog.DiscardHandler)}
+			s := &step{now: epoch.Add(time.Hour), cfg: &cfg, log: slog.New(slog.DiscardHandler), stats: new(stats)}
 			g.classic.tick(s)
 			g.consumer.tick(s)
 			g.consumer.stateName()

@@ -20,6 +20,11 @@ type step struct {
 	newMemberID func(prefix string) string
 	// topics looks topics up for consumer groups.
 	topics topicLookup
+	// stats are the coordinator's counts; epochBumps the consumer group
+	// epoch bumps of this turn, counted once its records are stored
+	// (finishTurn) unless it is undone.
+	stats      *stats
+	epochBumps int
 
 	writes  []write
 	replies []func()

@@ -168,6 +168,7 @@ func (c *Coordinator) txnCommitLocked(g *group, s *step, req *kmsg.TxnOffsetComm
 		for _, a := range accepts {
 			g.addPending(producer.id, a.tp, a.o)
 		}
+		s.stats.offsetCommits.Add(int64(len(accepts)))
 		c.indexTxn(g, producer.id)
 	})
 }

@@ -35,6 +35,10 @@ type CleanStats struct {
 	BytesRead       int64 // bytes of the segments cleaned, swapped or found unchanged
 	BytesWritten    int64 // bytes of their cleaned replacements
 	RecordsRemoved  int64
+	// BufferUtilization is the share of the dedupe buffer
+	// (CleanOptions.MapMemory) the keys of the dirty section took: 1 when
+	// they filled it, and the pass could not map the whole section.
+	BufferUtilization float64
 	// FirstDirtyOffset and EndOffset bound the dirty section the pass
 	// mapped; EndOffset is the log's new first dirty offset.
 	FirstDirtyOffset int64
@@ -164,7 +168,11 @@ func (l *Log) Clean(opts CleanOptions) (CleanStats, error) {
 		if m, err = newOffsetMap(mapMemoryFor(opts.MapMemory, endOffset-plan.firstDirty), defaultOffsetMapLoadFactor); err != nil {
 			return stats, err
 		}
-		if endOffset, err = buildCleanMap(plan, m, opts.Throttle); err != nil {
+		endOffset, err = buildCleanMap(plan, m, opts.Throttle)
+		if opts.MapMemory > 0 {
+			stats.BufferUtilization = min(1, float64(m.entries*offsetMapEntrySize)/float64(opts.MapMemory))
+		}
+		if err != nil {
 			return stats, fmt.Errorf("storage: clean %s: %w", l.dir, err)
 		}
 	}
@@ -299,6 +307,9 @@ type Cleanability struct {
 	// MaxLagExceeded: the dirty section holds a batch older than
 	// max.compaction.lag.ms, so the log must be cleaned whatever its ratio.
 	MaxLagExceeded bool
+	// CompactionDelayMs is by how much that batch is late: its age less
+	// max.compaction.lag.ms (Kafka's compaction delay); 0 when none is.
+	CompactionDelayMs int64
 	// HorizonDue: a batch stamped with a delete horizon by an earlier pass
 	// of this process has reached it; its tombstones can go.
 	HorizonDue bool
@@ -351,6 +362,9 @@ func (l *Log) Cleanability(nowMs, maxOffset int64) Cleanability {
 			}
 			lag := l.mu.cfg.MaxCompactionLagMs
 			c.MaxLagExceeded = first >= 0 && lag > 0 && lag < nowMs && first < nowMs-lag
+			if c.MaxLagExceeded {
+				c.CompactionDelayMs = nowMs - lag - first
+			}
 		}
 	}
 	c.HorizonDue = l.mu.nextHorizonMs > 0 && l.mu.nextHorizonMs <= nowMs

@@ -64,10 +64,12 @@ func (l *Log) flushOnce() error {
 	// rolled (rollLocked), and the active segment's are rebuilt by
 	// recovery, which never trusts the segment the recovery point is in.
 	var err error
+	start := l.opts.Clock.Now()
 	for _, s := range segs {
 		err = errors.Join(err, s.log.Sync())
 		s.release()
 	}
+	l.opts.Stats.flush.observe(l.opts.Clock.Now().Sub(start))
 
 	l.mu.Lock()
 	defer l.mu.Unlock()

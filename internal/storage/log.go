@@ -19,6 +19,9 @@ type Options struct {
 	FS     vfs.FS       // default vfs.OS
 	Clock  clock.Clock  // default clock.Real
 	Logger *slog.Logger // default slog.Default()
+	// Stats is where the logs count their work for metrics: a Manager
+	// shares one among its logs (Manager.Stats). Default: new ones.
+	Stats *Stats
 }
 
 func (o *Options) fill() {
@@ -30,6 +33,9 @@ func (o *Options) fill() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Stats == nil {
+		o.Stats = new(Stats)
 	}
 }
 

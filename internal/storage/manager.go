@@ -154,6 +154,9 @@ func (m *Manager) each(what string, fn func(*Log) error) {
 	}
 }
 
+// Stats are the counts of the Manager's logs' work, for metrics.
+func (m *Manager) Stats() *Stats { return m.opts.Stats }
+
 // PartitionDir is the directory of a partition's log.
 func (m *Manager) PartitionDir(tp model.TopicPartition) string {
 	return filepath.Join(m.cfg.Dir, tp.String())
@@ -267,6 +270,8 @@ func (m *Manager) cleanDirtiest() {
 		hw    int64
 	}
 	var due []candidate
+	var maxRatio float64
+	var maxDelayMs int64
 	for _, l := range m.Logs() {
 		cfg := l.Config()
 		if !cfg.Compacted {
@@ -278,20 +283,30 @@ func (m *Manager) cleanDirtiest() {
 		}
 		c := l.Cleanability(nowMs, hw)
 		ratio := c.Ratio()
+		maxRatio, maxDelayMs = max(maxRatio, ratio), max(maxDelayMs, c.CompactionDelayMs)
 		if (c.DirtyBytes > 0 && ratio >= cfg.MinCleanableDirtyRatio) || c.MaxLagExceeded || c.HorizonDue {
 			due = append(due, candidate{l, ratio, hw})
 		}
 	}
+	uncleanable := 0
+	defer func() {
+		m.opts.Stats.cleanerRound(m.opts.Clock.Now(), maxRatio, time.Duration(maxDelayMs)*time.Millisecond, uncleanable)
+	}()
 	slices.SortStableFunc(due, func(a, b candidate) int { return cmp.Compare(b.ratio, a.ratio) })
 	for _, c := range due {
 		if m.tasks != nil && m.tasks.Context().Err() != nil {
 			return
 		}
 		cs := m.cleaner()
+		start := m.opts.Clock.Now()
 		stats, err := c.l.Clean(CleanOptions{MapMemory: cs.MapMemory, MaxOffset: c.hw, Throttle: cs.throttle})
+		if !errors.Is(err, ErrCleanerBusy) && !errors.Is(err, ErrClosed) {
+			m.opts.Stats.cleanerPass(stats, m.opts.Clock.Now().Sub(start), err)
+		}
 		switch {
 		case errors.Is(err, ErrCleanerBusy) || errors.Is(err, ErrClosed):
 		case err != nil:
+			uncleanable++
 			m.opts.Logger.Error("cleaning failed", "component", "storage", "dir", c.l.dir, "err", err)
 		case stats.SegmentsCleaned > 0:
 			m.opts.Logger.Info("cleaned log", "component", "storage", "dir", c.l.dir, "dirty_ratio", c.ratio,
