@@ -168,6 +168,7 @@ var javaProbes = map[string]javaProbe{
 	"DescribeUserSCRAMCredentials":          jp("describe-scram"),
 	"AlterUserSCRAMCredentials":             jp("alter-scram"),
 	"DescribeQuorum":                        jp("describe-quorum"),
+	"UpdateFeatures":                        jp("update-features"),
 	"DescribeCluster/authorized operations": jp("cluster-operations"),
 
 	"CreateDelegationToken/for another owner":       jp("create-token", "mx-token-for"),

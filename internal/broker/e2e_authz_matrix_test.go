@@ -645,6 +645,13 @@ func adminRows() []matrixRow {
 			}
 			return resp.Topics[0].Partitions[0].ErrorCode
 		}),
+		clusterRow(kmsg.UpdateFeatures, opAlter, func(p *probe) int16 {
+			// group.version at the level it has: a dry run that changes nothing.
+			req := kmsg.NewPtrUpdateFeaturesRequest()
+			req.ValidateOnly = true
+			req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1}}
+			return p.do(req).(*kmsg.UpdateFeaturesResponse).ErrorCode
+		}),
 		{api: kmsg.DescribeCluster, name: "authorized operations", grants: []grant{clusterGrant(opDescribe, omitted)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrDescribeClusterRequest()
