@@ -6,8 +6,10 @@
 // (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh),
 // users' SCRAM credentials (user create|list|delete), client quotas
 // (quota describe|alter, as kafka-configs.sh --entity-type users|clients|ips)
-// and feature levels (feature describe|upgrade|downgrade|disable, as
-// kafka-features.sh).
+// feature levels (feature describe|upgrade|downgrade|disable, as
+// kafka-features.sh) and configs (config describe|alter, as kafka-configs.sh:
+// topics, brokers, broker loggers, client metrics, and users, clients and
+// ips through the quota commands' code).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.
