@@ -125,8 +125,10 @@ func (b *Broker) removeTopic(t *metadata.TopicImage) error {
 }
 
 // refreshTopicConfigs re-resolves every topic's config (overrides and
-// dynamic broker defaults may have changed) and hands changed log settings
-// to the logs.
+// dynamic broker defaults may have changed: message.max.bytes is every
+// topic's max.message.bytes that does not override it) and installs the
+// topics whose values changed, so the next produce checks against them,
+// handing changed log settings (retention, segments, flushes) to the logs.
 func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 	for _, ts := range b.topics.all() {
 		cfg, err := b.topicConfig(img, ts.name)
@@ -134,15 +136,16 @@ func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 			b.log.Error("topic config rejected", "topic", ts.name, "err", err)
 			continue
 		}
-		if maps.Equal(cfg.Given(config.SourceDynamicTopic), ts.config.Given(config.SourceDynamicTopic)) &&
-			storageConfig(cfg) == storageConfig(ts.config) {
+		if maps.Equal(cfg.Given(config.SourceDynamicTopic), ts.config.Given(config.SourceDynamicTopic)) && cfg.SameValues(ts.config) {
 			continue
 		}
 		next := *ts
 		next.config = cfg
-		for _, p := range ts.partitions {
-			if p != nil {
-				p.SetConfig(storageConfig(cfg))
+		if sc := storageConfig(cfg); sc != storageConfig(ts.config) {
+			for _, p := range ts.partitions {
+				if p != nil {
+					p.SetConfig(sc)
+				}
 			}
 		}
 		b.topics.put(&next)
