@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,29 @@ func TestDynamicConfigsSamsaCannotApplyAreRefused(t *testing.T) {
 	}
 	if rcs, err := adm.DescribeBrokerConfigs(ctx); err != nil || len(rcs[0].Configs) != 0 {
 		t.Errorf("refused configs were stored: %v %+v", err, rcs)
+	}
+}
+
+// TestDynamicNoEffectConfigsAreLogged: a config Kafka changes dynamically
+// and Samsa has no use for (a thread pool's size) is accepted, as Kafka's
+// tools expect, and the broker says at once that it does nothing.
+func TestDynamicNoEffectConfigsAreLogged(t *testing.T) {
+	var logs syncBuffer
+	b := startBrokerWith(t, Config{LogDir: t.TempDir(), Logger: slogTo(&logs)})
+	adm, ctx := adminClient(t, b)
+	if err := setClusterDefault(t, ctx, adm, "num.io.threads", "16"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "num.io.threads=16 has no effect in Samsa") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning for num.io.threads=16:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// An unrelated change does not repeat it.
+	createTopic(t, b, "unrelated", 1)
+	if n := strings.Count(logs.String(), "num.io.threads=16 has no effect"); n != 1 {
+		t.Errorf("warned %d times", n)
 	}
 }

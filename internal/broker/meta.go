@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
@@ -31,6 +32,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	}
 	b.refreshTopicConfigs(img)
 	bc := b.brokerConfig(img)
+	b.warnDynamicNoEffect(prev, img, bc)
 	b.conns.set(bc, b.cfg.Listeners)
 	b.connRates.setLimits(bc, b.cfg.Listeners)
 	b.applyQuotas(prev, img)
@@ -48,6 +50,23 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 		}
 	}
 	return nil
+}
+
+// warnDynamicNoEffect logs, as warnNoEffect does at startup, each config
+// newly set dynamically that Samsa accepts and does nothing with (thread
+// pool sizes: Go has none), so a change an operator made is not silently
+// without effect.
+func (b *Broker) warnDynamicNoEffect(prev, img *metadata.Image, bc config.Values) {
+	node := fmt.Sprint(b.cfg.NodeID)
+	if prev == nil || maps.Equal(prev.BrokerConfig(node), img.BrokerConfig(node)) && maps.Equal(prev.BrokerConfig(""), img.BrokerConfig("")) {
+		return
+	}
+	before := b.brokerConfig(prev).NoEffect()
+	for _, line := range bc.NoEffect() {
+		if !slices.Contains(before, line) {
+			b.log.Warn(line)
+		}
+	}
 }
 
 // topicConfig resolves a topic's effective config from its overrides and
