@@ -17,8 +17,10 @@ package broker
 // Kafka.
 //
 // Errors: a missing topic is UNKNOWN_TOPIC_OR_PARTITION; another broker's
-// ID is INVALID_REQUEST (the request belongs to that broker); broker
-// loggers (type 8) are not supported (INVALID_REQUEST).
+// ID is INVALID_REQUEST (the request belongs to that broker). Broker
+// loggers (type 8, KIP-412): this broker's loggers and their levels
+// (loggers.go), source DYNAMIC_BROKER_LOGGER_CONFIG; another broker's ID
+// or "" is INVALID_REQUEST.
 //
 // Authorization (authz.go), before the resource's existence is checked:
 // DESCRIBE_CONFIGS on the cluster for a broker (else
@@ -93,6 +95,8 @@ func (b *Broker) describeResource(img *metadata.Image, r kmsg.DescribeConfigsReq
 			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("broker %q is not this broker (%d)", r.ResourceName, b.cfg.NodeID)
 		}
 		v = b.brokerConfig(img)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return b.describeLoggers(r.ResourceName, r.ConfigNames)
 	default:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("resource type %d is not supported", r.ResourceType)
 	}

@@ -22,8 +22,12 @@ package broker
 // config that is not a list (what Kafka returns, although KIP-339 says
 // INVALID_REQUEST). v1 only adds flexible encoding.
 //
-// Not here: broker loggers (type 8), client metrics (16) and group (32)
-// resources are INVALID_REQUEST; a resource type Kafka does not know is
+// Broker loggers (type 8, KIP-412) are this broker's log levels: the
+// broker answers them itself, never forwarded, as Kafka's does
+// (loggers.go); they last until it stops.
+//
+// Not here: client metrics (16) and group (32) resources are
+// INVALID_REQUEST; a resource type Kafka does not know is
 // UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy.
 //
 // Authorization is AlterConfigs' (33_alter_configs.go): ALTER_CONFIGS on
@@ -40,6 +44,22 @@ func init() {
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
+	loggers, rest := b.alterLoggerResources(c, req)
+	if loggers != nil {
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		if len(rest.Resources) > 0 {
+			r, err := handleIncrementalAlterConfigs(b, c, rest)
+			if err != nil {
+				return nil, err
+			}
+			resp = r.(*kmsg.IncrementalAlterConfigsResponse)
+		}
+		resp.Resources = mergeDenied(len(req.Resources), func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
+			r, ok := loggers[i]
+			return r, ok
+		}, resp.Resources)
+		return resp, nil
+	}
 	kept, refused := authorizeConfigResources(b, c, kmsg.ACLOperationAlterConfigs, req.Resources,
 		func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 			return r.ResourceType, r.ResourceName

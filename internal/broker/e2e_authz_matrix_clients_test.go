@@ -159,6 +159,8 @@ var javaProbes = map[string]javaProbe{
 	"DeleteACLs":                            jp("delete-acls"),
 	"DescribeConfigs/topic":                 jp("describe-configs", "topic", "mx-describe-configs"),
 	"DescribeConfigs/broker":                jp("describe-configs", "broker", "1"),
+	"DescribeConfigs/broker logger":         jp("describe-configs", "broker-logger", "1"),
+	"IncrementalAlterConfigs/broker logger": jp("alter-logger", "1"),
 	"IncrementalAlterConfigs/topic":         jp("incremental-alter-configs", "topic", "mx-iac", "retention.ms"),
 	"IncrementalAlterConfigs/broker":        jp("incremental-alter-configs", "broker", "", "log.retention.ms"),
 	"DescribeLogDirs":                       jp("describe-log-dirs", "1"),

@@ -587,6 +587,18 @@ func adminRows() []matrixRow {
 			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeTopic, "mx-describe-configs") }},
 		{api: kmsg.DescribeConfigs, name: "broker", grants: []grant{clusterGrant(opDescribeConfigs, clusterDenied)}, ok: []int16{0},
 			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeBroker, "1") }},
+		{api: kmsg.DescribeConfigs, name: "broker logger", grants: []grant{clusterGrant(opDescribeConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeBrokerLogger, "1") }},
+		{api: kmsg.IncrementalAlterConfigs, name: "broker logger", grants: []grant{clusterGrant(opAlterConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				req.ValidateOnly = true
+				r := kmsg.NewIncrementalAlterConfigsRequestResource()
+				r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, "1"
+				r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "root", Value: kmsg.StringPtr("INFO")}}
+				req.Resources = append(req.Resources, r)
+				return p.do(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+			}},
 		{api: kmsg.AlterConfigs, name: "topic", topic: "mx-alter-configs", grants: []grant{topicGrant("mx-alter-configs", opAlterConfigs)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				return p.alterConfigs(false, kmsg.ConfigResourceTypeTopic, "mx-alter-configs", "retention.ms")

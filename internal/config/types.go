@@ -101,6 +101,9 @@ const (
 	SourceDynamicDefaultBroker Source = 3
 	SourceStaticBroker         Source = 4
 	SourceDefault              Source = 5
+	// SourceDynamicBrokerLogger is a broker logger's level (Kafka's
+	// BROKER_LOGGER resource), which no catalog holds.
+	SourceDynamicBrokerLogger Source = 6
 )
 
 // String returns Kafka's name for the source.
@@ -116,6 +119,8 @@ func (s Source) String() string {
 		return "STATIC_BROKER_CONFIG"
 	case SourceDefault:
 		return "DEFAULT_CONFIG"
+	case SourceDynamicBrokerLogger:
+		return "DYNAMIC_BROKER_LOGGER_CONFIG"
 	}
 	return "UNKNOWN"
 }

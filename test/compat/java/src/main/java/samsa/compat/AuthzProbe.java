@@ -494,6 +494,12 @@ public final class AuthzProbe {
                         List.of(new AlterConfigOp(new ConfigEntry(a.get(2), "3600000"), AlterConfigOp.OpType.SET))),
                         new AlterConfigsOptions().validateOnly(true)).all().get(t, s));
                 return 0;
+            case "alter-logger":
+                // The root logger's level, as a dry run.
+                check(() -> admin.incrementalAlterConfigs(Map.of(resource("broker-logger", a.get(0)),
+                        List.of(new AlterConfigOp(new ConfigEntry("root", "INFO"), AlterConfigOp.OpType.SET))),
+                        new AlterConfigsOptions().validateOnly(true)).all().get(t, s));
+                return 0;
             case "describe-log-dirs":
                 check(() -> admin.describeLogDirs(List.of(Integer.parseInt(a.get(0)))).allDescriptions().get(t, s));
                 return 0;
@@ -646,6 +652,7 @@ public final class AuthzProbe {
         return new ConfigResource(switch (type) {
             case "topic" -> ConfigResource.Type.TOPIC;
             case "broker" -> ConfigResource.Type.BROKER;
+            case "broker-logger" -> ConfigResource.Type.BROKER_LOGGER;
             default -> throw new IllegalArgumentException("no config resource type " + type);
         }, name);
     }
