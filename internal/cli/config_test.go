@@ -148,3 +148,32 @@ func TestParseConfigAdds(t *testing.T) {
 		t.Error("a=b=c accepted")
 	}
 }
+
+// TestConfigBrokerLoggers changes a broker's log levels as
+// kafka-configs.sh --entity-type broker-loggers does.
+func TestConfigBrokerLoggers(t *testing.T) {
+	b := newSamsaBroker(t)
+	if out := b.ok("", "config", "alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "group=DEBUG,root=WARN"); out != "Completed updating config for broker-logger 1.\n" {
+		t.Errorf("alter: %s", out)
+	}
+	out := b.ok("", "config", "describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+	for _, line := range []string{
+		"Dynamic configs for broker-logger 1 are:\n",
+		"  group=DEBUG sensitive=false synonyms={}\n",
+		"  root=WARN sensitive=false synonyms={}\n",
+		"  storage=WARN sensitive=false synonyms={}\n",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("describe lacks %q:\n%s", line, out)
+		}
+	}
+	b.ok("", "config", "alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--delete-config", "group")
+	if out := b.ok("", "config", "describe", "--entity-type", "broker-loggers", "--entity-name", "1"); !strings.Contains(out, "  group=WARN ") {
+		t.Errorf("after deleting group's level:\n%s", out)
+	}
+	b.fails("invalid broker logger(s): nope", "config", "alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "nope=DEBUG")
+	b.fails("broker-logger 1: invalid config: Cannot set the log level of group to LOUD as it is not a supported log level",
+		"config", "alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "group=LOUD")
+	b.fails("broker-logger 1: invalid request: Removing the log level of the root logger is not allowed",
+		"config", "alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--delete-config", "root")
+}
