@@ -25,10 +25,25 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	d := metadata.DiffTopics(prev, img)
 	var errs []error
 	for _, t := range d.Deleted {
+		delete(b.failedInstalls, t.ID)
 		errs = append(errs, b.removeTopic(t))
 	}
-	for _, t := range append(d.Created, d.Changed...) {
-		errs = append(errs, b.installTopic(img, t))
+	// A topic whose install failed (a log that would not open) is tried
+	// again with each image until it succeeds; /readyz says so meanwhile.
+	retry := d.Created
+	for id := range b.failedInstalls {
+		if t, ok := img.TopicByID(id); ok && !slices.Contains(d.Created, t) && !slices.Contains(d.Changed, t) {
+			retry = append(retry, t)
+		}
+	}
+	for _, t := range append(retry, d.Changed...) {
+		err := b.installTopic(img, t)
+		if err != nil {
+			b.failedInstalls[t.ID] = true
+		} else {
+			delete(b.failedInstalls, t.ID)
+		}
+		errs = append(errs, err)
 	}
 	b.refreshTopicConfigs(img)
 	bc := b.brokerConfig(img)
