@@ -222,19 +222,26 @@ func printSettings(out io.Writer, o devClusterOptions) {
 func printCluster(out io.Writer, c *devcluster.Cluster) {
 	fmt.Fprintf(out, "\nCluster %s is up with %d nodes.\n\n", c.ClusterID(), len(c.Nodes()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tPID\tDIR\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tPID\tDIR\tLOG")
 	for _, n := range c.Nodes() {
-		kafka, ctrl := "-", "-"
+		kafka, ctrl, web := "-", "-", "-"
 		if n.Broker() {
 			kafka = n.Addr()
 		}
 		if n.Controller() {
 			ctrl = fmt.Sprintf("127.0.0.1:%d", n.ControllerPort)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, n.Pid(), n.Dir, n.LogPath())
+		if n.HTTPAddr() != "" {
+			web = n.HTTPAddr()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, n.Pid(), n.Dir, n.LogPath())
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\nCtrl-C stops the cluster.\n", c.Bootstrap(), c.Bootstrap())
+	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\n", c.Bootstrap(), c.Bootstrap())
+	if n := c.Nodes()[0]; n.HTTPAddr() != "" {
+		fmt.Fprintf(out, "Metrics: http://%s/metrics (each node's HTTP address above; /readyz, /healthz)\n", n.HTTPAddr())
+	}
+	fmt.Fprintln(out, "Ctrl-C stops the cluster.")
 }
 
 // stopNodes stops every running node in turn with SIGTERM and reports

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,6 +143,22 @@ func TestDevClusterRunsAndStops(t *testing.T) {
 			t.Fatalf("no bootstrap line:\n%s", out)
 		}
 	}
+	// Each node's HTTP listener is in the summary, and serves /metrics.
+	for i := range 3 {
+		addr := fmt.Sprintf("127.0.0.1:%d", base+devcluster.HTTPPortOffset+i)
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d +broker,controller +\S+ +\S+ +%s `, i+1, regexp.QuoteMeta(addr))).MatchString(out.String()) {
+			t.Errorf("node %d's HTTP address %s is not in the summary:\n%s", i+1, addr, out)
+		}
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatalf("node %d: GET /metrics: %v", i+1, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "samsa_") {
+			t.Errorf("node %d: GET /metrics: %d %.200q", i+1, resp.StatusCode, body)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -159,8 +177,8 @@ func TestDevClusterRunsAndStops(t *testing.T) {
 	}
 }
 
-// freeBase finds a base port whose n Kafka and n controller ports are free
-// now, among a few tries.
+// freeBase finds a base port whose n Kafka, controller and HTTP ports are
+// free now, among a few tries.
 func freeBase(t *testing.T, n int) int {
 	for range 20 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -169,12 +187,12 @@ func freeBase(t *testing.T, n int) int {
 		}
 		base := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		if base+devcluster.ControllerPortOffset+n > 65535 {
+		if base+devcluster.HTTPPortOffset+n > 65535 {
 			continue
 		}
 		free := true
 		for i := range n {
-			for _, p := range []int{base + i, base + devcluster.ControllerPortOffset + i} {
+			for _, p := range []int{base + i, base + devcluster.ControllerPortOffset + i, base + devcluster.HTTPPortOffset + i} {
 				if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
 					free = false
 				} else {

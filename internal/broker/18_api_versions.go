@@ -15,9 +15,13 @@ package broker
 // range, as Kafka answers, so the client retries at a version we speak; that path is in handle, before
 // the body is decoded. The response header is always v0 (appendResponse).
 //
-// Features (v3+, KIP-584): the supported ranges are this broker's, the
-// finalized levels the metadata image's (the controller writes them), with
-// the image offset as their epoch. transaction.version 2 tells clients to
+// Features (v3+, KIP-584): the supported ranges are this broker's
+// (metadata.SupportedFeatures, also in its BrokerRegistration), the
+// finalized levels the metadata image's (the controller writes them;
+// UpdateFeatures changes them), with the image offset as their epoch. A v3
+// answer leaves out the features whose supported minimum is 0
+// (group.version, transaction.version), as Kafka does since KAFKA-17492:
+// clients before v4 refuse such a range. transaction.version 2 tells clients to
 // use transactions v2 (KIP-890): partitions join a transaction implicitly
 // with their first transactional produce (Produce v12+), the group's offsets
 // partition with TxnOffsetCommit v5+, and EndTxn v5 bumps the epoch.
@@ -25,6 +29,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/metadata"
 )
 
 func init() {
@@ -38,29 +44,30 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (kmsg.R
 	}
 	resp.ApiKeys = apiKeys(c.controllerListener, b.telemetry != nil)
 	if req.Version >= 3 {
-		b.appendFeatures(resp)
+		b.appendFeatures(resp, req.Version)
 	}
 	return resp, nil
 }
 
-// supportedFeatures are the feature ranges this broker implements.
-var supportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
-	{Name: "group.version", MinVersion: 0, MaxVersion: 1},
-	{Name: "metadata.version", MinVersion: 1, MaxVersion: 25},
-	{Name: "transaction.version", MinVersion: 0, MaxVersion: 2},
-}
-
-func (b *Broker) appendFeatures(resp *kmsg.ApiVersionsResponse) {
-	resp.SupportedFeatures = supportedFeatures
+func (b *Broker) appendFeatures(resp *kmsg.ApiVersionsResponse, version int16) {
+	supported := metadata.SupportedFeatures()
+	for _, f := range supported {
+		if f.Min == 0 && version < 4 {
+			continue
+		}
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.Min, f.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	}
 	img := b.meta.Load()
 	if img == nil {
 		return
 	}
 	resp.FinalizedFeaturesEpoch = img.Offset()
-	for _, sf := range supportedFeatures {
-		if level := img.Feature(sf.Name); level > 0 {
+	for _, f := range supported {
+		if level := img.Feature(f.Name); level > 0 {
 			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = sf.Name, level, level
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = f.Name, level, level
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 		}
 	}

@@ -9,12 +9,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/metadata"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestApiVersionsGolden pins what the broker advertises: a change to any
-// API's version range must show in review as a change to this file.
+// API's version range or supported feature range must show in review as a
+// change to this file.
 func TestApiVersionsGolden(t *testing.T) {
 	var sb strings.Builder
 	for _, e := range sortedAPIs() {
@@ -26,6 +29,11 @@ func TestApiVersionsGolden(t *testing.T) {
 			where = "  (with samsa.http.listener only)"
 		}
 		fmt.Fprintf(&sb, "%3d %-28s %2d..%d%s\n", e.key, e.key.Name(), e.min, e.max, where)
+	}
+	// And the feature levels it supports (KIP-584), which ApiVersions v3+
+	// and BrokerRegistration carry.
+	for _, f := range metadata.SupportedFeatures() {
+		fmt.Fprintf(&sb, "feature %-24s %2d..%d\n", f.Name, f.Min, f.Max)
 	}
 	const golden = "testdata/api_versions.golden"
 	if *update {

@@ -7,18 +7,25 @@ package broker
 // broker's dynamic and static configs over Kafka's defaults
 // (internal/config). Broker resources: this node's ID describes the whole
 // effective broker config; "" describes the cluster-wide dynamic defaults
-// only, as Kafka does. Client metrics resources (type 16, KIP-714): a
-// subscription's metrics, interval.ms and match, each with its value
-// (source CLIENT_METRICS_CONFIG) or default (DEFAULT_CONFIG), for a
-// subscription that does not exist too (KAFKA-17516). Synonyms (v1+,
-// KIP-226) list every place a value is set, most precedent first. Sensitive values are null. Types and
+// only, each as it was set (a unit synonym as itself, a default this
+// broker overrides too) with only its DYNAMIC_DEFAULT_BROKER_CONFIG
+// synonym, as Kafka's ConfigHelper does. Client metrics resources (type
+// 16, KIP-714): a subscription's metrics, interval.ms and match, each with
+// its value (source CLIENT_METRICS_CONFIG) or default (DEFAULT_CONFIG), for
+// a subscription that does not exist too (KAFKA-17516). Synonyms (v1+,
+// KIP-226) list every place a value is set, most precedent first: for a
+// topic config its override, then the broker config it falls back to
+// (log.retention.ms and its unit synonyms) per broker, as cluster default,
+// static and default. Sensitive values are null. Types and
 // documentation come from v3. An unknown config name is left out, as in
 // Kafka.
 //
 // Errors: a missing topic is UNKNOWN_TOPIC_OR_PARTITION; another broker's
 // ID is INVALID_REQUEST (the request belongs to that broker); a client
-// metrics subscription without a name is INVALID_REQUEST; broker loggers
-// (type 8) and groups (32) are not supported (INVALID_REQUEST).
+// metrics subscription without a name is INVALID_REQUEST. Broker loggers
+// (type 8, KIP-412): this broker's loggers and their levels (loggers.go),
+// source DYNAMIC_BROKER_LOGGER_CONFIG; another broker's ID or "" is
+// INVALID_REQUEST. Groups (32) are not supported (INVALID_REQUEST).
 //
 // Authorization (authz.go), before the resource's existence is checked:
 // DESCRIBE_CONFIGS on the cluster for a broker or client metrics (else
@@ -28,6 +35,8 @@ package broker
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/samsa-io/samsa/internal/config"
@@ -96,6 +105,8 @@ func (b *Broker) describeResource(img *metadata.Image, r kmsg.DescribeConfigsReq
 			return nil, kerr.InvalidRequest.Code, "Client metrics subscription name must not be empty"
 		}
 		return config.DescribeClientMetrics(img.ClientMetricsConfig(r.ResourceName), r.ConfigNames), 0, ""
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return b.describeLoggers(r.ResourceName, r.ConfigNames)
 	default:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("resource type %d is not supported", r.ResourceType)
 	}
@@ -116,13 +127,30 @@ func describeNames(v config.Values, names []string) []config.Description {
 	return out
 }
 
-// describeClusterDefaults lists only the cluster-wide dynamic defaults.
+// describeClusterDefaults lists the cluster-wide dynamic defaults as they
+// were set, as Kafka's ConfigHelper describes the default broker resource:
+// each name set (a unit synonym such as log.retention.hours as itself),
+// its value as given, source DYNAMIC_DEFAULT_BROKER_CONFIG whatever this
+// broker's own dynamic configs override, and only the synonyms of that
+// source.
 func (b *Broker) describeClusterDefaults(img *metadata.Image, names []string) []config.Description {
+	set := img.BrokerConfig("")
+	bc := b.brokerConfig(img)
 	var out []config.Description
-	for _, d := range describeNames(b.brokerConfig(img), names) {
-		if d.Source == config.SourceDynamicDefaultBroker {
-			out = append(out, d)
+	for _, name := range slices.Sorted(maps.Keys(set)) {
+		if names != nil && !slices.Contains(names, name) {
+			continue
 		}
+		d, err := bc.Describe(name)
+		if err != nil {
+			continue // a name dropped from the catalog since it was set
+		}
+		d.Source, d.Value = config.SourceDynamicDefaultBroker, nil
+		if !d.Sensitive {
+			d.Value = kmsg.StringPtr(set[name])
+		}
+		d.Synonyms = slices.DeleteFunc(d.Synonyms, func(s config.Synonym) bool { return s.Source != config.SourceDynamicDefaultBroker })
+		out = append(out, d)
 	}
 	return out
 }

@@ -25,7 +25,11 @@ package broker
 // AlterConfigs says (33_alter_configs.go): an unknown name is
 // INVALID_REQUEST there, as in Kafka. v1 only adds flexible encoding.
 //
-// Not here: broker loggers (type 8) and group (32) resources are
+// Broker loggers (type 8, KIP-412) are this broker's log levels: the
+// broker answers them itself, never forwarded, as Kafka's does
+// (loggers.go); they last until it stops.
+//
+// Not here: group (32) resources are
 // INVALID_REQUEST; a resource type Kafka does not know is
 // UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy.
 //
@@ -44,6 +48,22 @@ func init() {
 }
 
 func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
+	loggers, rest := b.alterLoggerResources(c, req)
+	if loggers != nil {
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		if len(rest.Resources) > 0 {
+			r, err := handleIncrementalAlterConfigs(b, c, rest)
+			if err != nil {
+				return nil, err
+			}
+			resp = r.(*kmsg.IncrementalAlterConfigsResponse)
+		}
+		resp.Resources = mergeDenied(len(req.Resources), func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
+			r, ok := loggers[i]
+			return r, ok
+		}, resp.Resources)
+		return resp, nil
+	}
 	kept, refused := authorizeConfigResources(b, c, kmsg.ACLOperationAlterConfigs, req.Resources,
 		func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 			return r.ResourceType, r.ResourceName

@@ -10,8 +10,12 @@ package broker
 // that is not active answers NOT_CONTROLLER, and the broker tries the new
 // one; a broker of another cluster gets INCONSISTENT_CLUSTER_ID.
 //
-// Not served: Features ranges are not checked (every node runs this
-// version), IsMigratingZkBroker (no ZooKeeper), LogDirs (one log dir per
+// The broker lists the feature levels it supports (KIP-584); one that
+// does not support every finalized level is refused with
+// UNSUPPORTED_VERSION and Kafka's message, and the controller finalizes
+// no level a registered broker does not support (UpdateFeatures).
+//
+// Not served: IsMigratingZkBroker (no ZooKeeper), LogDirs (one log dir per
 // broker, JBOD is not built), PreviousBrokerEpoch (KIP-966's clean
 // shutdown detection: a new incarnation always replaces the old).
 //
@@ -46,6 +50,9 @@ func handleBrokerRegistration(b *Broker, c *conn, req *kmsg.BrokerRegistrationRe
 	}
 	if req.Rack != nil {
 		reg.Rack = *req.Rack
+	}
+	for _, f := range req.Features {
+		reg.Features = append(reg.Features, metadata.FeatureRange{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
 	}
 	for _, l := range req.Listeners {
 		reg.Endpoints = append(reg.Endpoints, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: securityProtocolName(l.SecurityProtocol)})

@@ -12,13 +12,20 @@ package broker
 // Topics are assigned by ID. The logic is internal/group's; see
 // docs/DESIGN-group.md for what it leaves out.
 //
+// The protocol is on while the finalized group.version is 1 or more
+// (KIP-848, KIP-1022): at 0 every request is answered UNSUPPORTED_VERSION
+// before anything else, as Kafka's KafkaApis does, and the consumers fall
+// back to the classic protocol or fail.
+//
 // Authorization (authz.go): READ on the group, else
 // GROUP_AUTHORIZATION_FAILED.
 
 import (
-	"github.com/samsa-io/samsa/internal/group"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/metadata"
 )
 
 func init() {
@@ -26,6 +33,11 @@ func init() {
 }
 
 func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHeartbeatRequest) (kmsg.Response, error) {
+	if !b.consumerProtocolEnabled() {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp, nil
+	}
 	if !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, req.Group) {
 		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
@@ -34,4 +46,12 @@ func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHea
 	}
 	ctx := group.WithClient(b.tasks.Context(), c.clientID, clientHost(c))
 	return b.groups.ConsumerGroupHeartbeat(ctx, req), nil
+}
+
+// consumerProtocolEnabled reports whether the finalized group.version turns
+// the consumer group protocol (KIP-848) on, as Kafka's
+// GroupVersion.isConsumerRebalanceProtocolSupported.
+func (b *Broker) consumerProtocolEnabled() bool {
+	img := b.meta.Load()
+	return img != nil && img.Feature(metadata.FeatureGroupVersion) >= 1
 }

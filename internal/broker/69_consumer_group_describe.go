@@ -7,6 +7,10 @@ package broker
 // assignment. A classic group, or an unknown one, gets GROUP_ID_NOT_FOUND
 // as in Kafka.
 //
+// With the consumer group protocol off (group.version 0), every group is
+// answered UNSUPPORTED_VERSION, as Kafka's KafkaApis does; the Java Admin
+// then falls back to DescribeGroups.
+//
 // Authorization (authz.go): DESCRIBE on each group (Kafka's documentation
 // says READ; its code checks DESCRIBE), else it is answered
 // GROUP_AUTHORIZATION_FAILED. Its authorized operations (KIP-430) when
@@ -22,6 +26,15 @@ func init() {
 }
 
 func handleConsumerGroupDescribe(b *Broker, c *conn, req *kmsg.ConsumerGroupDescribeRequest) (kmsg.Response, error) {
+	if !b.consumerProtocolEnabled() {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, g := range req.Groups {
+			rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.UnsupportedVersion.Code
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil
+	}
 	describe := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup)
 	kept, denied := filterDenied(req.Groups, describe)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)

@@ -163,7 +163,12 @@ type Broker struct {
 	groups *group.Coordinator
 	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
-	metaMu sync.Mutex // serialises applyImage
+	// loggers are the log levels of the broker loggers (loggers.go).
+	loggers *loggerLevels
+	metaMu  sync.Mutex // serialises applyImage
+	// failedInstalls are the topics whose last install failed, which the
+	// next applyImage tries again. Guarded by metaMu.
+	failedInstalls map[model.TopicID]bool
 	// checkpointedHW is the high-watermark checkpoint read at start
 	// (hw_checkpoint.go), where replicas opened then begin; read-only after.
 	checkpointedHW map[model.TopicPartition]int64
@@ -270,7 +275,11 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("component", "broker"), topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
+	// Every logger of the broker and of what it runs goes through the
+	// broker loggers' levels (loggers.go).
+	levels := newLoggerLevels(cfg.Logger.Handler())
+	cfg.Logger = slog.New(&levelHandler{inner: cfg.Logger.Handler(), levels: levels})
+	b := &Broker{cfg: cfg, loggers: levels, log: cfg.Logger.With("component", "broker"), failedInstalls: map[model.TopicID]bool{}, topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits(),
 		quotas:        newClientQuotas(cfg.Values),

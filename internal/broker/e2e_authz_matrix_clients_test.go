@@ -172,6 +172,9 @@ var javaProbes = map[string]javaProbe{
 	"AlterUserSCRAMCredentials":              jp("alter-scram"),
 	"DescribeQuorum":                         jp("describe-quorum"),
 	"DescribeCluster/authorized operations":  jp("cluster-operations"),
+	"DescribeConfigs/broker logger":          jp("describe-configs", "broker-logger", "1"),
+	"IncrementalAlterConfigs/broker logger":  jp("alter-logger", "1"),
+	"UpdateFeatures":                         jp("update-features"),
 
 	"CreateDelegationToken/for another owner":       jp("create-token", "mx-token-for"),
 	"DescribeDelegationToken/token DESCRIBE":        jp("describe-tokens", tokenIDOf("User:mx-dt-by-id")),

@@ -587,6 +587,18 @@ func adminRows() []matrixRow {
 			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeTopic, "mx-describe-configs") }},
 		{api: kmsg.DescribeConfigs, name: "broker", grants: []grant{clusterGrant(opDescribeConfigs, clusterDenied)}, ok: []int16{0},
 			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeBroker, "1") }},
+		{api: kmsg.DescribeConfigs, name: "broker logger", grants: []grant{clusterGrant(opDescribeConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 { return p.describeConfigs(kmsg.ConfigResourceTypeBrokerLogger, "1") }},
+		{api: kmsg.IncrementalAlterConfigs, name: "broker logger", grants: []grant{clusterGrant(opAlterConfigs, clusterDenied)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				req.ValidateOnly = true
+				r := kmsg.NewIncrementalAlterConfigsRequestResource()
+				r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeBrokerLogger, "1"
+				r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "root", Value: kmsg.StringPtr("INFO")}}
+				req.Resources = append(req.Resources, r)
+				return p.do(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+			}},
 		{api: kmsg.AlterConfigs, name: "topic", topic: "mx-alter-configs", grants: []grant{topicGrant("mx-alter-configs", opAlterConfigs)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				return p.alterConfigs(false, kmsg.ConfigResourceTypeTopic, "mx-alter-configs", "retention.ms")
@@ -659,6 +671,13 @@ func adminRows() []matrixRow {
 				return resp.ErrorCode
 			}
 			return resp.Topics[0].Partitions[0].ErrorCode
+		}),
+		clusterRow(kmsg.UpdateFeatures, opAlter, func(p *probe) int16 {
+			// group.version at the level it has: a dry run that changes nothing.
+			req := kmsg.NewPtrUpdateFeaturesRequest()
+			req.ValidateOnly = true
+			req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1}}
+			return p.do(req).(*kmsg.UpdateFeaturesResponse).ErrorCode
 		}),
 		{api: kmsg.DescribeCluster, name: "authorized operations", grants: []grant{clusterGrant(opDescribe, omitted)}, ok: []int16{0},
 			probe: func(p *probe) int16 {

@@ -15,7 +15,8 @@ import (
 
 // Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
-// CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas) or
+// CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas,
+// UpdateFeatures) or
 // DescribeQuorum (which only the leader can answer), in a quorum, that
 // came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller goes on to
@@ -75,8 +76,8 @@ func (b *Broker) forward(req kmsg.Request) (kmsg.Response, error) {
 // committed: created topics present, deleted ones gone, elected partitions
 // at a leader epoch above the one in before (the local image when the
 // request was sent; every election moves the epoch), created ACLs and set
-// SCRAM credentials present, deleted ones gone, client quotas as set (req,
-// the request sent, says which). Others (configs, partition counts) need no wait to be answered
+// SCRAM credentials present, deleted ones gone, client quotas and feature
+// levels as set (req, the request sent, says which). Others (configs, partition counts) need no wait to be answered
 // correctly.
 func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req kmsg.Request, resp kmsg.Response) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -113,6 +114,9 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req
 	case *kmsg.AlterClientQuotasResponse:
 		areq, _ := req.(*kmsg.AlterClientQuotasRequest)
 		b.awaitClientQuotas(ctx, areq, r)
+	case *kmsg.UpdateFeaturesResponse:
+		ureq, _ := req.(*kmsg.UpdateFeaturesRequest)
+		b.awaitFeatures(ctx, ureq, r)
 	}
 	b.applyImage(b.ctrl.Image())
 }

@@ -66,6 +66,7 @@ func FuzzAlterClientQuotas(f *testing.F)            { fuzzAPI(f, kmsg.AlterClien
 func FuzzDescribeUserSCRAMCredentials(f *testing.F) { fuzzAPI(f, kmsg.DescribeUserSCRAMCredentials) }
 func FuzzAlterUserSCRAMCredentials(f *testing.F)    { fuzzAPI(f, kmsg.AlterUserSCRAMCredentials) }
 func FuzzDescribeQuorum(f *testing.F)               { fuzzAPI(f, kmsg.DescribeQuorum) }
+func FuzzUpdateFeatures(f *testing.F)               { fuzzAPI(f, kmsg.UpdateFeatures) }
 func FuzzEnvelope(f *testing.F)                     { fuzzAPI(f, kmsg.Envelope) }
 func FuzzAlterPartition(f *testing.F)               { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)              { fuzzAPI(f, kmsg.DescribeCluster) }

@@ -243,6 +243,12 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 	case *kmsg.DescribeQuorumRequest:
 		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
 			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+	case *kmsg.UpdateFeaturesRequest:
+		// Dry runs, so the harness's levels stay as they are: one at the
+		// level it has, one refused.
+		r.ValidateOnly = true
+		r.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1},
+			{Feature: "metadata.version", MaxVersionLevel: 22, UpgradeType: 2, AllowDowngrade: true}}
 	case *kmsg.DescribeClusterRequest:
 		r.EndpointType = 1
 	case *kmsg.DescribeProducersRequest:

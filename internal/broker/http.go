@@ -7,7 +7,12 @@ package broker
 //	GET /healthz  200 while the process serves HTTP at all
 //	GET /readyz   200 once Start has brought the broker up; 503 with a
 //	              one-line reason before that (a quorum not formed yet, a
-//	              broker not yet unfenced) and while it shuts down
+//	              broker not yet unfenced), while it shuts down, and
+//	              whenever it cannot serve all it should: its metadata
+//	              more than maxMetadataLag entries behind the committed
+//	              log, or a partition it leads in that metadata not open,
+//	              not yet led here, or (an internal topic's) not loaded by
+//	              its coordinator
 //
 // It is bound in New, so a port in use refuses the broker before it serves
 // anything, and it serves from the first moment of Start, so /readyz can
@@ -24,6 +29,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/metadata"
+	"github.com/samsa-io/samsa/internal/txn"
 )
 
 // bindHTTP binds the HTTP listener when one is configured.
@@ -107,15 +118,15 @@ func (b *Broker) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // notReady says why the broker does not serve clients yet, "" once it
-// does. It reads only channels and atomics: it runs on HTTP goroutines
-// while Start fills in the broker.
+// does. Until Start returns it reads only channels and atomics: it runs
+// on HTTP goroutines while Start fills in the broker.
 func (b *Broker) notReady() string {
 	if b.shuttingDown.Load() {
 		return "shutting down"
 	}
 	select {
 	case <-b.started:
-		return ""
+		return b.notServing()
 	default:
 	}
 	q := b.cfg.quorum
@@ -136,4 +147,81 @@ func (b *Broker) notReady() string {
 		return "waiting for the controller quorum to elect a leader (controller.quorum.bootstrap.servers " + strings.Join(q.bootstrap, ",") + ")"
 	}
 	return "opening the metadata log"
+}
+
+// maxMetadataLag is how far, in metadata log entries, what the broker has
+// applied may trail what the quorum committed before /readyz says so: a
+// burst of metadata writes passes in a moment; a broker stuck behind does
+// not.
+const maxMetadataLag = 20
+
+// notServing says why a started broker cannot serve all it should, ""
+// when it can: its metadata trails the committed log, or a partition it
+// leads in the metadata it applied is not served here (the first of them
+// is named, with how many more).
+func (b *Broker) notServing() string {
+	img := b.meta.Load()
+	if img == nil {
+		return "no metadata applied"
+	}
+	if lag := b.metadataLag(img); lag > maxMetadataLag {
+		return fmt.Sprintf("the metadata applied here is %d entries behind the committed metadata log (more than %d)", lag, maxMetadataLag)
+	}
+	first, more := "", 0
+	for _, t := range img.Topics() {
+		for _, p := range t.Partitions {
+			if int32(p.Leader) != b.cfg.NodeID {
+				continue
+			}
+			if why := b.ledNotServed(t, p); why != "" {
+				if first == "" {
+					first = why
+				} else {
+					more++
+				}
+			}
+		}
+	}
+	if more > 0 {
+		first += fmt.Sprintf(" (and %d more partitions)", more)
+	}
+	return first
+}
+
+// metadataLag is how many entries of the metadata log this node knows are
+// committed and the broker has not applied: those Raft has not applied to
+// the controller's image, and those in that image the broker has not
+// applied yet (applyImage runs behind it, opening logs).
+func (b *Broker) metadataLag(applied *metadata.Image) int64 {
+	return b.ctrl.CommitLag() + max(b.ctrl.Image().Offset()-applied.Offset(), 0)
+}
+
+// ledNotServed says why a partition the applied metadata has this broker
+// lead is not served here, "" when it is.
+func (b *Broker) ledNotServed(t *metadata.TopicImage, p metadata.PartitionImage) string {
+	name := fmt.Sprintf("%s-%d", t.Name, p.Partition)
+	ts, ok := b.topics.byTopicID(t.ID)
+	if !ok || int(p.Partition) >= len(ts.partitions) || ts.partitions[p.Partition] == nil {
+		return "partition " + name + ", led here, has no open log"
+	}
+	rp := ts.partitions[p.Partition]
+	if !rp.IsLeader() || rp.LeaderEpoch() != p.LeaderEpoch {
+		return fmt.Sprintf("partition %s is not led here yet (leader epoch %d)", name, p.LeaderEpoch)
+	}
+	var code int16
+	switch t.Name {
+	case group.OffsetsTopic:
+		code = b.groups.PartitionCode(p.Partition)
+	case txn.StateTopic:
+		code = b.txns.PartitionCode(p.Partition)
+	default:
+		return ""
+	}
+	switch code {
+	case 0:
+		return ""
+	case kerr.CoordinatorLoadInProgress.Code:
+		return "the coordinator is loading partition " + name
+	}
+	return "the coordinator does not serve partition " + name + ": " + kerr.ErrorForCode(code).Error()
 }

@@ -221,11 +221,12 @@ func TestNotReadyReasons(t *testing.T) {
 	}{
 		{single, notStarted, "opening the metadata log"},
 		{single, ctrlReady, "loading the metadata, partitions and coordinators"},
-		{single, started, ""},
+		{single, started, "no metadata applied"}, // a real broker has applied some by then
+
 		{single, closing, "shutting down"},
 		{combined, notStarted, "waiting for the controller quorum to elect a leader (3 voters)"},
 		{combined, ctrlReady, "waiting for the active controller to register and unfence this broker, and for its metadata to catch up"},
-		{combined, started, ""},
+		{combined, started, "no metadata applied"},
 		{bootstrapped, notStarted, "waiting for the controller quorum to elect a leader (controller.quorum.bootstrap.servers a:1,b:2)"},
 		{brokerOnly, notStarted, "starting to follow the metadata quorum"},
 		{brokerOnly, ctrlReady, "waiting for the active controller to register and unfence this broker, and for its metadata to catch up"},

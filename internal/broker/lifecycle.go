@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -139,6 +140,11 @@ func (b *Broker) register(ctx context.Context) (int64, error) {
 	req.IncarnationID = b.life.incarnation
 	if rack := b.cfg.Values.String("broker.rack"); rack != "" {
 		req.Rack = &rack
+	}
+	for _, f := range metadata.SupportedFeatures() {
+		rf := kmsg.NewBrokerRegistrationRequestFeature()
+		rf.Name, rf.MinSupportedVersion, rf.MaxSupportedVersion = f.Name, f.Min, f.Max
+		req.Features = append(req.Features, rf)
 	}
 	for _, ep := range b.endpoints() {
 		l := kmsg.NewBrokerRegistrationRequestListener()

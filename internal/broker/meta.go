@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
@@ -24,13 +25,29 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	d := metadata.DiffTopics(prev, img)
 	var errs []error
 	for _, t := range d.Deleted {
+		delete(b.failedInstalls, t.ID)
 		errs = append(errs, b.removeTopic(t))
 	}
-	for _, t := range append(d.Created, d.Changed...) {
-		errs = append(errs, b.installTopic(img, t))
+	// A topic whose install failed (a log that would not open) is tried
+	// again with each image until it succeeds; /readyz says so meanwhile.
+	retry := d.Created
+	for id := range b.failedInstalls {
+		if t, ok := img.TopicByID(id); ok && !slices.Contains(d.Created, t) && !slices.Contains(d.Changed, t) {
+			retry = append(retry, t)
+		}
+	}
+	for _, t := range append(retry, d.Changed...) {
+		err := b.installTopic(img, t)
+		if err != nil {
+			b.failedInstalls[t.ID] = true
+		} else {
+			delete(b.failedInstalls, t.ID)
+		}
+		errs = append(errs, err)
 	}
 	b.refreshTopicConfigs(img)
 	bc := b.brokerConfig(img)
+	b.warnDynamicNoEffect(prev, img, bc)
 	b.conns.set(bc, b.cfg.Listeners)
 	b.connRates.setLimits(bc, b.cfg.Listeners)
 	b.applyQuotas(prev, img)
@@ -49,6 +66,23 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 		}
 	}
 	return nil
+}
+
+// warnDynamicNoEffect logs, as warnNoEffect does at startup, each config
+// newly set dynamically that Samsa accepts and does nothing with (thread
+// pool sizes: Go has none), so a change an operator made is not silently
+// without effect.
+func (b *Broker) warnDynamicNoEffect(prev, img *metadata.Image, bc config.Values) {
+	node := fmt.Sprint(b.cfg.NodeID)
+	if prev == nil || maps.Equal(prev.BrokerConfig(node), img.BrokerConfig(node)) && maps.Equal(prev.BrokerConfig(""), img.BrokerConfig("")) {
+		return
+	}
+	before := b.brokerConfig(prev).NoEffect()
+	for _, line := range bc.NoEffect() {
+		if !slices.Contains(before, line) {
+			b.log.Warn(line)
+		}
+	}
 }
 
 // topicConfig resolves a topic's effective config from its overrides and
@@ -126,8 +160,10 @@ func (b *Broker) removeTopic(t *metadata.TopicImage) error {
 }
 
 // refreshTopicConfigs re-resolves every topic's config (overrides and
-// dynamic broker defaults may have changed) and hands changed log settings
-// to the logs.
+// dynamic broker defaults may have changed: message.max.bytes is every
+// topic's max.message.bytes that does not override it) and installs the
+// topics whose values changed, so the next produce checks against them,
+// handing changed log settings (retention, segments, flushes) to the logs.
 func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 	for _, ts := range b.topics.all() {
 		cfg, err := b.topicConfig(img, ts.name)
@@ -135,15 +171,16 @@ func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 			b.log.Error("topic config rejected", "topic", ts.name, "err", err)
 			continue
 		}
-		if maps.Equal(cfg.Given(config.SourceDynamicTopic), ts.config.Given(config.SourceDynamicTopic)) &&
-			storageConfig(cfg) == storageConfig(ts.config) {
+		if maps.Equal(cfg.Given(config.SourceDynamicTopic), ts.config.Given(config.SourceDynamicTopic)) && cfg.SameValues(ts.config) {
 			continue
 		}
 		next := *ts
 		next.config = cfg
-		for _, p := range ts.partitions {
-			if p != nil {
-				p.SetConfig(storageConfig(cfg))
+		if sc := storageConfig(cfg); sc != storageConfig(ts.config) {
+			for _, p := range ts.partitions {
+				if p != nil {
+					p.SetConfig(sc)
+				}
 			}
 		}
 		b.topics.put(&next)

@@ -33,7 +33,8 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume, bench, cluster, acl, user and quota. Each call
+// group, produce, consume, bench, cluster, acl, user, quota, feature and
+// config. Each call
 // builds fresh commands with their own flag state, so tests can run many in
 // one process.
 func Commands() []*cobra.Command {
@@ -47,6 +48,8 @@ func Commands() []*cobra.Command {
 		newACLCommand(),
 		newUserCommand(),
 		newQuotaCommand(),
+		newFeatureCommand(),
+		newConfigCommand(),
 	}
 }
 

@@ -4,8 +4,12 @@
 // delete), a console producer and consumer (produce, consume), load
 // generators (bench produce|consume|e2e), a look at the cluster
 // (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh),
-// users' SCRAM credentials (user create|list|delete) and client quotas
-// (quota describe|alter, as kafka-configs.sh --entity-type users|clients|ips).
+// users' SCRAM credentials (user create|list|delete), client quotas
+// (quota describe|alter, as kafka-configs.sh --entity-type users|clients|ips)
+// feature levels (feature describe|upgrade|downgrade|disable, as
+// kafka-features.sh) and configs (config describe|alter, as kafka-configs.sh:
+// topics, brokers, broker loggers, client metrics, and users, clients and
+// ips through the quota commands' code).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.

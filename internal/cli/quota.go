@@ -278,28 +278,34 @@ ClientQuotaFilter.contains instead of containsOnly).`,
 			if err != nil {
 				return err
 			}
-			adm, err := conn.admin(cmd)
-			if err != nil {
-				return err
-			}
-			defer adm.Close()
-			ctx, cancel := conn.opContext(cmd.Context())
-			defer cancel()
-			described, err := adm.DescribeClientQuotas(ctx, len(specs) > 0 && !openEnded, quotaFilter(specs))
-			if err != nil {
-				return quotaRequestErr(conn, cmd, err)
-			}
-			slices.SortFunc(described, func(a, b kadm.DescribedClientQuota) int { return compareQuotaEntities(a.Entity, b.Entity) })
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), quotaRows(described))
-			}
-			return printQuotas(cmd.OutOrStdout(), described)
+			return describeQuotas(cmd, conn, specs, openEnded, asJSON)
 		},
 	}
 	entity.register(cmd)
 	cmd.Flags().BoolVar(&openEnded, "open-ended", false, "also list entities that have entity types the flags do not name")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
 	return cmd
+}
+
+// describeQuotas prints the quotas of the entities specs select (quota
+// describe, and config describe for users, clients and ips).
+func describeQuotas(cmd *cobra.Command, conn *connection, specs []quotaEntitySpec, openEnded, asJSON bool) error {
+	adm, err := conn.admin(cmd)
+	if err != nil {
+		return err
+	}
+	defer adm.Close()
+	ctx, cancel := conn.opContext(cmd.Context())
+	defer cancel()
+	described, err := adm.DescribeClientQuotas(ctx, len(specs) > 0 && !openEnded, quotaFilter(specs))
+	if err != nil {
+		return quotaRequestErr(conn, cmd, err)
+	}
+	slices.SortFunc(described, func(a, b kadm.DescribedClientQuota) int { return compareQuotaEntities(a.Entity, b.Entity) })
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), quotaRows(described))
+	}
+	return printQuotas(cmd.OutOrStdout(), described)
 }
 
 // quotaFilter is the DescribeClientQuotas filter of an entity: EXACT for
@@ -462,68 +468,7 @@ change and keeps nothing.`,
 			if err != nil {
 				return err
 			}
-			if len(specs) == 0 {
-				return errors.New("no entity: give --user, --client or --ip (or their --*-defaults), or --entity-type with --entity-name or --entity-default")
-			}
-			set, order, err := parseQuotaConfigs(adds)
-			if err != nil {
-				return err
-			}
-			deletes := parseQuotaDeletes(dels)
-			if len(order) == 0 && len(deletes) == 0 {
-				return errors.New("nothing to change: give --add-config or --delete-config")
-			}
-			for _, k := range deletes {
-				if _, ok := set[k]; ok {
-					return fmt.Errorf("%s is both in --add-config and in --delete-config", k)
-				}
-			}
-			var e kadm.ClientQuotaEntity
-			for _, s := range specs {
-				e = append(e, kadm.ClientQuotaEntityComponent{Type: s.typ, Name: s.name})
-			}
-			adm, err := conn.admin(cmd)
-			if err != nil {
-				return err
-			}
-			defer adm.Close()
-			ctx, cancel := conn.opContext(cmd.Context())
-			defer cancel()
-			if len(deletes) > 0 {
-				if err := checkQuotaDeletes(ctx, adm, specs, e, deletes); err != nil {
-					return quotaRequestErr(conn, cmd, err)
-				}
-			}
-			entry := kadm.AlterClientQuotaEntry{Entity: e}
-			var changes []string
-			for _, k := range order {
-				entry.Ops = append(entry.Ops, kadm.AlterClientQuotaOp{Key: k, Value: set[k]})
-				changes = append(changes, "set "+k+"="+formatQuotaValue(set[k]))
-			}
-			for _, k := range deletes {
-				entry.Ops = append(entry.Ops, kadm.AlterClientQuotaOp{Key: k, Remove: true})
-				changes = append(changes, "deleted "+k)
-			}
-			alter := adm.AlterClientQuotas
-			if validateOnly {
-				alter = adm.ValidateAlterClientQuotas
-			}
-			res, err := alter(ctx, []kadm.AlterClientQuotaEntry{entry})
-			if err != nil {
-				return conn.reachErr(cmd, err)
-			}
-			if len(res) != 1 {
-				return fmt.Errorf("%s: %d answers from the cluster, want 1", describeQuotaEntity(e), len(res))
-			}
-			if res[0].Err != nil {
-				return fmt.Errorf("%s: %s", describeQuotaEntity(e), kafkaReason(res[0].Err, res[0].ErrMessage))
-			}
-			verb := "altered"
-			if validateOnly {
-				verb = "validated (nothing changed)"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s the quotas of %s: %s\n", verb, describeQuotaEntity(e), strings.Join(changes, ", "))
-			return nil
+			return alterQuotas(cmd, conn, specs, adds, dels, validateOnly)
 		},
 	}
 	entity.register(cmd)
@@ -532,4 +477,71 @@ change and keeps nothing.`,
 	f.StringArrayVar(&dels, "delete-config", nil, "quotas to delete, by key (repeatable, or comma-separated)")
 	f.BoolVar(&validateOnly, "validate-only", false, "have the cluster check the change, and keep nothing")
 	return cmd
+}
+
+// alterQuotas sets and deletes the quotas of the entity specs names
+// (quota alter, and config alter for users, clients and ips).
+func alterQuotas(cmd *cobra.Command, conn *connection, specs []quotaEntitySpec, adds, dels []string, validateOnly bool) error {
+	if len(specs) == 0 {
+		return errors.New("no entity: give --user, --client or --ip (or their --*-defaults), or --entity-type with --entity-name or --entity-default")
+	}
+	set, order, err := parseQuotaConfigs(adds)
+	if err != nil {
+		return err
+	}
+	deletes := parseQuotaDeletes(dels)
+	if len(order) == 0 && len(deletes) == 0 {
+		return errors.New("nothing to change: give --add-config or --delete-config")
+	}
+	for _, k := range deletes {
+		if _, ok := set[k]; ok {
+			return fmt.Errorf("%s is both in --add-config and in --delete-config", k)
+		}
+	}
+	var e kadm.ClientQuotaEntity
+	for _, s := range specs {
+		e = append(e, kadm.ClientQuotaEntityComponent{Type: s.typ, Name: s.name})
+	}
+	adm, err := conn.admin(cmd)
+	if err != nil {
+		return err
+	}
+	defer adm.Close()
+	ctx, cancel := conn.opContext(cmd.Context())
+	defer cancel()
+	if len(deletes) > 0 {
+		if err := checkQuotaDeletes(ctx, adm, specs, e, deletes); err != nil {
+			return quotaRequestErr(conn, cmd, err)
+		}
+	}
+	entry := kadm.AlterClientQuotaEntry{Entity: e}
+	var changes []string
+	for _, k := range order {
+		entry.Ops = append(entry.Ops, kadm.AlterClientQuotaOp{Key: k, Value: set[k]})
+		changes = append(changes, "set "+k+"="+formatQuotaValue(set[k]))
+	}
+	for _, k := range deletes {
+		entry.Ops = append(entry.Ops, kadm.AlterClientQuotaOp{Key: k, Remove: true})
+		changes = append(changes, "deleted "+k)
+	}
+	alter := adm.AlterClientQuotas
+	if validateOnly {
+		alter = adm.ValidateAlterClientQuotas
+	}
+	res, err := alter(ctx, []kadm.AlterClientQuotaEntry{entry})
+	if err != nil {
+		return conn.reachErr(cmd, err)
+	}
+	if len(res) != 1 {
+		return fmt.Errorf("%s: %d answers from the cluster, want 1", describeQuotaEntity(e), len(res))
+	}
+	if res[0].Err != nil {
+		return fmt.Errorf("%s: %s", describeQuotaEntity(e), kafkaReason(res[0].Err, res[0].ErrMessage))
+	}
+	verb := "altered"
+	if validateOnly {
+		verb = "validated (nothing changed)"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s the quotas of %s: %s\n", verb, describeQuotaEntity(e), strings.Join(changes, ", "))
+	return nil
 }

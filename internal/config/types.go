@@ -101,6 +101,9 @@ const (
 	SourceDynamicDefaultBroker Source = 3
 	SourceStaticBroker         Source = 4
 	SourceDefault              Source = 5
+	// SourceDynamicBrokerLogger is a broker logger's level (Kafka's
+	// BROKER_LOGGER resource), which no catalog holds.
+	SourceDynamicBrokerLogger Source = 6
 	// SourceClientMetrics is a client metrics subscription's own config (KIP-714).
 	SourceClientMetrics Source = 7
 )
@@ -120,6 +123,8 @@ func (s Source) String() string {
 		return "DEFAULT_CONFIG"
 	case SourceClientMetrics:
 		return "CLIENT_METRICS_CONFIG"
+	case SourceDynamicBrokerLogger:
+		return "DYNAMIC_BROKER_LOGGER_CONFIG"
 	}
 	return "UNKNOWN"
 }

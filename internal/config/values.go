@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -128,6 +129,21 @@ func (v Values) IsZero() bool { return v.s == nil }
 
 // Catalog returns the catalog v was built from.
 func (v Values) Catalog() *Catalog { return v.s.catalog }
+
+// SameValues reports whether v and w, of one catalog, resolve every config
+// to the same value, wherever each came from: a broker default changed
+// dynamically changes a topic's values without changing its overrides.
+func (v Values) SameValues(w Values) bool {
+	if v.s == nil || w.s == nil || v.s.catalog != w.s.catalog {
+		return v.s == w.s
+	}
+	for name, r := range v.s.effective {
+		if !reflect.DeepEqual(r.value, w.s.effective[name].value) {
+			return false
+		}
+	}
+	return true
+}
 
 // Given returns a copy of the raw strings set at one source, as they were given: the
 // server.properties contents for SourceStaticBroker, a topic's overrides for

@@ -256,3 +256,27 @@ func TestGivenIsACopy(t *testing.T) {
 		t.Error("Values shares maps with its caller")
 	}
 }
+
+func TestSameValues(t *testing.T) {
+	base := mustParse(t, Broker, map[string]string{"log.retention.hours": "1"})
+	same := mustParse(t, Broker, map[string]string{"log.retention.hours": "1"})
+	units := mustParse(t, Broker, map[string]string{"log.retention.ms": "3600000"})
+	other, err := base.WithDynamic(nil, map[string]string{"message.max.bytes": "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !base.SameValues(same) {
+		t.Error("two parses of one config differ")
+	}
+	if base.SameValues(units) {
+		t.Error("log.retention.hours=1 and log.retention.ms=3600000 set different configs, and resolve alike")
+	}
+	if base.SameValues(other) {
+		t.Error("a dynamic message.max.bytes changes nothing")
+	}
+	t1, _ := ResolveTopic(base, nil)
+	t2, _ := ResolveTopic(other, nil)
+	if t1.SameValues(t2) || t1.SameValues(base) || !t1.SameValues(t1) || (Values{}).SameValues(t1) || !(Values{}).SameValues(Values{}) {
+		t.Error("a topic's max.message.bytes follows the broker's message.max.bytes")
+	}
+}

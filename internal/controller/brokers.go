@@ -25,6 +25,8 @@ type Registration struct {
 	Incarnation string
 	Rack        string
 	Endpoints   []metadata.Endpoint
+	// Features are the feature levels the broker supports.
+	Features []metadata.FeatureRange
 }
 
 // RegisterBroker registers a broker fenced and returns its broker epoch. A
@@ -45,12 +47,16 @@ func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64,
 	if r.NodeID < 0 {
 		return 0, kerr.InvalidRequest, "negative broker id"
 	}
+	if f := registrationFeatureFailure(img, r.Features); f != nil {
+		c.log.Warn("a broker that does not support the finalized feature levels was refused", "broker", r.NodeID, "reason", f.msg)
+		return 0, f.err, f.msg
+	}
 	if have, ok := img.Broker(r.NodeID); ok && have.Incarnation == r.Incarnation {
 		c.addObserverLocked(r)
 		return have.Epoch, nil, ""
 	}
 	recs := []metadata.Record{metadata.BrokerRegistration{
-		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: r.Endpoints, Fenced: true,
+		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: r.Endpoints, Fenced: true, Features: r.Features,
 	}}
 	// A restarted broker's old self is gone: what it led needs a leader.
 	c.live.clearShutdown(r.NodeID)

@@ -149,15 +149,6 @@ type Controller struct {
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("controller: closed")
 
-// Supported finalized feature levels, written on first start and raised on
-// upgrade: metadata.version 25 is Kafka 4.0-IV3, transaction.version 2 is
-// KIP-890 part 2, group.version 1 is the KIP-848 consumer protocol.
-var supportedFeatures = []metadata.FeatureLevel{
-	{Name: metadata.FeatureMetadataVersion, Level: 25},
-	{Name: metadata.FeatureTransactionVersion, Level: 2},
-	{Name: metadata.FeatureGroupVersion, Level: 1},
-}
-
 // defaultApplyTimeout bounds a write whose context has no deadline.
 const defaultApplyTimeout = 30 * time.Second
 
@@ -495,9 +486,10 @@ func (c *Controller) onElected(ctx context.Context) error {
 }
 
 // setupRecords returns what a newly elected controller must write: the
-// cluster ID and the bootstrap records (BootstrapRecordsFile) on first
-// start, feature levels below what this version supports, and the local
-// broker's registration when it differs.
+// cluster ID, the first feature levels and the bootstrap records
+// (BootstrapRecordsFile) on first start, and the local broker's
+// registration when it differs. A later start refuses metadata whose
+// finalized feature levels this version does not support.
 func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error) {
 	var recs []metadata.Record
 	switch id := img.ClusterID(); {
@@ -510,6 +502,12 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 			id = metadata.FormatUUID(uuid)
 		}
 		recs = append(recs, metadata.ClusterRecord{ClusterID: id})
+		// The features start at this version's defaults, once: later
+		// levels are the operator's (UpdateFeatures), so a new version of
+		// Samsa does not raise them by itself, as Kafka's does not.
+		for _, f := range metadata.BootstrapFeatures() {
+			recs = append(recs, f)
+		}
 		boot, err := readBootstrapRecords(c.fs, c.cfg.Dir)
 		if err != nil {
 			return nil, err
@@ -517,13 +515,9 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 		recs = append(recs, boot...)
 	case c.cfg.ClusterID != "" && c.cfg.ClusterID != id:
 		return nil, fmt.Errorf("controller: metadata in %s belongs to cluster %s, not %s", c.cfg.Dir, id, c.cfg.ClusterID)
-	}
-	for _, f := range supportedFeatures {
-		switch have := img.Feature(f.Name); {
-		case have > f.Level:
-			return nil, fmt.Errorf("controller: %s is %d, newer than the %d this version supports", f.Name, have, f.Level)
-		case have < f.Level:
-			recs = append(recs, f)
+	default:
+		if err := checkSupportedLevels(img); err != nil {
+			return nil, err
 		}
 	}
 	if c.stream != nil {
@@ -531,9 +525,10 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 		// listener (BrokerRegistration), the local one too.
 		return recs, nil
 	}
-	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints}
+	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints,
+		Features: metadata.SupportedFeatures()}
 	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation || have.Fenced ||
-		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) {
+		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) || !slices.Equal(have.Features, reg.Features) {
 		recs = append(recs, reg)
 	}
 	return recs, nil

@@ -24,7 +24,7 @@ func TestFirstStart(t *testing.T) {
 	if _, err := metadata.ParseUUID(img.ClusterID()); err != nil {
 		t.Error(err)
 	}
-	for _, f := range supportedFeatures {
+	for _, f := range metadata.BootstrapFeatures() {
 		if got := img.Feature(f.Name); got != f.Level {
 			t.Errorf("feature %s = %d, want %d", f.Name, got, f.Level)
 		}

@@ -44,7 +44,7 @@ func TestDescribeQuorumReportsHeartbeats(t *testing.T) {
 	cfg.Clock = clk
 	c := open(t, cfg)
 	epoch, refused, msg := c.RegisterBroker(ctx(t), Registration{NodeID: 2, ClusterID: c.Image().ClusterID(), Incarnation: "i2",
-		Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h2", Port: 9092, SecurityProtocol: "PLAINTEXT"}}})
+		Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h2", Port: 9092, SecurityProtocol: "PLAINTEXT"}}, Features: metadata.SupportedFeatures()})
 	if refused != nil {
 		t.Fatalf("register: %v %s", refused, msg)
 	}

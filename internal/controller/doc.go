@@ -7,14 +7,16 @@
 // snapshots under <metadata dir>/raft, an in-memory transport unless a
 // controller address is configured) and a state machine that applies
 // committed batches of internal/metadata records to an immutable
-// metadata.Image. On its first election it writes the cluster ID and feature
-// levels; on every start it registers the local broker.
+// metadata.Image. On its first election it writes the cluster ID and the
+// first feature levels (later levels are UpdateFeatures', never raised by a
+// start); on every start it registers the local broker, and refuses
+// metadata finalized at feature levels this version does not support.
 //
 // The write API (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
 // IncrementalAlterConfigs, AllocateProducerIDs, ElectLeaders, CreateACLs,
-// DeleteACLs, AlterUserScramCredentials, AlterClientQuotas) validates a
-// request against the current image the way Kafka's controller does,
-// answers per item with Kafka error codes from kerr, and commits the valid
+// DeleteACLs, AlterUserScramCredentials, AlterClientQuotas, UpdateFeatures)
+// validates a request against the current image the way Kafka's controller
+// does, answers per item with Kafka error codes from kerr, and commits the valid
 // items as one Raft entry.
 // Writes are serialised from validation to commit; each returns once its
 // records are applied, so Image shows them. Readers take Image lock-free and

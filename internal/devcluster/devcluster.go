@@ -95,12 +95,12 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("devcluster: %w", err)
 	}
 	c := &Cluster{cfg: cfg, tasks: task.NewGroup(context.Background())}
-	kafka, controller, err := c.layout()
+	p, err := c.layout()
 	if err != nil {
 		return nil, err
 	}
 	for i := range cfg.Nodes {
-		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: kafka[i], ControllerPort: controller[i],
+		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: p.kafka[i], ControllerPort: p.controller[i], HTTPPort: p.http[i],
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
 		if len(cfg.Hosts) != 0 {
 			n.Host = cfg.Hosts[i]
@@ -155,74 +155,89 @@ func (c *Cluster) quorum() (map[string]string, []string, error) {
 
 // layout finds the cluster ID and ports: the ones recorded in the
 // directory, else new ones, recorded there.
-func (c *Cluster) layout() (kafka, controller []int, err error) {
+func (c *Cluster) layout() (ports, error) {
 	state := filepath.Join(c.cfg.Dir, stateFile)
 	if _, err := os.Stat(state); err == nil {
 		return c.reuse(state)
 	}
+	var p ports
+	var err error
 	switch {
 	case len(c.cfg.Hosts) != 0:
 		for range c.cfg.Nodes {
-			kafka = append(kafka, c.cfg.BasePort)
-			controller = append(controller, c.cfg.BasePort+ControllerPortOffset)
+			p.kafka = append(p.kafka, c.cfg.BasePort)
+			p.controller = append(p.controller, c.cfg.BasePort+ControllerPortOffset)
+			p.http = append(p.http, c.cfg.BasePort+HTTPPortOffset)
 		}
 	case c.cfg.BasePort != 0:
-		kafka, controller, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
+		p, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
 	default:
-		var ports []int
-		ports, err = freePorts(2 * c.cfg.Nodes)
+		var free []int
+		free, err = freePorts(3 * c.cfg.Nodes)
 		if err == nil {
-			kafka, controller = ports[:c.cfg.Nodes], ports[c.cfg.Nodes:]
+			n := c.cfg.Nodes
+			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n:]}
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return ports{}, err
 	}
 	if c.clusterID, err = c.run("storage", "random-uuid"); err != nil {
-		return nil, nil, err
+		return ports{}, err
 	}
+	return p, c.writeState(state, p)
+}
+
+// writeState records the cluster ID and the ports in the directory.
+func (c *Cluster) writeState(state string, p ports) error {
 	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", map[string]string{
 		"cluster.id": c.clusterID, "nodes": strconv.Itoa(c.cfg.Nodes),
-		"kafka.ports": joinInts(kafka), "controller.ports": joinInts(controller),
+		"kafka.ports": joinInts(p.kafka), "controller.ports": joinInts(p.controller), "http.ports": joinInts(p.http),
 	})
 	if err := os.WriteFile(state, data, 0o644); err != nil {
-		return nil, nil, fmt.Errorf("devcluster: %w", err)
+		return fmt.Errorf("devcluster: %w", err)
 	}
-	return kafka, controller, nil
+	return nil
 }
 
 // reuse reads a directory's recorded cluster. The quorum's stored
 // configuration names its voters' ports, so the same nodes must come back
-// on the same ports.
-func (c *Cluster) reuse(state string) (kafka, controller []int, err error) {
+// on the same ports. A directory recorded before the nodes had HTTP
+// listeners gets free ports for them, recorded from then on.
+func (c *Cluster) reuse(state string) (ports, error) {
 	rec, err := readProperties(state)
 	if err != nil {
-		return nil, nil, fmt.Errorf("devcluster: %w", err)
+		return ports{}, fmt.Errorf("devcluster: %w", err)
 	}
 	c.clusterID = rec["cluster.id"]
-	kafka, err1 := splitInts(rec["kafka.ports"])
-	controller, err2 := splitInts(rec["controller.ports"])
-	if err := errors.Join(err1, err2); err != nil || c.clusterID == "" {
-		return nil, nil, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
+	var p ports
+	var err1, err2, err3 error
+	p.kafka, err1 = splitInts(rec["kafka.ports"])
+	p.controller, err2 = splitInts(rec["controller.ports"])
+	if rec["http.ports"] != "" {
+		p.http, err3 = splitInts(rec["http.ports"])
 	}
-	if len(kafka) != c.cfg.Nodes {
-		return nil, nil, fmt.Errorf("devcluster: %s holds a cluster of %d nodes, not %d", c.cfg.Dir, len(kafka), c.cfg.Nodes)
+	if err := errors.Join(err1, err2, err3); err != nil || c.clusterID == "" {
+		return ports{}, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
 	}
-	if c.cfg.BasePort != 0 && kafka[0] != c.cfg.BasePort {
-		return nil, nil, fmt.Errorf("devcluster: %s holds a cluster on ports from %d, not %d", c.cfg.Dir, kafka[0], c.cfg.BasePort)
+	if len(p.kafka) != c.cfg.Nodes {
+		return ports{}, fmt.Errorf("devcluster: %s holds a cluster of %d nodes, not %d", c.cfg.Dir, len(p.kafka), c.cfg.Nodes)
 	}
-	for i := range kafka {
-		if len(c.cfg.Hosts) != 0 {
-			break // addresses of their own, maybe in other namespaces
+	if c.cfg.BasePort != 0 && p.kafka[0] != c.cfg.BasePort {
+		return ports{}, fmt.Errorf("devcluster: %s holds a cluster on ports from %d, not %d", c.cfg.Dir, p.kafka[0], c.cfg.BasePort)
+	}
+	if len(p.http) != len(p.kafka) {
+		if p.http, err = freePorts(c.cfg.Nodes); err != nil {
+			return ports{}, err
 		}
-		if err := checkFree(kafka[i], fmt.Sprintf("node %d's Kafka listener", i+1)); err != nil {
-			return nil, nil, err
-		}
-		if err := checkFree(controller[i], fmt.Sprintf("node %d's controller listener", i+1)); err != nil {
-			return nil, nil, err
+		if err := c.writeState(state, p); err != nil {
+			return ports{}, err
 		}
 	}
-	return kafka, controller, nil
+	if len(c.cfg.Hosts) != 0 {
+		return p, nil // addresses of their own, maybe in other namespaces
+	}
+	return p, p.checkFree()
 }
 
 // prepare writes node n's server.properties and formats its storage

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +68,8 @@ func TestReplicationDefaults(t *testing.T) {
 func TestNodeConfig(t *testing.T) {
 	var nodes []*Node
 	for i := range int32(3) {
-		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), Dir: fmt.Sprintf("/d/node-%d", i+1)})
+		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), HTTPPort: 19292 + int(i),
+			Dir: fmt.Sprintf("/d/node-%d", i+1)})
 	}
 	n := nodes[1]
 	got := string(formatProperties("node 2", nodeConfig(n, map[string]string{"controller.quorum.voters": voters(nodes)}, 3, map[string]string{"broker.session.timeout.ms": "6000"})))
@@ -84,7 +87,7 @@ min.insync.replicas=2
 node.id=2
 offsets.topic.replication.factor=3
 process.roles=broker,controller
-samsa.http.listener=
+samsa.http.listener=127.0.0.1:19293
 transaction.state.log.min.isr=2
 transaction.state.log.replication.factor=3
 `
@@ -110,6 +113,9 @@ transaction.state.log.replication.factor=3
 	if got, want := cfg["controller.quorum.voters"], "1@10.9.0.1:9192,2@10.9.0.2:9192"; got != want {
 		t.Errorf("voters %q, want %q", got, want)
 	}
+	if got, want := cfg["samsa.http.listener"], "10.9.0.2:9292"; got != want {
+		t.Errorf("HTTP listener %q, want %q", got, want)
+	}
 }
 
 // TestPortsFromNamesTheBusyPort: a taken port fails the layout before
@@ -125,14 +131,14 @@ func TestPortsFromNamesTheBusyPort(t *testing.T) {
 	// busy-101; the ports below it may be taken by others too, so only a
 	// failure naming another port is tolerated.
 	base := busy - ControllerPortOffset - 1
-	_, _, err = portsFrom(base, 3)
+	_, err = portsFrom(base, 3)
 	if !errors.Is(err, ErrPortInUse) {
 		t.Fatalf("portsFrom(%d, 3) = %v, want ErrPortInUse", base, err)
 	}
 	if want := fmt.Sprintf("127.0.0.1:%d (node 2's controller listener)", busy); !strings.Contains(err.Error(), want) && strings.Contains(err.Error(), fmt.Sprint(busy)) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
-	if _, _, err := portsFrom(65500, 3); err == nil || !strings.Contains(err.Error(), "65535") {
+	if _, err := portsFrom(65400, 3); err == nil || !strings.Contains(err.Error(), "65535") {
 		t.Errorf("ports past 65535: %v", err)
 	}
 }
@@ -175,6 +181,19 @@ func TestClusterLifecycle(t *testing.T) {
 	start(t, c)
 	if got := len(strings.Split(c.Bootstrap(), ",")); got != 3 {
 		t.Fatalf("bootstrap %q", c.Bootstrap())
+	}
+	// Every node serves /metrics and /readyz on a port of its own.
+	seen := map[string]bool{}
+	for _, n := range c.Nodes() {
+		if n.HTTPAddr() == "" || seen[n.HTTPAddr()] {
+			t.Fatalf("node %d's HTTP listener %q (others: %v)", n.ID, n.HTTPAddr(), seen)
+		}
+		seen[n.HTTPAddr()] = true
+		for path, want := range map[string]string{"/metrics": "samsa_", "/readyz": "ready"} {
+			if code, body := httpGet(t, n.HTTPAddr(), path); code != 200 || !strings.Contains(body, want) {
+				t.Errorf("node %d GET %s: %d %.200q", n.ID, path, code, body)
+			}
+		}
 	}
 	assertTopicRF(t, c.Bootstrap(), "rf-default", 3)
 
@@ -245,5 +264,47 @@ func TestStartReportsAPortInUse(t *testing.T) {
 	err = c.Start(ctx)
 	if !errors.Is(err, ErrPortInUse) || !strings.Contains(err.Error(), "node 2") {
 		t.Fatalf("start with node 2's port taken: %v\n%s", err, c.LogTails(10))
+	}
+}
+
+// httpGet fetches a path from a node's HTTP listener.
+func httpGet(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	cl := &http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("GET %s%s: %v", addr, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s%s: %v", addr, path, err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// TestKeptClusterWithoutHTTPPortsGetsThem: a directory recorded before
+// the nodes had HTTP listeners keeps its other ports and gets free HTTP
+// ports, recorded for the next run.
+func TestKeptClusterWithoutHTTPPortsGetsThem(t *testing.T) {
+	dir := t.TempDir()
+	c := newCluster(t, dir, 2)
+	state := filepath.Join(dir, stateFile)
+	rec, err := readProperties(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(rec, "http.ports")
+	if err := os.WriteFile(state, formatProperties("an older run", rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := newCluster(t, dir, 2)
+	for i, n := range again.Nodes() {
+		if n.KafkaPort != c.Nodes()[i].KafkaPort || n.HTTPPort == 0 || n.HTTPPort == n.KafkaPort {
+			t.Errorf("node %d: Kafka %d (was %d), HTTP %d", n.ID, n.KafkaPort, c.Nodes()[i].KafkaPort, n.HTTPPort)
+		}
+	}
+	if rec, err = readProperties(state); err != nil || rec["http.ports"] == "" {
+		t.Errorf("http.ports not recorded: %v %v", rec, err)
 	}
 }

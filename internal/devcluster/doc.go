@@ -1,8 +1,9 @@
 // Package devcluster runs a Samsa cluster as separate processes on one
 // machine: N combined nodes (broker and controller), each a `samsa serve`
 // process with its own directory, server.properties and log file, on
-// consecutive or free loopback ports, forming one quorum over their
-// controller listeners. `samsa dev cluster` and the multi-process tests in
+// consecutive or free loopback ports (a Kafka, a controller and an HTTP
+// listener each, the last serving /metrics, /healthz and /readyz), forming
+// one quorum over their controller listeners. `samsa dev cluster` and the multi-process tests in
 // test/cluster are built on it.
 //
 // It is a client of the cluster like any other tool: it writes config

@@ -27,6 +27,9 @@ type Node struct {
 	Roles          string
 	KafkaPort      int
 	ControllerPort int
+	// HTTPPort is the node's samsa.http.listener port: /metrics,
+	// /healthz and /readyz.
+	HTTPPort int
 	// Dir holds server.properties, node.log and the data directory.
 	Dir string
 
@@ -54,6 +57,15 @@ func (n *Node) Controller() bool { return strings.Contains(n.Roles, "controller"
 
 // Addr is the node's Kafka address.
 func (n *Node) Addr() string { return net.JoinHostPort(n.Host, strconv.Itoa(n.KafkaPort)) }
+
+// HTTPAddr is the node's HTTP listener address (samsa.http.listener),
+// "" when it has none.
+func (n *Node) HTTPAddr() string {
+	if n.HTTPPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.HTTPPort))
+}
 
 // ConfigPath is the node's server.properties.
 func (n *Node) ConfigPath() string { return filepath.Join(n.Dir, "server.properties") }

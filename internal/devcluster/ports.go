@@ -12,34 +12,55 @@ import (
 // so 19092-19094 and 19192-19194 for three nodes from 19092.
 const ControllerPortOffset = 100
 
+// HTTPPortOffset puts the HTTP listeners (samsa.http.listener: /metrics,
+// /healthz, /readyz) above the controller listeners when ports count up
+// from a base: 19292-19294 for three nodes from 19092.
+const HTTPPortOffset = 2 * ControllerPortOffset
+
+// ports are the nodes' ports, by listener, node i's at index i-1.
+type ports struct {
+	kafka, controller, http []int
+}
+
 // ErrPortInUse marks a start that failed because a port was taken: by
 // someone else when the ports were checked, or, for ports picked free, in
 // the moment between picking and binding. A caller may start again on
 // other ports.
 var ErrPortInUse = errors.New("port in use")
 
-// portsFrom lays out the Kafka and controller ports of n nodes from base
-// and checks that each is free now, naming the first that is not.
-func portsFrom(base, n int) (kafka, controller []int, err error) {
+// portsFrom lays out the Kafka, controller and HTTP ports of n nodes from
+// base and checks that each is free now, naming the first that is not.
+func portsFrom(base, n int) (ports, error) {
 	if n > ControllerPortOffset {
-		return nil, nil, fmt.Errorf("%d nodes do not fit between the Kafka and controller ports (%d apart)", n, ControllerPortOffset)
+		return ports{}, fmt.Errorf("%d nodes do not fit between the Kafka and controller ports (%d apart)", n, ControllerPortOffset)
 	}
-	if base < 1 || base+ControllerPortOffset+n-1 > 65535 {
-		return nil, nil, fmt.Errorf("base port %d: the ports of %d nodes run past 1-65535", base, n)
+	if base < 1 || base+HTTPPortOffset+n-1 > 65535 {
+		return ports{}, fmt.Errorf("base port %d: the ports of %d nodes run past 1-65535", base, n)
 	}
+	var p ports
 	for i := range n {
-		kafka = append(kafka, base+i)
-		controller = append(controller, base+ControllerPortOffset+i)
+		p.kafka = append(p.kafka, base+i)
+		p.controller = append(p.controller, base+ControllerPortOffset+i)
+		p.http = append(p.http, base+HTTPPortOffset+i)
 	}
-	for i := range n {
-		if err := checkFree(kafka[i], fmt.Sprintf("node %d's Kafka listener", i+1)); err != nil {
-			return nil, nil, err
+	return p, p.checkFree()
+}
+
+// checkFree checks that every port is free now, naming the first that is
+// not.
+func (p ports) checkFree() error {
+	for i := range p.kafka {
+		if err := checkFree(p.kafka[i], fmt.Sprintf("node %d's Kafka listener", i+1)); err != nil {
+			return err
 		}
-		if err := checkFree(controller[i], fmt.Sprintf("node %d's controller listener", i+1)); err != nil {
-			return nil, nil, err
+		if err := checkFree(p.controller[i], fmt.Sprintf("node %d's controller listener", i+1)); err != nil {
+			return err
+		}
+		if err := checkFree(p.http[i], fmt.Sprintf("node %d's HTTP listener", i+1)); err != nil {
+			return err
 		}
 	}
-	return kafka, controller, nil
+	return nil
 }
 
 // checkFree binds the port on loopback and lets it go again.

@@ -86,9 +86,9 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"listeners":                      strings.Join(listeners, ","),
 		"log.dirs":                       n.DataDir(),
-		// Off: the nodes would need an HTTP port each, and the default
-		// one may be taken.
-		"samsa.http.listener": "",
+		// Each node's own port (layout), never the default one, which
+		// every node would share.
+		"samsa.http.listener": n.HTTPAddr(),
 	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))

@@ -176,6 +176,16 @@ func (b *builder) registerBroker(r BrokerRegistration) error {
 		}
 		seen[ep.Name] = true
 	}
+	features := map[string]bool{}
+	for _, f := range r.Features {
+		switch {
+		case f.Name == "" || f.Min < 0 || f.Max < f.Min:
+			return invalid("broker %d: feature %q range %d-%d", r.NodeID, f.Name, f.Min, f.Max)
+		case features[f.Name]:
+			return invalid("broker %d: feature %s registered twice", r.NodeID, f.Name)
+		}
+		features[f.Name] = true
+	}
 	if !b.brokersOwned {
 		b.img.brokers = maps.Clone(b.img.brokers)
 		if b.img.brokers == nil {
@@ -189,7 +199,7 @@ func (b *builder) registerBroker(r BrokerRegistration) error {
 	}
 	b.img.brokers[r.NodeID] = BrokerImage{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: slices.Clone(r.Endpoints),
-		Epoch: epoch, Fenced: r.Fenced,
+		Epoch: epoch, Fenced: r.Fenced, Features: slices.Clone(r.Features),
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func baseImage(t *testing.T) *Image {
 	id := mustID(t, idOrders)
 	img, err := Empty().ApplyAt(1,
 		ClusterRecord{ClusterID: "q1Sh-9_ISia_jp5c-5Ck4Q"},
-		BrokerRegistration{NodeID: 1}, BrokerRegistration{NodeID: 2},
+		BrokerRegistration{NodeID: 1, Features: SupportedFeatures()}, BrokerRegistration{NodeID: 2},
 		TopicRecord{Name: "orders", TopicID: id},
 		PartitionRecord{TopicID: id, Partition: 0, Replicas: nodes(1, 2), ISR: nodes(1, 2), Leader: 1},
 		PartitionRecord{TopicID: id, Partition: 1, Replicas: nodes(2, 1), ISR: nodes(2, 1), Leader: 2},

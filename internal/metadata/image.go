@@ -77,6 +77,19 @@ type BrokerImage struct {
 	Epoch int64
 	// Fenced brokers lead nothing and are not listed to clients.
 	Fenced bool
+	// Features are the feature levels the broker supports.
+	Features []FeatureRange
+}
+
+// Supports returns the range of a feature the broker registered as
+// supported; false when it registered none.
+func (b BrokerImage) Supports(name string) (FeatureRange, bool) {
+	for _, f := range b.Features {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FeatureRange{}, false
 }
 
 // Empty returns the image before any record.

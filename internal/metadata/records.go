@@ -95,6 +95,10 @@ type BrokerRegistration struct {
 	Endpoints   []Endpoint   `json:"endPoints"`
 	Fenced      bool         `json:"fenced,omitempty"`
 	Epoch       int64        `json:"brokerEpoch,omitempty"`
+	// Features are the feature levels the broker supports (KIP-584): the
+	// active controller refuses to finalize a level a registered broker
+	// does not support. None from a broker older than the field.
+	Features []FeatureRange `json:"features,omitempty"`
 }
 
 // BrokerFence fences or unfences a registered broker (Kafka's

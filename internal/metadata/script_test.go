@@ -100,7 +100,11 @@ func dumpImage(img *Image) []string {
 		for _, ep := range b.Endpoints {
 			eps = append(eps, fmt.Sprintf("%s://%s:%d/%s", ep.Name, ep.Host, ep.Port, ep.SecurityProtocol))
 		}
-		out = append(out, fmt.Sprintf("broker %d incarnation=%s rack=%q endpoints=%s", b.NodeID, b.Incarnation, b.Rack, strings.Join(eps, ",")))
+		line := fmt.Sprintf("broker %d incarnation=%s rack=%q endpoints=%s", b.NodeID, b.Incarnation, b.Rack, strings.Join(eps, ","))
+		for _, f := range b.Features {
+			line += fmt.Sprintf(" %s=%s", f.Name, f)
+		}
+		out = append(out, line)
 	}
 	if img.NextProducerID() > 0 {
 		out = append(out, fmt.Sprintf("next producer id %d", img.NextProducerID()))

@@ -29,6 +29,7 @@ import org.apache.kafka.clients.admin.CreateDelegationTokenOptions;
 import org.apache.kafka.clients.admin.CreatePartitionsOptions;
 import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.MemberToRemove;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -37,6 +38,7 @@ import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -495,6 +497,12 @@ public final class AuthzProbe {
             case "list-config-resources":
                 check(() -> admin.listConfigResources().all().get(t, s));
                 return 0;
+            case "alter-logger":
+                // The root logger's level, as a dry run.
+                check(() -> admin.incrementalAlterConfigs(Map.of(resource("broker-logger", a.get(0)),
+                        List.of(new AlterConfigOp(new ConfigEntry("root", "INFO"), AlterConfigOp.OpType.SET))),
+                        new AlterConfigsOptions().validateOnly(true)).all().get(t, s));
+                return 0;
             case "describe-log-dirs":
                 check(() -> admin.describeLogDirs(List.of(Integer.parseInt(a.get(0)))).allDescriptions().get(t, s));
                 return 0;
@@ -530,6 +538,11 @@ public final class AuthzProbe {
                 return 0;
             case "describe-quorum":
                 check(() -> admin.describeMetadataQuorum().quorumInfo().get(t, s));
+                return 0;
+            case "update-features":
+                // group.version at the level it has: a dry run that changes nothing.
+                check(() -> admin.updateFeatures(Map.of("group.version", new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.UPGRADE)),
+                        new UpdateFeaturesOptions().validateOnly(true)).all().get(t, s));
                 return 0;
             case "cluster-operations": {
                 var ops = check(() -> admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true))
@@ -643,6 +656,7 @@ public final class AuthzProbe {
             case "topic" -> ConfigResource.Type.TOPIC;
             case "broker" -> ConfigResource.Type.BROKER;
             case "client-metrics" -> ConfigResource.Type.CLIENT_METRICS;
+            case "broker-logger" -> ConfigResource.Type.BROKER_LOGGER;
             default -> throw new IllegalArgumentException("no config resource type " + type);
         }, name);
     }
