@@ -213,7 +213,9 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		r.Entries = []kmsg.AlterClientQuotasRequestEntry{
 			{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr(fuzzScramUser)}, {Type: "client-id"}},
 				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}, {Key: "consumer_byte_rate", Remove: true}}},
-			{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "ip"}},
+			// An address the harness does not connect from: a rate on
+			// the default IP would throttle its own connection per input.
+			{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "ip", Name: kmsg.StringPtr("192.0.2.1")}},
 				Ops: []kmsg.AlterClientQuotasRequestEntryOp{{Key: "connection_creation_rate", Value: 10}}},
 		}
 	case *kmsg.DescribeUserSCRAMCredentialsRequest:
