@@ -123,20 +123,21 @@ func (f *textFamily) begin() *textFamily {
 }
 
 func (f *textFamily) label(name, value string) *textFamily {
-	if f.labels == 0 {
-		f.buf = append(f.buf, '{')
-	} else {
-		f.buf = append(f.buf, ',')
-	}
-	f.labels++
-	f.buf = append(f.buf, name...)
-	f.buf = append(f.buf, '=', '"')
+	f.labelName(name)
 	f.buf = appendLabelValue(f.buf, value)
 	f.buf = append(f.buf, '"')
 	return f
 }
 
 func (f *textFamily) labelInt(name string, value int64) *textFamily {
+	f.labelName(name)
+	f.buf = strconv.AppendInt(f.buf, value, 10)
+	f.buf = append(f.buf, '"')
+	return f
+}
+
+// labelName opens a label: its separator, name and opening quote.
+func (f *textFamily) labelName(name string) {
 	if f.labels == 0 {
 		f.buf = append(f.buf, '{')
 	} else {
@@ -145,9 +146,6 @@ func (f *textFamily) labelInt(name string, value int64) *textFamily {
 	f.labels++
 	f.buf = append(f.buf, name...)
 	f.buf = append(f.buf, '=', '"')
-	f.buf = strconv.AppendInt(f.buf, value, 10)
-	f.buf = append(f.buf, '"')
-	return f
 }
 
 func (f *textFamily) value(v int64) {
