@@ -217,6 +217,13 @@ func (pl *planner) fix(p *part) {
 		why[r] = pl.brokers[r].evacuate
 	}
 	pl.dropRackExcess(p, why)
+	if deferred := pl.deferForMinISR(p, why); len(deferred) > 0 {
+		pl.note("%s: keeping in-sync replicas %v for now: min.insync.replicas=%d needs them until the new replicas catch up (ISR %v)",
+			p.TopicPartition, deferred, p.MinISR, p.ISR)
+		if len(why) == 0 {
+			return
+		}
+	}
 	target := slices.Clone(p.Replicas)
 	var steps []string
 	for i, r := range p.Replicas {
@@ -237,11 +244,41 @@ func (pl *planner) fix(p *part) {
 		return
 	}
 	if !pl.isrSafe(p, target) {
-		pl.note("%s: not moving yet: an in-sync replica leaving would leave fewer than min.insync.replicas=%d in sync (ISR %v)",
-			p.TopicPartition, p.MinISR, p.ISR)
-		return
+		panic(fmt.Sprintf("balance: %s: the move to %v is not safe for min ISR after deferring", p.TopicPartition, target))
 	}
 	pl.apply(p, MoveReplicas, target, strings.Join(steps, "; "))
+}
+
+// deferForMinISR takes out of the replicas to move (why) the live in-sync
+// ones that isrSafe would refuse to remove, the last in the list first, so
+// the rest can move now: a replica out of sync or dead goes at once, and
+// an in-sync one next time, once the new replicas are in the ISR. It
+// returns the replicas it kept.
+func (pl *planner) deferForMinISR(p *part, why map[model.NodeID]string) []model.NodeID {
+	var deferred []model.NodeID
+	for {
+		var leaving, staying []model.NodeID
+		for _, r := range p.ISR {
+			if !pl.brokers[r].Alive {
+				continue
+			}
+			if why[r] != "" {
+				leaving = append(leaving, r)
+			} else {
+				staying = append(staying, r)
+			}
+		}
+		if len(leaving) == 0 || len(staying) >= max(p.MinISR, 1) {
+			slices.Sort(deferred)
+			return deferred
+		}
+		// The leaving in-sync replica that comes last in the replica list.
+		last := slices.MaxFunc(leaving, func(a, b model.NodeID) int {
+			return cmp.Compare(slices.Index(p.Replicas, a), slices.Index(p.Replicas, b))
+		})
+		delete(why, last)
+		deferred = append(deferred, last)
+	}
 }
 
 // dropRackExcess marks for removal the replicas of racks holding more than
