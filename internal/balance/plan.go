@@ -495,45 +495,6 @@ func (pl *planner) countsStayWithin(from, to model.NodeID, limit int) bool {
 	return d <= limit
 }
 
-// balanceLeaders makes another in-sync replica the preferred leader of a
-// partition while preferred-leader counts differ by more than
-// LeaderSpread: the replica list is reordered, no data moves.
-func (pl *planner) balanceLeaders() {
-	limit := max(pl.opts.LeaderSpread, 1)
-	for {
-		d, order := spread(pl, pl.leaders)
-		if d <= limit {
-			return
-		}
-		if pl.leaderOK <= 0 {
-			if pl.opts.MaxLeaderMoves > 0 {
-				pl.note("preferred leaders differ by %d (spread %d): more leader moves in the next plan (max %d)", d, limit, pl.opts.MaxLeaderMoves)
-			}
-			return
-		}
-		moved := pl.firstPair(order, func(from, to model.NodeID) bool {
-			if pl.leaders[from]-pl.leaders[to] < 2 {
-				return false
-			}
-			for _, p := range pl.parts {
-				if !pl.movable(p) || p.Replicas[0] != from || !slices.Contains(p.Replicas, to) || !slices.Contains(p.ISR, to) {
-					continue
-				}
-				target := append([]model.NodeID{to}, slices.DeleteFunc(slices.Clone(p.Replicas), func(r model.NodeID) bool { return r == to })...)
-				pl.apply(p, MoveLeader, target, fmt.Sprintf(
-					"broker %d is preferred leader of %d partitions and broker %d of %d (spread %d > %d): preferring in-sync broker %d for %s (no data moves)",
-					from, pl.leaders[from], to, pl.leaders[to], d, limit, to, p.TopicPartition))
-				return true
-			}
-			return false
-		})
-		if !moved {
-			pl.note("preferred leaders differ by %d (spread %d), but no in-sync replica can take leadership over", d, limit)
-			return
-		}
-	}
-}
-
 // apply records a move and updates the loads it changes.
 func (pl *planner) apply(p *part, kind MoveKind, target []model.NodeID, reason string) {
 	from := p.Replicas
