@@ -410,7 +410,7 @@ func (pl *planner) balanceReplicas() {
 
 // canMove says whether p's replica on from may move to to.
 func (pl *planner) canMove(p *part, from, to model.NodeID) bool {
-	if !pl.movable(p) || !slices.Contains(p.Replicas, from) || slices.Contains(p.Replicas, to) {
+	if !slices.Contains(p.Replicas, from) || slices.Contains(p.Replicas, to) || !pl.movable(p) {
 		return false
 	}
 	target := replaced(p.Replicas, from, to)
