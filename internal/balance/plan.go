@@ -69,6 +69,9 @@ func newPlanner(st ClusterState, opts Options) *planner {
 	}
 	racks := map[string]bool{}
 	for _, b := range st.Brokers {
+		if pl.brokers[b.ID] != nil {
+			continue // listed twice: the first counts
+		}
 		bi := &brokerInfo{Broker: b}
 		switch down := st.Now.Sub(b.DownSince); {
 		case b.Draining:
@@ -93,9 +96,23 @@ func newPlanner(st ClusterState, opts Options) *planner {
 	for _, tp := range opts.InProgress {
 		inProgress[tp] = true
 	}
+	listed := map[model.TopicPartition]bool{}
 	for _, p := range st.Partitions {
+		if listed[p.TopicPartition] {
+			pl.note("%s: listed twice: the second is ignored", p.TopicPartition)
+			continue
+		}
+		listed[p.TopicPartition] = true
 		p.Replicas = slices.Clone(p.Replicas)
+		// The ISR is a subset of the replicas; anything else in it is
+		// stale and counts for nothing.
+		p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r model.NodeID) bool { return !slices.Contains(p.Replicas, r) })
+		p.Bytes = max(p.Bytes, 0)
 		pt := &part{Partition: p, locked: inProgress[p.TopicPartition]}
+		if sorted := slices.Sorted(slices.Values(p.Replicas)); len(sorted) == 0 || len(slices.Compact(sorted)) < len(p.Replicas) {
+			pl.note("%s: replica list %v is empty or repeats a broker: not touched", p.TopicPartition, p.Replicas)
+			pt.locked = true
+		}
 		pl.parts = append(pl.parts, pt)
 		for i, r := range p.Replicas {
 			if pl.brokers[r] == nil {

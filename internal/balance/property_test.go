@@ -328,3 +328,30 @@ func median(hist map[int]int) int {
 	}
 	return 0
 }
+
+// TestProposeTakesAnyState: whatever the state holds (replicas or ISR
+// members that are not registered brokers, empty or repeated replica
+// lists, odd min ISRs, brokers or partitions listed twice), Propose
+// answers without panicking.
+func TestProposeTakesAnyState(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		id := rapid.Custom(func(t *rapid.T) model.NodeID { return model.NodeID(rapid.IntRange(-1, 6).Draw(t, "id")) })
+		st := ClusterState{Now: testNow}
+		for _, b := range rapid.SliceOfN(id, 0, 6).Draw(t, "brokers") {
+			st.Brokers = append(st.Brokers, Broker{ID: b, Rack: rapid.SampledFrom([]string{"", "a", "b"}).Draw(t, "rack"),
+				Alive: rapid.Bool().Draw(t, "alive"), Draining: rapid.Bool().Draw(t, "draining"),
+				DownSince: testNow.Add(-time.Duration(rapid.IntRange(0, 3).Draw(t, "down")) * time.Hour)})
+		}
+		for i := range rapid.IntRange(0, 12).Draw(t, "partitions") {
+			p := Partition{TopicPartition: model.TopicPartition{Topic: "t", Partition: int32(i % 5)},
+				Replicas: rapid.SliceOfN(id, 0, 4).Draw(t, "replicas"), ISR: rapid.SliceOfN(id, 0, 4).Draw(t, "isr"),
+				MinISR: rapid.IntRange(-1, 4).Draw(t, "minISR"), Bytes: rapid.Int64Range(-10, 1000).Draw(t, "bytes")}
+			st.Partitions = append(st.Partitions, p)
+		}
+		opts := Options{ReplicaSpread: rapid.IntRange(-1, 2).Draw(t, "spread"), LeaderSpread: rapid.IntRange(-1, 2).Draw(t, "leaderSpread"),
+			BytesSpread: 0.1, MaxMoves: rapid.IntRange(-1, 5).Draw(t, "maxMoves"), MaxLeaderMoves: rapid.IntRange(-1, 5).Draw(t, "maxLeaderMoves"),
+			DownTimeout: time.Hour}
+		plan := Propose(st, opts)
+		_ = Summary(plan)
+	})
+}
