@@ -151,13 +151,17 @@ func (pl *planner) rackCounts(replicas []model.NodeID) map[string]int {
 // rackValid is the rack spread rule, Kafka's for placement: every rack gets
 // a replica before any gets two, and in general no rack holds two more
 // replicas than another. With one rack (or none set) every list is valid.
-func (pl *planner) rackValid(replicas []model.NodeID) bool {
+func (pl *planner) rackValid(replicas []model.NodeID) bool { return pl.rackSkew(replicas) <= 1 }
+
+// rackSkew is how many more replicas the fullest rack holds than the
+// emptiest: at most 1 is within the rack spread.
+func (pl *planner) rackSkew(replicas []model.NodeID) int {
 	counts := pl.rackCounts(replicas)
 	lo, hi := len(replicas), 0
 	for _, n := range counts {
 		lo, hi = min(lo, n), max(hi, n)
 	}
-	return hi-lo <= 1
+	return hi - lo
 }
 
 // isrSafe is the min ISR rule. A reassignment adds replicas before it
@@ -216,11 +220,19 @@ func (pl *planner) evacuate() {
 // repairRacks moves replicas of partitions whose replica lists break the
 // rack spread (placed before racks were set, or by hand).
 func (pl *planner) repairRacks() {
+	waiting := 0
 	for _, p := range pl.parts {
-		if p.locked || pl.budget <= 0 || pl.rackValid(p.Replicas) {
+		if p.locked || pl.rackValid(p.Replicas) {
+			continue
+		}
+		if pl.budget <= 0 {
+			waiting++
 			continue
 		}
 		pl.fix(p)
+	}
+	if waiting > 0 {
+		pl.note("%d more partitions break the rack spread: waiting for moves to finish (max moves %d)", waiting, pl.opts.MaxMoves)
 	}
 }
 
@@ -241,27 +253,45 @@ func (pl *planner) fix(p *part) {
 			return
 		}
 	}
+	// placed are the replicas the target holds so far: those staying, then
+	// each new one; the leaving ones must not count for their racks.
 	target := slices.Clone(p.Replicas)
+	var placed []model.NodeID
+	for _, r := range p.Replicas {
+		if why[r] == "" {
+			placed = append(placed, r)
+		}
+	}
 	var steps []string
 	for i, r := range p.Replicas {
 		if why[r] == "" {
 			continue
 		}
-		to, ok := pl.bestDestination(p, target)
+		to, ok := pl.bestDestination(p, placed)
 		if !ok {
 			pl.note("%s: %s, but no broker can take its replica: each eligible broker (%d) holds one or is in a rack that would break the rack spread",
 				p.TopicPartition, why[r], len(pl.eligible))
 			return
 		}
 		target[i] = to
+		placed = append(placed, to)
 		steps = append(steps, fmt.Sprintf("%s: moving %s replica %d→%d (rack %s)", why[r], p.TopicPartition, r, to, rackName(pl.rackOf(to))))
 	}
-	if !pl.rackValid(target) {
+	// A partition outside the rack spread may have to come back in steps
+	// (min ISR keeps some of its replicas for now): each step must bring
+	// it closer, or at least replace an evacuating broker's replica
+	// without going further out. Any other target is within the spread.
+	evacuating := false
+	for r, reason := range why {
+		evacuating = evacuating || reason == pl.brokers[r].evacuate
+	}
+	if skew, was := pl.rackSkew(target), pl.rackSkew(p.Replicas); skew > 1 && (skew > was || skew == was && !evacuating) {
 		pl.note("%s: no placement keeps the rack spread (racks %s)", p.TopicPartition, strings.Join(pl.racks, ","))
 		return
 	}
-	if !pl.isrSafe(p, target) {
-		panic(fmt.Sprintf("balance: %s: the move to %v is not safe for min ISR after deferring", p.TopicPartition, target))
+	if !pl.isrSafe(p, target) { // deferForMinISR sees to it; checked again as the rule is absolute
+		pl.note("%s: the move to %v would leave fewer than min.insync.replicas=%d in sync: not moving", p.TopicPartition, target, p.MinISR)
+		return
 	}
 	pl.apply(p, MoveReplicas, target, strings.Join(steps, "; "))
 }
@@ -289,9 +319,13 @@ func (pl *planner) deferForMinISR(p *part, why map[model.NodeID]string) []model.
 			slices.Sort(deferred)
 			return deferred
 		}
-		// The leaving in-sync replica that comes last in the replica list.
+		// Keep a replica of an evacuating broker before one leaving an
+		// over-full rack (the broker still serves, and the rack spread
+		// comes back sooner), then the one last in the replica list.
 		last := slices.MaxFunc(leaving, func(a, b model.NodeID) int {
-			return cmp.Compare(slices.Index(p.Replicas, a), slices.Index(p.Replicas, b))
+			evacuating := func(r model.NodeID) int { return len(pl.brokers[r].evacuate) }
+			return cmp.Or(cmp.Compare(min(evacuating(a), 1), min(evacuating(b), 1)),
+				cmp.Compare(slices.Index(p.Replicas, a), slices.Index(p.Replicas, b)))
 		})
 		delete(why, last)
 		deferred = append(deferred, last)
@@ -343,14 +377,14 @@ func (pl *planner) dropRackExcess(p *part, why map[model.NodeID]string) {
 	}
 }
 
-// bestDestination picks a broker for one more replica of target: eligible,
-// not a replica already, in the rack with the fewest of target's replicas,
-// then with the fewest replicas, the fewest bytes, the lowest ID.
-func (pl *planner) bestDestination(p *part, target []model.NodeID) (model.NodeID, bool) {
-	counts := pl.rackCounts(target)
+// bestDestination picks a broker for one more replica beside placed:
+// eligible, not a replica of p already, in the rack with the fewest of
+// placed, then with the fewest replicas, the fewest bytes, the lowest ID.
+func (pl *planner) bestDestination(p *part, placed []model.NodeID) (model.NodeID, bool) {
+	counts := pl.rackCounts(placed)
 	best, found := model.NodeID(0), false
 	for _, id := range pl.eligible {
-		if slices.Contains(target, id) || slices.Contains(p.Replicas, id) {
+		if slices.Contains(placed, id) || slices.Contains(p.Replicas, id) {
 			continue
 		}
 		if !found || cmp.Or(cmp.Compare(counts[pl.rackOf(id)], counts[pl.rackOf(best)]),
