@@ -26,6 +26,9 @@ type brokerInfo struct {
 type part struct {
 	Partition
 	locked bool // moved by this plan or being reassigned already
+	// needsFix: replicas on evacuating brokers or outside the rack spread,
+	// as planning starts; balance leaves such partitions to fix.
+	needsFix bool
 }
 
 // planner holds one planning pass: the state as the moves planned so far
@@ -124,6 +127,9 @@ func newPlanner(st ClusterState, opts Options) *planner {
 				pl.leaders[r]++
 			}
 		}
+	}
+	for _, p := range pl.parts {
+		p.needsFix = len(pl.evacuees(p)) > 0 || !pl.rackValid(p.Replicas)
 	}
 	slices.SortFunc(pl.parts, func(a, b *part) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition.Partition, b.Partition.Partition))
@@ -396,10 +402,9 @@ func (pl *planner) bestDestination(p *part, placed []model.NodeID) (model.NodeID
 }
 
 // movable says whether balance may move a partition: not locked, nothing
-// to evacuate, rack spread intact (fix handles the others).
-func (pl *planner) movable(p *part) bool {
-	return !p.locked && len(pl.evacuees(p)) == 0 && pl.rackValid(p.Replicas)
-}
+// to evacuate, rack spread intact (fix handles the others; a partition
+// fix moved is locked).
+func (pl *planner) movable(p *part) bool { return !p.locked && !p.needsFix }
 
 // spread is the difference between the highest and lowest value of a load
 // over the eligible brokers, with the brokers from the most to the least
