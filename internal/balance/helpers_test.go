@@ -131,6 +131,8 @@ func parseOptions(a scripttest.Args) (Options, error) {
 			o.BytesSpread, err = strconv.ParseFloat(v, 64)
 		case "down-timeout":
 			o.DownTimeout, err = time.ParseDuration(v)
+		case "count-added":
+			o.CountAddedReplicas, err = strconv.ParseBool(v)
 		case "in-progress":
 			for _, s := range strings.Split(v, ",") {
 				tp, perr := model.ParseTopicPartition(s)

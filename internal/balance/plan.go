@@ -176,9 +176,10 @@ func (pl *planner) rackSkew(replicas []model.NodeID) int {
 // least min.insync.replicas live in-sync replicas stay. Replicas out of
 // sync or on dead brokers may always go. A partition whose replication
 // factor is at most its min ISR therefore moves only replicas that are not
-// in sync (docs/DESIGN-balance.md).
+// in sync, unless Options.CountAddedReplicas says the added replicas will
+// be in sync before any leaves (docs/DESIGN-balance.md).
 func (pl *planner) isrSafe(p *part, target []model.NodeID) bool {
-	kept, leaving := 0, false
+	kept, leaving := pl.added(p, target), false
 	for _, r := range p.ISR {
 		if !pl.brokers[r].Alive {
 			continue
@@ -190,6 +191,21 @@ func (pl *planner) isrSafe(p *part, target []model.NodeID) bool {
 		}
 	}
 	return !leaving || kept >= max(p.MinISR, 1)
+}
+
+// added is how many replicas a move adds that count toward min ISR: none,
+// unless Options.CountAddedReplicas.
+func (pl *planner) added(p *part, target []model.NodeID) int {
+	if !pl.opts.CountAddedReplicas {
+		return 0
+	}
+	n := 0
+	for _, r := range target {
+		if !slices.Contains(p.Replicas, r) {
+			n++
+		}
+	}
+	return n
 }
 
 // needsFix says why a partition must move regardless of balance: replicas
@@ -253,8 +269,13 @@ func (pl *planner) fix(p *part) {
 	}
 	pl.dropRackExcess(p, why)
 	if deferred := pl.deferForMinISR(p, why); len(deferred) > 0 {
-		pl.note("%s: keeping in-sync replicas %v for now: min.insync.replicas=%d needs them until the new replicas catch up (ISR %v)",
-			p.TopicPartition, deferred, p.MinISR, p.ISR)
+		if len(p.Replicas) <= p.MinISR && !pl.opts.CountAddedReplicas {
+			pl.note("%s: keeping in-sync replicas %v: with %d replicas and min.insync.replicas=%d, none may leave before its replacement is in sync, which only a reassignment that waits for it allows (CountAddedReplicas)",
+				p.TopicPartition, deferred, len(p.Replicas), p.MinISR)
+		} else {
+			pl.note("%s: keeping in-sync replicas %v for now: min.insync.replicas=%d needs them until the new replicas catch up (ISR %v)",
+				p.TopicPartition, deferred, p.MinISR, p.ISR)
+		}
 		if len(why) == 0 {
 			return
 		}
@@ -321,7 +342,11 @@ func (pl *planner) deferForMinISR(p *part, why map[model.NodeID]string) []model.
 				staying = append(staying, r)
 			}
 		}
-		if len(leaving) == 0 || len(staying) >= max(p.MinISR, 1) {
+		added := 0 // every replica leaving is replaced
+		if pl.opts.CountAddedReplicas {
+			added = len(why)
+		}
+		if len(leaving) == 0 || len(staying)+added >= max(p.MinISR, 1) {
 			slices.Sort(deferred)
 			return deferred
 		}

@@ -105,12 +105,13 @@ func gen(t *rapid.T, sh shape) (ClusterState, Options) {
 		st.Partitions = append(st.Partitions, p)
 	}
 	opts := Options{
-		ReplicaSpread:  rapid.IntRange(0, 3).Draw(t, "replicaSpread"),
-		LeaderSpread:   rapid.IntRange(0, 3).Draw(t, "leaderSpread"),
-		BytesSpread:    rapid.SampledFrom([]float64{0, 0.1, 0.3, 1}).Draw(t, "bytesSpread"),
-		MaxMoves:       rapid.IntRange(1, 20).Draw(t, "maxMoves"),
-		MaxLeaderMoves: rapid.IntRange(1, 50).Draw(t, "maxLeaderMoves"),
-		DownTimeout:    30 * time.Minute,
+		ReplicaSpread:      rapid.IntRange(0, 3).Draw(t, "replicaSpread"),
+		LeaderSpread:       rapid.IntRange(0, 3).Draw(t, "leaderSpread"),
+		BytesSpread:        rapid.SampledFrom([]float64{0, 0.1, 0.3, 1}).Draw(t, "bytesSpread"),
+		MaxMoves:           rapid.IntRange(1, 20).Draw(t, "maxMoves"),
+		MaxLeaderMoves:     rapid.IntRange(1, 50).Draw(t, "maxLeaderMoves"),
+		DownTimeout:        30 * time.Minute,
+		CountAddedReplicas: rapid.Bool().Draw(t, "countAdded"),
 	}
 	for _, p := range st.Partitions {
 		if rapid.IntRange(0, 9).Draw(t, "inProgress") == 0 {
@@ -190,6 +191,13 @@ func checkPlan(st ClusterState, opts Options, plan Plan) error {
 		// (2) Min ISR: a live in-sync replica leaves only if at least
 		// MinISR live in-sync replicas stay (the new ones are not in sync).
 		kept, leaving := 0, false
+		if opts.CountAddedReplicas {
+			for _, r := range m.To {
+				if !slices.Contains(m.From, r) {
+					kept++
+				}
+			}
+		}
 		for _, r := range p.ISR {
 			if brokers[r].Alive {
 				if slices.Contains(m.To, r) {

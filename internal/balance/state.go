@@ -66,6 +66,13 @@ type Options struct {
 	// move to other brokers; 0 or less never moves them for being down.
 	// Default 30 minutes.
 	DownTimeout time.Duration
+	// CountAddedReplicas counts a move's added replicas toward
+	// min.insync.replicas, for a reassignment mechanism that removes
+	// replicas only once every added one has joined the ISR (as Kafka's
+	// does). Partitions whose replication factor is at most their min ISR
+	// (RF 1, say) can then move in-sync replicas. Default false: only the
+	// replicas in sync when planning count.
+	CountAddedReplicas bool
 	// InProgress are the partitions being reassigned now: the plan does
 	// not touch them and they count against MaxMoves.
 	InProgress []model.TopicPartition
