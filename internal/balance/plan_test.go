@@ -2,9 +2,11 @@ package balance
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/scripttest"
 )
 
@@ -42,7 +44,7 @@ func converge(st ClusterState, opts Options) []string {
 	var out []string
 	for round := 1; round <= 100; round++ {
 		plan := Propose(st, opts)
-		if len(plan.Moves) == 0 {
+		if len(plan.Moves) == 0 && len(opts.InProgress) == 0 {
 			out = append(out, fmt.Sprintf("converged after %d rounds", round-1))
 			return append(out, lines(Summary(plan))...)
 		}
@@ -51,6 +53,7 @@ func converge(st ClusterState, opts Options) []string {
 			out = append(out, fmt.Sprintf("  %s %s %v -> %v", m.TopicPartition, m.Kind, m.From, m.To))
 		}
 		st = applyPlan(st, plan)
+		opts.InProgress = nil // the reassignments in progress finished too
 	}
 	return append(out, "did not converge in 100 rounds")
 }
@@ -64,4 +67,21 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+func TestMoveLogValue(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	m := Move{Kind: MoveReplicas, TopicPartition: model.TopicPartition{Topic: "t", Partition: 2},
+		From: []model.NodeID{3, 1}, To: []model.NodeID{4, 1}, Leader: 4, Reason: "broker 3 is draining"}
+	log.Info("balancer move", "move", m)
+	want := `level=INFO msg="balancer move" move.partition=t-2 move.kind=replicas move.from="[3 1]" move.to="[4 1]" move.reason="broker 3 is draining"` + "\n"
+	if buf.String() != want {
+		t.Errorf("got  %s\nwant %s", buf.String(), want)
+	}
 }

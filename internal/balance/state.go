@@ -1,6 +1,8 @@
 package balance
 
 import (
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/model"
@@ -74,7 +76,8 @@ type Options struct {
 	// replicas in sync when planning count.
 	CountAddedReplicas bool
 	// InProgress are the partitions being reassigned now: the plan does
-	// not touch them and they count against MaxMoves.
+	// not touch them and they count against MaxMoves. Their replicas count
+	// as the state gives them (during a reassignment, old and new).
 	InProgress []model.TopicPartition
 }
 
@@ -118,6 +121,16 @@ type Move struct {
 	From, To []model.NodeID // the replica lists before and after
 	Leader   model.NodeID   // the preferred leader after the move: To[0]
 	Reason   string         // why, for the log and `samsa cluster status`
+}
+
+func (m Move) String() string {
+	return fmt.Sprintf("%s %s %v -> %v: %s", m.TopicPartition, m.Kind, m.From, m.To, m.Reason)
+}
+
+// LogValue logs a move as its fields, for the controller's decision log.
+func (m Move) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("partition", m.TopicPartition.String()), slog.String("kind", m.Kind.String()),
+		slog.Any("from", m.From), slog.Any("to", m.To), slog.String("reason", m.Reason))
 }
 
 // Plan is the planner's answer.

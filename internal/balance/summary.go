@@ -31,7 +31,7 @@ func Summary(p Plan) string {
 		fmt.Fprintf(&sb, "\n%d moves:\n", len(p.Moves))
 	}
 	for _, m := range p.Moves {
-		fmt.Fprintf(&sb, "  %s %s %v -> %v: %s\n", m.TopicPartition, m.Kind, m.From, m.To, m.Reason)
+		fmt.Fprintf(&sb, "  %s\n", m)
 	}
 	if len(p.Notes) > 0 {
 		sb.WriteString("\nnot done:\n")
