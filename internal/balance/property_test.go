@@ -345,7 +345,7 @@ func TestConvergesWithinSpreads(t *testing.T) {
 // search cannot promise (leaders, bytes) end outside their options; go
 // test -v prints them (docs/DESIGN-balance.md quotes them).
 func TestConvergenceFigures(t *testing.T) {
-	for _, sh := range []shape{{}, {healthy: true, noRacks: true}} {
+	for _, sh := range []shape{{}, {healthy: true, noRacks: true}, {healthy: true, evenRacks: true}} {
 		var runs, leaderMiss, bytesMiss int
 		rounds := map[int]int{}
 		rapid.Check(t, func(rt *rapid.T) {
