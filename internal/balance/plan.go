@@ -208,8 +208,7 @@ func (pl *planner) added(p *part, target []model.NodeID) int {
 	return n
 }
 
-// needsFix says why a partition must move regardless of balance: replicas
-// on evacuating brokers, or a broken rack spread.
+// evacuees are a partition's replicas on evacuating brokers.
 func (pl *planner) evacuees(p *part) []model.NodeID {
 	var out []model.NodeID
 	for _, r := range p.Replicas {
