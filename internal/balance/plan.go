@@ -19,7 +19,7 @@ type brokerInfo struct {
 	// eligible brokers take new replicas and leaderships and are the ones
 	// balanced: alive, registered and not evacuating.
 	eligible     bool
-	unregistered bool
+	unregistered bool // named in a replica list, not in the state's brokers
 }
 
 // part is one partition as planned so far.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 // Summary renders a plan for people, as `samsa cluster rebalance
@@ -13,12 +15,12 @@ func Summary(p Plan) string {
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BROKER\tRACK\tSTATE\tREPLICAS\tLEADERS\tBYTES")
-	after := map[int32]BrokerLoad{}
+	after := map[model.NodeID]BrokerLoad{}
 	for _, b := range p.After {
-		after[int32(b.Broker)] = b
+		after[b.Broker] = b
 	}
 	for _, b := range p.Before {
-		a := after[int32(b.Broker)]
+		a := after[b.Broker]
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", b.Broker, rackName(b.Rack), b.State,
 			change(fmt.Sprint(b.Replicas), fmt.Sprint(a.Replicas)),
 			change(fmt.Sprint(b.Leaders), fmt.Sprint(a.Leaders)),
