@@ -18,7 +18,7 @@ func newClusterCommand() *cobra.Command {
 		Short: "Describe the cluster: its ID, controller, brokers and metadata quorum",
 	}
 	conn.register(cmd)
-	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn))
+	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterRebalance(&conn))
 	RejectUnknownSubcommands(cmd)
 	return cmd
 }

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/samsa-io/samsa/internal/balance"
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+// newClusterRebalance is `samsa cluster rebalance --dry-run`: the
+// balancer's plan for the cluster as it is now, read with the admin API
+// alone, so it works against any Kafka cluster.
+func newClusterRebalance(conn *connection) *cobra.Command {
+	var (
+		dryRun, asJSON bool
+		drain          []int32
+		opts           = balance.DefaultOptions()
+	)
+	cmd := &cobra.Command{
+		Use:   "rebalance --dry-run",
+		Short: "Show the moves that would balance replicas, leaders and bytes over the brokers",
+		Long: `Read the cluster (Metadata for replicas, ISR and racks, DescribeLogDirs for
+sizes, DescribeConfigs for each topic's min.insync.replicas) and print the
+balancer's plan: each broker's replicas, preferred leaders and bytes before
+and after, every move with its reason, and what cannot be done and why.
+The planner keeps every rack's share of a partition's replicas within one
+of the others', never takes an in-sync replica a partition needs for its
+min.insync.replicas, and moves at most --max-moves partitions.
+
+--drain BROKER plans a decommission: the broker's replicas move off it.
+Brokers that hold replicas but are not in the metadata are down; their
+replicas stay (how long they have been down is not known here).
+
+Only --dry-run is available: carrying a plan out needs partition
+reassignment, which is not built yet.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !dryRun {
+				return errors.New("only --dry-run is available: carrying out a plan needs partition reassignment, which is not built yet")
+			}
+			adm, err := conn.admin(cmd)
+			if err != nil {
+				return err
+			}
+			defer adm.Close()
+			ctx, cancel := conn.opContext(cmd.Context())
+			defer cancel()
+			st, err := readClusterState(ctx, adm, drain)
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			plan := balance.Propose(st, opts)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rebalanceJSON(plan))
+			}
+			fmt.Fprint(cmd.OutOrStdout(), balance.Summary(plan))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan without carrying it out (required)")
+	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	f.Int32SliceVar(&drain, "drain", nil, "plan to move every replica off this broker (repeatable)")
+	f.IntVar(&opts.ReplicaSpread, "replica-spread", opts.ReplicaSpread, "most two brokers' replica counts may differ")
+	f.IntVar(&opts.LeaderSpread, "leader-spread", opts.LeaderSpread, "most two brokers' preferred-leader counts may differ")
+	f.Float64Var(&opts.BytesSpread, "bytes-spread", opts.BytesSpread, "most two brokers' bytes may differ, as a fraction of the mean (0: bytes not balanced)")
+	f.IntVar(&opts.MaxMoves, "max-moves", opts.MaxMoves, "most partitions the plan moves")
+	f.IntVar(&opts.MaxLeaderMoves, "max-leader-moves", opts.MaxLeaderMoves, "most preferred-leader changes the plan makes")
+	return cmd
+}
+
+// readClusterState builds the planner's input from the admin API.
+func readClusterState(ctx context.Context, adm *kadm.Client, drain []int32) (balance.ClusterState, error) {
+	st := balance.ClusterState{Now: time.Now()}
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		return st, err
+	}
+	draining := map[int32]bool{}
+	for _, id := range drain {
+		draining[id] = true
+	}
+	known := map[int32]bool{}
+	for _, b := range md.Brokers {
+		known[b.NodeID] = true
+		rack := ""
+		if b.Rack != nil {
+			rack = *b.Rack
+		}
+		st.Brokers = append(st.Brokers, balance.Broker{ID: model.NodeID(b.NodeID), Rack: rack, Alive: true, Draining: draining[b.NodeID]})
+	}
+	for _, id := range drain {
+		if !known[id] {
+			return st, fmt.Errorf("--drain %d: no such broker in the cluster's metadata", id)
+		}
+	}
+	sizes, err := leaderSizes(ctx, adm, md)
+	if err != nil {
+		return st, err
+	}
+	minISR, err := topicMinISR(ctx, adm, md.Topics.Names())
+	if err != nil {
+		return st, err
+	}
+	down := map[int32]bool{}
+	for _, t := range md.Topics.Sorted() {
+		if t.Err != nil {
+			continue
+		}
+		for _, p := range t.Partitions.Sorted() {
+			part := balance.Partition{Leader: model.NodeID(p.Leader), MinISR: minISR[t.Topic],
+				Bytes: sizes[model.TopicPartition{Topic: t.Topic, Partition: p.Partition}]}
+			part.Topic, part.Partition = t.Topic, p.Partition
+			for _, r := range p.Replicas {
+				part.Replicas = append(part.Replicas, model.NodeID(r))
+				if !known[r] && !down[r] {
+					down[r] = true
+					st.Brokers = append(st.Brokers, balance.Broker{ID: model.NodeID(r)})
+				}
+			}
+			for _, r := range p.ISR {
+				part.ISR = append(part.ISR, model.NodeID(r))
+			}
+			st.Partitions = append(st.Partitions, part)
+		}
+	}
+	slices.SortFunc(st.Brokers, func(a, b balance.Broker) int { return int(a.ID - b.ID) })
+	return st, nil
+}
+
+// leaderSizes is each partition's size on its leader, from DescribeLogDirs
+// of every broker; a broker that does not answer leaves its partitions at
+// 0 bytes.
+func leaderSizes(ctx context.Context, adm *kadm.Client, md kadm.Metadata) (map[model.TopicPartition]int64, error) {
+	dirs, err := adm.DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	sizes := map[model.TopicPartition]int64{}
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			var size int64
+			dirs[p.Leader].EachPartition(func(d kadm.DescribedLogDirPartition) {
+				if d.Topic == t.Topic && d.Partition == p.Partition {
+					size = d.Size
+				}
+			})
+			sizes[model.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = size
+		}
+	}
+	return sizes, nil
+}
+
+// topicMinISR is each topic's min.insync.replicas (1 where it cannot be
+// read).
+func topicMinISR(ctx context.Context, adm *kadm.Client, topics []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(topics) == 0 {
+		return out, nil
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	for _, rc := range rcs {
+		out[rc.Name] = 1
+		for _, c := range rc.Configs {
+			if c.Key == "min.insync.replicas" && c.Value != nil {
+				if n, err := strconv.Atoi(*c.Value); err == nil {
+					out[rc.Name] = n
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// rebalancePlan is the JSON form of a plan.
+type rebalancePlan struct {
+	Moves  []rebalanceMove      `json:"moves"`
+	Notes  []string             `json:"notes"`
+	Before []balance.BrokerLoad `json:"before"`
+	After  []balance.BrokerLoad `json:"after"`
+}
+
+type rebalanceMove struct {
+	Topic     string         `json:"topic"`
+	Partition int32          `json:"partition"`
+	Kind      string         `json:"kind"`
+	From      []model.NodeID `json:"from"`
+	To        []model.NodeID `json:"to"`
+	Reason    string         `json:"reason"`
+}
+
+func rebalanceJSON(p balance.Plan) rebalancePlan {
+	out := rebalancePlan{Moves: []rebalanceMove{}, Notes: p.Notes, Before: p.Before, After: p.After}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	for _, m := range p.Moves {
+		out.Moves = append(out.Moves, rebalanceMove{Topic: m.Topic, Partition: m.Partition, Kind: m.Kind.String(),
+			From: m.From, To: m.To, Reason: m.Reason})
+	}
+	return out
+}
