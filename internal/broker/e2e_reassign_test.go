@@ -249,12 +249,39 @@ func TestClusterReassignmentCancel(t *testing.T) {
 	if len(listed) != 1 || fmt.Sprint(listed[0].Replicas, listed[0].AddingReplicas, listed[0].RemovingReplicas) != "[1 3 2] [3] [2]" {
 		t.Fatalf("listed %+v, want replicas [1 3 2] adding [3] removing [2]", listed)
 	}
-	md, err := adm.Metadata(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
+	// Every broker's Metadata lists the union once it has the change
+	// (brokers apply the metadata log each at its own pace).
+	cl := c.liveClient()
+	for _, n := range []int32{1, 2} {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(topic)
+			req.Topics = append(req.Topics, rt)
+			resp, err := cl.Broker(int(n)).Request(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := resp.(*kmsg.MetadataResponse).Topics[0].Partitions[0].Replicas
+			if slices.Equal(got, []int32{1, 3, 2}) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d's Metadata replicas %v during the move, want the union [1 3 2]", n, got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
-	if got := md.Topics[topic].Partitions[0].Replicas; !slices.Equal(got, []int32{1, 3, 2}) {
-		t.Fatalf("Metadata replicas %v during the move, want the union [1 3 2]", got)
+
+	// The leader counts the move, and not the catching-up replica as a
+	// missing one.
+	s, _ := scrapeHTTP(t, c.node(1).get())
+	if got := s.sum("samsa_reassigning_partitions"); got != 1 {
+		t.Errorf("leader's samsa_reassigning_partitions %v during the move, want 1", got)
+	}
+	if got := s.sum("samsa_under_replicated_partitions"); got != 0 {
+		t.Errorf("leader's samsa_under_replicated_partitions %v during the move, want 0", got)
 	}
 
 	var cancelReq kadm.AlterPartitionAssignmentsReq
@@ -267,6 +294,9 @@ func TestClusterReassignmentCancel(t *testing.T) {
 	}
 	if got := c.replicasOf(topic, 0); !slices.Equal(got, []model.NodeID{1, 2}) {
 		t.Fatalf("replicas %v after the cancel, want [1 2]", got)
+	}
+	if s, _ := scrapeHTTP(t, c.node(1).get()); s.sum("samsa_reassigning_partitions") != 0 {
+		t.Errorf("samsa_reassigning_partitions %v after the cancel, want 0", s.sum("samsa_reassigning_partitions"))
 	}
 	res, err := adm.AlterPartitionAssignments(ctx, cancelReq)
 	if err != nil {
