@@ -199,3 +199,26 @@ func TestListPartitionReassignmentsNamed(t *testing.T) {
 		t.Fatalf("list of an unknown partition: %v", got)
 	}
 }
+
+// An unclean election that leaves only target replicas in the ISR
+// completes the move in the same record, as Kafka's builder does on every
+// change: moving 1 to 2, with 1 gone before 2 caught up.
+func TestReassignmentCompletedByAnUncleanElection(t *testing.T) {
+	c := open(t, testConfig(t.TempDir()))
+	registerBrokers(t, c, 2, 3, 4)
+	res := createOne(t, c, CreateTopic{Name: "r", NumPartitions: -1, ReplicationFactor: -1, Assignments: map[int32][]int32{0: {1}},
+		Configs: map[string]*string{"unclean.leader.election.enable": sp("true")}})
+	if res.ErrorCode != 0 {
+		t.Fatalf("create: %s", res.ErrorMessage)
+	}
+	reassign(t, c, true, "r", 0, ids(2))
+	wantState(t, c, "leader=1 leaderEpoch=0 replicas=[2 1] isr=[1] adding=[2] removing=[1]")
+	c.writeMu.Lock()
+	recs := c.elections(c.Image(), func(id model.NodeID) bool { return id != 1 }, nil)
+	err := c.proposeLocked(ctx(t), recs)
+	c.writeMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, c, "leader=2 leaderEpoch=1 replicas=[2] isr=[2] adding=[] removing=[]")
+}
