@@ -5,7 +5,10 @@ package broker
 // A partition leader proposes a new ISR at the leader and partition epochs
 // it holds (KIP-497); the active controller commits it or says why not
 // (controller.AlterPartition: FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
-// INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER). Versions 0-1 name topics by
+// INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER). An ISR that completes a
+// reassignment (KIP-455) commits its end in the same record, and answers
+// NEW_LEADER_ELECTED when that moved leadership off the sender, as Kafka's
+// controller does for v2+. Versions 0-1 name topics by
 // name and are not served: every Samsa node speaks v2+. v3's NewEpochISR
 // carries broker epochs (KIP-903); the ISR is taken from its IDs, and a
 // member's epoch is not checked against its registration.

@@ -208,6 +208,8 @@ var noClient = map[string]string{
 	"Envelope/handler":                   "sent between nodes only, on controller listeners",
 	"AllocateProducerIDs/handler":        "sent between nodes only, on controller listeners",
 	"AlterConfigs/client-metrics":        "the Java client no longer sends AlterConfigs, and librdkafka has no client metrics resource type",
+	"AlterPartitionAssignments":          "no Java probe written yet (Admin.alterPartitionReassignments would express it)",
+	"ListPartitionReassignments":         "no Java probe written yet (Admin.listPartitionReassignments would express it)",
 }
 
 // javaAgent is one probe process.

@@ -644,6 +644,21 @@ func adminRows() []matrixRow {
 				}
 				return resp.Topics[0].Partitions[0].ErrorCode
 			}},
+		{api: kmsg.AlterPartitionAssignments, topic: "mx-reassign", grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.NoReassignmentInProgress.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+				req.TimeoutMillis = 5000
+				req.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "mx-reassign",
+					Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0}}}} // a cancel, with none in progress
+				resp := p.do(req).(*kmsg.AlterPartitionAssignmentsResponse)
+				if resp.ErrorCode != 0 {
+					return resp.ErrorCode
+				}
+				return resp.Topics[0].Partitions[0].ErrorCode
+			}},
+		clusterRow(kmsg.ListPartitionReassignments, opDescribe, func(p *probe) int16 {
+			return p.do(kmsg.NewPtrListPartitionReassignmentsRequest()).(*kmsg.ListPartitionReassignmentsResponse).ErrorCode
+		}),
 		clusterRow(kmsg.DescribeClientQuotas, opDescribeConfigs, func(p *probe) int16 {
 			return p.do(kmsg.NewPtrDescribeClientQuotasRequest()).(*kmsg.DescribeClientQuotasResponse).ErrorCode
 		}),

@@ -16,8 +16,9 @@ import (
 // Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas,
-// UpdateFeatures) or
-// DescribeQuorum (which only the leader can answer), in a quorum, that
+// UpdateFeatures, AlterPartitionReassignments) or
+// DescribeQuorum or ListPartitionReassignments (which Kafka's controller
+// answers), in a quorum, that
 // came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller goes on to
 // the active controller. So a client may send them to any broker; it sees
@@ -66,7 +67,9 @@ func (b *Broker) forward(req kmsg.Request) (kmsg.Response, error) {
 		return nil, err
 	}
 	resp.SetVersion(version)
-	if _, read := resp.(*kmsg.DescribeQuorumResponse); !read {
+	switch resp.(type) {
+	case *kmsg.DescribeQuorumResponse, *kmsg.ListPartitionReassignmentsResponse:
+	default:
 		b.awaitForwarded(ctx, before, req, resp)
 	}
 	return resp, nil
@@ -109,6 +112,16 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req
 				})
 			}
 		}
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		// Every successful partition changed (a no-op answers success
+		// too, and then waits out the bound: rare, an operator's repeat).
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode == 0 {
+					b.awaitPartitionChange(ctx, before, model.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+				}
+			}
+		}
 	case *kmsg.CreateACLsResponse, *kmsg.DeleteACLsResponse, *kmsg.AlterUserSCRAMCredentialsResponse:
 		b.awaitSecurityWrite(ctx, req, resp)
 	case *kmsg.AlterClientQuotasResponse:
@@ -119,6 +132,16 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req
 		b.awaitFeatures(ctx, ureq, r)
 	}
 	b.applyImage(b.ctrl.Image())
+}
+
+// awaitPartitionChange waits until the local image has a newer partition
+// epoch of tp than before had: every partition change moves it.
+func (b *Broker) awaitPartitionChange(ctx context.Context, before *metadata.Image, tp model.TopicPartition) {
+	was, _ := before.Partition(tp)
+	b.awaitImage(ctx, func() bool {
+		now, ok := b.ctrl.Image().Partition(tp)
+		return ok && now.PartitionEpoch > was.PartitionEpoch
+	})
 }
 
 // awaitSecurityWrite is awaitForwarded for the ACL and SCRAM writes.

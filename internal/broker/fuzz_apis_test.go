@@ -56,6 +56,8 @@ func FuzzCreatePartitions(f *testing.F)             { fuzzAPI(f, kmsg.CreatePart
 func FuzzDeleteGroups(f *testing.F)                 { fuzzAPI(f, kmsg.DeleteGroups) }
 func FuzzElectLeaders(f *testing.F)                 { fuzzAPI(f, kmsg.ElectLeaders) }
 func FuzzIncrementalAlterConfigs(f *testing.F)      { fuzzAPI(f, kmsg.IncrementalAlterConfigs) }
+func FuzzAlterPartitionAssignments(f *testing.F)    { fuzzAPI(f, kmsg.AlterPartitionAssignments) }
+func FuzzListPartitionReassignments(f *testing.F)   { fuzzAPI(f, kmsg.ListPartitionReassignments) }
 func FuzzOffsetDelete(f *testing.F)                 { fuzzAPI(f, kmsg.OffsetDelete) }
 func FuzzCreateDelegationToken(f *testing.F)        { fuzzAPI(f, kmsg.CreateDelegationToken) }
 func FuzzRenewDelegationToken(f *testing.F)         { fuzzAPI(f, kmsg.RenewDelegationToken) }

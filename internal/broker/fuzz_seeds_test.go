@@ -174,6 +174,16 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 	case *kmsg.ElectLeadersRequest:
 		r.TimeoutMillis = 1000
 		r.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		// A move of partition 0 and a cancel of partition 1 (none in
+		// progress: NO_REASSIGNMENT_IN_PROGRESS).
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: fuzzTopic, Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{
+			{Partition: 0, Replicas: []int32{1}}, {Partition: 1},
+		}}}
+	case *kmsg.ListPartitionReassignmentsRequest:
+		r.TimeoutMillis = 1000
+		r.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
 	case *kmsg.IncrementalAlterConfigsRequest:
 		r.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: fuzzTopic,
 			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{

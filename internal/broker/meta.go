@@ -139,7 +139,30 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 		}
 	}
 	b.topics.put(ts)
-	return nil
+	return b.removeMovedPartitions(old, ts)
+}
+
+// removeMovedPartitions deletes the logs of the partitions old hosted here
+// and ts does not: a reassignment moved them to other brokers (KIP-455),
+// as Kafka's broker deletes a partition removed from it in a metadata
+// delta. Each fetcher stops first, so no follower append races the
+// deletion.
+func (b *Broker) removeMovedPartitions(old, ts *topicState) error {
+	if old == nil {
+		return nil
+	}
+	var err error
+	for i, p := range old.partitions {
+		if p == nil || (i < len(ts.partitions) && ts.partitions[i] != nil) {
+			continue
+		}
+		b.fetchers.stop(p.TP)
+		b.log.Info("deleting a partition reassigned away from this broker", "partition", p.TP.String())
+		if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
+			err = derr
+		}
+	}
+	return err
 }
 
 func (b *Broker) removeTopic(t *metadata.TopicImage) error {

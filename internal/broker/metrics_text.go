@@ -201,6 +201,7 @@ type wideWriter struct {
 	logStartOffset, logEndOffset           *textFamily
 	partitions, leaders                    *textFamily
 	underReplicated, underMinISR, atMinISR *textFamily
+	reassigning                            *textFamily
 	lag, committed                         *textFamily
 	all                                    []*textFamily
 	// offsets, ends and followerEnds are collectConsumerLag's, kept
@@ -236,6 +237,8 @@ func newWideWriter() *wideWriter {
 	w.leaders = family("samsa_leader_partitions", "gauge", "Partitions this broker leads.")
 	w.underReplicated = family("samsa_under_replicated_partitions", "gauge",
 		"Partitions this broker leads whose ISR is smaller than their replica set.")
+	w.reassigning = family("samsa_reassigning_partitions", "gauge",
+		"Partitions this broker leads that are being reassigned (KIP-455).")
 	w.underMinISR = family("samsa_under_min_isr_partitions", "gauge",
 		"Partitions this broker leads whose ISR is smaller than min.insync.replicas.")
 	w.atMinISR = family("samsa_at_min_isr_partitions", "gauge",
@@ -272,7 +275,7 @@ func (w *wideWriter) writeTo(buf *bytes.Buffer) {
 func (b *Broker) collectTopicFamilies(w *wideWriter) {
 	img := b.meta.Load()
 	self := model.NodeID(b.cfg.NodeID)
-	var partitions, leaders, underReplicated, underMinISR, atMinISR int64
+	var partitions, leaders, underReplicated, underMinISR, atMinISR, reassigning int64
 	for _, ts := range b.topics.all() {
 		hosted := false
 		for _, p := range ts.partitions {
@@ -315,8 +318,14 @@ func (b *Broker) collectTopicFamilies(w *wideWriter) {
 			pi := ti.Partitions[i]
 			leaders++
 			isr := len(pi.ISR)
-			if isr < len(pi.Replicas) {
+			// During a reassignment the replication factor is the
+			// original one, as Kafka's OngoingReassignmentState counts
+			// it: adding replicas still catching up are not missing.
+			if isr < len(pi.Replicas)-len(pi.AddingReplicas) {
 				underReplicated++
+			}
+			if pi.Reassigning() {
+				reassigning++
 			}
 			switch {
 			case isr < minISR:
@@ -329,6 +338,7 @@ func (b *Broker) collectTopicFamilies(w *wideWriter) {
 	w.partitions.begin().value(partitions)
 	w.leaders.begin().value(leaders)
 	w.underReplicated.begin().value(underReplicated)
+	w.reassigning.begin().value(reassigning)
 	w.underMinISR.begin().value(underMinISR)
 	w.atMinISR.begin().value(atMinISR)
 }

@@ -50,6 +50,7 @@ func Commands() []*cobra.Command {
 		newQuotaCommand(),
 		newFeatureCommand(),
 		newConfigCommand(),
+		newReassignCommand(),
 	}
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +37,8 @@ type ISRChangeResult struct {
 // NOT_LEADER_OR_FOLLOWER when the sender does not lead, INVALID_UPDATE_VERSION
 // for an old partition epoch, INELIGIBLE_REPLICA for a new member that is
 // fenced, shutting down or not a replica. The valid ones commit as one batch.
+// An ISR that holds every replica a reassignment adds completes it
+// (NEW_LEADER_ELECTED when that moves leadership off the sender).
 func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, brokerEpoch int64, changes []ISRChange) ([]ISRChangeResult, *kerr.Error) {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
@@ -80,7 +83,16 @@ func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, br
 		if out[i].Err != nil || slices.Equal(ch.ISR, p.ISR) {
 			continue
 		}
-		recs = append(recs, metadata.PartitionChange{TopicID: ch.TopicID, Partition: ch.Partition, ISR: slices.Clone(ch.ISR)})
+		// The ISR change may complete a reassignment in progress, as in
+		// Kafka's PartitionChangeBuilder: the same record drops the
+		// removing replicas and, if the sender is one, moves leadership.
+		target := partitionTarget{replicas: p.Replicas, isr: ch.ISR, adding: p.AddingReplicas, removing: p.RemovingReplicas}
+		rec := changeTo(ch.TopicID, p, target, func(id model.NodeID) bool { return c.usable(img, id) })
+		if rec.AddingReplicas != nil || rec.RemovingReplicas != nil { // only completion changes them here
+			c.log.Info("an ISR change completes the partition reassignment", "partition", model.TopicPartition{Topic: t.Name, Partition: p.Partition}.String(),
+				"replicas", fmt.Sprint(rec.Replicas), "isr", fmt.Sprint(rec.ISR))
+		}
+		recs = append(recs, *rec)
 		idx = append(idx, i)
 	}
 	if len(recs) > 0 {
@@ -96,6 +108,13 @@ func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, br
 			t, _ := img.TopicByID(changes[i].TopicID)
 			p := t.Partitions[changes[i].Partition]
 			out[i] = ISRChangeResult{Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: p.ISR}
+			if p.Leader != broker {
+				// Committed, but the completed reassignment moved the
+				// leadership away: the sender must learn it from the
+				// metadata (Kafka answers the same; FENCED_LEADER_EPOCH
+				// to versions below 2).
+				out[i].Err = kerr.NewLeaderElected
+			}
 		}
 	}
 	return out, nil

@@ -246,6 +246,18 @@ func (c *Controller) elections(img *metadata.Image, usable func(model.NodeID) bo
 			if leader == p.Leader && slices.Equal(isr, p.ISR) {
 				continue
 			}
+			if p.Reassigning() {
+				// An unclean election may leave an ISR of target
+				// replicas only, which completes the move, as Kafka's
+				// PartitionChangeBuilder does on every change.
+				target := partitionTarget{replicas: p.Replicas, isr: isr, adding: p.AddingReplicas, removing: p.RemovingReplicas}
+				if done := completeReassignment(target); len(done.adding) == 0 && len(done.removing) == 0 {
+					if rec := changeTo(t.ID, p, target, usable); rec != nil {
+						recs = append(recs, *rec)
+					}
+					continue
+				}
+			}
 			ch := metadata.PartitionChange{TopicID: t.ID, Partition: p.Partition, ISR: isr}
 			if leader != p.Leader {
 				ch.Leader = &leader

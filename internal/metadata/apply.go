@@ -294,10 +294,14 @@ func (b *builder) setPartition(r PartitionRecord) error {
 	if err := checkReplicas(r.Replicas, r.ISR, r.Leader); err != nil {
 		return invalid("%s-%d: %v", t.Name, r.Partition, err)
 	}
+	if err := checkReassignment(r.Replicas, r.AddingReplicas, r.RemovingReplicas); err != nil {
+		return invalid("%s-%d: %v", t.Name, r.Partition, err)
+	}
 	t, _ = b.mutableTopic(r.TopicID)
 	p := PartitionImage{
 		Partition: r.Partition, Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
 		Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
+		AddingReplicas: cloneOrNil(r.AddingReplicas), RemovingReplicas: cloneOrNil(r.RemovingReplicas),
 	}
 	if int(r.Partition) == len(t.Partitions) {
 		t.Partitions = append(t.Partitions, p)
@@ -316,18 +320,33 @@ func (b *builder) changePartition(r PartitionChange) error {
 		return invalid("topic %s has no partition %d", t.Name, r.Partition)
 	}
 	p := t.Partitions[r.Partition]
+	dropsReplica := false
 	if r.Replicas != nil {
+		for _, old := range p.Replicas {
+			dropsReplica = dropsReplica || !slices.Contains(r.Replicas, old)
+		}
 		p.Replicas = slices.Clone(r.Replicas)
 	}
 	if r.ISR != nil {
 		p.ISR = slices.Clone(r.ISR)
 	}
+	if r.AddingReplicas != nil {
+		p.AddingReplicas = cloneOrNil(*r.AddingReplicas)
+	}
+	if r.RemovingReplicas != nil {
+		p.RemovingReplicas = cloneOrNil(*r.RemovingReplicas)
+	}
 	if r.Leader != nil && *r.Leader != p.Leader {
 		p.Leader = *r.Leader
+		p.LeaderEpoch++
+	} else if dropsReplica {
 		p.LeaderEpoch++
 	}
 	p.PartitionEpoch++
 	if err := checkReplicas(p.Replicas, p.ISR, p.Leader); err != nil {
+		return invalid("%s-%d: %v", t.Name, r.Partition, err)
+	}
+	if err := checkReassignment(p.Replicas, p.AddingReplicas, p.RemovingReplicas); err != nil {
 		return invalid("%s-%d: %v", t.Name, r.Partition, err)
 	}
 	t, _ = b.mutableTopic(r.TopicID)
@@ -361,6 +380,36 @@ func checkReplicas(replicas, isr []model.NodeID, leader model.NodeID) error {
 		return fmt.Errorf("leader %d is not in the isr", leader)
 	}
 	return nil
+}
+
+// checkReassignment checks a reassignment's replicas: each adding or
+// removing replica is a replica, listed once, and none is both.
+func checkReassignment(replicas, adding, removing []model.NodeID) error {
+	for name, list := range map[string][]model.NodeID{"adding": adding, "removing": removing} {
+		for i, r := range list {
+			if !slices.Contains(replicas, r) {
+				return fmt.Errorf("%s replica %d is not a replica", name, r)
+			}
+			if slices.Contains(list[:i], r) {
+				return fmt.Errorf("%s replica %d listed twice", name, r)
+			}
+		}
+	}
+	for _, r := range adding {
+		if slices.Contains(removing, r) {
+			return fmt.Errorf("replica %d is both adding and removing", r)
+		}
+	}
+	return nil
+}
+
+// cloneOrNil copies a list, keeping an empty one nil so images compare
+// equal however the list was cleared.
+func cloneOrNil(ns []model.NodeID) []model.NodeID {
+	if len(ns) == 0 {
+		return nil
+	}
+	return slices.Clone(ns)
 }
 
 func (b *builder) setConfig(r ConfigRecord) error {

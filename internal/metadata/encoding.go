@@ -193,6 +193,13 @@ func (r *PartitionRecord) UnmarshalJSON(b []byte) error {
 
 func (r PartitionChange) MarshalJSON() ([]byte, error) {
 	type plain PartitionChange
+	// A pointer to a nil list clears as one to an empty list does; it
+	// must not encode as null, which would decode as "unchanged".
+	for _, l := range []**[]model.NodeID{&r.AddingReplicas, &r.RemovingReplicas} {
+		if *l != nil && **l == nil {
+			*l = &[]model.NodeID{}
+		}
+	}
 	return json.Marshal(struct {
 		plain
 		TopicID jsonTopicID `json:"topicId"`

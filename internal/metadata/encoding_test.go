@@ -271,3 +271,22 @@ func FuzzParseUUID(f *testing.F) {
 		}
 	})
 }
+
+// A PartitionChange that clears a reassignment with a pointer to a nil
+// list must decode as cleared, not as unchanged.
+func TestPartitionChangeClearsReassignment(t *testing.T) {
+	var none []model.NodeID
+	in := PartitionChange{TopicID: model.TopicID{1}, AddingReplicas: &none, RemovingReplicas: &none}
+	b, err := EncodeRecord(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := DecodeRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := out.(PartitionChange)
+	if ch.AddingReplicas == nil || ch.RemovingReplicas == nil || len(*ch.AddingReplicas) != 0 {
+		t.Fatalf("decoded %s as %+v", b, ch)
+	}
+}

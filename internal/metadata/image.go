@@ -64,6 +64,42 @@ type PartitionImage struct {
 	PartitionEpoch int32
 	Replicas       []model.NodeID
 	ISR            []model.NodeID
+	// AddingReplicas and RemovingReplicas are a reassignment in progress
+	// (KIP-455): Replicas is the target replicas followed by those being
+	// removed, AddingReplicas the targets not in the original set. Both
+	// are empty when none is in progress.
+	AddingReplicas   []model.NodeID
+	RemovingReplicas []model.NodeID
+}
+
+// Reassigning reports whether a reassignment of the partition is in
+// progress.
+func (p PartitionImage) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// OriginalReplicas are the replicas before the reassignment in progress
+// (Replicas less AddingReplicas), what a cancellation goes back to.
+func (p PartitionImage) OriginalReplicas() []model.NodeID {
+	out := make([]model.NodeID, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.AddingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TargetReplicas are the replicas the reassignment in progress moves to
+// (Replicas less RemovingReplicas); Replicas when none is in progress.
+func (p PartitionImage) TargetReplicas() []model.NodeID {
+	out := make([]model.NodeID, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.RemovingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // BrokerImage is a registered broker.

@@ -128,6 +128,11 @@ type PartitionRecord struct {
 	Leader         model.NodeID   `json:"leader"`
 	LeaderEpoch    int32          `json:"leaderEpoch"`
 	PartitionEpoch int32          `json:"partitionEpoch"`
+	// AddingReplicas and RemovingReplicas are those of a reassignment in
+	// progress (KIP-455), both inside Replicas, which is their union with
+	// the replicas kept; none when no reassignment is in progress.
+	AddingReplicas   []model.NodeID `json:"addingReplicas,omitempty"`
+	RemovingReplicas []model.NodeID `json:"removingReplicas,omitempty"`
 }
 
 // PartitionChange changes some of a partition's state; nil fields are left as
@@ -143,8 +148,15 @@ type PartitionChange struct {
 	// ISR is the new in-sync replica set; nil keeps it. An empty non-nil ISR
 	// is a real value, so the field is never omitted.
 	ISR []model.NodeID `json:"isr"`
-	// Replicas is the new replica set; nil keeps it.
+	// Replicas is the new replica set; nil keeps it. A change that drops a
+	// replica bumps the leader epoch even when the leader stays, as KRaft's
+	// PartitionChangeBuilder does, so a removed replica is fenced.
 	Replicas []model.NodeID `json:"replicas"`
+	// AddingReplicas and RemovingReplicas set the reassignment in progress
+	// (PartitionRecord's fields of the same names); nil keeps them, a
+	// pointer to an empty list clears them.
+	AddingReplicas   *[]model.NodeID `json:"addingReplicas,omitempty"`
+	RemovingReplicas *[]model.NodeID `json:"removingReplicas,omitempty"`
 }
 
 // ResourceType is the kind of resource a config belongs to, numbered as

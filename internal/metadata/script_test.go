@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"maps"
@@ -21,6 +22,9 @@ import (
 //	apply [offset=N]   input: encoded records, one per line, applied as one
 //	                   batch; output: "ok" and the topic delta, or "error: ..."
 //	dump               output: the whole image
+//	snapshot           writes the image as a snapshot and reads it back
+//	                   (the same dump, or the test fails); output: its
+//	                   partition records
 //
 // Run with -update to rewrite the expected output.
 func TestScripts(t *testing.T) {
@@ -66,6 +70,29 @@ func runCommand(t *testing.T, img *Image, c *scripttest.Case) (*Image, []string)
 		return next, append([]string{"ok"}, formatDelta(DiffTopics(img, next))...)
 	case "dump":
 		return img, dumpImage(img)
+	case "snapshot":
+		var buf bytes.Buffer
+		if err := WriteSnapshot(&buf, img); err != nil {
+			t.Fatalf("line %d: %v", c.Line, err)
+		}
+		back, err := ReadSnapshot(&buf)
+		if err != nil {
+			return img, []string{"error: " + err.Error()}
+		}
+		if !slices.Equal(dumpImage(back), dumpImage(img)) {
+			t.Errorf("line %d: the image read back differs:\n%s", c.Line, strings.Join(dumpImage(back), "\n"))
+		}
+		var out []string
+		for _, r := range back.Records() {
+			if _, ok := r.(PartitionRecord); ok {
+				b, err := EncodeRecord(r)
+				if err != nil {
+					t.Fatalf("line %d: %v", c.Line, err)
+				}
+				out = append(out, string(b))
+			}
+		}
+		return back, out
 	}
 	t.Fatalf("line %d: unknown command %q", c.Line, c.Command)
 	return nil, nil
@@ -117,8 +144,12 @@ func dumpImage(img *Image) []string {
 	for _, tp := range img.Topics() {
 		out = append(out, fmt.Sprintf("topic %s id=%s", tp.Name, FormatUUID(tp.ID)))
 		for _, p := range tp.Partitions {
-			out = append(out, fmt.Sprintf("  %d leader=%d leaderEpoch=%d partitionEpoch=%d replicas=%v isr=%v",
-				p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR))
+			line := fmt.Sprintf("  %d leader=%d leaderEpoch=%d partitionEpoch=%d replicas=%v isr=%v",
+				p.Partition, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.ISR)
+			if p.Reassigning() {
+				line += fmt.Sprintf(" adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)
+			}
+			out = append(out, line)
 		}
 		if cfg := img.TopicConfig(tp.Name); len(cfg) > 0 {
 			out = append(out, "  config "+formatConfig(cfg))

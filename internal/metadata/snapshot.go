@@ -53,6 +53,7 @@ func (img *Image) Records() []Record {
 			out = append(out, PartitionRecord{
 				TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
 			})
 		}
 		out = appendConfigs(out, ResourceTopic, t.Name, img.topicConfigs[t.Name])
