@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/samsa-io/samsa/internal/balance"
 	"github.com/samsa-io/samsa/internal/model"
@@ -25,8 +27,8 @@ func newClusterRebalance(conn *connection) *cobra.Command {
 		opts           = balance.DefaultOptions()
 	)
 	cmd := &cobra.Command{
-		Use:   "rebalance --dry-run",
-		Short: "Show the moves that would balance replicas, leaders and bytes over the brokers",
+		Use:   "rebalance [--dry-run]",
+		Short: "Balance replicas, preferred leaders and bytes over the brokers (--dry-run: only show the moves)",
 		Long: `Read the cluster (Metadata for replicas, ISR and racks, DescribeLogDirs for
 sizes, DescribeConfigs for each topic's min.insync.replicas) and print the
 balancer's plan: each broker's replicas, preferred leaders and bytes before
@@ -37,15 +39,18 @@ min.insync.replicas, and moves at most --max-moves partitions.
 
 --drain BROKER plans a decommission: the broker's replicas move off it.
 Brokers that hold replicas but are not in the metadata are down; their
-replicas stay (how long they have been down is not known here).
+replicas stay (how long they have been down is not known here). Moves
+already in progress are left alone and count against --max-moves.
 
-Only --dry-run is available: carrying a plan out needs partition
-reassignment, which is not built yet.`,
+Without --dry-run the plan is carried out: one AlterPartitionReassignments
+with every move (KIP-455; a new replica catches up before an old one
+leaves, so a move counts its new replicas toward min.insync.replicas),
+the moves' progress printed every second until none is left, then a
+preferred-leader election of the moved partitions. A plan may leave work
+for the next one (--max-moves, or replicas that must catch up first): run
+it again until it prints "no moves".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !dryRun {
-				return errors.New("only --dry-run is available: carrying out a plan needs partition reassignment, which is not built yet")
-			}
 			adm, err := conn.admin(cmd)
 			if err != nil {
 				return err
@@ -57,16 +62,28 @@ reassignment, which is not built yet.`,
 			if err != nil {
 				return conn.reachErr(cmd, err)
 			}
+			if opts.InProgress, err = reassigningNow(ctx, adm); err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			// Kafka's reassignment, and Samsa's, removes a replica only once
+			// every new one is in sync.
+			opts.CountAddedReplicas = true
 			plan := balance.Propose(st, opts)
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rebalanceJSON(plan))
+				if err := writeJSON(cmd.OutOrStdout(), rebalanceJSON(plan)); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprint(cmd.OutOrStdout(), balance.Summary(plan))
 			}
-			fmt.Fprint(cmd.OutOrStdout(), balance.Summary(plan))
-			return nil
+			if dryRun || len(plan.Moves) == 0 {
+				return nil
+			}
+			return carryOut(cmd, conn, adm, plan)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&dryRun, "dry-run", false, "print the plan without carrying it out (required)")
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan without carrying it out")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	f.Int32SliceVar(&drain, "drain", nil, "plan to move every replica off this broker (repeatable)")
 	f.IntVar(&opts.ReplicaSpread, "replica-spread", opts.ReplicaSpread, "most two brokers' replica counts may differ")
@@ -75,6 +92,63 @@ reassignment, which is not built yet.`,
 	f.IntVar(&opts.MaxMoves, "max-moves", opts.MaxMoves, "most partitions the plan moves")
 	f.IntVar(&opts.MaxLeaderMoves, "max-leader-moves", opts.MaxLeaderMoves, "most preferred-leader changes the plan makes")
 	return cmd
+}
+
+// reassigningNow lists the partitions moving now.
+func reassigningNow(ctx context.Context, adm *kadm.Client) ([]model.TopicPartition, error) {
+	moving, err := listReassignments(ctx, adm, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []model.TopicPartition
+	for _, m := range moving {
+		out = append(out, model.TopicPartition{Topic: m.Topic, Partition: m.Partition})
+	}
+	return out, nil
+}
+
+// carryOut starts every move of the plan, waits for them, then moves
+// leadership to each moved partition's preferred replica.
+func carryOut(cmd *cobra.Command, conn *connection, adm *kadm.Client, plan balance.Plan) error {
+	req := kadm.AlterPartitionAssignmentsReq{}
+	var targets []reassignTarget
+	elect := kadm.TopicsSet{}
+	for _, m := range plan.Moves {
+		to := make([]int32, len(m.To))
+		for i, id := range m.To {
+			to[i] = int32(id)
+		}
+		req.Assign(m.Topic, m.Partition, to)
+		targets = append(targets, reassignTarget{topic: m.Topic, partition: m.Partition})
+		elect.Add(m.Topic, m.Partition)
+	}
+	if err := alterReassignments(cmd, conn, adm, req, true); err != nil {
+		return err
+	}
+	if err := waitReassignments(cmd, conn, adm, targets, time.Second); err != nil {
+		return err
+	}
+	ctx, cancel := conn.opContext(cmd.Context())
+	defer cancel()
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, elect)
+	if err != nil {
+		return conn.reachErr(cmd, err)
+	}
+	var failed []string
+	for _, ps := range res {
+		for _, r := range ps {
+			// ELECTION_NOT_NEEDED: the preferred replica leads already.
+			if r.Err != nil && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+				failed = append(failed, fmt.Sprintf("%s:%d: %v", r.Topic, r.Partition, r.Err))
+			}
+		}
+	}
+	if len(failed) > 0 {
+		slices.Sort(failed)
+		return fmt.Errorf("moved, but the preferred leaders were not elected:\n%s", strings.Join(failed, "\n"))
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), "preferred leaders elected")
+	return err
 }
 
 // readClusterState builds the planner's input from the admin API.
