@@ -3,6 +3,9 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +252,67 @@ func checkConsumedOnce(t *testing.T, seen map[int32]*consumed, want int) {
 	}
 	if n != want || len(values) != want {
 		t.Errorf("read %d records, %d distinct, want %d", n, len(values), want)
+	}
+}
+
+// TestClusterRackConsumerReadCommittedFromAFollower: a read_committed
+// consumer in rack b reads through the rack-b follower only what was
+// committed: the follower's last stable offset and aborted transactions
+// come from its own copy of the producers' batches and markers.
+func TestClusterRackConsumerReadCommittedFromAFollower(t *testing.T) {
+	values := maps.Clone(coordinatorValues)
+	maps.Copy(values, rackValues)
+	c := newRackCluster(t, values, "a", "b", "c")
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 3, 3, nil, "txn-near"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	rackB := c.node(2)
+	// Placement gives each broker one leadership: write to a partition
+	// led outside rack b, which the rack-b follower then serves.
+	var part int32
+	for c.leaderOf("txn-near", part) == rackB {
+		part++
+	}
+	prod := c.liveClient(kgo.TransactionalID("near-txn"), kgo.DefaultProduceTopic("txn-near"), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i, commit := range []bool{false, true, false, true} {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			v := fmt.Sprintf("aborted-%d-%d", i, j)
+			if commit {
+				v = fmt.Sprintf("committed-%d-%d", i, j)
+			}
+			if err := prod.ProduceSync(ctx, &kgo.Record{Partition: part, Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitReplicasEqual("txn-near", 3)
+	before := topicBytesOut(t, rackB, "txn-near")
+	cl := c.liveClient(kgo.ConsumeTopics("txn-near"), kgo.Rack("b"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	var got []string
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for len(got) < 10 && pctx.Err() == nil {
+		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	want := []string{}
+	for _, i := range []int{1, 3} {
+		for j := range 5 {
+			want = append(want, fmt.Sprintf("committed-%d-%d", i, j))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("read_committed through rack b: %v, want %v", got, want)
+	}
+	if topicBytesOut(t, rackB, "txn-near") == before {
+		t.Error("the rack-b follower served none of it")
 	}
 }
