@@ -52,6 +52,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,17 +150,19 @@ func (b *Broker) lookupFetchParts(version int16, parts []sessionPart, read func(
 // replica may serve the consumer (below Fetch v11 only the leader may) and
 // whether the leader sends it to another replica (KIP-392).
 func (b *Broker) routeConsumerFetch(c *conn, req *kmsg.FetchRequest, fps []fetchPart) {
-	img := b.ctrl.Image()
+	var img *metadata.Image // set when the leader may send the client elsewhere
+	if req.Version >= 11 && req.Rack != "" && b.cfg.Values.String("replica.selector.class") == config.RackAwareReplicaSelector {
+		img = b.ctrl.Image()
+	}
 	for i := range fps {
 		fp := &fps[i]
-		if fp.errorCode != 0 {
-			continue
-		}
-		if req.Version < 11 && !fp.p.IsLeader() {
+		switch {
+		case fp.errorCode != 0:
+		case req.Version < 11 && !fp.p.IsLeader():
 			fp.errorCode = kerr.NotLeaderForPartition.Code
-			continue
+		case img != nil:
+			fp.preferred = b.preferredReadReplica(c, req.Rack, fp, img)
 		}
-		fp.preferred = b.preferredReadReplica(c, req.Version, req.Rack, fp, img)
 	}
 }
 

@@ -13,7 +13,6 @@ package broker
 // the same choice (selectRackAware).
 
 import (
-	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/replication"
@@ -23,14 +22,12 @@ import (
 // it is.
 const noPreferredReplica int32 = -1
 
-// preferredReadReplica is the replica the leader sends a consumer's fetch
-// of fp to, noPreferredReplica when the leader serves it: without the
-// rack-aware selector, below Fetch v11, for a client without a rack, on a
-// replica that does not lead, or when the selector picks the leader.
-func (b *Broker) preferredReadReplica(c *conn, version int16, rack string, fp *fetchPart, img *metadata.Image) int32 {
-	if version < 11 || rack == "" || fp.p == nil || b.cfg.Values.String("replica.selector.class") != config.RackAwareReplicaSelector {
-		return noPreferredReplica
-	}
+// preferredReadReplica is the replica the leader sends a consumer in rack
+// to, for its fetch of fp, when replica.selector.class is Kafka's
+// rack-aware selector and the fetch is v11+ (routeConsumerFetch checks);
+// noPreferredReplica when the leader serves it: on a replica that does not
+// lead, or when the selector picks the leader.
+func (b *Broker) preferredReadReplica(c *conn, rack string, fp *fetchPart, img *metadata.Image) int32 {
 	replicas := fp.p.ReadReplicas(fp.sp.fetchOffset, b.cfg.Clock.Now())
 	if len(replicas) < 2 {
 		return noPreferredReplica
