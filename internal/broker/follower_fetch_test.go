@@ -61,6 +61,11 @@ var rackValues = map[string]string{
 // rackFetch sends one sessionless Fetch of a partition from offset 0 at
 // version v to node n, as a consumer in rack (empty: none).
 func rackFetch(t *testing.T, n *clusterNode, v int16, topic string, partition int32, rack string) kmsg.FetchResponseTopicPartition {
+	return rackFetchAt(t, n, v, topic, partition, 0, rack)
+}
+
+// rackFetchAt is rackFetch from offset.
+func rackFetchAt(t *testing.T, n *clusterNode, v int16, topic string, partition int32, offset int64, rack string) kmsg.FetchResponseTopicPartition {
 	t.Helper()
 	vs := kversion.Stable()
 	vs.SetMaxKeyVersion(kmsg.Fetch.Int16(), v)
@@ -74,7 +79,7 @@ func rackFetch(t *testing.T, n *clusterNode, v int16, topic string, partition in
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = topic, ts.id
 	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition, rp.PartitionMaxBytes = partition, 1<<20
+	rp.Partition, rp.PartitionMaxBytes, rp.FetchOffset = partition, 1<<20, offset
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -130,6 +135,22 @@ func TestClusterLeaderSendsConsumerToItsRack(t *testing.T) {
 		}
 		if got := rackFetch(t, rackB, 10, "racked", p, ""); got.ErrorCode != kerr.NotLeaderForPartition.Code {
 			t.Errorf("partition %d from follower %d at v10: code %d, want NOT_LEADER_OR_FOLLOWER", p, rackB.id, got.ErrorCode)
+		}
+		// Past the follower's log end: OFFSET_OUT_OF_RANGE with its bounds.
+		if got := rackFetchAt(t, rackB, 12, "racked", p, 11, "b"); got.ErrorCode != kerr.OffsetOutOfRange.Code || got.HighWatermark != 10 {
+			t.Errorf("partition %d from follower %d at offset 11: code %d, high watermark %d, want OFFSET_OUT_OF_RANGE, 10", p, rackB.id, got.ErrorCode, got.HighWatermark)
+		}
+	}
+	// A broker with no replica of the partition serves nobody.
+	if resp, err := adm.CreateTopic(ctx, 1, 1, nil, "single"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	c.produceN("single", 3, "s")
+	for _, n := range c.nodes {
+		if n != c.leaderOf("single", 0) {
+			if got := rackFetch(t, n, 12, "single", 0, "b"); got.ErrorCode != kerr.NotLeaderForPartition.Code {
+				t.Errorf("node %d, no replica: code %d, want NOT_LEADER_OR_FOLLOWER", n.id, got.ErrorCode)
+			}
 		}
 	}
 }
