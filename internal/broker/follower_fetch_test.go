@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +338,47 @@ func TestClusterRackConsumerReadCommittedFromAFollower(t *testing.T) {
 	}
 	if topicBytesOut(t, rackB, "txn-near") == before {
 		t.Error("the rack-b follower served none of it")
+	}
+}
+
+// TestClusterJavaRackConsumerReadsFromItsRack: the Apache Kafka Java
+// consumer (test/compat/java's RackConsumer) with client.rack=b reads a
+// topic of RF 3 over racks a, b and c, and the rack-b broker serves
+// (nearly) all its bytes. It runs when SAMSA_RACK_JAVA names the command
+// that starts the probe (bootstrap, topic, rack, count and seconds are
+// appended), as test/compat/java/run.sh sets it.
+func TestClusterJavaRackConsumerReadsFromItsRack(t *testing.T) {
+	command := strings.Fields(os.Getenv("SAMSA_RACK_JAVA"))
+	if len(command) == 0 {
+		t.Skip("SAMSA_RACK_JAVA is not set (make compat sets it)")
+	}
+	c := newRackCluster(t, rackValues, "a", "b", "c")
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 3, 3, nil, "near-java"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	const records = 600
+	c.produceN("near-java", records, "r")
+	c.waitReplicasEqual("near-java", 3)
+	pctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(pctx, command[0], append(command[1:], strings.Join(c.bootstrap(), ","), "near-java", "b", strconv.Itoa(records), "60")...)
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != fmt.Sprintf("ok %d", records) {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("the Java consumer: %v, said %q; stderr:\n%s", err, out, stderr)
+	}
+	served := map[int32]float64{}
+	var all float64
+	for _, n := range c.nodes {
+		served[n.id] = topicBytesOut(t, n, "near-java")
+		all += served[n.id]
+	}
+	t.Logf("the Java consumer's bytes served by node: %v", served)
+	if rackB := c.node(2); all == 0 || served[rackB.id] < 0.95*all {
+		t.Errorf("rack b's broker served %.0f of %.0f consumer bytes (by node: %v); want nearly all", served[rackB.id], all, served)
 	}
 }
