@@ -35,13 +35,25 @@ package broker
 // ID is UNKNOWN_TOPIC_ID); a follower needs CLUSTER_ACTION on the cluster,
 // else every partition is TOPIC_AUTHORIZATION_FAILED, as in Kafka.
 //
-// Not yet: preferred read replica (KIP-392) is always -1; quotas.
+// Follower fetching (KIP-392, v11+): a consumer's fetch may be served by a
+// follower, below the follower's own high watermark (read_committed: its
+// own last stable offset, from its own producer state and aborted
+// transactions), as Kafka serves it; below v11 a replica that does not
+// lead answers NOT_LEADER_OR_FOLLOWER, as the client did not ask for
+// follower reads. A broker that is no replica of the partition answers
+// NOT_LEADER_OR_FOLLOWER, and an offset past the follower's log end
+// OFFSET_OUT_OF_RANGE (the client then goes back to the leader). With the
+// rack-aware selector, a leader sends a consumer of another rack to an
+// in-sync follower of its rack: PreferredReadReplica set, no records, and
+// the fetch answered at once (replica_selector.go).
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -58,6 +70,9 @@ type fetchPart struct {
 	ts        *topicState
 	p         *replication.Partition
 	errorCode int16
+	// preferred is the replica the client is sent to instead of being
+	// answered records (KIP-392), noPreferredReplica when none.
+	preferred int32
 }
 
 func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame, error) {
@@ -86,6 +101,7 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 		resp.SessionID = fs.id
 	}
 	fps := b.lookupFetchParts(req.Version, parts, b.authorizeEach(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic))
+	b.routeConsumerFetch(c, req, fps)
 	b.capFetchBytes(c, req)
 	results := b.fetchWithWait(c, req, fps)
 	if b.fetchThrottled(c, results) {
@@ -102,7 +118,7 @@ func handleFetch(b *Broker, c *conn, h requestHeader, kreq kmsg.Request) (*frame
 func (b *Broker) lookupFetchParts(version int16, parts []sessionPart, read func(topic string) bool) []fetchPart {
 	fps := make([]fetchPart, len(parts))
 	for i, sp := range parts {
-		fp := fetchPart{sp: sp}
+		fp := fetchPart{sp: sp, preferred: noPreferredReplica}
 		var ts *topicState
 		var ok bool
 		if version >= 13 {
@@ -128,6 +144,26 @@ func (b *Broker) lookupFetchParts(version int16, parts []sessionPart, read func(
 		fps[i] = fp
 	}
 	return fps
+}
+
+// routeConsumerFetch decides, for each partition found, whether this
+// replica may serve the consumer (below Fetch v11 only the leader may) and
+// whether the leader sends it to another replica (KIP-392).
+func (b *Broker) routeConsumerFetch(c *conn, req *kmsg.FetchRequest, fps []fetchPart) {
+	var img *metadata.Image // set when the leader may send the client elsewhere
+	if req.Version >= 11 && req.Rack != "" && b.cfg.Values.String("replica.selector.class") == config.RackAwareReplicaSelector {
+		img = b.ctrl.Image()
+	}
+	for i := range fps {
+		fp := &fps[i]
+		switch {
+		case fp.errorCode != 0:
+		case req.Version < 11 && !fp.p.IsLeader():
+			fp.errorCode = kerr.NotLeaderForPartition.Code
+		case img != nil:
+			fp.preferred = b.preferredReadReplica(c, req.Rack, fp, img)
+		}
+	}
 }
 
 // checkLeaderEpoch applies KIP-320's fencing: -1 means the client does not
@@ -180,9 +216,9 @@ func (b *Broker) longPoll(req *kmsg.FetchRequest, fps []fetchPart) ([]fetchResul
 			waiter = replication.NewWaiter(parts)
 			defer waiter.Done()
 		}
-		results, total, failed := b.readFetchParts(req, fps)
+		results, total, atOnce := b.readFetchParts(req, fps)
 		wait := deadline.Sub(b.cfg.Clock.Now())
-		if waiter == nil || failed || total >= int64(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
+		if waiter == nil || atOnce || total >= int64(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
 			return results, waited
 		}
 		for i := range results {
@@ -202,7 +238,8 @@ func (b *Broker) longPoll(req *kmsg.FetchRequest, fps []fetchPart) ([]fetchResul
 }
 
 // readFetchParts reads each partition once. total counts record bytes; a
-// partition error makes the fetch answer at once, as Kafka does.
+// partition error or a preferred read replica makes the fetch answer at
+// once (atOnce), as Kafka does.
 func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetchResult, int64, bool) {
 	results := make([]fetchResult, len(fps))
 	budget := int64(req.MaxBytes)
@@ -212,15 +249,20 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 	// fetch.max.bytes caps what any client may ask for, as in Kafka.
 	budget = min(budget, int64(b.cfg.Values.Int("fetch.max.bytes")))
 	var total int64
-	failed := false
+	atOnce := false
 	for i, fp := range fps {
 		r := &results[i]
 		if fp.errorCode != 0 {
-			r.errorCode, failed = fp.errorCode, true
+			r.errorCode, atOnce = fp.errorCode, true
 			continue
 		}
 		r.hw = fp.p.HighWatermark()
 		r.logStart = fp.p.LogStartOffset()
+		if fp.preferred != noPreferredReplica {
+			// Sent elsewhere: no read, the leader's bounds only.
+			r.lso, atOnce = fp.p.LastStableOffset(), true
+			continue
+		}
 		limit := min(int64(fp.sp.maxBytes), budget-total)
 		if limit <= 0 && total > 0 {
 			continue
@@ -235,13 +277,13 @@ func (b *Broker) readFetchParts(req *kmsg.FetchRequest, fps []fetchPart) ([]fetc
 			r.lso = fp.p.LastStableOffset()
 		}
 		if err != nil {
-			r.errorCode, failed = fetchErrorCode(err), true
+			r.errorCode, atOnce = fetchErrorCode(err), true
 			continue
 		}
 		r.rr = rr
 		total += rr.Size
 	}
-	return results, total, failed
+	return results, total, atOnce
 }
 
 // abortedIn lists the aborted transactions a read_committed consumer must
@@ -279,7 +321,7 @@ func (b *Broker) buildFetchResponse(c *conn, corr int32, resp *kmsg.FetchRespons
 		sp := fp.sp
 		lso := r.lso
 		changed := !sp.sent || r.hw != sp.lastHW || lso != sp.lastLSO || r.logStart != sp.lastLogStart
-		if incremental && r.rr.Size == 0 && r.errorCode == 0 && !changed {
+		if incremental && r.rr.Size == 0 && r.errorCode == 0 && !changed && fp.preferred == noPreferredReplica {
 			continue
 		}
 		if fs != nil {
@@ -302,6 +344,9 @@ func (b *Broker) buildFetchResponse(c *conn, corr int32, resp *kmsg.FetchRespons
 		if r.errorCode == 0 || r.errorCode == kerr.OffsetOutOfRange.Code {
 			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = r.hw, lso, r.logStart
 			p.AbortedTransactions = r.aborted
+		}
+		if r.errorCode == 0 {
+			p.PreferredReadReplica = fp.preferred
 		}
 		resp.Topics[ti].Partitions = append(resp.Topics[ti].Partitions, p)
 		holes[ti] = append(holes[ti], r.rr)

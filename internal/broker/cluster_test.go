@@ -42,6 +42,8 @@ type testCluster struct {
 	nodes   []*clusterNode
 	extra   map[string]string
 	baseDir string
+	// racks, when set, is each node's broker.rack: racks[i] for node i+1.
+	racks []string
 }
 
 type clusterNode struct {
@@ -59,7 +61,21 @@ func (n *clusterNode) get() *Broker {
 }
 
 func newTestCluster(t *testing.T, size int, extra map[string]string) *testCluster {
-	c := layoutTestCluster(t, size, extra)
+	return startTestCluster(layoutTestCluster(t, size, extra))
+}
+
+// newRackCluster is newTestCluster of one node per rack, node i+1 in
+// racks[i] (broker.rack).
+func newRackCluster(t *testing.T, extra map[string]string, racks ...string) *testCluster {
+	c := layoutTestCluster(t, len(racks), extra)
+	c.racks = racks
+	return startTestCluster(c)
+}
+
+// startTestCluster starts every node of a laid-out cluster and waits
+// until each sees all of them live.
+func startTestCluster(c *testCluster) *testCluster {
+	t := c.t
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {
 		wg.Add(1)
@@ -168,6 +184,9 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 		"samsa.http.listener": "127.0.0.1:0",
 	})
 	maps.Copy(raw, c.extra)
+	if c.racks != nil {
+		raw["broker.rack"] = c.racks[n.id-1]
+	}
 	v, err := config.Parse(config.Broker, raw)
 	if err != nil {
 		c.t.Fatal(err)

@@ -6,6 +6,11 @@ const (
 	msPerHour   = 60 * msPerMinute
 )
 
+// RackAwareReplicaSelector is the one replica.selector.class Samsa takes besides null:
+// Kafka's selector that sends a consumer to a replica in its rack (KIP-392). Kafka ships
+// no other; a class of one's own cannot be loaded.
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
 // logEntries are the broker-wide log settings. Every config a topic config falls back to is
 // cluster-wide dynamic, as in Kafka; its hours and minutes spellings are read-only.
 func logEntries() []*Entry {
@@ -199,8 +204,9 @@ func replicationEntries() []*Entry {
 			Wired: "how often a broker of a quorum writes replication-offset-checkpoint, where its replicas start after a restart (broker/hw_checkpoint.go); the single node needs none",
 			Doc:   "How often high watermarks are saved to disk."},
 		{Name: "replica.selector.class", Type: TypeString, NullDefault: true, Importance: Medium,
-			Unsupported: byJava + "; " + byReassign,
-			Doc:         "Chooses the replica a consumer fetches from (KIP-392); unset means the leader."},
+			Wired:       "with Kafka's rack-aware selector, the leader sends a consumer that gives its rack (Fetch v11+) to an in-sync follower in that rack (broker/replica_selector.go); unset, consumers read from the leader. Either way followers serve Fetch v11+ below their own high watermark (01_fetch.go)",
+			Unsupported: byJava + "; Kafka's RackAwareReplicaSelector is built in", Accepts: exactly(RackAwareReplicaSelector),
+			Doc: "Chooses the replica a consumer fetches from (KIP-392); unset means the leader."},
 		{Name: "num.replica.fetchers", Type: TypeInt, Default: "1", Importance: High, Mode: ClusterWide,
 			Unsupported: byCluster,
 			Doc:         "Fetcher threads per source broker that replicate to this broker."},

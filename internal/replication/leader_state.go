@@ -253,3 +253,31 @@ func (s *LeaderState) FollowerLogEnd(replica int32) int64 {
 	}
 	return -1
 }
+
+// ReplicaView is a replica a consumer could read from, as the leader sees
+// it (KIP-392; Kafka's ReplicaView).
+type ReplicaView struct {
+	ID     int32
+	LogEnd int64
+	// SinceCaughtUp is how long ago the replica last had everything the
+	// leader had; zero for the leader.
+	SinceCaughtUp time.Duration
+}
+
+// ReadReplicas lists the replicas a consumer fetching at fetchOffset may
+// be sent to, as Kafka's ReplicaManager.findPreferredReadReplica gathers
+// them: the leader first, then, by ID, each follower of the committed ISR
+// whose log end (as of its last fetch) is at or past fetchOffset. A
+// follower outside the ISR may lag for good, and the consumer with it, so
+// it is never offered.
+func (s *LeaderState) ReadReplicas(fetchOffset int64, now time.Time) []ReplicaView {
+	out := []ReplicaView{{ID: s.self, LogEnd: s.logEnd}}
+	for _, r := range s.isr {
+		f, ok := s.followers[r]
+		if !ok || f.logEnd < fetchOffset {
+			continue
+		}
+		out = append(out, ReplicaView{ID: r, LogEnd: f.logEnd, SinceCaughtUp: now.Sub(f.lastCaughtUp)})
+	}
+	return out
+}

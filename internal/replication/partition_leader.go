@@ -78,6 +78,26 @@ func (p *Partition) followerFetch(replica int32, fetchOffset int64, lastFetchedE
 	return out, pr, err
 }
 
+// ReadReplicas is LeaderState.ReadReplicas for a consumer's fetch at
+// fetchOffset, nil on a replica that does not lead. The leader does not
+// track its followers' log starts (Kafka asks that a follower's be at or
+// below the fetch offset): a follower's log start follows the leader's,
+// which it learns with every fetch, so below the leader's own only the
+// leader is offered, and it answers OFFSET_OUT_OF_RANGE.
+func (p *Partition) ReadReplicas(fetchOffset int64, now time.Time) []ReplicaView {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ls := p.mu.leaderState
+	if ls == nil {
+		return nil
+	}
+	out := ls.ReadReplicas(fetchOffset, now)
+	if fetchOffset < p.log.LogStartOffset() {
+		return out[:1]
+	}
+	return out
+}
+
 // checkLeaderEpoch checks a request's current leader epoch, as Kafka
 // does, before whether this replica leads; it returns the leader state.
 func (p *Partition) checkLeaderEpoch(currentLeaderEpoch int32) (*LeaderState, error) {

@@ -64,6 +64,12 @@ func (h *leaderHarness) run(c *scripttest.Case) []string {
 		if !ok {
 			return []string{"not a replica", h.state()}
 		}
+	case "readers":
+		var out []string
+		for _, v := range h.s.ReadReplicas(h.int64(c, a, "offset"), h.now) {
+			out = append(out, fmt.Sprintf("%d:end=%d,since=%s", v.ID, v.LogEnd, v.SinceCaughtUp))
+		}
+		return []string{strings.Join(out, " ")}
 	case "tick":
 		h.now = h.now.Add(h.dur(c, a.Pos[0]))
 		eff = h.s.Tick(h.now)

@@ -18,7 +18,7 @@ B=$SAMSA_BOOTSTRAP
 
 java_features=(create-topic delete-topic produce-none produce-gzip produce-snappy produce-lz4 produce-zstd
   acks-0 acks-1 acks-all keys-headers group-consume-commit rebalance-two-members rebalance-two-members-kip848
-  list-offsets reset-offsets describe-configs idempotent-produce transactions client-telemetry)
+  list-offsets reset-offsets describe-configs idempotent-produce transactions client-telemetry follower-fetch)
 tool_features=(tool-topic-create tool-topic-describe tool-topic-alter tool-console-producer tool-console-consumer
   tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf)
 security_features=(ssl mtls $([ -n "${SAMSA_AUTHORIZER:-}" ] && echo mtls-principal) sasl-plain sasl-scram-sha-256 sasl-scram-sha-512 sasl-oauthbearer
@@ -102,6 +102,20 @@ else
   failed=1
   result java-client "$kafka_version" client-telemetry fail "$(grep -E '^\s+e2e_client_metrics' "$logs/client-telemetry.out" | head -n 3 | tr -s ' \n' ' ' | cut -c1-600)"
   echo "-- client-telemetry:"; tail -n 20 "$logs/client-telemetry.out"
+fi
+# follower-fetch (KIP-392): internal/broker's
+# TestClusterJavaRackConsumerReadsFromItsRack, on three in-process brokers in
+# racks a, b and c, runs RackConsumer (client.rack=b) and reads on the
+# brokers' counters that the rack-b broker served its bytes.
+echo "java: follower fetching"
+if (cd "$root" && SAMSA_RACK_JAVA="${JAVA[*]} samsa.compat.RackConsumer" timeout 300 \
+      go test ./internal/broker -run 'TestClusterJavaRackConsumerReadsFromItsRack$' -count=1 -v) >"$logs/follower-fetch.out" 2>&1 \
+   && grep -q -- '--- PASS: TestClusterJavaRackConsumerReadsFromItsRack' "$logs/follower-fetch.out"; then
+  result java-client "$kafka_version" follower-fetch pass "$(grep -o "the Java consumer's bytes served by node.*" "$logs/follower-fetch.out" | head -n 1)"
+else
+  failed=1
+  result java-client "$kafka_version" follower-fetch fail "$(grep -E '^\s+follower_fetch' "$logs/follower-fetch.out" | head -n 3 | tr -s ' \n' ' ' | cut -c1-600)"
+  echo "-- follower-fetch:"; tail -n 20 "$logs/follower-fetch.out"
 fi
 # A feature the killed JVM did not reach still gets its line.
 for f in "${java_features[@]}"; do
