@@ -142,6 +142,11 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 		conf.ElectionTimeout = c.cfg.ElectionTimeout
 		conf.LeaderLeaseTimeout = min(leaderLeaseTimeout, c.cfg.ElectionTimeout)
 	}
+	// A voter that RemoveVoter takes out of the quorum keeps running: a
+	// removed leader steps down and the others elect one, as Kafka's
+	// removed voter resigns; the node is then outside the configuration
+	// and stands for no election.
+	conf.ShutdownOnRemove = false
 	// Metrics go through go-metrics' global sink, which is a no-op unless
 	// someone installs one; the legacy per-peer names would only duplicate.
 	conf.NoLegacyTelemetry = true

@@ -23,6 +23,46 @@ type heartbeatGuard struct {
 
 	mu      sync.RWMutex
 	stopped bool
+
+	// lastLog is each follower's last log index as its latest successful
+	// AppendEntries answer gave it (heartbeats included, which the leader
+	// sends every tenth of the heartbeat timeout): hashicorp/raft keeps
+	// its followers' match indexes to itself, and AddVoter needs to know
+	// when a new voter has caught up.
+	progressMu sync.Mutex
+	lastLog    map[raft.ServerID]uint64 // guarded by progressMu
+}
+
+// AppendEntries sends as the transport does and records the follower's
+// last log index from a successful answer.
+func (g *heartbeatGuard) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	err := g.NetworkTransport.AppendEntries(id, target, args, resp)
+	if err == nil && resp.Success {
+		g.progressMu.Lock()
+		if g.lastLog == nil {
+			g.lastLog = map[raft.ServerID]uint64{}
+		}
+		g.lastLog[id] = max(g.lastLog[id], resp.LastLog)
+		g.progressMu.Unlock()
+	}
+	return err
+}
+
+// followerLastLog is the follower's last log index as last heard; false
+// before a successful answer from it.
+func (g *heartbeatGuard) followerLastLog(id raft.ServerID) (uint64, bool) {
+	g.progressMu.Lock()
+	defer g.progressMu.Unlock()
+	n, ok := g.lastLog[id]
+	return n, ok
+}
+
+// forget drops a follower's progress, once it leaves the configuration:
+// a node added again starts from nothing known.
+func (g *heartbeatGuard) forget(id raft.ServerID) {
+	g.progressMu.Lock()
+	defer g.progressMu.Unlock()
+	delete(g.lastLog, id)
 }
 
 func guardHeartbeats(t *raft.NetworkTransport) *heartbeatGuard {

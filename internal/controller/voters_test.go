@@ -1,0 +1,147 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/samsa-io/samsa/internal/model"
+)
+
+func voterIDs(c *Controller) []model.NodeID {
+	var out []model.NodeID
+	for _, v := range c.Voters() {
+		out = append(out, v.ID)
+	}
+	return out
+}
+
+func mustVoterChange(t *testing.T, what string, code *kerr.Error, msg string) {
+	t.Helper()
+	if code != nil {
+		t.Fatalf("%s: %v: %s", what, code, msg)
+	}
+}
+
+// A joining controller becomes a voter, follows what was written before
+// and after, counts in the quorum; a voter removed (the leader itself
+// here) leaves, and the rest elect a leader and keep writing.
+func TestDynamicQuorumAddsAndRemovesVoters(t *testing.T) {
+	q := newDynamicQuorum(t, 3)
+	lead := q.leader()
+	registerBrokers(t, lead.controller(), 1, 2, 3)
+	mustCreate(t, lead.controller(), "before", 1)
+
+	n4 := q.listen()
+	q.start(n4)
+	if c := n4.controller(); c == nil || !c.Observer() || c.Active() {
+		t.Fatal("the joining controller is not a non-voter")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code, msg := lead.controller().AddVoter(ctx, n4.id, n4.ln.Addr().String())
+	mustVoterChange(t, "add voter 4", code, msg)
+	if got := voterIDs(lead.controller()); !slices.Equal(got, []model.NodeID{1, 2, 3, 4}) {
+		t.Fatalf("voters after adding 4: %v", got)
+	}
+	waitFor(t, n4.controller(), func() bool { _, ok := n4.controller().Image().Topic("before"); return ok })
+	mustCreate(t, lead.controller(), "after", 1)
+	waitFor(t, n4.controller(), func() bool { _, ok := n4.controller().Image().Topic("after"); return ok })
+
+	// Removing the leader: it steps down, the others elect a leader.
+	old := lead
+	code, msg = old.controller().RemoveVoter(ctx, old.id)
+	mustVoterChange(t, fmt.Sprintf("remove voter %d", old.id), code, msg)
+	var next *quorumNode
+	deadline := time.Now().Add(15 * time.Second)
+	for next == nil && time.Now().Before(deadline) {
+		for _, n := range q.nodes {
+			if c := n.controller(); n != old && c != nil && c.Active() {
+				next = n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if next == nil {
+		t.Fatal("no leader after the old one was removed")
+	}
+	want := slices.DeleteFunc([]model.NodeID{1, 2, 3, 4}, func(id model.NodeID) bool { return id == old.id })
+	if got := voterIDs(next.controller()); !slices.Equal(got, want) {
+		t.Fatalf("voters after removing %d: %v, want %v", old.id, got, want)
+	}
+	if old.controller().Active() {
+		t.Fatal("the removed voter is still active")
+	}
+	mustCreate(t, next.controller(), "without", 1)
+	st, err := next.controller().DescribeQuorum()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var described []model.NodeID
+	for _, v := range st.Voters {
+		described = append(described, v.NodeID)
+	}
+	if !slices.Equal(described, want) {
+		t.Fatalf("DescribeQuorum voters %v, want %v", described, want)
+	}
+}
+
+func TestVoterChangeRefusals(t *testing.T) {
+	q := newDynamicQuorum(t, 3)
+	lead := q.leader()
+	var follower *quorumNode
+	for _, n := range q.nodes {
+		if n != lead {
+			follower = n
+		}
+	}
+	ctx := ctx(t)
+	for _, tc := range []struct {
+		name string
+		do   func() (*kerr.Error, string)
+		want *kerr.Error
+	}{
+		{"add an existing voter", func() (*kerr.Error, string) {
+			return lead.controller().AddVoter(ctx, 2, q.voters[1].Addr)
+		}, kerr.DuplicateVoter},
+		{"remove an unknown voter", func() (*kerr.Error, string) { return lead.controller().RemoveVoter(ctx, 9) }, kerr.VoterNotFound},
+		{"add on a follower", func() (*kerr.Error, string) {
+			return follower.controller().AddVoter(ctx, 9, "127.0.0.1:1")
+		}, kerr.NotController},
+		{"remove on a follower", func() (*kerr.Error, string) { return follower.controller().RemoveVoter(ctx, 2) }, kerr.NotController},
+		{"add one that never answers", func() (*kerr.Error, string) {
+			short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			defer cancel()
+			return lead.controller().AddVoter(short, 9, "127.0.0.1:1")
+		}, kerr.RequestTimedOut},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, msg := tc.do(); code != tc.want {
+				t.Fatalf("got %v (%s), want %v", code, msg, tc.want)
+			}
+		})
+	}
+	// The node that never answered stays a non-voter; the voters are as
+	// they were.
+	if got := voterIDs(lead.controller()); !slices.Equal(got, []model.NodeID{1, 2, 3}) {
+		t.Fatalf("voters: %v", got)
+	}
+	// One change at a time.
+	lead.controller().voterChange.Store(true)
+	if code, _ := lead.controller().RemoveVoter(ctx, 2); code != kerr.RequestTimedOut {
+		t.Fatalf("a concurrent change: %v, want REQUEST_TIMED_OUT", code)
+	}
+	lead.controller().voterChange.Store(false)
+}
+
+func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
+	q := newTestQuorum(t, 3)
+	lead := q.leader()
+	if code, _ := lead.controller().RemoveVoter(ctx(t), 2); code != kerr.UnsupportedVersion {
+		t.Fatalf("remove on a static quorum: %v, want UNSUPPORTED_VERSION", code)
+	}
+}
