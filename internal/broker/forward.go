@@ -16,7 +16,7 @@ import (
 // Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas,
-// UpdateFeatures) or
+// UpdateFeatures, AddRaftVoter, RemoveRaftVoter) or
 // DescribeQuorum (which only the leader can answer), in a quorum, that
 // came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller goes on to
