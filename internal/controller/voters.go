@@ -20,8 +20,10 @@ import (
 //     promotes it (AddVoter on a non-voter). Kafka's new controller is an
 //     observer that fetches by itself; ours cannot, Raft's leader pushes,
 //     so the first step is the leader's.
-//   - RemoveVoter is RemoveServer. A removed leader steps down
-//     (Config.ShutdownOnRemove is off) and the remaining voters elect one.
+//   - RemoveVoter is RemoveServer, or DemoteVoter for a node that is a
+//     registered broker too (a combined node), whose broker still needs
+//     the log. A removed leader steps down (Config.ShutdownOnRemove is
+//     off) and the remaining voters elect one.
 //
 // Only a quorum found through controller.quorum.bootstrap.servers changes
 // (Kafka's kraft.version 1): a static controller.quorum.voters quorum is
@@ -108,6 +110,16 @@ func (c *Controller) removeVoter(ctx context.Context, id model.NodeID) *failure 
 	}
 	if !found || voters == 1 {
 		return fail(kerr.VoterNotFound, "Cannot remove voter %s from the set of voters %s", voterKey(id), voterKeys(servers))
+	}
+	if _, broker := c.Image().Broker(id); broker {
+		// A combined node's broker still needs the log: it stays in the
+		// configuration without a vote, as Kafka's removed voter that
+		// runs on fetches as an observer.
+		if err := c.raft.DemoteVoter(sid, 0, c.applyTimeout(ctx)).Error(); err != nil {
+			return voterChangeFailure(err)
+		}
+		c.log.Info("a controller left the voters; its broker follows the log as a non-voter", "node_id", id)
+		return nil
 	}
 	if err := c.raft.RemoveServer(sid, 0, c.applyTimeout(ctx)).Error(); err != nil {
 		return voterChangeFailure(err)

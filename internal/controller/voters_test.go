@@ -88,6 +88,12 @@ func TestDynamicQuorumAddsAndRemovesVoters(t *testing.T) {
 	if !slices.Equal(described, want) {
 		t.Fatalf("DescribeQuorum voters %v, want %v", described, want)
 	}
+	// Node old is a registered broker too: it follows the log without a
+	// vote, an observer.
+	if !slices.ContainsFunc(st.Observers, func(r ReplicaState) bool { return r.NodeID == old.id }) {
+		t.Fatalf("DescribeQuorum observers %v lack the removed voter %d, whose broker follows the log", st.Observers, old.id)
+	}
+	waitFor(t, old.controller(), func() bool { _, ok := old.controller().Image().Topic("without"); return ok })
 }
 
 func TestVoterChangeRefusals(t *testing.T) {
