@@ -27,8 +27,10 @@ package broker
 // known to be caught up (controller.ReplicaState); the leader's own are now,
 // as Kafka's leader reports itself. v2 (KIP-853) adds the top-level and
 // partition error messages, each replica's directory ID and the voters'
-// endpoints (Nodes). The directory IDs are Kafka's zero UUID, as for any
-// static controller.quorum.voters quorum (kraft.version 0); Nodes names each
+// endpoints (Nodes). The directory IDs are Kafka's zero UUID: Samsa keeps
+// none, in a static quorum as in one that AddRaftVoter and RemoveRaftVoter
+// change, whose voters and observers show here after every change (the
+// Raft configuration is read on each call); Nodes names each
 // voter's controller listener, or for the single node, which has none, the
 // listener the request came in on.
 

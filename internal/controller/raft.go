@@ -170,7 +170,7 @@ func (cfg Config) votersToBootstrap() []Voter {
 // address for Raft to reach it as a non-voter.
 func notAVoter(cfg Config) error {
 	if len(cfg.Voters) == 0 {
-		return fmt.Errorf("controller: node %d is not among the initial voters, and joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet", cfg.NodeID)
+		return fmt.Errorf("controller: node %d is not among the initial voters and has no Raft address to wait at for AddRaftVoter", cfg.NodeID)
 	}
 	return fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
 }
