@@ -15,10 +15,10 @@ func newClusterCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Describe the cluster: its ID, controller, brokers and metadata quorum",
+		Short: "Describe the cluster (its ID, controller, brokers and metadata quorum) and change the quorum's voters",
 	}
 	conn.register(cmd)
-	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn))
+	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterAddController(&conn), newClusterRemoveController(&conn))
 	RejectUnknownSubcommands(cmd)
 	return cmd
 }
