@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/metaprops"
 )
@@ -335,5 +336,10 @@ func TestE2EDynamicQuorumGrowsAndShrinks(t *testing.T) {
 	}
 	if elected == nil || elected.id == active.id {
 		t.Fatalf("no voter was elected after node %d stopped (got %v)", next.id, elected)
+	}
+	// And the new leader takes writes.
+	res := elected.get().ctrl.CreateTopics(ctx, []controller.CreateTopic{{Name: "after-election", NumPartitions: 1, ReplicationFactor: 1}}, false)
+	if res[0].ErrorCode != 0 {
+		t.Fatalf("create on the controller elected after node %d stopped: %d %s", next.id, res[0].ErrorCode, res[0].ErrorMessage)
 	}
 }
