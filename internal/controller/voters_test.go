@@ -94,6 +94,18 @@ func TestDynamicQuorumAddsAndRemovesVoters(t *testing.T) {
 		t.Fatalf("DescribeQuorum observers %v lack the removed voter %d, whose broker follows the log", st.Observers, old.id)
 	}
 	waitFor(t, old.controller(), func() bool { _, ok := old.controller().Image().Topic("without"); return ok })
+
+	// The joined controller restarts as a voter: the membership is in
+	// Raft's stored configuration, not in its start-up config.
+	if next != n4 {
+		q.stop(n4)
+		q.start(n4)
+		if got := voterIDs(n4.controller()); !slices.Equal(got, want) {
+			t.Fatalf("voters after node 4 restarted: %v, want %v", got, want)
+		}
+		mustCreate(t, next.controller(), "after-restart", 1)
+		waitFor(t, n4.controller(), func() bool { _, ok := n4.controller().Image().Topic("after-restart"); return ok })
+	}
 }
 
 func TestVoterChangeRefusals(t *testing.T) {
