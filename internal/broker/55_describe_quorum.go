@@ -10,7 +10,9 @@ package broker
 // so every offset is a metadata offset (the Raft index of the last applied
 // metadata batch, the space of BrokerHeartbeat's CurrentMetadataOffset) and
 // a node's log end offset is what its last BrokerHeartbeat reported applied
-// (controller.DescribeQuorum): a caught-up node stands at the high
+// (controller.DescribeQuorum), or for a controller-only node, which sends
+// none, its last log index as the leader's replication to it last heard it
+// (capped at the high watermark): a caught-up node stands at the high
 // watermark, and "lag" counts Raft entries, not records.
 //
 // As in Kafka 4, a broker that is not the active controller forwards the

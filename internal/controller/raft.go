@@ -115,7 +115,7 @@ func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if c.stream != nil {
 		return guardHeartbeats(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: c.stream, MaxPool: tcpMaxPool, Timeout: tcpTimeout, Logger: logger,
-		})), nil
+		}), c.clock.Now), nil
 	}
 	if c.cfg.ControllerAddr == "" {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("samsa-controller-" + nodeResource(c.cfg.NodeID)))
@@ -125,7 +125,7 @@ func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: listen on %s: %w", c.cfg.ControllerAddr, err)
 	}
-	return guardHeartbeats(t), nil
+	return guardHeartbeats(t, c.clock.Now), nil
 }
 
 func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {

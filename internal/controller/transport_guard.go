@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -30,7 +31,10 @@ type heartbeatGuard struct {
 	// its followers' match indexes to itself, and AddVoter needs to know
 	// when a new voter has caught up.
 	progressMu sync.Mutex
-	lastLog    map[raft.ServerID]uint64 // guarded by progressMu
+	lastLog    map[raft.ServerID]uint64    // guarded by progressMu
+	heardAt    map[raft.ServerID]time.Time // guarded by progressMu: when lastLog was last heard
+	// now is the controller's clock.
+	now func() time.Time
 }
 
 // AppendEntries sends as the transport does and records the follower's
@@ -40,9 +44,10 @@ func (g *heartbeatGuard) AppendEntries(id raft.ServerID, target raft.ServerAddre
 	if err == nil && resp.Success {
 		g.progressMu.Lock()
 		if g.lastLog == nil {
-			g.lastLog = map[raft.ServerID]uint64{}
+			g.lastLog, g.heardAt = map[raft.ServerID]uint64{}, map[raft.ServerID]time.Time{}
 		}
 		g.lastLog[id] = max(g.lastLog[id], resp.LastLog)
+		g.heardAt[id] = g.now()
 		g.progressMu.Unlock()
 	}
 	return err
@@ -51,10 +56,17 @@ func (g *heartbeatGuard) AppendEntries(id raft.ServerID, target raft.ServerAddre
 // followerLastLog is the follower's last log index as last heard; false
 // before a successful answer from it.
 func (g *heartbeatGuard) followerLastLog(id raft.ServerID) (uint64, bool) {
+	n, _, ok := g.followerProgress(id)
+	return n, ok
+}
+
+// followerProgress is the follower's last log index and when it was last
+// heard; false before a successful answer from it.
+func (g *heartbeatGuard) followerProgress(id raft.ServerID) (uint64, time.Time, bool) {
 	g.progressMu.Lock()
 	defer g.progressMu.Unlock()
 	n, ok := g.lastLog[id]
-	return n, ok
+	return n, g.heardAt[id], ok
 }
 
 // forget drops a follower's progress, once it leaves the configuration:
@@ -63,10 +75,11 @@ func (g *heartbeatGuard) forget(id raft.ServerID) {
 	g.progressMu.Lock()
 	defer g.progressMu.Unlock()
 	delete(g.lastLog, id)
+	delete(g.heardAt, id)
 }
 
-func guardHeartbeats(t *raft.NetworkTransport) *heartbeatGuard {
-	return &heartbeatGuard{NetworkTransport: t}
+func guardHeartbeats(t *raft.NetworkTransport, now func() time.Time) *heartbeatGuard {
+	return &heartbeatGuard{NetworkTransport: t, now: now}
 }
 
 // SetHeartbeatHandler hands Raft's handler to the transport behind the

@@ -51,6 +51,26 @@ func TestDynamicQuorumAddsAndRemovesVoters(t *testing.T) {
 	waitFor(t, n4.controller(), func() bool { _, ok := n4.controller().Image().Topic("before"); return ok })
 	mustCreate(t, lead.controller(), "after", 1)
 	waitFor(t, n4.controller(), func() bool { _, ok := n4.controller().Image().Topic("after"); return ok })
+	// Node 4 sends no heartbeats (it is no broker): DescribeQuorum shows
+	// its progress as Raft's replication reports it.
+	var r4 ReplicaState
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		st, err := lead.controller().DescribeQuorum()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(st.Voters, func(r ReplicaState) bool { return r.NodeID == n4.id })
+		if i < 0 {
+			t.Fatalf("DescribeQuorum voters %v lack node 4", st.Voters)
+		}
+		r4 = st.Voters[i]
+		if r4.LogEndOffset == st.HighWatermark && !r4.LastFetch.IsZero() && !r4.LastCaughtUp.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 4 in DescribeQuorum: %+v, want it at the high watermark %d", r4, st.HighWatermark)
+		}
+	}
 
 	// Removing the leader: it steps down, the others elect a leader.
 	old := lead
