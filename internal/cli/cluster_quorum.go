@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// addControllerTimeout is AddRaftVoter's timeout_ms: how long the active
-// controller waits for the new controller to catch up before promoting it.
-const addControllerTimeout = 30 * time.Second
 
 func newClusterAddController(conn *connection) *cobra.Command {
 	var (
@@ -36,7 +31,9 @@ Kafka's tool reads the new controller's node.id, directory ID and controller
 listener from its config file; here they are flags: --controller-id, and
 --controller-endpoint, the host:port of its controller listener (named by
 --controller-listener, the first of controller.listener.names, CONTROLLER by
-default). A static quorum (controller.quorum.voters) cannot change.`,
+default). --timeout bounds the wait for the new controller to catch up; one
+that has not stays a non-voter, and running the command again promotes it. A
+static quorum (controller.quorum.voters) cannot change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			host, portStr, err := net.SplitHostPort(endpoint)
@@ -55,7 +52,9 @@ default). A static quorum (controller.quorum.voters) cannot change.`,
 			ctx, cancel := conn.opContext(cmd.Context())
 			defer cancel()
 			req := kmsg.NewPtrAddRaftVoterRequest()
-			req.VoterID, req.TimeoutMillis = id, int32(addControllerTimeout.Milliseconds())
+			// timeout_ms bounds the active controller's wait for the new
+			// controller to catch up: --timeout, as the admin commands'.
+			req.VoterID, req.TimeoutMillis = id, int32(min(conn.timeout.Milliseconds(), 1<<31-1))
 			l := kmsg.NewAddRaftVoterRequestListener()
 			l.Name, l.Host, l.Port = listener, host, uint16(port)
 			req.Listeners = append(req.Listeners, l)
