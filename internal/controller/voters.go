@@ -60,10 +60,17 @@ func (c *Controller) addVoter(ctx context.Context, id model.NodeID, addr string)
 	defer c.voterChange.Store(false)
 	servers := c.configuration()
 	sid := raft.ServerID(nodeResource(id))
+	member := false
 	for _, s := range servers {
 		if s.ID == sid && s.Suffrage == raft.Voter {
 			return fail(kerr.DuplicateVoter, "The voter id for %s is already part of the set of voters %s.", voterKey(id), voterKeys(servers))
 		}
+		member = member || s.ID == sid
+	}
+	if !member {
+		// What this node heard of it while leading before, if it was
+		// removed under another leader since, says nothing of it now.
+		guard.forget(sid)
 	}
 	target := c.raft.CommitIndex()
 	timeout := c.applyTimeout(ctx)
