@@ -65,6 +65,19 @@ func (c *Controller) addVoter(ctx context.Context, id model.NodeID, addr string)
 		if s.ID == sid && s.Suffrage == raft.Voter {
 			return fail(kerr.DuplicateVoter, "The voter id for %s is already part of the set of voters %s.", voterKey(id), voterKeys(servers))
 		}
+		if s.ID == sid && s.Address != raft.ServerAddress(addr) {
+			if _, broker := c.Image().Broker(id); broker {
+				// A broker-only node follows the log at its inter-broker
+				// listener: moving it to an address where no controller
+				// listens would cut its broker off the log.
+				return fail(kerr.InvalidRequest, "node %d follows the metadata log as a broker at %s, not as a controller at %s", id, s.Address, addr)
+			}
+		}
+		if s.ID != sid && s.Address == raft.ServerAddress(addr) {
+			// Raft refuses a configuration with one address twice.
+			other, _ := serverNode(s.ID)
+			return fail(kerr.InvalidRequest, "node %d is already in the quorum at %s", other, addr)
+		}
 		member = member || s.ID == sid
 	}
 	if !member {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 )
 
@@ -151,6 +152,19 @@ func TestVoterChangeRefusals(t *testing.T) {
 			return follower.controller().AddVoter(ctx, 9, "127.0.0.1:1")
 		}, kerr.NotController},
 		{"remove on a follower", func() (*kerr.Error, string) { return follower.controller().RemoveVoter(ctx, 2) }, kerr.NotController},
+		{"add a broker-only node at another address", func() (*kerr.Error, string) {
+			// Broker 7 registers: the leader adds it as a non-voter at its
+			// inter-broker listener (nothing listens there; it needs not).
+			epoch, refused, msg := lead.controller().RegisterBroker(ctx, Registration{NodeID: 7, ClusterID: lead.controller().Image().ClusterID(), Incarnation: "i7",
+				Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 3, SecurityProtocol: "PLAINTEXT"}}, Features: metadata.SupportedFeatures()})
+			if refused != nil || epoch < 0 {
+				t.Fatalf("register broker 7: %v %s", refused, msg)
+			}
+			return lead.controller().AddVoter(ctx, 7, "127.0.0.1:2")
+		}, kerr.InvalidRequest},
+		{"add at another voter's address", func() (*kerr.Error, string) {
+			return lead.controller().AddVoter(ctx, 9, q.voters[0].Addr)
+		}, kerr.InvalidRequest},
 		{"add one that never answers", func() (*kerr.Error, string) {
 			short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 			defer cancel()
