@@ -15,7 +15,9 @@ package broker
 //
 // Errors, as Kafka's leader answers them: INCONSISTENT_CLUSTER_ID for
 // another cluster's ID; INVALID_REQUEST when no listener has our
-// controller listener's name; NOT_LEADER_OR_FOLLOWER on a controller
+// controller listener's name, when another node of the quorum is at that
+// address, or for a broker-only node (it follows the log at its
+// inter-broker listener); NOT_LEADER_OR_FOLLOWER on a controller
 // listener of a controller that is not the leader; UNSUPPORTED_VERSION
 // for a static quorum (controller.quorum.voters, Kafka's kraft.version 0)
 // or the single node; DUPLICATE_VOTER for a voter; REQUEST_TIMED_OUT while
