@@ -42,6 +42,7 @@ const caughtUpPoll = 20 * time.Millisecond
 // configuration is committed, or a Kafka error and message: NOT_CONTROLLER
 // (the caller's NOT_LEADER_OR_FOLLOWER) on a node that is not active,
 // UNSUPPORTED_VERSION for a static quorum, DUPLICATE_VOTER for a voter,
+// INVALID_REQUEST for an address another node holds or a broker-only node,
 // REQUEST_TIMED_OUT while another change runs or when ctx ends before the
 // node caught up (it stays a non-voter, as Kafka's observer stays one).
 func (c *Controller) AddVoter(ctx context.Context, id model.NodeID, addr string) (*kerr.Error, string) {
