@@ -182,12 +182,27 @@ func TestVoterChangeRefusals(t *testing.T) {
 	if got := voterIDs(lead.controller()); !slices.Equal(got, []model.NodeID{1, 2, 3}) {
 		t.Fatalf("voters: %v", got)
 	}
-	// One change at a time.
-	lead.controller().voterChange.Store(true)
-	if code, _ := lead.controller().RemoveVoter(ctx, 2); code != kerr.RequestTimedOut {
-		t.Fatalf("a concurrent change: %v, want REQUEST_TIMED_OUT", code)
+	// One change at a time: while an addition waits for its node to catch
+	// up, a removal is refused.
+	adding := make(chan *kerr.Error, 1)
+	go func() {
+		short, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		code, _ := lead.controller().AddVoter(short, 10, "127.0.0.1:4")
+		adding <- code
+	}()
+	for !lead.controller().voterChange.Load() {
+		time.Sleep(time.Millisecond)
 	}
-	lead.controller().voterChange.Store(false)
+	if code, msg := lead.controller().RemoveVoter(ctx, 2); code != kerr.RequestTimedOut {
+		t.Fatalf("a removal while an addition runs: %v (%s), want REQUEST_TIMED_OUT", code, msg)
+	}
+	if code := <-adding; code != kerr.RequestTimedOut {
+		t.Fatalf("the addition of a node that never answers: %v, want REQUEST_TIMED_OUT", code)
+	}
+	if got := voterIDs(lead.controller()); !slices.Equal(got, []model.NodeID{1, 2, 3}) {
+		t.Fatalf("voters after the refused removal: %v", got)
+	}
 }
 
 func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
