@@ -10,7 +10,9 @@ package broker
 // so every offset is a metadata offset (the Raft index of the last applied
 // metadata batch, the space of BrokerHeartbeat's CurrentMetadataOffset) and
 // a node's log end offset is what its last BrokerHeartbeat reported applied
-// (controller.DescribeQuorum): a caught-up node stands at the high
+// (controller.DescribeQuorum), or for a controller-only node, which sends
+// none, its last log index as the leader's replication to it last heard it
+// (capped at the high watermark): a caught-up node stands at the high
 // watermark, and "lag" counts Raft entries, not records.
 //
 // As in Kafka 4, a broker that is not the active controller forwards the
@@ -27,8 +29,10 @@ package broker
 // known to be caught up (controller.ReplicaState); the leader's own are now,
 // as Kafka's leader reports itself. v2 (KIP-853) adds the top-level and
 // partition error messages, each replica's directory ID and the voters'
-// endpoints (Nodes). The directory IDs are Kafka's zero UUID, as for any
-// static controller.quorum.voters quorum (kraft.version 0); Nodes names each
+// endpoints (Nodes). The directory IDs are Kafka's zero UUID: Samsa keeps
+// none, in a static quorum as in one that AddRaftVoter and RemoveRaftVoter
+// change, whose voters and observers show here after every change (the
+// Raft configuration is read on each call); Nodes names each
 // voter's controller listener, or for the single node, which has none, the
 // listener the request came in on.
 

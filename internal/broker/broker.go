@@ -489,12 +489,19 @@ func (b *Broker) endpoints() []metadata.Endpoint {
 }
 
 // raftAddr is where a broker-only node's Raft listens: its inter-broker
-// listener's advertised address; "" for a voter.
+// listener's advertised address; a joining controller's, its controller
+// listener's; "" for a voter.
 func (b *Broker) raftAddr() string {
-	if !b.cfg.quorum.observer() {
+	name := b.cfg.quorum.raftListener
+	switch {
+	case b.cfg.quorum.joining(model.NodeID(b.cfg.NodeID)):
+		// A joining controller's Raft is on its controller listener, as a
+		// voter's: AddRaftVoter names that listener.
+		name = b.cfg.quorum.listeners[0]
+	case !b.cfg.quorum.observer():
 		return ""
 	}
-	a := b.advertised(b.cfg.quorum.raftListener)
+	a := b.advertised(name)
 	return net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
 }
 
@@ -509,6 +516,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		BootstrapServers: b.cfg.quorum.bootstrap,
 		InitialVoters:    b.cfg.quorum.initialVoters,
 		RaftAddr:         b.raftAddr(),
+		Joining:          b.cfg.quorum.joining(model.NodeID(b.cfg.NodeID)),
 		DialRaft:         b.dialRaft,
 		ElectionTimeout:  b.cfg.quorum.electionTimeout,
 		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),

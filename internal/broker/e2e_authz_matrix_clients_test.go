@@ -195,6 +195,9 @@ var librdkafkaProbes = map[string]javaProbe{
 // noClient are the rows neither the Java client nor librdkafka can
 // express, and why.
 var noClient = map[string]string{
+	"AddRaftVoter": "the matrix's single node has no quorum that can change (it answers UNSUPPORTED_VERSION); " +
+		"the Java Admin's addRaftVoter has no probe yet",
+	"RemoveRaftVoter":               "as AddRaftVoter: no quorum that can change on the single node; the Java Admin's removeRaftVoter has no probe yet",
 	"Fetch/follower":                "a follower's fetch (a replica ID): only brokers send it",
 	"OffsetForLeaderEpoch/follower": "a follower's request: only brokers send it",
 	"OffsetForLeaderEpoch/consumer": "the consumer sends it only while validating a position before it fetches, " +

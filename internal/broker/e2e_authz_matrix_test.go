@@ -694,6 +694,21 @@ func adminRows() []matrixRow {
 			req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 1, UpgradeType: 1}}
 			return p.do(req).(*kmsg.UpdateFeaturesResponse).ErrorCode
 		}),
+		// The matrix's single node has no quorum to change: allowed, both
+		// answer UNSUPPORTED_VERSION, as Kafka's kraft.version 0 does.
+		{api: kmsg.AddRaftVoter, grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.UnsupportedVersion.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrAddRaftVoterRequest()
+				req.VoterID, req.TimeoutMillis = 9, 1000
+				req.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+				return p.do(req).(*kmsg.AddRaftVoterResponse).ErrorCode
+			}},
+		{api: kmsg.RemoveRaftVoter, grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.UnsupportedVersion.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrRemoveRaftVoterRequest()
+				req.VoterID = 9
+				return p.do(req).(*kmsg.RemoveRaftVoterResponse).ErrorCode
+			}},
 		{api: kmsg.DescribeCluster, name: "authorized operations", grants: []grant{clusterGrant(opDescribe, omitted)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrDescribeClusterRequest()

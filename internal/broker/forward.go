@@ -16,9 +16,9 @@ import (
 // Forwarding (KIP-590): a metadata write (CreateTopics, DeleteTopics,
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas,
-// UpdateFeatures, AlterPartitionReassignments) or
-// DescribeQuorum or ListPartitionReassignments (which Kafka's controller
-// answers), in a quorum, that
+// UpdateFeatures, AlterPartitionReassignments, AddRaftVoter,
+// RemoveRaftVoter) or DescribeQuorum or ListPartitionReassignments (which
+// only the active controller answers), in a quorum, that
 // came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller goes on to
 // the active controller. So a client may send them to any broker; it sees

@@ -262,10 +262,16 @@ func (q quorumSettings) dynamicVoter() bool {
 	return q.controller && len(q.voters) == 0 && len(q.bootstrap) > 0
 }
 
+// joining reports whether this node is a controller outside the initial
+// voters, which waits for AddRaftVoter to join the quorum.
+func (q quorumSettings) joining(self model.NodeID) bool {
+	return q.dynamicVoter() && !slices.ContainsFunc(q.initialVoters, func(v controller.Voter) bool { return v.ID == self })
+}
+
 // initialVotersOf reads the initial voters a controller with bootstrap
-// servers bootstraps from, and refuses a controller outside them: it would
-// have to join the quorum as a new voter, which it cannot yet. Its own
-// entry must be on a controller listener's port, where Raft reaches it.
+// servers bootstraps from. A controller-only node outside them joins the
+// quorum (joining); a combined one is refused. A voter's own entry must be
+// on a controller listener's port, where Raft reaches it.
 func initialVotersOf(cfg Config) ([]controller.Voter, error) {
 	dir := metadataLogDirOf(cfg.Values, cfg.LogDir)
 	stored, err := metaprops.ReadInitialVoters(cfg.FS, dir)
@@ -280,16 +286,18 @@ func initialVotersOf(cfg Config) ([]controller.Voter, error) {
 			self = &voters[len(voters)-1]
 		}
 	}
-	notBuilt := "joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet: " +
-		"format the controllers with --initial-controllers naming every one of them (or --standalone for one), or set controller.quorum.voters"
-	switch {
-	case len(stored) == 0:
-		return nil, fmt.Errorf("broker: this controller (node.id %d) finds the quorum through controller.quorum.bootstrap.servers, "+
-			"but %s holds no initial voters (formatted with --no-initial-controllers, or before them): %s",
-			cfg.NodeID, metaprops.InitialVotersPath(dir), notBuilt)
-	case self == nil:
-		return nil, fmt.Errorf("broker: this controller (node.id %d) is not among the initial voters %s stored in %s: %s",
-			cfg.NodeID, metaprops.FormatInitialVoters(stored), metaprops.InitialVotersPath(dir), notBuilt)
+	if self == nil {
+		// A controller outside the initial voters (formatted with
+		// --no-initial-controllers, or not named by them) joins the
+		// quorum: it waits as a Raft non-voter at its controller listener
+		// until AddRaftVoter adds it (KIP-853).
+		if cfg.quorum.broker {
+			return nil, fmt.Errorf("broker: this node (node.id %d) is not among the initial voters stored in %s, so it joins the quorum "+
+				"through AddRaftVoter, which Samsa supports for a controller-only node (process.roles=controller); "+
+				"start the new controller on its own, or format this node with --initial-controllers naming it",
+				cfg.NodeID, metaprops.InitialVotersPath(dir))
+		}
+		return voters, nil
 	}
 	_, port, _ := net.SplitHostPort(self.Addr)
 	if !slices.ContainsFunc(cfg.Listeners, func(l Listener) bool {

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -160,18 +161,20 @@ func TestBootstrapServersLeadNowhere(t *testing.T) {
 
 // TestBootstrapServersController: a controller without
 // controller.quorum.voters bootstraps Raft from the initial voters stored
-// at format time, and keeps Raft's configuration on a restart; one that
-// has none stored, or is not among them, or is stored at another port,
-// refuses to start and says why: joining the quorum as a new voter
-// (AddRaftVoter, KIP-853) is not built.
+// at format time, and keeps Raft's configuration on a restart. A
+// controller-only node that has none stored, or is not among them, joins
+// the quorum (it waits for AddRaftVoter as a Raft non-voter at its
+// controller listener); a combined one, or one stored at another port,
+// refuses to start and says why.
 func TestBootstrapServersController(t *testing.T) {
 	const id = "q1Sh-9_ISia_zwGINzRvyQ"
 	const dir1, dir2 = "7eXr1Q2yR1-J9T9vRaSmdw", "a1fFfYxoQ9KQ6oWmQxtE3g"
 	port := freePort(t)
-	setup := func(t *testing.T, opts FormatOptions) Config {
+	setupWith := func(t *testing.T, opts FormatOptions, extra map[string]string) Config {
 		raw := map[string]string{"process.roles": "controller", "node.id": "2", "log.dirs": t.TempDir(),
 			"listeners": "CONTROLLER://127.0.0.1:" + port, "controller.listener.names": "CONTROLLER",
-			"listener.security.protocol.map": "CONTROLLER:PLAINTEXT", "controller.quorum.bootstrap.servers": "127.0.0.1:" + port}
+			"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", "controller.quorum.bootstrap.servers": "127.0.0.1:" + port}
+		maps.Copy(raw, extra)
 		v, err := LoadConfig("", raw)
 		if err != nil {
 			t.Fatal(err)
@@ -187,22 +190,51 @@ func TestBootstrapServersController(t *testing.T) {
 		cfg.Logger = quiet
 		return cfg
 	}
+	setup := func(t *testing.T, opts FormatOptions) Config { return setupWith(t, opts, nil) }
+	combined := map[string]string{"process.roles": "broker,controller", "controller.quorum.bootstrap.servers": "127.0.0.1:1",
+		"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + port}
 	for _, c := range []struct {
-		name string
-		opts FormatOptions
-		want string
+		name  string
+		opts  FormatOptions
+		extra map[string]string
+		want  string
 	}{
-		{"--no-initial-controllers", FormatOptions{NoInitialControllers: true},
-			"holds no initial voters (formatted with --no-initial-controllers, or before them): joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet"},
-		{"not among the initial voters", FormatOptions{InitialControllers: "1@127.0.0.1:9093:" + dir1},
-			"this controller (node.id 2) is not among the initial voters 1@127.0.0.1:9093:" + dir1},
-		{"stored at another port", FormatOptions{InitialControllers: "2@127.0.0.1:1:" + dir2},
+		{"a combined node not among the initial voters", FormatOptions{InitialControllers: "1@127.0.0.1:9093:" + dir1}, combined,
+			"is not among the initial voters stored in"},
+		{"stored at another port", FormatOptions{InitialControllers: "2@127.0.0.1:1:" + dir2}, nil,
 			"put this node (node.id 2) at 127.0.0.1:1, which is not the port of its controller listener CONTROLLER"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(setup(t, c.opts))
+			_, err := New(setupWith(t, c.opts, c.extra))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("New: %v\nwant an error with %q", err, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		opts FormatOptions
+	}{
+		{"--no-initial-controllers", FormatOptions{NoInitialControllers: true}},
+		{"not among the initial voters", FormatOptions{InitialControllers: "1@127.0.0.1:9093:" + dir1}},
+	} {
+		t.Run(c.name+" joins", func(t *testing.T) {
+			b, err := New(setup(t, c.opts))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := b.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			cc := b.controllerConfig()
+			if got := b.ctrl.Voters(); !b.ctrl.Observer() || len(got) != 0 {
+				t.Fatalf("a joining controller: observer %v, voters %v; want a non-voter that knows no voters yet", b.ctrl.Observer(), got)
+			}
+			if !cc.Joining || cc.RaftAddr != "127.0.0.1:"+port {
+				t.Fatalf("a controller outside the initial voters: Joining %v at %q, want a joining non-voter at 127.0.0.1:%s", cc.Joining, cc.RaftAddr, port)
 			}
 		})
 	}

@@ -15,10 +15,11 @@ func newClusterCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Describe the cluster: its ID, controller, brokers and metadata quorum",
+		Short: "Describe the cluster (its ID, controller, brokers and metadata quorum), balance it, and change the quorum's voters",
 	}
 	conn.register(cmd)
-	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterRebalance(&conn))
+	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterRebalance(&conn),
+		newClusterAddController(&conn), newClusterRemoveController(&conn))
 	RejectUnknownSubcommands(cmd)
 	return cmd
 }

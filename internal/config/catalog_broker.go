@@ -50,7 +50,7 @@ func serverEntries() []*Entry {
 			Wired: "the static quorum, bootstrapped on first start; every node is a voter (broker/quorum.go, controller/raft.go)",
 			Doc:   "Static controller quorum as id@host:port entries."},
 		{Name: "controller.quorum.bootstrap.servers", Type: TypeList, Default: "", Importance: High,
-			Wired: "a broker-only node registers through them, then learns the active controller from the Raft configuration; a controller without controller.quorum.voters bootstraps Raft from the initial voters samsa storage format stored (--standalone, --initial-controllers), and one outside them is refused (adding voters, KIP-853, is not built); a combined node naming only itself is the single node (broker/quorum.go, broker/lifecycle.go, controller/raft.go)",
+			Wired: "a broker-only node registers through them, then learns the active controller from the Raft configuration; a controller without controller.quorum.voters bootstraps Raft from the initial voters samsa storage format stored (--standalone, --initial-controllers), and a controller-only node outside them joins as a non-voter until AddRaftVoter promotes it (KIP-853); a combined node naming only itself is the single node (broker/quorum.go, broker/lifecycle.go, controller/raft.go)",
 			Doc:   "host:port entries used to find the controller quorum when it is dynamic (KIP-853)."},
 		{Name: "controller.quorum.election.timeout.ms", Type: TypeInt, Default: "1000", Validator: atLeast(1), Importance: High,
 			Wired: "Raft's heartbeat and election timeouts in a quorum of several voters (controller/raft.go)",

@@ -67,6 +67,12 @@ type Config struct {
 	// connections that begin with RaftPreamble to ServeRaft. Ignored for a
 	// voter, which listens on its controller listener.
 	RaftAddr string
+	// Joining marks a controller outside the initial voters, started with
+	// BootstrapServers to join the quorum (KIP-853's new controller): it
+	// bootstraps nothing and waits, as a Raft non-voter at RaftAddr (its
+	// controller listener), until AddRaftVoter (AddVoter on the active
+	// controller) adds it. Open returns without waiting for an election.
+	Joining bool
 	// DialRaft opens a connection to another node's Raft listener, set up
 	// as that listener's security protocol asks (TLS, a SASL login) and
 	// ready for the preamble; nil dials plain TCP. The broker supplies it:
@@ -131,9 +137,12 @@ type Controller struct {
 	former formerLeader
 	// caughtUp: this node won the last election it saw and has applied the
 	// whole log since (onElected); Active needs it.
-	caughtUp  atomic.Bool
-	ready     chan error
-	readyOnce sync.Once
+	caughtUp atomic.Bool
+	// voterChange: an AddVoter or RemoveVoter runs (voters.go); one at a
+	// time.
+	voterChange atomic.Bool
+	ready       chan error
+	readyOnce   sync.Once
 
 	// writeMu serialises writes from validation to commit. A write checks
 	// its request against the current image and the next write must see the
@@ -183,7 +192,7 @@ func (c *Controller) open(ctx context.Context) error {
 		return err
 	}
 	c.tasks.Go(c.watchLeadership)
-	if c.observer {
+	if c.observer && !c.cfg.Joining {
 		// A non-voter knows no leader until the active controller adds it,
 		// which its broker's registration asks for: it cannot wait here.
 		c.log.Debug("controller started as a non-voter", "node_id", c.cfg.NodeID)
@@ -199,6 +208,13 @@ func (c *Controller) open(ctx context.Context) error {
 	}
 	if c.DelegationTokensEnabled() {
 		c.tasks.Go(c.watchDelegationTokens)
+	}
+	if c.cfg.Joining {
+		// A controller joining the quorum runs every watcher a voter runs,
+		// for the day AddVoter makes it one and it is elected, but knows no
+		// leader until the active controller adds it: it cannot wait here.
+		c.log.Info("controller started outside the voters; AddRaftVoter adds it to the quorum", "node_id", c.cfg.NodeID, "raft_addr", c.cfg.RaftAddr)
+		return nil
 	}
 	var err error
 	select {

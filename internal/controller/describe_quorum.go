@@ -29,9 +29,11 @@ type QuorumState struct {
 }
 
 // ReplicaState is one node's progress through the metadata log, as far as
-// the active controller knows it: the leader's own is exact, every other
-// node's is what its last BrokerHeartbeat said (hashicorp/raft does not
-// expose its followers' match indexes).
+// the active controller knows it: the leader's own is exact, a broker's is
+// what its last BrokerHeartbeat said, and a node that sends none (a
+// controller-only node) is what the leader's replication to it last heard
+// (raftProgress: hashicorp/raft does not expose its followers' match
+// indexes).
 type ReplicaState struct {
 	NodeID model.NodeID
 	// LogEndOffset is the metadata offset the node last reported applied;
@@ -69,7 +71,7 @@ func (c *Controller) DescribeQuorum() (QuorumState, error) {
 		}
 		p, ok := progress[id]
 		if !ok {
-			return ReplicaState{NodeID: id, LogEndOffset: -1}
+			return c.raftProgress(id, st.HighWatermark)
 		}
 		return ReplicaState{NodeID: id, LogEndOffset: p.applied, LastFetch: p.heard, LastCaughtUp: p.caughtUp}
 	}
@@ -94,6 +96,29 @@ func (c *Controller) DescribeQuorum() (QuorumState, error) {
 	slices.SortFunc(st.Voters, byID)
 	slices.SortFunc(st.Observers, byID)
 	return st, nil
+}
+
+// raftProgress is a node's progress as Raft's replication to it reports
+// it, for a node that sends no BrokerHeartbeat (a controller-only node):
+// its last log index, capped at the high watermark (a Raft index may be a
+// configuration entry past the last metadata batch), heard when the
+// leader's last AppendEntries to it succeeded; caught up then if that
+// index has reached the high watermark of now. LogEndOffset -1 when Raft
+// has not reached it.
+func (c *Controller) raftProgress(id model.NodeID, hw int64) ReplicaState {
+	g, ok := c.transport.(*heartbeatGuard)
+	if !ok {
+		return ReplicaState{NodeID: id, LogEndOffset: -1}
+	}
+	last, at, ok := g.followerProgress(raft.ServerID(nodeResource(id)))
+	if !ok {
+		return ReplicaState{NodeID: id, LogEndOffset: -1}
+	}
+	r := ReplicaState{NodeID: id, LogEndOffset: min(int64(last), hw), LastFetch: at}
+	if int64(last) >= hw {
+		r.LastCaughtUp = at
+	}
+	return r
 }
 
 // progress is what the active controller last heard of one broker's

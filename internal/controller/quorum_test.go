@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -64,21 +65,40 @@ type testQuorum struct {
 	// session is broker.session.timeout.ms for nodes started from now on;
 	// 0 keeps the default.
 	session time.Duration
+	// dynamic: the quorum is found through bootstrap servers, its initial
+	// voters stored at format time (KIP-853), not controller.quorum.voters.
+	dynamic bool
+	base    string
 }
 
 func newTestQuorum(t *testing.T, size int) *testQuorum {
-	q := &testQuorum{t: t}
-	base := t.TempDir()
-	for i := range size {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		n := &quorumNode{id: model.NodeID(i + 1), dir: filepath.Join(base, ln.Addr().String()), ln: ln}
-		go n.accept()
-		q.nodes = append(q.nodes, n)
-		q.voters = append(q.voters, Voter{ID: n.id, Addr: ln.Addr().String()})
+	return startTestQuorum(&testQuorum{t: t, base: t.TempDir()}, size)
+}
+
+// newDynamicQuorum starts size voters of a quorum found through its
+// bootstrap servers, which AddVoter and RemoveVoter may change.
+func newDynamicQuorum(t *testing.T, size int) *testQuorum {
+	return startTestQuorum(&testQuorum{t: t, base: t.TempDir(), dynamic: true}, size)
+}
+
+// listen adds a node with the next ID and its listener, not started.
+func (q *testQuorum) listen() *quorumNode {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		q.t.Fatal(err)
+	}
+	q.t.Cleanup(func() { ln.Close() })
+	n := &quorumNode{id: model.NodeID(len(q.nodes) + 1), dir: filepath.Join(q.base, ln.Addr().String()), ln: ln}
+	go n.accept()
+	q.nodes = append(q.nodes, n)
+	return n
+}
+
+func startTestQuorum(q *testQuorum, size int) *testQuorum {
+	t := q.t
+	for range size {
+		n := q.listen()
+		q.voters = append(q.voters, Voter{ID: n.id, Addr: n.ln.Addr().String()})
 	}
 	var wg sync.WaitGroup
 	for _, n := range q.nodes {
@@ -98,6 +118,16 @@ func newTestQuorum(t *testing.T, size int) *testQuorum {
 func (q *testQuorum) start(n *quorumNode) {
 	cfg := testConfig(n.dir)
 	cfg.NodeID, cfg.Voters, cfg.ElectionTimeout = n.id, q.voters, 300*time.Millisecond
+	if q.dynamic {
+		cfg.Voters, cfg.InitialVoters = nil, q.voters
+		for _, v := range q.voters {
+			cfg.BootstrapServers = append(cfg.BootstrapServers, v.Addr)
+		}
+		if !slices.ContainsFunc(q.voters, func(v Voter) bool { return v.ID == n.id }) {
+			// A controller outside the initial voters, joining.
+			cfg.Joining, cfg.RaftAddr = true, n.ln.Addr().String()
+		}
+	}
 	cfg.SessionTimeout = q.session
 	c, err := newController(cfg)
 	if err != nil {

@@ -115,7 +115,7 @@ func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if c.stream != nil {
 		return guardHeartbeats(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 			Stream: c.stream, MaxPool: tcpMaxPool, Timeout: tcpTimeout, Logger: logger,
-		})), nil
+		}), c.clock.Now), nil
 	}
 	if c.cfg.ControllerAddr == "" {
 		_, t := raft.NewInmemTransport(raft.ServerAddress("samsa-controller-" + nodeResource(c.cfg.NodeID)))
@@ -125,7 +125,7 @@ func (c *Controller) newTransport(logger hclog.Logger) (raft.Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller: listen on %s: %w", c.cfg.ControllerAddr, err)
 	}
-	return guardHeartbeats(t), nil
+	return guardHeartbeats(t, c.clock.Now), nil
 }
 
 func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
@@ -142,6 +142,11 @@ func (c *Controller) raftConfig(logger hclog.Logger) *raft.Config {
 		conf.ElectionTimeout = c.cfg.ElectionTimeout
 		conf.LeaderLeaseTimeout = min(leaderLeaseTimeout, c.cfg.ElectionTimeout)
 	}
+	// A voter that RemoveVoter takes out of the quorum keeps running: a
+	// removed leader steps down and the others elect one, as Kafka's
+	// removed voter resigns; the node is then outside the configuration
+	// and stands for no election.
+	conf.ShutdownOnRemove = false
 	// Metrics go through go-metrics' global sink, which is a no-op unless
 	// someone installs one; the legacy per-peer names would only duplicate.
 	conf.NoLegacyTelemetry = true
@@ -165,7 +170,7 @@ func (cfg Config) votersToBootstrap() []Voter {
 // address for Raft to reach it as a non-voter.
 func notAVoter(cfg Config) error {
 	if len(cfg.Voters) == 0 {
-		return fmt.Errorf("controller: node %d is not among the initial voters, and joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet", cfg.NodeID)
+		return fmt.Errorf("controller: node %d is not among the initial voters and has no Raft address to wait at for AddRaftVoter", cfg.NodeID)
 	}
 	return fmt.Errorf("controller: node %d is not among controller.quorum.voters and has no address for Raft to reach it", cfg.NodeID)
 }

@@ -16,7 +16,7 @@ func TestHeartbeatGuardWaitsForHeartbeatsInFlightAndDropsLaterOnes(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := guardHeartbeats(tcp)
+	g := guardHeartbeats(tcp, time.Now)
 	var handled atomic.Int32
 	entered, release := make(chan struct{}, 2), make(chan struct{})
 	g.SetHeartbeatHandler(func(rpc raft.RPC) {

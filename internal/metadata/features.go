@@ -27,7 +27,8 @@ func (r FeatureRange) String() string {
 }
 
 // Feature names Kafka 4 defines that Samsa does not implement: kraft.version
-// 1 is KIP-853's dynamic quorum (Samsa's voter set does not change online),
+// 1 is KIP-853's voter set kept in the log (Samsa's dynamic quorum is
+// Raft's own configuration instead, docs/DESIGN-controller.md),
 // eligible.leader.replicas.version KIP-966, share.version KIP-932's share
 // groups, streams.version KIP-1071's streams groups. Samsa does not
 // advertise them, so each stays at level 0.

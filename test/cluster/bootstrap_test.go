@@ -100,11 +100,11 @@ func TestBootstrapServersCombined(t *testing.T) {
 }
 
 // TestBootstrapServersRefused runs the two nodes a bootstrap-servers
-// quorum cannot take yet, as real processes: a broker whose bootstrap
+// quorum cannot take, as real processes: a broker whose bootstrap
 // servers lead nowhere logs what it waits for while it retries and gives
 // up after initial.broker.registration.timeout.ms, naming them; a
-// controller formatted with --no-initial-controllers refuses to start,
-// since joining the quorum as a new voter (AddRaftVoter) is not built.
+// combined node formatted with --no-initial-controllers refuses to start,
+// since only a controller-only node joins the quorum through AddRaftVoter.
 func TestBootstrapServersRefused(t *testing.T) {
 	dead := freeLoopbackPort(t)
 	id, err := exec.Command(binary, "storage", "random-uuid").Output()
@@ -124,12 +124,13 @@ func TestBootstrapServersRefused(t *testing.T) {
 			nil,
 			[]string{`msg="waiting for the active controller"`, `asking="controller.quorum.bootstrap.servers 127.0.0.1:` + strconv.Itoa(dead) + `"`,
 				"no active controller answered (asked controller.quorum.bootstrap.servers 127.0.0.1:" + strconv.Itoa(dead)}},
-		{"controller formatted with --no-initial-controllers",
-			"process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t)) + "\n" +
-				"controller.listener.names=CONTROLLER\nlistener.security.protocol.map=CONTROLLER:PLAINTEXT\n" +
+		{"combined node formatted with --no-initial-controllers",
+			"process.roles=broker,controller\nnode.id=1\nlisteners=PLAINTEXT://127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t)) +
+				",CONTROLLER://127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t)) + "\n" +
+				"controller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n" +
 				"controller.quorum.bootstrap.servers=127.0.0.1:" + strconv.Itoa(dead) + "\n",
 			[]string{"--no-initial-controllers"},
-			[]string{"joining the quorum as a new voter (AddRaftVoter, KIP-853) is not built yet"}},
+			[]string{"joins the quorum through AddRaftVoter, which Samsa supports for a controller-only node"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
