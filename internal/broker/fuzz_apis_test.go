@@ -69,6 +69,8 @@ func FuzzDescribeUserSCRAMCredentials(f *testing.F) { fuzzAPI(f, kmsg.DescribeUs
 func FuzzAlterUserSCRAMCredentials(f *testing.F)    { fuzzAPI(f, kmsg.AlterUserSCRAMCredentials) }
 func FuzzDescribeQuorum(f *testing.F)               { fuzzAPI(f, kmsg.DescribeQuorum) }
 func FuzzUpdateFeatures(f *testing.F)               { fuzzAPI(f, kmsg.UpdateFeatures) }
+func FuzzAddRaftVoter(f *testing.F)                 { fuzzAPI(f, kmsg.AddRaftVoter) }
+func FuzzRemoveRaftVoter(f *testing.F)              { fuzzAPI(f, kmsg.RemoveRaftVoter) }
 func FuzzEnvelope(f *testing.F)                     { fuzzAPI(f, kmsg.Envelope) }
 func FuzzAlterPartition(f *testing.F)               { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)              { fuzzAPI(f, kmsg.DescribeCluster) }

@@ -255,6 +255,13 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 	case *kmsg.DescribeQuorumRequest:
 		r.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata",
 			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+	case *kmsg.AddRaftVoterRequest:
+		// The harness's quorum is static: refused (UNSUPPORTED_VERSION)
+		// after the request is read, so its voters stay as they are.
+		r.VoterID, r.VoterDirectoryID, r.TimeoutMillis = 2, [16]byte{2}, 1000
+		r.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+	case *kmsg.RemoveRaftVoterRequest:
+		r.VoterID, r.VoterDirectoryID = 2, [16]byte{2}
 	case *kmsg.UpdateFeaturesRequest:
 		// Dry runs, so the harness's levels stay as they are: one at the
 		// level it has, one refused.
