@@ -10,8 +10,9 @@ package broker
 // INVALID_UPDATE_VERSION and Kafka's message. A level must be one every
 // node supports: this version supports metadata.version 7-25 (3.3-IV3 to
 // 4.0-IV3), transaction.version 0-2 and group.version 0-1, and refuses any
-// other feature above 0 (kraft.version, eligible.leader.replicas.version,
-// share.version and streams.version are Kafka's, not implemented here);
+// other feature above 0: Samsa has no eligible leader replicas, share and
+// streams groups are issue 21's, and kraft.version stays 0 for the reasons
+// DESIGN-controller.md gives ("Dynamic quorum");
 // every registered broker must support it too (BrokerRegistration carries
 // the ranges). A lower level needs a downgrade type; metadata.version may
 // only go down where no level in between changed the metadata records,

@@ -20,7 +20,7 @@ import (
 // before and after of each broker; a broker that does not exist is
 // refused. Without --dry-run the moves are made: broker 1 ends with no
 // replica and the topic keeps every record.
-func TestClusterRebalanceDryRun(t *testing.T) {
+func TestClusterRebalance(t *testing.T) {
 	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
