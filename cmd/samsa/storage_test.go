@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -111,15 +111,15 @@ func TestStorageFormat(t *testing.T) {
 	}
 }
 
-// freePort is a loopback port nothing listens on (for a moment).
+// freePort is a loopback port nothing listens on (for a moment), outside
+// the kernel's ephemeral range (internal/freeport).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.One()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // A node configured with a quorum refuses to serve on unformatted

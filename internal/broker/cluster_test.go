@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -101,21 +100,9 @@ func startTestCluster(c *testCluster) *testCluster {
 func layoutTestCluster(t *testing.T, size int, extra map[string]string) *testCluster {
 	c := &testCluster{t: t, extra: extra, baseDir: t.TempDir()}
 	var voters []string
-	// The ports are held until all are picked: a port let go may be the
-	// kernel's next pick, and two voters on one address cannot bootstrap.
-	var held []net.Listener
-	ports := make([]string, size)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, ln)
-		ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range held {
-		ln.Close()
-	}
+	// Outside the kernel's ephemeral range: a port it hands out for :0 may
+	// be the local end of another test's connection by the time a node binds.
+	ports := freePorts(t, size)
 	for i := range size {
 		n := &clusterNode{id: int32(i + 1), ctrlPort: ports[i], dir: fmt.Sprintf("%s/node%d", c.baseDir, i+1)}
 		c.nodes = append(c.nodes, n)

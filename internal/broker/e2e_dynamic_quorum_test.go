@@ -19,6 +19,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/controller"
+	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/metaprops"
 )
@@ -36,19 +37,17 @@ type dynamicCluster struct {
 	joiners map[int32]*clusterNode
 }
 
+// freePorts are n distinct loopback ports nothing listens on, outside the
+// kernel's ephemeral range (internal/freeport).
 func freePorts(t *testing.T, n int) []string {
-	var held []net.Listener
-	var ports []string
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, ln)
-		ports = append(ports, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	t.Helper()
+	picked, err := freeport.Pick(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ln := range held {
-		ln.Close()
+	ports := make([]string, n)
+	for i, p := range picked {
+		ports[i] = strconv.Itoa(p)
 	}
 	return ports
 }

@@ -26,19 +26,30 @@ func (c *testCluster) reassigning(ctx context.Context, adm *kadm.Client, topic s
 	for p := range partitions {
 		set.Add(topic, p)
 	}
-	listed, err := adm.ListPartitionReassignments(ctx, set)
-	if err != nil {
-		c.t.Fatalf("ListPartitionReassignments: %v", err)
+	// The two lists are two requests: a move may end between them, so they
+	// must agree only when the named list, asked again, has not changed.
+	for attempt := 0; ; attempt++ {
+		listed, err := adm.ListPartitionReassignments(ctx, set)
+		if err != nil {
+			c.t.Fatalf("ListPartitionReassignments: %v", err)
+		}
+		all := kmsg.NewPtrListPartitionReassignmentsRequest()
+		resp, err := all.RequestWith(ctx, c.liveClient())
+		if err != nil || resp.ErrorCode != 0 {
+			c.t.Fatalf("ListPartitionReassignments of all: %v %d", err, resp.ErrorCode)
+		}
+		n := len(listed.Sorted())
+		if (n == 0) == (len(resp.Topics) == 0) {
+			return listed.Sorted()
+		}
+		again, err := adm.ListPartitionReassignments(ctx, set)
+		if err != nil {
+			c.t.Fatalf("ListPartitionReassignments: %v", err)
+		}
+		if len(again.Sorted()) == n && attempt >= 3 {
+			c.t.Fatalf("the named list has %d partitions, the list of all %d topics", n, len(resp.Topics))
+		}
 	}
-	all := kmsg.NewPtrListPartitionReassignmentsRequest()
-	resp, err := all.RequestWith(ctx, c.liveClient())
-	if err != nil || resp.ErrorCode != 0 {
-		c.t.Fatalf("ListPartitionReassignments of all: %v %d", err, resp.ErrorCode)
-	}
-	if n := len(listed.Sorted()); (n == 0) != (len(resp.Topics) == 0) {
-		c.t.Fatalf("the named list has %d partitions, the list of all %d topics", n, len(resp.Topics))
-	}
-	return listed.Sorted()
 }
 
 // replicasOf are a partition's replicas as the active controller has them.

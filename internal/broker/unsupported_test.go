@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -98,16 +99,16 @@ func TestKafkaServerPropertiesStart(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback port nothing listens on, for configs that
-// must name their ports before the broker binds them.
+// freePort returns a loopback port nothing listens on, outside the
+// kernel's ephemeral range (internal/freeport), for configs that must name
+// their ports before the broker binds them.
 func freePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.One()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(p)
 }
 
 // wantNotSupported checks an alter or create answer: INVALID_CONFIG with a

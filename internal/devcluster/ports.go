@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/samsa-io/samsa/internal/freeport"
 )
 
 // ControllerPortOffset separates the controller listeners from the Kafka
@@ -72,25 +74,13 @@ func checkFree(port int, what string) error {
 	return ln.Close()
 }
 
-// freePorts asks the kernel for n distinct free loopback ports. All are
-// held until all are chosen, so none repeats; they are free again once
-// returned, and another process may take one before a node binds it
-// (ErrPortInUse).
+// freePorts picks n distinct free loopback ports outside the kernel's
+// ephemeral range (internal/freeport). They are free again once returned,
+// and another process may take one before a node binds it (ErrPortInUse).
 func freePorts(n int) ([]int, error) {
-	var held []net.Listener
-	defer func() {
-		for _, ln := range held {
-			ln.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("devcluster: pick a free port: %w", err)
-		}
-		held = append(held, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Pick(n)
+	if err != nil {
+		return nil, fmt.Errorf("devcluster: pick free ports: %w", err)
 	}
 	return ports, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/freeport"
 )
 
 // brokerKind knows how to lay out a fresh data directory for one broker and
@@ -78,13 +79,11 @@ func newBroker(kind brokerKind, dir string) (*broker, error) {
 		return nil, err
 	}
 	b := &broker{kind: kind, dir: dir}
-	var err error
-	if b.port, err = freePort(); err != nil {
+	ports, err := freePorts(2)
+	if err != nil {
 		return nil, err
 	}
-	if b.ctrlPort, err = freePort(); err != nil {
-		return nil, err
-	}
+	b.port, b.ctrlPort = ports[0], ports[1]
 	if err := kind.prepare(b); err != nil {
 		return nil, fmt.Errorf("%s: prepare %s: %w", kind.name(), dir, err)
 	}
@@ -154,36 +153,10 @@ func (b *broker) logTail() string {
 	return strings.Join(lines[max(0, len(lines)-15):], "\n")
 }
 
-// freePorts picks n distinct free loopback ports, holding each until all
-// are picked so that none repeats. They are free again on return: another
-// process may take one before a broker binds it.
-func freePorts(n int) ([]int, error) {
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		held = append(held, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePorts picks n distinct free loopback ports outside the kernel's
+// ephemeral range (internal/freeport). They are free again on return:
+// another process may take one before a broker binds it.
+func freePorts(n int) ([]int, error) { return freeport.Pick(n) }
 
 // samsaKind runs bin/samsa serve: by default acks once a write is in the
 // page cache ("samsa"), with durable after a group-committed fsync

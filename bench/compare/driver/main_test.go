@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/freeport"
 )
 
 func TestRoundOrder(t *testing.T) {
@@ -123,7 +125,7 @@ func TestKafkaWaitReadyNodeExits(t *testing.T) {
 		{"echo 'java.net.BindException: Address already in use'; exit 1", true},
 		{"echo 'something else'; exit 1", false},
 	} {
-		port, err := freePort()
+		port, err := freeport.One()
 		if err != nil {
 			t.Fatal(err)
 		}
