@@ -157,6 +157,7 @@ func (b *Broker) removeMovedPartitions(old, ts *topicState) error {
 			continue
 		}
 		b.fetchers.stop(p.TP)
+		p.Stop() // its acks=all waiters learn it leads no more
 		b.log.Info("deleting a partition reassigned away from this broker", "partition", p.TP.String())
 		if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
 			err = derr
@@ -174,6 +175,7 @@ func (b *Broker) removeTopic(t *metadata.TopicImage) error {
 	for _, p := range ts.partitions {
 		if p != nil {
 			b.fetchers.stop(p.TP)
+			p.Stop()
 			if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
 				err = derr
 			}

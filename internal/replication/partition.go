@@ -188,6 +188,23 @@ func (p *Partition) Apply(st State, now time.Time) Transition {
 	return LeaderChanged
 }
 
+// Stop ends this replica's role for good: the metadata no longer places it
+// on this broker (a reassignment moved it away, or its topic was deleted),
+// so no later state will say it lost its leadership. It leads no more:
+// every acks=all produce waiting on it is answered NOT_LEADER_OR_FOLLOWER
+// at once, as Kafka's broker completes its delayed produces when it stops
+// a replica, and the client finds the new leader. Without this a waiter
+// would wait out the produce timeout while its producer's pipeline to the
+// partition stands still. Appends are refused from now on.
+func (p *Partition) Stop() {
+	p.roleMu.Lock()
+	defer p.roleMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.leaderState, p.mu.leaderHW, p.mu.leader = nil, -1, NoLeader
+	p.notifyLocked()
+}
+
 // updateLocked applies a state of the current leadership: a newer
 // partition epoch carries the committed ISR and replicas.
 func (p *Partition) updateLocked(st State) {

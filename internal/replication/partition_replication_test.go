@@ -290,6 +290,25 @@ func TestWaitCommittedLosesTheLeadership(t *testing.T) {
 	}
 }
 
+// A leader moved off this broker by a reassignment is stopped, not told of
+// a new leader: its acks=all waiters must still be answered at once.
+func TestWaitCommittedStoppedReplica(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2}, false)
+	c.elect(1, []int32{1, 2})
+	_, last := mustProduce(t, c, 1, 1)
+	done := waitResult(c.parts[1], context.Background(), last, 1)
+	w := NewWaiter([]*Partition{c.parts[1]})
+	defer w.Done()
+	c.parts[1].Stop()
+	wantWoken(t, w, "stopping the replica")
+	if err := receive(t, done); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("WaitCommitted on a stopped replica: %v", err)
+	}
+	if _, err := c.parts[1].Append(nil); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("append on a stopped replica: %v", err)
+	}
+}
+
 func TestWaitCommittedISRBelowMinimum(t *testing.T) {
 	c := newTestCluster(t, []int32{1, 2, 3}, false)
 	c.elect(1, []int32{1, 2, 3})
