@@ -399,6 +399,18 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 			if code == 0 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
 				code = r.Topics[0].Partitions[0].ErrorCode
 			}
+			if code == kerr.NewLeaderElected.Code {
+				// Committed, and the reassignment it completed took this
+				// broker's leadership: the proposal stays in flight until
+				// the metadata says so (Kafka's broker does the same).
+				// Dropping it would count the high watermark over the old
+				// ISR again, without the replica just added, which leads
+				// now and no longer fetches here; followers that have not
+				// yet learned of the new leader would then let this broker
+				// acknowledge writes the new leader never gets.
+				b.log.Debug("ISR proposal committed with a new leader; waiting for the metadata", "partition", p.TP, "isr", isr)
+				return
+			}
 			b.log.Debug("ISR proposal refused", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
 			b.metrics.rt.isrUpdateFailures.Add(1)
 			p.AlterPartitionFailed(leaderEpoch)

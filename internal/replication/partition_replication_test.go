@@ -179,6 +179,32 @@ func TestLaggingFollowerLeavesAndRejoinsTheISR(t *testing.T) {
 	}
 }
 
+// An expansion in flight counts its new member for the high watermark
+// until an answer or the metadata ends it. A reassignment completed by the
+// expansion (NEW_LEADER_ELECTED) leaves it in flight on the old leader
+// (internal/broker's proposeISR): the new member leads now and fetches no
+// more, so followers that still fetch from the old leader cannot let it
+// acknowledge what the new leader never got.
+func TestExpansionInFlightHoldsTheHighWatermark(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2, 3}, false)
+	c.elect(1, []int32{1, 2})
+	mustProduce(t, c, 1, 2)
+	c.catchUp(2)
+	c.catchUp(3) // replica 3 joins: proposed, not yet answered
+	props := c.takeProposals()
+	if len(props) != 1 || !slices.Equal(props[0].isr, []int32{1, 2, 3}) {
+		t.Fatalf("proposals once 3 caught up: %v", props)
+	}
+	// Replica 3 stops fetching (it leads elsewhere now); 2 keeps fetching.
+	mustProduce(t, c, 1, 3)
+	c.catchUp(2)
+	wantHW(t, c, map[int32]int64{1: 2})
+	// Dropping the proposal, as a refusal does, counts the old ISR again.
+	c.parts[1].AlterPartitionFailed(props[0].leaderEpoch)
+	c.catchUp(2)
+	wantHW(t, c, map[int32]int64{1: 5})
+}
+
 func TestRefusedProposalIsMadeAgain(t *testing.T) {
 	c := newTestCluster(t, []int32{1, 2}, false)
 	c.elect(1, []int32{1, 2})

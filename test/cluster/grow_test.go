@@ -1,0 +1,423 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	byteorder "encoding/binary"
+	"flag"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/internal/history"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var (
+	growBulkMB   = flag.Int("grow.bulk-mb", 24, "MiB written to the bulk topic before TestGrowRebalanceDecommission moves it")
+	growSteady   = flag.Duration("grow.steady", 5*time.Second, "how long TestGrowRebalanceDecommission measures the steady acks=all rate")
+	growHistory  = flag.String("grow.history", "", "keep TestGrowRebalanceDecommission's history in this file")
+	growMinShare = flag.Float64("grow.min-share", 0.3, "the least share of the steady acks=all rate the load must keep while partitions move")
+)
+
+const (
+	growTopic      = "grow"
+	growPartitions = 3
+	growBulkTopic  = "grow-bulk"
+	growBulkParts  = 6
+	growBulkRecord = 16 << 10
+)
+
+// growRoles: nodes 1-3 are combined (the quorum), node 4 a broker that
+// joins later.
+func growRoles(id int32) string {
+	if id <= 3 {
+		return "broker,controller"
+	}
+	return "broker"
+}
+
+// TestGrowRebalanceDecommission is issue 15's cluster operation end to end,
+// with processes and the samsa CLI as an operator runs it: three brokers
+// take acks=all load (two idempotent producers and a read_committed
+// consumer, every outcome in a history) over a small topic and hold a
+// bulk topic of incompressible data; a fourth broker starts and gets
+// nothing until `samsa cluster rebalance` moves replicas onto it; then
+// `samsa cluster rebalance --drain 1` empties broker 1, which is stopped.
+// Afterwards the history checker finds no acknowledged record lost and
+// none duplicated, the bulk topic reads back whole, every replica's log
+// holds the same batches, and the test logs the acks=all rate during each
+// phase as a share of the steady rate (failing below -grow.min-share) and
+// the rate at which broker 4 took in data. `make grow-soak` runs it with
+// more data.
+func TestGrowRebalanceDecommission(t *testing.T) {
+	c := startGrowCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	createTopic(t, c, growTopic, growPartitions, 3, 2)
+	createTopic(t, c, growBulkTopic, growBulkParts, 3, 2)
+	bulk := writeBulk(t, c, *growBulkMB<<20)
+
+	histPath := *growHistory
+	if histPath == "" {
+		histPath = filepath.Join(t.TempDir(), "history.jsonl")
+	}
+	w, err := history.Create(histPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := startLoad(t, c, w, growTopic, growPartitions)
+	time.Sleep(time.Second) // the producers' connections and first batches
+	steadyFrom := time.Now()
+	time.Sleep(*growSteady)
+	steady := load.rate(steadyFrom, time.Now())
+	t.Logf("steady: %.0f acks=all records/s over %v", steady, *growSteady)
+
+	// A new broker registers and is given nothing.
+	if err := c.Node(4).Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, c)
+	if n := replicasOn(t, c, 4); n != 0 {
+		t.Fatalf("the new broker holds %d replicas before any rebalance", n)
+	}
+
+	sampler := sampleBytes(ctx, c, 4)
+	growFrom := time.Now()
+	rounds := rebalanceUntilDone(t, c)
+	growTo := settle(growFrom)
+	samples := sampler.stop()
+	t.Logf("grow: %d rebalance runs, window %v; acks=all rate %.0f/s, %.0f%% of steady; broker 4 took in data at %s",
+		rounds, growTo.Sub(growFrom).Round(time.Millisecond), load.rate(growFrom, growTo),
+		100*load.rate(growFrom, growTo)/steady, intakeRate(samples))
+	if n := replicasOn(t, c, 4); n == 0 {
+		t.Fatal("the rebalance moved nothing onto the new broker")
+	}
+	t.Logf("grow: longest gap between acknowledgements per partition: %s", load.longestGap(growFrom, growTo))
+	checkShare(t, "growing", load.rate(growFrom, growTo), steady)
+
+	// Decommission one of the original brokers.
+	drainFrom := time.Now()
+	rounds = rebalanceUntilDone(t, c, "--drain", "1")
+	drainTo := settle(drainFrom)
+	t.Logf("drain of broker 1: %d rebalance runs, window %v; acks=all rate %.0f/s, %.0f%% of steady",
+		rounds, drainTo.Sub(drainFrom).Round(time.Millisecond), load.rate(drainFrom, drainTo), 100*load.rate(drainFrom, drainTo)/steady)
+	if n := replicasOn(t, c, 1); n != 0 {
+		t.Fatalf("broker 1 still holds %d replicas after its drain", n)
+	}
+	t.Logf("drain: longest gap between acknowledgements per partition: %s", load.longestGap(drainFrom, drainTo))
+	checkShare(t, "draining", load.rate(drainFrom, drainTo), steady)
+	if err := c.Node(1).Stop(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the load runs on without broker 1
+
+	load.stopProducers(t)
+	for _, topic := range []string{growTopic, growBulkTopic} {
+		if err := waitFullISR(ctx, c, topic, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ends := endOffsets(t, c, growTopic)
+	load.drainConsumer(t, ends)
+	finalRead(t, c, w, growTopic, ends)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	load.report(t)
+	checkHistory(t, histPath)
+	bulk.check(t, c)
+
+	replicas := replicaNodes(t, c, growTopic)
+	bulkReplicas := replicaNodes(t, c, growBulkTopic)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertReplicasIdentical(t, c, growTopic, replicas)
+	assertReplicasIdentical(t, c, growBulkTopic, bulkReplicas)
+}
+
+// startGrowCluster lays out four nodes and starts the first three.
+func startGrowCluster(t *testing.T) *devcluster.Cluster {
+	t.Helper()
+	cfg := devcluster.Config{Binary: binary, Dir: t.TempDir(), Nodes: 4, Roles: growRoles, StopTimeout: 30 * time.Second}
+	c, err := devcluster.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node logs:\n%s", c.LogTails(60))
+		}
+		if err := c.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	for id := int32(1); id <= 3; id++ {
+		if err := c.Node(id).Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReady(t, c)
+	return c
+}
+
+// rebalanceUntilDone runs samsa cluster rebalance (which waits for its
+// moves) until a plan has no moves; it returns how many runs moved
+// something.
+func rebalanceUntilDone(t *testing.T, c *devcluster.Cluster, args ...string) int {
+	t.Helper()
+	for run := 0; run < 20; run++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		cmd := exec.CommandContext(ctx, binary, append([]string{"cluster", "rebalance", "--bootstrap-server", strings.Join(runningAddrs(c), ",")}, args...)...)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("samsa cluster rebalance %v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), "\nno moves\n") {
+			return run
+		}
+		t.Logf("rebalance %v, run %d:\n%s", args, run+1, out)
+	}
+	t.Fatalf("samsa cluster rebalance %v still moves after 20 runs", args)
+	return 0
+}
+
+// minPhase is the shortest window a phase's rate is measured over: a
+// phase of small moves ends within a second, where one leader change's
+// retry back-off (franz-go's, some 250-500 ms) would stand for the whole
+// phase.
+const minPhase = 3 * time.Second
+
+// settle waits until at least minPhase has passed since from and returns
+// the end of the phase's window.
+func settle(from time.Time) time.Time {
+	time.Sleep(time.Until(from.Add(minPhase)))
+	return time.Now()
+}
+
+// replicasOn counts the replicas broker id holds, as the metadata says.
+func replicasOn(t *testing.T, c *devcluster.Cluster, id int32) int {
+	t.Helper()
+	n := 0
+	for _, topic := range []string{growTopic, growBulkTopic} {
+		for _, rs := range replicaNodes(t, c, topic) {
+			if slices.Contains(rs, id) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkShare fails when the rate during a phase falls below the stated
+// share of the steady rate.
+func checkShare(t *testing.T, phase string, rate, steady float64) {
+	t.Helper()
+	if steady > 0 && rate < *growMinShare*steady {
+		t.Errorf("while %s the acks=all rate was %.0f/s, %.0f%% of the steady %.0f/s, below the %.0f%% stated", phase, rate, 100*rate/steady, steady, 100**growMinShare)
+	}
+}
+
+// rate is the acknowledgements per second learned in [from, to).
+func (l *load) rate(from, to time.Time) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, acks := range l.mu.acks {
+		for _, a := range acks {
+			if !a.Before(from) && a.Before(to) {
+				n++
+			}
+		}
+	}
+	return float64(n) / to.Sub(from).Seconds()
+}
+
+// longestGap is, per partition, the longest time in [from, to] without an
+// acknowledgement, as text.
+func (l *load) longestGap(from, to time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	for p := range l.partitions {
+		last, gap := from, time.Duration(0)
+		for _, a := range l.mu.acks[p] {
+			if a.Before(from) || a.After(to) {
+				continue
+			}
+			gap = max(gap, a.Sub(last))
+			last = a
+		}
+		gap = max(gap, to.Sub(last))
+		parts = append(parts, fmt.Sprintf("%d: %v", p, gap.Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// bulkData is what the bulk writer had acknowledged: per partition, the
+// sequence numbers in the order of their offsets.
+type bulkData struct {
+	acked map[int32][]uint64
+}
+
+// writeBulk fills the bulk topic with about size bytes of incompressible
+// records, acks=all, each starting with its sequence number.
+func writeBulk(t *testing.T, c *devcluster.Cluster, size int) *bulkData {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.DefaultProduceTopic(growBulkTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	b := &bulkData{acked: map[int32][]uint64{}}
+	var mu sync.Mutex
+	var failed error
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for seq := range uint64(size / growBulkRecord) {
+		v := make([]byte, growBulkRecord)
+		rand.Read(v[8:])
+		byteorder.BigEndian.PutUint64(v, seq)
+		p := int32(seq % growBulkParts)
+		cl.Produce(ctx, &kgo.Record{Partition: p, Value: v}, func(r *kgo.Record, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = err
+				return
+			}
+			b.acked[p] = append(b.acked[p], seq)
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if failed != nil {
+		t.Fatalf("bulk write: %v", failed)
+	}
+	return b
+}
+
+// check reads the bulk topic back and demands exactly what was
+// acknowledged, in order, in each partition.
+func (b *bulkData) check(t *testing.T, c *devcluster.Cluster) {
+	t.Helper()
+	offsets := map[int32]kgo.Offset{}
+	for p := range int32(growBulkParts) {
+		offsets[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(runningAddrs(c)...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{growBulkTopic: offsets}),
+		kgo.FetchMaxBytes(8<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got := map[int32][]uint64{}
+	want := 0
+	for _, seqs := range b.acked {
+		want += len(seqs)
+	}
+	for n := 0; n < want; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("bulk read: %d of %d records: %v", n, want, ctx.Err())
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], byteorder.BigEndian.Uint64(r.Value))
+			n++
+		})
+	}
+	for p, seqs := range b.acked {
+		if !slices.Equal(got[p], seqs) {
+			t.Errorf("%s-%d read back %d records, %d acknowledged, or in another order", growBulkTopic, p, len(got[p]), len(seqs))
+		}
+	}
+}
+
+// byteSample is the bytes a broker held at a moment.
+type byteSample struct {
+	at    time.Time
+	bytes int64
+}
+
+type sampler struct {
+	stopc chan struct{}
+	done  chan []byteSample
+}
+
+// sampleBytes asks broker id for the size of its replicas (DescribeLogDirs)
+// every 250 ms until stop.
+func sampleBytes(ctx context.Context, c *devcluster.Cluster, id int32) *sampler {
+	s := &sampler{stopc: make(chan struct{}), done: make(chan []byteSample, 1)}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Node(id).Addr()))
+	if err != nil {
+		s.done <- nil
+		return s
+	}
+	adm := kadm.NewClient(cl)
+	go func() { // stopped by stop, which waits for its samples
+		defer cl.Close()
+		var out []byteSample
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stopc:
+				s.done <- out
+				return
+			case <-ctx.Done():
+				s.done <- out
+				return
+			case <-tick.C:
+			}
+			dirs, err := adm.DescribeBrokerLogDirs(ctx, id, nil)
+			if err != nil {
+				continue
+			}
+			var total int64
+			dirs.Each(func(d kadm.DescribedLogDir) {
+				d.Topics.Each(func(p kadm.DescribedLogDirPartition) { total += p.Size })
+			})
+			out = append(out, byteSample{at: time.Now(), bytes: total})
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() []byteSample {
+	close(s.stopc)
+	return <-s.done
+}
+
+// intakeRate is the rate at which the samples grew from the first growth
+// to the last, as text.
+func intakeRate(ss []byteSample) string {
+	first, last := -1, -1
+	for i := 1; i < len(ss); i++ {
+		if ss[i].bytes > ss[i-1].bytes {
+			if first < 0 {
+				first = i - 1
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return "no growth seen"
+	}
+	d := ss[last].at.Sub(ss[first].at).Seconds()
+	mb := float64(ss[last].bytes-ss[first].bytes) / (1 << 20)
+	return strconv.FormatFloat(mb/d, 'f', 1, 64) + fmt.Sprintf(" MiB/s (%.1f MiB in %.1f s)", mb, d)
+}
