@@ -98,14 +98,29 @@ func (b *Broker) alterPartitionReassignments(req *kmsg.AlterPartitionAssignments
 	return resp
 }
 
-// alterReassignmentsFailed is Kafka's error response: the top-level error
-// and no topics.
+// alterReassignmentsFailed is Kafka's error response
+// (AlterPartitionReassignmentsRequest.getErrorResponse): the top-level
+// error, and the same error for every partition asked about. The Java
+// Admin reads the partitions and, finding none, fails with "too less
+// results" instead of the error.
 func alterReassignmentsFailed(req *kmsg.AlterPartitionAssignmentsRequest, err *kerr.Error, msg string) *kmsg.AlterPartitionAssignmentsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 	resp.AllowReplicationFactorChange = req.Version < 1 || req.AllowReplicationFactorChange
 	resp.ErrorCode = err.Code
+	var message *string
 	if msg != "" {
-		resp.ErrorMessage = kmsg.StringPtr(msg)
+		message = kmsg.StringPtr(msg)
+	}
+	resp.ErrorMessage = message
+	for _, t := range req.Topics {
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, err.Code, message
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

@@ -175,6 +175,8 @@ var javaProbes = map[string]javaProbe{
 	"DescribeConfigs/broker logger":          jp("describe-configs", "broker-logger", "1"),
 	"IncrementalAlterConfigs/broker logger":  jp("alter-logger", "1"),
 	"UpdateFeatures":                         jp("update-features"),
+	"AlterPartitionAssignments":              {name: "alter-reassignments", args: []string{"mx-reassign"}, ok: []int16{kerr.NoReassignmentInProgress.Code}},
+	"ListPartitionReassignments":             jp("list-reassignments"),
 
 	"CreateDelegationToken/for another owner":       jp("create-token", "mx-token-for"),
 	"DescribeDelegationToken/token DESCRIBE":        jp("describe-tokens", tokenIDOf("User:mx-dt-by-id")),
@@ -211,8 +213,6 @@ var noClient = map[string]string{
 	"Envelope/handler":                   "sent between nodes only, on controller listeners",
 	"AllocateProducerIDs/handler":        "sent between nodes only, on controller listeners",
 	"AlterConfigs/client-metrics":        "the Java client no longer sends AlterConfigs, and librdkafka has no client metrics resource type",
-	"AlterPartitionAssignments":          "no Java probe written yet (Admin.alterPartitionReassignments would express it)",
-	"ListPartitionReassignments":         "no Java probe written yet (Admin.listPartitionReassignments would express it)",
 }
 
 // javaAgent is one probe process.

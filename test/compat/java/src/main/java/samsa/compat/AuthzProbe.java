@@ -31,6 +31,7 @@ import org.apache.kafka.clients.admin.CreateTopicsOptions;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.MemberToRemove;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -502,6 +503,14 @@ public final class AuthzProbe {
                 check(() -> admin.incrementalAlterConfigs(Map.of(resource("broker-logger", a.get(0)),
                         List.of(new AlterConfigOp(new ConfigEntry("root", "INFO"), AlterConfigOp.OpType.SET))),
                         new AlterConfigsOptions().validateOnly(true)).all().get(t, s));
+                return 0;
+            case "alter-reassignments":
+                // A cancel of partition 0's move, with none in progress.
+                check(() -> admin.alterPartitionReassignments(Map.of(new TopicPartition(a.get(0), 0),
+                        Optional.<NewPartitionReassignment>empty())).all().get(t, s));
+                return 0;
+            case "list-reassignments":
+                check(() -> admin.listPartitionReassignments().reassignments().get(t, s));
                 return 0;
             case "describe-log-dirs":
                 check(() -> admin.describeLogDirs(List.of(Integer.parseInt(a.get(0)))).allDescriptions().get(t, s));
