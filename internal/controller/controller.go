@@ -146,9 +146,9 @@ type Controller struct {
 	// time.
 	voterChange atomic.Bool
 	// bal is the automatic balancer (balancer.go).
-	bal *balancer
-	ready       chan error
-	readyOnce   sync.Once
+	bal       *balancer
+	ready     chan error
+	readyOnce sync.Once
 
 	// writeMu serialises writes from validation to commit. A write checks
 	// its request against the current image and the next write must see the
