@@ -133,6 +133,16 @@ func TestBalancerFillsANewBroker(t *testing.T) {
 	c := balancerFixture(t)
 	setCluster(t, c, "samsa.balancer.interval.ms", "100", "samsa.balancer.max.concurrent.moves", "2",
 		"samsa.balancer.replica.spread", "1", "samsa.balancer.enable", "true")
+	// Moves not caught up stay in progress: later rounds start no more.
+	waitRound(t, c, "")
+	for _, spread := range []string{"3", "2"} {
+		last := c.BalancerStatus().LastPlan
+		setCluster(t, c, "samsa.balancer.leader.spread", spread)
+		waitRound(t, c, last)
+		if n := reassigningCount(c.Image()); n != 2 {
+			t.Fatalf("%d partitions moving, max.concurrent.moves is 2", n)
+		}
+	}
 	img := runBalancer(t, c, 2, settled(c))
 	counts := replicaCounts(img)
 	if counts[4] < 2 || counts[4] > 4 {
@@ -150,6 +160,18 @@ func TestBalancerFillsANewBroker(t *testing.T) {
 	}
 	if len(st.Brokers) != 4 {
 		t.Errorf("status loads %+v", st.Brokers)
+	}
+}
+
+// waitRound waits for a round planned after the one at last.
+func waitRound(t *testing.T, c *Controller, last string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.BalancerStatus().LastPlan == last {
+		if time.Now().After(deadline) {
+			t.Fatal("no balancer round")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
