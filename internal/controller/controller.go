@@ -90,7 +90,8 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker config (server.properties). The controller
 	// reads num.partitions, default.replication.factor, delete.topic.enable,
-	// auto.leader.rebalance.enable and leader.imbalance.* from it and
+	// auto.leader.rebalance.enable, leader.imbalance.* and samsa.balancer.*
+	// (under their dynamic values) from it and
 	// resolves topic configs over it. The
 	// zero Values means Kafka's defaults.
 	Broker config.Values
