@@ -29,6 +29,13 @@ type part struct {
 	// needsFix: replicas on evacuating brokers or outside the rack spread,
 	// as planning starts; balance leaves such partitions to fix.
 	needsFix bool
+	// waitsForDown: a replica is on a broker that is down but not
+	// evacuating. A reassignment completes only once every replica it
+	// keeps is in sync, so a move that keeps that replica would wait for
+	// the broker's return, holding a place of MaxMoves: its replicas stay
+	// where they are until the broker returns or is evacuated. Leader
+	// moves (a reordering) complete at once and may still happen.
+	waitsForDown bool
 }
 
 // planner holds one planning pass: the state as the moves planned so far
@@ -128,8 +135,22 @@ func newPlanner(st ClusterState, opts Options) *planner {
 			}
 		}
 	}
+	waiting := map[model.NodeID]bool{}
+	waitingParts := 0
 	for _, p := range pl.parts {
 		p.needsFix = len(pl.evacuees(p)) > 0 || !pl.rackValid(p.Replicas)
+		for _, r := range p.Replicas {
+			if bi := pl.brokers[r]; !bi.Alive && bi.evacuate == "" && !bi.unregistered {
+				p.waitsForDown, waiting[r] = true, true
+			}
+		}
+		if p.waitsForDown && !p.locked {
+			waitingParts++
+		}
+	}
+	if waitingParts > 0 {
+		pl.note("%d partitions have a replica on a broker down for less than the down timeout (%v): their replicas move once it returns or is evacuated",
+			waitingParts, slices.Sorted(maps.Keys(waiting)))
 	}
 	slices.SortFunc(pl.parts, func(a, b *part) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition.Partition, b.Partition.Partition))
@@ -224,7 +245,7 @@ func (pl *planner) evacuees(p *part) []model.NodeID {
 func (pl *planner) evacuate() {
 	waiting := 0
 	for _, p := range pl.parts {
-		if p.locked || len(pl.evacuees(p)) == 0 {
+		if p.locked || p.waitsForDown || len(pl.evacuees(p)) == 0 {
 			continue
 		}
 		if pl.budget <= 0 {
@@ -243,7 +264,7 @@ func (pl *planner) evacuate() {
 func (pl *planner) repairRacks() {
 	waiting := 0
 	for _, p := range pl.parts {
-		if p.locked || pl.rackValid(p.Replicas) {
+		if p.locked || p.waitsForDown || pl.rackValid(p.Replicas) {
 			continue
 		}
 		if pl.budget <= 0 {
@@ -490,7 +511,7 @@ func (pl *planner) balanceReplicas() {
 
 // canMove says whether p's replica on from may move to to.
 func (pl *planner) canMove(p *part, from, to model.NodeID) bool {
-	if !slices.Contains(p.Replicas, from) || slices.Contains(p.Replicas, to) || !pl.movable(p) {
+	if !slices.Contains(p.Replicas, from) || slices.Contains(p.Replicas, to) || !pl.movable(p) || p.waitsForDown {
 		return false
 	}
 	target := replaced(p.Replicas, from, to)

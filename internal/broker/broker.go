@@ -521,6 +521,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		ElectionTimeout:  b.cfg.quorum.electionTimeout,
 		SessionTimeout:   millis(int64(b.cfg.Values.Int("broker.session.timeout.ms"))),
 		Broker:           b.cfg.Values,
+		ReplicaSizes:     b.replicaSizes,
 		Logger:           b.cfg.Logger,
 		Clock:            b.cfg.Clock,
 	}

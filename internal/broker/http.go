@@ -13,6 +13,7 @@ package broker
 //	              log, or a partition it leads in that metadata not open,
 //	              not yet led here, or (an internal topic's) not loaded by
 //	              its coordinator
+//	GET /v1/balancer  the automatic balancer's state as JSON (balancer.go)
 //
 // It is bound in New, so a port in use refuses the broker before it serves
 // anything, and it serves from the first moment of Start, so /readyz can
@@ -52,6 +53,7 @@ func (b *Broker) bindHTTP() error {
 		io.WriteString(w, "ok\n")
 	})
 	mux.HandleFunc("GET /readyz", b.serveReadyz)
+	mux.HandleFunc("GET /v1/balancer", b.serveBalancer)
 	srv := &http.Server{
 		Handler: mux,
 		// A scraper that connects and says nothing must not hold a

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/controller"
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/version"
@@ -290,6 +291,18 @@ var (
 		"Partitions in the cluster, as this controller's metadata sees them.", nil, nil)
 	descBrokers = prometheus.NewDesc("samsa_controller_brokers",
 		"Registered brokers, fenced or not (state), as this controller's metadata sees them.", []string{"state"}, nil)
+	descBalancerEnabled = prometheus.NewDesc("samsa_balancer_enabled",
+		"1 when samsa.balancer.enable is true, as this controller reads it.", nil, nil)
+	descBalancerState = prometheus.NewDesc("samsa_balancer_state",
+		"1 for the balancer's state (off, standby, balanced, moving, blocked), 0 for the others.", []string{"state"}, nil)
+	descBalancerInProgress = prometheus.NewDesc("samsa_balancer_moves_in_progress",
+		"Reassignments in progress (anyone's) as of the balancer's last round on this controller.", nil, nil)
+	descBalancerNotes = prometheus.NewDesc("samsa_balancer_plan_notes",
+		"Notes of the balancer's last plan: what it could not do, each with its reason (GET /v1/balancer lists them).", nil, nil)
+	descBalancerMoves = prometheus.NewDesc("samsa_balancer_moves_total",
+		"Replica moves of this controller's balancer since the process started, by outcome: started, completed, cancelled.", []string{"outcome"}, nil)
+	descBalancerElections = prometheus.NewDesc("samsa_balancer_leader_elections_total",
+		"Preferred-leader elections this controller's balancer made since the process started.", nil, nil)
 	descGroups = prometheus.NewDesc("samsa_groups",
 		"Groups this broker coordinates, per state and type (classic or consumer).", []string{"state", "type"}, nil)
 )
@@ -380,6 +393,30 @@ func (c *brokerCollector) collectController(ch chan<- prometheus.Metric) {
 	}
 	emitGauge(ch, descBrokers, float64(live), "active")
 	emitGauge(ch, descBrokers, float64(fenced), "fenced")
+	c.collectBalancer(ch)
+}
+
+// collectBalancer exports the balancer's state as this controller knows
+// it: complete on the active controller only, like the others here.
+func (c *brokerCollector) collectBalancer(ch chan<- prometheus.Metric) {
+	st := c.b.ctrl.BalancerStatus()
+	emitGauge(ch, descBalancerEnabled, boolGauge(st.Enabled))
+	for _, s := range []string{controller.BalancerOff, controller.BalancerStandby, controller.BalancerBalanced, controller.BalancerMoving, controller.BalancerBlocked} {
+		emitGauge(ch, descBalancerState, boolGauge(st.State == s), s)
+	}
+	emitGauge(ch, descBalancerInProgress, float64(len(st.InProgress)))
+	emitGauge(ch, descBalancerNotes, float64(len(st.Notes)))
+	emitCounter(ch, descBalancerMoves, float64(st.MovesStarted), "started")
+	emitCounter(ch, descBalancerMoves, float64(st.MovesCompleted), "completed")
+	emitCounter(ch, descBalancerMoves, float64(st.MovesCancelled), "cancelled")
+	emitCounter(ch, descBalancerElections, float64(st.LeaderElections))
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // collectGroups counts the groups this broker coordinates by state and

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/balance"
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 // clusterStatus is the JSON form of cluster status. Controller is the
@@ -28,6 +34,45 @@ type clusterStatus struct {
 	HighWatermark int64        `json:"high_watermark"`
 	QuorumError   string       `json:"quorum_error,omitempty"`
 	Nodes         []nodeStatus `json:"nodes"`
+	// Balancer is the active controller's balancer, read from GET
+	// /v1/balancer of the --http addresses; BalancerError says why it
+	// could not be (nil and "" without --http).
+	Balancer      *balancerStatus `json:"balancer,omitempty"`
+	BalancerError string          `json:"balancer_error,omitempty"`
+}
+
+// balancerStatus is what GET /v1/balancer answers (the controller's
+// BalancerStatus; the CLI is a client and keeps its own copy of the shape).
+type balancerStatus struct {
+	NodeID           int32                `json:"node_id"`
+	ControllerID     int32                `json:"controller_id"`
+	Active           bool                 `json:"active"`
+	Enabled          bool                 `json:"enabled"`
+	State            string               `json:"state"`
+	Throttle         int64                `json:"throttle_bytes_per_second"`
+	ThrottleEnforced bool                 `json:"throttle_enforced"`
+	LastPlan         string               `json:"last_plan"`
+	SizesNote        string               `json:"sizes_note,omitempty"`
+	InProgress       []balancerMove       `json:"in_progress"`
+	Moves            []balancerMove       `json:"moves"`
+	Notes            []string             `json:"notes"`
+	Brokers          []balance.BrokerLoad `json:"brokers"`
+	After            []balance.BrokerLoad `json:"after"`
+	MovesStarted     uint64               `json:"moves_started"`
+	MovesCompleted   uint64               `json:"moves_completed"`
+	MovesCancelled   uint64               `json:"moves_cancelled"`
+	LeaderElections  uint64               `json:"leader_elections"`
+}
+
+type balancerMove struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Kind      string  `json:"kind,omitempty"`
+	From      []int32 `json:"from,omitempty"`
+	To        []int32 `json:"to,omitempty"`
+	Adding    []int32 `json:"adding,omitempty"`
+	Removing  []int32 `json:"removing,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
 }
 
 // Node states: what DescribeCluster says of a node.
@@ -56,7 +101,10 @@ type nodeStatus struct {
 }
 
 func newClusterStatus(conn *connection) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		httpAddrs []string
+	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show every node: live or fenced, its rack, its part in the metadata quorum and how far behind it is",
@@ -97,6 +145,12 @@ are still shown.`,
 			}
 			dq, qerr := describeQuorum(ctx, cl)
 			st := buildClusterStatus(dc, dq, qerr, conn.clock.Now())
+			if len(httpAddrs) > 0 {
+				st.Balancer, err = readBalancer(ctx, httpAddrs)
+				if err != nil {
+					st.BalancerError = err.Error()
+				}
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(out, st)
@@ -105,7 +159,53 @@ are still shown.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of text")
+	cmd.Flags().StringSliceVar(&httpAddrs, "http", nil, "host:port of nodes' HTTP listeners (samsa.http.listener), to show the balancer's state")
 	return cmd
+}
+
+// readBalancer asks each address for GET /v1/balancer and returns the
+// active controller's answer; when none of them is the active controller,
+// the error names the one they report.
+func readBalancer(ctx context.Context, addrs []string) (*balancerStatus, error) {
+	cl := &http.Client{Timeout: 5 * time.Second}
+	var errs []error
+	controller := int32(-1)
+	for _, addr := range addrs {
+		st, err := getBalancer(ctx, cl, addr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+			continue
+		}
+		if st.Active {
+			return st, nil
+		}
+		controller = st.ControllerID
+	}
+	if controller >= 0 {
+		errs = append(errs, fmt.Errorf("none of the addresses is the active controller (node %d): give its HTTP address", controller))
+	}
+	return nil, errors.Join(errs...)
+}
+
+func getBalancer(ctx context.Context, cl *http.Client, addr string) (*balancerStatus, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/balancer", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	var st balancerStatus
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&st); err != nil {
+		return nil, fmt.Errorf("reading the balancer's state: %w", err)
+	}
+	return &st, nil
 }
 
 // describeClusterWithFenced asks for every registered broker, fenced ones
@@ -235,7 +335,95 @@ func printClusterStatus(out io.Writer, st clusterStatus) error {
 			dashIfEmpty(derefString(n.Rack)), dashIfEmpty(n.QuorumRole), offsetOrDash(n.LogEndOffset), offsetOrDash(n.Lag),
 			agoOrDash(n.LastFetchMsAgo), agoOrDash(n.LastCaughtUpMsAgo))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case st.BalancerError != "":
+		_, err := fmt.Fprintf(out, "\nBalancer: - (not read: %s)\n", st.BalancerError)
+		return err
+	case st.Balancer != nil:
+		return printBalancer(out, st.Balancer)
+	}
+	return nil
+}
+
+// printBalancer writes the balancer's section: its state, the moves in
+// progress, its last decisions and notes, and the brokers' loads.
+func printBalancer(out io.Writer, b *balancerStatus) error {
+	on := "off (samsa.balancer.enable=false)"
+	if b.Enabled {
+		on = "on"
+	}
+	fmt.Fprintf(out, "\nBalancer: %s, %s (on node %d; last plan %s)\n", on, b.State, b.NodeID, dashIfEmpty(b.LastPlan))
+	switch {
+	case b.Throttle == 0:
+		fmt.Fprintln(out, "Throttle: none (samsa.balancer.throttle.bytes.per.second=0)")
+	case !b.ThrottleEnforced:
+		fmt.Fprintf(out, "Throttle: %d B/s configured, not enforced by these brokers: moves copy at full speed\n", b.Throttle)
+	default:
+		fmt.Fprintf(out, "Throttle: %d B/s per broker of a move\n", b.Throttle)
+	}
+	fmt.Fprintf(out, "Moves: %d started, %d completed, %d cancelled; %d preferred-leader elections\n",
+		b.MovesStarted, b.MovesCompleted, b.MovesCancelled, b.LeaderElections)
+	if b.SizesNote != "" {
+		fmt.Fprintf(out, "Sizes: %s\n", b.SizesNote)
+	}
+	if len(b.Brokers) > 0 {
+		after := map[model.NodeID]balance.BrokerLoad{}
+		for _, l := range b.After {
+			after[l.Broker] = l
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "BROKER\tSTATE\tREPLICAS\tLEADERS\tBYTES")
+		for _, l := range b.Brokers {
+			a, ok := after[l.Broker]
+			if !ok {
+				a = l
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", l.Broker, l.State, arrow(l.Replicas, a.Replicas), arrow(l.Leaders, a.Leaders), arrow(l.Bytes, a.Bytes))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	section := func(title string, ms []balancerMove) {
+		if len(ms) == 0 {
+			return
+		}
+		fmt.Fprintf(out, "%s:\n", title)
+		for _, m := range ms {
+			line := fmt.Sprintf("  %s-%d", m.Topic, m.Partition)
+			if m.Kind != "" {
+				line += " " + m.Kind
+			}
+			line += fmt.Sprintf(" %v -> %v", m.From, m.To)
+			if len(m.Adding) > 0 || len(m.Removing) > 0 {
+				line += fmt.Sprintf(" (adding %v, removing %v)", m.Adding, m.Removing)
+			}
+			if m.Reason != "" {
+				line += ": " + m.Reason
+			}
+			fmt.Fprintln(out, line)
+		}
+	}
+	section("In progress", b.InProgress)
+	section("Last decisions", b.Moves)
+	if len(b.Notes) > 0 {
+		fmt.Fprintln(out, "Not done:")
+		for _, n := range b.Notes {
+			fmt.Fprintf(out, "  %s\n", n)
+		}
+	}
+	return nil
+}
+
+// arrow prints a value, or "before -> after" when it changes.
+func arrow[T comparable](before, after T) string {
+	if before == after {
+		return fmt.Sprint(before)
+	}
+	return fmt.Sprintf("%v -> %v", before, after)
 }
 
 // agoOrDash prints a duration back from now as "1.5s ago", "-" when unknown.

@@ -66,6 +66,10 @@ type Entry struct {
 	// StartupOnly: Samsa reads the config at startup only, although Kafka can change it
 	// dynamically (Mode); a dynamic update is refused with ErrNotSupported.
 	StartupOnly bool
+	// DynamicOnly: the config is a dynamic per-broker setting that the active controller
+	// reads from the metadata (samsa.broker.draining), so a value in server.properties,
+	// which only the broker itself would see, is refused at startup. Broker catalog only.
+	DynamicOnly bool
 }
 
 // UnitSynonym is a broker config that sets another config's value in different units.

@@ -19,7 +19,7 @@ func brokerEntries() []*Entry {
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
 		cleanerEntries(), replicationEntries(), groupEntries(), transactionEntries(), quotaEntries(),
-		samsaEntries(),
+		samsaEntries(), balancerEntries(),
 	} {
 		all = append(all, part...)
 	}

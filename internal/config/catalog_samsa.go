@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -24,6 +25,59 @@ func samsaEntries() []*Entry {
 			Doc:   "host:port of the broker's HTTP listener for metrics and health checks; empty for none. Port 0 picks a free port."},
 	}
 }
+
+// balancerEntries configure the active controller's balancer
+// (controller/balancer.go, docs/DESIGN-balance.md). They are dynamic at
+// the cluster default only: the active controller reads them from the
+// metadata, so a live cluster turns the balancer on with one
+// IncrementalAlterConfigs and a failover keeps it on.
+func balancerEntries() []*Entry {
+	const where = " (controller/balancer.go)"
+	return []*Entry{
+		{Name: "samsa.balancer.enable", Type: TypeBoolean, Default: "false", Importance: High, Mode: ClusterDefault,
+			Wired: "turns the active controller's balancer on: it plans with internal/balance and moves replicas and preferred leaders" + where,
+			Doc:   "Run the automatic balancer on the active controller: replicas, preferred leaders and bytes kept within their spreads, draining brokers and brokers down too long emptied."},
+		{Name: "samsa.balancer.interval.ms", Type: TypeLong, Default: "60000", Validator: atLeast(100), Importance: Medium, Mode: ClusterDefault,
+			Wired: "the time between two plans; a broker fenced, registered or marked draining, a config change or a move ending plans at once" + where,
+			Doc:   "How often the balancer plans when nothing has changed."},
+		{Name: "samsa.balancer.replica.spread", Type: TypeInt, Default: "2", Validator: atLeast(1), Importance: Medium, Mode: ClusterDefault,
+			Wired: "the planner's ReplicaSpread" + where,
+			Doc:   "Most two brokers' replica counts may differ before replicas move."},
+		{Name: "samsa.balancer.leader.spread", Type: TypeInt, Default: "2", Validator: atLeast(1), Importance: Medium, Mode: ClusterDefault,
+			Wired: "the planner's LeaderSpread" + where,
+			Doc:   "Most two brokers' preferred-leader counts may differ before preferred leaders move."},
+		{Name: "samsa.balancer.bytes.spread", Type: TypeDouble, Default: "0.2", Validator: nonNegative{}, Importance: Medium, Mode: ClusterDefault,
+			Wired: "the planner's BytesSpread, over replica sizes the controller asks the brokers for with DescribeLogDirs" + where,
+			Doc:   "Most two brokers' bytes may differ, as a fraction of the mean, before replicas move for size; 0 turns byte balancing off."},
+		{Name: "samsa.balancer.max.concurrent.moves", Type: TypeInt, Default: "10", Validator: atLeast(1), Importance: Medium, Mode: ClusterDefault,
+			Wired: "the planner's MaxMoves: reassignments in progress (anyone's) plus new ones never exceed it" + where,
+			Doc:   "Most partitions being reassigned at once."},
+		{Name: "samsa.balancer.max.leader.moves", Type: TypeInt, Default: "100", Validator: atLeast(0), Importance: Low, Mode: ClusterDefault,
+			Wired: "the planner's MaxLeaderMoves, and the preferred-leader elections of one round" + where,
+			Doc:   "Most preferred-leader changes in one plan; 0 leaves leaders as they are."},
+		{Name: "samsa.balancer.broker.down.timeout.ms", Type: TypeLong, Default: "1800000", Validator: atLeast(0), Importance: Medium, Mode: ClusterDefault,
+			Wired: "the planner's DownTimeout, counted from the fencing time the metadata records; moves onto a broker down that long are cancelled" + where,
+			Doc:   "How long a broker may be fenced before its replicas move to other brokers; 0 never moves them for being down."},
+		{Name: "samsa.balancer.throttle.bytes.per.second", Type: TypeLong, Default: "104857600", Validator: atLeast(0), Importance: Medium, Mode: ClusterDefault,
+			Wired: "set as leader/follower.replication.throttled.rate on the brokers of every reassignment in progress, with the topics' leader/follower.replication.throttled.replicas, as kafka-reassign-partitions.sh --throttle does, and removed when no move is left; written once this build's brokers enforce those configs, until then logged and shown by cluster status as not enforced" + where,
+			Doc:   "Replication throttle of the balancer's moves, in bytes per second; 0 leaves the throttle configs alone."},
+		{Name: "samsa.broker.draining", Type: TypeBoolean, Default: "false", Importance: Medium, Mode: PerBroker, DynamicOnly: true,
+			Wired: "marks a broker for decommission: the balancer moves every replica and preferred leadership off it (controller/balancer_state.go)",
+			Doc:   "Set dynamically for one broker (kafka-configs --entity-type brokers --entity-name ID) to move everything off it while the balancer is on."},
+	}
+}
+
+// nonNegative accepts a double of 0 or more.
+type nonNegative struct{}
+
+func (nonNegative) Validate(v any) error {
+	if v.(float64) < 0 {
+		return errors.New("value must be at least 0")
+	}
+	return nil
+}
+
+func (nonNegative) String() string { return "[0,...]" }
 
 // hostPort accepts host:port with a port from 0 to 65535, or the empty
 // string for "none".

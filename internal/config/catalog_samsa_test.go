@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,39 @@ func TestHostPortValidator(t *testing.T) {
 		if err := (hostPort{}).Validate(c.v); (err == nil) != c.ok {
 			t.Errorf("%q: %v, want ok=%v", c.v, err, c.ok)
 		}
+	}
+}
+
+// The balancer's configs are read by the active controller from the
+// cluster default, so a per-broker value is refused; the draining flag is
+// the reverse: per broker, dynamic only, refused in server.properties.
+func TestBalancerConfigModes(t *testing.T) {
+	if err := Broker.ValidateDynamic(map[string]string{"samsa.balancer.enable": "true"}, false); err != nil {
+		t.Errorf("at the cluster default: %v", err)
+	}
+	if err := Broker.ValidateDynamic(map[string]string{"samsa.balancer.enable": "true"}, true); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("for one broker: %v, want INVALID_REQUEST", err)
+	}
+	if err := Broker.ValidateDynamic(map[string]string{"samsa.broker.draining": "true"}, true); err != nil {
+		t.Errorf("draining for one broker: %v", err)
+	}
+	if err := Broker.ValidateDynamic(map[string]string{"samsa.broker.draining": "true"}, false); !errors.Is(err, ErrInvalidRequest) {
+		t.Errorf("draining at the cluster default: %v, want INVALID_REQUEST", err)
+	}
+	if _, err := Parse(Broker, map[string]string{"samsa.broker.draining": "true"}); !errors.Is(err, ErrInvalidValue) ||
+		!strings.Contains(err.Error(), "--entity-name") {
+		t.Errorf("draining in server.properties: %v, want a refusal saying how to set it", err)
+	}
+	if _, err := Parse(Broker, map[string]string{"samsa.balancer.enable": "true", "samsa.balancer.bytes.spread": "1.5"}); err != nil {
+		t.Errorf("balancer configs in server.properties: %v", err)
+	}
+	if _, err := Parse(Broker, map[string]string{"samsa.balancer.bytes.spread": "-0.1"}); !errors.Is(err, ErrInvalidValue) {
+		t.Errorf("negative bytes spread: %v", err)
+	}
+	// Stored values resolve whatever their level (WithDynamic does not
+	// refuse what the image holds).
+	v, _ := Parse(Broker, nil)
+	if _, err := v.WithDynamic(map[string]string{"samsa.balancer.enable": "true"}, nil); err != nil {
+		t.Errorf("resolving a stored per-broker value: %v", err)
 	}
 }

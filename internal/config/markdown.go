@@ -34,7 +34,8 @@ func (c *Catalog) intro() string {
 	}
 	return "Set in server.properties or with command-line overrides. \"Update mode\" says whether the\n" +
 		"config can also be altered at runtime: read-only (restart needed), per-broker (for one\n" +
-		"broker), or cluster-wide (for one broker or as the cluster default). Security and connection\n" +
+		"broker), cluster-wide (for one broker or as the cluster default), or cluster-default (only as\n" +
+		"the cluster default: Samsa's settings of the active controller). Security and connection\n" +
 		"configs marked \"Per-listener\" may be set for one listener as `listener.name.<listener>.<config>`.\n" +
 		"Names under `samsa.` are Samsa's own: Apache Kafka has no such config.\n\n"
 }

@@ -145,6 +145,11 @@ func checkBroker(v Values) (Values, error) {
 		return Values{}, err
 	}
 	static := v.s.layers[SourceStaticBroker]
+	for _, name := range slices.Sorted(maps.Keys(static)) {
+		if e, ok := Broker.byName[name]; ok && e.DynamicOnly {
+			return Values{}, invalidValue(e, name, static[name], "it is set dynamically for a broker, where the active controller reads it: kafka-configs --entity-type brokers --entity-name <id> --alter --add-config "+name+"=...")
+		}
+	}
 	node, nodeSet := static["node.id"]
 	broker, brokerSet := static["broker.id"]
 	if nodeSet && brokerSet && v.Int("node.id") != v.Int("broker.id") {
@@ -220,6 +225,10 @@ func (c *Catalog) checkMode(name string, perBroker, supported bool) error {
 		return invalidRequest(name, "cannot update this config dynamically, it is read-only")
 	case e.Mode == PerBroker && !perBroker:
 		return invalidRequest(name, "cannot update this config at default cluster level, broker id must be specified")
+	case e.Mode == ClusterDefault && perBroker && supported:
+		// Checked only for what a user sets: an image holding one (none
+		// can) still resolves.
+		return invalidRequest(name, "cannot update this config for one broker: it is read by the active controller, set it at default cluster level (kafka-configs --entity-default)")
 	case e.StartupOnly && supported:
 		return notSupported(name, "changing this config dynamically is not supported yet: Samsa reads it at startup only; set it in server.properties and restart")
 	}

@@ -74,9 +74,14 @@ const (
 	// ClusterWide configs may be altered per broker or as the cluster-wide default (empty
 	// resource name).
 	ClusterWide
+	// ClusterDefault configs may be altered dynamically only as the cluster-wide default:
+	// Samsa's own settings of the active controller (samsa.balancer.*), which would
+	// otherwise take effect only while the one broker they were set for happened to be the
+	// active controller. Kafka has no such mode.
+	ClusterDefault
 )
 
-// String returns "read-only", "per-broker" or "cluster-wide".
+// String returns "read-only", "per-broker", "cluster-wide" or "cluster-default".
 func (m UpdateMode) String() string {
 	switch m {
 	case ReadOnly:
@@ -85,6 +90,8 @@ func (m UpdateMode) String() string {
 		return "per-broker"
 	case ClusterWide:
 		return "cluster-wide"
+	case ClusterDefault:
+		return "cluster-default"
 	}
 	return fmt.Sprintf("UpdateMode(%d)", int8(m))
 }

@@ -57,6 +57,7 @@ func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64,
 	}
 	recs := []metadata.Record{metadata.BrokerRegistration{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: r.Endpoints, Fenced: true, Features: r.Features,
+		FencedAtMs: c.clock.Now().UnixMilli(),
 	}}
 	// A restarted broker's old self is gone: what it led needs a leader.
 	c.live.clearShutdown(r.NodeID)
@@ -163,10 +164,10 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 		// Fenced in the same batch once the moves leave it leading nothing,
 		// as Kafka's controller does when a controlled shutdown completes.
 		if next, err := img.Apply(recs...); err == nil && next.LeadsNothing(h.NodeID) && !b.Fenced {
-			recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
+			recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true, FencedAtMs: now.UnixMilli()})
 		}
 	case h.WantFence && !b.Fenced:
-		recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true})
+		recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: true, FencedAtMs: now.UnixMilli()})
 		recs = append(recs, c.elections(img, func(id model.NodeID) bool { return id != h.NodeID && c.usable(img, id) }, nil)...)
 	case b.Fenced && caughtUp && !h.WantFence:
 		recs = append(recs, metadata.BrokerFence{NodeID: h.NodeID, Epoch: b.Epoch, Fenced: false})
@@ -383,7 +384,7 @@ func (c *Controller) fenceExpired(ctx context.Context) (time.Time, error) {
 	var recs []metadata.Record
 	for _, id := range gone {
 		b, _ := img.Broker(id)
-		recs = append(recs, metadata.BrokerFence{NodeID: id, Epoch: b.Epoch, Fenced: true})
+		recs = append(recs, metadata.BrokerFence{NodeID: id, Epoch: b.Epoch, Fenced: true, FencedAtMs: c.clock.Now().UnixMilli()})
 		c.log.Warn("fencing a broker whose heartbeats stopped", "broker", id, "session_timeout", c.cfg.SessionTimeout)
 	}
 	recs = append(recs, c.elections(img, func(id model.NodeID) bool { return !slices.Contains(gone, id) && c.usable(img, id) }, nil)...)

@@ -90,7 +90,8 @@ type Config struct {
 	ClusterID string
 	// Broker is the static broker config (server.properties). The controller
 	// reads num.partitions, default.replication.factor, delete.topic.enable,
-	// auto.leader.rebalance.enable and leader.imbalance.* from it and
+	// auto.leader.rebalance.enable, leader.imbalance.* and samsa.balancer.*
+	// (under their dynamic values) from it and
 	// resolves topic configs over it. The
 	// zero Values means Kafka's defaults.
 	Broker config.Values
@@ -98,6 +99,10 @@ type Config struct {
 	// address, which AlterClientQuotas accepts when it resolves, as Kafka
 	// does. Nil uses net.DefaultResolver.
 	LookupHost func(ctx context.Context, host string) ([]string, error)
+	// ReplicaSizes gives the balancer each partition's size; nil balances
+	// replica and leader counts only (samsa.balancer.bytes.spread is then
+	// noted as not applied).
+	ReplicaSizes ReplicaSizes
 	// Logger defaults to slog.Default(); lines carry component=controller.
 	Logger *slog.Logger
 	// Clock defaults to clock.Real.
@@ -141,8 +146,10 @@ type Controller struct {
 	// voterChange: an AddVoter or RemoveVoter runs (voters.go); one at a
 	// time.
 	voterChange atomic.Bool
-	ready       chan error
-	readyOnce   sync.Once
+	// bal is the automatic balancer (balancer.go).
+	bal       *balancer
+	ready     chan error
+	readyOnce sync.Once
 
 	// writeMu serialises writes from validation to commit. A write checks
 	// its request against the current image and the next write must see the
@@ -209,6 +216,8 @@ func (c *Controller) open(ctx context.Context) error {
 	if c.DelegationTokensEnabled() {
 		c.tasks.Go(c.watchDelegationTokens)
 	}
+	// Always watched: samsa.balancer.enable is dynamic.
+	c.tasks.Go(c.watchBalancer)
 	if c.cfg.Joining {
 		// A controller joining the quorum runs every watcher a voter runs,
 		// for the day AddVoter makes it one and it is elected, but knows no
@@ -278,7 +287,7 @@ func newController(cfg Config) (*Controller, error) {
 	return &Controller{stream: stream, observer: observer,
 		cfg: cfg, log: cfg.Logger.With("component", "controller"), clock: cfg.Clock, static: static,
 		fsm: newFSM(cfg.Logger.With("component", "controller")), tasks: task.NewGroup(context.Background()), fs: vfs.OS,
-		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1),
+		incarnation: metadata.FormatUUID(incarnation), ready: make(chan error, 1), bal: newBalancer(cfg.Logger),
 	}, nil
 }
 

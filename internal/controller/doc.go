@@ -22,6 +22,10 @@
 // records are applied, so Image shows them. Readers take Image lock-free and
 // follow changes with Changed.
 //
+// The automatic balancer (balancer.go, samsa.balancer.enable) runs
+// internal/balance's planner on the active controller and carries its plan
+// out as reassignment records and preferred-leader elections.
+//
 // The package is L2: it imports L0/L1 packages and Raft, never the broker or
 // another L2 package. See docs/DESIGN-controller.md.
 package controller

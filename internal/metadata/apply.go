@@ -197,11 +197,29 @@ func (b *builder) registerBroker(r BrokerRegistration) error {
 	if epoch == 0 {
 		epoch = b.offset
 	}
+	var since int64
+	if r.Fenced {
+		since = r.FencedAtMs
+		if have, ok := b.img.brokers[r.NodeID]; ok && have.Fenced {
+			since = earlierKnown(have.FencedAtMs, since)
+		}
+	}
 	b.img.brokers[r.NodeID] = BrokerImage{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: slices.Clone(r.Endpoints),
-		Epoch: epoch, Fenced: r.Fenced, Features: slices.Clone(r.Features),
+		Epoch: epoch, Fenced: r.Fenced, FencedAtMs: since, Features: slices.Clone(r.Features),
 	}
 	return nil
+}
+
+// earlierKnown is the earlier of two times, 0 standing for unknown.
+func earlierKnown(a, b int64) int64 {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
 }
 
 func (b *builder) ownBrokers() {
@@ -223,6 +241,14 @@ func (b *builder) fenceBroker(r BrokerFence) error {
 		return invalid("broker %d: epoch %d is not its current %d", r.NodeID, r.Epoch, have.Epoch)
 	}
 	b.ownBrokers()
+	switch {
+	case !r.Fenced:
+		have.FencedAtMs = 0
+	case have.Fenced:
+		have.FencedAtMs = earlierKnown(have.FencedAtMs, r.FencedAtMs)
+	default:
+		have.FencedAtMs = r.FencedAtMs
+	}
 	have.Fenced = r.Fenced
 	b.img.brokers[r.NodeID] = have
 	return nil

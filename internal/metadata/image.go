@@ -113,6 +113,12 @@ type BrokerImage struct {
 	Epoch int64
 	// Fenced brokers lead nothing and are not listed to clients.
 	Fenced bool
+	// FencedAtMs is when a fenced broker went down (Unix milliseconds, as
+	// recorded by the controller that fenced it; 0 when unknown or not
+	// fenced). It survives re-registrations while the broker stays fenced,
+	// so a broker that restarts again and again without catching up counts
+	// as down since the first fencing.
+	FencedAtMs int64
 	// Features are the feature levels the broker supports.
 	Features []FeatureRange
 }

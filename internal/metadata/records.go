@@ -99,6 +99,11 @@ type BrokerRegistration struct {
 	// active controller refuses to finalize a level a registered broker
 	// does not support. None from a broker older than the field.
 	Features []FeatureRange `json:"features,omitempty"`
+	// FencedAtMs is when a fenced registration went down, in Unix
+	// milliseconds of the controller that wrote it (0: unknown, as in
+	// records older than the field). A new registration of a broker that
+	// is fenced already keeps the earlier time (BrokerImage.FencedAtMs).
+	FencedAtMs int64 `json:"fencedAtMs,omitempty"`
 }
 
 // BrokerFence fences or unfences a registered broker (Kafka's
@@ -109,6 +114,11 @@ type BrokerFence struct {
 	NodeID model.NodeID `json:"brokerId"`
 	Epoch  int64        `json:"brokerEpoch"`
 	Fenced bool         `json:"fenced"`
+	// FencedAtMs is when a fencing happened, in Unix milliseconds of the
+	// controller that wrote it; 0 when unknown, and on an unfencing. Kafka's
+	// FenceBrokerRecord has no time: Samsa's balancer needs to know how long
+	// a broker has been down, and a new active controller learns it here.
+	FencedAtMs int64 `json:"fencedAtMs,omitempty"`
 }
 
 // TopicRecord creates a topic. Its partitions follow as PartitionRecords,

@@ -131,6 +131,9 @@ func dumpImage(img *Image) []string {
 		for _, f := range b.Features {
 			line += fmt.Sprintf(" %s=%s", f.Name, f)
 		}
+		if b.Fenced {
+			line += fmt.Sprintf(" fenced fencedAtMs=%d", b.FencedAtMs)
+		}
 		out = append(out, line)
 	}
 	if img.NextProducerID() > 0 {

@@ -39,7 +39,7 @@ func (img *Image) Records() []Record {
 	}
 	for _, b := range img.Brokers() {
 		out = append(out, BrokerRegistration{NodeID: b.NodeID, Incarnation: b.Incarnation, Rack: b.Rack, Endpoints: b.Endpoints,
-			Fenced: b.Fenced, Epoch: b.Epoch, Features: b.Features})
+			Fenced: b.Fenced, FencedAtMs: b.FencedAtMs, Epoch: b.Epoch, Features: b.Features})
 	}
 	if img.nextProducerID > 0 {
 		out = append(out, ProducerIDsRecord{NodeID: -1, NextProducerID: img.nextProducerID})
