@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -184,6 +185,7 @@ func reportBroker(cmd *cobra.Command, conn *connection, adm *kadm.Client, id int
 // rebalanceUntilDone plans and carries out until a plan has no moves.
 func rebalanceUntilDone(cmd *cobra.Command, conn *connection, adm *kadm.Client, opts balance.Options, throttle int64) error {
 	out := cmd.OutOrStdout()
+	var last []balance.Move
 	for round := 1; round <= maxRounds; round++ {
 		ctx, cancel := conn.opContext(cmd.Context())
 		plan, err := planRebalance(ctx, adm, nil, opts)
@@ -195,11 +197,21 @@ func rebalanceUntilDone(cmd *cobra.Command, conn *connection, adm *kadm.Client, 
 		if len(plan.Moves) == 0 {
 			return nil
 		}
+		if slices.EqualFunc(plan.Moves, last, sameMove) {
+			// Carried out, the same plan again: the cluster did not move
+			// as planned (a move refused, a leader not elected).
+			return errors.New("the balancer proposes the moves it just made again; stopping (samsa cluster rebalance --dry-run shows the plan)")
+		}
+		last = plan.Moves
 		if err := carryOut(cmd, conn, adm, plan, throttle); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("the balancer still moves replicas after %d plans; run samsa cluster rebalance to go on", maxRounds)
+}
+
+func sameMove(a, b balance.Move) bool {
+	return a.Topic == b.Topic && a.Partition == b.Partition && a.Kind == b.Kind && slices.Equal(a.To, b.To)
 }
 
 func newClusterDecommission(conn *connection) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,12 +157,55 @@ func carryOut(cmd *cobra.Command, conn *connection, adm *kadm.Client, plan balan
 	if err := waitReassignments(cmd, conn, adm, targets, time.Second); err != nil {
 		return err
 	}
+	if err := awaitMetadata(cmd, conn, adm, proposed); err != nil {
+		return err
+	}
 	if throttle >= 0 {
 		if err := clearPlanThrottles(cmd, conn, adm, proposed); err != nil {
 			return err
 		}
 	}
 	return electPreferred(cmd, conn, adm, elect)
+}
+
+// awaitMetadata waits until Metadata shows every partition of want with
+// its target replicas on three reads in a row (each from any broker): a
+// broker's image follows the controller's by some milliseconds, and the
+// next plan must not be made from a partition still listed with the
+// union of its old and new replicas.
+func awaitMetadata(cmd *cobra.Command, conn *connection, adm *kadm.Client, want assignment) error {
+	topics := map[string]bool{}
+	for tp := range want {
+		topics[tp.Topic] = true
+	}
+	names := slices.Sorted(maps.Keys(topics))
+	agreed := 0
+	for range 100 {
+		ctx, cancel := conn.opContext(cmd.Context())
+		md, err := adm.Metadata(ctx, names...)
+		cancel()
+		if err != nil {
+			return conn.reachErr(cmd, err)
+		}
+		same := true
+		for tp, replicas := range want {
+			if p, ok := md.Topics[tp.Topic].Partitions[tp.Partition]; !ok || !slices.Equal(p.Replicas, replicas) {
+				same = false
+			}
+		}
+		if agreed = agreed + 1; !same {
+			agreed = 0
+		}
+		if agreed == 3 {
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil // the moves are done; a stale broker only delays the next plan
 }
 
 // electPreferred elects the preferred replica of every partition in elect
