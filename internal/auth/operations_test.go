@@ -24,7 +24,7 @@ var brokerAPIs = []kmsg.Key{
 	kmsg.DescribeQuorum, kmsg.AlterPartition, kmsg.DescribeCluster, kmsg.DescribeProducers,
 	kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.DescribeTransactions, kmsg.ListTransactions,
 	kmsg.AllocateProducerIDs, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe, kmsg.DescribeTopicPartitions,
-	kmsg.AlterPartitionAssignments, kmsg.ListPartitionReassignments,
+	kmsg.AlterPartitionAssignments, kmsg.ListPartitionReassignments, kmsg.UnregisterBroker,
 }
 
 func TestOperationTableCoversBrokerAPIs(t *testing.T) {

@@ -177,6 +177,7 @@ var javaProbes = map[string]javaProbe{
 	"UpdateFeatures":                         jp("update-features"),
 	"AlterPartitionAssignments":              {name: "alter-reassignments", args: []string{"mx-reassign"}, ok: []int16{kerr.NoReassignmentInProgress.Code}},
 	"ListPartitionReassignments":             jp("list-reassignments"),
+	"UnregisterBroker":                       {name: "unregister-broker", args: []string{"9"}, ok: []int16{kerr.BrokerIDNotRegistered.Code}},
 
 	"CreateDelegationToken/for another owner":       jp("create-token", "mx-token-for"),
 	"DescribeDelegationToken/token DESCRIBE":        jp("describe-tokens", tokenIDOf("User:mx-dt-by-id")),

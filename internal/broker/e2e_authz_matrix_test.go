@@ -709,6 +709,14 @@ func adminRows() []matrixRow {
 				req.VoterID = 9
 				return p.do(req).(*kmsg.RemoveRaftVoterResponse).ErrorCode
 			}},
+		// No broker 9: BROKER_ID_NOT_REGISTERED once allowed, so the
+		// matrix's single node stays registered.
+		{api: kmsg.UnregisterBroker, grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.BrokerIDNotRegistered.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrUnregisterBrokerRequest()
+				req.BrokerID = 9
+				return p.do(req).(*kmsg.UnregisterBrokerResponse).ErrorCode
+			}},
 		{api: kmsg.DescribeCluster, name: "authorized operations", grants: []grant{clusterGrant(opDescribe, omitted)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrDescribeClusterRequest()

@@ -17,7 +17,7 @@ import (
 // CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
 // CreateAcls, DeleteAcls, AlterUserScramCredentials, AlterClientQuotas,
 // UpdateFeatures, AlterPartitionReassignments, AddRaftVoter,
-// RemoveRaftVoter) or DescribeQuorum or ListPartitionReassignments (which
+// RemoveRaftVoter, UnregisterBroker) or DescribeQuorum or ListPartitionReassignments (which
 // only the active controller answers), in a quorum, that
 // came from a client (not on a controller listener, where it is the
 // forwarded copy) to a node that is not the active controller goes on to
@@ -80,8 +80,9 @@ func (b *Broker) forward(req kmsg.Request) (kmsg.Response, error) {
 // at a leader epoch above the one in before (the local image when the
 // request was sent; every election moves the epoch), created ACLs and set
 // SCRAM credentials present, deleted ones gone, client quotas and feature
-// levels as set (req, the request sent, says which). Others (configs, partition counts) need no wait to be answered
-// correctly.
+// levels as set, an unregistered broker's registration gone (req, the
+// request sent, says which). Others (configs, partition counts) need no
+// wait to be answered correctly.
 func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req kmsg.Request, resp kmsg.Response) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -130,6 +131,15 @@ func (b *Broker) awaitForwarded(ctx context.Context, before *metadata.Image, req
 	case *kmsg.UpdateFeaturesResponse:
 		ureq, _ := req.(*kmsg.UpdateFeaturesRequest)
 		b.awaitFeatures(ctx, ureq, r)
+	case *kmsg.UnregisterBrokerResponse:
+		// The registration unregistered is gone: absent, or replaced by
+		// the broker registering again (a live one does at once).
+		ureq, _ := req.(*kmsg.UnregisterBrokerRequest)
+		if r.ErrorCode == 0 && ureq != nil {
+			id := model.NodeID(ureq.BrokerID)
+			was, _ := before.Broker(id)
+			b.awaitImage(ctx, func() bool { now, ok := b.ctrl.Image().Broker(id); return !ok || now.Epoch != was.Epoch })
+		}
 	}
 	b.applyImage(b.ctrl.Image())
 }

@@ -71,6 +71,7 @@ func FuzzDescribeQuorum(f *testing.F)               { fuzzAPI(f, kmsg.DescribeQu
 func FuzzUpdateFeatures(f *testing.F)               { fuzzAPI(f, kmsg.UpdateFeatures) }
 func FuzzAddRaftVoter(f *testing.F)                 { fuzzAPI(f, kmsg.AddRaftVoter) }
 func FuzzRemoveRaftVoter(f *testing.F)              { fuzzAPI(f, kmsg.RemoveRaftVoter) }
+func FuzzUnregisterBroker(f *testing.F)             { fuzzAPI(f, kmsg.UnregisterBroker) }
 func FuzzEnvelope(f *testing.F)                     { fuzzAPI(f, kmsg.Envelope) }
 func FuzzAlterPartition(f *testing.F)               { fuzzAPI(f, kmsg.AlterPartition) }
 func FuzzDescribeCluster(f *testing.F)              { fuzzAPI(f, kmsg.DescribeCluster) }

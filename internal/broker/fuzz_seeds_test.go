@@ -262,6 +262,10 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		r.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
 	case *kmsg.RemoveRaftVoterRequest:
 		r.VoterID, r.VoterDirectoryID = 2, [16]byte{2}
+	case *kmsg.UnregisterBrokerRequest:
+		// No such broker: BROKER_ID_NOT_REGISTERED, the harness's single
+		// node stays registered.
+		r.BrokerID = 9
 	case *kmsg.UpdateFeaturesRequest:
 		// Dry runs, so the harness's levels stay as they are: one at the
 		// level it has, one refused.

@@ -18,7 +18,8 @@ func newClusterCommand() *cobra.Command {
 		Short: "Describe the cluster (its ID, controller, brokers and metadata quorum), balance it, and change the quorum's voters",
 	}
 	conn.register(cmd)
-	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterRebalance(&conn),
+	cmd.AddCommand(newClusterInfo(&conn), newClusterStatus(&conn), newClusterRebalance(&conn), newClusterReassign(&conn),
+		newClusterAddBroker(&conn), newClusterDecommission(&conn),
 		newClusterAddController(&conn), newClusterRemoveController(&conn))
 	RejectUnknownSubcommands(cmd)
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ func newClusterRebalance(conn *connection) *cobra.Command {
 	var (
 		dryRun, asJSON bool
 		drain          []int32
+		throttle       int64
 		opts           = balance.DefaultOptions()
 	)
 	cmd := &cobra.Command{
@@ -58,17 +60,10 @@ it again until it prints "no moves".`,
 			defer adm.Close()
 			ctx, cancel := conn.opContext(cmd.Context())
 			defer cancel()
-			st, err := readClusterState(ctx, adm, drain)
+			plan, err := planRebalance(ctx, adm, drain, opts)
 			if err != nil {
 				return conn.reachErr(cmd, err)
 			}
-			if opts.InProgress, err = reassigningNow(ctx, adm); err != nil {
-				return conn.reachErr(cmd, err)
-			}
-			// Kafka's reassignment, and Samsa's, removes a replica only once
-			// every new one is in sync.
-			opts.CountAddedReplicas = true
-			plan := balance.Propose(st, opts)
 			if asJSON {
 				if err := writeJSON(cmd.OutOrStdout(), rebalanceJSON(plan)); err != nil {
 					return err
@@ -79,7 +74,7 @@ it again until it prints "no moves".`,
 			if dryRun || len(plan.Moves) == 0 {
 				return nil
 			}
-			return carryOut(cmd, conn, adm, plan)
+			return carryOut(cmd, conn, adm, plan, throttle)
 		},
 	}
 	f := cmd.Flags()
@@ -91,7 +86,29 @@ it again until it prints "no moves".`,
 	f.Float64Var(&opts.BytesSpread, "bytes-spread", opts.BytesSpread, "most two brokers' bytes may differ, as a fraction of the mean (0: bytes not balanced)")
 	f.IntVar(&opts.MaxMoves, "max-moves", opts.MaxMoves, "most partitions the plan moves")
 	f.IntVar(&opts.MaxLeaderMoves, "max-leader-moves", opts.MaxLeaderMoves, "most preferred-leader changes the plan makes")
+	f.Int64Var(&throttle, "throttle", -1, throttleUsage)
 	return cmd
+}
+
+// throttleUsage is the --throttle flag's text of the commands that move
+// replicas.
+const throttleUsage = "replication throttle in bytes per second on the brokers the moves involve while they run, " +
+	"as kafka-reassign-partitions.sh --throttle sets it; removed when they are done (-1: none)"
+
+// planRebalance reads the cluster and plans: brokers in drain are
+// decommissioned, moves in progress are left alone.
+func planRebalance(ctx context.Context, adm *kadm.Client, drain []int32, opts balance.Options) (balance.Plan, error) {
+	st, err := readClusterState(ctx, adm, drain)
+	if err != nil {
+		return balance.Plan{}, err
+	}
+	if opts.InProgress, err = reassigningNow(ctx, adm); err != nil {
+		return balance.Plan{}, err
+	}
+	// Kafka's reassignment, and Samsa's, removes a replica only once
+	// every new one is in sync.
+	opts.CountAddedReplicas = true
+	return balance.Propose(st, opts), nil
 }
 
 // reassigningNow lists the partitions moving now.
@@ -107,20 +124,32 @@ func reassigningNow(ctx context.Context, adm *kadm.Client) ([]model.TopicPartiti
 	return out, nil
 }
 
-// carryOut starts every move of the plan, waits for them, then moves
-// leadership to each moved partition's preferred replica.
-func carryOut(cmd *cobra.Command, conn *connection, adm *kadm.Client, plan balance.Plan) error {
+// carryOut starts every move of the plan (under a replication throttle
+// when throttle >= 0, removed once they are done), follows them until
+// they are done, then moves leadership to each moved partition's preferred
+// replica.
+func carryOut(cmd *cobra.Command, conn *connection, adm *kadm.Client, plan balance.Plan, throttle int64) error {
 	req := kadm.AlterPartitionAssignmentsReq{}
 	var targets []reassignTarget
 	elect := kadm.TopicsSet{}
+	proposed := assignment{}
 	for _, m := range plan.Moves {
-		to := make([]int32, len(m.To))
-		for i, id := range m.To {
-			to[i] = int32(id)
-		}
+		to := toInt32s(m.To)
 		req.Assign(m.Topic, m.Partition, to)
 		targets = append(targets, reassignTarget{topic: m.Topic, partition: m.Partition})
 		elect.Add(m.Topic, m.Partition)
+		proposed[model.TopicPartition{Topic: m.Topic, Partition: m.Partition}] = to
+	}
+	if throttle >= 0 {
+		ctx, cancel := conn.opContext(cmd.Context())
+		current, err := currentAssignment(ctx, adm, proposed.sortedPartitions())
+		if err == nil {
+			err = setThrottles(ctx, adm, cmd.OutOrStdout(), proposedMoves(nil, proposed, current), throttle)
+		}
+		cancel()
+		if err != nil {
+			return conn.reachErr(cmd, err)
+		}
 	}
 	if err := alterReassignments(cmd, conn, adm, req, true); err != nil {
 		return err
@@ -128,6 +157,60 @@ func carryOut(cmd *cobra.Command, conn *connection, adm *kadm.Client, plan balan
 	if err := waitReassignments(cmd, conn, adm, targets, time.Second); err != nil {
 		return err
 	}
+	if err := awaitMetadata(cmd, conn, adm, proposed); err != nil {
+		return err
+	}
+	if throttle >= 0 {
+		if err := clearPlanThrottles(cmd, conn, adm, proposed); err != nil {
+			return err
+		}
+	}
+	return electPreferred(cmd, conn, adm, elect)
+}
+
+// awaitMetadata waits until Metadata shows every partition of want with
+// its target replicas on three reads in a row (each from any broker): a
+// broker's image follows the controller's by some milliseconds, and the
+// next plan must not be made from a partition still listed with the
+// union of its old and new replicas.
+func awaitMetadata(cmd *cobra.Command, conn *connection, adm *kadm.Client, want assignment) error {
+	topics := map[string]bool{}
+	for tp := range want {
+		topics[tp.Topic] = true
+	}
+	names := slices.Sorted(maps.Keys(topics))
+	agreed := 0
+	for range 100 {
+		ctx, cancel := conn.opContext(cmd.Context())
+		md, err := adm.Metadata(ctx, names...)
+		cancel()
+		if err != nil {
+			return conn.reachErr(cmd, err)
+		}
+		same := true
+		for tp, replicas := range want {
+			if p, ok := md.Topics[tp.Topic].Partitions[tp.Partition]; !ok || !slices.Equal(p.Replicas, replicas) {
+				same = false
+			}
+		}
+		if agreed = agreed + 1; !same {
+			agreed = 0
+		}
+		if agreed == 3 {
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil // the moves are done; a stale broker only delays the next plan
+}
+
+// electPreferred elects the preferred replica of every partition in elect
+// (ELECTION_NOT_NEEDED where it leads already).
+func electPreferred(cmd *cobra.Command, conn *connection, adm *kadm.Client, elect kadm.TopicsSet) error {
 	ctx, cancel := conn.opContext(cmd.Context())
 	defer cancel()
 	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, elect)
@@ -171,11 +254,6 @@ func readClusterState(ctx context.Context, adm *kadm.Client, drain []int32) (bal
 		}
 		st.Brokers = append(st.Brokers, balance.Broker{ID: model.NodeID(b.NodeID), Rack: rack, Alive: true, Draining: draining[b.NodeID]})
 	}
-	for _, id := range drain {
-		if !known[id] {
-			return st, fmt.Errorf("--drain %d: no such broker in the cluster's metadata", id)
-		}
-	}
 	sizes, err := leaderSizes(ctx, adm, md)
 	if err != nil {
 		return st, err
@@ -205,6 +283,16 @@ func readClusterState(ctx context.Context, adm *kadm.Client, drain []int32) (bal
 			}
 			st.Partitions = append(st.Partitions, part)
 		}
+	}
+	// A broker to drain that is down (stopped, fenced) but still holds
+	// replicas drains too: its replicas are copied from the others.
+	for _, id := range drain {
+		if !known[id] && !down[id] {
+			return st, fmt.Errorf("--drain %d: no such broker in the cluster's metadata, and no replica on it", id)
+		}
+	}
+	for i := range st.Brokers {
+		st.Brokers[i].Draining = draining[int32(st.Brokers[i].ID)]
 	}
 	slices.SortFunc(st.Brokers, func(a, b balance.Broker) int { return int(a.ID - b.ID) })
 	return st, nil

@@ -3,7 +3,9 @@
 // delete-records), consumer groups (group list|describe|reset-offsets|
 // delete), a console producer and consumer (produce, consume), load
 // generators (bench produce|consume|e2e), a look at the cluster
-// (cluster info|status), ACLs (acl create|list|delete, as kafka-acls.sh),
+// (cluster info|status), its operations (cluster rebalance, reassign as
+// kafka-reassign-partitions.sh, add-broker, decommission, add-controller,
+// remove-controller; reassign start|list|cancel), ACLs (acl create|list|delete, as kafka-acls.sh),
 // users' SCRAM credentials (user create|list|delete), client quotas
 // (quota describe|alter, as kafka-configs.sh --entity-type users|clients|ips)
 // feature levels (feature describe|upgrade|downgrade|disable, as

@@ -246,36 +246,3 @@ func idList(ids []int32) string {
 	}
 	return strings.Join(s, ",")
 }
-
-// waitReassignments prints how many of targets still move every interval
-// until none does.
-func waitReassignments(cmd *cobra.Command, conn *connection, adm *kadm.Client, targets []reassignTarget, interval time.Duration) error {
-	set := kadm.TopicsSet{}
-	for _, t := range targets {
-		set.Add(t.topic, t.partition)
-	}
-	out := cmd.OutOrStdout()
-	for {
-		ctx, cancel := conn.opContext(cmd.Context())
-		res, err := adm.ListPartitionReassignments(ctx, set)
-		cancel()
-		if err != nil {
-			return conn.reachErr(cmd, err)
-		}
-		left := res.Sorted()
-		if len(left) == 0 {
-			_, err := fmt.Fprintf(out, "done: %d partition(s) moved\n", len(targets))
-			return err
-		}
-		var names []string
-		for _, m := range left {
-			names = append(names, fmt.Sprintf("%s:%d (adding %s)", m.Topic, m.Partition, idList(m.AddingReplicas)))
-		}
-		fmt.Fprintf(out, "%d of %d still moving: %s\n", len(left), len(targets), strings.Join(names, ", "))
-		select {
-		case <-cmd.Context().Done():
-			return cmd.Context().Err()
-		case <-time.After(interval):
-		}
-	}
-}

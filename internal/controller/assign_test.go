@@ -3,6 +3,7 @@ package controller
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/samsa-io/samsa/internal/metadata"
@@ -185,6 +186,56 @@ func TestCreateTopicsPlacesAcrossRacks(t *testing.T) {
 		}
 		if len(spanned) != 3 {
 			t.Errorf("partition %d replicas %v span %d racks", p.Partition, p.Replicas, len(spanned))
+		}
+	}
+}
+
+// TestCreatePartitionsGivesEveryRackAReplicaFirst: partitions added to a
+// topic (CreatePartitions, kafka-topics.sh --alter --partitions) are placed
+// as new topics are: with uneven racks (four brokers in a, one in b, two
+// without broker.rack, which count as a rack of their own), every rack gets
+// a replica before any gets two, for replication factors below, at and
+// above the number of racks.
+func TestCreatePartitionsGivesEveryRackAReplicaFirst(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Rack = "a"
+	c := open(t, cfg)
+	racks := map[model.NodeID]string{1: "a", 2: "a", 3: "a", 4: "a", 5: "b", 6: "", 7: ""}
+	var recs []metadata.Record
+	for id := model.NodeID(2); id <= 7; id++ {
+		recs = append(recs, metadata.BrokerRegistration{NodeID: id, Incarnation: "x", Rack: racks[id]})
+	}
+	c.writeMu.Lock()
+	err := c.proposeLocked(ctx(t), recs)
+	c.writeMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const numRacks = 3
+	for _, rf := range []int16{2, 3, 5} {
+		name := "grow-" + strconv.Itoa(int(rf))
+		if res := createOne(t, c, CreateTopic{Name: name, NumPartitions: 1, ReplicationFactor: rf}); res.ErrorCode != 0 {
+			t.Fatalf("create %s: %s", name, res.ErrorMessage)
+		}
+		if res := c.CreatePartitions(ctx(t), []CreatePartitions{{Topic: name, Count: 40}}, false); res[0].ErrorCode != 0 {
+			t.Fatalf("create partitions of %s: %s", name, res[0].ErrorMessage)
+		}
+		top, _ := c.Image().Topic(name)
+		for _, p := range top.Partitions[1:] {
+			per := map[string]int{}
+			for _, b := range p.Replicas {
+				per[racks[b]]++
+			}
+			// Every rack has one before any has two: two in a rack only
+			// once all three racks have one.
+			for rack, n := range per {
+				if n > 1 && len(per) < numRacks {
+					t.Errorf("%s-%d: replicas %v: rack %q holds %d while only %d racks have one", name, p.Partition, p.Replicas, rack, n, len(per))
+				}
+			}
+			if want := min(int(rf), numRacks); len(per) != want {
+				t.Errorf("%s-%d: replicas %v span %d racks, want %d", name, p.Partition, p.Replicas, len(per), want)
+			}
 		}
 	}
 }

@@ -321,6 +321,15 @@ func (l *liveness) isShuttingDown(id model.NodeID) bool {
 	return l.shutting[id]
 }
 
+// forget drops what is known of an unregistered broker.
+func (l *liveness) forget(id model.NodeID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last, id)
+	delete(l.shutting, id)
+	delete(l.progress, id)
+}
+
 // reset starts every broker's session now, on becoming active.
 func (l *liveness) reset(ids []model.NodeID, now time.Time) {
 	l.mu.Lock()
@@ -419,5 +428,77 @@ func (c *Controller) watchSessions(ctx context.Context) {
 			wait = min(max(next.Sub(c.clock.Now())+time.Millisecond, 5*time.Millisecond), every)
 		}
 		timer.Reset(wait)
+	}
+}
+
+// UnregisterBroker removes a broker's registration (UnregisterBroker, API
+// 64), as Kafka's controller does: the broker leaves every ISR, what it
+// led is elected elsewhere (or left without a leader, its last ISR member
+// kept, as when it is fenced), and the registration goes, in one batch.
+// Its replicas stay in the replica lists: moving them off first is the
+// decommission's part (samsa cluster decommission). A broker-only node also
+// leaves the Raft configuration, where it followed the metadata log as a
+// non-voter, so the leader stops sending it entries; a voter's place in
+// the quorum is RemoveVoter's business, not this.
+//
+// A broker still running is not refused (Kafka's controller does not
+// refuse it either): its next heartbeat finds its epoch gone. Kafka's
+// broker then heartbeats in vain until it restarts; Samsa's registers again
+// at once, fenced, and rejoins once it has caught up, so unregistering a
+// live broker only costs it its leaderships. The operator stops it first.
+// BROKER_ID_NOT_REGISTERED for a broker the image does not have.
+func (c *Controller) UnregisterBroker(ctx context.Context, id model.NodeID) (*kerr.Error, string) {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if err := c.checkWritableLocked(); err != nil {
+		f := proposeFailure(err)
+		return f.err, f.msg
+	}
+	img := c.Image()
+	b, ok := img.Broker(id)
+	if !ok {
+		return kerr.BrokerIDNotRegistered, fmt.Sprintf("Broker ID %d is not currently registered", id)
+	}
+	recs := c.elections(img, func(n model.NodeID) bool { return n != id && c.usable(img, n) }, nil)
+	recs = append(recs, metadata.BrokerUnregistration{NodeID: id, Epoch: b.Epoch})
+	if err := c.proposeLocked(ctx, recs); err != nil {
+		f := proposeFailure(err)
+		return f.err, f.msg
+	}
+	if !b.Fenced {
+		c.log.Warn("unregistered a broker that was not fenced; if it is still running it will register again at its next heartbeat",
+			"broker", id, "broker_epoch", b.Epoch)
+	} else {
+		c.log.Info("unregistered a broker", "broker", id, "broker_epoch", b.Epoch)
+	}
+	c.live.forget(id)
+	c.removeObserverLocked(id)
+	return nil, ""
+}
+
+// removeObserverLocked takes an unregistered broker-only node out of the
+// Raft configuration, where addObserverLocked put it; a voter stays.
+func (c *Controller) removeObserverLocked(id model.NodeID) {
+	if c.raft == nil || c.stream == nil {
+		return
+	}
+	cf := c.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		c.log.Warn("reading the quorum configuration failed", "err", err)
+		return
+	}
+	sid := raft.ServerID(nodeResource(id))
+	for _, s := range cf.Configuration().Servers {
+		if s.ID != sid || s.Suffrage == raft.Voter {
+			continue
+		}
+		if err := c.raft.RemoveServer(sid, 0, defaultApplyTimeout).Error(); err != nil {
+			c.log.Warn("removing an unregistered broker from the metadata quorum's non-voters failed", "broker", id, "err", err)
+			return
+		}
+		if guard, ok := c.transport.(*heartbeatGuard); ok {
+			guard.forget(sid)
+		}
+		c.log.Info("an unregistered broker-only node no longer follows the metadata log", "broker", id)
 	}
 }

@@ -132,6 +132,8 @@ func (b *builder) apply(r Record) error {
 		return b.featureLevel(r)
 	case BrokerFence:
 		return b.fenceBroker(r)
+	case BrokerUnregistration:
+		return b.unregisterBroker(r)
 	case AccessControlEntryRecord:
 		return b.addACL(r)
 	case RemoveAccessControlEntryRecord:
@@ -251,6 +253,19 @@ func (b *builder) fenceBroker(r BrokerFence) error {
 	}
 	have.Fenced = r.Fenced
 	b.img.brokers[r.NodeID] = have
+	return nil
+}
+
+func (b *builder) unregisterBroker(r BrokerUnregistration) error {
+	have, ok := b.img.brokers[r.NodeID]
+	switch {
+	case !ok:
+		return invalid("broker %d is not registered", r.NodeID)
+	case have.Epoch != r.Epoch:
+		return invalid("broker %d: epoch %d is not its current %d", r.NodeID, r.Epoch, have.Epoch)
+	}
+	b.ownBrokers()
+	delete(b.img.brokers, r.NodeID)
 	return nil
 }
 

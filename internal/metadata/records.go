@@ -24,6 +24,9 @@ const (
 	TypeProducerIDs        RecordType = "producer_ids"
 	TypeFeatureLevel       RecordType = "feature_level"
 	TypeBrokerFence        RecordType = "broker_fence"
+	// TypeBrokerUnregistration removes a broker's registration, as
+	// Kafka's UnregisterBrokerRecord.
+	TypeBrokerUnregistration RecordType = "broker_unregistration"
 	// ACLs and SCRAM credentials, as Kafka's records of the same names.
 	TypeAccessControlEntry        RecordType = "access_control_entry"
 	TypeRemoveAccessControlEntry  RecordType = "remove_access_control_entry"
@@ -119,6 +122,19 @@ type BrokerFence struct {
 	// FenceBrokerRecord has no time: Samsa's balancer needs to know how long
 	// a broker has been down, and a new active controller learns it here.
 	FencedAtMs int64 `json:"fencedAtMs,omitempty"`
+}
+
+// BrokerUnregistration removes a broker's registration (Kafka's
+// UnregisterBrokerRecord, what UnregisterBroker writes once a decommissioned
+// broker is gone). Like BrokerFence it names the registration's epoch: a
+// record about an earlier process start of the broker is refused, so an
+// unregistration cannot remove a registration made after it was decided.
+// The broker's replicas stay in the partitions' replica lists (draining
+// them is the operator's part, before); the controller takes it out of
+// every ISR in the same batch.
+type BrokerUnregistration struct {
+	NodeID model.NodeID `json:"brokerId"`
+	Epoch  int64        `json:"brokerEpoch"`
 }
 
 // TopicRecord creates a topic. Its partitions follow as PartitionRecords,
@@ -362,6 +378,9 @@ func (RemoveTopic) Type() RecordType        { return TypeRemoveTopic }
 func (ProducerIDsRecord) Type() RecordType  { return TypeProducerIDs }
 func (FeatureLevel) Type() RecordType       { return TypeFeatureLevel }
 func (BrokerFence) Type() RecordType        { return TypeBrokerFence }
+func (BrokerUnregistration) Type() RecordType {
+	return TypeBrokerUnregistration
+}
 
 func (AccessControlEntryRecord) Type() RecordType        { return TypeAccessControlEntry }
 func (RemoveAccessControlEntryRecord) Type() RecordType  { return TypeRemoveAccessControlEntry }
@@ -371,16 +390,17 @@ func (DelegationTokenRecord) Type() RecordType           { return TypeDelegation
 func (RemoveDelegationTokenRecord) Type() RecordType     { return TypeRemoveDelegationToken }
 func (ClientQuotaRecord) Type() RecordType               { return TypeClientQuota }
 
-func (ClusterRecord) isRecord()      {}
-func (BrokerRegistration) isRecord() {}
-func (TopicRecord) isRecord()        {}
-func (PartitionRecord) isRecord()    {}
-func (PartitionChange) isRecord()    {}
-func (ConfigRecord) isRecord()       {}
-func (RemoveTopic) isRecord()        {}
-func (ProducerIDsRecord) isRecord()  {}
-func (FeatureLevel) isRecord()       {}
-func (BrokerFence) isRecord()        {}
+func (ClusterRecord) isRecord()        {}
+func (BrokerRegistration) isRecord()   {}
+func (TopicRecord) isRecord()          {}
+func (PartitionRecord) isRecord()      {}
+func (PartitionChange) isRecord()      {}
+func (ConfigRecord) isRecord()         {}
+func (RemoveTopic) isRecord()          {}
+func (ProducerIDsRecord) isRecord()    {}
+func (FeatureLevel) isRecord()         {}
+func (BrokerFence) isRecord()          {}
+func (BrokerUnregistration) isRecord() {}
 
 func (AccessControlEntryRecord) isRecord()        {}
 func (RemoveAccessControlEntryRecord) isRecord()  {}

@@ -20,7 +20,7 @@ java_features=(create-topic delete-topic produce-none produce-gzip produce-snapp
   acks-0 acks-1 acks-all keys-headers group-consume-commit rebalance-two-members rebalance-two-members-kip848
   list-offsets reset-offsets describe-configs idempotent-produce transactions client-telemetry follower-fetch)
 tool_features=(tool-topic-create tool-topic-describe tool-topic-alter tool-console-producer tool-console-consumer
-  tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf)
+  tool-group-describe tool-group-reset tool-configs tool-producer-perf tool-consumer-perf tool-reassign-partitions)
 security_features=(ssl mtls $([ -n "${SAMSA_AUTHORIZER:-}" ] && echo mtls-principal) sasl-plain sasl-scram-sha-256 sasl-scram-sha-512 sasl-oauthbearer
   sasl-ssl-plain sasl-ssl-scram-sha-256 sasl-ssl-scram-sha-512 sasl-ssl-oauthbearer
   auth-wrong-password auth-unknown-user auth-expired-token auth-no-client-certificate acl-matrix)
@@ -348,6 +348,22 @@ if tool consumer-perf 180 org.apache.kafka.tools.ConsumerPerformance --bootstrap
   fi
 else
   tools_fail tool-consumer-perf "$(errline consumer-perf)"
+fi
+
+# tool-reassign-partitions (KIP-455, issue 15): internal/cli's
+# TestKafkaToolsReassign, on three samsa serve processes of its own, runs
+# kafka-reassign-partitions.sh's main class (--execute and --verify of a plan
+# samsa cluster reassign --generate wrote, --generate and --list) and
+# kafka-topics.sh --describe during the move (which shows the adding and
+# removing replicas), and samsa cluster reassign carries out Kafka's plan.
+root=$(cd "$here/../../.." && pwd)
+if (cd "$root" && SAMSA_KAFKA_TOOLS_JAVA="${TOOL_JAVA[*]}" timeout 600 \
+      go test ./internal/cli -run 'TestKafkaToolsReassign$' -count=1 -v) >"$logs/reassign-partitions.out" 2>&1 \
+   && grep -q -- '--- PASS: TestKafkaToolsReassign' "$logs/reassign-partitions.out"; then
+  tools_pass tool-reassign-partitions "a move by Kafka's tool completed, kafka-topics.sh showed it adding and removing replicas; Kafka's plan run by samsa"
+else
+  tools_fail tool-reassign-partitions "$(grep -E '^\s+cluster_kafka_tools' "$logs/reassign-partitions.out" | head -n 3 | tr -s ' \n' ' ' | cut -c1-600)"
+  echo "-- tool-reassign-partitions:"; grep -v '^\s*time=' "$logs/reassign-partitions.out" | tail -n 20
 fi
 
 # ------------------------------------------------------- (c) Kafka Streams

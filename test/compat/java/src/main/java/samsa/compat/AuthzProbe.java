@@ -509,6 +509,10 @@ public final class AuthzProbe {
                 check(() -> admin.alterPartitionReassignments(Map.of(new TopicPartition(a.get(0), 0),
                         Optional.<NewPartitionReassignment>empty())).all().get(t, s));
                 return 0;
+            case "unregister-broker":
+                // A broker that is not registered: BROKER_ID_NOT_REGISTERED once allowed.
+                check(() -> admin.unregisterBroker(Integer.parseInt(a.get(0))).all().get(t, s));
+                return 0;
             case "list-reassignments":
                 check(() -> admin.listPartitionReassignments().reassignments().get(t, s));
                 return 0;
