@@ -22,7 +22,8 @@ import (
 // read (up to replica.fetch.max.bytes) when it is not. Samsa asks how much
 // is left (Allowance) and caps the read at that, so the rate overshoots by
 // at most one batch, not one fetch of every throttled partition: at
-// 512 KiB/s Kafka's 1 MiB reads run about a fifth over the throttle. And
+// 512 KiB/s, one 1 MiB read past the throttle in each 11 s span is a
+// fifth over it. And
 // one window may hold at most one window's worth of the throttle: after a
 // quiet spell Kafka lets the unused quota of the windows before go at
 // once (up to 11 seconds' worth), where Samsa keeps the pace.
