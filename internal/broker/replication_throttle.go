@@ -116,7 +116,7 @@ func (b *Broker) followerListed(p *replication.Partition) bool {
 	return ok && ts.throttles.follower.Has(p.TP.Partition)
 }
 
-// recordReplication counts n bytes of listed partitions replicated by
+// record counts n bytes of listed partitions replicated by
 // side s, and held partitions held back.
 func (s *throttleSide) record(n int64, held int, now time.Time) {
 	if n > 0 {
