@@ -32,8 +32,9 @@ package broker
 // fails with CLUSTER_AUTHORIZATION_FAILED, checked by the broker the
 // client reached before it forwards, as Kafka's ControllerApis.
 //
-// Not here: replication throttles (leader.replication.throttled.replicas
-// and the throttled rates), so a move copies at full speed.
+// Throttling a move is not this request's: kafka-reassign-partitions.sh
+// --throttle sets the replication throttles' configs around it
+// (replication_throttle.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -196,6 +196,9 @@ type Broker struct {
 	// telemetry receives client metrics (KIP-714, telemetry.go); nil
 	// without an HTTP listener to re-export them on.
 	telemetry *telemetry.Manager
+	// replThrottle is the replication throttles' rates, set from each
+	// image (replication_throttle.go).
+	replThrottle *replicationThrottle
 	// shuttingDown is set when Close begins; /readyz says so from then.
 	shuttingDown atomic.Bool
 	// autoCreate tracks Metadata's background topic creations, so a topic
@@ -283,7 +286,8 @@ func New(cfg Config) (*Broker, error) {
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits(),
 		quotas:        newClientQuotas(cfg.Values),
-		connRates:     newConnRates(cfg.Values)}
+		connRates:     newConnRates(cfg.Values),
+		replThrottle:  newReplicationThrottle(cfg.Values)}
 	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err

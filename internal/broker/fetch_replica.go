@@ -10,6 +10,14 @@ package broker
 // the segment files to the socket by sendfile, as a consumer's do: the
 // answer is encoded around them (fetch_encode.go), so the leader copies
 // none of the bytes every follower fetches.
+//
+// The leader's replication throttle (replication_throttle.go) applies to
+// the partitions leader.replication.throttled.replicas lists for this
+// broker, for a follower outside the ISR: past the rate such a partition
+// is answered without records (its fetch offset still counts as the
+// follower's progress, as in Kafka), and below it the records are capped
+// at what the rate has left. A long poll held only by throttled partitions
+// wakes when the rate allows them again, not at its max wait.
 
 import (
 	"context"
@@ -19,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/quota"
 	"github.com/samsa-io/samsa/internal/replication"
 	"github.com/samsa-io/samsa/internal/storage"
 )
@@ -76,9 +85,11 @@ func (b *Broker) replicaLongPoll(h requestHeader, req *kmsg.FetchRequest, replic
 		// go of its ranges here, so their segments can close (a deleted
 		// segment's files stay open while a range pins it).
 		holes.release()
-		parts, n := b.readReplicaFetch(req, resp, replica, &holes)
-		if n >= int64(req.MinBytes) || !time.Now().Before(deadline) || len(parts) == 0 {
+		rr := b.readReplicaFetch(req, resp, replica, &holes)
+		n := rr.bytes
+		if n >= int64(req.MinBytes) || !time.Now().Before(deadline) || len(rr.parts) == 0 {
 			b.metrics.replicationBytesOut.Add(uint64(n))
+			b.replThrottle.leader.record(rr.listedBytes, rr.held, b.cfg.Clock.Now())
 			// The frame holds the reads from here; the connection's writer
 			// releases them once they are sent, or the send failed.
 			return encodeFetchResponse(h.correlationID, resp, holes), waited
@@ -86,12 +97,17 @@ func (b *Broker) replicaLongPoll(h requestHeader, req *kmsg.FetchRequest, replic
 		if w == nil {
 			// Registered before the next read, so an append between the
 			// read above and now is not missed: read again first.
-			w = replication.NewAppendWaiter(parts)
+			w = replication.NewAppendWaiter(rr.parts)
 			continue
 		}
 		// Nothing new: wait for an append (or a high watermark move) on
-		// any of the partitions, as a consumer's long poll does.
-		ctx, cancel := context.WithDeadline(b.tasks.Context(), deadline)
+		// any of the partitions, as a consumer's long poll does, or for
+		// the throttle to let a held partition through again.
+		until := deadline
+		if rr.held > 0 {
+			until = minTime(until, time.Now().Add(b.replThrottle.leader.q.Reopens(b.cfg.Clock.Now())))
+		}
+		ctx, cancel := context.WithDeadline(b.tasks.Context(), until)
 		waitStart := time.Now()
 		w.Wait(ctx)
 		waited += time.Since(waitStart)
@@ -102,12 +118,29 @@ func (b *Broker) replicaLongPoll(h requestHeader, req *kmsg.FetchRequest, replic
 	}
 }
 
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// replicaRead is what one read of a follower's fetch found.
+type replicaRead struct {
+	parts []*replication.Partition // the partitions found
+	bytes int64                    // record bytes read
+	// listedBytes are the record bytes of the partitions the leader's
+	// throttle lists, held the partitions it held back.
+	listedBytes int64
+	held        int
+}
+
 // readReplicaFetch fills resp with one read of every requested partition,
-// and holes with the records read, and returns the partitions found and
-// the record bytes read.
-func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32, holes *fetchHoles) ([]*replication.Partition, int64) {
-	var parts []*replication.Partition
-	var n int64
+// and holes with the records read.
+func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32, holes *fetchHoles) replicaRead {
+	var out replicaRead
+	now := b.cfg.Clock.Now()
+	budget := b.replThrottle.leader.q.Budget(now)
 	resp.Topics = resp.Topics[:0]
 	*holes = (*holes)[:0]
 	for _, t := range req.Topics {
@@ -123,38 +156,64 @@ func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 				p, rp.ErrorCode = ts.partition(fp.Partition)
 			}
 			if rp.ErrorCode == 0 {
-				parts = append(parts, p)
-				th[i] = b.fillReplicaPartition(&rp, p, replica, fp)
-				n += th[i].Size
+				out.parts = append(out.parts, p)
+				listed := ts.throttles.leader.Has(fp.Partition)
+				var held bool
+				th[i], held = b.fillReplicaPartition(&rp, p, replica, fp, listed, &budget, now)
+				out.bytes += th[i].Size
+				if listed {
+					out.listedBytes += th[i].Size
+				}
+				if held {
+					out.held++
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 		*holes = append(*holes, th)
 	}
-	return parts, n
+	return out
 }
 
 // fillReplicaPartition answers one partition of a follower's fetch and
-// returns the records to send with it, an empty range for none.
-func (b *Broker) fillReplicaPartition(rp *kmsg.FetchResponseTopicPartition, p *replication.Partition, replica int32, fp kmsg.FetchRequestTopicPartition) storage.ReadResult {
+// returns the records to send with it, an empty range for none, and
+// whether the throttle held records back: listed says the leader's
+// throttle lists the partition, budget is what the fetch may still bring
+// of such partitions.
+func (b *Broker) fillReplicaPartition(rp *kmsg.FetchResponseTopicPartition, p *replication.Partition, replica int32, fp kmsg.FetchRequestTopicPartition,
+	listed bool, budget *quota.Budget, now time.Time) (storage.ReadResult, bool) {
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 	rp.PreferredReadReplica = -1
-	fr, err := p.FollowerFetch(replica, fp.FetchOffset, fp.LastFetchedEpoch, fp.CurrentLeaderEpoch, fp.PartitionMaxBytes, b.cfg.Clock.Now())
+	// The ISR is asked only of listed partitions: the others never wait.
+	capped := listed && !p.InISR(replica)
+	maxBytes, granted := budget.Take(listed, !capped, fp.PartitionMaxBytes)
+	// A held partition is read all the same: the fetch offset is the
+	// follower's progress, which may take it into the ISR.
+	fr, err := p.FollowerFetch(replica, fp.FetchOffset, fp.LastFetchedEpoch, fp.CurrentLeaderEpoch, maxBytes, now)
 	if fr.HighWatermark > 0 || err == nil {
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = fr.HighWatermark, p.LastStableOffset(), fr.LogStartOffset
 	}
 	if err != nil {
 		fr.Records.Release()
 		rp.ErrorCode = replicaFetchErrorCode(err)
-		return storage.ReadResult{}
+		return storage.ReadResult{}, false
 	}
 	if fr.Diverged {
 		fr.Records.Release()
 		rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = fr.DivergingEpoch.Epoch, fr.DivergingEpoch.EndOffset
-		return storage.ReadResult{}
+		return storage.ReadResult{}, false
 	}
-	return fr.Records
+	if !granted {
+		// Held back: counted only when there was something to hold.
+		held := fr.Records.Size > 0
+		fr.Records.Release()
+		return storage.ReadResult{}, held
+	}
+	if capped {
+		budget.Settle(maxBytes, fr.Records.Size)
+	}
+	return fr.Records, false
 }
 
 func replicaFetchErrorCode(err error) int16 {

@@ -50,6 +50,7 @@ func (b *Broker) applyImage(img *metadata.Image) error {
 	b.warnDynamicNoEffect(prev, img, bc)
 	b.conns.set(bc, b.cfg.Listeners)
 	b.connRates.setLimits(bc, b.cfg.Listeners)
+	b.applyReplicationThrottles(bc)
 	b.applyQuotas(prev, img)
 	b.applyClientMetrics(prev, img)
 	b.reconfigureTLS(bc)
@@ -109,7 +110,8 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 	}
 	old, _ := b.topics.byTopicID(t.ID)
 	ts := &topicState{name: t.Name, id: t.ID, config: cfg, internal: metadata.IsInternalTopic(t.Name),
-		partitions: make([]*replication.Partition, len(t.Partitions)), metrics: topicMetricsOf(old)}
+		partitions: make([]*replication.Partition, len(t.Partitions)), metrics: topicMetricsOf(old),
+		throttles: b.throttlesOf(t.Name, cfg, old)}
 	for i, pi := range t.Partitions {
 		if !hosts(pi, b.cfg.NodeID) {
 			continue
@@ -201,6 +203,7 @@ func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 		}
 		next := *ts
 		next.config = cfg
+		next.throttles = b.throttlesOf(ts.name, cfg, ts)
 		if sc := storageConfig(cfg); sc != storageConfig(ts.config) {
 			for _, p := range ts.partitions {
 				if p != nil {

@@ -238,6 +238,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	emitGauge(ch, descFetchesWaiting, float64(b.FetchesWaiting()))
 	emitCounter(ch, descReplicationBytesIn, float64(b.metrics.replicationBytesIn.Load()))
 	emitCounter(ch, descReplicationBytesOut, float64(b.metrics.replicationBytesOut.Load()))
+	c.collectReplicationThrottles(ch)
 	if img := b.meta.Load(); img != nil {
 		emitGauge(ch, descMetadataAppliedOffset, float64(img.Offset()))
 	}

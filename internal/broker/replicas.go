@@ -160,6 +160,12 @@ func (b *Broker) runFetcher(ctx context.Context, f *fetcher) {
 			continue // a partition joined: fetch again at once, with it
 		}
 		wait := out.after(backoff)
+		if out == fetchThrottled {
+			// Kafka's fetcher backs off replica.fetch.backoff.ms when the
+			// throttle leaves it nothing to fetch; waiting until the rate
+			// allows again keeps the throttle's rate at high throttles too.
+			wait = min(wait, b.replThrottle.follower.q.Reopens(b.cfg.Clock.Now()))
+		}
 		if wait == 0 {
 			continue
 		}
@@ -182,6 +188,9 @@ const (
 	// has); it will within milliseconds.
 	fetchSoon
 	fetchBackOff // replica.fetch.backoff.ms: unreachable, or refused
+	// fetchThrottled: the follower's replication throttle held back every
+	// partition; until it allows again, at most the back-off.
+	fetchThrottled
 )
 
 // leaderBehindBackoff is the pause after UNKNOWN_LEADER_EPOCH, instead of
@@ -218,13 +227,25 @@ type fetchedPart struct {
 }
 
 // fetchOnce sends one replica fetch and applies its answer, and says when
-// to fetch again: at once, soon, or after the back-off (the leader is
-// unreachable or refused).
+// to fetch again: at once, soon, after the back-off (the leader is
+// unreachable or refused), or when the throttle allows.
+//
+// The follower's replication throttle (replication_throttle.go) applies to
+// the partitions follower.replication.throttled.replicas lists for this
+// broker while this replica is out of sync: past the rate such a partition
+// is left out of the fetch (Kafka's shouldFollowerThrottle), below it the
+// bytes it asks for are capped at what the rate has left. A fetch that
+// leaves some out waits on the others no longer than until the rate
+// allows them again.
 func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.NodeID, parts []*replication.Partition) fetchOutcome {
 	addr := b.leaderAddr(leader)
 	if addr == "" {
 		return fetchBackOff
 	}
+	now := b.cfg.Clock.Now()
+	budget := b.replThrottle.follower.q.Budget(now)
+	held := 0
+	listed := map[fetchedPart]bool{}
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = b.cfg.NodeID
 	req.ReplicaState.ID = b.cfg.NodeID
@@ -239,6 +260,15 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 			b.log.Debug("replica not fetched", "partition", p.TP, "fetcher_leader", leader, "leader", pos.Leader, "err", err)
 			continue // it leads now, or follows another: the next snapshot says
 		}
+		isListed := b.followerListed(p)
+		maxBytes, ok := budget.Take(isListed, pos.InSync, fs.partitionBytes)
+		if !ok {
+			held++
+			continue
+		}
+		if isListed {
+			listed[fetchedPart{p.TopicID, p.TP.Partition}] = true
+		}
 		i, ok := byID[p.TopicID]
 		if !ok {
 			t := kmsg.NewFetchRequestTopic()
@@ -250,12 +280,20 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition, rp.FetchOffset, rp.LastFetchedEpoch = p.TP.Partition, pos.FetchOffset, pos.LastFetchedEpoch
 		rp.CurrentLeaderEpoch, rp.LogStartOffset = pos.LeaderEpoch, -1
-		rp.PartitionMaxBytes = fs.partitionBytes
+		rp.PartitionMaxBytes = maxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		sent[fetchedPart{p.TopicID, p.TP.Partition}] = p
 	}
+	b.replThrottle.follower.record(0, held, now)
 	if len(sent) == 0 {
+		if held > 0 {
+			return fetchThrottled
+		}
 		return fetchBackOff
+	}
+	if held > 0 {
+		wait := b.replThrottle.follower.q.Reopens(now).Milliseconds()
+		req.MaxWaitMillis = int32(min(int64(req.MaxWaitMillis), max(wait, 1)))
 	}
 	rctx, cancel := context.WithTimeout(ctx, fs.timeout)
 	defer cancel()
@@ -270,15 +308,21 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 		return fetchBackOff
 	}
 	out := fetchAgain
+	var listedBytes int64
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
-			p := sent[fetchedPart{model.TopicID(t.TopicID), rp.Partition}]
+			fp := fetchedPart{model.TopicID(t.TopicID), rp.Partition}
+			p := sent[fp]
 			if p == nil {
 				continue
+			}
+			if listed[fp] {
+				listedBytes += int64(len(rp.RecordBatches))
 			}
 			out = max(out, b.applyFetched(p, rp))
 		}
 	}
+	b.replThrottle.follower.record(listedBytes, 0, b.cfg.Clock.Now())
 	return out
 }
 

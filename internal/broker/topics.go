@@ -23,6 +23,9 @@ type topicState struct {
 	partitions []*replication.Partition
 	internal   bool
 	metrics    *topicMetrics // shared by the topic's successive states (metrics.go)
+	// throttles are the topic's throttled-replica lists for this broker
+	// (replication_throttle.go).
+	throttles topicThrottles
 }
 
 // topicTable maps names and IDs to topics.

@@ -132,18 +132,18 @@ func TestUnsupportedTopicConfigRefused(t *testing.T) {
 		t.Fatalf("unsupported configs at their defaults: %v", err)
 	}
 
-	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.replicas", Value: kadm.StringPtr("*")}}
+	set := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "preallocate", Value: kadm.StringPtr("true")}}
 	rs, err := adm.AlterTopicConfigs(ctx, set, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNotSupported(t, "IncrementalAlterConfigs", rs[0].Err, rs[0].ErrMessage, "leader.replication.throttled.replicas", "issue 14")
+	wantNotSupported(t, "IncrementalAlterConfigs", rs[0].Err, rs[0].ErrMessage, "preallocate", "preallocating segment files is not planned")
 	rs, err = adm.AlterTopicConfigsState(ctx, set, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNotSupported(t, "AlterConfigs", rs[0].Err, rs[0].ErrMessage, "leader.replication.throttled.replicas", "issue 14")
-	if got := describedTopicConfig(t, adm, ctx, "plain", "leader.replication.throttled.replicas"); got.MaybeValue() != "" {
+	wantNotSupported(t, "AlterConfigs", rs[0].Err, rs[0].ErrMessage, "preallocate", "preallocating segment files is not planned")
+	if got := describedTopicConfig(t, adm, ctx, "plain", "preallocate"); got.MaybeValue() != "false" {
 		t.Errorf("refused alter changed the topic: %s", got.MaybeValue())
 	}
 }
@@ -157,7 +157,7 @@ func TestUnsupportedBrokerConfigRefused(t *testing.T) {
 		brokers         []int32
 	}{
 		{"listener.name.plaintext.principal.builder.class", "com.example.Builder", "Samsa cannot load Java classes", []int32{node}},
-		{"follower.replication.throttled.rate", "1000", "issue 14", nil},
+		{"replica.alter.log.dirs.io.max.bytes.per.second", "1000", "issue 15", nil},
 		{"listeners", "PLAINTEXT://127.0.0.1:1", "Samsa reads it at startup only", []int32{node}},
 		{"log.cleaner.backoff.ms", "1000", "Samsa reads it at startup only", nil},
 	} {

@@ -114,7 +114,8 @@ func (r rangeOr) Validate(v any) error {
 func (r rangeOr) String() string { return fmt.Sprintf("%s or %d", r.intRange, r.also) }
 
 // throttledReplicas checks leader/follower.replication.throttled.replicas: "*" alone or
-// partition:broker pairs.
+// partition:broker pairs. Each number must fit Kafka's int, which Kafka's own validator does
+// not check (its broker then fails to parse the list when it applies it).
 type throttledReplicas struct{}
 
 func (throttledReplicas) Validate(v any) error {
@@ -124,7 +125,7 @@ func (throttledReplicas) Validate(v any) error {
 	}
 	for _, it := range items {
 		p, b, ok := strings.Cut(it, ":")
-		if !ok || !isDigits(p) || !isDigits(b) {
+		if !ok || !isDigits(p) || !isDigits(b) || !fitsInt32(p) || !fitsInt32(b) {
 			return errors.New("must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
 		}
 	}
@@ -246,3 +247,9 @@ func (hostCounts) Validate(v any) error {
 }
 
 func (hostCounts) String() string { return "host:count,..." }
+
+// fitsInt32 reports whether a string of digits is at most Java's largest int.
+func fitsInt32(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 32)
+	return err == nil
+}

@@ -97,6 +97,7 @@ func TestValidators(t *testing.T) {
 		{"throttled pairs", TypeList, throttledReplicas{}, "0:1, 1:2", ""},
 		{"throttled empty", TypeList, throttledReplicas{}, "", ""},
 		{"throttled bad", TypeList, throttledReplicas{}, "0-1", "[partitionId]:[brokerId]"},
+		{"throttled past int", TypeList, throttledReplicas{}, "2147483648:1", "[partitionId]:[brokerId]"},
 		{"throttled star mixed", TypeList, throttledReplicas{}, "*,0:1", "[partitionId]:[brokerId]"},
 		{"listeners", TypeString, listenerList{}, "PLAINTEXT://:9092,CONTROLLER://localhost:9093", ""},
 		{"listeners ipv6", TypeString, listenerList{}, "PLAINTEXT://[::1]:9092", ""},

@@ -12,7 +12,11 @@
 // quota.window.num windows of quota.window.size.seconds as Kafka's sampled
 // Rate does (rate.go); the controller mutation quota is a token bucket as
 // Kafka's (bucket.go); a Limiter is one rate with a limit, for the
-// connection creation rates (limiter.go).
+// connection creation rates (limiter.go). Replication is one side of the
+// replication throttle (issue 15), Kafka's ReplicationQuotaManager: a
+// broker-wide byte rate measured as Kafka's SimpleRate, the allowance a
+// follower fetch may take of it, and which partitions a topic's
+// throttled-replica lists name for a broker (replication.go, throttled.go).
 //
 // The package holds no network or broker state: the broker records what a
 // request used, puts the throttle time in the response and mutes the

@@ -93,12 +93,55 @@ func (r *rate) windowMs(c Config, now int64) int64 {
 	return max(total, 1)
 }
 
-// measure is the rate per second at now.
-func (r *rate) measure(c Config, now int64) float64 {
+// simpleWindowMs is the time Kafka's SimpleRate divides by: from the
+// oldest kept window's start, at least one window. The replication
+// throttles measure with it (replication.go says why). One departure:
+// only windows that hold something count, so the first bytes after a
+// quiet spell are measured over one window, not over the quiet windows
+// too; in Kafka, whose follower fetches record their zero bytes and so
+// keep the windows going, a reassignment on a quiet partition gets the
+// whole span's worth (11 s of the throttle) at once.
+func (r *rate) simpleWindowMs(c Config, now int64) int64 {
+	return max(now-r.oldestValued(c, now), c.windowMs())
+}
+
+// oldestValued is the start of the oldest kept window that holds
+// something, now when none does.
+func (r *rate) oldestValued(c Config, now int64) int64 {
+	r.purge(c, now)
+	oldest := now
+	for _, s := range r.samples {
+		if s.value != 0 {
+			oldest = min(oldest, s.start)
+		}
+	}
+	return oldest
+}
+
+// open is the total recorded in the window open at now, 0 when the last
+// window has closed (the next record opens one).
+func (r *rate) open(c Config, now int64) float64 {
+	if len(r.samples) == 0 {
+		return 0
+	}
+	s := r.samples[r.current]
+	if now-s.start >= c.windowMs() {
+		return 0
+	}
+	return s.value
+}
+
+// sum is the total recorded in the kept windows at now.
+func (r *rate) sum(c Config, now int64) float64 {
 	r.purge(c, now)
 	sum := 0.0
 	for _, s := range r.samples {
 		sum += s.value
 	}
-	return sum / (float64(r.windowMs(c, now)) / 1000)
+	return sum
+}
+
+// measure is the rate per second at now.
+func (r *rate) measure(c Config, now int64) float64 {
+	return r.sum(c, now) / (float64(r.windowMs(c, now)) / 1000)
 }

@@ -455,6 +455,15 @@ func (p *Partition) ISR() []int32 {
 	return slices.Clone(p.mu.isr)
 }
 
+// InISR reports whether replica is in the committed ISR. A leader asks it
+// of the follower whose fetch it answers: the replication throttle never
+// holds back an ISR member (Kafka's shouldLeaderThrottle).
+func (p *Partition) InISR(replica int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Contains(p.mu.isr, replica)
+}
+
 // Read reads committed data from offset (records below the high
 // watermark), Kafka's consumer view, on a leader or a follower.
 func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storage.ReadResult, int64, error) {

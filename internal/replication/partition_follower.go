@@ -3,6 +3,7 @@ package replication
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/samsa-io/samsa/internal/record"
 )
@@ -23,6 +24,12 @@ type FetchPosition struct {
 	LastFetchedEpoch int32 // the log's latest leader epoch (-1: none)
 	LeaderEpoch      int32 // the fetch's CurrentLeaderEpoch
 	Leader           int32 // where to send it (NoLeader: nowhere yet)
+	// InSync: this replica is in the committed ISR, or its log reached
+	// the high watermark the leader last sent. The follower's replication
+	// throttle never holds such a replica back: Kafka's follower asks
+	// only the second (its fetch state's lag), but a member of the ISR
+	// that falls behind for a moment must not be slowed out of it.
+	InSync bool
 }
 
 // FetchState is the follower's next fetch. In durable mode it first
@@ -36,11 +43,13 @@ func (p *Partition) FetchState() (FetchPosition, error) {
 	p.mu.Lock()
 	pos := FetchPosition{LastFetchedEpoch: -1, LeaderEpoch: p.mu.leaderEpoch, Leader: p.mu.leader}
 	err := p.checkFollowerLocked()
+	inISR, leaderHW := slices.Contains(p.mu.isr, p.mu.self), p.mu.leaderHW
 	p.mu.Unlock()
 	if err != nil {
 		return pos, err
 	}
 	pos.FetchOffset = p.log.LogEndOffset()
+	pos.InSync = inISR || leaderHW >= 0 && pos.FetchOffset >= leaderHW
 	if p.durable {
 		if err := p.log.Sync(pos.FetchOffset); err != nil {
 			return pos, err
