@@ -11,27 +11,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/quota"
 )
-
-// createAssigned creates a one-partition topic on the given replicas (the
-// first leads).
-func (c *testCluster) createAssigned(ctx context.Context, topic string, replicas ...int32) {
-	c.t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	ct := kmsg.NewCreateTopicsRequestTopic()
-	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, -1, -1
-	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-	a.Partition, a.Replicas = 0, replicas
-	ct.ReplicaAssignment = append(ct.ReplicaAssignment, a)
-	req.Topics = append(req.Topics, ct)
-	if resp, err := req.RequestWith(ctx, c.liveClient()); err != nil || resp.Topics[0].ErrorCode != 0 {
-		c.t.Fatalf("create %s: %v %+v", topic, err, resp)
-	}
-}
 
 // fillTopic writes about n bytes of incompressible 1 KiB records to
 // topic-0 with acks=all, in batches of at most 16 KiB, so that one batch
@@ -216,7 +199,7 @@ func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 	}
 
 	// Unthrottled, the copy is as fast as the nodes go.
-	c.createAssigned(ctx, "free", 1, 2)
+	c.createAssigned("free", [][]int32{{1, 2}}, nil)
 	prepare("free", 4<<20, false)
 	size := reassign("free")
 	start := time.Now()
@@ -228,7 +211,7 @@ func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 
 	// Each side alone holds the copy to the throttle.
 	rates(fmt.Sprint(throttle), "")
-	c.createAssigned(ctx, "lead", 1, 2)
+	c.createAssigned("lead", [][]int32{{1, 2}}, nil)
 	prepare("lead", 2<<20, true)
 	reassign("lead")
 	leaderPace := pace("lead", 3<<18, 7<<18)
@@ -238,7 +221,7 @@ func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 	}
 	awaitMoved("lead")
 	rates("", fmt.Sprint(throttle))
-	c.createAssigned(ctx, "follow", 1, 2)
+	c.createAssigned("follow", [][]int32{{1, 2}}, nil)
 	prepare("follow", 2<<20, true)
 	reassign("follow")
 	followerPace := pace("follow", 3<<18, 7<<18)
@@ -251,7 +234,7 @@ func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 	// Both, as kafka-reassign-partitions.sh sets them, under an acks=all
 	// producer that writes a small record every 20 ms throughout.
 	rates(fmt.Sprint(throttle), fmt.Sprint(throttle))
-	c.createAssigned(ctx, "slow", 1, 2)
+	c.createAssigned("slow", [][]int32{{1, 2}}, nil)
 	var mu sync.Mutex
 	var acks []time.Time
 	pctx, stop := context.WithCancel(context.Background())
@@ -343,7 +326,7 @@ func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 func TestClusterReplicationThrottleSparesTheISR(t *testing.T) {
 	c := newTestCluster(t, 2, nil)
 	adm, ctx := c.admin()
-	c.createAssigned(ctx, "synced", 1, 2)
+	c.createAssigned("synced", [][]int32{{1, 2}}, nil)
 	c.fillTopic("synced", 64<<10)
 	for _, side := range []string{"leader", "follower"} {
 		t.Run(side, func(t *testing.T) {
