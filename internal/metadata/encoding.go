@@ -37,16 +37,17 @@ type envelope struct {
 
 // decoders maps each record type to the function decoding its data.
 var decoders = map[RecordType]func([]byte) (Record, error){
-	TypeCluster:            decodeAs[ClusterRecord],
-	TypeBrokerRegistration: decodeAs[BrokerRegistration],
-	TypeTopic:              decodeAs[TopicRecord],
-	TypePartition:          decodeAs[PartitionRecord],
-	TypePartitionChange:    decodeAs[PartitionChange],
-	TypeConfig:             decodeAs[ConfigRecord],
-	TypeRemoveTopic:        decodeAs[RemoveTopic],
-	TypeProducerIDs:        decodeAs[ProducerIDsRecord],
-	TypeFeatureLevel:       decodeAs[FeatureLevel],
-	TypeBrokerFence:        decodeAs[BrokerFence],
+	TypeCluster:                  decodeAs[ClusterRecord],
+	TypeBrokerRegistration:       decodeAs[BrokerRegistration],
+	TypeTopic:                    decodeAs[TopicRecord],
+	TypePartition:                decodeAs[PartitionRecord],
+	TypePartitionChange:          decodeAs[PartitionChange],
+	TypeConfig:                   decodeAs[ConfigRecord],
+	TypeRemoveTopic:              decodeAs[RemoveTopic],
+	TypeProducerIDs:              decodeAs[ProducerIDsRecord],
+	TypeFeatureLevel:             decodeAs[FeatureLevel],
+	TypeBrokerFence:              decodeAs[BrokerFence],
+	TypeBrokerRegistrationChange: decodeAs[BrokerRegistrationChange],
 
 	TypeAccessControlEntry:        decodeAs[AccessControlEntryRecord],
 	TypeRemoveAccessControlEntry:  decodeAs[RemoveAccessControlEntryRecord],

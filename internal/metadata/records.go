@@ -24,6 +24,9 @@ const (
 	TypeProducerIDs        RecordType = "producer_ids"
 	TypeFeatureLevel       RecordType = "feature_level"
 	TypeBrokerFence        RecordType = "broker_fence"
+	// TypeBrokerRegistrationChange: Kafka's BrokerRegistrationChangeRecord,
+	// for the broker's online log directories (KIP-858).
+	TypeBrokerRegistrationChange RecordType = "broker_registration_change"
 	// ACLs and SCRAM credentials, as Kafka's records of the same names.
 	TypeAccessControlEntry        RecordType = "access_control_entry"
 	TypeRemoveAccessControlEntry  RecordType = "remove_access_control_entry"
@@ -99,6 +102,20 @@ type BrokerRegistration struct {
 	// active controller refuses to finalize a level a registered broker
 	// does not support. None from a broker older than the field.
 	Features []FeatureRange `json:"features,omitempty"`
+	// LogDirs are the directory IDs of the broker's online log
+	// directories (KIP-858), Kafka's base64 UUIDs.
+	LogDirs []string `json:"logDirs,omitempty"`
+}
+
+// BrokerRegistrationChange changes a registered broker's online log
+// directories (Kafka's BrokerRegistrationChangeRecord with LogDirs,
+// KIP-858): a directory the broker reported offline leaves the list, and
+// the replicas assigned to it are offline. Like BrokerFence it applies
+// only to that broker epoch's registration.
+type BrokerRegistrationChange struct {
+	NodeID  model.NodeID `json:"brokerId"`
+	Epoch   int64        `json:"brokerEpoch"`
+	LogDirs []string     `json:"logDirs"`
 }
 
 // BrokerFence fences or unfences a registered broker (Kafka's
@@ -133,6 +150,11 @@ type PartitionRecord struct {
 	// the replicas kept; none when no reassignment is in progress.
 	AddingReplicas   []model.NodeID `json:"addingReplicas,omitempty"`
 	RemovingReplicas []model.NodeID `json:"removingReplicas,omitempty"`
+	// Directories are the log directory of each replica, in Replicas'
+	// order (KIP-858), Kafka's base64 directory IDs: "" for one the
+	// broker has not assigned yet (Kafka's UNASSIGNED). Empty: none
+	// assigned.
+	Directories []string `json:"directories,omitempty"`
 }
 
 // PartitionChange changes some of a partition's state; nil fields are left as
@@ -157,6 +179,10 @@ type PartitionChange struct {
 	// pointer to an empty list clears them.
 	AddingReplicas   *[]model.NodeID `json:"addingReplicas,omitempty"`
 	RemovingReplicas *[]model.NodeID `json:"removingReplicas,omitempty"`
+	// Directories are the replicas' log directories in the order of the
+	// new Replicas (or the kept ones); nil keeps each replica's, and a
+	// replica a change of Replicas adds has none assigned yet.
+	Directories []string `json:"directories,omitempty"`
 }
 
 // ResourceType is the kind of resource a config belongs to, numbered as
@@ -342,16 +368,17 @@ type ClientQuotaRecord struct {
 	Remove bool              `json:"remove"`
 }
 
-func (ClusterRecord) Type() RecordType      { return TypeCluster }
-func (BrokerRegistration) Type() RecordType { return TypeBrokerRegistration }
-func (TopicRecord) Type() RecordType        { return TypeTopic }
-func (PartitionRecord) Type() RecordType    { return TypePartition }
-func (PartitionChange) Type() RecordType    { return TypePartitionChange }
-func (ConfigRecord) Type() RecordType       { return TypeConfig }
-func (RemoveTopic) Type() RecordType        { return TypeRemoveTopic }
-func (ProducerIDsRecord) Type() RecordType  { return TypeProducerIDs }
-func (FeatureLevel) Type() RecordType       { return TypeFeatureLevel }
-func (BrokerFence) Type() RecordType        { return TypeBrokerFence }
+func (ClusterRecord) Type() RecordType            { return TypeCluster }
+func (BrokerRegistration) Type() RecordType       { return TypeBrokerRegistration }
+func (TopicRecord) Type() RecordType              { return TypeTopic }
+func (PartitionRecord) Type() RecordType          { return TypePartition }
+func (PartitionChange) Type() RecordType          { return TypePartitionChange }
+func (ConfigRecord) Type() RecordType             { return TypeConfig }
+func (RemoveTopic) Type() RecordType              { return TypeRemoveTopic }
+func (ProducerIDsRecord) Type() RecordType        { return TypeProducerIDs }
+func (FeatureLevel) Type() RecordType             { return TypeFeatureLevel }
+func (BrokerFence) Type() RecordType              { return TypeBrokerFence }
+func (BrokerRegistrationChange) Type() RecordType { return TypeBrokerRegistrationChange }
 
 func (AccessControlEntryRecord) Type() RecordType        { return TypeAccessControlEntry }
 func (RemoveAccessControlEntryRecord) Type() RecordType  { return TypeRemoveAccessControlEntry }
@@ -361,16 +388,17 @@ func (DelegationTokenRecord) Type() RecordType           { return TypeDelegation
 func (RemoveDelegationTokenRecord) Type() RecordType     { return TypeRemoveDelegationToken }
 func (ClientQuotaRecord) Type() RecordType               { return TypeClientQuota }
 
-func (ClusterRecord) isRecord()      {}
-func (BrokerRegistration) isRecord() {}
-func (TopicRecord) isRecord()        {}
-func (PartitionRecord) isRecord()    {}
-func (PartitionChange) isRecord()    {}
-func (ConfigRecord) isRecord()       {}
-func (RemoveTopic) isRecord()        {}
-func (ProducerIDsRecord) isRecord()  {}
-func (FeatureLevel) isRecord()       {}
-func (BrokerFence) isRecord()        {}
+func (ClusterRecord) isRecord()            {}
+func (BrokerRegistration) isRecord()       {}
+func (TopicRecord) isRecord()              {}
+func (PartitionRecord) isRecord()          {}
+func (PartitionChange) isRecord()          {}
+func (ConfigRecord) isRecord()             {}
+func (RemoveTopic) isRecord()              {}
+func (ProducerIDsRecord) isRecord()        {}
+func (FeatureLevel) isRecord()             {}
+func (BrokerFence) isRecord()              {}
+func (BrokerRegistrationChange) isRecord() {}
 
 func (AccessControlEntryRecord) isRecord()        {}
 func (RemoveAccessControlEntryRecord) isRecord()  {}
