@@ -20,7 +20,7 @@ func TestOfflineLogDirTakesOnlyItsReplicasOffline(t *testing.T) {
 	epochs := map[model.NodeID]int64{}
 	for _, id := range []model.NodeID{2, 3} {
 		e, refused, msg := c.RegisterBroker(ctx(t), Registration{NodeID: id, ClusterID: cluster, Incarnation: "i", Features: metadata.SupportedFeatures(),
-			LogDirs: []string{"dir-a", "dir-b"},
+			LogDirs:   []string{"dir-a", "dir-b"},
 			Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "h", Port: 9092, SecurityProtocol: "PLAINTEXT"}}})
 		if refused != nil {
 			t.Fatalf("register %d: %v %s", id, refused, msg)
