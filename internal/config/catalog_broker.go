@@ -385,8 +385,8 @@ func quotaEntries() []*Entry {
 			Unsupported: byQuotas,
 			Doc:         "Bytes per second of replication traffic a follower fetches for throttled replicas."},
 		{Name: "replica.alter.log.dirs.io.max.bytes.per.second", Type: TypeLong, Default: maxLong, Validator: atLeast(0), Importance: Medium, Mode: ClusterWide,
-			Unsupported: byReassign,
-			Doc:         "Bytes per second of disk traffic for moving replicas between log directories."},
+			Wired: "paces the copy of replicas moved between log directories by AlterReplicaLogDirs, reads and writes together, read before each 1 MiB chunk (34_alter_replica_log_dirs.go pace)",
+			Doc:   "Bytes per second of disk traffic for moving replicas between log directories."},
 	}
 }
 
