@@ -1,6 +1,6 @@
 package broker
 
-// AlterReplicaLogDirs (key 34), versions 1-2 (v0 was removed in Kafka 4).
+// AlterReplicaLogDirs (key 34), versions 0-2 (v1 is v0; v2 is flexible).
 //
 // Moves this broker's replicas between its log directories (JBOD,
 // logdirs.go) while they serve, as Kafka's ReplicaManager.alterReplicaLogDirs
@@ -49,7 +49,7 @@ import (
 )
 
 func init() {
-	registerAPI(apiEntry{key: kmsg.AlterReplicaLogDirs, min: 1, max: 2, handle: typed(handleAlterReplicaLogDirs)})
+	registerAPI(apiEntry{key: kmsg.AlterReplicaLogDirs, min: 0, max: 2, handle: typed(handleAlterReplicaLogDirs)})
 }
 
 // maxFutureDirName is the longest directory name a future replica may

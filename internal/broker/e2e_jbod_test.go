@@ -2,11 +2,13 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // jbodBroker starts a single node on two log directories.
@@ -245,5 +249,95 @@ func TestJBODAlterReplicaLogDirsErrors(t *testing.T) {
 	createTopic(t, b, "later", 1)
 	if got, _, _ := replicaDirs(t, ctx, adm, "later"); got[0] != cur[0] {
 		t.Errorf("the replica asked for %s was created in %s", cur[0], got[0])
+	}
+}
+
+// On a single node, a log directory that fails takes its replicas
+// offline (KAFKA_STORAGE_ERROR, then no leader: offline in Metadata, the directory
+// KAFKA_STORAGE_ERROR in DescribeLogDirs) while the other directory
+// serves on; when the last one fails too, the broker stops (Failed).
+func TestJBODSingleNodeFailedLogDir(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "meta")}
+	var mu sync.Mutex
+	var failing []string
+	faulty := vfs.NewFaulty(vfs.OS, func(op vfs.Op, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range failing {
+			if name == d || strings.HasPrefix(name, d+"/") {
+				return fmt.Errorf("%w: %s: %w", vfs.ErrInjected, name, syscall.EIO)
+			}
+		}
+		return nil
+	})
+	v, err := config.Parse(config.Broker, map[string]string{"metadata.log.dir": dirs[2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBrokerWith(t, Config{LogDirs: dirs[:2], Values: v, FS: faulty})
+	createTopic(t, b, "halves", 2)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	cl := newFranz(t, b.Addr(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic("halves"),
+		kgo.RecordRetries(2), kgo.MetadataMinAge(50*time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	adm := kadm.NewClient(cl)
+	cur, _, _ := replicaDirs(t, ctx, adm, "halves")
+	bad := int32(0)
+	if cur[0] != dirs[1] {
+		bad = 1
+	}
+	good := 1 - bad
+	for _, p := range []int32{0, 1} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Partition: p, Value: []byte("before")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	failing = []string{dirs[1]}
+	mu.Unlock()
+	changed := b.logs.OfflineChanged()
+	err = cl.ProduceSync(ctx, &kgo.Record{Partition: bad, Value: []byte("after")}).FirstErr()
+	// KAFKA_STORAGE_ERROR, and on the client's retries no leader: the
+	// partition's only replica is offline.
+	if !errors.Is(err, kerr.KafkaStorageError) && !errors.Is(err, kerr.LeaderNotAvailable) {
+		t.Fatalf("produce to the failed directory's replica: %v", err)
+	}
+	<-changed
+	if err := cl.ProduceSync(ctx, &kgo.Record{Partition: good, Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatalf("produce to the healthy directory's replica: %v", err)
+	}
+	await(t, b, "the failed replica offline in the metadata", func() bool {
+		img := b.ctrl.Image()
+		p, _ := img.Partition(model.TopicPartition{Topic: "halves", Partition: bad})
+		return !img.ReplicaOnline(p, 1)
+	})
+	md, err := adm.Metadata(ctx, "halves")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range md.Topics["halves"].Partitions {
+		if got := len(p.OfflineReplicas) == 1; got != (p.Partition == bad) {
+			t.Errorf("partition %d: offline replicas %v", p.Partition, p.OfflineReplicas)
+		}
+	}
+	all, err := adm.DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := all[1][dirs[1]]; d.Err != kerr.KafkaStorageError {
+		t.Errorf("the failed directory in DescribeLogDirs: %v", d.Err)
+	}
+	if b.Failure() != nil {
+		t.Fatalf("stopped with a directory left: %v", b.Failure())
+	}
+	mu.Lock()
+	failing = dirs[:2]
+	mu.Unlock()
+	cl.Produce(ctx, &kgo.Record{Partition: good, Value: []byte("last")}, nil)
+	select {
+	case <-b.Failed():
+	case <-ctx.Done():
+		t.Fatal("the broker did not stop with every log directory offline")
 	}
 }
