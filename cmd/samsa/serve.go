@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -130,6 +131,9 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	select {
 	case <-sig.Done():
 	case <-ctx.Done(): // the caller's own context (tests) ends the broker too
+	case <-b.Failed():
+		logger.Error("shutting down after a failure", "component", "main", "err", b.Failure())
+		return errors.Join(b.Failure(), b.Close())
 	}
 	logger.Info("shutting down", "component", "main")
 	return b.Close()

@@ -119,7 +119,7 @@ func TestServeLogsOneSummaryLine(t *testing.T) {
 			drained = true
 		}
 	}
-	for _, want := range []string{"version=", "listeners=\"PLAINTEXT://127.0.0.1:", "log_dir=" + filepath.Join(dir, "data"), `durability="durable`, "http=127.0.0.1:"} {
+	for _, want := range []string{"version=", "listeners=\"PLAINTEXT://127.0.0.1:", "log_dirs=" + filepath.Join(dir, "data"), `durability="durable`, "http=127.0.0.1:"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("the summary line lacks %q:\n%s", want, summary)
 		}

@@ -164,7 +164,7 @@ func (b *Broker) metadataTopic(c *conn, req *kmsg.MetadataRequest, img *metadata
 		mp.LeaderEpoch = p.LeaderEpoch
 		mp.Replicas = nodes(p.Replicas)
 		mp.ISR = nodes(p.ISR)
-		mp.OfflineReplicas = offlineReplicas(img, p.Replicas)
+		mp.OfflineReplicas = offlineReplicas(img, p)
 		if p.Leader == metadata.NoLeader {
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
@@ -176,16 +176,6 @@ func (b *Broker) metadataTopic(c *conn, req *kmsg.MetadataRequest, img *metadata
 // offlineReplicas lists the replicas on brokers that are not live
 // (unregistered or fenced), as Kafka's metadata cache reports them; never
 // nil, as Kafka's encoding has an empty array.
-func offlineReplicas(img *metadata.Image, replicas []model.NodeID) []int32 {
-	out := []int32{}
-	for _, id := range replicas {
-		if br, ok := img.Broker(id); !ok || br.Fenced {
-			out = append(out, int32(id))
-		}
-	}
-	return out
-}
-
 func (b *Broker) metadataBrokers(img *metadata.Image, listener string) []kmsg.MetadataResponseBroker {
 	var out []kmsg.MetadataResponseBroker
 	for _, br := range img.Brokers() {

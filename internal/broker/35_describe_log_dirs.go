@@ -2,10 +2,15 @@ package broker
 
 // DescribeLogDirs (key 35), versions 0-4.
 //
-// One log directory (log.dirs has one entry per broker here) with the size
-// of each requested partition's log (all partitions when Topics is null)
-// and, from v4, the file system's total and usable bytes. OffsetLag is 0
-// and IsFuture false: there are no replica moves between directories.
+// Every log directory of the broker (log.dirs, JBOD: logdirs.go), as
+// Kafka's ReplicaManager.describeLogDirs: for each requested partition
+// (all when Topics is null) whose replica is in the directory, its size
+// and OffsetLag, 0 for a current replica that holds its high watermark
+// (max(high watermark - log end, 0)), and for a future replica being
+// moved there (AlterReplicaLogDirs, IsFuture) how far it lags the
+// current one's log end; from v4 the file system's total and usable
+// bytes. An offline directory is listed with KAFKA_STORAGE_ERROR and no
+// partitions.
 //
 // Authorization (authz.go): DESCRIBE on the cluster, else no directories
 // and, from v3, CLUSTER_AUTHORIZATION_FAILED as the response's error.
@@ -27,9 +32,6 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	dir := kmsg.NewDescribeLogDirsResponseDir()
-	dir.Dir = b.cfg.LogDir
-	dir.TotalBytes, dir.UsableBytes = diskSpace(b.cfg.LogDir)
 	wanted := func(string, int32) bool { return true }
 	if req.Topics != nil {
 		set := map[string]map[int32]bool{}
@@ -41,22 +43,55 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 		}
 		wanted = func(topic string, p int32) bool { return set[topic][p] }
 	}
-	for _, ts := range b.topics.all() {
-		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
-		dt.Topic = ts.name
-		for i, p := range ts.partitions {
-			if p == nil || !wanted(ts.name, int32(i)) {
-				continue
-			}
-			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			dp.Partition, dp.Size = int32(i), p.Size()
-			dt.Partitions = append(dt.Partitions, dp)
+	index := map[string]int{}
+	for _, d := range b.logs.Dirs() {
+		dir := kmsg.NewDescribeLogDirsResponseDir()
+		dir.Dir = d.Path
+		dir.TotalBytes, dir.UsableBytes = -1, -1
+		if d.Offline != nil {
+			dir.ErrorCode = kerr.KafkaStorageError.Code
+		} else {
+			dir.TotalBytes, dir.UsableBytes = diskSpace(d.Path)
 		}
-		if len(dt.Partitions) > 0 {
+		index[d.Path] = len(resp.Dirs)
+		resp.Dirs = append(resp.Dirs, dir)
+	}
+	add := func(path, topic string, dp kmsg.DescribeLogDirsResponseDirTopicPartition) {
+		i, ok := index[path]
+		if !ok || resp.Dirs[i].ErrorCode != 0 {
+			return
+		}
+		dir := &resp.Dirs[i]
+		if n := len(dir.Topics); n == 0 || dir.Topics[n-1].Topic != topic {
+			dt := kmsg.NewDescribeLogDirsResponseDirTopic()
+			dt.Topic = topic
 			dir.Topics = append(dir.Topics, dt)
 		}
+		dt := &dir.Topics[len(dir.Topics)-1]
+		dt.Partitions = append(dt.Partitions, dp)
 	}
-	resp.Dirs = append(resp.Dirs, dir)
+	for _, ts := range b.topics.all() {
+		for i, p := range ts.partitions {
+			if p == nil || p.Offline() || !wanted(ts.name, int32(i)) {
+				continue
+			}
+			path, ok := b.logs.DirOf(p.TP)
+			if !ok {
+				continue
+			}
+			o := p.LogOffsets()
+			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+			dp.Partition, dp.Size, dp.OffsetLag = int32(i), o.Size, max(p.HighWatermark()-o.LogEndOffset, 0)
+			add(path, ts.name, dp)
+			if fut, futDir, ok := b.logs.Future(p.TP); ok {
+				fo := fut.Offsets()
+				fp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+				fp.Partition, fp.Size, fp.IsFuture = int32(i), fo.Size, true
+				fp.OffsetLag = max(p.LogEndOffset()-fo.LogEndOffset, 0)
+				add(futDir, ts.name, fp)
+			}
+		}
+	}
 	return resp, nil
 }
 

@@ -15,9 +15,13 @@ package broker
 // UNSUPPORTED_VERSION and Kafka's message, and the controller finalizes
 // no level a registered broker does not support (UpdateFeatures).
 //
-// Not served: IsMigratingZkBroker (no ZooKeeper), LogDirs (one log dir per
-// broker, JBOD is not built), PreviousBrokerEpoch (KIP-966's clean
-// shutdown detection: a new incarnation always replaces the old).
+// LogDirs (v2+, KIP-858): the directory IDs of the broker's online log
+// directories; replicas the metadata assigns to other directories of it
+// are offline (logdirs.go).
+//
+// Not served: IsMigratingZkBroker (no ZooKeeper), PreviousBrokerEpoch
+// (KIP-966's clean shutdown detection: a new incarnation always replaces
+// the old).
 //
 // Authorization (authz.go): CLUSTER_ACTION on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
@@ -51,6 +55,7 @@ func handleBrokerRegistration(b *Broker, c *conn, req *kmsg.BrokerRegistrationRe
 	if req.Rack != nil {
 		reg.Rack = *req.Rack
 	}
+	reg.LogDirs = dirIDsFromWire(req.LogDirs)
 	for _, f := range req.Features {
 		reg.Features = append(reg.Features, metadata.FeatureRange{Name: f.Name, Min: f.MinSupportedVersion, Max: f.MaxSupportedVersion})
 	}

@@ -9,8 +9,10 @@ package broker
 // shutdown for one that sets WantShutdown: its leaderships move to other
 // in-sync replicas, and ShouldShutdown says when it leads nothing.
 // STALE_BROKER_EPOCH for a heartbeat of an earlier registration;
-// NOT_CONTROLLER from a controller that is not active. The offline and
-// cordoned log directory tags are not read: one log dir per broker.
+// NOT_CONTROLLER from a controller that is not active. OfflineLogDirs
+// (KIP-858, JBOD): the broker's failed log directories; the controller
+// takes the replicas assigned to them out of their ISRs and leaderships
+// in one batch (logdirs.go). CordonedLogDirs (KIP-1066) is not read.
 //
 // Authorization (authz.go): CLUSTER_ACTION on the cluster, else
 // CLUSTER_AUTHORIZATION_FAILED. Nodes ask as ANONYMOUS over PLAINTEXT, so
@@ -41,6 +43,7 @@ func handleBrokerHeartbeat(b *Broker, c *conn, req *kmsg.BrokerHeartbeatRequest)
 	res := b.ctrl.BrokerHeartbeat(ctx, controller.Heartbeat{
 		NodeID: model.NodeID(req.BrokerID), Epoch: req.BrokerEpoch, AppliedOffset: req.CurrentMetadataOffset,
 		WantFence: req.WantFence, WantShutDown: req.WantShutdown,
+		OfflineLogDirs: dirIDsFromWire(req.OfflineLogDirs),
 	})
 	if res.Err != nil {
 		resp.ErrorCode = res.Err.Code

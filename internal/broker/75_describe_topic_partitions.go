@@ -106,7 +106,7 @@ func describePartitions(img *metadata.Image, t *metadata.TopicImage, from int32,
 		rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 		rp.Partition, rp.LeaderID, rp.LeaderEpoch = p.Partition, int32(p.Leader), p.LeaderEpoch
 		rp.Replicas, rp.ISR = nodes(p.Replicas), nodes(p.ISR)
-		rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, offlineReplicas(img, p.Replicas)
+		rp.EligibleLeaderReplicas, rp.LastKnownELR, rp.OfflineReplicas = []int32{}, []int32{}, offlineReplicas(img, p)
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	return rt, -1

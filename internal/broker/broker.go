@@ -86,8 +86,10 @@ type Config struct {
 	AdvertisedListeners   []Listener // default: Listeners, with bound ports filled in
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdle    time.Duration
-	// LogDir is log.dirs (one directory).
-	LogDir string
+	// LogDirs are log.dirs, the data directories (several: JBOD,
+	// logdirs.go); LogDir, the first, alone when LogDirs is empty.
+	LogDirs []string
+	LogDir  string
 	// Values is the broker's static config (server.properties and flags),
 	// the base for dynamic broker configs and topic config defaults.
 	Values config.Values
@@ -125,6 +127,12 @@ func (c *Config) fill() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if len(c.LogDirs) == 0 && c.LogDir != "" {
+		c.LogDirs = []string{c.LogDir}
+	}
+	if len(c.LogDirs) > 0 {
+		c.LogDir = c.LogDirs[0]
 	}
 }
 
@@ -233,7 +241,14 @@ type Broker struct {
 	fetchers  *fetchers        // replica fetchers (replicas.go)
 	coordSync *coordinatorSync // coordinators following leadership (coordinators.go)
 	life      *lifecycle       // registration and heartbeats, in a quorum (lifecycle.go)
-	mu        struct {
+	movers    *movers          // replica moves between log directories (34_alter_replica_log_dirs.go)
+	dirAssign *dirAssignments  // replicas' directories for the controller (logdirs.go)
+	// failed is closed, with failure set, when the broker must stop on its
+	// own: every log directory, or the metadata log's, failed (logdirs.go).
+	failed     chan struct{}
+	failure    error
+	failedOnce sync.Once
+	mu         struct {
 		sync.Mutex
 		listeners []net.Listener
 		bound     []Listener // listeners with their actual ports
@@ -283,12 +298,13 @@ func New(cfg Config) (*Broker, error) {
 	levels := newLoggerLevels(cfg.Logger.Handler())
 	cfg.Logger = slog.New(&levelHandler{inner: cfg.Logger.Handler(), levels: levels})
 	b := &Broker{cfg: cfg, loggers: levels, log: cfg.Logger.With("component", "broker"), failedInstalls: map[model.TopicID]bool{}, topics: newTopicTable(), started: make(chan struct{}), ctrlReady: make(chan struct{}), peers: newPeers(cfg.NodeID), life: newLifecycle(),
+		movers: newMovers(), dirAssign: newDirAssignments(), failed: make(chan struct{}),
 		fetchSessions: newFetchSessions(int(cfg.Values.Int("max.incremental.fetch.session.cache.slots"))),
 		conns:         newConnLimits(),
 		quotas:        newClientQuotas(cfg.Values),
 		connRates:     newConnRates(cfg.Values),
 		replThrottle:  newReplicationThrottle(cfg.Values)}
-	logs, err := storage.NewManager(managerConfig(cfg.LogDir, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
+	logs, err := storage.NewManager(managerConfig(cfg.LogDirs, cfg.Values), storage.Options{FS: cfg.FS, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -325,10 +341,10 @@ func New(cfg Config) (*Broker, error) {
 // log.flush.scheduler.interval.ms when that is set; Kafka's default
 // (never) would leave a topic's flush.ms unenforced, so it is every second
 // otherwise.
-func managerConfig(dir string, v config.Values) storage.ManagerConfig {
+func managerConfig(dirs []string, v config.Values) storage.ManagerConfig {
 	threads := int64(v.Int("log.cleaner.threads"))
 	c := storage.ManagerConfig{
-		Dir:                     dir,
+		Dirs:                    dirs,
 		RetentionCheckInterval:  millis(v.Long("log.retention.check.interval.ms")),
 		CheckpointInterval:      millis(min(v.Long("log.flush.offset.checkpoint.interval.ms"), v.Long("log.flush.start.offset.checkpoint.interval.ms"))),
 		ProducerIDExpiration:    millis(v.Long("producer.id.expiration.ms")),
@@ -429,6 +445,8 @@ func (b *Broker) Start(ctx context.Context) error {
 		}
 	}
 	b.logs.Start(b.tasks.Context())
+	b.tasks.Go(b.watchLogDirs)
+	b.tasks.Go(b.sendDirAssignments)
 	b.startGroups()
 	b.startTxns()
 	b.coordSync.started.Store(true)
@@ -441,6 +459,30 @@ func (b *Broker) Start(ctx context.Context) error {
 	}
 	close(b.started)
 	return nil
+}
+
+// Failed is closed when the broker has to stop on its own (Failure says
+// why): every log directory failed, or the one holding the metadata log,
+// as Kafka's broker halts then. The caller closes it.
+func (b *Broker) Failed() <-chan struct{} { return b.failed }
+
+// Failure is why Failed closed.
+func (b *Broker) Failure() error {
+	select {
+	case <-b.failed:
+		return b.failure
+	default:
+		return nil
+	}
+}
+
+// fail asks the broker's owner to stop it (Failed).
+func (b *Broker) fail(err error) {
+	b.failedOnce.Do(func() {
+		b.log.Error("stopping the broker", "err", err)
+		b.failure = err
+		close(b.failed)
+	})
 }
 
 // Summary describes the started broker in one log line's attributes: what
@@ -462,7 +504,7 @@ func (b *Broker) Summary() []any {
 		clusterID, topics = img.ClusterID(), len(img.Topics())
 	}
 	return []any{"version", version.String(), "node_id", b.cfg.NodeID, "cluster_id", clusterID,
-		"listeners", strings.Join(advertised, ", "), "log_dir", b.cfg.LogDir, "durability", durability,
+		"listeners", strings.Join(advertised, ", "), "log_dirs", strings.Join(b.cfg.LogDirs, ","), "durability", durability,
 		"topics", topics, "partitions_recovered", len(b.logs.Logs()), "http", b.HTTPAddr()}
 }
 
@@ -515,6 +557,7 @@ func (b *Broker) controllerConfig() controller.Config {
 		Dir:              filepath.Join(b.metadataLogDir(), metadataDir),
 		Endpoints:        b.endpoints(),
 		Rack:             b.cfg.Values.String("broker.rack"),
+		LogDirs:          b.onlineDirIDs(),
 		ClusterID:        b.clusterID,
 		Voters:           b.cfg.quorum.voters,
 		BootstrapServers: b.cfg.quorum.bootstrap,

@@ -28,6 +28,7 @@ import (
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/txn"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 var clusterLog = flag.Bool("cluster.log", false, "print the test cluster nodes' logs")
@@ -43,6 +44,11 @@ type testCluster struct {
 	baseDir string
 	// racks, when set, is each node's broker.rack: racks[i] for node i+1.
 	racks []string
+	// logDirs, when above 1, gives each node that many log directories,
+	// <dir>/d0, <dir>/d1..., and its metadata log a directory of its own
+	// (JBOD); fs, when set, is each node's filesystem (fault injection).
+	logDirs int
+	fs      map[int32]vfs.FS
 }
 
 type clusterNode struct {
@@ -98,6 +104,12 @@ func startTestCluster(c *testCluster) *testCluster {
 // layoutTestCluster picks the nodes' ports and formats their storage; it
 // starts none of them.
 func layoutTestCluster(t *testing.T, size int, extra map[string]string) *testCluster {
+	return layoutTestClusterWith(t, size, extra, nil)
+}
+
+// layoutTestClusterWith is layoutTestCluster with setup run on the
+// cluster before its nodes are formatted (log directories, filesystems).
+func layoutTestClusterWith(t *testing.T, size int, extra map[string]string, setup func(*testCluster)) *testCluster {
 	c := &testCluster{t: t, extra: extra, baseDir: t.TempDir()}
 	var voters []string
 	// Outside the kernel's ephemeral range: a port it hands out for :0 may
@@ -109,6 +121,9 @@ func layoutTestCluster(t *testing.T, size int, extra map[string]string) *testClu
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%s", n.id, n.ctrlPort))
 	}
 	c.voters = strings.Join(voters, ",")
+	if setup != nil {
+		setup(c)
+	}
 	clusterID, err := metaprops.NewClusterID()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +172,7 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 	maps.Copy(raw, map[string]string{
 		"node.id":                               strconv.Itoa(int(n.id)),
 		"controller.quorum.voters":              c.voters,
-		"log.dirs":                              n.dir,
+		"log.dirs":                              c.nodeLogDirs(n),
 		"controller.listener.names":             "CONTROLLER",
 		"controller.quorum.election.timeout.ms": "500",
 		"listener.security.protocol.map":        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -170,6 +185,9 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 		// Never the default port: the tests run many nodes at once.
 		"samsa.http.listener": "127.0.0.1:0",
 	})
+	if c.logDirs > 1 {
+		raw["metadata.log.dir"] = n.dir + "/meta"
+	}
 	maps.Copy(raw, c.extra)
 	if c.racks != nil {
 		raw["broker.rack"] = c.racks[n.id-1]
@@ -181,6 +199,18 @@ func (c *testCluster) values(n *clusterNode) config.Values {
 	return v
 }
 
+// nodeLogDirs is node n's log.dirs.
+func (c *testCluster) nodeLogDirs(n *clusterNode) string {
+	if c.logDirs <= 1 {
+		return n.dir
+	}
+	var dirs []string
+	for i := range c.logDirs {
+		dirs = append(dirs, fmt.Sprintf("%s/d%d", n.dir, i))
+	}
+	return strings.Join(dirs, ",")
+}
+
 // start starts node n (again, after stop); it returns once the node's
 // broker serves, which needs a quorum.
 func (c *testCluster) start(n *clusterNode) {
@@ -190,7 +220,10 @@ func (c *testCluster) start(n *clusterNode) {
 		c.t.Error(err)
 		return
 	}
-	cfg.LogDir, cfg.Logger = n.dir, quiet
+	cfg.Logger = quiet
+	if fs := c.fs[n.id]; fs != nil {
+		cfg.FS = fs
+	}
 	if *clusterLog {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", n.id)
 	}

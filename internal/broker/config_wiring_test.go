@@ -440,11 +440,11 @@ func TestManagerConfig(t *testing.T) {
 		}
 		return v
 	}
-	dflt := managerConfig("d", parse(nil))
+	dflt := managerConfig([]string{"d"}, parse(nil))
 	if dflt.CleanerDisabled || dflt.CheckpointInterval != time.Minute || dflt.FlushCheckInterval != 0 {
 		t.Errorf("defaults: %+v", dflt)
 	}
-	c := managerConfig("d", parse(map[string]string{
+	c := managerConfig([]string{"d"}, parse(map[string]string{
 		"log.cleaner.threads":                           "0",
 		"log.flush.offset.checkpoint.interval.ms":       "30000",
 		"log.flush.start.offset.checkpoint.interval.ms": "5000",
@@ -459,7 +459,7 @@ func TestManagerConfig(t *testing.T) {
 	if c.FlushCheckInterval != 250*time.Millisecond {
 		t.Errorf("flush check every %v, want 250ms", c.FlushCheckInterval)
 	}
-	if c := managerConfig("d", parse(map[string]string{"log.cleaner.threads": "4", "log.cleaner.dedupe.buffer.size": "4000000"})); c.CleanerMapMemory != 1000000 {
+	if c := managerConfig([]string{"d"}, parse(map[string]string{"log.cleaner.threads": "4", "log.cleaner.dedupe.buffer.size": "4000000"})); c.CleanerMapMemory != 1000000 {
 		t.Errorf("map memory %d, want a quarter", c.CleanerMapMemory)
 	}
 	if got := millis(1<<63 - 1); got != time.Duration(1<<63-1) {

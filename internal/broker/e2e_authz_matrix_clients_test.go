@@ -211,6 +211,8 @@ var noClient = map[string]string{
 	"AlterPartition/handler":             "sent between nodes only, on controller listeners",
 	"BrokerRegistration/handler":         "sent between nodes only, on controller listeners",
 	"BrokerHeartbeat/handler":            "sent between nodes only, on controller listeners",
+	"AssignReplicasToDirs/handler":       "sent between nodes only, on controller listeners",
+	"AlterReplicaLogDirs":                "no Java probe written yet (Admin.alterReplicaLogDirs would express it)",
 	"Envelope/handler":                   "sent between nodes only, on controller listeners",
 	"AllocateProducerIDs/handler":        "sent between nodes only, on controller listeners",
 	"AlterConfigs/client-metrics":        "the Java client no longer sends AlterConfigs, and librdkafka has no client metrics resource type",

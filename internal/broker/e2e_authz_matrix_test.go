@@ -167,6 +167,11 @@ func interNodeRows() []matrixRow {
 			req.BrokerID, req.BrokerEpoch = 99, 1
 			return handleAs(p, handleBrokerHeartbeat, req).(*kmsg.BrokerHeartbeatResponse).ErrorCode
 		}),
+		row(kmsg.AssignReplicasToDirs, kerr.StaleBrokerEpoch.Code, func(p *probe) int16 {
+			req := kmsg.NewPtrAssignReplicasToDirsRequest()
+			req.BrokerID, req.BrokerEpoch = 99, 1
+			return handleAs(p, handleAssignReplicasToDirs, req).(*kmsg.AssignReplicasToDirsResponse).ErrorCode
+		}),
 		row(kmsg.Envelope, kerr.DelegationTokenNotFound.Code, func(p *probe) int16 {
 			// An expiry of a token no one has, forwarded for bob.
 			expire := kmsg.NewPtrExpireDelegationTokenRequest()
@@ -633,6 +638,13 @@ func adminRows() []matrixRow {
 		clusterRow(kmsg.DescribeLogDirs, opDescribe, func(p *probe) int16 {
 			return p.do(kmsg.NewPtrDescribeLogDirsRequest()).(*kmsg.DescribeLogDirsResponse).ErrorCode
 		}),
+		{api: kmsg.AlterReplicaLogDirs, grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.LogDirNotFound.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+				req.Dirs = []kmsg.AlterReplicaLogDirsRequestDir{{Dir: "/not-a-log-dir",
+					Topics: []kmsg.AlterReplicaLogDirsRequestDirTopic{{Topic: "mx-alter-log-dirs", Partitions: []int32{0}}}}}
+				return p.do(req).(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode
+			}},
 		{api: kmsg.ElectLeaders, topic: "mx-elect", grants: []grant{clusterGrant(opAlter, clusterDenied)}, ok: []int16{kerr.ElectionNotNeeded.Code},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrElectLeadersRequest()

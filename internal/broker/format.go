@@ -179,9 +179,14 @@ func standaloneVoter(v config.Values) ([]metaprops.InitialVoter, error) {
 	return []metaprops.InitialVoter{{NodeID: int32(v.Int("node.id")), Addr: net.JoinHostPort(host, strconv.Itoa(found.Port)), DirectoryID: dirID}}, nil
 }
 
-// storageDirs are this broker's directories.
+// storageDirs are this broker's directories: every log dir and the
+// metadata log dir.
 func (c *Config) storageDirs() []string {
-	return []string{c.LogDir, metadataLogDirOf(c.Values, c.LogDir)}
+	dirs := slices.Clone(c.LogDirs)
+	if m := metadataLogDirOf(c.Values, c.LogDir); !slices.Contains(dirs, m) {
+		dirs = append(dirs, m)
+	}
+	return dirs
 }
 
 // loadStorage reads the directories' meta.properties before anything is

@@ -51,6 +51,8 @@ func FuzzDeleteACLs(f *testing.F)                   { fuzzAPI(f, kmsg.DeleteACLs
 func FuzzDescribeConfigs(f *testing.F)              { fuzzAPI(f, kmsg.DescribeConfigs) }
 func FuzzAlterConfigs(f *testing.F)                 { fuzzAPI(f, kmsg.AlterConfigs) }
 func FuzzDescribeLogDirs(f *testing.F)              { fuzzAPI(f, kmsg.DescribeLogDirs) }
+func FuzzAlterReplicaLogDirs(f *testing.F)          { fuzzAPI(f, kmsg.AlterReplicaLogDirs) }
+func FuzzAssignReplicasToDirs(f *testing.F)         { fuzzAPI(f, kmsg.AssignReplicasToDirs) }
 func FuzzSASLAuthenticate(f *testing.F)             { fuzzAPI(f, kmsg.SASLAuthenticate) }
 func FuzzCreatePartitions(f *testing.F)             { fuzzAPI(f, kmsg.CreatePartitions) }
 func FuzzDeleteGroups(f *testing.F)                 { fuzzAPI(f, kmsg.DeleteGroups) }

@@ -166,6 +166,19 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("-1")}}}}
 	case *kmsg.DescribeLogDirsRequest:
 		r.Topics = []kmsg.DescribeLogDirsRequestTopic{{Topic: fuzzTopic, Partitions: []int32{0, 1}}}
+	case *kmsg.AlterReplicaLogDirsRequest:
+		// A directory that is not the broker's (LOG_DIR_NOT_FOUND) and one
+		// that is, for a partition it has not: the seed must not depend on
+		// the test's temporary path, and must not start a move.
+		r.Dirs = []kmsg.AlterReplicaLogDirsRequestDir{
+			{Dir: "/not-a-log-dir", Topics: []kmsg.AlterReplicaLogDirsRequestDirTopic{{Topic: fuzzTopic, Partitions: []int32{0}}}},
+			{Dir: "/not-a-log-dir-either", Topics: []kmsg.AlterReplicaLogDirsRequestDirTopic{{Topic: "fuzz-no-such-topic", Partitions: []int32{7}}}},
+		}
+	case *kmsg.AssignReplicasToDirsRequest:
+		r.BrokerID, r.BrokerEpoch = 99, 1
+		r.Directories = []kmsg.AssignReplicasToDirsRequestDirectory{{ID: [16]byte{1},
+			Topics: []kmsg.AssignReplicasToDirsRequestDirectoryTopic{{TopicID: [16]byte{2},
+				Partitions: []kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{{Partition: 0}}}}}}
 	case *kmsg.CreatePartitionsRequest:
 		r.TimeoutMillis, r.ValidateOnly = 1000, true
 		r.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: fuzzTopic, Count: 3}}

@@ -146,6 +146,9 @@ func (b *Broker) register(ctx context.Context) (int64, error) {
 		rf.Name, rf.MinSupportedVersion, rf.MaxSupportedVersion = f.Name, f.Min, f.Max
 		req.Features = append(req.Features, rf)
 	}
+	for _, id := range b.onlineDirIDs() {
+		req.LogDirs = append(req.LogDirs, kafkaUUID(id))
+	}
 	for _, ep := range b.endpoints() {
 		l := kmsg.NewBrokerRegistrationRequestListener()
 		l.Name, l.Host, l.Port, l.SecurityProtocol = ep.Name, ep.Host, uint16(ep.Port), securityProtocolID(ep.SecurityProtocol)
@@ -231,6 +234,10 @@ func (b *Broker) heartbeatLoop(ctx context.Context) {
 		req.BrokerID, req.BrokerEpoch = b.cfg.NodeID, b.life.epoch.Load()
 		req.CurrentMetadataOffset = b.ctrl.Image().Offset()
 		req.WantShutdown = shutting
+		_, offline := b.logDirIDs()
+		for _, id := range offline {
+			req.OfflineLogDirs = append(req.OfflineLogDirs, kafkaUUID(id))
+		}
 		addr := b.controllerAddr()
 		if addr == "" {
 			continue

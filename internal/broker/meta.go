@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/replication"
+	"github.com/samsa-io/samsa/internal/storage"
 )
 
 // applyImage brings the broker's local state up to a metadata image: logs
@@ -119,11 +121,22 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 		st := replication.State{Leader: int32(pi.Leader), LeaderEpoch: pi.LeaderEpoch, PartitionEpoch: pi.PartitionEpoch,
 			Replicas: nodes(pi.Replicas), ISR: nodes(pi.ISR), Self: b.cfg.NodeID, LagTime: millis(b.brokerConfig(img).Long("replica.lag.time.max.ms"))}
 		var p *replication.Partition
+		tp := model.TopicPartition{Topic: t.Name, Partition: pi.Partition}
+		assigned := pi.Directory(model.NodeID(b.cfg.NodeID))
 		if old != nil && i < len(old.partitions) && old.partitions[i] != nil {
 			p = old.partitions[i]
 		} else {
-			tp := model.TopicPartition{Topic: t.Name, Partition: pi.Partition}
-			log, err := b.logs.OpenLog(tp, storageConfig(cfg))
+			if b.replicaOffline(tp, assigned, b.newlyHosted(t.ID, pi.Partition)) {
+				// Its log directory failed (logdirs.go): no replica
+				// here until a restart; the metadata lists it offline.
+				b.log.Warn("not serving a replica whose log directory is offline", "partition", tp.String(), "directory_id", assigned)
+				continue
+			}
+			log, err := b.logs.OpenLogIn(tp, storageConfig(cfg), b.dirPath(assigned))
+			if errors.Is(err, storage.ErrLogDirOffline) {
+				b.log.Warn("not serving a replica whose log directory is offline", "partition", tp.String(), "err", err)
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("broker: open %s: %w", tp, err)
 			}
@@ -131,7 +144,9 @@ func (b *Broker) installTopic(img *metadata.Image, t *metadata.TopicImage) error
 			part = replication.NewReplica(tp, t.ID, log, replication.Options{Durable: b.cfg.Durable, HighWatermark: b.checkpointedHW[tp],
 				ProposeISR: func(_ model.TopicPartition, le, pe int32, isr []int32) { b.proposeISR(part, le, pe, isr) }})
 			p = part
+			defer b.resumeMove(p) // a future replica a restart left
 		}
+		b.noteReplicaDir(tp, t.ID, assigned)
 		ts.partitions[i] = p
 		switch p.Apply(st, b.cfg.Clock.Now()) {
 		case replication.BecameLeader:
@@ -159,6 +174,7 @@ func (b *Broker) removeMovedPartitions(old, ts *topicState) error {
 			continue
 		}
 		b.fetchers.stop(p.TP)
+		b.movers.stop(p.TP)
 		p.Stop() // its acks=all waiters learn it leads no more
 		b.log.Info("deleting a partition reassigned away from this broker", "partition", p.TP.String())
 		if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
@@ -177,6 +193,7 @@ func (b *Broker) removeTopic(t *metadata.TopicImage) error {
 	for _, p := range ts.partitions {
 		if p != nil {
 			b.fetchers.stop(p.TP)
+			b.movers.stop(p.TP)
 			p.Stop()
 			if derr := b.logs.DeleteLog(p.TP); derr != nil && err == nil {
 				err = derr
@@ -213,6 +230,22 @@ func (b *Broker) refreshTopicConfigs(img *metadata.Image) {
 		}
 		b.topics.put(&next)
 	}
+}
+
+// newlyHosted reports whether the partition is new to this broker since
+// the image it applied last: a replica the controller just placed here
+// (a new topic or partition, a reassignment), which may be created even
+// while a log directory is offline. At start nothing is new.
+func (b *Broker) newlyHosted(id model.TopicID, partition int32) bool {
+	prev := b.meta.Load()
+	if prev == nil {
+		return false
+	}
+	t, ok := prev.TopicByID(id)
+	if !ok {
+		return true
+	}
+	return int(partition) >= len(t.Partitions) || !hosts(t.Partitions[partition], b.cfg.NodeID)
 }
 
 func hosts(p metadata.PartitionImage, node int32) bool {

@@ -86,11 +86,11 @@ func ConfigFromValues(v config.Values) (Config, error) {
 		}
 	}
 	dirs := v.LogDirs()
-	switch {
-	case len(dirs) == 0:
+	if len(dirs) == 0 {
 		return Config{}, errors.New("broker: log.dirs is empty")
-	case len(dirs) > 1:
-		return Config{}, fmt.Errorf("broker: log.dirs has %d directories: more than one is not supported yet (issue 15 brings JBOD)", len(dirs))
+	}
+	if err := checkLogDirs(dirs); err != nil {
+		return Config{}, err
 	}
 	node := v.Int("node.id")
 	if node < 0 {
@@ -100,6 +100,7 @@ func ConfigFromValues(v config.Values) (Config, error) {
 		NodeID:                node,
 		Listeners:             listeners,
 		AdvertisedListeners:   advertised,
+		LogDirs:               dirs,
 		LogDir:                dirs[0],
 		SocketRequestMaxBytes: v.Int("socket.request.max.bytes"),
 		ConnectionsMaxIdle:    time.Duration(v.Long("connections.max.idle.ms")) * time.Millisecond,

@@ -225,12 +225,22 @@ func TestNoEffectWarnedAtStartup(t *testing.T) {
 	}
 }
 
-func TestSeveralLogDirsNotSupported(t *testing.T) {
-	v, err := LoadConfig("", map[string]string{"log.dirs": t.TempDir() + "," + t.TempDir()})
+// Several log.dirs are served (JBOD); one named twice is refused.
+func TestSeveralLogDirs(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	v, err := LoadConfig("", map[string]string{"log.dirs": a + "," + b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ConfigFromValues(v); err == nil || !strings.Contains(err.Error(), "not supported yet (issue 15 brings JBOD)") {
-		t.Errorf("two log.dirs: %v", err)
+	cfg, err := ConfigFromValues(v)
+	if err != nil || !slices.Equal(cfg.LogDirs, []string{a, b}) || cfg.LogDir != a {
+		t.Fatalf("two log.dirs: %v %v", cfg.LogDirs, err)
+	}
+	v, err = LoadConfig("", map[string]string{"log.dirs": a + "," + b + "," + a + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConfigFromValues(v); err == nil || !strings.Contains(err.Error(), "names "+a+"/ twice") {
+		t.Errorf("a log dir twice: %v", err)
 	}
 }

@@ -385,8 +385,8 @@ func quotaEntries() []*Entry {
 			Wired: "the follower's replication throttle, over the replicas of this broker that the topics' follower.replication.throttled.replicas list, while out of sync (broker/replication_throttle.go, replicas.go); live on every change. A server.properties value is the rate until a dynamic one is set, where Kafka reads only dynamic ones",
 			Doc:   "Bytes per second of replication traffic a follower fetches for throttled replicas."},
 		{Name: "replica.alter.log.dirs.io.max.bytes.per.second", Type: TypeLong, Default: maxLong, Validator: atLeast(0), Importance: Medium, Mode: ClusterWide,
-			Unsupported: byReassign,
-			Doc:         "Bytes per second of disk traffic for moving replicas between log directories."},
+			Wired: "paces the copy of replicas moved between log directories by AlterReplicaLogDirs, reads and writes together, read before each 1 MiB chunk (34_alter_replica_log_dirs.go pace)",
+			Doc:   "Bytes per second of disk traffic for moving replicas between log directories."},
 	}
 }
 

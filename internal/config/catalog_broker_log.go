@@ -19,7 +19,7 @@ func logEntries() []*Entry {
 			Wired: "the data directory when log.dirs is unset (serve.go ConfigFromValues)",
 			Doc:   "Directory of partition data, used when log.dirs is not set."},
 		{Name: "log.dirs", Type: TypeString, NullDefault: true, Importance: High,
-			Wired: "the data directory (serve.go ConfigFromValues; one directory until issue 15 brings JBOD), formatted with meta.properties (format.go StorageDirs)",
+			Wired: "the data directories (serve.go ConfigFromValues), several served as JBOD: each formatted with meta.properties (format.go StorageDirs), new replicas on the one with the fewest, a failed one offline alone (logdirs.go, storage dirs.go)",
 			Doc:   "Comma-separated directories of partition data; when unset, log.dir is used."},
 		{Name: "log.segment.bytes", Type: TypeInt, Default: "1073741824", Validator: atLeast(1048576), Importance: High, Mode: ClusterWide,
 			Wired: "default of the topic config segment.bytes",

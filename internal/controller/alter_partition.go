@@ -36,7 +36,7 @@ type ISRChangeResult struct {
 // not undo a newer change): FENCED_LEADER_EPOCH for an old leader epoch,
 // NOT_LEADER_OR_FOLLOWER when the sender does not lead, INVALID_UPDATE_VERSION
 // for an old partition epoch, INELIGIBLE_REPLICA for a new member that is
-// fenced, shutting down or not a replica. The valid ones commit as one batch.
+// fenced, shutting down, on an offline log directory or not a replica. The valid ones commit as one batch.
 // An ISR that holds every replica a reassignment adds completes it
 // (NEW_LEADER_ELECTED when that moves leadership off the sender).
 func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, brokerEpoch int64, changes []ISRChange) ([]ISRChangeResult, *kerr.Error) {
@@ -76,7 +76,7 @@ func (c *Controller) AlterPartition(ctx context.Context, broker model.NodeID, br
 			continue
 		}
 		for _, id := range ch.ISR {
-			if !slices.Contains(p.Replicas, id) || (!slices.Contains(p.ISR, id) && !c.usable(img, id)) {
+			if !slices.Contains(p.Replicas, id) || (!slices.Contains(p.ISR, id) && (!c.usable(img, id) || !img.ReplicaOnline(p, id))) {
 				out[i].Err = kerr.IneligibleReplica
 			}
 		}

@@ -27,6 +27,9 @@ type Registration struct {
 	Endpoints   []metadata.Endpoint
 	// Features are the feature levels the broker supports.
 	Features []metadata.FeatureRange
+	// LogDirs are the directory IDs of its online log directories
+	// (KIP-858).
+	LogDirs []string
 }
 
 // RegisterBroker registers a broker fenced and returns its broker epoch. A
@@ -58,10 +61,15 @@ func (c *Controller) RegisterBroker(ctx context.Context, r Registration) (int64,
 	recs := []metadata.Record{metadata.BrokerRegistration{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: r.Endpoints, Fenced: true, Features: r.Features,
 		FencedAtMs: c.clock.Now().UnixMilli(),
+		LogDirs:    r.LogDirs,
 	}}
 	// A restarted broker's old self is gone: what it led needs a leader.
 	c.live.clearShutdown(r.NodeID)
-	recs = append(recs, c.elections(img, func(id model.NodeID) bool { return id != r.NodeID && c.usable(img, id) }, nil)...)
+	next, err := img.Apply(recs...)
+	if err != nil {
+		return 0, kerr.InvalidRegistration, err.Error()
+	}
+	recs = append(recs, c.elections(next, func(id model.NodeID) bool { return id != r.NodeID && c.usable(img, id) }, nil)...)
 	if err := c.proposeLocked(ctx, recs); err != nil {
 		f := proposeFailure(err)
 		return 0, f.err, f.msg
@@ -124,6 +132,9 @@ type Heartbeat struct {
 	AppliedOffset int64 // the metadata offset the broker has applied
 	WantFence     bool
 	WantShutDown  bool
+	// OfflineLogDirs are the directory IDs of its log directories that
+	// failed (KIP-858).
+	OfflineLogDirs []string
 }
 
 // HeartbeatResult is the answer.
@@ -156,6 +167,23 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 	c.live.reported(h.NodeID, h.AppliedOffset, img.Offset(), now)
 	caughtUp := h.AppliedOffset >= b.Epoch
 	var recs []metadata.Record
+	if change := offlineDirsChange(b, h.OfflineLogDirs); change != nil {
+		// Its replicas in those directories leave every ISR and lose
+		// their leaderships now, in the same batch, as Kafka's
+		// handleDirectoriesOffline; the rest of the heartbeat's work
+		// sees the new directories.
+		next, err := img.Apply(*change)
+		if err != nil {
+			return HeartbeatResult{Err: kerr.UnknownServerError}
+		}
+		c.log.Warn("log directories of a broker offline; its replicas there leave the ISRs", "broker", h.NodeID,
+			"offline", fmt.Sprint(h.OfflineLogDirs), "remaining", fmt.Sprint(change.LogDirs))
+		recs = append(recs, *change)
+		recs = append(recs, c.elections(next, func(id model.NodeID) bool { return c.usable(img, id) }, nil)...)
+		if next, err = next.Apply(recs[1:]...); err == nil {
+			img = next
+		}
+	}
 	switch {
 	case h.WantShutDown:
 		c.live.shuttingDown(h.NodeID)
@@ -188,6 +216,17 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 	}
 }
 
+// offlineDirsChange is the registration change that takes a broker's
+// newly offline log directories out of its online ones, nil when a
+// heartbeat reports none it had not reported.
+func offlineDirsChange(b metadata.BrokerImage, offline []string) *metadata.BrokerRegistrationChange {
+	online := slices.DeleteFunc(slices.Clone(b.LogDirs), func(d string) bool { return slices.Contains(offline, d) })
+	if len(online) == len(b.LogDirs) {
+		return nil
+	}
+	return &metadata.BrokerRegistrationChange{NodeID: b.NodeID, Epoch: b.Epoch, LogDirs: online}
+}
+
 // usable reports whether a broker may lead and stay in ISRs: registered,
 // unfenced and not shutting down.
 func (c *Controller) usable(img *metadata.Image, id model.NodeID) bool {
@@ -203,13 +242,18 @@ func (c *Controller) usable(img *metadata.Image, id model.NodeID) bool {
 // replica order, and a partition with no usable ISR member has no leader,
 // unless unclean.leader.election.enable lets a usable out-of-sync replica
 // lead. unfenced, when set, is a broker just unfenced: a leaderless
-// partition whose ISR holds it gets it as leader.
-func (c *Controller) elections(img *metadata.Image, usable func(model.NodeID) bool, unfenced *model.NodeID) []metadata.Record {
+// partition whose ISR holds it gets it as leader. A replica on a log
+// directory its broker reported offline is not usable, whatever its
+// broker (KIP-858).
+func (c *Controller) elections(img *metadata.Image, brokerUsable func(model.NodeID) bool, unfenced *model.NodeID) []metadata.Record {
 	var recs []metadata.Record
 	values := c.brokerValues(img)
 	for _, t := range img.Topics() {
 		var unclean *bool
 		for _, p := range t.Partitions {
+			// A replica on a log directory its broker reported offline
+			// is as good as a fenced broker's (KIP-858).
+			usable := func(id model.NodeID) bool { return brokerUsable(id) && img.ReplicaOnline(p, id) }
 			isr := slices.DeleteFunc(slices.Clone(p.ISR), func(id model.NodeID) bool { return !usable(id) })
 			leader := p.Leader
 			if leader == metadata.NoLeader || !usable(leader) {

@@ -39,6 +39,9 @@ type Config struct {
 	Endpoints []metadata.Endpoint
 	// Rack is the local broker's broker.rack; "" for none.
 	Rack string
+	// LogDirs are the directory IDs of the local broker's online log
+	// directories, registered by the single node (KIP-858).
+	LogDirs []string
 	// ControllerAddr is the host:port Raft listens on over TCP. Empty (the
 	// default) keeps Raft in process on an in-memory transport, which is all
 	// a combined single node needs. Ignored when Voters is set.
@@ -551,9 +554,10 @@ func (c *Controller) setupRecords(img *metadata.Image) ([]metadata.Record, error
 		return recs, nil
 	}
 	reg := metadata.BrokerRegistration{NodeID: c.cfg.NodeID, Incarnation: c.incarnation, Rack: c.cfg.Rack, Endpoints: c.cfg.Endpoints,
-		Features: metadata.SupportedFeatures()}
+		Features: metadata.SupportedFeatures(), LogDirs: c.cfg.LogDirs}
 	if have, ok := img.Broker(c.cfg.NodeID); !ok || have.Incarnation != reg.Incarnation || have.Fenced ||
-		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) || !slices.Equal(have.Features, reg.Features) {
+		have.Rack != reg.Rack || !slices.Equal(have.Endpoints, reg.Endpoints) || !slices.Equal(have.Features, reg.Features) ||
+		!slices.Equal(have.LogDirs, reg.LogDirs) {
 		recs = append(recs, reg)
 	}
 	return recs, nil

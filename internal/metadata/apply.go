@@ -134,6 +134,8 @@ func (b *builder) apply(r Record) error {
 		return b.fenceBroker(r)
 	case BrokerUnregistration:
 		return b.unregisterBroker(r)
+	case BrokerRegistrationChange:
+		return b.changeBroker(r)
 	case AccessControlEntryRecord:
 		return b.addACL(r)
 	case RemoveAccessControlEntryRecord:
@@ -208,7 +210,7 @@ func (b *builder) registerBroker(r BrokerRegistration) error {
 	}
 	b.img.brokers[r.NodeID] = BrokerImage{
 		NodeID: r.NodeID, Incarnation: r.Incarnation, Rack: r.Rack, Endpoints: slices.Clone(r.Endpoints),
-		Epoch: epoch, Fenced: r.Fenced, FencedAtMs: since, Features: slices.Clone(r.Features),
+		Epoch: epoch, Fenced: r.Fenced, FencedAtMs: since, Features: slices.Clone(r.Features), LogDirs: slices.Clone(r.LogDirs),
 	}
 	return nil
 }
@@ -222,6 +224,20 @@ func earlierKnown(a, b int64) int64 {
 		return a
 	}
 	return min(a, b)
+}
+
+func (b *builder) changeBroker(r BrokerRegistrationChange) error {
+	have, ok := b.img.brokers[r.NodeID]
+	switch {
+	case !ok:
+		return invalid("broker %d is not registered", r.NodeID)
+	case have.Epoch != r.Epoch:
+		return invalid("broker %d: epoch %d is not its current %d", r.NodeID, r.Epoch, have.Epoch)
+	}
+	b.ownBrokers()
+	have.LogDirs = slices.Clone(r.LogDirs)
+	b.img.brokers[r.NodeID] = have
+	return nil
 }
 
 func (b *builder) ownBrokers() {
@@ -338,11 +354,15 @@ func (b *builder) setPartition(r PartitionRecord) error {
 	if err := checkReassignment(r.Replicas, r.AddingReplicas, r.RemovingReplicas); err != nil {
 		return invalid("%s-%d: %v", t.Name, r.Partition, err)
 	}
+	if len(r.Directories) != 0 && len(r.Directories) != len(r.Replicas) {
+		return invalid("%s-%d: %d directories for %d replicas", t.Name, r.Partition, len(r.Directories), len(r.Replicas))
+	}
 	t, _ = b.mutableTopic(r.TopicID)
 	p := PartitionImage{
 		Partition: r.Partition, Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
 		Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
 		AddingReplicas: cloneOrNil(r.AddingReplicas), RemovingReplicas: cloneOrNil(r.RemovingReplicas),
+		Directories: cloneOrNil(r.Directories),
 	}
 	if int(r.Partition) == len(t.Partitions) {
 		t.Partitions = append(t.Partitions, p)
@@ -366,7 +386,21 @@ func (b *builder) changePartition(r PartitionChange) error {
 		for _, old := range p.Replicas {
 			dropsReplica = dropsReplica || !slices.Contains(r.Replicas, old)
 		}
+		if r.Directories == nil && len(p.Directories) > 0 {
+			// Each kept replica keeps its directory; an added one has none.
+			dirs := make([]string, len(r.Replicas))
+			for i, id := range r.Replicas {
+				dirs[i] = p.Directory(id)
+			}
+			p.Directories = dirs
+		}
 		p.Replicas = slices.Clone(r.Replicas)
+	}
+	if r.Directories != nil {
+		if len(r.Directories) != len(p.Replicas) {
+			return invalid("%s-%d: %d directories for %d replicas", t.Name, r.Partition, len(r.Directories), len(p.Replicas))
+		}
+		p.Directories = slices.Clone(r.Directories)
 	}
 	if r.ISR != nil {
 		p.ISR = slices.Clone(r.ISR)
@@ -446,7 +480,7 @@ func checkReassignment(replicas, adding, removing []model.NodeID) error {
 
 // cloneOrNil copies a list, keeping an empty one nil so images compare
 // equal however the list was cleared.
-func cloneOrNil(ns []model.NodeID) []model.NodeID {
+func cloneOrNil[T any](ns []T) []T {
 	if len(ns) == 0 {
 		return nil
 	}

@@ -70,6 +70,20 @@ type PartitionImage struct {
 	// are empty when none is in progress.
 	AddingReplicas   []model.NodeID
 	RemovingReplicas []model.NodeID
+	// Directories are each replica's log directory ID in Replicas' order
+	// ("": not assigned yet), or empty when none is assigned (KIP-858).
+	Directories []string
+}
+
+// Directory is the log directory ID the metadata assigns a replica to,
+// "" when none is assigned (or the node is not a replica).
+func (p PartitionImage) Directory(id model.NodeID) string {
+	for i, r := range p.Replicas {
+		if r == id && i < len(p.Directories) {
+			return p.Directories[i]
+		}
+	}
+	return ""
 }
 
 // Reassigning reports whether a reassignment of the partition is in
@@ -121,6 +135,24 @@ type BrokerImage struct {
 	FencedAtMs int64
 	// Features are the feature levels the broker supports.
 	Features []FeatureRange
+	// LogDirs are the IDs of its online log directories (KIP-858).
+	LogDirs []string
+}
+
+// HasOnlineDir reports whether a replica assigned to directory dir on
+// this broker can serve: none assigned (""), or one of its online log
+// directories, as Kafka's BrokerRegistration.hasOnlineDir.
+func (b BrokerImage) HasOnlineDir(dir string) bool {
+	return dir == "" || slices.Contains(b.LogDirs, dir)
+}
+
+// ReplicaOnline reports whether node id's replica of p is registered on
+// an online log directory: false for an unregistered broker, or a
+// replica whose directory the broker reported offline (KIP-858). Whether
+// the broker is fenced is the caller's question.
+func (img *Image) ReplicaOnline(p PartitionImage, id model.NodeID) bool {
+	b, ok := img.brokers[id]
+	return ok && b.HasOnlineDir(p.Directory(id))
 }
 
 // Supports returns the range of a feature the broker registered as

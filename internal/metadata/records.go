@@ -27,6 +27,9 @@ const (
 	// TypeBrokerUnregistration removes a broker's registration, as
 	// Kafka's UnregisterBrokerRecord.
 	TypeBrokerUnregistration RecordType = "broker_unregistration"
+	// TypeBrokerRegistrationChange: Kafka's BrokerRegistrationChangeRecord,
+	// for the broker's online log directories (KIP-858).
+	TypeBrokerRegistrationChange RecordType = "broker_registration_change"
 	// ACLs and SCRAM credentials, as Kafka's records of the same names.
 	TypeAccessControlEntry        RecordType = "access_control_entry"
 	TypeRemoveAccessControlEntry  RecordType = "remove_access_control_entry"
@@ -107,6 +110,20 @@ type BrokerRegistration struct {
 	// records older than the field). A new registration of a broker that
 	// is fenced already keeps the earlier time (BrokerImage.FencedAtMs).
 	FencedAtMs int64 `json:"fencedAtMs,omitempty"`
+	// LogDirs are the directory IDs of the broker's online log
+	// directories (KIP-858), Kafka's base64 UUIDs.
+	LogDirs []string `json:"logDirs,omitempty"`
+}
+
+// BrokerRegistrationChange changes a registered broker's online log
+// directories (Kafka's BrokerRegistrationChangeRecord with LogDirs,
+// KIP-858): a directory the broker reported offline leaves the list, and
+// the replicas assigned to it are offline. Like BrokerFence it applies
+// only to that broker epoch's registration.
+type BrokerRegistrationChange struct {
+	NodeID  model.NodeID `json:"brokerId"`
+	Epoch   int64        `json:"brokerEpoch"`
+	LogDirs []string     `json:"logDirs"`
 }
 
 // BrokerFence fences or unfences a registered broker (Kafka's
@@ -159,6 +176,11 @@ type PartitionRecord struct {
 	// the replicas kept; none when no reassignment is in progress.
 	AddingReplicas   []model.NodeID `json:"addingReplicas,omitempty"`
 	RemovingReplicas []model.NodeID `json:"removingReplicas,omitempty"`
+	// Directories are the log directory of each replica, in Replicas'
+	// order (KIP-858), Kafka's base64 directory IDs: "" for one the
+	// broker has not assigned yet (Kafka's UNASSIGNED). Empty: none
+	// assigned.
+	Directories []string `json:"directories,omitempty"`
 }
 
 // PartitionChange changes some of a partition's state; nil fields are left as
@@ -183,6 +205,10 @@ type PartitionChange struct {
 	// pointer to an empty list clears them.
 	AddingReplicas   *[]model.NodeID `json:"addingReplicas,omitempty"`
 	RemovingReplicas *[]model.NodeID `json:"removingReplicas,omitempty"`
+	// Directories are the replicas' log directories in the order of the
+	// new Replicas (or the kept ones); nil keeps each replica's, and a
+	// replica a change of Replicas adds has none assigned yet.
+	Directories []string `json:"directories,omitempty"`
 }
 
 // ResourceType is the kind of resource a config belongs to, numbered as
@@ -381,6 +407,7 @@ func (BrokerFence) Type() RecordType        { return TypeBrokerFence }
 func (BrokerUnregistration) Type() RecordType {
 	return TypeBrokerUnregistration
 }
+func (BrokerRegistrationChange) Type() RecordType { return TypeBrokerRegistrationChange }
 
 func (AccessControlEntryRecord) Type() RecordType        { return TypeAccessControlEntry }
 func (RemoveAccessControlEntryRecord) Type() RecordType  { return TypeRemoveAccessControlEntry }
@@ -390,17 +417,18 @@ func (DelegationTokenRecord) Type() RecordType           { return TypeDelegation
 func (RemoveDelegationTokenRecord) Type() RecordType     { return TypeRemoveDelegationToken }
 func (ClientQuotaRecord) Type() RecordType               { return TypeClientQuota }
 
-func (ClusterRecord) isRecord()        {}
-func (BrokerRegistration) isRecord()   {}
-func (TopicRecord) isRecord()          {}
-func (PartitionRecord) isRecord()      {}
-func (PartitionChange) isRecord()      {}
-func (ConfigRecord) isRecord()         {}
-func (RemoveTopic) isRecord()          {}
-func (ProducerIDsRecord) isRecord()    {}
-func (FeatureLevel) isRecord()         {}
-func (BrokerFence) isRecord()          {}
-func (BrokerUnregistration) isRecord() {}
+func (ClusterRecord) isRecord()            {}
+func (BrokerRegistration) isRecord()       {}
+func (TopicRecord) isRecord()              {}
+func (PartitionRecord) isRecord()          {}
+func (PartitionChange) isRecord()          {}
+func (ConfigRecord) isRecord()             {}
+func (RemoveTopic) isRecord()              {}
+func (ProducerIDsRecord) isRecord()        {}
+func (FeatureLevel) isRecord()             {}
+func (BrokerFence) isRecord()              {}
+func (BrokerUnregistration) isRecord()     {}
+func (BrokerRegistrationChange) isRecord() {}
 
 func (AccessControlEntryRecord) isRecord()        {}
 func (RemoveAccessControlEntryRecord) isRecord()  {}

@@ -39,7 +39,7 @@ func (img *Image) Records() []Record {
 	}
 	for _, b := range img.Brokers() {
 		out = append(out, BrokerRegistration{NodeID: b.NodeID, Incarnation: b.Incarnation, Rack: b.Rack, Endpoints: b.Endpoints,
-			Fenced: b.Fenced, FencedAtMs: b.FencedAtMs, Epoch: b.Epoch, Features: b.Features})
+			Fenced: b.Fenced, FencedAtMs: b.FencedAtMs, Epoch: b.Epoch, Features: b.Features, LogDirs: b.LogDirs})
 	}
 	if img.nextProducerID > 0 {
 		out = append(out, ProducerIDsRecord{NodeID: -1, NextProducerID: img.nextProducerID})
@@ -53,7 +53,7 @@ func (img *Image) Records() []Record {
 			out = append(out, PartitionRecord{
 				TopicID: t.ID, Partition: p.Partition, Replicas: p.Replicas, ISR: p.ISR,
 				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch,
-				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas,
+				AddingReplicas: p.AddingReplicas, RemovingReplicas: p.RemovingReplicas, Directories: p.Directories,
 			})
 		}
 		out = appendConfigs(out, ResourceTopic, t.Name, img.topicConfigs[t.Name])

@@ -26,9 +26,13 @@ const NoLeader int32 = -1
 // Lock order: roleMu, then mu, then the log's own locks. No fsync runs
 // under mu, and no callback runs under either lock.
 type Partition struct {
-	TP         model.TopicPartition
-	TopicID    model.TopicID
-	log        *storage.Log
+	TP      model.TopicPartition
+	TopicID model.TopicID
+	// logPtr is the replica's log. A move between data directories
+	// (SwapLog) replaces it while holding roleMu exclusively, so whoever
+	// holds roleMu sees one log throughout; a reader without it may finish
+	// on the old, closed log's in-memory state.
+	logPtr     atomic.Pointer[storage.Log]
 	durable    bool // acknowledge only what is fsynced (durable mode)
 	proposeISR func(tp model.TopicPartition, leaderEpoch, partitionEpoch int32, isr []int32)
 
@@ -43,6 +47,7 @@ type Partition struct {
 	mu struct {
 		sync.Mutex
 		known          bool // a role was applied; until then the replica only serves reads
+		offline        bool // its data directory failed (SetOffline): no role, no reads, for good
 		self           int32
 		leader         int32
 		leaderEpoch    int32
@@ -86,7 +91,8 @@ type Options struct {
 // committed (the checkpointed one, Options.HighWatermark, within the log;
 // else the log start), and takes no appends until Apply.
 func NewReplica(tp model.TopicPartition, id model.TopicID, log *storage.Log, opts Options) *Partition {
-	p := &Partition{TP: tp, TopicID: id, log: log, durable: opts.Durable, proposeISR: opts.ProposeISR}
+	p := &Partition{TP: tp, TopicID: id, durable: opts.Durable, proposeISR: opts.ProposeISR}
+	p.logPtr.Store(log)
 	p.mu.self, p.mu.leader, p.mu.leaderEpoch, p.mu.partitionEpoch = -1, NoLeader, -1, -1
 	p.mu.leaderHW = -1
 	p.mu.waiters = map[*Waiter]struct{}{}
@@ -162,7 +168,7 @@ func (p *Partition) Apply(st State, now time.Time) Transition {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m := &p.mu
-	if m.known && st.LeaderEpoch < m.leaderEpoch {
+	if m.offline || m.known && st.LeaderEpoch < m.leaderEpoch {
 		return Unchanged
 	}
 	if st.LagTime <= 0 {
@@ -236,8 +242,8 @@ func (p *Partition) becomeLeaderLocked(now time.Time) {
 	// records) would be told it diverges on every fetch, and never rejoin
 	// the ISR. A failed write fails the log, which every later append then
 	// reports (KAFKA_STORAGE_ERROR).
-	_ = p.log.AssignEpoch(m.leaderEpoch)
-	end := p.log.LogEndOffset()
+	_ = p.log().AssignEpoch(m.leaderEpoch)
+	end := p.log().LogEndOffset()
 	l := Leadership{Leader: m.self, LeaderEpoch: m.leaderEpoch, PartitionEpoch: m.partitionEpoch, Replicas: m.replicas, ISR: m.isr}
 	ls := NewLeaderState(m.self, l, p.leaderEnd(), p.HighWatermark(), m.lagTime, now)
 	// A follower joins the ISR once it holds the whole log this leader
@@ -252,9 +258,9 @@ func (p *Partition) becomeLeaderLocked(now time.Time) {
 // end, or in durable mode the fsynced end.
 func (p *Partition) leaderEnd() int64 {
 	if p.durable {
-		return p.log.Offsets().RecoveryPoint
+		return p.log().Offsets().RecoveryPoint
 	}
-	return p.log.LogEndOffset()
+	return p.log().LogEndOffset()
 }
 
 func sortedClone(ids []int32) []int32 {
@@ -337,21 +343,24 @@ func (p *Partition) Append(batches []byte) (storage.AppendResult, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
-	ls, epoch := p.mu.leaderState, p.mu.leaderEpoch
+	ls, epoch, offline := p.mu.leaderState, p.mu.leaderEpoch, p.mu.offline
 	p.mu.Unlock()
+	if offline {
+		return storage.AppendResult{}, p.offlineError()
+	}
 	if ls == nil {
 		return storage.AppendResult{}, fmt.Errorf("%w: %s append", ErrNotLeader, p.TP)
 	}
-	res, err := p.log.AppendAsLeader(batches, epoch)
+	res, err := p.log().AppendAsLeader(batches, epoch)
 	if err != nil {
 		return res, err
 	}
 	end := res.LastOffset + 1
 	if p.durable {
-		if err := p.log.Sync(end); err != nil {
+		if err := p.log().Sync(end); err != nil {
 			return res, err
 		}
-		end = p.log.Offsets().RecoveryPoint
+		end = p.log().Offsets().RecoveryPoint
 	}
 	p.mu.Lock()
 	// roleMu keeps ls the leader's state throughout.
@@ -475,7 +484,7 @@ func (p *Partition) Read(offset int64, maxBytes int32, minOneBatch bool) (storag
 // below it.
 func (p *Partition) LastStableOffset() int64 {
 	hw := p.HighWatermark()
-	if fu := p.log.FirstUnstableOffset(); fu >= 0 && fu < hw {
+	if fu := p.log().FirstUnstableOffset(); fu >= 0 && fu < hw {
 		return fu
 	}
 	return hw
@@ -499,14 +508,17 @@ func (p *Partition) ReadCommitted(offset int64, maxBytes int32, minOneBatch bool
 func (p *Partition) readUpTo(offset int64, maxBytes int32, minOneBatch bool, limitOf func(*Partition) int64) (storage.ReadResult, int64, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
+	if err := p.checkOnline(); err != nil {
+		return storage.ReadResult{}, -1, err
+	}
 	limit := limitOf(p)
-	if start, end := p.log.LogStartOffset(), p.log.LogEndOffset(); offset < start || offset > end {
+	if start, end := p.log().LogStartOffset(), p.log().LogEndOffset(); offset < start || offset > end {
 		return storage.ReadResult{}, limit, fmt.Errorf("%w: %d not in [%d, %d]", storage.ErrOffsetOutOfRange, offset, start, end)
 	}
 	if offset >= limit {
 		return storage.ReadResult{}, limit, nil
 	}
-	rr, err := p.log.Read(offset, maxBytes, limit, minOneBatch)
+	rr, err := p.log().Read(offset, maxBytes, limit, minOneBatch)
 	return rr, limit, err
 }
 

@@ -48,23 +48,26 @@ func (p *Partition) FetchState() (FetchPosition, error) {
 	if err != nil {
 		return pos, err
 	}
-	pos.FetchOffset = p.log.LogEndOffset()
+	pos.FetchOffset = p.log().LogEndOffset()
 	pos.InSync = inISR || leaderHW >= 0 && pos.FetchOffset >= leaderHW
 	if p.durable {
-		if err := p.log.Sync(pos.FetchOffset); err != nil {
+		if err := p.log().Sync(pos.FetchOffset); err != nil {
 			return pos, err
 		}
 		p.mu.Lock()
 		p.followLeaderHighWatermarkLocked()
 		p.mu.Unlock()
 	}
-	if e, ok := p.log.LatestEpoch(); ok {
+	if e, ok := p.log().LatestEpoch(); ok {
 		pos.LastFetchedEpoch = e.Epoch
 	}
 	return pos, nil
 }
 
 func (p *Partition) checkFollowerLocked() error {
+	if p.mu.offline {
+		return p.offlineError()
+	}
 	if !p.mu.known || p.mu.leaderState != nil {
 		return fmt.Errorf("%w: %s", ErrNotFollower, p.TP)
 	}
@@ -99,7 +102,7 @@ func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart in
 		return FollowerAppend{}, err
 	}
 	if len(whole) > 0 {
-		if _, err := p.log.AppendAsFollower(whole); err != nil {
+		if _, err := p.log().AppendAsFollower(whole); err != nil {
 			return FollowerAppend{}, err
 		}
 	}
@@ -107,8 +110,8 @@ func (p *Partition) AppendAsFollower(batches []byte, leaderHW, leaderLogStart in
 	p.mu.leaderHW = leaderHW
 	p.followLeaderHighWatermarkLocked()
 	p.mu.Unlock()
-	if start := min(leaderLogStart, p.HighWatermark()); start > p.log.LogStartOffset() {
-		return FollowerAppend{}, p.log.SetLogStartOffset(start)
+	if start := min(leaderLogStart, p.HighWatermark()); start > p.log().LogStartOffset() {
+		return FollowerAppend{}, p.log().SetLogStartOffset(start)
 	}
 	return FollowerAppend{}, nil
 }
@@ -153,15 +156,15 @@ func (p *Partition) answerStartsInsideLog(batches []byte) bool {
 	if err != nil {
 		return false
 	}
-	end := p.log.LogEndOffset()
+	end := p.log().LogEndOffset()
 	if h.BaseOffset >= end {
 		return false // every answer but a rare one: no more look-ups
 	}
 	latest := int32(-1)
-	if e, ok := p.log.LatestEpoch(); ok {
+	if e, ok := p.log().LatestEpoch(); ok {
 		latest = e.Epoch
 	}
-	return startsInsideLog(&h, p.log.LogStartOffset(), end, latest)
+	return startsInsideLog(&h, p.log().LogStartOffset(), end, latest)
 }
 
 // truncateToBatchBase cuts the log back to the base of the answer's first
@@ -193,23 +196,23 @@ func (p *Partition) truncateToBatchBase(batches []byte) (FollowerAppend, error) 
 		return FollowerAppend{}, nil // the log moved; the next fetch asks again
 	}
 	h, _ := record.ParseHeader(batches)
-	from := p.log.LogEndOffset()
+	from := p.log().LogEndOffset()
 	// Below the log start the log restarts empty at its start
 	// (storage.Log.TruncateTo), keeping the log start offset; the next
 	// fetch then takes the batch whole (storage.Log.AppendAsFollower).
-	to := max(h.BaseOffset, p.log.LogStartOffset())
+	to := max(h.BaseOffset, p.log().LogStartOffset())
 	if err := p.truncateLocked(to); err != nil {
 		return FollowerAppend{}, err
 	}
-	return FollowerAppend{Truncated: true, TruncatedFrom: from, TruncatedTo: p.log.LogEndOffset()}, nil
+	return FollowerAppend{Truncated: true, TruncatedFrom: from, TruncatedTo: p.log().LogEndOffset()}, nil
 }
 
 // followLeaderHighWatermarkLocked moves a follower's high watermark to
 // the leader's, as far as the follower holds (durable mode: has fsynced).
 func (p *Partition) followLeaderHighWatermarkLocked() {
-	held := p.log.LogEndOffset()
+	held := p.log().LogEndOffset()
 	if p.durable {
-		held = min(held, p.log.Offsets().RecoveryPoint)
+		held = min(held, p.log().Offsets().RecoveryPoint)
 	}
 	p.setHighWatermarkLocked(min(p.mu.leaderHW, held))
 }
@@ -249,11 +252,11 @@ func (p *Partition) truncateLocked(offset int64) error {
 	if err != nil {
 		return err
 	}
-	if err := p.log.TruncateTo(offset); err != nil {
+	if err := p.log().TruncateTo(offset); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.highWatermark.Store(min(p.HighWatermark(), p.log.LogEndOffset()))
+	p.highWatermark.Store(min(p.HighWatermark(), p.log().LogEndOffset()))
 	p.mu.Unlock()
 	return nil
 }
@@ -275,7 +278,7 @@ func (p *Partition) truncateFullyLocked(offset int64) error {
 	if err != nil {
 		return err
 	}
-	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+	if err := p.log().TruncateFullyAndStartAt(offset); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -293,7 +296,7 @@ func (p *Partition) truncateFullyLocked(offset int64) error {
 func (p *Partition) TruncateDiverging(d EpochEndOffset) (offset int64, done bool, err error) {
 	p.roleMu.Lock()
 	defer p.roleMu.Unlock()
-	offset, done = TruncationOffset(p.log.EndOffsetForEpoch, p.log.LogEndOffset(), p.HighWatermark(), d)
+	offset, done = TruncationOffset(p.log().EndOffsetForEpoch, p.log().LogEndOffset(), p.HighWatermark(), d)
 	return offset, done, p.truncateLocked(offset)
 }
 
@@ -306,7 +309,7 @@ func (p *Partition) TruncateDiverging(d EpochEndOffset) (offset int64, done bool
 func (p *Partition) TruncateOutOfRange(leaderLogStart, leaderLogEnd int64) error {
 	p.roleMu.Lock()
 	defer p.roleMu.Unlock()
-	switch end := p.log.LogEndOffset(); {
+	switch end := p.log().LogEndOffset(); {
 	case end < leaderLogStart:
 		return p.truncateFullyLocked(leaderLogStart)
 	case end > leaderLogEnd:

@@ -54,8 +54,8 @@ func (p *Partition) followerFetch(replica int32, fetchOffset int64, lastFetchedE
 	if err != nil {
 		return FollowerRead{}, nil, err
 	}
-	out := FollowerRead{HighWatermark: p.HighWatermark(), LogStartOffset: p.log.LogStartOffset(), LogEndOffset: p.log.LogEndOffset()}
-	if d, ok := DivergingEpoch(p.log.EndOffsetForEpoch, fetchOffset, lastFetchedEpoch); !ok {
+	out := FollowerRead{HighWatermark: p.HighWatermark(), LogStartOffset: p.log().LogStartOffset(), LogEndOffset: p.log().LogEndOffset()}
+	if d, ok := DivergingEpoch(p.log().EndOffsetForEpoch, fetchOffset, lastFetchedEpoch); !ok {
 		out.Diverged, out.DivergingEpoch = true, d
 		return out, nil, nil
 	}
@@ -74,7 +74,7 @@ func (p *Partition) followerFetch(replica int32, fetchOffset int64, lastFetchedE
 		return out, nil, fmt.Errorf("%w: %s has no replica %d", ErrNotReplica, p.TP, replica)
 	}
 	out.HighWatermark = p.HighWatermark()
-	out.Records, err = p.log.Read(fetchOffset, maxBytes, -1, true)
+	out.Records, err = p.log().Read(fetchOffset, maxBytes, -1, true)
 	return out, pr, err
 }
 
@@ -92,7 +92,7 @@ func (p *Partition) ReadReplicas(fetchOffset int64, now time.Time) []ReplicaView
 		return nil
 	}
 	out := ls.ReadReplicas(fetchOffset, now)
-	if fetchOffset < p.log.LogStartOffset() {
+	if fetchOffset < p.log().LogStartOffset() {
 		return out[:1]
 	}
 	return out
@@ -123,11 +123,11 @@ func (p *Partition) syncInheritedTail(ls *LeaderState) error {
 	if !p.durable || ls.LogEnd() >= ls.epochStartOffset {
 		return nil
 	}
-	if err := p.log.Sync(ls.epochStartOffset); err != nil {
+	if err := p.log().Sync(ls.epochStartOffset); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.leaderEffectsLocked(ls.Appended(p.log.Offsets().RecoveryPoint))
+	p.leaderEffectsLocked(ls.Appended(p.log().Offsets().RecoveryPoint))
 	p.mu.Unlock()
 	return nil
 }

@@ -12,32 +12,32 @@ import (
 // so the broker never reaches around the partition to the raw log.
 
 // LogStartOffset is the first offset still in the log.
-func (p *Partition) LogStartOffset() int64 { return p.log.LogStartOffset() }
+func (p *Partition) LogStartOffset() int64 { return p.log().LogStartOffset() }
 
 // Size is the bytes the partition's segments take on disk.
-func (p *Partition) Size() int64 { return p.log.Offsets().Size }
+func (p *Partition) Size() int64 { return p.log().Offsets().Size }
 
 // LogOffsets is the log's bounds, size and segment count, read together
 // (for metrics).
-func (p *Partition) LogOffsets() storage.Offsets { return p.log.Offsets() }
+func (p *Partition) LogOffsets() storage.Offsets { return p.log().Offsets() }
 
 // SetConfig applies a topic's changed configs to the log.
-func (p *Partition) SetConfig(cfg storage.Config) { p.log.SetConfig(cfg) }
+func (p *Partition) SetConfig(cfg storage.Config) { p.log().SetConfig(cfg) }
 
 // AbortedTransactions lists the aborted transactions whose data lies in
 // [from, to), for read_committed fetches.
 func (p *Partition) AbortedTransactions(from, to int64) []storage.AbortedTxn {
-	return p.log.AbortedTransactions(from, to)
+	return p.log().AbortedTransactions(from, to)
 }
 
 // Producers lists the idempotent and transactional producers the partition
 // tracks (DescribeProducers).
-func (p *Partition) Producers() []storage.ProducerState { return p.log.Producers() }
+func (p *Partition) Producers() []storage.ProducerState { return p.log().Producers() }
 
 // EndOffsetForEpoch answers OffsetsForLeaderEpoch: the largest epoch at or
 // below epoch and the offset where it ended (KIP-101, KIP-279).
 func (p *Partition) EndOffsetForEpoch(epoch int32) (int32, int64) {
-	return p.log.EndOffsetForEpoch(epoch)
+	return p.log().EndOffsetForEpoch(epoch)
 }
 
 // Special ListOffsets timestamps (Kafka's ListOffsetsRequest).
@@ -69,9 +69,9 @@ func (p *Partition) lookupOffset(timestamp, visible int64) (int64, int64, error)
 	case LatestTimestamp:
 		return visible, -1, nil
 	case EarliestTimestamp, EarliestLocalTimestamp:
-		return p.log.LogStartOffset(), -1, nil
+		return p.log().LogStartOffset(), -1, nil
 	case MaxTimestamp:
-		off, t, found, err := p.log.MaxTimestamp()
+		off, t, found, err := p.log().MaxTimestamp()
 		if err != nil || !found || off >= visible {
 			return -1, -1, err
 		}
@@ -80,7 +80,7 @@ func (p *Partition) lookupOffset(timestamp, visible int64) (int64, int64, error)
 	if timestamp < 0 {
 		return -1, -1, nil
 	}
-	off, t, found, err := p.log.OffsetForTimestamp(timestamp)
+	off, t, found, err := p.log().OffsetForTimestamp(timestamp)
 	if err != nil || !found || off >= visible {
 		return -1, -1, err
 	}
@@ -94,7 +94,7 @@ func (p *Partition) epochOf(off int64) int32 {
 		return -1
 	}
 	epoch := int32(-1)
-	for _, e := range p.log.Epochs() {
+	for _, e := range p.log().Epochs() {
 		if e.StartOffset > off {
 			break
 		}
@@ -122,15 +122,15 @@ func (p *Partition) DeleteRecords(offset int64) (int64, error) {
 	if offset < 0 || offset > hw {
 		return -1, fmt.Errorf("%w: %d is outside [0, %d]", storage.ErrOffsetOutOfRange, offset, hw)
 	}
-	if err := p.log.SetLogStartOffset(offset); err != nil {
+	if err := p.log().SetLogStartOffset(offset); err != nil {
 		return -1, err
 	}
-	return p.log.LogStartOffset(), nil
+	return p.log().LogStartOffset(), nil
 }
 
 // LogEndOffset is the offset after the last record this replica holds,
 // committed or not.
-func (p *Partition) LogEndOffset() int64 { return p.log.LogEndOffset() }
+func (p *Partition) LogEndOffset() int64 { return p.log().LogEndOffset() }
 
 // ReadAsLeader reads up to the log end, committed or not, on the leader:
 // what a coordinator replays when this broker becomes the leader of its

@@ -363,7 +363,7 @@ func TestManagerCleansDueLogs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := vfs.NewMem()
 		clk := clock.NewManual(epoch0)
-		m, err := NewManager(ManagerConfig{Dir: "/data", CleanerMapMemory: 1 << 20}, Options{FS: mem, Clock: clk, Logger: quiet})
+		m, err := NewManager(ManagerConfig{Dirs: []string{"/data"}, CleanerMapMemory: 1 << 20}, Options{FS: mem, Clock: clk, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}

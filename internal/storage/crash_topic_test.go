@@ -128,7 +128,7 @@ func (w *topicCrashWorkload) run(t *testing.T, seed uint64) {
 		return nil
 	})
 	fsys := &dirSyncFS{FS: faulty, synced: w.dirSynced}
-	m, err := NewManager(ManagerConfig{Dir: topicCrashDataDir}, Options{FS: fsys, Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{topicCrashDataDir}}, Options{FS: fsys, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func (img *topicCrashImage) check(t *testing.T) {
 	if !haveData && (img.ready[topicCrashDataDir] || covered(img.linked, topicCrashDataDir)) {
 		fail("data directory lost after it was made durable")
 	}
-	m, err := NewManager(ManagerConfig{Dir: topicCrashDataDir}, Options{FS: img.fs, Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{topicCrashDataDir}}, Options{FS: img.fs, Logger: quiet})
 	if err != nil {
 		fail("open the data directory: %v", err)
 	}

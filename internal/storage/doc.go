@@ -15,6 +15,8 @@
 // torn tail is truncated, and indexes are rebuilt. All files go through
 // internal/vfs, so crash tests can cut any write.
 //
-// A Manager owns the logs of one data directory and runs retention, flush.ms
+// A Manager owns the logs of the broker's data directories (several: JBOD),
+// places new replicas, moves them between directories while they serve,
+// takes a directory offline on an I/O error, and runs retention, flush.ms
 // and checkpointing in the background. See docs/DESIGN-storage.md.
 package storage

@@ -39,6 +39,16 @@ var (
 	// directory's lock. The error NewManager returns names the directory.
 	ErrLogDirLocked = errors.New("storage: log directory locked by another process")
 
+	// ErrLogDirOffline: the replica's data directory is offline after an
+	// I/O error (or was at start). Kafka: KAFKA_STORAGE_ERROR.
+	ErrLogDirOffline = errors.New("storage: log directory offline")
+	// ErrLogDirNotFound: a path that is not one of log.dirs. Kafka:
+	// LOG_DIR_NOT_FOUND.
+	ErrLogDirNotFound = errors.New("storage: not a log directory of this broker")
+	// ErrNoReplica: the broker has no replica of the partition. Kafka:
+	// REPLICA_NOT_AVAILABLE in AlterReplicaLogDirs.
+	ErrNoReplica = errors.New("storage: no replica of the partition")
+
 	errIndexCorrupt = errors.New("storage: index corrupt")
 )
 

@@ -22,6 +22,11 @@ type Options struct {
 	// Stats is where the logs count their work for metrics: a Manager
 	// shares one among its logs (Manager.Stats). Default: new ones.
 	Stats *Stats
+	// OnIOError, when set, hears of each I/O error the log meets: the
+	// failed write, sync or truncate that fails it, and a failed read. A
+	// Manager takes the log's data directory offline (dirs.go). It runs
+	// with the log's lock held, so it must not call the log.
+	OnIOError func(error)
 }
 
 func (o *Options) fill() {
@@ -424,6 +429,9 @@ func (l *Log) failLocked(err error) error {
 	if l.mu.failed == nil {
 		l.mu.failed = err
 		l.opts.Logger.Error("log failed; refusing writes until reopened", "component", "storage", "dir", l.dir, "err", err)
+		if l.opts.OnIOError != nil {
+			l.opts.OnIOError(err)
+		}
 	}
 	return fmt.Errorf("%w: %w", ErrLogFailed, err)
 }

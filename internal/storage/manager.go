@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,12 +13,11 @@ import (
 
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
-	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // ManagerConfig holds the broker-level log settings, with Kafka's names.
 type ManagerConfig struct {
-	Dir                    string        // log.dirs (one directory)
+	Dirs                   []string      // log.dirs: one or more data directories (JBOD, dirs.go)
 	RetentionCheckInterval time.Duration // log.retention.check.interval.ms (default 5 min)
 	FlushCheckInterval     time.Duration // how often flush.ms is checked (default 1 s)
 	CheckpointInterval     time.Duration // log.flush.offset.checkpoint.interval.ms (default 60 s)
@@ -60,10 +58,15 @@ func (c *ManagerConfig) fill() {
 	}
 }
 
-// Manager owns the logs of one data directory, one subdirectory per
-// partition named "topic-partition" as in Kafka, and runs their background
+// Manager owns the logs of the broker's data directories (log.dirs), one
+// subdirectory per partition named "topic-partition" as in Kafka, places
+// new replicas, moves them between directories (move.go), takes a
+// directory offline on an I/O error (dirs.go), and runs their background
 // work: retention, flush.ms, recovery-point checkpoints and producer-ID
 // expiry.
+//
+// Lock order: mu, then a log's locks, then state.mu (a log reports its
+// I/O errors with its lock held, and markOffline takes only state.mu).
 type Manager struct {
 	cfg   ManagerConfig
 	opts  Options
@@ -78,42 +81,62 @@ type Manager struct {
 	// cleanerRounds is notified after every round of the log cleaner.
 	cleanerRounds task.Broadcast
 
+	// dirs are the data directories in log.dirs order; their online
+	// state is guarded by dirs.mu.
+	dirs  []*logDir
+	state dirState
+
 	mu struct {
 		sync.Mutex
-		logs   map[model.TopicPartition]*Log
-		closed bool
-		lock   io.Closer // the data directory's lockFile; nil once released
+		logs    map[model.TopicPartition]*Log
+		futures map[model.TopicPartition]*Log
+		// where are the directories holding each partition's replicas,
+		// open or not.
+		where replicaDirs
+		// preferred are the directories AlterReplicaLogDirs chose for
+		// replicas this broker does not have yet (Kafka's preferredLogDirs).
+		preferred map[model.TopicPartition]int
+		closed    bool
 	}
 }
 
-// lockFile is the file the Manager holds locked in its data directory, as
+// lockFile is the file the Manager holds locked in each data directory, as
 // Kafka holds .lock in each log dir, so a second broker on the directory is
 // refused before it touches anything: the controller's raft store under the
 // same directory included, which the broker opens only after NewManager.
 // It is not a partition directory, so OnDisk skips it.
 const lockFile = ".lock"
 
-// NewManager creates the data directory if needed, durably (with its
-// missing parents), and locks it until Close: if another process holds the
-// lock, it fails with ErrLogDirLocked. It opens no log; call OpenLog per
-// partition (the broker knows which exist from metadata), then Start.
+// NewManager creates the data directories if needed, durably (with their
+// missing parents), locks each until Close (if another process holds a
+// lock, it fails with ErrLogDirLocked), and finds the replicas they hold,
+// settling what an interrupted move left (scanDirs). A directory that
+// cannot be created, locked or listed is offline; every directory offline
+// is an error. It opens no log; call OpenLog per partition (the broker
+// knows which exist from metadata), then Start.
 func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	cfg.fill()
 	opts.fill()
-	if err := vfs.MkdirAllDurable(opts.FS, cfg.Dir); err != nil {
-		return nil, fmt.Errorf("storage: create %s: %w", cfg.Dir, err)
-	}
-	lock, err := opts.FS.Lock(filepath.Join(cfg.Dir, lockFile))
-	if errors.Is(err, vfs.ErrLocked) {
-		return nil, &dirLockedError{dir: cfg.Dir, err: err}
-	}
+	dirs, err := openDirs(opts.FS, cfg.Dirs)
 	if err != nil {
-		return nil, fmt.Errorf("storage: lock %s: %w", cfg.Dir, err)
+		return nil, err
 	}
-	m := &Manager{cfg: cfg, opts: opts}
+	where, err := scanDirs(opts.FS, dirs)
+	if err != nil {
+		closeDirs(dirs)
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, opts: opts, dirs: dirs}
+	for _, d := range dirs {
+		if d.offline != nil {
+			opts.Logger.Error("log directory offline at start", "component", "storage", "dir", d.path, "err", d.offline)
+		}
+	}
 	m.SetCleaner(CleanerSettings{MapMemory: cfg.CleanerMapMemory, Paused: cfg.CleanerPaused, IOBytesPerSecond: cfg.CleanerIOBytesPerSecond})
 	m.mu.logs = map[model.TopicPartition]*Log{}
-	m.mu.lock = lock
+	m.mu.futures = map[model.TopicPartition]*Log{}
+	m.mu.where = where
+	m.mu.preferred = map[model.TopicPartition]int{}
 	return m, nil
 }
 
@@ -121,8 +144,8 @@ func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 func (m *Manager) Start(ctx context.Context) {
 	m.tasks = task.NewGroup(ctx)
 	m.tasks.Every(m.cfg.RetentionCheckInterval, func(context.Context) { m.each("retention", m.retain) })
-	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.each("flush", (*Log).FlushIfDue) })
-	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.each("checkpoint", (*Log).Checkpoint) })
+	m.tasks.Every(m.cfg.FlushCheckInterval, func(context.Context) { m.eachWithFutures("flush", (*Log).FlushIfDue) })
+	m.tasks.Every(m.cfg.CheckpointInterval, func(context.Context) { m.eachWithFutures("checkpoint", (*Log).Checkpoint) })
 	if !m.cfg.CleanerDisabled {
 		m.tasks.Every(m.cfg.CleanerBackoff, func(context.Context) {
 			if !m.cleaner().Paused {
@@ -144,11 +167,22 @@ func (m *Manager) retain(l *Log) error {
 	return err
 }
 
-// each runs fn on every open log, logging failures: one bad log must not
-// stop the others' retention or flushing.
+// each runs fn on every open log of a current replica, logging failures:
+// one bad log must not stop the others' retention or flushing. Future
+// replicas (move.go) follow their current one's retention and cleaning by
+// copying it, so only eachWithFutures reaches them.
 func (m *Manager) each(what string, fn func(*Log) error) {
-	for _, l := range m.Logs() {
-		if err := fn(l); err != nil && !errors.Is(err, ErrClosed) {
+	m.eachOf(what, m.Logs(), fn)
+}
+
+// eachWithFutures is each over future replicas too (flushes, checkpoints).
+func (m *Manager) eachWithFutures(what string, fn func(*Log) error) {
+	m.eachOf(what, append(m.Logs(), m.Futures()...), fn)
+}
+
+func (m *Manager) eachOf(what string, logs []*Log, fn func(*Log) error) {
+	for _, l := range logs {
+		if err := fn(l); err != nil && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrLogFailed) {
 			m.opts.Logger.Error(what+" failed", "component", "storage", "dir", l.dir, "err", err)
 		}
 	}
@@ -157,14 +191,123 @@ func (m *Manager) each(what string, fn func(*Log) error) {
 // Stats are the counts of the Manager's logs' work, for metrics.
 func (m *Manager) Stats() *Stats { return m.opts.Stats }
 
-// PartitionDir is the directory of a partition's log.
-func (m *Manager) PartitionDir(tp model.TopicPartition) string {
-	return filepath.Join(m.cfg.Dir, tp.String())
+// Dirs are the data directories in log.dirs order, with their state.
+func (m *Manager) Dirs() []DirState {
+	m.state.mu.Lock()
+	defer m.state.mu.Unlock()
+	out := make([]DirState, len(m.dirs))
+	for i, d := range m.dirs {
+		out[i] = DirState{Path: d.path, Offline: d.offline}
+	}
+	return out
 }
 
-// OpenLog returns the partition's log, opening (and recovering) or creating
-// it on first use.
+// dirIndex is the index of a data directory given by path, -1 if none.
+func (m *Manager) dirIndex(path string) int {
+	clean := filepath.Clean(path)
+	for i, d := range m.dirs {
+		if filepath.Clean(d.path) == clean {
+			return i
+		}
+	}
+	return -1
+}
+
+// online reports whether data directory i serves.
+func (m *Manager) online(i int) bool {
+	m.state.mu.Lock()
+	defer m.state.mu.Unlock()
+	return m.dirs[i].offline == nil
+}
+
+// PartitionDir is the directory of a partition's current replica, where
+// it is or, for a replica not created yet, where it would be placed now.
+func (m *Manager) PartitionDir(tp model.TopicPartition) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, ok := m.mu.where.current[tp]
+	if !ok {
+		i = m.placeLocked(tp, -1)
+	}
+	if i < 0 {
+		i = 0
+	}
+	return filepath.Join(m.dirs[i].path, tp.String())
+}
+
+// DirOf is the data directory holding the partition's current replica.
+func (m *Manager) DirOf(tp model.TopicPartition) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i, ok := m.mu.where.current[tp]
+	if !ok {
+		return "", false
+	}
+	return m.dirs[i].path, true
+}
+
+// placeLocked chooses the data directory for a new replica of tp: the
+// preferred one (AlterReplicaLogDirs's, else want) when online, else the
+// online one holding the fewest replicas, current and future, the first
+// in log.dirs order on a tie (Kafka's LogManager.nextLogDirs). -1 when
+// every directory is offline.
+func (m *Manager) placeLocked(tp model.TopicPartition, want int) int {
+	if p, ok := m.mu.preferred[tp]; ok && m.online(p) {
+		return p
+	}
+	if want >= 0 && want < len(m.dirs) && m.online(want) {
+		return want
+	}
+	counts := make([]int, len(m.dirs))
+	for _, i := range m.mu.where.current {
+		counts[i]++
+	}
+	for _, f := range m.mu.where.future {
+		counts[f.dir]++
+	}
+	best := -1
+	for i := range m.dirs {
+		if m.online(i) && (best < 0 || counts[i] < counts[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// Prefer remembers dir as where tp's replica goes when it is created
+// (AlterReplicaLogDirs for a replica this broker does not have yet).
+func (m *Manager) Prefer(tp model.TopicPartition, dir string) error {
+	i := m.dirIndex(dir)
+	if i < 0 {
+		return fmt.Errorf("%w: %s", ErrLogDirNotFound, dir)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mu.preferred[tp] = i
+	return nil
+}
+
+// logOptions are the options of a log in data directory i: its I/O
+// errors take the directory offline.
+func (m *Manager) logOptions(i int) Options {
+	o := m.opts
+	o.OnIOError = func(err error) { m.markOffline(i, err) }
+	return o
+}
+
+// OpenLog returns the partition's log, opening (and recovering) it where
+// it is, or creating it in the directory placeLocked picks. An existing
+// future replica of it (a move that a restart interrupted) is opened too,
+// for the broker to resume (Future). A replica whose directory is offline
+// is ErrLogDirOffline.
 func (m *Manager) OpenLog(tp model.TopicPartition, cfg Config) (*Log, error) {
+	return m.OpenLogIn(tp, cfg, "")
+}
+
+// OpenLogIn is OpenLog placing a new replica in dir when that is one of
+// the data directories and online (the directory the metadata assigns the
+// replica to); "" leaves the choice to placement.
+func (m *Manager) OpenLogIn(tp model.TopicPartition, cfg Config, dir string) (*Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.mu.closed {
@@ -173,11 +316,40 @@ func (m *Manager) OpenLog(tp model.TopicPartition, cfg Config) (*Log, error) {
 	if l, ok := m.mu.logs[tp]; ok {
 		return l, nil
 	}
-	l, err := Open(m.PartitionDir(tp), cfg, m.opts)
+	i, exists := m.mu.where.current[tp]
+	if !exists {
+		want := -1
+		if dir != "" {
+			want = m.dirIndex(dir)
+		}
+		if i = m.placeLocked(tp, want); i < 0 {
+			return nil, fmt.Errorf("%w: no online log directory for %s", ErrLogDirOffline, tp)
+		}
+	}
+	if !m.online(i) {
+		return nil, fmt.Errorf("%w: %s is in %s", ErrLogDirOffline, tp, m.dirs[i].path)
+	}
+	l, err := Open(filepath.Join(m.dirs[i].path, tp.String()), cfg, m.logOptions(i))
 	if err != nil {
+		if IsIOError(err) {
+			m.markOffline(i, err)
+		}
 		return nil, err
 	}
 	m.mu.logs[tp] = l
+	m.mu.where.current[tp] = i
+	delete(m.mu.preferred, tp)
+	if f, ok := m.mu.where.future[tp]; ok && m.online(f.dir) {
+		fl, err := Open(filepath.Join(m.dirs[f.dir].path, f.name), cfg, m.logOptions(f.dir))
+		if err != nil {
+			m.opts.Logger.Warn("dropping a future replica that does not open; the move starts again if asked", "component", "storage",
+				"partition", tp.String(), "dir", m.dirs[f.dir].path, "err", err)
+			_ = removeDurably(m.opts.FS, m.dirs[f.dir].path, f.name)
+			delete(m.mu.where.future, tp)
+		} else {
+			m.mu.futures[tp] = fl
+		}
+	}
 	return l, nil
 }
 
@@ -189,7 +361,7 @@ func (m *Manager) Log(tp model.TopicPartition) (*Log, bool) {
 	return l, ok
 }
 
-// Logs returns every open log.
+// Logs returns the open logs of every current replica.
 func (m *Manager) Logs() []*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -200,32 +372,67 @@ func (m *Manager) Logs() []*Log {
 	return out
 }
 
-// OnDisk lists the partitions that have a directory, open or not.
-func (m *Manager) OnDisk() ([]model.TopicPartition, error) {
-	names, err := m.opts.FS.ReadDir(m.cfg.Dir)
-	if err != nil {
-		return nil, err
+// Futures returns the open logs of every future replica (move.go).
+func (m *Manager) Futures() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.mu.futures))
+	for _, l := range m.mu.futures {
+		out = append(out, l)
 	}
+	return out
+}
+
+// OnDisk lists the partitions that have a replica in an online data
+// directory, current or future, open or not.
+func (m *Manager) OnDisk() ([]model.TopicPartition, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[model.TopicPartition]bool{}
 	var out []model.TopicPartition
-	for _, n := range names {
-		if tp, err := model.ParseTopicPartition(n); err == nil {
+	add := func(tp model.TopicPartition, i int) {
+		if !seen[tp] && m.online(i) {
+			seen[tp] = true
 			out = append(out, tp)
 		}
+	}
+	for tp, i := range m.mu.where.current {
+		add(tp, i)
+	}
+	for tp, f := range m.mu.where.future {
+		add(tp, f.dir)
 	}
 	return out, nil
 }
 
-// DeleteLog closes the partition's log (if open) and removes its directory.
+// DeleteLog closes the partition's logs (if open) and removes their
+// directories: the future replica first, so a crash between the two never
+// leaves a future replica without its current one.
 func (m *Manager) DeleteLog(tp model.TopicPartition) error {
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
+	fl, fok := m.mu.futures[tp]
+	f, hasFuture := m.mu.where.future[tp]
+	i, exists := m.mu.where.current[tp]
 	delete(m.mu.logs, tp)
+	delete(m.mu.futures, tp)
+	delete(m.mu.where.future, tp)
+	delete(m.mu.where.current, tp)
+	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
 	var err error
-	if ok {
-		err = l.Close()
+	if fok {
+		err = fl.Close()
 	}
-	err = errors.Join(err, m.opts.FS.RemoveAll(m.PartitionDir(tp)), m.opts.FS.SyncDir(m.cfg.Dir))
+	if hasFuture && m.online(f.dir) {
+		err = errors.Join(err, removeDurably(m.opts.FS, m.dirs[f.dir].path, f.name))
+	}
+	if ok {
+		err = errors.Join(err, l.Close())
+	}
+	if exists && m.online(i) {
+		err = errors.Join(err, removeDurably(m.opts.FS, m.dirs[i].path, tp.String()))
+	}
 	if err != nil {
 		return fmt.Errorf("storage: delete %s: %w", tp, err)
 	}
@@ -233,26 +440,28 @@ func (m *Manager) DeleteLog(tp model.TopicPartition) error {
 }
 
 // Close stops the background work, closes every log cleanly, and then
-// releases the data directory's lock.
+// releases the data directories' locks.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.mu.closed = true
 	logs := m.mu.logs
+	futures := m.mu.futures
 	m.mu.logs = map[model.TopicPartition]*Log{}
-	lock := m.mu.lock
-	m.mu.lock = nil
+	m.mu.futures = map[model.TopicPartition]*Log{}
 	m.mu.Unlock()
 	if m.tasks != nil {
 		m.tasks.Stop()
 	}
 	var err error
+	for _, l := range futures {
+		err = errors.Join(err, l.Close())
+	}
 	for _, l := range logs {
 		err = errors.Join(err, l.Close())
 	}
-	if lock != nil {
-		err = errors.Join(err, lock.Close())
-	}
-	return err
+	m.state.mu.Lock()
+	defer m.state.mu.Unlock()
+	return errors.Join(err, closeDirs(m.dirs))
 }
 
 // cleanDirtiest is one round of the cleaner, as Kafka's cleaner thread

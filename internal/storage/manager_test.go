@@ -31,7 +31,7 @@ func runBackground(d time.Duration) {
 func newTestManager(t *testing.T, mem *vfs.Mem, clk *clock.Manual) *Manager {
 	t.Helper()
 	m, err := NewManager(ManagerConfig{
-		Dir:                    "/data",
+		Dirs:                   []string{"/data"},
 		RetentionCheckInterval: 10 * time.Millisecond,
 		FlushCheckInterval:     10 * time.Millisecond,
 		CheckpointInterval:     10 * time.Millisecond,
@@ -130,7 +130,7 @@ func TestManagerExpiresProducers(t *testing.T) {
 		mem := vfs.NewMem()
 		clk := clock.NewManual(epoch0)
 		m, err := NewManager(ManagerConfig{
-			Dir: "/data", ProducerIDExpiration: time.Hour, ProducerExpiryInterval: 10 * time.Millisecond,
+			Dirs: []string{"/data"}, ProducerIDExpiration: time.Hour, ProducerExpiryInterval: 10 * time.Millisecond,
 		}, Options{FS: mem, Clock: clk, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +175,7 @@ func TestManagerCleansCompactedLogs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := vfs.NewMem()
 		clk := clock.NewManual(epoch0)
-		m, err := NewManager(ManagerConfig{Dir: "/data", CleanerBackoff: 10 * time.Millisecond, CleanerMapMemory: 1 << 20},
+		m, err := NewManager(ManagerConfig{Dirs: []string{"/data"}, CleanerBackoff: 10 * time.Millisecond, CleanerMapMemory: 1 << 20},
 			Options{FS: mem, Clock: clk, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestNewDirectoriesAreSyncedIntoTheirParents(t *testing.T) {
 		}
 		return nil
 	})
-	m, err := NewManager(ManagerConfig{Dir: "/var/samsa/data"}, Options{FS: fsys, Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{"/var/samsa/data"}}, Options{FS: fsys, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,9 @@ func TestNewDirectoriesAreSyncedIntoTheirParents(t *testing.T) {
 // is not taken for a partition.
 func TestManagerLocksTheDataDirectory(t *testing.T) {
 	dir := t.TempDir()
-	open := func() (*Manager, error) { return NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet}) }
+	open := func() (*Manager, error) {
+		return NewManager(ManagerConfig{Dirs: []string{dir}}, Options{Logger: quiet})
+	}
 	m, err := open()
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +294,7 @@ func TestManagerLockHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper for TestManagerLockRefusesAnotherProcess")
 	}
-	m, err := NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{dir}}, Options{Logger: quiet})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -315,7 +317,7 @@ func TestManagerLockRefusesAnotherProcess(t *testing.T) {
 		}
 		return string(out)
 	}
-	m, err := NewManager(ManagerConfig{Dir: dir}, Options{Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{dir}}, Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

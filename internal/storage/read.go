@@ -75,6 +75,9 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 	for ok && offset < maxOffset && v.s.baseOffset < maxOffset {
 		res, found, err := v.read(offset, maxBytes, maxOffset, minOneBatch)
 		v.s.release()
+		if err != nil && l.opts.OnIOError != nil && IsIOError(err) {
+			l.opts.OnIOError(err)
+		}
 		if err != nil || found {
 			return res, err
 		}

@@ -97,7 +97,7 @@ func TestFlushHistogramBuckets(t *testing.T) {
 // most late one (past max.compaction.lag.ms) and the passes that failed.
 func TestCleanerProgress(t *testing.T) {
 	clk := clock.NewManual(epoch0)
-	m, err := NewManager(ManagerConfig{Dir: "/data", CleanerMapMemory: 1 << 20}, Options{FS: vfs.NewMem(), Clock: clk, Logger: quiet})
+	m, err := NewManager(ManagerConfig{Dirs: []string{"/data"}, CleanerMapMemory: 1 << 20}, Options{FS: vfs.NewMem(), Clock: clk, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -185,6 +185,9 @@ func (m *Mem) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	oldname, newname = clean(oldname), clean(newname)
+	if m.dirs[oldname] != nil && filepath.Dir(oldname) != oldname {
+		return m.renameDirLocked(oldname, newname)
+	}
 	ino, ok := m.files[oldname]
 	if !ok {
 		return &fs.PathError{Op: "rename", Path: oldname, Err: fs.ErrNotExist}
@@ -195,6 +198,53 @@ func (m *Mem) Rename(oldname, newname string) error {
 	delete(m.files, oldname)
 	m.unlinkLocked(oldname)
 	m.files[newname] = ino
+	m.linkLocked(newname)
+	return nil
+}
+
+// renameDirLocked renames a directory (the same inode, with everything
+// below it) to a name that does not exist, as rename(2) does. Like any
+// name change it is durable once the parents are synced; until then a
+// crash keeps either the old name or the new one, never both or neither
+// (when both are in one directory, as a journaling filesystem renames).
+func (m *Mem) renameDirLocked(oldname, newname string) error {
+	if !m.parentExistsLocked(newname) {
+		return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrNotExist}
+	}
+	if _, ok := m.files[newname]; ok || m.dirs[newname] != nil {
+		return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrExist}
+	}
+	if strings.HasPrefix(newname, oldname+string(filepath.Separator)) {
+		return &fs.PathError{Op: "rename", Path: newname, Err: fs.ErrInvalid}
+	}
+	moved := func(n string) (string, bool) {
+		if n == oldname {
+			return newname, true
+		}
+		if rest, ok := strings.CutPrefix(n, oldname+string(filepath.Separator)); ok {
+			return filepath.Join(newname, rest), true
+		}
+		return "", false
+	}
+	for n, ino := range m.files {
+		if to, ok := moved(n); ok {
+			delete(m.files, n)
+			m.files[to] = ino
+		}
+	}
+	for n, d := range m.dirs {
+		if to, ok := moved(n); ok {
+			delete(m.dirs, n)
+			m.dirs[to] = d
+		}
+	}
+	for n, k := range m.kids {
+		if to, ok := moved(n); ok {
+			delete(m.kids, n)
+			m.kids[to] = k
+		}
+	}
+	delete(m.kids[filepath.Dir(oldname)], filepath.Base(oldname))
 	m.linkLocked(newname)
 	return nil
 }
@@ -352,11 +402,38 @@ func (m *Mem) crashDirLocked(c *Mem, path string, d *memDir, mode CrashMode, rng
 		}
 	}
 	slices.Sort(names)
+	// A directory renamed within this one since its last sync is here
+	// under its old name or its new one, as one decision.
+	livePlace := map[*memDir]string{}
+	if live {
+		for base := range m.kids[path] {
+			if sd := m.dirs[filepath.Join(path, base)]; sd != nil {
+				livePlace[sd] = base
+			}
+		}
+	}
+	reached := map[*memDir]bool{}
+	decide := func(key *memDir) bool {
+		if r, ok := reached[key]; ok {
+			return r
+		}
+		r := rng.IntN(2) == 0
+		reached[key] = r
+		return r
+	}
 	for _, name := range slices.Compact(names) {
 		sub := filepath.Join(path, name)
 		kept := d.durableDirs[name]
-		if now := m.dirs[sub]; live && now != kept && mode != CrashLoseUnsynced && rng.IntN(2) == 0 {
-			kept = now // the unsynced change reached the disk
+		if now := m.dirs[sub]; live && now != kept && mode != CrashLoseUnsynced {
+			key := now // the change: now, or kept renamed away
+			if kept != nil {
+				if to, ok := livePlace[kept]; ok && to != name {
+					key = kept
+				}
+			}
+			if key == nil && rng.IntN(2) == 0 || key != nil && decide(key) {
+				kept = now // the unsynced change reached the disk
+			}
 		}
 		if kept == nil {
 			continue

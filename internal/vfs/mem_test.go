@@ -337,3 +337,46 @@ func TestMemLock(t *testing.T) {
 func TestOSLock(t *testing.T) {
 	testLock(t, OS, t.TempDir()+"/.lock")
 }
+
+// A directory renamed within its parent is, after a crash before the
+// parent's sync, under its old name or its new one with what it durably
+// held, never both and never neither; after the sync, under the new one.
+func TestMemRenameDirectoryIsAtomic(t *testing.T) {
+	m := NewMem()
+	if err := MkdirAllDurable(m, "/d/a"); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Create("/d/a/f")
+	f.WriteAt([]byte("x"), 0)
+	f.Sync()
+	f.Close()
+	m.SyncDir("/d/a")
+	if err := m.Rename("/d/a", "/d/b"); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := m.ReadDir("/d"); len(names) != 1 || names[0] != "b" {
+		t.Fatalf("after rename: %v", names)
+	}
+	if data, err := ReadFile(m, "/d/b/f"); err != nil || string(data) != "x" {
+		t.Fatalf("renamed file: %q %v", data, err)
+	}
+	seen := map[string]bool{}
+	for seed := range uint64(64) {
+		c := m.CrashClone(CrashTorn, rand.New(rand.NewPCG(seed, 0)))
+		names, _ := c.ReadDir("/d")
+		if len(names) != 1 {
+			t.Fatalf("seed %d: crash image holds %v", seed, names)
+		}
+		if data, err := ReadFile(c, "/d/"+names[0]+"/f"); err != nil || string(data) != "x" {
+			t.Fatalf("seed %d: %s/f: %q %v", seed, names[0], data, err)
+		}
+		seen[names[0]] = true
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Fatalf("crash images show only %v", seen)
+	}
+	m.SyncDir("/d")
+	if names, _ := m.CrashClone(CrashLoseUnsynced, nil).ReadDir("/d"); len(names) != 1 || names[0] != "b" {
+		t.Fatalf("after sync: %v", names)
+	}
+}
