@@ -44,24 +44,23 @@ type clusterStatus struct {
 // balancerStatus is what GET /v1/balancer answers (the controller's
 // BalancerStatus; the CLI is a client and keeps its own copy of the shape).
 type balancerStatus struct {
-	NodeID           int32                `json:"node_id"`
-	ControllerID     int32                `json:"controller_id"`
-	Active           bool                 `json:"active"`
-	Enabled          bool                 `json:"enabled"`
-	State            string               `json:"state"`
-	Throttle         int64                `json:"throttle_bytes_per_second"`
-	ThrottleEnforced bool                 `json:"throttle_enforced"`
-	LastPlan         string               `json:"last_plan"`
-	SizesNote        string               `json:"sizes_note,omitempty"`
-	InProgress       []balancerMove       `json:"in_progress"`
-	Moves            []balancerMove       `json:"moves"`
-	Notes            []string             `json:"notes"`
-	Brokers          []balance.BrokerLoad `json:"brokers"`
-	After            []balance.BrokerLoad `json:"after"`
-	MovesStarted     uint64               `json:"moves_started"`
-	MovesCompleted   uint64               `json:"moves_completed"`
-	MovesCancelled   uint64               `json:"moves_cancelled"`
-	LeaderElections  uint64               `json:"leader_elections"`
+	NodeID          int32                `json:"node_id"`
+	ControllerID    int32                `json:"controller_id"`
+	Active          bool                 `json:"active"`
+	Enabled         bool                 `json:"enabled"`
+	State           string               `json:"state"`
+	Throttle        int64                `json:"throttle_bytes_per_second"`
+	LastPlan        string               `json:"last_plan"`
+	SizesNote       string               `json:"sizes_note,omitempty"`
+	InProgress      []balancerMove       `json:"in_progress"`
+	Moves           []balancerMove       `json:"moves"`
+	Notes           []string             `json:"notes"`
+	Brokers         []balance.BrokerLoad `json:"brokers"`
+	After           []balance.BrokerLoad `json:"after"`
+	MovesStarted    uint64               `json:"moves_started"`
+	MovesCompleted  uint64               `json:"moves_completed"`
+	MovesCancelled  uint64               `json:"moves_cancelled"`
+	LeaderElections uint64               `json:"leader_elections"`
 }
 
 type balancerMove struct {
@@ -359,8 +358,6 @@ func printBalancer(out io.Writer, b *balancerStatus) error {
 	switch {
 	case b.Throttle == 0:
 		fmt.Fprintln(out, "Throttle: none (samsa.balancer.throttle.bytes.per.second=0)")
-	case !b.ThrottleEnforced:
-		fmt.Fprintf(out, "Throttle: %d B/s configured, not enforced by these brokers: moves copy at full speed\n", b.Throttle)
 	default:
 		fmt.Fprintf(out, "Throttle: %d B/s per broker of a move\n", b.Throttle)
 	}

@@ -13,7 +13,7 @@ import (
 const (
 	standbyBalancer = `{"node_id":1,"controller_id":2,"active":false,"enabled":true,"state":"standby","in_progress":[],"moves":[],"notes":[]}`
 	activeBalancer  = `{"node_id":2,"controller_id":2,"active":true,"enabled":true,"state":"moving",
-  "throttle_bytes_per_second":104857600,"throttle_enforced":false,"last_plan":"2026-12-04T10:00:00Z",
+  "throttle_bytes_per_second":104857600,"last_plan":"2026-12-04T10:00:00Z",
   "in_progress":[{"topic":"t","partition":1,"from":[3,2],"to":[4,2],"adding":[4],"removing":[3]}],
   "moves":[{"topic":"t","partition":1,"kind":"replicas","from":[3,2],"to":[4,2],"reason":"broker 3 holds 4 replicas and broker 4 holds 0 (spread 4 > 2): moving t-1 replica 3→4 (rack b)"}],
   "notes":["1 more partitions break the rack spread: waiting for moves to finish (max moves 1)"],
@@ -50,7 +50,7 @@ func TestClusterStatusShowsTheBalancer(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Balancer: on, moving (on node 2; last plan 2026-12-04T10:00:00Z)",
-		"Throttle: 104857600 B/s configured, not enforced by these brokers",
+		"Throttle: 104857600 B/s per broker of a move",
 		"3       ok     4 -> 3    2        2048 -> 1024",
 		"4       ok     0 -> 1    0        0 -> 1024",
 		"In progress:\n  t-1 [3 2] -> [4 2] (adding [4], removing [3])",

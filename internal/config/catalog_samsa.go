@@ -59,7 +59,7 @@ func balancerEntries() []*Entry {
 			Wired: "the planner's DownTimeout, counted from the fencing time the metadata records; moves onto a broker down that long are cancelled" + where,
 			Doc:   "How long a broker may be fenced before its replicas move to other brokers; 0 never moves them for being down."},
 		{Name: "samsa.balancer.throttle.bytes.per.second", Type: TypeLong, Default: "104857600", Validator: atLeast(0), Importance: Medium, Mode: ClusterDefault,
-			Wired: "set as leader/follower.replication.throttled.rate on the brokers of every reassignment in progress, with the topics' leader/follower.replication.throttled.replicas, as kafka-reassign-partitions.sh --throttle does, and removed when no move is left; written once this build's brokers enforce those configs, until then logged and shown by cluster status as not enforced" + where,
+			Wired: "set as leader/follower.replication.throttled.rate on the brokers of every reassignment in progress, with the topics' leader/follower.replication.throttled.replicas, as kafka-reassign-partitions.sh --throttle does, and removed when no move is left" + where,
 			Doc:   "Replication throttle of the balancer's moves, in bytes per second; 0 leaves the throttle configs alone."},
 		{Name: "samsa.broker.draining", Type: TypeBoolean, Default: "false", Importance: Medium, Mode: PerBroker, DynamicOnly: true,
 			Wired: "marks a broker for decommission: the balancer moves every replica and preferred leadership off it (controller/balancer_state.go)",

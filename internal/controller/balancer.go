@@ -79,11 +79,8 @@ type BalancerStatus struct {
 	Active       bool         `json:"active"`
 	Enabled      bool         `json:"enabled"`
 	State        string       `json:"state"`
-	// Throttle is samsa.balancer.throttle.bytes.per.second;
-	// ThrottleEnforced false says this build's brokers do not enforce
-	// replication throttles, so none is set and moves copy at full speed.
-	Throttle         int64 `json:"throttle_bytes_per_second"`
-	ThrottleEnforced bool  `json:"throttle_enforced"`
+	// Throttle is samsa.balancer.throttle.bytes.per.second.
+	Throttle int64 `json:"throttle_bytes_per_second"`
 	// LastPlan is when the last round planned (RFC 3339, "" before the
 	// first); SizesNote says why bytes were not balanced, if they were not.
 	LastPlan  string `json:"last_plan"`
@@ -118,8 +115,6 @@ type balancer struct {
 	// logged once per change, not every round.
 	lastNotes string
 	lastState string
-	// warnedThrottle: the unenforced throttle was logged.
-	warnedThrottle bool
 
 	mu struct {
 		sync.Mutex
@@ -171,7 +166,7 @@ func (c *Controller) watchBalancer(ctx context.Context) {
 		s := readBalancerSettings(c.brokerValues(img))
 		wait := time.Second
 		c.bal.update(func(st *BalancerStatus) {
-			st.Enabled, st.Throttle, st.ThrottleEnforced = s.enabled, s.throttle, throttleEnforced()
+			st.Enabled, st.Throttle = s.enabled, s.throttle
 			if !s.enabled {
 				st.State = BalancerOff
 			}
@@ -309,7 +304,7 @@ func (c *Controller) balanceRound(ctx context.Context, s balancerSettings) error
 	for _, e := range elections {
 		recs = append(recs, e.record)
 	}
-	if s.throttle > 0 && throttleEnforced() {
+	if s.throttle > 0 {
 		if len(elections) > 0 {
 			next, err := img.Apply(recs...)
 			if err != nil {
@@ -318,10 +313,6 @@ func (c *Controller) balanceRound(ctx context.Context, s balancerSettings) error
 			planned = next
 		}
 		recs = append(recs, throttleRecords(planned, s.throttle)...)
-	} else if s.throttle > 0 && !c.bal.warnedThrottle && (len(started) > 0 || len(inProgress) > 0) {
-		c.bal.warnedThrottle = true
-		c.bal.log.Warn("moves are not throttled: this build's brokers do not enforce leader/follower.replication.throttled.rate, so samsa.balancer.throttle.bytes.per.second is not set on them",
-			"throttle_bytes_per_second", s.throttle)
 	}
 	if len(recs) > 0 {
 		if err := c.proposeLocked(ctx, recs); err != nil {

@@ -263,23 +263,3 @@ func setOrDelete(m map[string]string, key, value string, set bool) {
 		delete(m, key)
 	}
 }
-
-// throttleEnforced reports whether this build's brokers enforce the
-// replication throttle configs. Until they do (the catalog marks them
-// unsupported), the balancer writes none: a value the brokers ignore would
-// claim a throttle that is not there, and an unsupported value stored on
-// a topic would make the alter APIs refuse the operator's next change to
-// that topic. A variable so that tests can check the records either way.
-var throttleEnforced = func() bool {
-	for _, name := range []string{leaderThrottledRate, followerThrottledRate} {
-		if e, ok := config.Broker.Lookup(name); !ok || e.Unsupported != "" {
-			return false
-		}
-	}
-	for _, name := range []string{leaderThrottledReplicas, followerThrottledReplicas} {
-		if e, ok := config.Topic.Lookup(name); !ok || e.Unsupported != "" {
-			return false
-		}
-	}
-	return true
-}

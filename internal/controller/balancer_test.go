@@ -265,9 +265,6 @@ func TestBalancerEvacuatesABrokerDownPastTheTimeout(t *testing.T) {
 // When the brokers enforce the replication throttle, the balancer sets it
 // on the brokers and topics of its moves and takes it away at the end.
 func TestBalancerThrottlesItsMoves(t *testing.T) {
-	enforced := throttleEnforced
-	throttleEnforced = func() bool { return true }
-	t.Cleanup(func() { throttleEnforced = enforced })
 	c := balancerFixture(t)
 	setCluster(t, c, "samsa.balancer.interval.ms", "100", "samsa.balancer.max.concurrent.moves", "1",
 		"samsa.balancer.throttle.bytes.per.second", "12345", "samsa.balancer.enable", "true")
