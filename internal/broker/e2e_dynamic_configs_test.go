@@ -111,11 +111,11 @@ func TestDynamicConfigsSamsaCannotApplyAreRefused(t *testing.T) {
 	b := startBroker(t)
 	adm, ctx := adminClient(t, b)
 	for name, value := range map[string]string{
-		"log.cleaner.backoff.ms":                         "100",     // read at startup
-		"producer.id.expiration.ms":                      "1000",    // read at startup
-		"replica.alter.log.dirs.io.max.bytes.per.second": "1048576", // not supported
-		"num.replica.fetchers":                           "4",       // not supported
-		"log.cleaner.io.buffer.load.factor":              "0.5",     // not supported
+		"log.cleaner.backoff.ms":            "100",  // read at startup
+		"producer.id.expiration.ms":         "1000", // read at startup
+		"log.local.retention.ms":            "1000", // not supported (tiered storage)
+		"num.replica.fetchers":              "4",    // not supported
+		"log.cleaner.io.buffer.load.factor": "0.5",  // not supported
 	} {
 		err := setClusterDefault(t, ctx, adm, name, value)
 		if !errors.Is(err, kerr.InvalidConfig) && !errors.Is(err, kerr.InvalidRequest) {

@@ -142,7 +142,7 @@ func TestJBODMovesAReplicaUnderLoad(t *testing.T) {
 		}
 		return acked
 	}
-	for ackedNow() < 6000 { // about 700 kB before the move starts
+	for ackedNow() < 12000 { // about 1.4 MB before the move starts: some 3 s of copying to watch
 		if ctx.Err() != nil {
 			t.Fatal("the producer stalled")
 		}

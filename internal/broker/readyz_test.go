@@ -31,14 +31,16 @@ func waitReadyz(t *testing.T, b *Broker, want int, text string) string {
 }
 
 // TestReadyzPartitionLedHereNotOpen: a partition the metadata has this
-// broker lead, whose log cannot be opened, makes the broker not ready,
-// naming it; the open is tried again with the next metadata change, and
-// once it succeeds the broker is ready.
+// broker lead, whose log cannot be opened for a reason that is not the
+// disk's (an I/O error takes the whole directory offline instead, JBOD),
+// makes the broker not ready, naming it; the open is tried again with the
+// next metadata change, and once it succeeds the broker is ready.
 func TestReadyzPartitionLedHereNotOpen(t *testing.T) {
 	broken := true
+	notTheDisk := errors.New("a log that cannot be opened, not for an I/O error")
 	fs := vfs.NewFaulty(vfs.OS, func(op vfs.Op, name string) error {
 		if broken && strings.Contains(name, "/broken-0") {
-			return vfs.ErrInjected
+			return notTheDisk
 		}
 		return nil
 	})

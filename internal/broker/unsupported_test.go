@@ -157,7 +157,7 @@ func TestUnsupportedBrokerConfigRefused(t *testing.T) {
 		brokers         []int32
 	}{
 		{"listener.name.plaintext.principal.builder.class", "com.example.Builder", "Samsa cannot load Java classes", []int32{node}},
-		{"replica.alter.log.dirs.io.max.bytes.per.second", "1000", "issue 15", nil},
+		{"log.local.retention.ms", "1000", "tiered storage is not planned", nil},
 		{"listeners", "PLAINTEXT://127.0.0.1:1", "Samsa reads it at startup only", []int32{node}},
 		{"log.cleaner.backoff.ms", "1000", "Samsa reads it at startup only", nil},
 	} {

@@ -44,7 +44,7 @@ func (c *Controller) AssignReplicasToDirs(ctx context.Context, broker model.Node
 	}
 	out := make([]*kerr.Error, len(as))
 	var recs []metadata.Record
-	offline := false
+	elect := false
 	for i, a := range as {
 		t, ok := img.TopicByID(a.TopicID)
 		switch {
@@ -85,13 +85,17 @@ func (c *Controller) AssignReplicasToDirs(ctx context.Context, broker model.Node
 				ch.Leader = &leader
 			}
 		}
-		offline = offline || !b.HasOnlineDir(a.Directory)
+		// A replica that goes offline needs its leaderships elected away;
+		// one that comes online from a directory unknown or offline (a
+		// directory adopted with a new ID, a replica made anew) may be the
+		// leader a leaderless partition waits for.
+		elect = elect || !b.HasOnlineDir(a.Directory) || !b.HasOnlineDir(was)
 		recs = append(recs, ch)
 	}
 	if len(recs) == 0 {
 		return out, nil
 	}
-	if offline {
+	if elect {
 		next, err := img.Apply(recs...)
 		if err != nil {
 			return nil, kerr.UnknownServerError

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -190,7 +192,15 @@ func registrationFeatureFailure(img *metadata.Image, features []metadata.Feature
 	if _, ok := listed[metadata.FeatureMetadataVersion]; !ok {
 		listed[metadata.FeatureMetadataVersion] = metadata.FeatureRange{Name: metadata.FeatureMetadataVersion, Min: 1, Max: 1}
 	}
-	for name, level := range img.Features() {
+	// metadata.version first, then by name: the answer names the same
+	// feature every time.
+	finalized := img.Features()
+	names := slices.Sorted(maps.Keys(finalized))
+	if i := slices.Index(names, metadata.FeatureMetadataVersion); i > 0 {
+		names = append([]string{metadata.FeatureMetadataVersion}, slices.Delete(names, i, i+1)...)
+	}
+	for _, name := range names {
+		level := finalized[name]
 		r, ok := listed[name]
 		if !ok {
 			r = metadata.FeatureRange{Name: name}

@@ -140,10 +140,13 @@ type BrokerImage struct {
 }
 
 // HasOnlineDir reports whether a replica assigned to directory dir on
-// this broker can serve: none assigned (""), or one of its online log
-// directories, as Kafka's BrokerRegistration.hasOnlineDir.
+// this broker can serve: none assigned (""), a broker that registered no
+// directories (a single node, or one registered before it listed them:
+// Kafka's DirectoryId.isOnline takes every directory of such a broker to
+// be online, since a broker whose directories all failed stops), or one
+// of its online log directories, as Kafka's BrokerRegistration.hasOnlineDir.
 func (b BrokerImage) HasOnlineDir(dir string) bool {
-	return dir == "" || slices.Contains(b.LogDirs, dir)
+	return dir == "" || len(b.LogDirs) == 0 || slices.Contains(b.LogDirs, dir)
 }
 
 // ReplicaOnline reports whether node id's replica of p is registered on
