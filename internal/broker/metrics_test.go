@@ -140,7 +140,13 @@ func TestMetricsCountProduceAndConsume(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A request is counted once its response is sent, as Kafka's
+	// RequestChannel does: the client may read the answer first.
 	s, _ := scrapeHTTP(t, b)
+	for deadline := time.Now().Add(5 * time.Second); s.sum("samsa_requests_total", `api="Produce"`) < 1 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		s, _ = scrapeHTTP(t, b)
+	}
 	topic := `topic="metered"`
 	if got := s.sum("samsa_topic_messages_in_total", topic); got != records {
 		t.Errorf("messages in %v, want %d", got, records)
