@@ -6,8 +6,12 @@ import (
 	byteorder "encoding/binary"
 	"flag"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,11 +96,13 @@ func TestGrowRebalanceDecommission(t *testing.T) {
 	}
 
 	sampler := sampleBytes(ctx, c, 4)
+	rates := sampleThrottleRates(ctx, c)
 	growFrom := time.Now()
 	throttle := strconv.FormatInt(*growThrottle, 10)
 	rounds := rebalanceUntilDone(t, c, "--throttle", throttle)
 	growTo := settle(growFrom)
 	samples := sampler.stop()
+	t.Logf("grow: the brokers' own throttled byte rates while moving (median, max of 1 s samples): %s", rates.stop())
 	intake, intakeText := intakeRate(samples)
 	t.Logf("grow: %d rebalance runs, window %v; acks=all rate %.0f/s, %.0f%% of steady; broker 4 took in data at %s, throttle %.2f MiB/s",
 		rounds, growTo.Sub(growFrom).Round(time.Millisecond), load.rate(growFrom, growTo),
@@ -436,4 +442,63 @@ func intakeRate(ss []byteSample) (float64, string) {
 	}
 	r := float64(bytes) / secs
 	return r, fmt.Sprintf("%.2f MiB/s (%.1f MiB in %.1f s of copying)", r/(1<<20), float64(bytes)/(1<<20), secs)
+}
+
+// rateSampler scrapes every node's replication throttle byte rates (the
+// brokers' own measure, samsa_replication_throttle_byte_rate) once a second.
+type rateSampler struct {
+	stopc chan struct{}
+	done  chan string
+}
+
+var throttleRateLine = regexp.MustCompile(`^samsa_replication_throttle_byte_rate\{side="(leader|follower)"\} ([0-9.e+]+)$`)
+
+func sampleThrottleRates(ctx context.Context, c *devcluster.Cluster) *rateSampler {
+	s := &rateSampler{stopc: make(chan struct{}), done: make(chan string, 1)}
+	go func() { // stopped by stop, which waits for its report
+		got := map[string][]float64{}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-s.stopc:
+			case <-ctx.Done():
+			case <-tick.C:
+				for _, n := range c.Nodes() {
+					if !n.Running() || n.HTTPAddr() == "" {
+						continue
+					}
+					resp, err := http.Get("http://" + n.HTTPAddr() + "/metrics")
+					if err != nil {
+						continue
+					}
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					for _, line := range strings.Split(string(body), "\n") {
+						if m := throttleRateLine.FindStringSubmatch(line); m != nil {
+							if v, err := strconv.ParseFloat(m[2], 64); err == nil && v > 0 {
+								key := fmt.Sprintf("node %d %s", n.ID, m[1])
+								got[key] = append(got[key], v)
+							}
+						}
+					}
+				}
+				continue
+			}
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(got)) {
+				vs := got[k]
+				slices.Sort(vs)
+				parts = append(parts, fmt.Sprintf("%s %.2f/%.2f MiB/s", k, vs[len(vs)/2]/(1<<20), vs[len(vs)-1]/(1<<20)))
+			}
+			s.done <- strings.Join(parts, ", ")
+			return
+		}
+	}()
+	return s
+}
+
+func (s *rateSampler) stop() string {
+	close(s.stopc)
+	return <-s.done
 }
