@@ -245,7 +245,9 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 	now := b.cfg.Clock.Now()
 	budget := b.replThrottle.follower.q.Budget(now)
 	held := 0
-	listed := map[fetchedPart]bool{}
+	// listed is made on the first listed partition: without throttles, the
+	// common case, a follower's fetch allocates nothing for them.
+	var listed map[fetchedPart]bool
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = b.cfg.NodeID
 	req.ReplicaState.ID = b.cfg.NodeID
@@ -267,6 +269,9 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 			continue
 		}
 		if isListed {
+			if listed == nil {
+				listed = map[fetchedPart]bool{}
+			}
 			listed[fetchedPart{p.TopicID, p.TP.Partition}] = true
 		}
 		i, ok := byID[p.TopicID]
