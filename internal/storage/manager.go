@@ -384,7 +384,8 @@ func (m *Manager) Futures() []*Log {
 }
 
 // OnDisk lists the partitions that have a replica in an online data
-// directory, current or future, open or not.
+// directory, current or future, open or not, sorted by topic then
+// partition so callers (and restarts) see a stable order.
 func (m *Manager) OnDisk() ([]model.TopicPartition, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -402,6 +403,9 @@ func (m *Manager) OnDisk() ([]model.TopicPartition, error) {
 	for tp, f := range m.mu.where.future {
 		add(tp, f.dir)
 	}
+	slices.SortFunc(out, func(x, y model.TopicPartition) int {
+		return cmp.Or(cmp.Compare(x.Topic, y.Topic), cmp.Compare(x.Partition, y.Partition))
+	})
 	return out, nil
 }
 
