@@ -81,11 +81,31 @@ func parseState(lines []string) (ClusterState, error) {
 
 func partition(tp model.TopicPartition, reps []model.NodeID, a scripttest.Args, alive map[model.NodeID]bool) (Partition, error) {
 	p := Partition{TopicPartition: tp, Replicas: reps, MinISR: 1}
+	// offline=B[:D],...: broker B's replica is on a failed log directory,
+	// since D ago (unknown without D).
+	if v, ok := a.Opts["offline"]; ok {
+		for _, o := range strings.Split(v, ",") {
+			b, d, timed := strings.Cut(o, ":")
+			id, err := strconv.Atoi(b)
+			if err != nil {
+				return p, err
+			}
+			or := OfflineReplica{Broker: model.NodeID(id)}
+			if timed {
+				dur, err := time.ParseDuration(d)
+				if err != nil {
+					return p, err
+				}
+				or.Since = testNow.Add(-dur)
+			}
+			p.Offline = append(p.Offline, or)
+		}
+	}
 	if v, ok := a.Opts["isr"]; ok {
 		p.ISR = ids(v)
 	} else {
 		for _, r := range reps {
-			if alive[r] {
+			if alive[r] && !slices.ContainsFunc(p.Offline, func(o OfflineReplica) bool { return o.Broker == r }) {
 				p.ISR = append(p.ISR, r)
 			}
 		}
@@ -169,10 +189,15 @@ func applyPlan(st ClusterState, plan Plan) ClusterState {
 		if m, ok := moves[p.TopicPartition]; ok {
 			p.Replicas = slices.Clone(m.To)
 			p.Leader = m.Leader
+			// A replica that left a failed directory and came back is on
+			// a healthy one.
+			p.Offline = slices.DeleteFunc(slices.Clone(p.Offline), func(o OfflineReplica) bool {
+				return !slices.Contains(m.From, o.Broker) || !slices.Contains(m.To, o.Broker)
+			})
 			if m.Kind == MoveReplicas {
 				p.ISR = nil
 				for _, r := range m.To {
-					if alive[r] {
+					if alive[r] && !slices.ContainsFunc(p.Offline, func(o OfflineReplica) bool { return o.Broker == r }) {
 						p.ISR = append(p.ISR, r)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/samsa-io/samsa/internal/model"
 )
@@ -36,6 +37,9 @@ type part struct {
 	// where they are until the broker returns or is evacuated. Leader
 	// moves (a reordering) complete at once and may still happen.
 	waitsForDown bool
+	// evict says why replicas on failed log directories must leave, past
+	// the down timeout, by broker.
+	evict map[model.NodeID]string
 }
 
 // planner holds one planning pass: the state as the moves planned so far
@@ -136,8 +140,9 @@ func newPlanner(st ClusterState, opts Options) *planner {
 		}
 	}
 	waiting := map[model.NodeID]bool{}
-	waitingParts := 0
+	waitingParts, waitingOffline := 0, 0
 	for _, p := range pl.parts {
+		offlineWaits := pl.markOffline(st.Now, p)
 		p.needsFix = len(pl.evacuees(p)) > 0 || !pl.rackValid(p.Replicas)
 		for _, r := range p.Replicas {
 			if bi := pl.brokers[r]; !bi.Alive && bi.evacuate == "" && !bi.unregistered {
@@ -147,10 +152,18 @@ func newPlanner(st ClusterState, opts Options) *planner {
 		if p.waitsForDown && !p.locked {
 			waitingParts++
 		}
+		if offlineWaits && !p.locked {
+			waitingOffline++
+		}
+		p.waitsForDown = p.waitsForDown || offlineWaits
 	}
 	if waitingParts > 0 {
 		pl.note("%d partitions have a replica on a broker down for less than the down timeout (%v): their replicas move once it returns or is evacuated",
 			waitingParts, slices.Sorted(maps.Keys(waiting)))
+	}
+	if waitingOffline > 0 {
+		pl.note("%d partitions have a replica on a failed log directory for less than the down timeout (%v), or since a time not known: it moves to another broker once past it",
+			waitingOffline, opts.DownTimeout)
 	}
 	slices.SortFunc(pl.parts, func(a, b *part) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition.Partition, b.Partition.Partition))
@@ -229,11 +242,45 @@ func (pl *planner) added(p *part, target []model.NodeID) int {
 	return n
 }
 
-// evacuees are a partition's replicas on evacuating brokers.
+// markOffline sets why p's replicas on failed log directories leave: those
+// offline past the down timeout, on a broker that is not leaving anyway.
+// It reports whether a replica offline for less (or for an unknown time)
+// waits, which keeps balance from moving the partition, as a down broker's
+// replica does: a move that kept it would never complete.
+func (pl *planner) markOffline(now time.Time, p *part) (waits bool) {
+	for _, o := range p.Offline {
+		bi := pl.brokers[o.Broker]
+		if !slices.Contains(p.Replicas, o.Broker) || bi == nil || bi.evacuate != "" {
+			continue // not a replica, or leaving with its broker
+		}
+		down := now.Sub(o.Since)
+		if o.Since.IsZero() || pl.opts.DownTimeout <= 0 || down < pl.opts.DownTimeout {
+			waits = true
+			continue
+		}
+		if p.evict == nil {
+			p.evict = map[model.NodeID]string{}
+		}
+		p.evict[o.Broker] = fmt.Sprintf("broker %d's replica has been on a failed log directory for %s (timeout %s)",
+			o.Broker, down.Round(time.Second), pl.opts.DownTimeout)
+	}
+	return waits
+}
+
+// why says why replica r of p must leave: its broker is evacuated, or it is
+// on a failed log directory past the timeout; "" when it stays.
+func (pl *planner) why(p *part, r model.NodeID) string {
+	if reason := pl.brokers[r].evacuate; reason != "" {
+		return reason
+	}
+	return p.evict[r]
+}
+
+// evacuees are a partition's replicas that must leave (why).
 func (pl *planner) evacuees(p *part) []model.NodeID {
 	var out []model.NodeID
 	for _, r := range p.Replicas {
-		if pl.brokers[r].evacuate != "" {
+		if pl.why(p, r) != "" {
 			out = append(out, r)
 		}
 	}
@@ -285,7 +332,7 @@ func (pl *planner) repairRacks() {
 func (pl *planner) fix(p *part) {
 	why := map[model.NodeID]string{}
 	for _, r := range pl.evacuees(p) {
-		why[r] = pl.brokers[r].evacuate
+		why[r] = pl.why(p, r)
 	}
 	pl.dropRackExcess(p, why)
 	if deferred := pl.deferForMinISR(p, why); len(deferred) > 0 {
@@ -330,7 +377,7 @@ func (pl *planner) fix(p *part) {
 	// without going further out. Any other target is within the spread.
 	evacuating := false
 	for r, reason := range why {
-		evacuating = evacuating || reason == pl.brokers[r].evacuate
+		evacuating = evacuating || reason == pl.why(p, r)
 	}
 	if skew, was := pl.rackSkew(target), pl.rackSkew(p.Replicas); skew > 1 && (skew > was || skew == was && !evacuating) {
 		pl.note("%s: no placement keeps the rack spread (racks %s)", p.TopicPartition, strings.Join(pl.racks, ","))

@@ -27,6 +27,9 @@ type shape struct {
 	// evenRacks: 1 to 3 racks of 3 brokers that keep their replicas each,
 	// then brokers in any rack that are draining or long down.
 	evenRacks bool
+	// offline: replicas on live brokers may be on a failed log directory,
+	// most of them for longer than the down timeout.
+	offline bool
 }
 
 // gen draws a cluster and options.
@@ -93,6 +96,14 @@ func gen(t *rapid.T, sh shape) (ClusterState, Options) {
 		p := Partition{TopicPartition: model.TopicPartition{Topic: string(rune('a' + i%3)), Partition: int32(i)},
 			Replicas: reps, Leader: reps[0], Bytes: rapid.Int64Range(0, 1<<30).Draw(t, "bytes")}
 		for _, r := range reps {
+			if sh.offline && alive[r] && rapid.IntRange(0, 4).Draw(t, "offline") == 0 {
+				since := testNow.Add(-2 * time.Hour)
+				if !sh.healthy && rapid.Bool().Draw(t, "offlineLately") {
+					since = testNow.Add(-time.Minute)
+				}
+				p.Offline = append(p.Offline, OfflineReplica{Broker: r, Since: since})
+				continue // out of the ISR, as the controller takes it
+			}
 			if alive[r] && (sh.healthy || rapid.IntRange(0, 3).Draw(t, "lag") > 0) {
 				p.ISR = append(p.ISR, r)
 			}
@@ -273,7 +284,7 @@ func convergedState(t interface{ Fatalf(string, ...any) }, st ClusterState, opts
 // plan of random clusters until they converge (3), and (6) determinism.
 func TestPlanRules(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		st, opts := gen(t, shape{})
+		st, opts := gen(t, shape{offline: rapid.Bool().Draw(t, "withOffline")})
 		plan := Propose(st, opts)
 		if again := Propose(st, opts); !reflect.DeepEqual(plan, again) {
 			t.Fatalf("two plans of one state differ:\n%s\n%s", Summary(plan), Summary(again))
@@ -336,6 +347,35 @@ func TestConvergesWithinSpreads(t *testing.T) {
 		}
 		if hi-lo > max(opts.ReplicaSpread, 1) {
 			t.Fatalf("replica counts %d..%d, spread %d:\n%s", lo, hi, opts.ReplicaSpread, Summary(plan))
+		}
+	})
+}
+
+// TestOfflineReplicasLeave: on healthy clusters without racks where every
+// partition has brokers to spare, no replica stays on a failed log
+// directory past the down timeout once the plans converge, and the
+// broker whose directory failed may still take replicas.
+func TestOfflineReplicasLeave(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		st, opts := gen(t, shape{healthy: true, noRacks: true, offline: true})
+		eligible := 0
+		for _, b := range st.Brokers {
+			if !evacuating(b, st, opts) && b.Alive {
+				eligible++
+			}
+		}
+		for _, p := range st.Partitions {
+			if 2*len(p.Replicas) > eligible {
+				t.Skip("not enough brokers")
+			}
+		}
+		final, plan, _ := convergedState(t, st, opts)
+		for _, p := range final.Partitions {
+			for _, o := range p.Offline {
+				if slices.Contains(p.Replicas, o.Broker) {
+					t.Fatalf("%s %v keeps broker %d's replica on a failed directory:\n%s", p.TopicPartition, p.Replicas, o.Broker, Summary(plan))
+				}
+			}
 		}
 	})
 }

@@ -39,6 +39,19 @@ type Partition struct {
 	Leader   model.NodeID
 	MinISR   int   // the topic's min.insync.replicas
 	Bytes    int64 // the size of one replica (the leader's log)
+	// Offline are replicas on a log directory their (live) broker
+	// reported failed (KIP-858 JBOD): they serve nothing until the disk
+	// is repaired and the broker restarted. Past Options.DownTimeout they
+	// move to other brokers, as a long-down broker's replicas do.
+	Offline []OfflineReplica
+}
+
+// OfflineReplica is a replica on a failed log directory, and since when
+// the controller knows it failed; zero means unknown, which never counts
+// as past the timeout.
+type OfflineReplica struct {
+	Broker model.NodeID
+	Since  time.Time
 }
 
 // Options are the balancer's limits. DefaultOptions gives the defaults;
@@ -64,9 +77,9 @@ type Options struct {
 	// no data (each costs the partition's clients a metadata refresh).
 	// Below 1 leaders are not balanced. Default 100.
 	MaxLeaderMoves int
-	// DownTimeout is how long a broker may be down before its replicas
-	// move to other brokers; 0 or less never moves them for being down.
-	// Default 30 minutes.
+	// DownTimeout is how long a broker may be down, or a replica on a
+	// failed log directory, before the replicas move to other brokers; 0
+	// or less never moves them for being down. Default 30 minutes.
 	DownTimeout time.Duration
 	// CountAddedReplicas counts a move's added replicas toward
 	// min.insync.replicas, for a reassignment mechanism that removes

@@ -281,6 +281,16 @@ func readClusterState(ctx context.Context, adm *kadm.Client, drain []int32) (bal
 			for _, r := range p.ISR {
 				part.ISR = append(part.ISR, model.NodeID(r))
 			}
+			// A live broker's offline replica is on a failed log
+			// directory (KIP-858). Since when is not in the metadata: the
+			// plan leaves it be (a move that kept it would never finish)
+			// and says so; the controller's balancer moves it once past
+			// its down timeout.
+			for _, r := range p.OfflineReplicas {
+				if known[r] {
+					part.Offline = append(part.Offline, balance.OfflineReplica{Broker: model.NodeID(r)})
+				}
+			}
 			st.Partitions = append(st.Partitions, part)
 		}
 	}

@@ -111,6 +111,11 @@ type balancer struct {
 	// started are the moves this controller's balancer started and has
 	// not yet seen end, for the completed count.
 	started map[model.TopicPartition]bool
+	// offlineSince is when this controller first knew each failed log
+	// directory that replicas are assigned to (guarded by the
+	// controller's writeMu): the down timeout of their replicas counts
+	// from then.
+	offlineSince map[offlineDir]time.Time
 	// lastNotes and lastState are what was last logged, so that a plan is
 	// logged once per change, not every round.
 	lastNotes string
@@ -123,9 +128,26 @@ type balancer struct {
 }
 
 func newBalancer(log *slog.Logger) *balancer {
-	b := &balancer{log: log.With("component", "balancer"), started: map[model.TopicPartition]bool{}}
+	b := &balancer{log: log.With("component", "balancer"), started: map[model.TopicPartition]bool{}, offlineSince: map[offlineDir]time.Time{}}
 	b.mu.status = BalancerStatus{State: BalancerOff, InProgress: []BalancerMove{}, Moves: []BalancerMove{}, Notes: []string{}}
 	return b
+}
+
+// noteOfflineDirs keeps offlineSince to the failed directories img
+// assigns replicas to: a new one counts from now, one repaired (or no
+// longer holding replicas) is forgotten. The caller holds writeMu.
+func (b *balancer) noteOfflineDirs(img *metadata.Image, now time.Time) {
+	offline := offlineDirs(img)
+	for d := range b.offlineSince {
+		if !offline[d] {
+			delete(b.offlineSince, d)
+		}
+	}
+	for d := range offline {
+		if _, ok := b.offlineSince[d]; !ok {
+			b.offlineSince[d] = now
+		}
+	}
 }
 
 // BalancerStatus reports the balancer's state as of its last round.
@@ -267,7 +289,8 @@ func (c *Controller) balanceRound(ctx context.Context, s balancerSettings) error
 		planned = next
 	}
 	values := c.brokerValues(planned)
-	st, inProgress := clusterState(planned, values, func(id model.NodeID) bool { return c.usable(planned, id) }, sizes, now)
+	c.bal.noteOfflineDirs(planned, now)
+	st, inProgress := clusterState(planned, values, func(id model.NodeID) bool { return c.usable(planned, id) }, sizes, c.bal.offlineSince, now)
 	opts := s.opts
 	opts.InProgress = inProgress
 	plan := balance.Propose(st, opts)

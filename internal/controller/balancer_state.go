@@ -70,10 +70,14 @@ func draining(img *metadata.Image, id model.NodeID) bool {
 //     new, as the planner expects), ISR, leader, the topic's resolved
 //     min.insync.replicas, and the size of one replica from sizes
 //     (missing: 0);
+//   - offline replicas: those on a log directory their broker reported
+//     failed, since when this controller first knew (offlineSince; the
+//     metadata records no time, so after a failover the clock starts
+//     again: a replica moves later, never sooner);
 //   - in progress: every partition being reassigned, whoever started it,
 //     so the planner leaves it alone and counts it against MaxMoves.
 func clusterState(img *metadata.Image, values config.Values, usable func(model.NodeID) bool,
-	sizes map[model.TopicPartition]int64, now time.Time) (balance.ClusterState, []model.TopicPartition) {
+	sizes map[model.TopicPartition]int64, offlineSince map[offlineDir]time.Time, now time.Time) (balance.ClusterState, []model.TopicPartition) {
 	st := balance.ClusterState{Now: now}
 	for _, b := range img.Brokers() {
 		br := balance.Broker{ID: b.NodeID, Rack: b.Rack, Alive: !b.Fenced && usable(b.NodeID), Draining: draining(img, b.NodeID)}
@@ -90,14 +94,43 @@ func clusterState(img *metadata.Image, values config.Values, usable func(model.N
 		}
 		for _, p := range t.Partitions {
 			tp := model.TopicPartition{Topic: t.Name, Partition: p.Partition}
-			st.Partitions = append(st.Partitions, balance.Partition{TopicPartition: tp,
-				Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR), Leader: p.Leader, MinISR: minISR, Bytes: sizes[tp]})
+			bp := balance.Partition{TopicPartition: tp,
+				Replicas: slices.Clone(p.Replicas), ISR: slices.Clone(p.ISR), Leader: p.Leader, MinISR: minISR, Bytes: sizes[tp]}
+			for _, r := range p.Replicas {
+				if _, ok := img.Broker(r); ok && !img.ReplicaOnline(p, r) {
+					bp.Offline = append(bp.Offline, balance.OfflineReplica{Broker: r, Since: offlineSince[offlineDir{r, p.Directory(r)}]})
+				}
+			}
+			st.Partitions = append(st.Partitions, bp)
 			if p.Reassigning() {
 				inProgress = append(inProgress, tp)
 			}
 		}
 	}
 	return st, inProgress
+}
+
+// offlineDir is a broker's failed log directory, by ID.
+type offlineDir struct {
+	broker model.NodeID
+	dir    string
+}
+
+// offlineDirs lists the failed log directories replicas are assigned to:
+// directories a registered broker holds replicas in but no longer lists
+// online (KIP-858).
+func offlineDirs(img *metadata.Image) map[offlineDir]bool {
+	out := map[offlineDir]bool{}
+	for _, t := range img.Topics() {
+		for _, p := range t.Partitions {
+			for _, r := range p.Replicas {
+				if _, ok := img.Broker(r); ok && !img.ReplicaOnline(p, r) {
+					out[offlineDir{r, p.Directory(r)}] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // evacuating reports why a broker's replicas must leave ("" when they

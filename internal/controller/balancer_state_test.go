@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestClusterStateFromImage(t *testing.T) {
 	now := time.UnixMilli(5_000_000)
 	shutting := func(id model.NodeID) bool { return id != 2 }
 	sizes := map[model.TopicPartition]int64{{Topic: "a", Partition: 0}: 100, {Topic: "b", Partition: 0}: 7}
-	st, inProgress := clusterState(img, brokerValues(t, nil), shutting, sizes, now)
+	st, inProgress := clusterState(img, brokerValues(t, nil), shutting, sizes, nil, now)
 	want := balance.ClusterState{Now: now,
 		Brokers: []balance.Broker{
 			{ID: 1, Rack: "a", Alive: true},
@@ -225,5 +226,48 @@ func TestBalanceTrigger(t *testing.T) {
 	s.opts.MaxMoves++
 	if balanceTrigger(img, s) == base {
 		t.Error("a settings change does not trigger a round")
+	}
+}
+
+// A replica on a log directory its broker reported failed is offline to
+// the planner, since when the controller first knew: noteOfflineDirs
+// starts the clock once and forgets a directory once it is repaired.
+func TestClusterStateOfflineReplicas(t *testing.T) {
+	recs := []metadata.Record{metadata.ClusterRecord{ClusterID: "c"},
+		metadata.BrokerRegistration{NodeID: 1, Incarnation: "i", Epoch: 10, LogDirs: []string{"d1", "d2"}},
+		metadata.BrokerRegistration{NodeID: 2, Incarnation: "i", Epoch: 10, LogDirs: []string{"e1"}},
+		metadata.TopicRecord{Name: "a", TopicID: topicA},
+		metadata.PartitionRecord{TopicID: topicA, Partition: 0, Replicas: ids(1, 2), ISR: ids(1, 2), Leader: 1, Directories: []string{"d1", "e1"}},
+		metadata.PartitionRecord{TopicID: topicA, Partition: 1, Replicas: ids(2, 1), ISR: ids(2, 1), Leader: 2, Directories: []string{"e1", "d2"}},
+	}
+	img, err := metadata.Empty().Apply(recs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, err := img.Apply(metadata.BrokerRegistrationChange{NodeID: 1, Epoch: 10, LogDirs: []string{"d1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBalancer(slog.New(slog.DiscardHandler))
+	t0 := time.UnixMilli(1_000_000)
+	b.noteOfflineDirs(img, t0)
+	if len(b.offlineSince) != 0 {
+		t.Fatalf("offline before any failure: %v", b.offlineSince)
+	}
+	b.noteOfflineDirs(failed, t0)
+	b.noteOfflineDirs(failed, t0.Add(time.Minute)) // the clock does not restart
+	all := func(model.NodeID) bool { return true }
+	st, _ := clusterState(failed, brokerValues(t, nil), all, nil, b.offlineSince, t0.Add(time.Hour))
+	var got [][]balance.OfflineReplica
+	for _, p := range st.Partitions {
+		got = append(got, p.Offline)
+	}
+	want := [][]balance.OfflineReplica{nil, {{Broker: 1, Since: t0}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("offline replicas (-want +got):\n%s", d)
+	}
+	b.noteOfflineDirs(img, t0.Add(2*time.Hour)) // repaired
+	if len(b.offlineSince) != 0 {
+		t.Errorf("a repaired directory is still offline: %v", b.offlineSince)
 	}
 }

@@ -182,6 +182,9 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, h Heartbeat) Heartbeat
 		recs = append(recs, c.elections(next, func(id model.NodeID) bool { return c.usable(img, id) }, nil)...)
 		if next, err = next.Apply(recs[1:]...); err == nil {
 			img = next
+			// The balancer's down timeout for the replicas there counts
+			// from now, not from its next round.
+			c.bal.noteOfflineDirs(img, now)
 		}
 	}
 	switch {
