@@ -431,39 +431,47 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 		}
 		t.Partitions = append(t.Partitions, rp)
 		req.Topics = append(req.Topics, t)
-		rctx, cancel := context.WithTimeout(ctx, controllerRequestTimeout)
-		defer cancel()
-		resp, err := b.toController(rctx, req, func(r kmsg.Response) bool {
-			return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
-		})
-		if err != nil {
-			b.log.Debug("ISR proposal not sent", "partition", p.TP, "isr", isr, "err", err)
-			b.metrics.rt.isrUpdateFailures.Add(1)
-			p.AlterPartitionFailed(leaderEpoch)
-			return
-		}
-		r := resp.(*kmsg.AlterPartitionResponse)
-		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
-			code := r.ErrorCode
-			if code == 0 && len(r.Topics) == 1 && len(r.Topics[0].Partitions) == 1 {
-				code = r.Topics[0].Partitions[0].ErrorCode
+		// An answer of unknown outcome is asked again, with the same
+		// epochs, for as long as the proposal is in flight: a proposal
+		// the controller did commit is then refused as stale
+		// (INVALID_UPDATE_VERSION), and the metadata settles it.
+		var got kmsg.AlterPartitionResponseTopicPartition
+		for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+			code, answer := b.sendAlterPartition(ctx, req)
+			if code == 0 {
+				got = answer
+				break
 			}
-			if code == kerr.NewLeaderElected.Code {
-				// Committed, and the reassignment it completed took this
-				// broker's leadership: the proposal stays in flight until
-				// the metadata says so (Kafka's broker does the same).
-				// Dropping it would count the high watermark over the old
-				// ISR again, without the replica just added, which leads
-				// now and no longer fetches here; followers that have not
-				// yet learned of the new leader would then let this broker
-				// acknowledge writes the new leader never gets.
-				b.log.Debug("ISR proposal committed with a new leader; waiting for the metadata", "partition", p.TP, "isr", isr)
+			switch isrAnswerOf(code) {
+			case isrRefused:
+				b.log.Debug("ISR proposal refused", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
+				b.metrics.rt.isrUpdateFailures.Add(1)
+				p.AlterPartitionFailed(leaderEpoch, partitionEpoch, isr)
+				return
+			case isrSettledByMetadata:
+				// The controller has moved on (or, for
+				// NEW_LEADER_ELECTED, committed it with a new leader):
+				// the proposal stays in flight until the metadata says
+				// what it holds, as Kafka's broker does. Dropping it
+				// would count the high watermark over the old ISR,
+				// without a replica the controller may hold in sync;
+				// with it leading next, records acknowledged meanwhile
+				// would be lost.
+				if code != kerr.NewLeaderElected.Code {
+					b.metrics.rt.isrUpdateFailures.Add(1)
+				}
+				b.log.Debug("ISR proposal answered by a newer state; waiting for the metadata", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
 				return
 			}
-			b.log.Debug("ISR proposal refused", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
-			b.metrics.rt.isrUpdateFailures.Add(1)
-			p.AlterPartitionFailed(leaderEpoch)
-			return
+			b.log.Debug("ISR proposal's outcome unknown; asking again", "partition", p.TP, "isr", isr, "err", kerr.ErrorForCode(code))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if !p.ProposalInFlight(leaderEpoch, partitionEpoch, isr) {
+				return // the metadata settled it meanwhile
+			}
 		}
 		switch {
 		case len(isr) < from:
@@ -471,9 +479,62 @@ func (b *Broker) proposeISR(p *replication.Partition, leaderEpoch, partitionEpoc
 		case len(isr) > from:
 			b.metrics.rt.isrExpands.Add(1)
 		}
-		got := r.Topics[0].Partitions[0]
 		p.ISRCommitted(got.LeaderEpoch, got.PartitionEpoch, got.ISR)
 	})
+}
+
+// isrAnswer classifies a refused AlterPartition by what it says of the
+// proposal.
+type isrAnswer int
+
+const (
+	// isrUnknown: no answer, or one that does not say whether the
+	// controller committed it (a timeout, a controller that lost its
+	// leadership mid-write, an unexpected error): asked again.
+	isrUnknown isrAnswer = iota
+	// isrRefused: the controller checked it and committed nothing
+	// (Kafka's OPERATION_NOT_ATTEMPTED and INELIGIBLE_REPLICA, which reset
+	// its pending state; and a malformed or fenced request).
+	isrRefused
+	// isrSettledByMetadata: the controller holds a newer state than the
+	// proposal's (it may even have committed the proposal, then moved
+	// on): the metadata on its way settles it.
+	isrSettledByMetadata
+)
+
+func isrAnswerOf(code int16) isrAnswer {
+	switch code {
+	case kerr.IneligibleReplica.Code, kerr.OperationNotAttempted.Code, kerr.InvalidRequest.Code, kerr.StaleBrokerEpoch.Code:
+		return isrRefused
+	case kerr.NewLeaderElected.Code, kerr.InvalidUpdateVersion.Code, kerr.FencedLeaderEpoch.Code,
+		kerr.NotLeaderForPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicID.Code:
+		return isrSettledByMetadata
+	}
+	return isrUnknown
+}
+
+// sendAlterPartition sends one AlterPartition of one partition to the
+// active controller and returns its error code (the request's, else the
+// partition's; REQUEST_TIMED_OUT when none answered in time) and, when 0,
+// the partition's answer.
+func (b *Broker) sendAlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (int16, kmsg.AlterPartitionResponseTopicPartition) {
+	rctx, cancel := context.WithTimeout(ctx, controllerRequestTimeout)
+	defer cancel()
+	resp, err := b.toController(rctx, req, func(r kmsg.Response) bool {
+		return r.(*kmsg.AlterPartitionResponse).ErrorCode == kerr.NotController.Code
+	})
+	if err != nil {
+		return kerr.RequestTimedOut.Code, kmsg.AlterPartitionResponseTopicPartition{}
+	}
+	r := resp.(*kmsg.AlterPartitionResponse)
+	switch {
+	case r.ErrorCode != 0:
+		return r.ErrorCode, kmsg.AlterPartitionResponseTopicPartition{}
+	case len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1:
+		return kerr.UnknownServerError.Code, kmsg.AlterPartitionResponseTopicPartition{}
+	}
+	got := r.Topics[0].Partitions[0]
+	return got.ErrorCode, got
 }
 
 // tickLeaders runs each led partition's ISR check every quarter of

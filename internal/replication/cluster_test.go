@@ -137,7 +137,7 @@ func (c *testCluster) deliver(to ...int32) map[int32]Transition {
 // new state to every replica; otherwise it refuses it.
 func (c *testCluster) commit(pr proposal) bool {
 	if pr.leaderEpoch != c.ctl.LeaderEpoch || pr.partitionEpoch != c.ctl.PartitionEpoch {
-		c.parts[pr.from].AlterPartitionFailed(pr.leaderEpoch)
+		c.parts[pr.from].AlterPartitionFailed(pr.leaderEpoch, pr.partitionEpoch, pr.isr)
 		return false
 	}
 	c.ctl.ISR = slices.Clone(pr.isr)

@@ -219,9 +219,16 @@ func (s *LeaderState) SetReplicas(replicas []int32) {
 // SetLagTime applies a changed replica.lag.time.max.ms.
 func (s *LeaderState) SetLagTime(d time.Duration) { s.lagTime = d }
 
-// ISRRejected drops the proposal in flight (the controller refused it or
-// it timed out); the next fetch or tick proposes again if still needed.
+// ISRRejected drops the proposal in flight (the controller surely did not
+// commit it); the next fetch or tick proposes again if still needed.
 func (s *LeaderState) ISRRejected() { s.pending = nil }
+
+// PendingIs reports whether the proposal in flight is isr, made at
+// partitionEpoch: an answer to an older proposal must not settle a newer
+// one.
+func (s *LeaderState) PendingIs(partitionEpoch int32, isr []int32) bool {
+	return s.pending != nil && s.partitionEpoch == partitionEpoch && slices.Equal(s.pending, sortedClone(isr))
+}
 
 // advanceHighWatermark moves the high watermark to the smallest log end
 // offset over the maximal ISR; it never moves back, and waits for a

@@ -161,14 +161,35 @@ func (p *Partition) ISRCommitted(leaderEpoch, partitionEpoch int32, isr []int32)
 	p.notifyLocked() // acks=all waiters check min.insync.replicas again
 }
 
-// AlterPartitionFailed drops this leader's ISR proposal in flight (the
-// controller refused it, or it timed out); the next fetch or tick
-// proposes again if the ISR still needs changing. A failure for another
-// leader epoch changes nothing.
-func (p *Partition) AlterPartitionFailed(leaderEpoch int32) {
+// AlterPartitionFailed drops this leader's ISR proposal isr, made at
+// leaderEpoch and partitionEpoch, when the controller surely did not
+// commit it (it refused it as ineligible or invalid); the next fetch or
+// tick proposes again if the ISR still needs changing. It changes nothing
+// unless that proposal is still the one in flight: an answer that comes
+// after the metadata settled the proposal, or after a newer one was made,
+// must not drop the newer one (which would count the high watermark
+// without a replica the controller may already hold in sync).
+//
+// An answer whose outcome is unknown (no answer, a timeout, a controller
+// that lost its leadership mid-write) or that says the controller has
+// moved on (a newer partition or leader epoch, another leader) is not a
+// refusal: the proposal stays in flight until the metadata says what the
+// controller committed (ISRCommitted through Apply), as Kafka's leader
+// keeps its pending ISR state (Partition.handleAlterPartitionError).
+func (p *Partition) AlterPartitionFailed(leaderEpoch, partitionEpoch int32, isr []int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ls := p.mu.leaderState; ls != nil && leaderEpoch == p.mu.leaderEpoch {
+	if ls := p.mu.leaderState; ls != nil && leaderEpoch == p.mu.leaderEpoch && ls.PendingIs(partitionEpoch, isr) {
 		ls.ISRRejected()
 	}
+}
+
+// ProposalInFlight reports whether the ISR proposal isr, made at
+// leaderEpoch and partitionEpoch, is still in flight: the broker sends it
+// again while it is and the controller's answer is unknown.
+func (p *Partition) ProposalInFlight(leaderEpoch, partitionEpoch int32, isr []int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ls := p.mu.leaderState
+	return ls != nil && leaderEpoch == p.mu.leaderEpoch && ls.PendingIs(partitionEpoch, isr)
 }

@@ -200,9 +200,47 @@ func TestExpansionInFlightHoldsTheHighWatermark(t *testing.T) {
 	c.catchUp(2)
 	wantHW(t, c, map[int32]int64{1: 2})
 	// Dropping the proposal, as a refusal does, counts the old ISR again.
-	c.parts[1].AlterPartitionFailed(props[0].leaderEpoch)
+	c.parts[1].AlterPartitionFailed(props[0].leaderEpoch, props[0].partitionEpoch, props[0].isr)
 	c.catchUp(2)
 	wantHW(t, c, map[int32]int64{1: 5})
+}
+
+// A refusal that answers an older proposal leaves the newer one in
+// flight: an expansion proposed, settled by a metadata change (a
+// reassignment's step moved the partition epoch), proposed again at the
+// new epoch; the first proposal's refusal (INVALID_UPDATE_VERSION, or
+// INELIGIBLE_REPLICA from a controller still on the old epoch) comes last.
+// Dropping the second proposal would count the high watermark without
+// replica 3, which the controller may have made in sync and leader (the
+// grow test lost acknowledged records this way).
+func TestStaleRefusalKeepsTheNewerProposal(t *testing.T) {
+	c := newTestCluster(t, []int32{1, 2, 3}, false)
+	c.elect(1, []int32{1, 2})
+	mustProduce(t, c, 1, 2)
+	c.catchUp(2)
+	c.catchUp(3)
+	first := c.takeProposals()
+	if len(first) != 1 || !slices.Equal(first[0].isr, []int32{1, 2, 3}) {
+		t.Fatalf("proposals once 3 caught up: %v", first)
+	}
+	c.ctl.PartitionEpoch++ // another change of the partition, not this proposal
+	c.deliver()
+	c.catchUp(3)
+	second := c.takeProposals()
+	if len(second) != 1 || second[0].partitionEpoch != first[0].partitionEpoch+1 {
+		t.Fatalf("proposals after the metadata settled the first: %v", second)
+	}
+	c.parts[1].AlterPartitionFailed(first[0].leaderEpoch, first[0].partitionEpoch, first[0].isr)
+	if !c.parts[1].ProposalInFlight(second[0].leaderEpoch, second[0].partitionEpoch, second[0].isr) {
+		t.Fatal("the first proposal's refusal dropped the second")
+	}
+	if c.parts[1].ProposalInFlight(first[0].leaderEpoch, first[0].partitionEpoch, first[0].isr) {
+		t.Fatal("the settled first proposal counts as in flight")
+	}
+	// Replica 3 stops fetching; the high watermark waits for it.
+	mustProduce(t, c, 1, 3)
+	c.catchUp(2)
+	wantHW(t, c, map[int32]int64{1: 2})
 }
 
 func TestRefusedProposalIsMadeAgain(t *testing.T) {
@@ -218,7 +256,7 @@ func TestRefusedProposalIsMadeAgain(t *testing.T) {
 	if p := c.takeProposals(); len(p) != 0 {
 		t.Fatalf("a second proposal while one is in flight: %v", p)
 	}
-	c.parts[1].AlterPartitionFailed(props[0].leaderEpoch)
+	c.parts[1].AlterPartitionFailed(props[0].leaderEpoch, props[0].partitionEpoch, props[0].isr)
 	c.parts[1].Tick(c.now)
 	if p := c.takeProposals(); len(p) != 1 {
 		t.Fatalf("no proposal after the refusal: %v", p)

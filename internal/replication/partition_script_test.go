@@ -125,7 +125,7 @@ func (h *partitionHarness) command(sc *scripttest.Case, cmd string, a scripttest
 		return h.commit()
 	case "refuse":
 		for _, pr := range h.pending {
-			h.c.parts[pr.from].AlterPartitionFailed(pr.leaderEpoch)
+			h.c.parts[pr.from].AlterPartitionFailed(pr.leaderEpoch, pr.partitionEpoch, pr.isr)
 		}
 		h.pending = nil
 		return nil
