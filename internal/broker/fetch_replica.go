@@ -90,10 +90,12 @@ func (b *Broker) replicaLongPoll(h requestHeader, req *kmsg.FetchRequest, replic
 		if n >= int64(req.MinBytes) || !time.Now().Before(deadline) || len(rr.parts) == 0 {
 			b.metrics.replicationBytesOut.Add(uint64(n))
 			b.replThrottle.leader.record(rr.listedBytes, rr.held, b.cfg.Clock.Now())
+			rr.budget.Finish()
 			// The frame holds the reads from here; the connection's writer
 			// releases them once they are sent, or the send failed.
 			return encodeFetchResponse(h.correlationID, resp, holes), waited
 		}
+		rr.budget.Finish() // this read is not sent: the next one counts
 		if w == nil {
 			// Registered before the next read, so an append between the
 			// read above and now is not missed: read again first.
@@ -133,6 +135,9 @@ type replicaRead struct {
 	// throttle lists, held the partitions it held back.
 	listedBytes int64
 	held        int
+	// budget holds what the throttle granted the read until it is sent,
+	// or read again (Finish).
+	budget quota.Budget
 }
 
 // readReplicaFetch fills resp with one read of every requested partition,
@@ -140,7 +145,8 @@ type replicaRead struct {
 func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, replica int32, holes *fetchHoles) replicaRead {
 	var out replicaRead
 	now := b.cfg.Clock.Now()
-	budget := b.replThrottle.leader.q.Budget(now)
+	out.budget = b.replThrottle.leader.q.Budget(now)
+	budget := &out.budget
 	resp.Topics = resp.Topics[:0]
 	*holes = (*holes)[:0]
 	for _, t := range req.Topics {
@@ -159,7 +165,7 @@ func (b *Broker) readReplicaFetch(req *kmsg.FetchRequest, resp *kmsg.FetchRespon
 				out.parts = append(out.parts, p)
 				listed := ts.throttles.leader.Has(fp.Partition)
 				var held bool
-				th[i], held = b.fillReplicaPartition(&rp, p, replica, fp, listed, &budget, now)
+				th[i], held = b.fillReplicaPartition(&rp, p, replica, fp, listed, budget, now)
 				out.bytes += th[i].Size
 				if listed {
 					out.listedBytes += th[i].Size

@@ -243,7 +243,10 @@ func (b *Broker) fetchOnce(ctx context.Context, fs fetchSettings, leader model.N
 		return fetchBackOff
 	}
 	now := b.cfg.Clock.Now()
+	// Its grants are the follower's until the answer is recorded below:
+	// the fetches to the other leaders share what is left.
 	budget := b.replThrottle.follower.q.Budget(now)
+	defer budget.Finish()
 	held := 0
 	// listed is made on the first listed partition: without throttles, the
 	// common case, a follower's fetch allocates nothing for them.

@@ -34,6 +34,9 @@ type Replication struct {
 	// limit is the throttle in bytes per second; math.MaxInt64 (Kafka's
 	// default) is none.
 	limit int64
+	// reserved is what budgets in flight have granted and not yet
+	// finished (Budget.Finish).
+	reserved int64
 }
 
 // Unlimited is the rate of a side with no throttle set, Kafka's default
@@ -111,8 +114,12 @@ func (q *Replication) Reopens(now time.Time) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ms := now.UnixMilli()
-	if q.allowanceLocked(ms) > 0 {
+	if a := q.allowanceLocked(ms); a > q.reserved {
 		return 0
+	} else if a > 0 {
+		// Fetches in flight hold what is left: they finish within a
+		// fetch's time, recording what they brought.
+		return min(reservedWait, q.cfg.Window)
 	}
 	if q.limit == 0 {
 		return q.cfg.Window
@@ -130,47 +137,85 @@ func (q *Replication) Reopens(now time.Time) time.Duration {
 	return min(max(d, time.Millisecond), q.cfg.Window)
 }
 
+// reservedWait is how long a fetch held back by other fetches'
+// reservations waits before it asks again.
+const reservedWait = 10 * time.Millisecond
+
 // Budget is what one fetch may replicate of the partitions this side
-// throttles, taken from the allowance at its start: the leader's answer to
-// one follower fetch, or one follower fetch request.
+// throttles: the leader's answer to one follower fetch, or one follower
+// fetch request. Its grants are reserved from the side's allowance until
+// Finish, so fetches in flight at once share it: a follower fetches from
+// every leader at once, and a leader answers every follower at once, and
+// each taking the whole allowance let a copy start (and resume) at several
+// times the throttle, then stand still to pay it back (the grow test's
+// copy ran at 0.8× its throttle between such bursts).
 type Budget struct {
-	unlimited bool
-	left      int64
+	q   *Replication
+	now int64 // Unix milliseconds
+	// reserved is what this budget holds of q.reserved: its grants,
+	// corrected by Settle.
+	reserved int64
 }
 
-// Budget starts a fetch's budget at now.
+// Budget starts a fetch's budget at now. Call Finish once what it
+// granted is recorded (Record), or will not be.
 func (q *Replication) Budget(now time.Time) Budget {
-	a := q.Allowance(now)
-	return Budget{unlimited: a == Unlimited, left: a}
+	return Budget{q: q, now: now.UnixMilli()}
 }
 
 // Take decides one partition of the fetch, which would bring at most
 // maxBytes: listed says the partition is in this side's throttled-replica
 // list for this broker, inSync that the replica fetching it is in sync.
 // It returns how many bytes the partition may bring (maxBytes, or less
-// where the budget caps it; a read still brings at least one batch) and
+// where the allowance caps it; a read still brings at least one batch) and
 // false when the partition is held back: listed, out of sync, and the
-// budget spent. A replica in sync is never held back, so throttling a
-// reassignment can never shrink the ISR or slow an acks=all producer
-// (Kafka's shouldLeaderThrottle and shouldFollowerThrottle).
+// allowance spent or reserved by other fetches. A replica in sync is never
+// held back, so throttling a reassignment can never shrink the ISR or slow
+// an acks=all producer (Kafka's shouldLeaderThrottle and
+// shouldFollowerThrottle).
 func (b *Budget) Take(listed, inSync bool, maxBytes int32) (int32, bool) {
-	if !listed || inSync || b.unlimited {
+	if !listed || inSync || b.q == nil {
 		return maxBytes, true
 	}
-	if b.left <= 0 {
+	q := b.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.limit == Unlimited {
+		return maxBytes, true
+	}
+	left := q.allowanceLocked(b.now) - q.reserved
+	if left <= 0 {
 		return 0, false
 	}
-	n := int32(min(int64(maxBytes), b.left))
-	b.left -= int64(n)
+	n := int32(min(int64(maxBytes), left))
+	q.reserved += int64(n)
+	b.reserved += int64(n)
 	return n, true
+}
+
+// Finish releases what the budget reserved; the bytes its fetch
+// replicated count through Record, called before.
+func (b *Budget) Finish() {
+	if b.q == nil || b.reserved == 0 {
+		return
+	}
+	b.q.mu.Lock()
+	b.q.reserved -= b.reserved
+	b.q.mu.Unlock()
+	b.reserved = 0
 }
 
 // Settle corrects the budget once a partition granted bytes brought used:
 // a read brings less when there is less, and more when its first batch is
-// larger than the grant. The partitions after it in the fetch get what is
-// left.
+// larger than the grant. The partitions after it, in this fetch and in
+// others, get what is left.
 func (b *Budget) Settle(granted int32, used int64) {
-	if !b.unlimited {
-		b.left += int64(granted) - used
+	if b.q == nil {
+		return
 	}
+	d := used - int64(granted)
+	b.q.mu.Lock()
+	b.q.reserved += d
+	b.q.mu.Unlock()
+	b.reserved += d
 }

@@ -133,6 +133,7 @@ func TestReplicationKeepsThePaceAfterAPause(t *testing.T) {
 				q.Record(got, at(ms))
 				sent += got
 			}
+			b.Finish()
 		}
 		return sent
 	}
@@ -167,6 +168,7 @@ func TestReplicationHoldsTheThrottle(t *testing.T) {
 			// A read brings whole batches up to n, at least one.
 			got := max(int64(n)/tt.batch*tt.batch, tt.batch)
 			q.Record(got, now)
+			b.Finish()
 			sent += got
 		}
 		want := float64(tt.limit) * run.Seconds()
@@ -221,8 +223,43 @@ func TestBudgetTake(t *testing.T) {
 	if _, ok := bu.Take(true, false, 600); ok {
 		t.Error("granted after a batch past the grant")
 	}
+	bu.Finish()
+	again := b.Budget(t0)
+	if n, ok := again.Take(true, false, 600); n != 600 || !ok {
+		t.Errorf("once the fetch finished without recording: (%d, %v), want 600", n, ok)
+	}
 	un := NewReplication(DefaultConfig).Budget(t0)
 	if n, ok := un.Take(true, false, 1<<20); n != 1<<20 || !ok {
 		t.Errorf("no throttle: (%d, %v)", n, ok)
+	}
+}
+
+// Fetches in flight at once share the allowance: what one was granted
+// another is not, until the first finishes (having recorded what it
+// brought), and a fetch held back only by others' grants is told to look
+// again soon, not to wait for the windows.
+func TestBudgetsShareTheAllowance(t *testing.T) {
+	q := NewReplication(DefaultConfig)
+	q.SetLimit(1000)
+	a, b := q.Budget(t0), q.Budget(t0)
+	if n, ok := a.Take(true, false, 700); n != 700 || !ok {
+		t.Fatalf("first fetch: (%d, %v), want 700", n, ok)
+	}
+	if n, ok := b.Take(true, false, 700); n != 300 || !ok {
+		t.Fatalf("second fetch at once: (%d, %v), want the 300 the first left", n, ok)
+	}
+	c := q.Budget(t0)
+	if _, ok := c.Take(true, false, 700); ok {
+		t.Fatal("a third fetch granted while two hold the whole allowance")
+	}
+	if d := q.Reopens(t0); d <= 0 || d > reservedWait {
+		t.Errorf("held back by reservations: reopens in %v, want at most %v", d, reservedWait)
+	}
+	q.Record(700, t0)
+	a.Finish()
+	b.Finish() // brought nothing
+	last := q.Budget(t0)
+	if n, ok := last.Take(true, false, 700); n != 300 || !ok {
+		t.Errorf("after both finished, 700 recorded: (%d, %v), want 300", n, ok)
 	}
 }

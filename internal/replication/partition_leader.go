@@ -74,7 +74,7 @@ func (p *Partition) followerFetch(replica int32, fetchOffset int64, lastFetchedE
 		return out, nil, fmt.Errorf("%w: %s has no replica %d", ErrNotReplica, p.TP, replica)
 	}
 	out.HighWatermark = p.HighWatermark()
-	out.Records, err = p.log().Read(fetchOffset, maxBytes, -1, true)
+	out.Records, err = p.log().ReadWhole(fetchOffset, maxBytes, -1)
 	return out, pr, err
 }
 

@@ -88,6 +88,63 @@ func TestReadBounds(t *testing.T) {
 	}
 }
 
+// ReadWhole ends at the last whole batch of a capped read, whatever the
+// index spacing (an entry per batch, or none past the segment's start);
+// keeps the first batch whole when it alone is larger than the cap; and
+// reads exactly what Read does when nothing is cut.
+func TestReadWholeEndsAtABatch(t *testing.T) {
+	for _, interval := range []int64{1, 1 << 20} {
+		t.Run(fmt.Sprint("index interval ", interval), func(t *testing.T) {
+			e := newEnv(t)
+			cfg := testConfig()
+			cfg.SegmentBytes, cfg.IndexIntervalBytes = 1<<20, interval
+			l := e.open(cfg)
+			defer l.Close()
+			var ends []int64 // where each batch ends, from the log's start
+			for i := range 12 {
+				b := makeBatch(t, 1+i%3, 1000, fmt.Sprint(i), 40+30*i)
+				mustAppend(t, l, b)
+				last := int64(0)
+				if len(ends) > 0 {
+					last = ends[len(ends)-1]
+				}
+				ends = append(ends, last+int64(len(b)))
+			}
+			total := ends[len(ends)-1]
+			// wholeBelow is the end of the last batch within max bytes,
+			// at least the first batch's.
+			wholeBelow := func(max int64) int64 {
+				out := ends[0]
+				for _, e := range ends {
+					if e <= max {
+						out = e
+					}
+				}
+				return out
+			}
+			for max := int64(1); max <= total+10; max += 7 {
+				rr, err := l.ReadWhole(0, int32(max), -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, _ := rr.ReadAll()
+				rr.Release()
+				if want := wholeBelow(max); int64(len(data)) != want {
+					t.Fatalf("ReadWhole of %d bytes: %d, want %d", max, len(data), want)
+				}
+				if len(trimPartial(data)) != len(data) {
+					t.Fatalf("ReadWhole of %d bytes ends in a cut batch", max)
+				}
+				plain, _ := l.Read(0, int32(max), -1, true)
+				plain.Release()
+				if max >= total && plain.Size != int64(len(data)) {
+					t.Fatalf("uncut read: Read %d bytes, ReadWhole %d", plain.Size, len(data))
+				}
+			}
+		})
+	}
+}
+
 func TestReadUsesOSFileForSendfile(t *testing.T) {
 	l, err := Open(t.TempDir()+"/t-0", testConfig(), Options{Logger: quiet})
 	if err != nil {

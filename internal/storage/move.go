@@ -128,7 +128,7 @@ func CatchUpFuture(cur, fut *Log, maxBytes int32) (int64, error) {
 		return 0, err
 	}
 	from := fut.LogEndOffset()
-	rr, err := cur.Read(from, maxBytes, -1, true)
+	rr, err := cur.ReadWhole(from, maxBytes, -1)
 	if err != nil {
 		return 0, fmt.Errorf("storage: read %s for its future replica: %w", cur.dir, err)
 	}

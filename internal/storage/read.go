@@ -91,6 +91,55 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 	return ReadResult{}, nil
 }
 
+// ReadWhole is Read with minOneBatch, ending at the last whole batch: the
+// batch a capped read would cut short is left for the next read, unless
+// it is the first (returned whole, as Read does). A follower's fetch reads
+// this way (replication: FollowerFetch). A cut batch is bytes the follower
+// must drop, yet they cross the network and count against the replication
+// throttle: with 800 KB batches and 1 MiB reads, a fifth of a throttled
+// copy was such bytes, and the copy ran at 0.8× its throttle. Kafka's
+// leader sends the cut batch; its followers drop it too.
+//
+// Finding the cut costs a search of the offset index and a few batch
+// headers read past its entry (index.interval.bytes apart), only when the
+// read was capped. Consumers' reads keep Kafka's cut batch: their clients
+// expect it, and their reads are the hot path.
+func (l *Log) ReadWhole(offset int64, maxBytes int32, maxOffset int64) (ReadResult, error) {
+	res, err := l.Read(offset, maxBytes, maxOffset, true)
+	if err != nil || res.Size == 0 || res.seg == nil {
+		return res, err
+	}
+	res.Size = l.wholeBatchEnd(res) - res.Position
+	return res, nil
+}
+
+// wholeBatchEnd is the file position where the last whole batch of res's
+// range ends: its end when the range holds whole batches, else the start of
+// the batch it cuts, never before the end of the first batch. Anything
+// unexpected (an I/O error, a batch that does not parse) keeps the range as
+// it is: the follower drops what is not whole, as before.
+func (l *Log) wholeBatchEnd(res ReadResult) int64 {
+	end := res.Position + res.Size
+	l.mu.RLock()
+	from := res.seg.positionAtOrBefore(end)
+	l.mu.RUnlock()
+	pos := max(from, res.Position)
+	for pos < end {
+		h, err := readHeader(res.File, pos, end)
+		switch {
+		case errors.Is(err, record.ErrTruncated):
+			if pos == res.Position {
+				return end // the first batch: Read returned it whole
+			}
+			return pos
+		case err != nil:
+			return end
+		}
+		pos += int64(h.Size())
+	}
+	return end
+}
+
 // pinLocked pins segment i for a read of offset, copying out what the
 // read needs; false when there is no such segment.
 func (l *Log) pinLocked(i int, offset int64) (readView, bool) {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -223,6 +224,18 @@ func (s *segment) findPosition(off, pos, end int64) (int64, record.Header, error
 		pos += int64(h.Size())
 	}
 	return end, record.Header{}, nil
+}
+
+// positionAtOrBefore is the position of the last indexed batch that starts
+// at or before pos, 0 when none: a batch boundary to scan forward from.
+// The caller holds the log's lock.
+func (s *segment) positionAtOrBefore(pos int64) int64 {
+	e := s.offsetIdx.entries
+	i := sort.Search(len(e), func(i int) bool { return int64(e[i].position) > pos })
+	if i == 0 {
+		return 0
+	}
+	return int64(e[i-1].position)
 }
 
 // indexedPosition is where a scan for off should start, from the offset

@@ -103,18 +103,24 @@ func TestGrowRebalanceDecommission(t *testing.T) {
 	growTo := settle(growFrom)
 	samples := sampler.stop()
 	t.Logf("grow: the brokers' own throttled byte rates while moving (median, max of 1 s samples): %s", rates.stop())
-	intake, intakeText := intakeRate(samples)
+	intake, bursts, intakeText := intakeRate(samples, float64(*growThrottle))
 	t.Logf("grow: %d rebalance runs, window %v; acks=all rate %.0f/s, %.0f%% of steady; broker 4 took in data at %s, throttle %.2f MiB/s",
 		rounds, growTo.Sub(growFrom).Round(time.Millisecond), load.rate(growFrom, growTo),
 		100*load.rate(growFrom, growTo)/steady, intakeText, float64(*growThrottle)/(1<<20))
-	// The new broker's follower throttle bounds what it copies: its
-	// intake while copying stays within 10% above the throttle. (Below it
-	// is a shortfall, logged: with several partitions moving at once the
-	// copy has run at 0.5-0.8× the throttle, docs/DESIGN-balance.md.)
-	if r := intake / float64(*growThrottle); r > 1.1 {
-		t.Errorf("broker 4 took in data at %.2f× the throttle, want at most 1.1×", r)
+	// The new broker's follower throttle paces what it copies: from copy
+	// burst to copy burst, within 10% of the throttle (the issue's ±10%)
+	// over a copy of minBursts bursts or more (make grow-soak's). A
+	// CI-sized copy lasts some 7 s, 8-12 bursts of one batch per leader
+	// (1 MiB here) each: one burst more or less in the window is 10-15%,
+	// so below minBursts the floor is 0.8×; the ceiling holds either way.
+	lo := 0.9
+	if bursts < minBursts {
+		lo = 0.8
+	}
+	if r := intake / float64(*growThrottle); r < lo || r > 1.1 {
+		t.Errorf("broker 4 copied at %.2f× the throttle, want %.1f-1.1× (%d copy bursts)", r, lo, bursts)
 	} else {
-		t.Logf("broker 4 took in data at %.2f× the throttle", r)
+		t.Logf("broker 4 copied at %.2f× the throttle (%d copy bursts; band %.1f-1.1×)", r, bursts, lo)
 	}
 	if n := replicasOn(t, c, 4); n == 0 {
 		t.Fatal("the rebalance moved nothing onto the new broker")
@@ -420,28 +426,68 @@ func (s *sampler) stop() []byteSample {
 	return <-s.done
 }
 
-// intakeRate is the rate at which the samples grew while they grew: over
-// the sampling intervals inside each stretch of growth, leaving out each
-// stretch's first and last interval (a copy starting or ending within it)
-// and the pauses between stretches (one rebalance run waiting for the
-// next), in bytes per second and as text.
-func intakeRate(ss []byteSample) (float64, string) {
+// minBursts is the copy bursts a measure of the copy's rate needs before
+// it is held to ±10% of the throttle.
+const minBursts = 30
+
+// copyPause is the longest pause between two copy bursts of one stretch
+// of copying: a longer one is a rebalance run ending and the next
+// starting, or copying onto other brokers, and is left out.
+const copyPause = 5 * time.Second
+
+// intakeRate is the rate at which broker 4 copied data while it copied,
+// from its log sizes sampled every 250 ms (ss), against the throttle
+// (bytes per second).
+//
+// A throttled follower copies in bursts: a fetch brings what the rate
+// allows (whole batches, up to replica.fetch.max.bytes per partition, from
+// each leader at once), then the follower waits until the rate allows
+// more. So the rate is measured from burst to burst: an interval is a copy
+// burst when it grew by more than a quarter of what the throttle allows in
+// it (the partitions in sync grow by far less: the acks=all load's share);
+// within each stretch of bursts no more than copyPause apart, the bytes
+// after the stretch's first burst, up to and including its last, over the
+// time from the first to the last. Counting the first burst too, or the
+// time before it, or the pauses between stretches, would measure the
+// rebalance's own steps (planning, the metadata, the move's completion)
+// rather than the copy, which is what the throttle paces. whole is the
+// plain figure for comparison: all growth over the first to the last
+// sample.
+func intakeRate(ss []byteSample, throttle float64) (rate float64, bursts int, text string) {
 	var bytes int64
 	var secs float64
-	for i := 1; i+1 < len(ss); i++ {
-		if ss[i-1].bytes >= ss[i].bytes || ss[i].bytes >= ss[i+1].bytes {
-			continue // not inside a stretch of growth
+	first, last := -1, -1 // the current stretch's first and last burst
+	flush := func() {
+		if first >= 0 && last > first {
+			bytes += ss[last].bytes - ss[first].bytes
+			secs += ss[last].at.Sub(ss[first].at).Seconds()
 		}
-		if i+1 < len(ss) && i >= 1 {
-			bytes += ss[i+1].bytes - ss[i].bytes
-			secs += ss[i+1].at.Sub(ss[i].at).Seconds()
+	}
+	for i := 1; i < len(ss); i++ {
+		dt := ss[i].at.Sub(ss[i-1].at).Seconds()
+		if float64(ss[i].bytes-ss[i-1].bytes) <= throttle*dt/4 {
+			continue
 		}
+		bursts++
+		if last >= 0 && ss[i].at.Sub(ss[last].at) > copyPause {
+			flush()
+			first = -1
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	flush()
+	whole := ""
+	if n := len(ss); n > 1 {
+		whole = fmt.Sprintf("; over the whole window %.2f MiB/s", float64(ss[n-1].bytes-ss[0].bytes)/ss[n-1].at.Sub(ss[0].at).Seconds()/(1<<20))
 	}
 	if secs == 0 {
-		return 0, "no steady growth seen"
+		return 0, bursts, fmt.Sprintf("too few copy bursts (%d) to measure%s", bursts, whole)
 	}
-	r := float64(bytes) / secs
-	return r, fmt.Sprintf("%.2f MiB/s (%.1f MiB in %.1f s of copying)", r/(1<<20), float64(bytes)/(1<<20), secs)
+	rate = float64(bytes) / secs
+	return rate, bursts, fmt.Sprintf("%.2f MiB/s (%.1f MiB in %.1f s between %d copy bursts%s)", rate/(1<<20), float64(bytes)/(1<<20), secs, bursts, whole)
 }
 
 // rateSampler scrapes every node's replication throttle byte rates (the
