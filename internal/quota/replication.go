@@ -213,9 +213,14 @@ func (b *Budget) Settle(granted int32, used int64) {
 	if b.q == nil {
 		return
 	}
-	d := used - int64(granted)
 	b.q.mu.Lock()
+	defer b.q.mu.Unlock()
+	if b.q.limit == Unlimited {
+		return // nothing was reserved (or the throttle went meanwhile)
+	}
+	// Never below what this budget holds: a grant made without a
+	// reservation (the throttle set meanwhile) must not free others'.
+	d := max(used-int64(granted), -b.reserved)
 	b.q.reserved += d
-	b.q.mu.Unlock()
 	b.reserved += d
 }
