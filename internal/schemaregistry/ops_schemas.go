@@ -33,7 +33,7 @@ func (r *Registry) SchemaByID(id int, subject string) (Schema, error) {
 
 // SubjectsByID lists the subjects with a version carrying an ID.
 func (r *Registry) SubjectsByID(id int, deleted bool) ([]string, error) {
-	var out []string
+	out := []string{}
 	err := r.eachHolder(id, deleted, func(sv subjectVersion) {
 		if len(out) == 0 || out[len(out)-1] != sv.Subject {
 			out = append(out, sv.Subject)
