@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ func startBroker(t *testing.T) *testBroker {
 	g := task.NewGroup(context.Background())
 	g.Go(func(context.Context) { b.scan(stderr, found) })
 	t.Cleanup(func() {
-		b.kill()
+		b.kill(t)
 		g.Stop()
 		if t.Failed() {
 			b.mu.Lock()
@@ -118,7 +119,31 @@ func (b *testBroker) scan(r io.Reader, found chan<- string) {
 	}
 }
 
-func (b *testBroker) kill() {
+// freeze stops the broker (SIGSTOP): the kernel still accepts
+// connections, nothing answers. The kill at cleanup ends it.
+func (b *testBroker) freeze(t *testing.T) {
+	t.Helper()
+	if err := b.proc.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The signal is delivered asynchronously: wait until every thread is
+	// in state T, or a request could still be answered.
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", b.proc.Process.Pid))
+	for _, stat := range stats {
+		for range 10_000 {
+			raw, err := os.ReadFile(stat)
+			if err != nil {
+				break // the thread ended
+			}
+			if f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:])); len(f) > 0 && f[0] == "T" {
+				break
+			}
+			time.Sleep(time.Millisecond) // polling /proc: there is no event to wait on
+		}
+	}
+}
+
+func (b *testBroker) kill(*testing.T) {
 	if b.proc.ProcessState == nil {
 		b.proc.Process.Kill()
 		b.proc.Wait()
@@ -129,7 +154,13 @@ func (b *testBroker) kill() {
 // API on a loopback httptest server.
 func startRegistry(t *testing.T, b *testBroker, topic string) (*Registry, *httptest.Server) {
 	t.Helper()
-	reg, err := New(Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(b.addr)}, Topic: topic, Timeout: 20 * time.Second})
+	return startRegistryTimeout(t, b, topic, 20*time.Second)
+}
+
+// startRegistryTimeout is startRegistry with another write timeout.
+func startRegistryTimeout(t *testing.T, b *testBroker, topic string, timeout time.Duration) (*Registry, *httptest.Server) {
+	t.Helper()
+	reg, err := New(Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(b.addr)}, Topic: topic, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
