@@ -24,6 +24,7 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -103,6 +104,9 @@ func (w *avroWriter) object(m map[string]any, ns string) error {
 		if typ == "map" {
 			key = "values"
 		}
+		if _, ok := m[key]; !ok {
+			return fmt.Errorf("%s without %s", typ, key)
+		}
 		w.b.WriteString(`{"type":`)
 		w.str(typ)
 		w.b.WriteString(`,"` + key + `":`)
@@ -135,7 +139,15 @@ func (w *avroWriter) object(m map[string]any, ns string) error {
 
 // named writes a record, error, enum or fixed defined at this point.
 func (w *avroWriter) named(typ string, m map[string]any, ns string) error {
+	// hamba matches attribute names without regard to case; Java, and
+	// so Confluent, does not: refuse what Java would.
 	name, _ := m["name"].(string)
+	if name == "" {
+		return fmt.Errorf("%s without a name", typ)
+	}
+	if err := avroRequire(m, typ, name); err != nil {
+		return err
+	}
 	space := ns
 	if s, ok := m["namespace"].(string); ok {
 		space = s
@@ -211,8 +223,35 @@ func (w *avroWriter) named(typ string, m map[string]any, ns string) error {
 	return nil
 }
 
+// avroRequire checks that a named type has, under its exact name, the
+// attribute its kind requires.
+func avroRequire(m map[string]any, typ, name string) error {
+	switch typ {
+	case "record", "error":
+		if _, ok := m["fields"].([]any); !ok {
+			return fmt.Errorf("%s %s without fields", typ, name)
+		}
+	case "enum":
+		if _, ok := m["symbols"].([]any); !ok {
+			return fmt.Errorf("enum %s without symbols", name)
+		}
+	case "fixed":
+		n, ok := m["size"].(json.Number)
+		if _, err := n.Int64(); !ok || err != nil {
+			return fmt.Errorf("fixed %s without an integer size", name)
+		}
+	}
+	return nil
+}
+
 func (w *avroWriter) field(m map[string]any, ns string) error {
 	name, _ := m["name"].(string)
+	if name == "" {
+		return errors.New("record field without a name")
+	}
+	if _, ok := m["type"]; !ok {
+		return fmt.Errorf("field %s without a type", name)
+	}
 	w.b.WriteString(`{"name":`)
 	w.str(name)
 	w.b.WriteString(`,"type":`)

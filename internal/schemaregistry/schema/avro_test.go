@@ -37,6 +37,8 @@ func TestAvroParseInvalid(t *testing.T) {
 			`invalid schema: reference "com.acme.Address" (subject "address" version 1): `},
 		{"reference of another format", `"int"`, []Ref{{Name: "other.json", Subject: "other", Version: 2, Type: JSON, Schema: `{}`}},
 			`invalid schema: reference "other.json" (subject "other" version 2) is a JSON schema`},
+		// hamba reads attribute names without regard to case; Java does not.
+		{"attribute name in the wrong case", `{"type":"fixed","nAme":"F","size":4}`, nil, "invalid schema: fixed without a name"},
 		{"reference used under the wrong name", `{"type":"record","name":"R","fields":[{"name":"a","type":"Address"}]}`, []Ref{addr}, "invalid schema: unknown type: Address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -425,4 +427,35 @@ func TestAvroDifference(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, tc.want)
 		}
 	}
+}
+
+// FuzzAvroParse: no text crashes the parser, the writer or the checker,
+// and an accepted schema's canonical text parses to itself.
+func FuzzAvroParse(f *testing.F) {
+	for _, s := range []string{
+		`"int"`, `{"type":"record","name":"R","fields":[{"name":"a","type":["null","R"],"default":null}]}`,
+		`{"type":"enum","name":"E","symbols":["A"],"default":"A","x":{"b":[1.5e9]}}`,
+		`{"type":"array","items":{"type":"map","values":{"type":"fixed","name":"F","size":2}}}`,
+		`{"type":"record","name":"a.R","aliases":["b.S"],"fields":[{"name":"f","type":"double","default":1,"order":"ignore"}]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(Avro, text, nil)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		again, err := Parse(Avro, s.Canonical(), nil)
+		if err != nil {
+			t.Fatalf("canonical %s does not parse: %v", s.Canonical(), err)
+		}
+		if again.Canonical() != s.Canonical() {
+			t.Fatalf("canonical not a fixed point:\n%s\n%s", s.Canonical(), again.Canonical())
+		}
+		CanRead(s, again)
+		CanRead(again, s)
+	})
 }
