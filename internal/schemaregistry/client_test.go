@@ -64,6 +64,23 @@ func TestFranzGoClient(t *testing.T) {
 	if err != nil || !slices.Equal(subjects, []string{"orders-value"}) {
 		t.Fatalf("subjects %v %v", subjects, err)
 	}
+	// JSON Schema through the same paths: its type is stored and answered.
+	j1 := `{"type":"object","properties":{"a":{"type":"integer"}}}`
+	j2 := `{"type":"object","properties":{"a":{"type":"string"}}}`
+	js, err := cl.CreateSchema(ctx, "events-value", sr.Schema{Schema: j1, Type: sr.TypeJSON})
+	if err != nil || js.ID != 3 || js.Type != sr.TypeJSON {
+		t.Fatalf("JSON schema: %+v %v", js, err)
+	}
+	if got, err := cl.SchemaByID(ctx, js.ID); err != nil || got.Type != sr.TypeJSON {
+		t.Fatalf("JSON schema by id: %+v %v", got, err)
+	}
+	if res, err := cl.CheckCompatibility(ctx, "events-value", -1, sr.Schema{Schema: j2, Type: sr.TypeJSON}); err != nil || res.Is {
+		t.Fatalf("a changed property type checked compatible: %+v %v", res, err)
+	}
+	if res, err := cl.CheckCompatibility(ctx, "events-value", -1, sr.Schema{Schema: s1}); err != nil || res.Is {
+		t.Fatalf("an Avro schema checked compatible with a JSON one: %+v %v", res, err)
+	}
+
 	set := cl.SetCompatibility(ctx, sr.SetCompatibility{Level: sr.CompatNone}, "orders-value")
 	if len(set) != 1 || set[0].Err != nil {
 		t.Fatalf("set compatibility: %+v", set)
