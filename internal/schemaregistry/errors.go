@@ -40,6 +40,7 @@ const (
 	codeStore                 = 50001
 	codeTimeout               = 50002
 	codeForwarding            = 50003
+	codeUnknownLeader         = 50004
 	codeUnsupportedMediaType  = 415
 	codeNotFound              = 404
 	codeMethodNotAllowed      = 405
@@ -142,6 +143,20 @@ func errStore(msg string, err error) *Error {
 
 func errTimeout(msg string, err error) *Error {
 	return &Error{http.StatusInternalServerError, codeTimeout, fmt.Sprintf("%s; error: %v", msg, err)}
+}
+
+func errUnknownPrimary() *Error {
+	return &Error{http.StatusInternalServerError, codeUnknownLeader, "Leader not known."}
+}
+
+func errNotPrimary(primary string) *Error {
+	return &Error{http.StatusInternalServerError, codeForwarding,
+		fmt.Sprintf("This instance is not the primary (%s is); the request was not forwarded", primary)}
+}
+
+func errForwarding(err error) *Error {
+	return &Error{http.StatusInternalServerError, codeForwarding,
+		fmt.Sprintf("Error while forwarding the request to the leader; error: %v", err)}
 }
 
 // javaList renders strings as Java's List.toString does: [a, b, c].

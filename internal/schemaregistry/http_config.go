@@ -4,24 +4,25 @@ import (
 	"net/http"
 )
 
-// The /config, /mode and /compatibility resources.
+// The /config, /mode and /compatibility resources. Writes go to the
+// primary (forwarding).
 func (r *Registry) routeConfig(mux *http.ServeMux) {
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"compatibilityLevel": r.GlobalLevel()})
 	})
-	mux.HandleFunc("PUT /config", func(w http.ResponseWriter, req *http.Request) { r.putConfig(w, req, true) })
-	mux.HandleFunc("DELETE /config", func(w http.ResponseWriter, req *http.Request) { r.deleteConfig(w, req, true) })
+	mux.HandleFunc("PUT /config", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putConfig(w, req, true) }))
+	mux.HandleFunc("DELETE /config", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.deleteConfig(w, req, true) }))
 	mux.HandleFunc("GET /config/{subject}", r.getSubjectConfig)
-	mux.HandleFunc("PUT /config/{subject}", func(w http.ResponseWriter, req *http.Request) { r.putConfig(w, req, false) })
-	mux.HandleFunc("DELETE /config/{subject}", func(w http.ResponseWriter, req *http.Request) { r.deleteConfig(w, req, false) })
+	mux.HandleFunc("PUT /config/{subject}", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putConfig(w, req, false) }))
+	mux.HandleFunc("DELETE /config/{subject}", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.deleteConfig(w, req, false) }))
 
 	mux.HandleFunc("GET /mode", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"mode": r.GlobalMode()})
 	})
-	mux.HandleFunc("PUT /mode", func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, true) })
+	mux.HandleFunc("PUT /mode", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, true) }))
 	mux.HandleFunc("GET /mode/{subject}", r.getSubjectMode)
-	mux.HandleFunc("PUT /mode/{subject}", func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, false) })
-	mux.HandleFunc("DELETE /mode/{subject}", r.deleteSubjectMode)
+	mux.HandleFunc("PUT /mode/{subject}", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, false) }))
+	mux.HandleFunc("DELETE /mode/{subject}", r.forwarding(r.deleteSubjectMode))
 
 	mux.HandleFunc("POST /compatibility/subjects/{subject}/versions/{version}", r.checkCompatibility)
 	mux.HandleFunc("POST /compatibility/subjects/{subject}/versions", r.checkCompatibility)

@@ -5,17 +5,17 @@ import (
 )
 
 // The /subjects resources: a subject's versions, registration, lookup
-// and deletion.
+// and deletion. Writes go to the primary (forwarding).
 func (r *Registry) routeSubjects(mux *http.ServeMux) {
 	mux.HandleFunc("GET /subjects", r.listSubjects)
 	mux.HandleFunc("GET /subjects/{subject}/versions", r.listVersions)
-	mux.HandleFunc("POST /subjects/{subject}/versions", r.register)
+	mux.HandleFunc("POST /subjects/{subject}/versions", r.forwarding(r.register))
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}", r.getVersion)
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/schema", r.getVersionSchema)
 	mux.HandleFunc("GET /subjects/{subject}/versions/{version}/referencedby", r.getReferencedBy)
-	mux.HandleFunc("DELETE /subjects/{subject}/versions/{version}", r.deleteVersion)
+	mux.HandleFunc("DELETE /subjects/{subject}/versions/{version}", r.forwarding(r.deleteVersion))
 	mux.HandleFunc("POST /subjects/{subject}", r.lookup)
-	mux.HandleFunc("DELETE /subjects/{subject}", r.deleteSubject)
+	mux.HandleFunc("DELETE /subjects/{subject}", r.forwarding(r.deleteSubject))
 }
 
 func (r *Registry) listSubjects(w http.ResponseWriter, req *http.Request) {

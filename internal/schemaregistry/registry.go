@@ -31,6 +31,14 @@ type Config struct {
 	Timeout time.Duration
 	// Logger is slog.Default() when nil.
 	Logger *slog.Logger
+	// GroupID, when set, elects one primary among the instances sharing
+	// the store through a Kafka group of that name (Confluent's
+	// schema.registry.group.id); the others forward writes to it. Empty:
+	// this instance writes, and must be the only one on its topic.
+	GroupID string
+	// URL is how the other instances reach this one's API (Confluent's
+	// advertised listener), required with GroupID.
+	URL string
 }
 
 // DefaultTopic is the store topic Confluent's registry uses.
@@ -45,6 +53,8 @@ type Registry struct {
 	cfg   Config
 	log   *slog.Logger
 	store *store
+	// election is nil without Config.GroupID: this instance is primary.
+	election *election
 
 	// wmu serializes writes: catching up, checking against the state and
 	// producing happen as one step, so that two registrations cannot both
@@ -73,6 +83,9 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
+	if cfg.GroupID != "" && cfg.URL == "" {
+		return nil, fmt.Errorf("schemaregistry: a group (%s) needs this instance's URL for forwarding", cfg.GroupID)
+	}
 	if cfg.ReplicationFactor == 0 {
 		cfg.ReplicationFactor = -1
 	}
@@ -94,11 +107,45 @@ func New(cfg Config) (*Registry, error) {
 // Start creates the store topic if missing and reads it to its end: the
 // registry must not answer before it knows every schema.
 func (r *Registry) Start(ctx context.Context) error {
-	return r.store.start(ctx)
+	if err := r.store.start(ctx); err != nil {
+		return err
+	}
+	if r.cfg.GroupID == "" {
+		return nil
+	}
+	e, err := newElection(r.cfg.URL, r.cfg.GroupID, r.cfg.Topic, r.cfg.ClientOpts, r.log)
+	if err != nil {
+		return err
+	}
+	r.election = e
+	e.start(ctx)
+	return e.waitKnown(ctx)
 }
 
-// Close stops reading and closes the clients.
-func (r *Registry) Close() { r.store.close() }
+// Close leaves the group (another instance takes over as primary), stops
+// reading and closes the clients.
+func (r *Registry) Close() {
+	if r.election != nil {
+		r.election.close()
+	}
+	r.store.close()
+}
+
+// primary is the URL writes go to: "" when this instance writes itself,
+// errUnknownPrimary while none is elected.
+func (r *Registry) primary() (string, *Error) {
+	if r.election == nil {
+		return "", nil
+	}
+	switch p := r.election.current(); p {
+	case r.cfg.URL:
+		return "", nil
+	case "":
+		return "", errUnknownPrimary()
+	default:
+		return p, nil
+	}
+}
 
 // apply is the reader's callback: one record into the state.
 func (r *Registry) apply(key, value []byte) {
@@ -124,6 +171,14 @@ func (r *Registry) read(fn func(st *state)) {
 func (r *Registry) writeOp(ctx context.Context, op string, decide func(st *state) ([]record, error)) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
+	// The HTTP layer forwarded the request if another instance is
+	// primary; an election that moved since is refused, never written
+	// by two instances.
+	if p, e := r.primary(); e != nil {
+		return e
+	} else if p != "" {
+		return errNotPrimary(p)
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	if err := r.store.catchUp(ctx); err != nil {
