@@ -10,8 +10,9 @@
 // (Registry.writeOp) catches up with the topic, decides against the
 // state, produces its records with acks=all and waits until its own
 // reader has applied them; writes are serialized within an instance.
-// One instance writes at a time: a deployment runs one writer (primary
-// election and forwarding are the next step, DESIGN-schemaregistry.md).
+// One instance writes at a time: the instances sharing a store elect a
+// primary through a Kafka group (election.go) and the others forward
+// writes to it over HTTP (forward.go).
 //
 // The formats (parsing, canonical forms, the can-read rules) live in the
 // schema subpackage; this package only picks which versions to check in

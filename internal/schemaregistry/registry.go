@@ -46,9 +46,8 @@ const DefaultTopic = "_schemas"
 
 // Registry is one registry instance: the state built from the store, and
 // the operations of Confluent's API on it. Reads answer from the state;
-// writes are made by one writer at a time (wmu) and go through write, the
-// one place where a future non-primary instance would forward to the
-// primary instead (docs/DESIGN-schemaregistry.md, Service).
+// writes are made by one writer at a time (wmu), on the primary only
+// (docs/DESIGN-schemaregistry.md, Service).
 type Registry struct {
 	cfg   Config
 	log   *slog.Logger
