@@ -42,9 +42,6 @@ const (
 	codeForwarding            = 50003
 	codeUnknownLeader         = 50004
 	codeUnsupportedMediaType  = 415
-	codeNotFound              = 404
-	codeMethodNotAllowed      = 405
-	codeInternal              = 50001
 )
 
 func errSubjectNotFound(subject string) *Error {
