@@ -128,15 +128,29 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		return err
 	}
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
+	// The registry is a client of the broker, started once it serves and
+	// stopped before it closes.
+	regCtx, cancelReg := context.WithTimeout(sig, 60*time.Second)
+	stopRegistry, err := startRegistry(regCtx, b, values, logger)
+	cancelReg()
+	if err != nil {
+		return errors.Join(err, b.Close())
+	}
+	closeAll := func() error {
+		if stopRegistry != nil {
+			stopRegistry()
+		}
+		return b.Close()
+	}
 	select {
 	case <-sig.Done():
 	case <-ctx.Done(): // the caller's own context (tests) ends the broker too
 	case <-b.Failed():
 		logger.Error("shutting down after a failure", "component", "main", "err", b.Failure())
-		return errors.Join(b.Failure(), b.Close())
+		return errors.Join(b.Failure(), closeAll())
 	}
 	logger.Info("shutting down", "component", "main")
-	return b.Close()
+	return closeAll()
 }
 
 func newLogger(format, level string) (*slog.Logger, error) {

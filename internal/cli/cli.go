@@ -33,8 +33,8 @@ const (
 )
 
 // Commands returns the client-side commands of the samsa binary: topic,
-// group, produce, consume, bench, cluster, acl, user, quota, feature and
-// config. Each call
+// group, produce, consume, bench, cluster, acl, user, quota, feature,
+// config, reassign and registry. Each call
 // builds fresh commands with their own flag state, so tests can run many in
 // one process.
 func Commands() []*cobra.Command {
@@ -51,6 +51,7 @@ func Commands() []*cobra.Command {
 		newFeatureCommand(),
 		newConfigCommand(),
 		newReassignCommand(),
+		newRegistryCommand(),
 	}
 }
 
@@ -169,6 +170,22 @@ func (c *connection) clientWrapping(cmd *cobra.Command, wrap func(conn net.Conn,
 }
 
 func (c *connection) newClient(cmd *cobra.Command, wrap func(net.Conn, string) net.Conn, extra ...kgo.Opt) (*kgo.Client, error) {
+	opts, err := c.clientOpts(cmd, wrap)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return cl, nil
+}
+
+// clientOpts are the options that reach the cluster as the flags say
+// (seeds, client ID, retry timeout, TLS, SASL), for a command that builds
+// its clients itself (registry).
+func (c *connection) clientOpts(cmd *cobra.Command, wrap func(net.Conn, string) net.Conn) ([]kgo.Opt, error) {
 	seeds, err := c.seeds(cmd)
 	if err != nil {
 		return nil, err
@@ -204,12 +221,7 @@ func (c *connection) newClient(cmd *cobra.Command, wrap func(net.Conn, string) n
 	case sec.tls != nil:
 		opts = append(opts, kgo.DialTLSConfig(sec.tls))
 	}
-	opts = append(opts, extra...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	return cl, nil
+	return opts, nil
 }
 
 // admin builds a kadm client whose broker-side timeouts follow --timeout.

@@ -23,6 +23,15 @@ func samsaEntries() []*Entry {
 		{Name: "samsa.http.listener", Type: TypeString, Default: "127.0.0.1:9644", Validator: hostPort{}, Importance: High,
 			Wired: "the HTTP listener of /metrics (Prometheus), /healthz and /readyz, bound when the broker is built: a port in use refuses the start (broker/http.go); empty turns it off",
 			Doc:   "host:port of the broker's HTTP listener for metrics and health checks; empty for none. Port 0 picks a free port."},
+		{Name: "samsa.schema.registry.listener", Type: TypeString, Default: "", Validator: hostPort{}, Importance: High,
+			Wired: "samsa serve starts the Schema Registry (internal/schemaregistry, docs/DESIGN-schemaregistry.md) on this host:port once the broker serves, a Kafka client of the broker's first PLAINTEXT listener; a port in use, or no PLAINTEXT listener, stops the start (cmd/samsa/serve.go); empty turns it off",
+			Doc:   "host:port of the Schema Registry (Confluent's API) run inside samsa serve; empty for none (the default for now: 127.0.0.1:8081 once every tool that starts several nodes on one machine gives each its own port). Port 0 picks a free port."},
+		{Name: "samsa.schema.registry.topic", Type: TypeString, Default: "_schemas", Importance: Medium,
+			Wired: "the Schema Registry's store topic, created compacted with one partition when missing (cmd/samsa/serve.go, internal/schemaregistry/store.go)",
+			Doc:   "The compacted topic the Schema Registry keeps its schemas, configs and modes in (Confluent's kafkastore.topic)."},
+		{Name: "samsa.schema.registry.group.id", Type: TypeString, Default: "schema-registry", Importance: Medium,
+			Wired: "the Kafka group through which the registries sharing the store elect the one that writes; the others forward writes to it (cmd/samsa/serve.go, internal/schemaregistry/election.go)",
+			Doc:   "Group of the Schema Registry instances sharing the store topic (Confluent's schema.registry.group.id); empty turns election off, for a store with one instance only."},
 	}
 }
 

@@ -1,0 +1,38 @@
+package schemaregistry
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+)
+
+// forwardedHeader marks a request one instance forwarded to another: it
+// is never forwarded again, so instances whose views of the election
+// differ for a moment answer an error instead of passing a request around.
+const forwardedHeader = "X-Samsa-Registry-Forwarded"
+
+// forwarding wraps a write endpoint: on an instance that is not the
+// primary the request goes to the primary as it came, and the primary's
+// answer comes back as it is, as Confluent's secondaries forward.
+func (r *Registry) forwarding(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		primary, e := r.primary()
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		if primary == "" || req.Header.Get(forwardedHeader) != "" {
+			h(w, req) // writeOp refuses a forwarded request if this is not the primary
+			return
+		}
+		target, err := url.Parse(primary)
+		if err != nil {
+			writeError(w, errForwarding(err))
+			return
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, errForwarding(err)) }
+		req.Header.Set(forwardedHeader, r.cfg.URL)
+		proxy.ServeHTTP(w, req)
+	}
+}

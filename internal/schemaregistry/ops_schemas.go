@@ -1,0 +1,92 @@
+package schemaregistry
+
+import (
+	"sort"
+	"strings"
+)
+
+// SchemaByID is the schema an ID names. With subject set, the ID must be
+// carried by a version of that subject (Confluent's subject parameter,
+// which picks the context to look in).
+func (r *Registry) SchemaByID(id int, subject string) (Schema, error) {
+	var out Schema
+	var err error
+	r.read(func(st *state) {
+		v := st.byID(id)
+		if subject != "" {
+			v = nil
+			for _, sv := range st.holders(id) {
+				if sv.Subject == subject {
+					v = st.subjects[sv.Subject][sv.Version]
+					break
+				}
+			}
+		}
+		if v == nil {
+			err = errSchemaIDNotFound(id)
+			return
+		}
+		out = Schema{ID: v.ID, SchemaType: v.SchemaType, References: v.References, Metadata: v.Metadata, RuleSet: v.RuleSet, Schema: v.Schema}
+	})
+	return out, err
+}
+
+// SubjectsByID lists the subjects with a version carrying an ID.
+func (r *Registry) SubjectsByID(id int, deleted bool) ([]string, error) {
+	out := []string{}
+	err := r.eachHolder(id, deleted, func(sv subjectVersion) {
+		if len(out) == 0 || out[len(out)-1] != sv.Subject {
+			out = append(out, sv.Subject)
+		}
+	})
+	return out, err
+}
+
+// VersionsByID lists the subject-versions carrying an ID.
+func (r *Registry) VersionsByID(id int, deleted bool) ([]subjectVersion, error) {
+	out := []subjectVersion{}
+	err := r.eachHolder(id, deleted, func(sv subjectVersion) { out = append(out, sv) })
+	return out, err
+}
+
+func (r *Registry) eachHolder(id int, deleted bool, fn func(subjectVersion)) error {
+	var err error
+	r.read(func(st *state) {
+		holders := st.holders(id)
+		if len(holders) == 0 {
+			err = errSchemaIDNotFound(id)
+			return
+		}
+		for _, sv := range holders {
+			if deleted || !st.subjects[sv.Subject][sv.Version].Deleted {
+				fn(sv)
+			}
+		}
+	})
+	return err
+}
+
+// Schemas lists versions of the subjects under a prefix, in subject and
+// version order: all of them, or the latest of each subject.
+func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
+	out := []Schema{}
+	r.read(func(st *state) {
+		var names []string
+		for name := range st.subjects {
+			if strings.HasPrefix(name, prefix) {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			vs := st.versions(name, deleted)
+			if latestOnly && len(vs) > 0 {
+				vs = vs[len(vs)-1:]
+			}
+			for _, v := range vs {
+				out = append(out, toSchema(st.subjects[name][v]))
+			}
+		}
+	})
+	return out
+}
