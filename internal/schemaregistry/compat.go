@@ -58,19 +58,27 @@ func checkCompatibility(level string, candidate schema.Schema, previous []previo
 	}
 	base := strings.TrimSuffix(level, "_TRANSITIVE")
 	for _, p := range previous {
-		var found []schema.Incompatibility
+		var msgs []string
+		// describe renders one incompatibility as Confluent does: Avro's
+		// descriptions name the new and old schema in the roles of the
+		// check's direction (reader, writer).
+		describe := func(found []schema.Incompatibility, reader, writer string) {
+			for _, f := range found {
+				if candidate.Type() == schema.Avro {
+					msgs = append(msgs, schema.AvroDifference(f, reader, writer))
+				} else {
+					msgs = append(msgs, f.String())
+				}
+			}
+		}
 		if base == levelBackward || base == levelFull {
-			found = append(found, schema.CanRead(candidate, p.parsed)...)
+			describe(schema.CanRead(candidate, p.parsed), "new", "old")
 		}
 		if base == levelForward || base == levelFull {
-			found = append(found, schema.CanRead(p.parsed, candidate)...)
+			describe(schema.CanRead(p.parsed, candidate), "old", "new")
 		}
-		if len(found) == 0 {
+		if len(msgs) == 0 {
 			continue
-		}
-		msgs := make([]string, 0, len(found)+3)
-		for _, f := range found {
-			msgs = append(msgs, f.String())
 		}
 		msgs = append(msgs,
 			fmt.Sprintf("{oldSchemaVersion: %d}", p.version),

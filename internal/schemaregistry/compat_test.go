@@ -50,6 +50,12 @@ func TestCheckCompatibility(t *testing.T) {
 			t.Errorf("%s %s: messages do not end with the level: %q", c.level, c.candidate, got)
 		}
 	}
+	// Avro's incompatibilities read as Confluent words them, with the new
+	// and old schema in the roles of the check's direction.
+	if got := strings.Join(checkCompatibility(levelBackwardTransitive, parse(x), previous), ", "); !strings.Contains(got,
+		"{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in the new schema has no default value and is missing in the old schema', additionalInfo:'b'}") {
+		t.Errorf("backward, b required: %q", got)
+	}
 	if msgs := checkCompatibility(levelBackward, parse(s3), nil); len(msgs) != 0 {
 		t.Errorf("a first version is always compatible: %v", msgs)
 	}
