@@ -51,11 +51,10 @@ var ErrInvalid = errors.New("invalid schema")
 type Schema interface {
 	Type() Type
 	// Canonical is the form the registry stores and compares to find an
-	// already registered schema: Avro's parsing canonical form with the
-	// fields Confluent keeps (defaults, aliases, doc are kept as
-	// Confluent's normalized form keeps them), JSON re-encoded without
-	// insignificant whitespace, Protobuf as given (or normalized when the
-	// request asks normalize=true).
+	// already registered schema: for Avro, the text Java's
+	// Schema.toString gives, as Confluent stores it (docs, defaults,
+	// aliases and properties kept); for JSON Schema, the JSON re-encoded
+	// compactly in its key order, as Confluent's Jackson keeps it.
 	Canonical() string
 	// Normalized is the form used when a request sets normalize=true.
 	Normalized() string
