@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-io/samsa/internal/devcluster"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -46,10 +47,7 @@ func samsaBinary(t *testing.T) string {
 			return
 		}
 		samsa.path = filepath.Join(samsa.dir, "samsa")
-		out, err := exec.Command("go", "build", "-o", samsa.path, "github.com/samsa-io/samsa/cmd/samsa").CombinedOutput()
-		if err != nil {
-			samsa.err = fmt.Errorf("go build cmd/samsa: %v\n%s", err, out)
-		}
+		samsa.err = devcluster.Build(context.Background(), samsa.path)
 	})
 	if samsa.err != nil {
 		t.Fatal(samsa.err)
