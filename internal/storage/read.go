@@ -106,7 +106,10 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 // expect it, and their reads are the hot path.
 func (l *Log) ReadWhole(offset int64, maxBytes int32, maxOffset int64) (ReadResult, error) {
 	res, err := l.Read(offset, maxBytes, maxOffset, true)
-	if err != nil || res.Size == 0 || res.seg == nil {
+	// A read shorter than maxBytes ended at the segment's end or at
+	// maxOffset, both batch boundaries: only a capped read can cut a
+	// batch, so an in-sync follower's tail read costs nothing more.
+	if err != nil || res.Size < int64(maxBytes) || res.seg == nil {
 		return res, err
 	}
 	res.Size = l.wholeBatchEnd(res) - res.Position
