@@ -77,3 +77,38 @@ func TestBalancerConfigModes(t *testing.T) {
 		t.Errorf("resolving a stored per-broker value: %v", err)
 	}
 }
+
+// Confluent Server's schema validation configs take Confluent's values
+// (the serializers' class names) and Redpanda's short names, and nothing
+// else.
+func TestConfluentSchemaValidationConfigs(t *testing.T) {
+	for _, c := range []struct {
+		name, value string
+		ok          bool
+	}{
+		{"confluent.value.schema.validation", "true", true},
+		{"confluent.key.schema.validation", "yes", false},
+		{"confluent.value.subject.name.strategy", "io.confluent.kafka.serializers.subject.RecordNameStrategy", true},
+		{"confluent.key.subject.name.strategy", "TopicRecordNameStrategy", true},
+		{"confluent.key.subject.name.strategy", "io.confluent.kafka.serializers.subject.Other", false},
+		{"confluent.value.subject.name.strategy", "topicnamestrategy", false},
+	} {
+		_, err := ResolveTopic(mustParse(t, Broker, nil), map[string]string{c.name: c.value})
+		if (err == nil) != c.ok {
+			t.Errorf("%s=%s: %v, want ok=%v", c.name, c.value, err, c.ok)
+		}
+	}
+	v, err := ResolveTopic(mustParse(t, Broker, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SubjectNameStrategy(v.String("confluent.value.subject.name.strategy")); got != TopicNameStrategy {
+		t.Errorf("default strategy %q", got)
+	}
+	if !strings.Contains(Topic.Markdown(), "Confluent Server's; Apache Kafka has no such config.") {
+		t.Error("the reference does not say which configs are Confluent's")
+	}
+	if _, err := Parse(Broker, map[string]string{"confluent.schema.registry.url": "http://127.0.0.1:8081"}); err != nil {
+		t.Errorf("confluent.schema.registry.url: %v", err)
+	}
+}

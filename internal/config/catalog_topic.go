@@ -4,7 +4,7 @@ import "strconv"
 
 // Topic is the catalog of per-topic configs: Kafka 4.x's documented topic-level configs.
 // Each falls back to the broker config named in ServerDefault when a topic does not set it.
-var Topic = newCatalog("topic", topicEntries())
+var Topic = newCatalog("topic", append(topicEntries(), confluentTopicEntries()...))
 
 // maxLong is Java's Long.MAX_VALUE, Kafka's "never" for sizes and intervals.
 var maxLong = strconv.FormatInt(1<<63-1, 10)

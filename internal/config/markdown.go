@@ -53,6 +53,9 @@ func (c *Catalog) row(e *Entry) string {
 	if e.SamsaOwn() {
 		doc = "Samsa's own; Kafka has no such config. " + doc
 	}
+	if e.ConfluentOwn() {
+		doc = "Confluent Server's; Apache Kafka has no such config. " + doc
+	}
 	if e.PerListener || e.PerMechanism {
 		doc += " Per-listener."
 	}
