@@ -61,6 +61,13 @@ package broker
 // topic named by an unknown ID is UNKNOWN_TOPIC_ID). IDEMPOTENT_WRITE is
 // checked at InitProducerId, not here, as Kafka does since KIP-679.
 //
+// Broker-side schema ID validation (schema_validation.go): a topic with
+// confluent.key.schema.validation or confluent.value.schema.validation
+// refuses a batch with INVALID_RECORD, record_errors naming each record
+// whose key or value does not carry a schema ID registered under the
+// subject confluent.key/value.subject.name.strategy names; a registry
+// that cannot answer is NOT_ENOUGH_REPLICAS, which producers retry.
+//
 // Not yet: quotas (throttle is 0).
 
 import (
@@ -265,6 +272,9 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	if code, msg := b.validateProduceBatch(ts, batch, &sp); code != 0 {
 		return fail(code, msg)
 	}
+	if code, msg := b.validateSchemaIDs(ts, batch, produceTimeout(req), &sp); code != 0 {
+		return fail(code, msg)
+	}
 	batch, code, msg = recompressForTopic(ts, batch)
 	if code != 0 {
 		return fail(code, msg)
@@ -284,6 +294,15 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 		return sp, commitWait{p: p, last: res.LastOffset, minISR: minISR}
 	}
 	return sp, commitWait{}
+}
+
+// produceTimeout is the request's timeout; none given (acks=0 clients
+// may send 0) is the schema lookups' own bound.
+func produceTimeout(req *kmsg.ProduceRequest) time.Duration {
+	if req.TimeoutMillis <= 0 {
+		return schemaLookupTimeout
+	}
+	return time.Duration(req.TimeoutMillis) * time.Millisecond
 }
 
 // validateProduceBatch applies Kafka's produce-time checks to the one batch

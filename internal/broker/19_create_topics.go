@@ -165,6 +165,11 @@ func (b *Broker) createTopicsHere(c *conn, req *kmsg.CreateTopicsRequest) *kmsg.
 	var want []controller.CreateTopic
 	for i, rt := range req.Topics {
 		ct, ierr := createTopicRequest(rt)
+		for _, cfg := range rt.Configs {
+			if ierr == nil {
+				ierr = b.schemaValidationRefusal(cfg.Name, cfg.Value)
+			}
+		}
 		// On a controller listener the request is a peer broker's, creating
 		// the internal topic its coordinator needs (forward.go createTopics).
 		ct.Internal = c.controllerListener && metadata.IsInternalTopic(ct.Name)

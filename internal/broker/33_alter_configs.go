@@ -143,6 +143,11 @@ func (b *Broker) alterConfigsHere(req *kmsg.AlterConfigsRequest) *kmsg.AlterConf
 	var want []controller.AlterConfigsResource
 	for i, r := range req.Resources {
 		ar, ierr := alterConfigsResource(r)
+		for _, cfg := range r.Configs {
+			if ierr == nil && r.ResourceType == kmsg.ConfigResourceTypeTopic {
+				ierr = b.schemaValidationRefusal(cfg.Name, cfg.Value)
+			}
+		}
 		if ierr != nil {
 			local[i] = ierr
 			continue

@@ -105,7 +105,13 @@ func (b *Broker) incrementalAlterConfigsHere(req *kmsg.IncrementalAlterConfigsRe
 		}
 		ir := controller.IncrementalAlterConfigsResource{Type: typ, Name: r.ResourceName}
 		for _, cfg := range r.Configs {
+			if local[i] == nil && r.ResourceType == kmsg.ConfigResourceTypeTopic && cfg.Op == kmsg.IncrementalAlterConfigOpSet {
+				local[i] = b.schemaValidationRefusal(cfg.Name, cfg.Value)
+			}
 			ir.Ops = append(ir.Ops, config.AlterOp{Name: cfg.Name, Op: config.OpType(cfg.Op), Value: cfg.Value})
+		}
+		if local[i] != nil {
+			continue
 		}
 		want = append(want, ir)
 	}

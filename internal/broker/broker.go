@@ -104,6 +104,11 @@ type Config struct {
 	// ConfigFromValues fills it from samsa.http.listener, whose default
 	// is 127.0.0.1:9644: a test gives port 0 or leaves it empty.
 	HTTPListener string
+	// SchemaIDs answers broker-side schema ID validation
+	// (schema_validation.go); nil: no registry, and a topic may not turn
+	// validation on. cmd/samsa sets it from confluent.schema.registry.url
+	// or samsa.schema.registry.listener.
+	SchemaIDs SchemaIDs
 
 	FS     vfs.FS
 	Clock  clock.Clock
