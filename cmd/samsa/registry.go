@@ -17,12 +17,13 @@ import (
 
 // startRegistry runs the Schema Registry inside samsa serve when
 // samsa.schema.registry.listener is set: a Kafka client of this broker's
-// first PLAINTEXT listener, as it would be of any cluster. It returns a
-// stop function; nil, nil when the registry is off.
-func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, logger *slog.Logger) (func(), error) {
+// first PLAINTEXT listener, as it would be of any cluster. It returns the
+// registry (which the broker's schema ID validation asks) and a stop
+// function; nil, nil, nil when the registry is off.
+func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, logger *slog.Logger) (*schemaregistry.Registry, func(), error) {
 	listen := values.String("samsa.schema.registry.listener")
 	if listen == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var seed string
 	for _, l := range b.Listeners() {
@@ -36,11 +37,11 @@ func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, 
 		}
 	}
 	if seed == "" {
-		return nil, fmt.Errorf("samsa.schema.registry.listener %s: the registry inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa registry with the client's security flags instead, or set it empty", listen)
+		return nil, nil, fmt.Errorf("samsa.schema.registry.listener %s: the registry inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa registry with the client's security flags instead, or set it empty", listen)
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return nil, fmt.Errorf("samsa.schema.registry.listener %s: %w", listen, err)
+		return nil, nil, fmt.Errorf("samsa.schema.registry.listener %s: %w", listen, err)
 	}
 	reg, err := schemaregistry.New(schemaregistry.Config{
 		ClientOpts: []kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID("samsa-schema-registry")},
@@ -51,12 +52,12 @@ func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, 
 	})
 	if err != nil {
 		ln.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if err := reg.Start(ctx); err != nil {
 		reg.Close()
 		ln.Close()
-		return nil, fmt.Errorf("schema registry: %w", err)
+		return nil, nil, fmt.Errorf("schema registry: %w", err)
 	}
 	g := task.NewGroup(context.Background())
 	g.Go(func(ctx context.Context) {
@@ -65,7 +66,7 @@ func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, 
 		}
 	})
 	logger.Info("schema registry serving", "component", "schemaregistry", "listener", ln.Addr().String(), "store", seed)
-	return func() {
+	return reg, func() {
 		g.Stop()
 		reg.Close()
 	}, nil

@@ -108,6 +108,10 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		return err
 	}
 	cfg.Logger, cfg.Durable = logger, durable
+	var inProcess *inProcessIDs
+	if cfg.SchemaIDs, inProcess, err = schemaIDsFor(values); err != nil {
+		return err
+	}
 	b, err := broker.New(cfg)
 	if err != nil {
 		return err
@@ -131,10 +135,13 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	// The registry is a client of the broker, started once it serves and
 	// stopped before it closes.
 	regCtx, cancelReg := context.WithTimeout(sig, 60*time.Second)
-	stopRegistry, err := startRegistry(regCtx, b, values, logger)
+	reg, stopRegistry, err := startRegistry(regCtx, b, values, logger)
 	cancelReg()
 	if err != nil {
 		return errors.Join(err, b.Close())
+	}
+	if inProcess != nil {
+		inProcess.reg.Store(reg)
 	}
 	closeAll := func() error {
 		if stopRegistry != nil {

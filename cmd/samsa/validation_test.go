@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/freeport"
+	"github.com/samsa-io/samsa/internal/record"
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+// TestServeValidatesSchemaIDs: samsa serve with its registry on, a topic
+// with confluent.value.schema.validation=true takes a record carrying a
+// registered ID and refuses, with INVALID_RECORD and the reason, one
+// without, and one with another subject's ID; turned off, it takes them.
+// Real franz-go producer, admin and registry clients.
+func TestServeValidatesSchemaIDs(t *testing.T) {
+	port, err := freeport.One()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafka := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	registry := serveWithRegistry(t, map[string]string{"listeners": "PLAINTEXT://" + kafka})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	src, err := sr.NewClient(sr.URLs("http://" + registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, err := src.CreateSchema(ctx, "orders-value", sr.Schema{Schema: `{"type":"record","name":"Order","fields":[{"name":"n","type":"int"}]}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := src.CreateSchema(ctx, "other-value", sr.Schema{Schema: `"string"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka), kgo.RecordRetries(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	created, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"confluent.value.schema.validation": kmsg.StringPtr("true")}, "orders")
+	if err != nil || created.Err != nil {
+		t.Fatalf("create topic: %v %v", err, created.Err)
+	}
+	produce := func(value []byte) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: value}).FirstErr()
+	}
+	valid := wireValue(order.ID, 2) // the Avro int 1
+	if err := produce(valid); err != nil {
+		t.Fatalf("valid record: %v", err)
+	}
+	if err := produce([]byte("plain text")); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("record without an ID: %v, want INVALID_RECORD", err)
+	}
+	if err := produce(wireValue(other.ID, 'x')); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("record with another subject's ID: %v, want INVALID_RECORD", err)
+	}
+	if err := produce(nil); err != nil {
+		t.Fatalf("tombstone: %v", err)
+	}
+
+	// The reason, as the response carries it (franz-go's producer reports
+	// only the code).
+	p := rawProduce(ctx, t, cl, "orders", created.ID, wireValue(other.ID, 'x'))
+	want := "record 0: value schema ID " + strconv.Itoa(other.ID) + " is not registered under subject orders-value (TopicNameStrategy)"
+	if p.ErrorCode != kerr.InvalidRecord.Code || p.ErrorMessage == nil || *p.ErrorMessage != want ||
+		len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 0 {
+		t.Fatalf("refusal: %v %v %+v, want %q", kerr.ErrorForCode(p.ErrorCode), p.ErrorMessage, p.ErrorRecords, want)
+	}
+
+	// A schema registered after the topic's first refusal is found (the
+	// negative answer is cached for a second only).
+	later, err := src.CreateSchema(ctx, "orders-value", sr.Schema{Schema: `{"type":"record","name":"Order","fields":[{"name":"n","type":"int"},{"name":"m","type":"int","default":0}]}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for err := produce(wireValue(later.ID, 2, 0)); err != nil; err = produce(wireValue(later.ID, 2, 0)) {
+		if !errors.Is(err, kerr.InvalidRecord) || time.Now().After(deadline) {
+			t.Fatalf("newly registered ID: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Topic configs are dynamic: off, the same record is taken.
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "confluent.value.schema.validation", Value: kmsg.StringPtr("false")}}, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if err := produce([]byte("plain text")); err != nil {
+		t.Fatalf("validation off: %v", err)
+	}
+}
+
+// serveWithRegistry runs serve in the test's process with the registry on
+// a free port, and returns the registry's address once it serves.
+func serveWithRegistry(t *testing.T, overrides map[string]string) string {
+	t.Helper()
+	logs := dropSink(make(chan string, 1000))
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	g := task.NewGroup(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	t.Cleanup(func() {
+		cancel()
+		g.Stop()
+	})
+	all := map[string]string{"log.dirs": filepath.Join(t.TempDir(), "data"), "samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0"}
+	for k, v := range overrides {
+		all[k] = v
+	}
+	g.Go(func(context.Context) { done <- serve(ctx, "", all, false, logger) })
+	re := regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
+	for {
+		select {
+		case line := <-logs:
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		case err := <-done:
+			t.Fatalf("serve stopped: %v", err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the registry did not start")
+		}
+	}
+}
+
+// wireValue is the registry's wire format: magic byte 0, the ID, data.
+func wireValue(id int, data ...byte) []byte {
+	return append(binary.BigEndian.AppendUint32([]byte{0}, uint32(id)), data...)
+}
+
+// rawProduce sends one record in a Produce request of its own and
+// returns the partition's answer.
+func rawProduce(ctx context.Context, t *testing.T, cl *kgo.Client, topic string, id [16]byte, value []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	now := time.Now().UnixMilli()
+	batch := record.Batch{ProducerID: record.NoProducerID, ProducerEpoch: record.NoProducerEpoch, BaseSequence: record.NoSequence,
+		Records: []record.Record{{Timestamp: now, Value: value}}}
+	raw, err := batch.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 10000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, id // by name up to v12, by ID from v13
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = raw
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+// What the broker validates against follows the config; both a registry
+// in process and a URL is refused rather than one silently ignored.
+func TestSchemaIDsFor(t *testing.T) {
+	for _, c := range []struct {
+		raw       map[string]string
+		some, err bool
+	}{
+		{map[string]string{}, false, false},
+		{map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"}, true, false},
+		{map[string]string{"confluent.schema.registry.url": "http://a:8081,http://b:8081"}, true, false},
+		{map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0", "confluent.schema.registry.url": "http://a:8081"}, false, true},
+	} {
+		values, err := config.Parse(config.Broker, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, _, err := schemaIDsFor(values)
+		if (ids != nil) != c.some || (err != nil) != c.err {
+			t.Errorf("%v: %v %v", c.raw, ids, err)
+		}
+	}
+}
