@@ -16,6 +16,8 @@ package broker
 // assignment naming a partition twice is INVALID_REPLICA_ASSIGNMENT.
 // Configs are the topic's overrides, checked against the topic catalog
 // (INVALID_CONFIG); a config named twice takes its last value, as in Kafka.
+// confluent.key/value.schema.validation=true on a broker without a schema
+// registry is INVALID_CONFIG (schema_validation.go).
 //
 // validateOnly (v1+) runs every check and commits nothing. ErrorMessage is
 // returned from v1. From v5 (KIP-525) each topic's partition count,

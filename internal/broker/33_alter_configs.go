@@ -18,7 +18,9 @@ package broker
 // Errors per resource: UNKNOWN_TOPIC_OR_PARTITION for a missing topic;
 // INVALID_REQUEST for a resource given twice, a null value, or a broker
 // config that may not be set at that level (read-only, or per-broker set as
-// a cluster default); INVALID_CONFIG for an unknown name or a bad value.
+// a cluster default); INVALID_CONFIG for an unknown name or a bad value,
+// or confluent.key/value.schema.validation=true on a broker without a
+// schema registry (schema_validation.go).
 // Client metrics are checked as Kafka's ClientMetricsConfigs does: an empty
 // subscription name, an unknown config or an interval.ms outside 100 ms to
 // an hour is INVALID_REQUEST, a value of the wrong type, a list item given

@@ -21,7 +21,8 @@ package broker
 // config that may not be set at that level;
 // INVALID_CONFIG for an unknown name, a bad value, or APPEND/SUBTRACT on a
 // config that is not a list (what Kafka returns, although KIP-339 says
-// INVALID_REQUEST). Client metrics subscriptions are checked as
+// INVALID_REQUEST), or for SET of confluent.key/value.schema.validation
+// to true on a broker without a schema registry (schema_validation.go). Client metrics subscriptions are checked as
 // AlterConfigs says (33_alter_configs.go): an unknown name is
 // INVALID_REQUEST there, as in Kafka. v1 only adds flexible encoding.
 //
