@@ -102,6 +102,30 @@ func TestServeValidatesSchemaIDs(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// Another broker asks the same registry over HTTP
+	// (confluent.schema.registry.url).
+	port2, err := freeport.One()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafka2 := net.JoinHostPort("127.0.0.1", strconv.Itoa(port2))
+	serveUntil(t, map[string]string{"listeners": "PLAINTEXT://" + kafka2, "confluent.schema.registry.url": "http://" + registry},
+		`msg="samsa serving"()`)
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(kafka2), kgo.RecordRetries(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	if c, err := kadm.NewClient(cl2).CreateTopic(ctx, 1, 1, map[string]*string{"confluent.value.schema.validation": kmsg.StringPtr("true")}, "orders"); err != nil || c.Err != nil {
+		t.Fatalf("create topic over HTTP: %v %v", err, c.Err)
+	}
+	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: valid}).FirstErr(); err != nil {
+		t.Fatalf("valid record, registry over HTTP: %v", err)
+	}
+	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: wireValue(other.ID, 'x')}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("another subject's ID, registry over HTTP: %v, want INVALID_RECORD", err)
+	}
+
 	// Topic configs are dynamic: off, the same record is taken.
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "confluent.value.schema.validation", Value: kmsg.StringPtr("false")}}, "orders"); err != nil {
 		t.Fatal(err)
@@ -115,6 +139,17 @@ func TestServeValidatesSchemaIDs(t *testing.T) {
 // a free port, and returns the registry's address once it serves.
 func serveWithRegistry(t *testing.T, overrides map[string]string) string {
 	t.Helper()
+	all := map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"}
+	for k, v := range overrides {
+		all[k] = v
+	}
+	return serveUntil(t, all, `msg="schema registry serving".* listener=([0-9.:]+)`)
+}
+
+// serveUntil runs serve in the test's process and returns the first
+// group of the first log line matching pattern.
+func serveUntil(t *testing.T, overrides map[string]string, pattern string) string {
+	t.Helper()
 	logs := dropSink(make(chan string, 1000))
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	g := task.NewGroup(context.Background())
@@ -124,12 +159,12 @@ func serveWithRegistry(t *testing.T, overrides map[string]string) string {
 		cancel()
 		g.Stop()
 	})
-	all := map[string]string{"log.dirs": filepath.Join(t.TempDir(), "data"), "samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0"}
+	all := map[string]string{"log.dirs": filepath.Join(t.TempDir(), "data"), "samsa.http.listener": ""}
 	for k, v := range overrides {
 		all[k] = v
 	}
 	g.Go(func(context.Context) { done <- serve(ctx, "", all, false, logger) })
-	re := regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
+	re := regexp.MustCompile(pattern)
 	for {
 		select {
 		case line := <-logs:
@@ -139,7 +174,7 @@ func serveWithRegistry(t *testing.T, overrides map[string]string) string {
 		case err := <-done:
 			t.Fatalf("serve stopped: %v", err)
 		case <-time.After(30 * time.Second):
-			t.Fatal("the registry did not start")
+			t.Fatalf("serve did not log %s", pattern)
 		}
 	}
 }
