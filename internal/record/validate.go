@@ -45,6 +45,12 @@ type ValidateConfig struct {
 	NowMs                int64
 	TimestampBeforeMaxMs int64
 	TimestampAfterMaxMs  int64
+	// EachRecord, when set, is called with each record's batch index, key
+	// and value once the record has passed its own checks, so that a
+	// caller inspecting payloads (the broker's schema ID validation) reads
+	// them in this walk instead of decompressing the batch a second time.
+	// The slices alias internal buffers and are valid only during the call.
+	EachRecord func(index int, key, value []byte)
 }
 
 // RecordError is a failure about one record, carrying its index in the
@@ -152,6 +158,9 @@ func validateRecords(batch []byte, h *Header, cfg *ValidateConfig) error {
 	for rr.next() {
 		if err := checkRecord(&rr, prev, cfg); err != nil {
 			return &RecordError{BatchIndex: rr.index, Err: err}
+		}
+		if cfg.EachRecord != nil {
+			cfg.EachRecord(rr.index, rr.rec.Key, rr.rec.Value)
 		}
 		prev = rr.offDelta
 	}

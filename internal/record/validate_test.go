@@ -199,3 +199,28 @@ func TestForEachBatch(t *testing.T) {
 		t.Errorf("fn error %v, want it returned as is", err)
 	}
 }
+
+// EachRecord sees every record of a valid batch, compressed or not, with
+// its key and value, and none past the first invalid one.
+func TestValidateEachRecord(t *testing.T) {
+	for _, codec := range []Codec{CodecNone, CodecZstd} {
+		b := producerBatch(codec, 5)
+		var seen []int
+		_, err := Validate(build(t, b), ValidateConfig{EachRecord: func(i int, key, value []byte) {
+			if !bytes.Equal(key, b.Records[i].Key) || !bytes.Equal(value, b.Records[i].Value) {
+				t.Errorf("%s record %d: %q %q", codec, i, key, value)
+			}
+			seen = append(seen, i)
+		}})
+		if err != nil || len(seen) != 5 || seen[4] != 4 {
+			t.Errorf("%s: %v, seen %v", codec, err, seen)
+		}
+	}
+	keyless := producerBatch(CodecNone, 3)
+	keyless.Records[1].Key = nil
+	var seen []int
+	_, err := Validate(build(t, keyless), ValidateConfig{CompactedTopic: true, EachRecord: func(i int, _, _ []byte) { seen = append(seen, i) }})
+	if !errors.Is(err, ErrInvalidRecord) || len(seen) != 1 {
+		t.Errorf("keyless record on a compacted topic: %v, seen %v", err, seen)
+	}
+}
