@@ -269,10 +269,15 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 	if req.Version < 7 && record.Codec(batch[22]&record.CompressionMask) == record.CodecZstd {
 		return fail(kerr.UnsupportedCompressionType.Code, "zstd needs Produce v7 or later (KIP-110)")
 	}
-	if code, msg := b.validateProduceBatch(ts, batch, &sp); code != 0 {
+	sw, code, msg := b.schemaWalkFor(ts, produceTimeout(req))
+	if code != 0 {
 		return fail(code, msg)
 	}
-	if code, msg := b.validateSchemaIDs(ts, batch, produceTimeout(req), &sp); code != 0 {
+	defer sw.release()
+	if code, msg := b.validateProduceBatch(ts, batch, &sp, sw); code != 0 {
+		return fail(code, msg)
+	}
+	if code, msg := sw.outcome(&sp); code != 0 {
 		return fail(code, msg)
 	}
 	batch, code, msg = recompressForTopic(ts, batch)
@@ -306,9 +311,10 @@ func produceTimeout(req *kmsg.ProduceRequest) time.Duration {
 }
 
 // validateProduceBatch applies Kafka's produce-time checks to the one batch
-// a partition's record set must be. A failure about one record also names
-// it (KIP-467 record_errors, v8+).
-func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+// a partition's record set must be, and hands each record to the topic's
+// schema ID validation (sw, nil when off) in the same walk. A failure
+// about one record also names it (KIP-467 record_errors, v8+).
+func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.ProduceResponseTopicPartition, sw *schemaWalk) (int16, string) {
 	cfg := record.ValidateConfig{
 		MaxMessageBytes:      int(ts.config.Int("max.message.bytes")),
 		CompactedTopic:       slices.Contains(ts.config.List("cleanup.policy"), "compact"),
@@ -318,6 +324,9 @@ func (b *Broker) validateProduceBatch(ts *topicState, records []byte, sp *kmsg.P
 	}
 	if !cfg.TopicLogAppendTime {
 		cfg.NowMs = b.cfg.Clock.Now().UnixMilli()
+	}
+	if sw != nil {
+		cfg.EachRecord = sw.record
 	}
 	_, err := record.Validate(records, cfg)
 	if err == nil {

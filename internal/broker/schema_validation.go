@@ -27,8 +27,8 @@ package broker
 // registry refuses the batch with INVALID_RECORD saying so; creating or
 // altering a topic to validate there is refused at once (INVALID_CONFIG).
 //
-// The batch is decompressed a second time (after record.Validate) only
-// for a topic that validates; other topics pay one config lookup.
+// The records are checked as record.Validate walks them, so a compressed
+// batch is decompressed once; other topics pay one config lookup.
 
 import (
 	"context"
@@ -38,7 +38,6 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
-	"github.com/samsa-io/samsa/internal/record"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -93,47 +92,20 @@ func schemaCheckOf(name string, cfg config.Values) (schemaCheck, bool) {
 	return chk, chk.parts[0].on || chk.parts[1].on
 }
 
-// validateSchemaIDs applies the topic's schema ID validation to a batch
-// record.Validate accepted; 0 when the topic validates nothing.
-func (b *Broker) validateSchemaIDs(ts *topicState, batch []byte, timeout time.Duration, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+// schemaWalkFor prepares the topic's schema ID validation of one batch:
+// nil when the topic validates nothing, an error code when it does and
+// this broker has no registry to ask. The caller releases the walk.
+func (b *Broker) schemaWalkFor(ts *topicState, timeout time.Duration) (*schemaWalk, int16, string) {
 	chk, on := schemaCheckOf(ts.name, ts.config)
 	if !on {
-		return 0, ""
+		return nil, 0, ""
 	}
 	if b.cfg.SchemaIDs == nil {
-		return kerr.InvalidRecord.Code, fmt.Sprintf("topic %s validates schema IDs (%s) but broker %d has no schema registry: set confluent.schema.registry.url or samsa.schema.registry.listener",
+		return nil, kerr.InvalidRecord.Code, fmt.Sprintf("topic %s validates schema IDs (%s) but broker %d has no schema registry: set confluent.schema.registry.url or samsa.schema.registry.listener",
 			ts.name, chk.enabledConfigs(), b.cfg.NodeID)
 	}
 	ctx, cancel := context.WithTimeout(b.tasks.Context(), min(timeout, schemaLookupTimeout))
-	defer cancel()
-	bad, err := checkSchemaIDs(ctx, b.cfg.SchemaIDs, chk, batch)
-	if err != nil {
-		return schemaLookupErrorCode(err)
-	}
-	if len(bad) == 0 {
-		return 0, ""
-	}
-	for _, r := range bad {
-		sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{
-			RelativeOffset: int32(r.index), ErrorMessage: kmsg.StringPtr(r.why),
-		})
-	}
-	msg := fmt.Sprintf("record %d: %s", bad[0].index, bad[0].why)
-	if len(bad) > 1 {
-		msg += fmt.Sprintf(" (and %d more records)", len(bad)-1)
-	}
-	return kerr.InvalidRecord.Code, msg
-}
-
-// schemaLookupErrorCode answers a batch whose check could not finish:
-// a corrupt batch (Validate read it, so only a bound can trip here) is
-// refused as Validate would; a registry that could not answer is
-// retriable.
-func schemaLookupErrorCode(err error) (int16, string) {
-	if re, ok := err.(recordWalkError); ok {
-		return recordErrorCode(re.err), strings.TrimPrefix(re.err.Error(), "record: ")
-	}
-	return kerr.NotEnoughReplicas.Code, "schema registry unavailable, retry: " + err.Error()
+	return newSchemaWalk(ctx, cancel, b.cfg.SchemaIDs, chk), 0, ""
 }
 
 func (chk schemaCheck) enabledConfigs() string {
@@ -146,62 +118,107 @@ func (chk schemaCheck) enabledConfigs() string {
 	return strings.Join(on, ", ")
 }
 
+// schemaWalk checks a batch's records as record.Validate walks them (its
+// EachRecord hook), so a compressed batch is decompressed once. Verdicts
+// are memoized by (key or value, ID): a batch's records usually share
+// one schema, and a run of one ID skips even the map.
+type schemaWalk struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	ids    SchemaIDs
+	chk    schemaCheck
+	memo   map[memoKey]string
+	last   memoKey // the last ID found registered, when lastOK
+	lastOK bool
+	bad    []badRecord
+	// err is the registry's failure to answer; the records after it are
+	// not looked up.
+	err error
+}
+
+type memoKey struct {
+	part int // 0 key, 1 value
+	id   int32
+}
+
 // badRecord is one refused record: its index in the batch and why.
 type badRecord struct {
 	index int
 	why   string
 }
 
-// recordWalkError is a failure to read the batch's records, as opposed
-// to a registry that could not answer.
-type recordWalkError struct{ err error }
+func newSchemaWalk(ctx context.Context, cancel context.CancelFunc, ids SchemaIDs, chk schemaCheck) *schemaWalk {
+	return &schemaWalk{ctx: ctx, cancel: cancel, ids: ids, chk: chk, memo: map[memoKey]string{}}
+}
 
-func (e recordWalkError) Error() string { return e.err.Error() }
-
-// checkSchemaIDs walks the batch's records and returns the refused ones.
-// Verdicts are memoized per batch by (key or value, ID): a batch's records
-// usually share one schema.
-func checkSchemaIDs(ctx context.Context, ids SchemaIDs, chk schemaCheck, batch []byte) ([]badRecord, error) {
-	type memoKey struct {
-		part int
-		id   int32
+// release ends the walk's lookups; nil-safe.
+func (w *schemaWalk) release() {
+	if w != nil && w.cancel != nil {
+		w.cancel()
 	}
-	memo := map[memoKey]string{}
-	var bad []badRecord
-	var lookupErr error
-	index := 0
-	walkErr := record.Iterate(batch, record.DefaultMaxDecompressedBytes, func(r *record.Record) bool {
-		for i, payload := range [2][]byte{r.Key, r.Value} {
-			p := chk.parts[i]
-			if !p.on || payload == nil {
-				continue
-			}
-			id, why := schemaIDOf(p.what, payload)
-			if why == "" {
-				k := memoKey{i, id}
-				var seen bool
-				if why, seen = memo[k]; !seen {
-					if why, lookupErr = chk.verdict(ctx, ids, p, id); lookupErr != nil {
-						return false
-					}
-					memo[k] = why
-				}
-			}
-			if why != "" {
-				bad = append(bad, badRecord{index, why})
-				break // one reason per record
+}
+
+// record checks one record's key and value (nil: null, which passes).
+func (w *schemaWalk) record(index int, key, value []byte) {
+	if w.err != nil {
+		return
+	}
+	for i, payload := range [2][]byte{key, value} {
+		p := w.chk.parts[i]
+		if !p.on || payload == nil {
+			continue
+		}
+		id, why := schemaIDOf(p.what, payload)
+		if why == "" {
+			if why, w.err = w.verdict(memoKey{i, id}, p); w.err != nil {
+				return
 			}
 		}
-		index++
-		return true
-	})
-	switch {
-	case lookupErr != nil:
-		return nil, lookupErr
-	case walkErr != nil:
-		return nil, recordWalkError{walkErr}
+		if why != "" {
+			w.bad = append(w.bad, badRecord{index, why})
+			return // one reason per record
+		}
 	}
-	return bad, nil
+}
+
+func (w *schemaWalk) verdict(k memoKey, p schemaPart) (string, error) {
+	if w.lastOK && k == w.last {
+		return "", nil
+	}
+	why, seen := w.memo[k]
+	if !seen {
+		var err error
+		if why, err = w.chk.verdict(w.ctx, w.ids, p, k.id); err != nil {
+			return "", err
+		}
+		w.memo[k] = why
+	}
+	w.last, w.lastOK = k, why == ""
+	return why, nil
+}
+
+// outcome answers a batch record.Validate accepted: 0 when every record
+// passed (or w is nil), NOT_ENOUGH_REPLICAS when the registry could not
+// answer, else INVALID_RECORD with record_errors.
+func (w *schemaWalk) outcome(sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	switch {
+	case w == nil:
+		return 0, ""
+	case w.err != nil:
+		return kerr.NotEnoughReplicas.Code, "schema registry unavailable, retry: " + w.err.Error()
+	case len(w.bad) == 0:
+		return 0, ""
+	}
+	for _, r := range w.bad {
+		sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{
+			RelativeOffset: int32(r.index), ErrorMessage: kmsg.StringPtr(r.why),
+		})
+	}
+	msg := fmt.Sprintf("record %d: %s", w.bad[0].index, w.bad[0].why)
+	if len(w.bad) > 1 {
+		msg += fmt.Sprintf(" (and %d more records)", len(w.bad)-1)
+	}
+	return kerr.InvalidRecord.Code, msg
 }
 
 // schemaIDOf reads the schema ID of Confluent's wire format: magic byte 0

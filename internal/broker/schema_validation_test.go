@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/record"
 )
 
 // memSchemaIDs is an in-memory registry for the broker's tests: subjects
@@ -128,6 +129,16 @@ func TestCheckSchemaIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkSchemaIDs runs a walk over a batch as the produce handler does,
+// through record.Validate.
+func checkSchemaIDs(ctx context.Context, ids SchemaIDs, chk schemaCheck, batch []byte) ([]badRecord, error) {
+	w := newSchemaWalk(ctx, nil, ids, chk)
+	if _, err := record.Validate(batch, record.ValidateConfig{EachRecord: w.record}); err != nil {
+		return nil, err
+	}
+	return w.bad, w.err
 }
 
 func equalBad(a, b []badRecord) bool {
