@@ -256,6 +256,8 @@ func (p *consoleProducer) run() error {
 	switch {
 	case firstRejection != nil:
 		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.brokerMessage(rejectedAt, firstRejection), last)
+	case errors.As(readErr, new(*lineError)):
+		return readErr // a line the command cannot produce: not a read failure
 	case readErr != nil:
 		return fmt.Errorf("read standard input: %w", readErr)
 	case acked == p.read:
@@ -442,18 +444,24 @@ func subjectOrID(e *serde.Encoder) string {
 	return fmt.Sprintf("subject %q", e.Subject())
 }
 
+// lineError is a line the command cannot turn into a record.
+type lineError struct{ err error }
+
+func (e *lineError) Error() string { return e.err.Error() }
+func (e *lineError) Unwrap() error { return e.err }
+
 // encode replaces the line's key and value with their encoding under
 // their schemas.
 func (p *consoleProducer) encode(r *kgo.Record, lineNo int) error {
 	var err error
 	if p.keyEnc != nil {
 		if r.Key, err = p.keyEnc.EncodeJSON(r.Key); err != nil {
-			return fmt.Errorf("line %d: key: %w", lineNo, err)
+			return &lineError{fmt.Errorf("line %d: key: %w", lineNo, err)}
 		}
 	}
 	if p.valEnc != nil {
 		if r.Value, err = p.valEnc.EncodeJSON(r.Value); err != nil {
-			return fmt.Errorf("line %d: value: %w", lineNo, err)
+			return &lineError{fmt.Errorf("line %d: value: %w", lineNo, err)}
 		}
 	}
 	return nil

@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hamba/avro/v2"
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+)
+
+// registryBroker is a Samsa broker running the Schema Registry in its
+// process (samsa.schema.registry.listener), as `samsa serve` users run it.
+type registryBroker struct {
+	*samsaBroker
+	url string
+}
+
+func newRegistryBroker(t *testing.T) *registryBroker {
+	t.Helper()
+	b := newSamsaBroker(t, "--override", "samsa.schema.registry.listener=127.0.0.1:0")
+	select {
+	case addr := <-b.log.registry:
+		return &registryBroker{samsaBroker: b, url: "http://" + addr}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the registry did not start:\n%s", b.log.String())
+	}
+	return nil
+}
+
+// schema runs "samsa schema args..." against the registry.
+func (b *registryBroker) schema(stdin string, args ...string) result {
+	b.t.Helper()
+	root := &cobra.Command{Use: "samsa", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(Commands()...)
+	var out, errOut bytes.Buffer
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(append(append([]string{"schema"}, args...), "--registry-url", b.url, "--timeout", "10s"))
+	ctx, cancel := context.WithTimeout(b.t.Context(), time.Minute)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	return result{stdout: out.String(), stderr: errOut.String(), err: err}
+}
+
+func (b *registryBroker) schemaOK(args ...string) string {
+	b.t.Helper()
+	r := b.schema("", args...)
+	if r.err != nil {
+		b.t.Fatalf("samsa schema %s: %v\nstderr: %s", strings.Join(args, " "), r.err, r.stderr)
+	}
+	return r.stdout
+}
+
+// withRegistry adds --registry-url to produce or consume arguments.
+func (b *registryBroker) withRegistry(args ...string) []string {
+	return append(args, "--registry-url", b.url)
+}
+
+func writeSchemaFile(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const orderV1 = `{"type":"record","name":"Order","namespace":"com.acme","fields":[
+ {"name":"id","type":"long"},
+ {"name":"note","type":["null","string"],"default":null},
+ {"name":"status","type":{"type":"enum","name":"Status","symbols":["NEW","PAID"]}}]}`
+
+const orderV2 = `{"type":"record","name":"Order","namespace":"com.acme","fields":[
+ {"name":"id","type":"long"},
+ {"name":"note","type":["null","string"],"default":null},
+ {"name":"status","type":{"type":"enum","name":"Status","symbols":["NEW","PAID"]}},
+ {"name":"qty","type":"int","default":1}]}`
+
+// orderNoDefault adds a field without a default: BACKWARD refuses it.
+const orderNoDefault = `{"type":"record","name":"Order","namespace":"com.acme","fields":[
+ {"name":"id","type":"long"},
+ {"name":"email","type":"string"}]}`
+
+// TestSchemaRecordsAvro: samsa produce registers an Avro schema by
+// TopicNameStrategy and writes Confluent's wire format, which franz-go's
+// sr.Serde reads; samsa consume prints the records back in Avro's JSON
+// encoding; samsa schema lists, reads, diffs, checks, configures and
+// deletes.
+func TestSchemaRecordsAvro(t *testing.T) {
+	b := newRegistryBroker(t)
+	v1 := writeSchemaFile(t, "order.avsc", orderV1)
+	keyFile := writeSchemaFile(t, "key.avsc", `"string"`)
+	lines := `"k1"|{"id":1,"note":{"string":"first"},"status":"NEW"}` + "\n" +
+		`"k2"|{"id":2,"note":null,"status":"PAID"}` + "\n"
+	r := b.run(lines, b.withRegistry("produce", "orders", "--value-schema", v1, "--key-schema", keyFile, "--key-separator", "|")...)
+	if r.err != nil {
+		t.Fatalf("produce: %v\n%s", r.err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, `subject "orders-value": schema id`) || !strings.Contains(r.stderr, `subject "orders-key": schema id`) {
+		t.Errorf("produce did not say which schemas:\n%s", r.stderr)
+	}
+
+	got := b.ok("", b.withRegistry("consume", "orders", "--value-format", "schema", "--key-format", "schema", "--format", `%k %v\n`)...)
+	want := `"k1" {"id":1,"note":{"string":"first"},"status":"NEW"}` + "\n" + `"k2" {"id":2,"note":null,"status":"PAID"}` + "\n"
+	if got != want {
+		t.Errorf("consume decoded:\n%s\nwant:\n%s", got, want)
+	}
+
+	// The raw records are Confluent's wire format: franz-go's Serde reads
+	// them with the registry's schema.
+	cl := b.client(kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var raw []*kgo.Record
+	for len(raw) < 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, fs.Records()...)
+	}
+	id := int(binary.BigEndian.Uint32(raw[0].Value[1:5]))
+	if raw[0].Value[0] != 0 {
+		t.Fatalf("magic byte %d", raw[0].Value[0])
+	}
+	srcl, err := sr.NewClient(sr.URLs(b.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := srcl.SchemaByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type order struct {
+		ID     int64   `avro:"id"`
+		Note   *string `avro:"note"`
+		Status string  `avro:"status"`
+	}
+	avs := avro.MustParse(text.Schema)
+	var franz sr.Serde
+	franz.Register(id, order{}, sr.DecodeFn(func(b []byte, v any) error { return avro.Unmarshal(avs, b, v) }))
+	var o order
+	if err := franz.Decode(raw[0].Value, &o); err != nil {
+		t.Fatalf("franz-go's Serde cannot decode samsa's record: %v", err)
+	}
+	if o.ID != 1 || o.Note == nil || *o.Note != "first" || o.Status != "NEW" {
+		t.Errorf("franz-go's Serde read %+v", o)
+	}
+
+	// samsa schema.
+	if got := b.schemaOK("list"); got != "orders-key\norders-value\n" {
+		t.Errorf("list:\n%s", got)
+	}
+	if got := b.schemaOK("list", "--prefix", "orders-v"); got != "orders-value\n" {
+		t.Errorf("list --prefix:\n%s", got)
+	}
+	if got := b.schemaOK("get", "orders-value"); !strings.HasPrefix(got, `subject "orders-value" version 1: id `) || !strings.Contains(got, `"name": "status"`) {
+		t.Errorf("get:\n%s", got)
+	}
+	v2 := writeSchemaFile(t, "order2.avsc", orderV2)
+	if got := b.schemaOK("register", "orders-value", "--schema-file", v2); !strings.HasPrefix(got, `subject "orders-value" version 2: schema id `) {
+		t.Errorf("register:\n%s", got)
+	}
+	if got := b.schemaOK("versions", "orders-value"); got != "1\n2\n" {
+		t.Errorf("versions:\n%s", got)
+	}
+	diff := b.schemaOK("diff", "orders-value", "1", "2")
+	for _, line := range []string{`+       "name": "qty",`, "compatible at level BACKWARD: version 2 against version 1"} {
+		if !strings.Contains(diff, line) {
+			t.Errorf("diff lacks %q:\n%s", line, diff)
+		}
+	}
+	bad := writeSchemaFile(t, "bad.avsc", orderNoDefault)
+	r = b.schema("", "check", "orders-value", "--schema-file", bad)
+	if r.err == nil || !strings.Contains(r.stdout, "not compatible") || !strings.Contains(r.stdout, "READER_FIELD_MISSING_DEFAULT_VALUE") {
+		t.Errorf("check of an incompatible schema: %v\n%s", r.err, r.stdout)
+	}
+	if got := b.schemaOK("check", "orders-value", "--schema-file", v2); got != "compatible with subject \"orders-value\"\n" {
+		t.Errorf("check:\n%s", got)
+	}
+	if got := b.schemaOK("config", "set", "orders-value", "--level", "none"); got != "subject \"orders-value\" compatibility level: NONE\n" {
+		t.Errorf("config set:\n%s", got)
+	}
+	if got := b.schemaOK("config", "get", "orders-value"); got != "subject \"orders-value\" compatibility level: NONE\n" {
+		t.Errorf("config get:\n%s", got)
+	}
+	if got := b.schemaOK("mode", "get"); got != "global mode: READWRITE\n" {
+		t.Errorf("mode get:\n%s", got)
+	}
+
+	// A record written with version 1's ID is refused when --value-schema
+	// names version 2; version 1's is accepted.
+	r = b.run("", b.withRegistry("consume", "orders", "--value-schema", "subject:orders-value:2")...)
+	if r.err == nil || !strings.Contains(r.err.Error(), "partition 0 offset 0: value written with schema id") {
+		t.Errorf("consume --value-schema of another version: %v", r.err)
+	}
+	if got := b.ok("", b.withRegistry("consume", "orders", "--value-schema", "subject:orders-value:1", "--max", "1")...); got != `{"id":1,"note":{"string":"first"},"status":"NEW"}`+"\n" {
+		t.Errorf("consume --value-schema subject:orders-value:1:\n%s", got)
+	}
+
+	if got := b.schemaOK("delete", "orders-value", "--version", "2"); got != "soft-deleted subject \"orders-value\" version 2\n" {
+		t.Errorf("delete:\n%s", got)
+	}
+	if got := b.schemaOK("versions", "orders-value"); got != "1\n" {
+		t.Errorf("versions after delete:\n%s", got)
+	}
+
+	// A line the schema does not read stops produce with its number.
+	r = b.run(`{"id":3,"status":"NEW"}`+"\n"+`{"id":4}`+"\n", b.withRegistry("produce", "orders", "--value-schema", v1)...)
+	if r.err == nil || r.err.Error() != `line 2: value: serde: value does not match schema: $: field "status" of record com.acme.Order is missing and has no default` {
+		t.Errorf("produce of a line the schema refuses: %v", r.err)
+	}
+}
