@@ -1,0 +1,7 @@
+package schema
+
+import "google.golang.org/protobuf/types/descriptorpb"
+
+func pbFileFromDescriptor(fdp *descriptorpb.FileDescriptorProto) *pbFile {
+	return &pbFile{}
+}
