@@ -129,8 +129,8 @@ type pbRanges struct {
 type pbRange struct {
 	name       string // a reserved name, when set
 	start, end int64
-	single     bool  // written as one number, not "a to b"
-	max        bool  // "to max"
+	single     bool // written as one number, not "a to b"
+	max        bool // "to max"
 }
 
 // pbOptionKind is Wire's OptionElement.Kind.

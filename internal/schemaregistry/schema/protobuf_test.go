@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +119,47 @@ func TestProtobufSerialized(t *testing.T) {
 	f := s2.(fileDescriptorer).FileDescriptor().Messages().ByName("M").Fields().ByName("b")
 	if f == nil || f.Kind() != protoreflect.Int64Kind || f.Cardinality() != protoreflect.Repeated {
 		t.Fatalf("field b from the serialized schema is %v", f)
+	}
+}
+
+func protobufDiffSchema(t *testing.T, text string, refs []protobufDiffRef) (*protobufSchema, error) {
+	t.Helper()
+	var rs []Ref
+	for _, r := range refs {
+		rs = append(rs, Ref{Name: r.name, Subject: r.subject, Version: r.version, Type: Protobuf, Schema: r.schema})
+	}
+	s, err := Parse(Protobuf, text, rs)
+	if err != nil {
+		return nil, err
+	}
+	return s.(*protobufSchema), nil
+}
+
+func TestProtobufDiffConfluentCases(t *testing.T) {
+	for _, tc := range protobufDiffCases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := protobufDiffSchema(t, tc.original, tc.originalRefs)
+			if err != nil {
+				t.Fatalf("original: %v", err)
+			}
+			u, err := protobufDiffSchema(t, tc.update, tc.updateRefs)
+			if err != nil {
+				t.Fatalf("update: %v", err)
+			}
+			var got []string
+			for _, d := range protobufDiff(o, u) {
+				got = append(got, d.String())
+			}
+			want := slices.Clone(tc.changes)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("differences\n got %q\nwant %q", got, want)
+			}
+			incs := CanRead(u, o)
+			if (len(incs) == 0) != tc.compatible {
+				t.Errorf("compatible = %v, want %v (%v)", len(incs) == 0, tc.compatible, incs)
+			}
+		})
 	}
 }
