@@ -163,7 +163,7 @@ func parseProtobuf(text string, refs []Ref) (Schema, error) {
 	}
 	s := &protobufSchema{file: fd, refs: refs, elems: mainElems}
 	s.canonical = printProtobuf(mainElems, false)
-	s.normalized = printProtobuf(normalizeProtobuf(mainElems, fd), true)
+	s.normalized = normalizeProtobuf(mainElems, fd)
 	return s, nil
 }
 

@@ -80,6 +80,8 @@ type pbEnumConstant struct {
 type pbField struct {
 	label    string // "", optional, required, repeated
 	typ      string // as written: int32, Foo, .x.Foo, map<string, Foo>
+	mapKey   string // a map's key and value types as written; "" if no map
+	mapValue string
 	name     string
 	tag      int64
 	options  []*pbOption
@@ -166,7 +168,10 @@ type pbMapValue struct {
 
 // pbPrim is a scalar inside an aggregate value that is not a string
 // (Wire's OptionPrimitive): printed bare.
-type pbPrim struct{ text string }
+type pbPrim struct {
+	kind pbOptionKind
+	text string
+}
 
 func (m *pbMapValue) put(k string, v any) {
 	old, ok := m.vals[k]
@@ -766,10 +771,12 @@ func fieldFromAST(file *ast.FileNode, n *ast.FieldNode) *pbField {
 
 func mapFieldFromAST(file *ast.FileNode, n *ast.MapFieldNode) *pbField {
 	f := &pbField{
-		typ:  "map<" + n.MapType.KeyType.Val + ", " + string(n.MapType.ValueType.AsIdentifier()) + ">",
-		name: n.Name.Val,
-		tag:  int64(n.Tag.Val),
+		mapKey:   n.MapType.KeyType.Val,
+		mapValue: string(n.MapType.ValueType.AsIdentifier()),
+		name:     n.Name.Val,
+		tag:      int64(n.Tag.Val),
 	}
+	f.typ = "map<" + f.mapKey + ", " + f.mapValue + ">"
 	setFieldOptions(file, f, n.Options)
 	return f
 }
@@ -942,13 +949,17 @@ func aggregateValue(file *ast.FileNode, v ast.ValueNode) any {
 	case ast.StringValueNode:
 		return v.AsString()
 	case ast.IdentValueNode:
-		return pbPrim{text: string(v.AsIdentifier())}
+		id := string(v.AsIdentifier())
+		if id == "true" || id == "false" {
+			return pbPrim{kind: pbBool, text: id}
+		}
+		return pbPrim{kind: pbEnumKind, text: id}
 	case *ast.MessageLiteralNode:
 		return mapFromAST(file, v)
 	case *ast.ArrayLiteralNode:
 		return listFromAST(file, v)
 	}
-	return pbPrim{text: rawText(file, v)}
+	return pbPrim{kind: pbNumber, text: rawText(file, v)}
 }
 
 // rawText is a number as written (0x10 stays 0x10), its sign included.

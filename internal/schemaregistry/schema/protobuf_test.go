@@ -163,3 +163,28 @@ func TestProtobufDiffConfluentCases(t *testing.T) {
 		})
 	}
 }
+
+func TestProtobufCanonicalConfluentCases(t *testing.T) {
+	for _, tc := range protobufCanonicalCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(Protobuf, tc.schema, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.canonical != "" && s.Canonical() != tc.canonical {
+				t.Errorf("canonical\n got %q\nwant %q", s.Canonical(), tc.canonical)
+			}
+			if s.Normalized() != tc.normalized {
+				t.Errorf("normalized\n got %q\nwant %q", s.Normalized(), tc.normalized)
+			}
+			// The normalized text is a fixed point, and means the same.
+			n, err := Parse(Protobuf, s.Normalized(), nil)
+			if err != nil {
+				t.Fatalf("normalized text does not parse: %v", err)
+			}
+			if n.Normalized() != s.Normalized() {
+				t.Errorf("normalizing the normalized text changes it:\n%s", n.Normalized())
+			}
+		})
+	}
+}
