@@ -118,6 +118,7 @@ func (s *protobufSchema) FileDescriptor() protoreflect.FileDescriptor { return s
 // Confluent's registry answers for format=serialized.
 func (s *protobufSchema) Serialized() string {
 	fdp := protodesc.ToFileDescriptorProto(s.file)
+	dropDefaultJSONNames(fdp.GetMessageType(), fdp.GetExtension())
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
 	if err != nil {
 		// A descriptor built by the compiler always marshals.
@@ -187,7 +188,11 @@ func parseProtobufFile(name, text string) (protocompile.SearchResult, *pbFile, e
 	}
 	fdp.Name = proto.String(name)
 	fdp.SourceCodeInfo = nil
-	return protocompile.SearchResult{Proto: fdp}, pbFileFromDescriptor(fdp), nil
+	elems := pbFileFromDescriptor(fdp)
+	// The linker takes a descriptor's json_name as given, so one left
+	// out (as in Confluent's own serialized form) is filled in.
+	fillDefaultJSONNames(fdp.GetMessageType(), fdp.GetExtension())
+	return protocompile.SearchResult{Proto: fdp}, elems, nil
 }
 
 // decodeSerializedProtobuf reads text as base64 (standard alphabet,
@@ -237,4 +242,56 @@ func compileProtobuf(files map[string]protocompile.SearchResult) (fd protoreflec
 		return nil, err
 	}
 	return linked[0], nil
+}
+
+// dropDefaultJSONNames clears each json_name the compiler filled in with
+// its default: Confluent's descriptor carries only those a schema sets.
+func dropDefaultJSONNames(ms []*descriptorpb.DescriptorProto, exts []*descriptorpb.FieldDescriptorProto) {
+	walkFields(ms, exts, func(f *descriptorpb.FieldDescriptorProto) {
+		if f.GetJsonName() == defaultJSONName(f.GetName()) {
+			f.JsonName = nil
+		}
+	})
+}
+
+func fillDefaultJSONNames(ms []*descriptorpb.DescriptorProto, exts []*descriptorpb.FieldDescriptorProto) {
+	walkFields(ms, exts, func(f *descriptorpb.FieldDescriptorProto) {
+		if f.JsonName == nil {
+			f.JsonName = proto.String(defaultJSONName(f.GetName()))
+		}
+	})
+}
+
+// walkFields calls fn with every field and extension of the messages
+// and extensions given, nested ones included.
+func walkFields(ms []*descriptorpb.DescriptorProto, exts []*descriptorpb.FieldDescriptorProto, fn func(*descriptorpb.FieldDescriptorProto)) {
+	for _, f := range exts {
+		fn(f)
+	}
+	for _, m := range ms {
+		for _, f := range m.GetField() {
+			fn(f)
+		}
+		walkFields(m.GetNestedType(), m.GetExtension(), fn)
+	}
+}
+
+// defaultJSONName is protoc's JSON name of a field: underscores dropped,
+// each letter after one upper-cased.
+func defaultJSONName(name string) string {
+	var b strings.Builder
+	upper := false
+	for _, r := range name {
+		switch {
+		case r == '_':
+			upper = true
+		case upper && 'a' <= r && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteRune(r)
+			upper = false
+		}
+	}
+	return b.String()
 }

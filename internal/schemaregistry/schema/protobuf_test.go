@@ -188,3 +188,79 @@ func TestProtobufCanonicalConfluentCases(t *testing.T) {
 		})
 	}
 }
+
+// A schema given as a serialized descriptor prints as Confluent prints
+// one (type names as the descriptor has them, map fields as their entry
+// messages), and normalizes to what its source text normalizes to.
+func TestProtobufSerializedCanonical(t *testing.T) {
+	text := `syntax = "proto3";
+package p;
+import "google/protobuf/timestamp.proto";
+option java_package = "com.example";
+message M {
+  string a_b = 1 [json_name = "x"];
+  map<string, int32> m = 2;
+  oneof o { int32 b = 3; google.protobuf.Timestamp at = 5; }
+  optional int32 c = 4;
+  enum E { X = 0; Y = 1 [deprecated = true]; }
+  reserved 7 to 9, 11;
+  reserved "old";
+}
+service S { rpc R (M) returns (stream M); }
+`
+	wantCanonical := `syntax = "proto3";
+package p;
+
+import "google/protobuf/timestamp.proto";
+
+option java_package = "com.example";
+
+message M {
+  reserved 7 to 9;
+  reserved 11;
+  reserved "old";
+
+  string a_b = 1 [json_name = "x"];
+  repeated .p.M.MEntry m = 2;
+  optional int32 c = 4;
+
+  oneof o {
+    int32 b = 3;
+    .google.protobuf.Timestamp at = 5;
+  }
+
+  message MEntry {
+    option map_entry = true;
+  
+    string key = 1;
+    int32 value = 2;
+  }
+  enum E {
+    X = 0;
+    Y = 1 [deprecated = true];
+  }
+}
+
+service S {
+  rpc R (.p.M) returns (stream .p.M);
+}
+`
+	s, err := Parse(Protobuf, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, _ := ProtobufSerialized(s)
+	s2, err := Parse(Protobuf, ser, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Canonical() != wantCanonical {
+		t.Errorf("canonical of the serialized form\n got %q\nwant %q", s2.Canonical(), wantCanonical)
+	}
+	if s2.Normalized() != s.Normalized() {
+		t.Errorf("normalized forms differ:\nfrom the descriptor:\n%s\nfrom the text:\n%s", s2.Normalized(), s.Normalized())
+	}
+	if again, _ := ProtobufSerialized(s2); again != ser {
+		t.Errorf("serializing the parsed serialized form changes it")
+	}
+}
