@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -73,12 +74,13 @@ type partFlags struct {
 }
 
 func (p *partFlags) registerSchema(f *pflag.FlagSet, produce bool) {
-	use := "decode the %s with this schema only: a record written with another schema ID is an error; "
+	use := "decode the %s with this schema only (a record written with another schema ID is an error): " +
+		"a schema file (looked up under its subject, <topic>-%s by default), "
 	if produce {
-		use = "encode each line's %s (JSON) with this schema: "
+		use = "encode each line's %s (JSON) with this schema: " +
+			"a schema file (registered under its subject, <topic>-%s by default, unless --auto-register=false), "
 	}
-	f.StringVar(&p.spec, p.name+"-schema", "", fmt.Sprintf(use, p.name)+
-		"a schema file (registered under the subject, <topic>-"+p.name+" by default, unless --auto-register=false), "+
+	f.StringVar(&p.spec, p.name+"-schema", "", fmt.Sprintf(use, p.name, p.name)+
 		"id:N (a registered schema) or subject:NAME[:VERSION] (default the latest)")
 	f.StringVar(&p.typ, p.name+"-schema-type", "", "type of the --"+p.name+"-schema file: AVRO, JSON or PROTOBUF (default from its extension: .json JSON, .proto PROTOBUF, else AVRO)")
 	f.StringVar(&p.message, p.name+"-schema-message", "", "Protobuf: the message of the --"+p.name+"-schema to use (default the file's first)")
@@ -131,7 +133,7 @@ func (s *serdeFlags) check(changed func(string) bool) error {
 	if !s.used() {
 		for _, name := range []string{"registry-url", "registry-user", "registry-password", "subject-name-strategy", "auto-register", "normalize", "validate"} {
 			if changed(name) {
-				return fmt.Errorf("--%s applies only with --key-schema or --value-schema", name)
+				return fmt.Errorf("--%s applies only when keys or values use a schema (--key-schema, --value-schema, --key-format schema, --value-format schema)", name)
 			}
 		}
 	}
@@ -200,12 +202,9 @@ func fileSource(path string, p *partFlags) (serde.Source, error) {
 // registryErr says "cannot reach the registry" plainly; serde's own
 // errors are already sentences.
 func (s *serdeFlags) registryErr(err error) error {
-	var op interface{ Timeout() bool }
-	if errors.As(err, &op) || errors.Is(err, context.DeadlineExceeded) {
+	var op *net.OpError
+	if (errors.As(err, &op) && op.Op == "dial") || errors.Is(err, context.DeadlineExceeded) {
 		return s.reg.err(err)
-	}
-	if strings.Contains(err.Error(), "connection refused") {
-		return fmt.Errorf("cannot reach the schema registry at %s: connection refused", s.reg.url)
 	}
 	return err
 }

@@ -40,7 +40,6 @@ type Serde struct {
 		sync.Mutex
 		byID   map[int]*Schema
 		idsBy  map[string]int // subject and schema (registerKey) -> ID
-		latest map[string]int // subject -> ID of its latest version
 	}
 }
 
@@ -80,7 +79,6 @@ func New(cl *sr.Client, opts ...Opt) *Serde {
 	}
 	s.mu.byID = map[int]*Schema{}
 	s.mu.idsBy = map[string]int{}
-	s.mu.latest = map[string]int{}
 	return s
 }
 
