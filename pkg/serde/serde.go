@@ -38,8 +38,8 @@ type Serde struct {
 
 	mu struct {
 		sync.Mutex
-		byID   map[int]*Schema
-		idsBy  map[string]int // subject and schema (registerKey) -> ID
+		byID  map[int]*Schema
+		idsBy map[string]int // subject and schema (registerKey) -> ID
 	}
 }
 
