@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +215,25 @@ func TestSchemaRecordsAvro(t *testing.T) {
 	if got := b.schemaOK("versions", "orders-value"); got != "1\n" {
 		t.Errorf("versions after delete:\n%s", got)
 	}
+	if got := b.schemaOK("delete", "orders-value", "--version", "2", "--permanent"); got != "permanently deleted subject \"orders-value\" version 2\n" {
+		t.Errorf("delete --permanent:\n%s", got)
+	}
+	if got := b.schemaOK("versions", "orders-value", "--deleted"); got != "1\n" {
+		t.Errorf("versions --deleted after a permanent delete:\n%s", got)
+	}
+	if got := b.schemaOK("get", "--id", strconv.Itoa(id)); !strings.HasPrefix(got, fmt.Sprintf("subject \"orders-value\" version 1: id %d, type AVRO\n", id)) {
+		t.Errorf("get --id:\n%s", got)
+	}
+	if r := b.schema("", "get", "nosuch"); r.err == nil || r.err.Error() != "schema registry: Subject 'nosuch' not found. (error code 40401)" {
+		t.Errorf("get of a missing subject: %v", r.err)
+	}
+	if got := b.schemaOK("mode", "set", "orders-value", "--mode", "readonly"); got != "subject \"orders-value\" mode: READONLY\n" {
+		t.Errorf("mode set:\n%s", got)
+	}
+	if r := b.schema("", "register", "orders-value", "--schema-file", v2); r.err == nil || !strings.Contains(r.err.Error(), "(error code 42205)") {
+		t.Errorf("register in READONLY mode: %v", r.err)
+	}
+	b.schemaOK("mode", "set", "orders-value", "--mode", "READWRITE")
 
 	// A line the schema does not read stops produce with its number.
 	r = b.run(`{"id":3,"status":"NEW"}`+"\n"+`{"id":4}`+"\n", b.withRegistry("produce", "orders", "--value-schema", v1)...)
