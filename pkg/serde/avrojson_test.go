@@ -146,3 +146,27 @@ func FuzzAvroBinaryToJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestAvroJSONDefaults: a missing field of every kind takes its default,
+// written as hamba parsed it (a union's default is its first branch's).
+func TestAvroJSONDefaults(t *testing.T) {
+	s := parseTestAvro(t, `{"type":"record","name":"R","fields":[
+ {"name":"b","type":"bytes","default":"\u00ffA"},
+ {"name":"f","type":{"type":"fixed","name":"F","size":2},"default":"ab"},
+ {"name":"r","type":{"type":"record","name":"In","fields":[{"name":"x","type":"int"}]},"default":{"x":4}},
+ {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]},"default":"B"},
+ {"name":"a","type":{"type":"array","items":"long"},"default":[1,2]},
+ {"name":"m","type":{"type":"map","values":"string"},"default":{"k":"v"}},
+ {"name":"u","type":["string","null"],"default":"s"},
+ {"name":"d","type":"double","default":1.5},
+ {"name":"l","type":"long","default":9}]}`)
+	bin, err := avroJSONToBinary(s, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := avroBinaryToJSON(s, bin)
+	want := `{"b":"ÿA","f":"ab","r":{"x":4},"e":"B","a":[1,2],"m":{"k":"v"},"u":{"string":"s"},"d":1.5,"l":9}`
+	if err != nil || string(got) != want {
+		t.Errorf("defaults: %s, %v\nwant %s", got, err, want)
+	}
+}

@@ -19,7 +19,7 @@ import (
 // encode and decode.
 type Schema struct {
 	ID         int // 0 until known
-	Type       schema.Type
+	Type       SchemaType
 	Text       string
 	References []sr.SchemaReference
 

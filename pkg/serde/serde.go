@@ -128,7 +128,7 @@ func StrategyByName(name string) (SubjectNameStrategy, error) {
 
 // Source is a schema to serialize with, as ForTopic takes it.
 type Source struct {
-	Type       schema.Type // "" is Avro
+	Type       SchemaType // "" is Avro
 	Text       string
 	References []sr.SchemaReference
 	// Message names the Protobuf message to serialize (full name, or the
@@ -415,3 +415,13 @@ func (s *Serde) Decode(ctx context.Context, payload []byte, into any) (*Schema, 
 	}
 	return sch, nil
 }
+
+// SchemaType names a schema's format as the registry does; "" is Avro.
+type SchemaType = schema.Type
+
+// The formats.
+const (
+	Avro     SchemaType = schema.Avro
+	JSON     SchemaType = schema.JSON
+	Protobuf SchemaType = schema.Protobuf
+)
