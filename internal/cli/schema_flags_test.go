@@ -53,6 +53,7 @@ func TestSchemaFlagsRefused(t *testing.T) {
 	c.fails("--value-schema-type and --value-schema-message need --value-schema", "produce", "t", "--value-schema-type", "JSON")
 	c.fails("--key-schema needs --key-separator", "produce", "t", "--key-schema", "id:1")
 	c.fails(`invalid --value-format "avro": want raw or schema`, "consume", "t", "--value-format", "avro")
+	c.fails("--value-format raw contradicts --value-schema", "consume", "t", "--value-format", "raw", "--value-schema", "id:1")
 	c.fails(`invalid --registry-url "127.0.0.1:8081"`, "produce", "t", "--value-schema", "id:1", "--registry-url", "127.0.0.1:8081")
 	c.fails(`invalid --subject-name-strategy "Nope"`, "produce", "t", "--value-schema", "id:1", "--subject-name-strategy", "Nope")
 	c.fails("--value-schema-type applies to a schema file, not id:N", "produce", "t", "--value-schema", "id:1", "--value-schema-type", "AVRO",

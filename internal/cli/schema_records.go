@@ -126,6 +126,9 @@ func (s *serdeFlags) check(changed func(string) bool) error {
 		if p.format != "" && p.format != "raw" && p.format != "schema" {
 			return fmt.Errorf("invalid --%s-format %q: want raw or schema", p.name, p.format)
 		}
+		if p.spec != "" && p.format == "raw" && changed(p.name+"-format") {
+			return fmt.Errorf("--%s-format raw contradicts --%s-schema, which decodes with a schema", p.name, p.name)
+		}
 		if p.spec == "" && (p.typ != "" || p.message != "") {
 			return fmt.Errorf("--%s-schema-type and --%s-schema-message need --%s-schema", p.name, p.name, p.name)
 		}
