@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 func TestHeaderRoundTrip(t *testing.T) {
@@ -53,6 +55,11 @@ func TestMessageIndexes(t *testing.T) {
 		got := AppendMessageIndexes(nil, c.indexes)
 		if !bytes.Equal(got, c.wire) {
 			t.Errorf("%v: wrote % x, want % x", c.indexes, got, c.wire)
+		}
+		// franz-go's Confluent header writes the same bytes.
+		franz, _ := (&sr.ConfluentHeader{}).AppendEncode(nil, 9, c.indexes)
+		if ours := AppendMessageIndexes(AppendHeader(nil, 9), c.indexes); !bytes.Equal(franz, ours) {
+			t.Errorf("%v: franz-go writes % x, we write % x", c.indexes, franz, ours)
 		}
 		back, rest, err := ParseMessageIndexes(append(got, 0xAA))
 		if err != nil || !slices.Equal(back, c.indexes) || !bytes.Equal(rest, []byte{0xAA}) {
