@@ -1,8 +1,11 @@
 package schemaregistry
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
 )
 
 // SchemaByID is the schema an ID names. With subject set, the ID must be
@@ -89,4 +92,34 @@ func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
 		}
 	})
 	return out
+}
+
+// The format parameter's values, as Confluent's formattedString names
+// them.
+const (
+	formatDefault    = "default"
+	formatSerialized = "serialized"
+)
+
+// Formatted is s's text in a format formatParam accepted: the stored text
+// for the default, base64 of the FileDescriptorProto for a Protobuf
+// schema's serialized format (what Confluent's serializers fetch).
+func (r *Registry) Formatted(s Schema, format string) (string, error) {
+	if format == "" {
+		return s.Schema, nil
+	}
+	var p schema.Schema
+	var err error
+	r.read(func(st *state) {
+		p, err = r.parsedOf(st, &schemaValue{SchemaType: s.SchemaType, Schema: s.Schema, References: s.References})
+	})
+	if err != nil {
+		return "", err
+	}
+	if format == formatSerialized {
+		if ser, ok := schema.ProtobufSerialized(p); ok {
+			return ser, nil
+		}
+	}
+	return "", errBadBody(fmt.Sprintf("format=%s is not supported for %s schemas", format, p.Type()))
 }
