@@ -264,3 +264,39 @@ service S {
 		t.Errorf("serializing the parsed serialized form changes it")
 	}
 }
+
+// FuzzProtobufParse: no text crashes the parser, the printers or the
+// diff, and an accepted schema's canonical and normalized texts parse to
+// themselves and to a schema the original reads without incompatibility.
+func FuzzProtobufParse(f *testing.F) {
+	for _, s := range []string{
+		"syntax = \"proto3\";\npackage p;\nmessage M { string a = 1; map<string, M> m = 2; oneof o { int32 b = 3; } enum E { X = 0; } }\n",
+		"syntax = \"proto2\";\nmessage M { required int32 a = 1 [default = 0x10]; extensions 100 to max; reserved 5, 7 to 9; optional group G = 2 { optional int32 x = 1; } }\n",
+		"syntax = \"proto3\";\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.FieldOptions { repeated string tag = 5000; }\nmessage M { string a = 1 [(tag) = \"x\", (tag) = \"y\", deprecated = true]; }\nservice S { rpc R (M) returns (stream M) { option deprecated = true; } }\n",
+		"syntax = \"proto3\";\nimport \"confluent/meta.proto\";\noption (confluent.file_meta) = { doc: \"d\" tags: [\"a\", \"b\"] params: [{ key: \"k\" value: \"v\" }] };\nmessage M { int32 a = 1 [(confluent.field_meta).doc = \"x\"]; }\n",
+		"CgdkZWZhdWx0EgFwIgsKAU0SBgoBYRgBKAk=",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(Protobuf, text, nil)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		for _, form := range []string{s.Canonical(), s.Normalized()} {
+			again, err := Parse(Protobuf, form, nil)
+			if err != nil {
+				t.Fatalf("printed form does not parse: %v\n%s", err, form)
+			}
+			if form == s.Canonical() && again.Canonical() != form {
+				t.Fatalf("canonical not a fixed point:\n%s\n%s", form, again.Canonical())
+			}
+			if incs := CanRead(again, s); len(incs) != 0 {
+				t.Fatalf("printed form reads differently: %v\n%s", incs, form)
+			}
+		}
+	})
+}
