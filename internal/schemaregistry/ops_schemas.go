@@ -98,12 +98,15 @@ func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
 // them.
 const (
 	formatDefault    = "default"
+	formatResolved   = "resolved"
 	formatSerialized = "serialized"
 )
 
 // Formatted is s's text in a format formatParam accepted: the stored text
-// for the default, base64 of the FileDescriptorProto for a Protobuf
-// schema's serialized format (what Confluent's serializers fetch).
+// for the default; for an Avro schema's resolved format the text with its
+// references' named types written out (Java's Schema.toString); for a
+// Protobuf schema's serialized format base64 of its FileDescriptorProto
+// (what Confluent's serializers fetch).
 func (r *Registry) Formatted(s Schema, format string) (string, error) {
 	if format == "" {
 		return s.Schema, nil
@@ -116,9 +119,18 @@ func (r *Registry) Formatted(s Schema, format string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if format == formatSerialized {
+	switch format {
+	case formatSerialized:
 		if ser, ok := schema.ProtobufSerialized(p); ok {
 			return ser, nil
+		}
+	case formatResolved:
+		text, ok, err := schema.AvroResolved(p)
+		if err != nil {
+			return "", errInvalidSchema(err.Error())
+		}
+		if ok {
+			return text, nil
 		}
 	}
 	return "", errBadBody(fmt.Sprintf("format=%s is not supported for %s schemas", format, p.Type()))
