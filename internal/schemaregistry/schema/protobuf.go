@@ -175,6 +175,12 @@ func parseProtobuf(text string, refs []Ref) (Schema, error) {
 func parseProtobufFile(name, text string) (protocompile.SearchResult, *pbFile, error) {
 	h := reporter.NewHandler(nil)
 	node, perr := parser.Parse(name, strings.NewReader(text), h)
+	if perr == nil && node.Edition != nil {
+		// Confluent's parser (Wire) reads proto2 and proto3 only, and the
+		// canonical layout has no edition line: refused, not reprinted as
+		// a file of another meaning.
+		return protocompile.SearchResult{}, nil, fmt.Errorf("%s: editions (edition = ...) are not supported; use syntax = \"proto2\" or \"proto3\"", name)
+	}
 	if perr == nil {
 		res, err := parser.ResultFromAST(node, true, h)
 		if err != nil {
@@ -185,6 +191,9 @@ func parseProtobufFile(name, text string) (protocompile.SearchResult, *pbFile, e
 	fdp, ok := decodeSerializedProtobuf(text)
 	if !ok {
 		return protocompile.SearchResult{}, nil, perr
+	}
+	if fdp.GetSyntax() == "editions" {
+		return protocompile.SearchResult{}, nil, fmt.Errorf("%s: editions are not supported; use proto2 or proto3", name)
 	}
 	fdp.Name = proto.String(name)
 	fdp.SourceCodeInfo = nil

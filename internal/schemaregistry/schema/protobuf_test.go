@@ -31,6 +31,7 @@ func TestProtobufParseErrors(t *testing.T) {
 			[]Ref{{Name: "other.proto", Subject: "o", Version: 1, Type: Protobuf, Schema: "message {"}}, `reference "other.proto" (subject "o" version 1): other.proto:1:9: syntax error`},
 		{"reference of another type", "syntax = \"proto3\";\nmessage M {}\n",
 			[]Ref{{Name: "a", Subject: "a", Version: 1, Type: Avro, Schema: `"int"`}}, "is a AVRO schema"},
+		{"editions", "edition = \"2023\";\nmessage M { int32 a = 1; }\n", nil, "default: editions (edition = ...) are not supported"},
 		{"empty", "", nil, ""},
 		{"not base64 either", "!!!", nil, "default:1:1: invalid character"},
 	}
