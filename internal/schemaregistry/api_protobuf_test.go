@@ -72,6 +72,7 @@ func TestAPIProtobuf(t *testing.T) {
 		{method: "GET", path: "/schemas/ids/2/schema?format=serialized", status: 200, want: serialized},
 		{method: "GET", path: "/subjects/order/versions/1?format=serialized", status: 200, contains: []string{`"schema":"` + serialized + `"`}},
 		{method: "GET", path: "/subjects/order/versions/latest/schema?format=SERIALIZED", status: 200, want: serialized},
+		{method: "GET", path: "/schemas/ids/1/schema?format=ignore_extensions", status: 200, want: strings.TrimSuffix(pbCustomer, "\n")},
 		{method: "GET", path: "/subjects/order/versions/1?format=default", status: 200, want: pbVersion("order", 1, 2, pbOrder, orderRefs)},
 		{method: "GET", path: "/schemas/ids/2?format=resolved", status: 422, want: errBody(422, "format=resolved is not supported for PROTOBUF schemas")},
 		{method: "GET", path: "/schemas/ids/2?format=bogus", status: 422, want: errBody(422, "format=bogus is not supported by this registry")},

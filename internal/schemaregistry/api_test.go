@@ -118,7 +118,8 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/schemas/ids/1?subject=b", status: 200, want: body(s1)},
 		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 404, want: errBody(40403, "Schema 1 not found")},
 		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 200, want: body(s1)},
-		{method: "GET", path: "/schemas/ids/1?format=ignore_extensions", status: 422, contains: []string{"format=ignore_extensions"}},
+		{method: "GET", path: "/schemas/ids/1?format=ignore_extensions", status: 422, want: errBody(422, "format=ignore_extensions is not supported for AVRO schemas")},
+		{method: "GET", path: "/schemas/ids/1?format=bogus", status: 422, want: errBody(422, "format=bogus is not supported by this registry")},
 		{method: "GET", path: "/schemas?latestOnly=true", status: 200, want: "[" + version("a", 2, 2, s2) + "," + version("b", 1, 1, s1) + "]"},
 		{method: "GET", path: "/schemas?subjectPrefix=b", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
 

@@ -155,14 +155,15 @@ func writeRaw(w http.ResponseWriter, text string) {
 
 // formatParam reads the format parameter: "" or "default" (the stored
 // text), "resolved" (an Avro schema with its references written out),
-// "serialized" (a Protobuf schema's FileDescriptorProto, base64). Other
-// formats are refused rather than answered unchanged (Confluent answers
-// the stored text for a format it does not know).
+// "serialized" (a Protobuf schema's FileDescriptorProto, base64),
+// "ignore_extensions" (a Protobuf schema without its custom options and
+// extensions). Other formats are refused rather than answered unchanged
+// (Confluent answers the stored text for a format it does not know).
 func formatParam(req *http.Request) (string, *Error) {
 	switch f := req.URL.Query().Get("format"); strings.ToLower(f) {
 	case "", formatDefault:
 		return "", nil
-	case formatResolved, formatSerialized:
+	case formatResolved, formatSerialized, formatIgnoreExtensions:
 		return strings.ToLower(f), nil
 	default:
 		return "", errBadBody(fmt.Sprintf("format=%s is not supported by this registry", f))

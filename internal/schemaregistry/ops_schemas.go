@@ -97,16 +97,18 @@ func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
 // The format parameter's values, as Confluent's formattedString names
 // them.
 const (
-	formatDefault    = "default"
-	formatResolved   = "resolved"
-	formatSerialized = "serialized"
+	formatDefault          = "default"
+	formatResolved         = "resolved"
+	formatSerialized       = "serialized"
+	formatIgnoreExtensions = "ignore_extensions"
 )
 
 // Formatted is s's text in a format formatParam accepted: the stored text
 // for the default; for an Avro schema's resolved format the text with its
 // references' named types written out (Java's Schema.toString); for a
 // Protobuf schema's serialized format base64 of its FileDescriptorProto
-// (what Confluent's serializers fetch).
+// (what Confluent's serializers fetch), for its ignore_extensions format
+// the text without custom options and extensions.
 func (r *Registry) Formatted(s Schema, format string) (string, error) {
 	if format == "" {
 		return s.Schema, nil
@@ -123,6 +125,10 @@ func (r *Registry) Formatted(s Schema, format string) (string, error) {
 	case formatSerialized:
 		if ser, ok := schema.ProtobufSerialized(p); ok {
 			return ser, nil
+		}
+	case formatIgnoreExtensions:
+		if text, ok := schema.ProtobufWithoutExtensions(p); ok {
+			return text, nil
 		}
 	case formatResolved:
 		text, ok, err := schema.AvroResolved(p)

@@ -6,6 +6,9 @@ package schema
 // normalized text.
 var protobufCanonicalCases = []struct {
 	name, schema, canonical, normalized string
+	// normalizedNoExtensions is the normalized schema in the
+	// ignore_extensions format, when the test pins it.
+	normalizedNoExtensions string
 }{
 	{
 		name: "testNestedCustomOptions",
@@ -410,6 +413,28 @@ message Extended {
       optional string extension_nested_trouble = 112;
       optional string extension_nested_trouble2 = 113;
     }
+  }
+}
+`,
+		normalizedNoExtensions: `package my.package;
+
+message ExtendedDummy {
+  message Nested {
+    message Oh {
+      message My {
+        message God {}
+      }
+    }
+  }
+}
+message Extended {
+  optional string vaulted_data = 1;
+  optional string field_normal = 2;
+
+  message NestedExtended {
+    optional string vaulted_data = 1;
+    optional string field_normal = 2;
+    optional string field_vault_replace = 3;
   }
 }
 `,

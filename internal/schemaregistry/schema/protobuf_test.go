@@ -183,6 +183,11 @@ func TestProtobufCanonicalConfluentCases(t *testing.T) {
 			if err != nil {
 				t.Fatalf("normalized text does not parse: %v", err)
 			}
+			if tc.normalizedNoExtensions != "" {
+				if got, _ := ProtobufWithoutExtensions(n); got != tc.normalizedNoExtensions {
+					t.Errorf("ignore_extensions of the normalized schema\n got %q\nwant %q", got, tc.normalizedNoExtensions)
+				}
+			}
 			if n.Normalized() != s.Normalized() {
 				t.Errorf("normalizing the normalized text changes it:\n%s", n.Normalized())
 			}
@@ -300,4 +305,50 @@ func FuzzProtobufParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ignore_extensions drops custom options, extends and extension ranges,
+// and keeps Confluent's own options.
+func TestProtobufWithoutExtensions(t *testing.T) {
+	text := `syntax = "proto2";
+package p;
+import "google/protobuf/descriptor.proto";
+import "confluent/meta.proto";
+extend google.protobuf.FieldOptions { optional string tag = 5000; }
+option (confluent.file_meta).doc = "file";
+message M {
+  option (confluent.message_meta).doc = "m";
+  optional string a = 1 [(tag) = "x", deprecated = true, (confluent.field_meta).doc = "a"];
+  extensions 100 to 200;
+  extend M { optional int32 more = 100; }
+}
+`
+	want := `syntax = "proto2";
+package p;
+
+import "google/protobuf/descriptor.proto";
+import "confluent/meta.proto";
+
+option (confluent.file_meta).doc = "file";
+
+message M {
+  option (confluent.message_meta).doc = "m";
+
+  optional string a = 1 [
+    deprecated = true,
+    (confluent.field_meta).doc = "a"
+  ];
+}
+`
+	s, err := Parse(Protobuf, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := ProtobufWithoutExtensions(s)
+	if !ok || got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if _, err := Parse(Protobuf, got, nil); err != nil {
+		t.Errorf("the text does not parse: %v", err)
+	}
 }
