@@ -281,6 +281,7 @@ func FuzzProtobufParse(f *testing.F) {
 		"syntax = \"proto3\";\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.FieldOptions { repeated string tag = 5000; }\nmessage M { string a = 1 [(tag) = \"x\", (tag) = \"y\", deprecated = true]; }\nservice S { rpc R (M) returns (stream M) { option deprecated = true; } }\n",
 		"syntax = \"proto3\";\nimport \"confluent/meta.proto\";\noption (confluent.file_meta) = { doc: \"d\" tags: [\"a\", \"b\"] params: [{ key: \"k\" value: \"v\" }] };\nmessage M { int32 a = 1 [(confluent.field_meta).doc = \"x\"]; }\n",
 		"CgdkZWZhdWx0EgFwIgsKAU0SBgoBYRgBKAk=",
+		"syntax = \"proto2\";\nmessage M { optional double a = 1 [default = nan]; optional double b = 2 [default = -inf]; optional float c = 3 [default = 1.50]; optional bytes d = 4 [default = \"\\001\"]; }\n",
 	} {
 		f.Add(s)
 	}
