@@ -121,6 +121,11 @@ func (s *protobufSchema) FileDescriptor() protoreflect.FileDescriptor { return s
 func (s *protobufSchema) Serialized() string {
 	fdp := protodesc.ToFileDescriptorProto(s.file)
 	dropDefaultJSONNames(fdp.GetMessageType(), fdp.GetExtension())
+	if s.elems.syntax == "proto2" {
+		// The runtime leaves proto2 unnamed, as protoc does; Confluent's
+		// descriptor names the syntax a schema declares.
+		fdp.Syntax = proto.String("proto2")
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
 	if err != nil {
 		// A descriptor built by the compiler always marshals.
@@ -180,6 +185,9 @@ func parseProtobuf(text string, refs []Ref) (s Schema, err error) {
 			}
 			break
 		}
+	}
+	if files[protobufMainFile].Proto != nil {
+		addDescriptorOptions(mainElems, fd)
 	}
 	ps := &protobufSchema{file: fd, refs: refs, elems: mainElems}
 	ps.canonical = printProtobuf(mainElems, false)

@@ -353,3 +353,86 @@ message M {
 		t.Errorf("the text does not parse: %v", err)
 	}
 }
+
+// A schema read back from its serialized descriptor keeps its standard,
+// custom and Confluent meta options, printed as Confluent prints a schema
+// made from a descriptor.
+func TestProtobufDescriptorConfluentCases(t *testing.T) {
+	for _, tc := range protobufDescriptorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(Protobuf, tc.schema, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ser, _ := ProtobufSerialized(s)
+			back, err := Parse(Protobuf, ser, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Canonical() != tc.fromDescriptor {
+				t.Errorf("from the descriptor\n got %q\nwant %q", back.Canonical(), tc.fromDescriptor)
+			}
+		})
+	}
+}
+
+// Custom options come back from a descriptor after the standard ones, by
+// number, one option per value of a repeated one, messages as aggregates
+// with their fields in number order.
+func TestProtobufDescriptorCustomOptions(t *testing.T) {
+	text := `syntax = "proto2";
+package p;
+import "google/protobuf/descriptor.proto";
+message Rule { optional string name = 2; optional int32 max = 1; repeated float w = 3; }
+extend google.protobuf.FieldOptions {
+  repeated string tag = 5001;
+  optional Rule rule = 5000;
+}
+message M {
+  optional string a = 1 [deprecated = true, (tag) = "x", (rule) = { name: "n" max: 3 w: [1.5, 2] }, (tag) = "y"];
+}
+`
+	want := `syntax = "proto2";
+package p;
+
+import "google/protobuf/descriptor.proto";
+
+message Rule {
+  optional string name = 2;
+  optional int32 max = 1;
+  repeated float w = 3;
+}
+message M {
+  optional string a = 1 [
+    deprecated = true,
+    (p.rule) = {
+      max: 3,
+      name: "n",
+      w: [
+        1.5,
+        2.0
+      ]
+    },
+    (p.tag) = "x",
+    (p.tag) = "y"
+  ];
+}
+
+extend .google.protobuf.FieldOptions {
+  repeated string tag = 5001;
+  optional .p.Rule rule = 5000;
+}
+`
+	s, err := Parse(Protobuf, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, _ := ProtobufSerialized(s)
+	back, err := Parse(Protobuf, ser, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Canonical() != want {
+		t.Errorf("got %q\nwant %q", back.Canonical(), want)
+	}
+}
