@@ -27,11 +27,13 @@ import (
 	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/ast"
 	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
 
@@ -119,6 +121,11 @@ func (s *protobufSchema) FileDescriptor() protoreflect.FileDescriptor { return s
 func (s *protobufSchema) Serialized() string {
 	fdp := protodesc.ToFileDescriptorProto(s.file)
 	dropDefaultJSONNames(fdp.GetMessageType(), fdp.GetExtension())
+	if s.elems.syntax == "proto2" {
+		// The runtime leaves proto2 unnamed, as protoc does; Confluent's
+		// descriptor names the syntax a schema declares.
+		fdp.Syntax = proto.String("proto2")
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(fdp)
 	if err != nil {
 		// A descriptor built by the compiler always marshals.
@@ -137,7 +144,14 @@ func ProtobufSerialized(s Schema) (serialized string, ok bool) {
 	return ps.Serialized(), true
 }
 
-func parseProtobuf(text string, refs []Ref) (Schema, error) {
+func parseProtobuf(text string, refs []Ref) (s Schema, err error) {
+	defer func() {
+		// A panic in the parser, the compiler or the printers is an
+		// invalid schema, never a crashed registry.
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("%w: the Protobuf schema could not be processed: %v", ErrInvalid, p)
+		}
+	}()
 	files := map[string]protocompile.SearchResult{}
 	main, mainElems, err := parseProtobufFile(protobufMainFile, text)
 	if err != nil {
@@ -162,10 +176,23 @@ func parseProtobuf(text string, refs []Ref) (Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	s := &protobufSchema{file: fd, refs: refs, elems: mainElems}
-	s.canonical = printProtobuf(mainElems, false)
-	s.normalized = normalizeProtobuf(mainElems, fd)
-	return s, nil
+	for _, res := range files {
+		if res.Proto != nil {
+			// protocompile trusts a given descriptor's names and
+			// structure; the Go runtime's builder checks them.
+			if err := validateDescriptors(fd); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+			break
+		}
+	}
+	if files[protobufMainFile].Proto != nil {
+		addDescriptorOptions(mainElems, fd)
+	}
+	ps := &protobufSchema{file: fd, refs: refs, elems: mainElems}
+	ps.canonical = printProtobuf(mainElems, false)
+	ps.normalized = normalizeProtobuf(mainElems, fd)
+	return ps, nil
 }
 
 // parseProtobufFile reads one file's text: .proto source, or else base64
@@ -174,7 +201,13 @@ func parseProtobuf(text string, refs []Ref) (Schema, error) {
 // since a mistyped .proto is far likelier than a damaged descriptor.
 func parseProtobufFile(name, text string) (protocompile.SearchResult, *pbFile, error) {
 	h := reporter.NewHandler(nil)
-	node, perr := parser.Parse(name, strings.NewReader(text), h)
+	node, perr := parseProtoSource(name, text, h)
+	if perr == nil && node.Edition != nil {
+		// Confluent's parser (Wire) reads proto2 and proto3 only, and the
+		// canonical layout has no edition line: refused, not reprinted as
+		// a file of another meaning.
+		return protocompile.SearchResult{}, nil, fmt.Errorf("%s: editions (edition = ...) are not supported; use syntax = \"proto2\" or \"proto3\"", name)
+	}
 	if perr == nil {
 		res, err := parser.ResultFromAST(node, true, h)
 		if err != nil {
@@ -185,6 +218,9 @@ func parseProtobufFile(name, text string) (protocompile.SearchResult, *pbFile, e
 	fdp, ok := decodeSerializedProtobuf(text)
 	if !ok {
 		return protocompile.SearchResult{}, nil, perr
+	}
+	if fdp.GetSyntax() == "editions" {
+		return protocompile.SearchResult{}, nil, fmt.Errorf("%s: editions are not supported; use proto2 or proto3", name)
 	}
 	fdp.Name = proto.String(name)
 	fdp.SourceCodeInfo = nil
@@ -294,4 +330,43 @@ func defaultJSONName(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// parseProtoSource runs protocompile's parser, a panic in it (the lexer
+// has been seen to index out of range on a broken escape) answered as an
+// error: user input never crashes the registry.
+func parseProtoSource(name, text string, h *reporter.Handler) (node *ast.FileNode, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			node, err = nil, fmt.Errorf("%s: the Protobuf parser failed: %v", name, p)
+		}
+	}()
+	return parser.Parse(name, strings.NewReader(text), h)
+}
+
+// validateDescriptors rebuilds fd and its imports with the protobuf
+// runtime's descriptor builder, which refuses what a hand-made descriptor
+// can hold and the compiler does not check (empty or malformed names,
+// ...).
+func validateDescriptors(fd protoreflect.FileDescriptor) error {
+	files := new(protoregistry.Files)
+	seen := map[string]bool{}
+	var add func(f protoreflect.FileDescriptor) error
+	add = func(f protoreflect.FileDescriptor) error {
+		if seen[f.Path()] {
+			return nil
+		}
+		seen[f.Path()] = true
+		for i := 0; i < f.Imports().Len(); i++ {
+			if err := add(f.Imports().Get(i).FileDescriptor); err != nil {
+				return err
+			}
+		}
+		built, err := protodesc.NewFile(protodesc.ToFileDescriptorProto(f), files)
+		if err != nil {
+			return err
+		}
+		return files.RegisterFile(built)
+	}
+	return add(fd)
 }

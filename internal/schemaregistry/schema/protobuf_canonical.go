@@ -26,8 +26,10 @@ package schema
 // toProtoFile reads one.
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bufbuild/protocompile/ast"
 )
@@ -391,11 +393,12 @@ func printField(f *pbField) string {
 }
 
 // defaultKind is how Confluent prints a default value by the field's
-// type: quoted for strings only (bytes too print bare, as Confluent's
-// toKind has it), bare for the rest.
+// type: quoted for strings, bare for the rest. Confluent prints a bytes
+// default bare too, which no protobuf parser reads back; Samsa quotes it,
+// since a stored text must parse.
 func defaultKind(typ string) pbOptionKind {
 	switch typ[strings.LastIndexByte(typ, '.')+1:] {
-	case "string":
+	case "string", "bytes":
 		return pbString
 	case "bool":
 		return pbBool
@@ -610,10 +613,19 @@ func appendIndented(b *strings.Builder, s string) {
 }
 
 // escapeProtobufString escapes as Confluent's escapeChars does: the C
-// escapes and quotes; everything else as is.
+// escapes and quotes; everything else as is, except what Confluent would
+// write raw and no parser reads back (other control characters, bytes
+// that are not UTF-8), which is written as an octal escape.
 func escapeProtobufString(s string) string {
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || (r < 0x20 && !strings.ContainsRune("\a\b\f\n\r\t\v", r)) || r == 0x7f {
+			fmt.Fprintf(&b, "\\%03o", s[i])
+			i++
+			continue
+		}
+		i += size
 		switch r {
 		case '\a':
 			b.WriteString(`\a`)

@@ -6,6 +6,9 @@ package schema
 // normalized text.
 var protobufCanonicalCases = []struct {
 	name, schema, canonical, normalized string
+	// normalizedNoExtensions is the normalized schema in the
+	// ignore_extensions format, when the test pins it.
+	normalizedNoExtensions string
 }{
 	{
 		name: "testNestedCustomOptions",
@@ -413,6 +416,28 @@ message Extended {
   }
 }
 `,
+		normalizedNoExtensions: `package my.package;
+
+message ExtendedDummy {
+  message Nested {
+    message Oh {
+      message My {
+        message God {}
+      }
+    }
+  }
+}
+message Extended {
+  optional string vaulted_data = 1;
+  optional string field_normal = 2;
+
+  message NestedExtended {
+    optional string vaulted_data = 1;
+    optional string field_normal = 2;
+    optional string field_vault_replace = 3;
+  }
+}
+`,
 	},
 	{
 		name: "testNormalizationWithNestedComplexCustomOptions",
@@ -481,6 +506,134 @@ import "confluent/type/decimal.proto";
 
 message Nested {
   .confluent.type.Decimal test_cflt_decimal = 1;
+}
+`,
+	},
+}
+
+// protobufDescriptorCases are Confluent's testComplexCustomOptions and
+// testComplexCustomOptions2 examples of a schema read back from its
+// descriptor (ProtobufSchema(schema.toDescriptor())), with the text it
+// expects. The inputs are adapted where Confluent's use syntax protoc
+// refuses (a list as a whole option value; an import of a file the test
+// does not have, whose options Confluent's expected text drops anyway);
+// the expected texts are Confluent's, less the field the adaptation
+// removed.
+var protobufDescriptorCases = []struct {
+	name, schema, fromDescriptor string
+}{
+	{
+		name: "testComplexCustomOptions",
+		schema: `syntax = "proto3";
+package com.custom.example.v0;
+import "confluent/meta.proto";
+option go_package = "example/v0;example";
+option java_multiple_files = true;
+option (confluent.file_meta) = { doc: "file meta" params: [{ value: "my_value", key: "my_key" }] tags: ["PII", "PRIVATE"] };
+message User {
+  string first_name = 1;
+  string last_name = 2;
+}
+`,
+		fromDescriptor: `syntax = "proto3";
+package com.custom.example.v0;
+
+import "confluent/meta.proto";
+
+option java_multiple_files = true;
+option go_package = "example/v0;example";
+option (confluent.file_meta) = {
+  doc: "file meta",
+  params: [
+    {
+      key: "my_key",
+      value: "my_value"
+    }
+  ],
+  tags: [
+    "PII",
+    "PRIVATE"
+  ]
+};
+
+message User {
+  string first_name = 1;
+  string last_name = 2;
+}
+`,
+	},
+	{
+		name: "testComplexCustomOptions2",
+		schema: `syntax = "proto3";
+package com.example.mynamespace;
+import "confluent/meta.proto";
+import "confluent/type/decimal.proto";
+option java_package = "io.confluent.kafka.serializers.protobuf.test";
+option java_outer_classname = "ComplexProto";
+message SampleRecord {
+  int32 my_field1 = 1 [
+    (confluent.field_meta).tags = "foo"
+  ];
+  double my_field2 = 2 [(confluent.field_meta) = {
+    tags: [
+      "bar"
+    ]
+  }];
+  int32 my_field3 = 3 [
+    (confluent.field_meta).tags = "foo",
+    (confluent.field_meta).tags = "bar"
+  ];
+  double my_field4 = 4 [(confluent.field_meta) = {
+    tags: [
+      "foo",
+      "bar"
+    ]
+  }];
+  string my_field5 = 5 [
+    (confluent.field_meta) = {
+      tags: ["foo"]
+    },
+    (confluent.field_meta).tags = "bar"
+  ];
+}`,
+		fromDescriptor: `syntax = "proto3";
+package com.example.mynamespace;
+
+import "confluent/meta.proto";
+import "confluent/type/decimal.proto";
+
+option java_package = "io.confluent.kafka.serializers.protobuf.test";
+option java_outer_classname = "ComplexProto";
+
+message SampleRecord {
+  int32 my_field1 = 1 [(confluent.field_meta) = {
+    tags: [
+      "foo"
+    ]
+  }];
+  double my_field2 = 2 [(confluent.field_meta) = {
+    tags: [
+      "bar"
+    ]
+  }];
+  int32 my_field3 = 3 [(confluent.field_meta) = {
+    tags: [
+      "foo",
+      "bar"
+    ]
+  }];
+  double my_field4 = 4 [(confluent.field_meta) = {
+    tags: [
+      "foo",
+      "bar"
+    ]
+  }];
+  string my_field5 = 5 [(confluent.field_meta) = {
+    tags: [
+      "foo",
+      "bar"
+    ]
+  }];
 }
 `,
 	},

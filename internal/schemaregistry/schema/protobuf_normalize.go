@@ -22,12 +22,12 @@ package schema
 // indexes count messages in the schema's order.
 
 import (
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -48,7 +48,7 @@ func normalizeProtobuf(f *pbFile, fd protoreflect.FileDescriptor) string {
 	n := &pbNormalizer{pkg: string(fd.Package()), types: map[string]protoreflect.Descriptor{}, exts: map[string]protoreflect.FieldDescriptor{}}
 	n.index(fd, map[string]bool{})
 	text := printProtobuf(n.file(f), true)
-	node, err := parser.Parse(protobufMainFile, strings.NewReader(text), reporter.NewHandler(nil))
+	node, err := parseProtoSource(protobufMainFile, text, reporter.NewHandler(nil))
 	if err != nil {
 		return text
 	}
@@ -562,8 +562,11 @@ func normalizeNumber(s string) string {
 		}
 		return i.String()
 	}
+	if strings.Trim(digits, "0123456789.eE+-") != "" {
+		return s // inf, nan, hex floats: Java's createNumber refuses them
+	}
 	f, err := strconv.ParseFloat(digits, 32)
-	if err != nil {
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return s
 	}
 	r := new(big.Float).SetFloat64(f).Text('f', 3)

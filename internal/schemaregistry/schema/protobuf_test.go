@@ -31,6 +31,7 @@ func TestProtobufParseErrors(t *testing.T) {
 			[]Ref{{Name: "other.proto", Subject: "o", Version: 1, Type: Protobuf, Schema: "message {"}}, `reference "other.proto" (subject "o" version 1): other.proto:1:9: syntax error`},
 		{"reference of another type", "syntax = \"proto3\";\nmessage M {}\n",
 			[]Ref{{Name: "a", Subject: "a", Version: 1, Type: Avro, Schema: `"int"`}}, "is a AVRO schema"},
+		{"editions", "edition = \"2023\";\nmessage M { int32 a = 1; }\n", nil, "default: editions (edition = ...) are not supported"},
 		{"empty", "", nil, ""},
 		{"not base64 either", "!!!", nil, "default:1:1: invalid character"},
 	}
@@ -182,6 +183,11 @@ func TestProtobufCanonicalConfluentCases(t *testing.T) {
 			if err != nil {
 				t.Fatalf("normalized text does not parse: %v", err)
 			}
+			if tc.normalizedNoExtensions != "" {
+				if got, _ := ProtobufWithoutExtensions(n); got != tc.normalizedNoExtensions {
+					t.Errorf("ignore_extensions of the normalized schema\n got %q\nwant %q", got, tc.normalizedNoExtensions)
+				}
+			}
 			if n.Normalized() != s.Normalized() {
 				t.Errorf("normalizing the normalized text changes it:\n%s", n.Normalized())
 			}
@@ -262,5 +268,171 @@ service S {
 	}
 	if again, _ := ProtobufSerialized(s2); again != ser {
 		t.Errorf("serializing the parsed serialized form changes it")
+	}
+}
+
+// FuzzProtobufParse: no text crashes the parser, the printers or the
+// diff, and an accepted schema's canonical and normalized texts parse to
+// themselves and to a schema the original reads without incompatibility.
+func FuzzProtobufParse(f *testing.F) {
+	for _, s := range []string{
+		"syntax = \"proto3\";\npackage p;\nmessage M { string a = 1; map<string, M> m = 2; oneof o { int32 b = 3; } enum E { X = 0; } }\n",
+		"syntax = \"proto2\";\nmessage M { required int32 a = 1 [default = 0x10]; extensions 100 to max; reserved 5, 7 to 9; optional group G = 2 { optional int32 x = 1; } }\n",
+		"syntax = \"proto3\";\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.FieldOptions { repeated string tag = 5000; }\nmessage M { string a = 1 [(tag) = \"x\", (tag) = \"y\", deprecated = true]; }\nservice S { rpc R (M) returns (stream M) { option deprecated = true; } }\n",
+		"syntax = \"proto3\";\nimport \"confluent/meta.proto\";\noption (confluent.file_meta) = { doc: \"d\" tags: [\"a\", \"b\"] params: [{ key: \"k\" value: \"v\" }] };\nmessage M { int32 a = 1 [(confluent.field_meta).doc = \"x\"]; }\n",
+		"CgdkZWZhdWx0EgFwIgsKAU0SBgoBYRgBKAk=",
+		"syntax = \"proto2\";\nmessage M { optional double a = 1 [default = nan]; optional double b = 2 [default = -inf]; optional float c = 3 [default = 1.50]; optional bytes d = 4 [default = \"\\001\"]; }\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse(Protobuf, text, nil)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		for _, form := range []string{s.Canonical(), s.Normalized()} {
+			again, err := Parse(Protobuf, form, nil)
+			if err != nil {
+				t.Fatalf("printed form does not parse: %v\n%s", err, form)
+			}
+			if form == s.Canonical() && again.Canonical() != form {
+				t.Fatalf("canonical not a fixed point:\n%s\n%s", form, again.Canonical())
+			}
+			if incs := CanRead(again, s); len(incs) != 0 {
+				t.Fatalf("printed form reads differently: %v\n%s", incs, form)
+			}
+		}
+	})
+}
+
+// ignore_extensions drops custom options, extends and extension ranges,
+// and keeps Confluent's own options.
+func TestProtobufWithoutExtensions(t *testing.T) {
+	text := `syntax = "proto2";
+package p;
+import "google/protobuf/descriptor.proto";
+import "confluent/meta.proto";
+extend google.protobuf.FieldOptions { optional string tag = 5000; }
+option (confluent.file_meta).doc = "file";
+message M {
+  option (confluent.message_meta).doc = "m";
+  optional string a = 1 [(tag) = "x", deprecated = true, (confluent.field_meta).doc = "a"];
+  extensions 100 to 200;
+  extend M { optional int32 more = 100; }
+}
+`
+	want := `syntax = "proto2";
+package p;
+
+import "google/protobuf/descriptor.proto";
+import "confluent/meta.proto";
+
+option (confluent.file_meta).doc = "file";
+
+message M {
+  option (confluent.message_meta).doc = "m";
+
+  optional string a = 1 [
+    deprecated = true,
+    (confluent.field_meta).doc = "a"
+  ];
+}
+`
+	s, err := Parse(Protobuf, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := ProtobufWithoutExtensions(s)
+	if !ok || got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if _, err := Parse(Protobuf, got, nil); err != nil {
+		t.Errorf("the text does not parse: %v", err)
+	}
+}
+
+// A schema read back from its serialized descriptor keeps its standard,
+// custom and Confluent meta options, printed as Confluent prints a schema
+// made from a descriptor.
+func TestProtobufDescriptorConfluentCases(t *testing.T) {
+	for _, tc := range protobufDescriptorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse(Protobuf, tc.schema, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ser, _ := ProtobufSerialized(s)
+			back, err := Parse(Protobuf, ser, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Canonical() != tc.fromDescriptor {
+				t.Errorf("from the descriptor\n got %q\nwant %q", back.Canonical(), tc.fromDescriptor)
+			}
+		})
+	}
+}
+
+// Custom options come back from a descriptor after the standard ones, by
+// number, one option per value of a repeated one, messages as aggregates
+// with their fields in number order.
+func TestProtobufDescriptorCustomOptions(t *testing.T) {
+	text := `syntax = "proto2";
+package p;
+import "google/protobuf/descriptor.proto";
+message Rule { optional string name = 2; optional int32 max = 1; repeated float w = 3; }
+extend google.protobuf.FieldOptions {
+  repeated string tag = 5001;
+  optional Rule rule = 5000;
+}
+message M {
+  optional string a = 1 [deprecated = true, (tag) = "x", (rule) = { name: "n" max: 3 w: [1.5, 2] }, (tag) = "y"];
+}
+`
+	want := `syntax = "proto2";
+package p;
+
+import "google/protobuf/descriptor.proto";
+
+message Rule {
+  optional string name = 2;
+  optional int32 max = 1;
+  repeated float w = 3;
+}
+message M {
+  optional string a = 1 [
+    deprecated = true,
+    (p.rule) = {
+      max: 3,
+      name: "n",
+      w: [
+        1.5,
+        2.0
+      ]
+    },
+    (p.tag) = "x",
+    (p.tag) = "y"
+  ];
+}
+
+extend .google.protobuf.FieldOptions {
+  repeated string tag = 5001;
+  optional .p.Rule rule = 5000;
+}
+`
+	s, err := Parse(Protobuf, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ser, _ := ProtobufSerialized(s)
+	back, err := Parse(Protobuf, ser, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Canonical() != want {
+		t.Errorf("got %q\nwant %q", back.Canonical(), want)
 	}
 }
