@@ -170,3 +170,29 @@ func TestAvroJSONDefaults(t *testing.T) {
 		t.Errorf("defaults: %s, %v\nwant %s", got, err, want)
 	}
 }
+
+// The per-record cost of samsa produce and consume with an Avro schema.
+func BenchmarkAvroJSON(b *testing.B) {
+	s := parseTestAvro(b, testAvroSchema)
+	in := []byte(`{"id":1,"qty":2,"price":1.5,"ratio":0.25,"paid":true,"note":{"string":"hi"},"tags":["a","b"],"attrs":{"x":1,"y":2},"status":"PAID","raw":"ab","hash":"ab","at":1700000000000,"item":{"com.acme.Item":{"sku":"s1"}},"prio":7}`)
+	bin, err := avroJSONToBinary(s, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := avroJSONToBinary(s, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := avroBinaryToJSON(s, bin); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
