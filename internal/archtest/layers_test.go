@@ -212,6 +212,9 @@ func TestAllowedRules(t *testing.T) {
 		{"internal/cli", "internal/model", true},
 		{"internal/storage", "internal/cli", false},
 		{"streams", "internal/broker", false},
+		{"pkg/serde", "internal/schemaregistry/schema", true},
+		{"pkg/serde", "internal/broker", false},
+		{"internal/cli", "pkg/serde", true},
 	}
 	for _, c := range cases {
 		from, _ := layerOf(layers, c.pkg)

@@ -30,6 +30,7 @@ type consumeFlags struct {
 	format    string
 	json      bool
 	isolation string
+	serde     serdeFlags
 }
 
 func newConsumeCommand() *cobra.Command {
@@ -49,7 +50,18 @@ for --timeout.
 start), or timestamp:T with T in RFC 3339 or Unix milliseconds (the first
 record at or after T). With --group the group's committed offsets win and
 --from only applies to partitions without a commit; printed records are
-committed when the command ends.`,
+committed when the command ends.
+
+--value-format schema (and --key-format schema) decodes records written in
+Confluent's Schema Registry wire format, each with the schema its ID names
+in the registry (--registry-url), and prints them as JSON: Avro in Avro's
+JSON encoding (as kafka-avro-console-consumer prints it), JSON Schema as the
+document, Protobuf in protojson's mapping. With --json the decoded key and
+value are JSON values, and "key_schema_id" and "value_schema_id" name their
+schemas. --value-schema also checks that every record was written with that
+schema. A record that cannot be decoded (not in the wire format, an unknown
+schema ID, bytes the schema does not read) stops the command with its
+partition and offset.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConsume(cmd, &conn, &cf, args[0])
@@ -66,6 +78,7 @@ committed when the command ends.`,
 	f.StringVar(&cf.format, "format", defaultFormat, formatHelp)
 	f.BoolVar(&cf.json, "json", false, jsonHelp)
 	f.StringVar(&cf.isolation, "isolation", "read_uncommitted", "read_committed (skip aborted and open transactions) or read_uncommitted")
+	cf.serde.register(f, false)
 	return cmd
 }
 
@@ -343,7 +356,8 @@ type consumer struct {
 	enc      *recordJSONEncoder
 	buf      []byte
 	printed  int64
-	writeErr error          // first failed write to stdout
+	writeErr error          // first failed write to stdout, or record that could not be decoded
+	decoder  *recordDecoder // nil: keys and values are printed as they are
 	trouble  *brokerTrouble // the last transport failure, for errors
 	closing  atomic.Bool    // set once close has made the final commit
 }
@@ -366,6 +380,9 @@ func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic st
 	if cf.group != "" && cf.partition >= 0 {
 		return errors.New("--partition cannot be used with --group: the group assigns partitions")
 	}
+	if err := cf.serde.check(cmd.Flags().Changed); err != nil {
+		return err
+	}
 	c := &consumer{cmd: cmd, conn: conn, flags: cf, topic: topic}
 	if !cf.json {
 		if c.format, err = parseFormat(cf.format); err != nil {
@@ -381,6 +398,12 @@ func runConsume(cmd *cobra.Command, conn *connection, cf *consumeFlags, topic st
 	defer finish()
 
 	b, partitions, err := c.plan(sigCtx, spec, readCommitted)
+	if err != nil {
+		return err
+	}
+	decCtx, cancelDec := conn.opContext(sigCtx)
+	c.decoder, err = cf.serde.decoder(decCtx, topic, conn.timeout)
+	cancelDec()
 	if err != nil {
 		return err
 	}
@@ -584,8 +607,24 @@ func (c *consumer) handle(r *kgo.Record) bool {
 	if r.Attrs.IsControl() {
 		return false
 	}
+	var key, value *decodedPart
+	if c.decoder != nil {
+		ctx, cancel := c.conn.opContext(c.cmd.Context())
+		var err error
+		key, value, err = c.decoder.decode(ctx, r)
+		cancel()
+		if err != nil {
+			if c.writeErr == nil {
+				c.writeErr = fmt.Errorf("consume from topic %q: %w", c.topic, err)
+			}
+			return true
+		}
+		if c.enc == nil {
+			r = decodedRecord(r, key, value)
+		}
+	}
 	if c.enc != nil {
-		if err := c.enc.encode(r); err != nil && c.writeErr == nil {
+		if err := c.enc.encodeDecoded(r, key, value); err != nil && c.writeErr == nil {
 			c.writeErr = fmt.Errorf("write output: %w", err)
 		}
 	} else {
@@ -599,6 +638,19 @@ func (c *consumer) handle(r *kgo.Record) bool {
 	}
 	c.printed++
 	return c.flags.max > 0 && c.printed >= c.flags.max
+}
+
+// decodedRecord is r with its key and value replaced by their decoded
+// JSON, for --format.
+func decodedRecord(r *kgo.Record, key, value *decodedPart) *kgo.Record {
+	cp := *r
+	if key != nil {
+		cp.Key = key.json
+	}
+	if value != nil {
+		cp.Value = value.json
+	}
+	return &cp
 }
 
 // fetchErr returns the first fetch error worth stopping for. Context errors

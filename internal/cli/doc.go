@@ -11,7 +11,10 @@
 // feature levels (feature describe|upgrade|downgrade|disable, as
 // kafka-features.sh) and configs (config describe|alter, as kafka-configs.sh:
 // topics, brokers, broker loggers, client metrics, and users, clients and
-// ips through the quota commands' code).
+// ips through the quota commands' code), a Schema Registry (registry) and
+// its schemas (schema register|list|get|versions|diff|check|config|mode|
+// delete, over franz-go's sr client). produce and consume encode and decode
+// Schema Registry records with pkg/serde (schema_records.go).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for
 // records, kadm for administration) that dials --bootstrap-server over TCP.

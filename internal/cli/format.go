@@ -169,6 +169,60 @@ func (e *recordJSONEncoder) encode(r *kgo.Record) error {
 	return e.enc.Encode(&jr)
 }
 
+// jsonDecodedRecord is one line of consume --json when keys or values
+// are decoded with their schemas: a decoded key or value is a JSON value,
+// its schema ID beside it.
+type jsonDecodedRecord struct {
+	Topic         string       `json:"topic"`
+	Partition     int32        `json:"partition"`
+	Offset        int64        `json:"offset"`
+	Timestamp     int64        `json:"timestamp"`
+	Key           any          `json:"key"`
+	KeyEncoding   string       `json:"key_encoding,omitempty"`
+	KeySchemaID   int          `json:"key_schema_id,omitempty"`
+	Value         any          `json:"value"`
+	ValueEncoding string       `json:"value_encoding,omitempty"`
+	ValueSchemaID int          `json:"value_schema_id,omitempty"`
+	Headers       []jsonHeader `json:"headers"`
+}
+
+// encodeDecoded writes r with key and value decoded where they are not
+// nil; without either it is encode.
+func (e *recordJSONEncoder) encodeDecoded(r *kgo.Record, key, value *decodedPart) error {
+	if key == nil && value == nil {
+		return e.encode(r)
+	}
+	jr := jsonDecodedRecord{
+		Topic:     r.Topic,
+		Partition: r.Partition,
+		Offset:    r.Offset,
+		Timestamp: r.Timestamp.UnixMilli(),
+		Headers:   make([]jsonHeader, len(r.Headers)),
+	}
+	part := func(d *decodedPart, raw []byte, v *any, enc *string, id *int) {
+		if d != nil {
+			*v, *id = json.RawMessage(d.json), d.id
+			return
+		}
+		s, encoding := jsonBytes(raw)
+		if s != nil {
+			*v = *s
+		}
+		*enc = encoding
+	}
+	part(key, r.Key, &jr.Key, &jr.KeyEncoding, &jr.KeySchemaID)
+	part(value, r.Value, &jr.Value, &jr.ValueEncoding, &jr.ValueSchemaID)
+	for i, h := range r.Headers {
+		jr.Headers[i].Key = h.Key
+		v, enc := jsonBytes(h.Value)
+		if v != nil {
+			jr.Headers[i].Value = *v
+		}
+		jr.Headers[i].ValueEncoding = enc
+	}
+	return e.enc.Encode(&jr)
+}
+
 // jsonBytes renders b for a JSON string: nil for nil, the text when it is
 // valid UTF-8, else base64 and the encoding's name.
 func jsonBytes(b []byte) (*string, string) {

@@ -65,7 +65,11 @@ func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 	if c.timeout > 0 {
 		timeout = c.timeout
 	}
-	root.SetArgs(append(args, "--bootstrap-server", c.addr, "--timeout", timeout.String()))
+	extra := []string{"--bootstrap-server", c.addr, "--timeout", timeout.String()}
+	if found, _, err := root.Find(args); err == nil && found.Flag("bootstrap-server") == nil {
+		extra = extra[2:] // samsa schema reaches a registry, not the cluster
+	}
+	root.SetArgs(append(args, extra...))
 	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
 	defer cancel()
 	err := root.ExecuteContext(ctx)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // produceFlags are the flags of samsa produce.
@@ -26,6 +27,7 @@ type produceFlags struct {
 	partition    int32
 	linger       time.Duration
 	batchSize    int32
+	serde        serdeFlags
 }
 
 func newProduceCommand() *cobra.Command {
@@ -53,6 +55,16 @@ a non-zero exit status, and so do records left without an acknowledgement
 for --timeout, whether the broker is gone, hung or refusing them: the
 command never waits longer for the cluster.
 
+With --value-schema (and --key-schema, with --key-separator) each line is
+JSON and is encoded in Confluent's Schema Registry wire format: for Avro in
+Avro's JSON encoding (a union's branch as {"type": value}, as
+kafka-avro-console-producer reads it), for JSON Schema the document itself
+(validated against the schema), for Protobuf protojson's mapping. A schema
+file is registered under the subject (<topic>-value by default) unless
+--auto-register=false, which looks it up instead; id:N and
+subject:NAME[:VERSION] name a registered schema. A line the schema refuses
+stops the command with its line number.
+
 A missing topic is created where the cluster creates topics on first use
 (auto.create.topics.enable), and the command says so.
 
@@ -74,6 +86,7 @@ broker's last answer.`,
 	f.Int32Var(&pf.partition, "partition", -1, "produce every record to this partition (-1: the default partitioner)")
 	f.DurationVar(&pf.linger, "linger", defaultLinger, "how long a partition's batch waits for more records")
 	registerBatchSize(f, &pf.batchSize)
+	pf.serde.register(f, true)
 	return cmd
 }
 
@@ -90,6 +103,8 @@ type consoleProducer struct {
 	trouble *brokerTrouble
 	answers *produceAnswers // nil with --acks 0: no responses to read
 	acks    ackCounter
+	keyEnc  *serde.Encoder     // nil: keys are the bytes read
+	valEnc  *serde.Encoder     // nil: values are the bytes read
 	read    int64              // records handed to the client (reading loop only)
 	stop    context.CancelFunc // stops the reading loop at the first failure
 
@@ -153,6 +168,12 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 	if pf.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
+	if err := pf.serde.check(cmd.Flags().Changed); err != nil {
+		return err
+	}
+	if pf.serde.key.spec != "" && pf.keySeparator == "" {
+		return errors.New("--key-schema needs --key-separator: the key is the part of each line before it")
+	}
 	trouble := &brokerTrouble{}
 	opts = append(opts, kgo.RecordDeliveryTimeout(conn.timeout), kgo.WithHooks(trouble))
 	var answers *produceAnswers
@@ -175,6 +196,10 @@ func runProduce(cmd *cobra.Command, conn *connection, pf *produceFlags, topic st
 	}
 	p := &consoleProducer{cmd: cmd, conn: conn, flags: pf, topic: topic, headers: headers, cl: cl, trouble: trouble, answers: answers}
 	if err := checkTopic(cmd, conn, cl, topic, pf.partition); err != nil {
+		cl.Close()
+		return err
+	}
+	if err := p.schemaEncoders(); err != nil {
 		cl.Close()
 		return err
 	}
@@ -231,6 +256,8 @@ func (p *consoleProducer) run() error {
 	switch {
 	case firstRejection != nil:
 		return produceFailure(p.cmd, p.conn, p.topic, firstRejection, p.brokerMessage(rejectedAt, firstRejection), last)
+	case errors.As(readErr, new(*lineError)):
+		return readErr // a line the command cannot produce: not a read failure
 	case readErr != nil:
 		return fmt.Errorf("read standard input: %w", readErr)
 	case acked == p.read:
@@ -374,9 +401,69 @@ func (p *consoleProducer) produceLine(recordCtx context.Context, text, sep []byt
 		}
 		r.Key, r.Value = k, v
 	}
+	if err := p.encode(r, lineNo); err != nil {
+		return err
+	}
 	p.read++
 	p.acks.sent.Add(1)
 	p.cl.Produce(recordCtx, r, p.promise)
+	return nil
+}
+
+// schemaEncoders resolves --key-schema and --value-schema (registering or
+// looking up a schema file) before the first line is read.
+func (p *consoleProducer) schemaEncoders() error {
+	s := &p.flags.serde
+	if !s.used() {
+		return nil
+	}
+	sd, err := s.serde(p.conn.timeout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := p.conn.opContext(p.cmd.Context())
+	defer cancel()
+	if p.valEnc, err = s.encoder(ctx, sd, p.topic, &s.value); err != nil {
+		return err
+	}
+	if p.keyEnc, err = s.encoder(ctx, sd, p.topic, &s.key); err != nil {
+		return err
+	}
+	for _, e := range []*serde.Encoder{p.keyEnc, p.valEnc} {
+		if e != nil {
+			fmt.Fprintf(p.cmd.ErrOrStderr(), "%s: schema id %d (%s)\n", subjectOrID(e), e.Schema().ID, e.Schema().Type)
+		}
+	}
+	return nil
+}
+
+func subjectOrID(e *serde.Encoder) string {
+	if e.Subject() == "" {
+		return fmt.Sprintf("schema id %d", e.Schema().ID)
+	}
+	return fmt.Sprintf("subject %q", e.Subject())
+}
+
+// lineError is a line the command cannot turn into a record.
+type lineError struct{ err error }
+
+func (e *lineError) Error() string { return e.err.Error() }
+func (e *lineError) Unwrap() error { return e.err }
+
+// encode replaces the line's key and value with their encoding under
+// their schemas.
+func (p *consoleProducer) encode(r *kgo.Record, lineNo int) error {
+	var err error
+	if p.keyEnc != nil {
+		if r.Key, err = p.keyEnc.EncodeJSON(r.Key); err != nil {
+			return &lineError{fmt.Errorf("line %d: key: %w", lineNo, err)}
+		}
+	}
+	if p.valEnc != nil {
+		if r.Value, err = p.valEnc.EncodeJSON(r.Value); err != nil {
+			return &lineError{fmt.Errorf("line %d: value: %w", lineNo, err)}
+		}
+	}
 	return nil
 }
 

@@ -86,7 +86,7 @@ func startSamsa(t *testing.T, args ...string) *samsaBroker {
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &samsaBroker{proc: proc, log: &lineTail{}}
+	b := &samsaBroker{proc: proc, log: &lineTail{registry: make(chan string, 1)}}
 	listeners := make(chan map[string]string, 1)
 	g := task.NewGroup(context.Background())
 	g.Go(func(context.Context) { b.log.scan(stderr, listeners) })
@@ -172,6 +172,9 @@ func (b *samsaBroker) allThreadsStopped() bool {
 type lineTail struct {
 	mu    sync.Mutex
 	lines []string
+	// registry gets the Schema Registry's address when serve logs it
+	// (samsa.schema.registry.listener set).
+	registry chan string
 }
 
 // listenersRE finds the listeners the broker logs once it serves:
@@ -179,6 +182,7 @@ type lineTail struct {
 var (
 	listenersRE = regexp.MustCompile(`listeners="([^"]*)"`)
 	listenerRE  = regexp.MustCompile(`([A-Z_]+)://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	registryRE  = regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
 )
 
 func (l *lineTail) scan(r io.Reader, listeners chan<- map[string]string) {
@@ -196,6 +200,12 @@ func (l *lineTail) scan(r io.Reader, listeners chan<- map[string]string) {
 			}
 			select {
 			case listeners <- found:
+			default:
+			}
+		}
+		if m := registryRE.FindStringSubmatch(line); m != nil && l.registry != nil {
+			select {
+			case l.registry <- m[1]:
 			default:
 			}
 		}

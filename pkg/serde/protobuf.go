@@ -1,0 +1,150 @@
+package serde
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+)
+
+// findMessage finds a message of file by full name (package included) or
+// by the name of a top-level message; empty is the file's first message,
+// as Confluent's serializer takes the first when none is named.
+func findMessage(file protoreflect.FileDescriptor, name string) (protoreflect.MessageDescriptor, error) {
+	if name == "" {
+		if file.Messages().Len() == 0 {
+			return nil, fmt.Errorf("serde: %s defines no message", file.Path())
+		}
+		return file.Messages().Get(0), nil
+	}
+	if md := file.Messages().ByName(protoreflect.Name(name)); md != nil {
+		return md, nil
+	}
+	if md := findNested(file.Messages(), protoreflect.FullName(name)); md != nil {
+		return md, nil
+	}
+	return nil, fmt.Errorf("serde: no message %q in the schema (package %q)", name, file.Package())
+}
+
+func findNested(ms protoreflect.MessageDescriptors, full protoreflect.FullName) protoreflect.MessageDescriptor {
+	for i := range ms.Len() {
+		md := ms.Get(i)
+		if md.FullName() == full {
+			return md
+		}
+		if found := findNested(md.Messages(), full); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+// messageIndexes is a message's path in its file: the index of its
+// top-level message, then of each nested message down to it.
+func messageIndexes(md protoreflect.MessageDescriptor) []int {
+	var path []int
+	for d := protoreflect.Descriptor(md); ; {
+		path = append(path, d.Index())
+		parent, ok := d.Parent().(protoreflect.MessageDescriptor)
+		if !ok {
+			break
+		}
+		d = parent
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+// messageAt follows a message-index array in file.
+func messageAt(file protoreflect.FileDescriptor, indexes []int) (protoreflect.MessageDescriptor, error) {
+	ms := file.Messages()
+	var md protoreflect.MessageDescriptor
+	for depth, i := range indexes {
+		if i >= ms.Len() {
+			return nil, fmt.Errorf("%w: %v: level %d has %d messages, no index %d", ErrBadMessageIndexes, indexes, depth, ms.Len(), i)
+		}
+		md = ms.Get(i)
+		ms = md.Messages()
+	}
+	return md, nil
+}
+
+func encodeProto(md protoreflect.MessageDescriptor, v any) ([]byte, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("a Protobuf schema serializes a proto.Message, not %T", v)
+	}
+	if got := m.ProtoReflect().Descriptor().FullName(); got != md.FullName() {
+		return nil, fmt.Errorf("message %s is not the schema's %s", got, md.FullName())
+	}
+	return proto.Marshal(m)
+}
+
+func protoJSONToBinary(md protoreflect.MessageDescriptor, text []byte) ([]byte, error) {
+	m := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal(text, m); err != nil {
+		return nil, fmt.Errorf("message %s: %v", md.FullName(), err)
+	}
+	return proto.Marshal(m)
+}
+
+// readMessage reads the message-index array and the message after it.
+func readMessage(file protoreflect.FileDescriptor, body []byte) (*dynamicpb.Message, error) {
+	indexes, rest, err := ParseMessageIndexes(body)
+	if err != nil {
+		return nil, err
+	}
+	md, err := messageAt(file, indexes)
+	if err != nil {
+		return nil, err
+	}
+	m := dynamicpb.NewMessage(md)
+	if err := proto.Unmarshal(rest, m); err != nil {
+		return nil, fmt.Errorf("%w: message %s: %v", ErrPayloadMismatch, md.FullName(), err)
+	}
+	return m, nil
+}
+
+// protoBinaryToJSON prints the message compactly: protojson varies its
+// spacing on purpose, so its output is compacted to be stable.
+func protoBinaryToJSON(file protoreflect.FileDescriptor, body []byte) ([]byte, error) {
+	m, err := readMessage(file, body)
+	if err != nil {
+		return nil, err
+	}
+	text, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPayloadMismatch, err)
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, text); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func decodeProto(file protoreflect.FileDescriptor, body []byte, into any) error {
+	target, ok := into.(proto.Message)
+	if !ok {
+		return fmt.Errorf("a Protobuf schema deserializes into a proto.Message, not %T", into)
+	}
+	m, err := readMessage(file, body)
+	if err != nil {
+		return err
+	}
+	if got, want := target.ProtoReflect().Descriptor().FullName(), m.Descriptor().FullName(); got != want {
+		return errors.New("the payload's message is " + string(want) + ", not " + string(got))
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return proto.Unmarshal(b, target)
+}
