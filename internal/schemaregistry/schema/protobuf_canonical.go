@@ -901,16 +901,13 @@ func optionFromAST(file *ast.FileNode, n *ast.OptionNode) *pbOption {
 		name, paren := fieldRefName(parts[i])
 		leaf = &pbOption{name: name, paren: paren, kind: pbNested, value: leaf}
 	}
-	// Wire prints the parts after the first without parentheses.
 	return leaf
 }
 
+// fieldRefName is an option name part: its name, and whether it is an
+// extension, written in parentheses.
 func fieldRefName(r *ast.FieldReferenceNode) (string, bool) {
-	name := string(r.Name.AsIdentifier())
-	if r.IsExtension() {
-		return name, true
-	}
-	return name, false
+	return string(r.Name.AsIdentifier()), r.IsExtension()
 }
 
 // optionValueFromAST is an option without its name.
