@@ -6,8 +6,8 @@ package schema
 // with the differences it expects, written out as our own table. A
 // reference whose text Confluent's test leaves to its built-ins
 // (confluent/meta.proto ...) is no reference here: Samsa resolves those
-// imports itself. Confluent lists the differences of messages and enums
-// in HashMap order; the test compares them as sorted lists.
+// imports itself. The differences are listed in Confluent's order, which
+// for messages and enums is Java's HashSet order.
 
 type protobufDiffRef struct {
 	name, subject string

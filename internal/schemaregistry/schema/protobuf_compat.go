@@ -187,6 +187,8 @@ type pbTypes struct {
 	messages map[string]protoreflect.MessageDescriptor
 	index    map[string]int
 	enums    map[string]protoreflect.EnumDescriptor
+	// messageNames and enumNames are the names in declaration order.
+	messageNames, enumNames []string
 }
 
 func indexTypes(ms protoreflect.MessageDescriptors, es protoreflect.EnumDescriptors) pbTypes {
@@ -198,9 +200,11 @@ func indexTypes(ms protoreflect.MessageDescriptors, es protoreflect.EnumDescript
 		}
 		t.index[string(m.Name())] = len(t.messages)
 		t.messages[string(m.Name())] = m
+		t.messageNames = append(t.messageNames, string(m.Name()))
 	}
 	for i := 0; i < es.Len(); i++ {
 		t.enums[string(es.Get(i).Name())] = es.Get(i)
+		t.enumNames = append(t.enumNames, string(es.Get(i).Name()))
 	}
 	return t
 }
@@ -220,25 +224,15 @@ func isGroupMessage(m protoreflect.MessageDescriptor) bool {
 	return false
 }
 
-// unionNames lists the names of a and b, sorted: Confluent walks a
-// HashSet, whose order is Java's; sorted is the same order every time.
-func unionNames[V any](a, b map[string]V) []string {
-	var names []string
-	for n := range a {
-		names = append(names, n)
-	}
-	for n := range b {
-		if _, ok := a[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
+// unionNames lists the names of a and b (each in declaration order) in
+// the order Confluent walks them: a Java HashSet's.
+func unionNames(a, b []string) []string {
+	return javaHashSetUnion(a, b, javaStringHash)
 }
 
 func (d *pbDiffer) compareTypes(om protoreflect.MessageDescriptors, oe protoreflect.EnumDescriptors, um protoreflect.MessageDescriptors, ue protoreflect.EnumDescriptors) {
 	o, u := indexTypes(om, oe), indexTypes(um, ue)
-	for _, name := range unionNames(o.messages, u.messages) {
+	for _, name := range unionNames(o.messageNames, u.messageNames) {
 		d.at(name, func() {
 			om, um := o.messages[name], u.messages[name]
 			switch {
@@ -256,7 +250,7 @@ func (d *pbDiffer) compareTypes(om protoreflect.MessageDescriptors, oe protorefl
 			}
 		})
 	}
-	for _, name := range unionNames(o.enums, u.enums) {
+	for _, name := range unionNames(o.enumNames, u.enumNames) {
 		d.at(name, func() {
 			oe, ue := o.enums[name], u.enums[name]
 			switch {
@@ -328,7 +322,7 @@ func (d *pbDiffer) compareFields(o, u protoreflect.MessageDescriptor) {
 		}
 	}
 	d.checkNewExclusivity(u, of)
-	for _, name := range unionNames(of.oneofs, uf.oneofs) {
+	for _, name := range sortedUnion(of.oneofs, uf.oneofs) {
 		d.at(name, func() {
 			if _, ok := uf.oneofs[name]; !ok {
 				d.add(pbOneofRemoved)
@@ -616,17 +610,7 @@ func (d *pbDiffer) compareEnum(o, u protoreflect.EnumDescriptor) {
 		return m
 	}
 	om, um := byTag(o), byTag(u)
-	var tags []int
-	for t := range om {
-		tags = append(tags, t)
-	}
-	for t := range um {
-		if _, ok := om[t]; !ok {
-			tags = append(tags, t)
-		}
-	}
-	slices.Sort(tags)
-	for _, tag := range tags {
+	for _, tag := range javaHashSetUnion(enumNumbers(o), enumNumbers(u), func(n int) int32 { return int32(n) }) {
 		d.at(strconv.Itoa(tag), func() {
 			on, inO := om[tag]
 			un, inU := um[tag]
@@ -640,4 +624,103 @@ func (d *pbDiffer) compareEnum(o, u protoreflect.EnumDescriptor) {
 			}
 		})
 	}
+}
+
+// sortedUnion lists the keys of a and b sorted, as a Java TreeSet.
+func sortedUnion[V any](a, b map[string]V) []string {
+	var names []string
+	for n := range a {
+		names = append(names, n)
+	}
+	for n := range b {
+		if _, ok := a[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// enumNumbers lists an enum's numbers in declaration order, each once.
+func enumNumbers(e protoreflect.EnumDescriptor) []int {
+	var out []int
+	seen := map[int]bool{}
+	for i := 0; i < e.Values().Len(); i++ {
+		n := int(e.Values().Get(i).Number())
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Confluent's diff walks the union of two HashMaps' keys through a
+// HashSet, so the order of its differences is Java's hash order. It is
+// reproduced here, so a verbose answer lists them as Confluent's does:
+// a HashMap's iteration goes bucket by bucket (the spread hash masked by
+// the table size), each bucket in insertion order, a table doubling once
+// more than three quarters full.
+
+// javaStringHash is Java's String.hashCode, over UTF-16 code units.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + int32(0xD800+(r>>10))
+			h = 31*h + int32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + int32(r)
+	}
+	return h
+}
+
+// javaBucket is a key's bucket in a table of size n (a power of two).
+func javaBucket(h int32, n int) int {
+	u := uint32(h)
+	return int((u ^ (u >> 16)) & uint32(n-1))
+}
+
+// javaTableSize is the table size of a HashMap created with the given
+// initial capacity once it holds size keys.
+func javaTableSize(initial, size int) int {
+	n := 1
+	for n < initial {
+		n <<= 1
+	}
+	for float64(size) > 0.75*float64(n) {
+		n <<= 1
+	}
+	return n
+}
+
+// javaHashOrder orders keys, inserted in the order given into a table of
+// size n, as its iteration goes.
+func javaHashOrder[K comparable](keys []K, n int, hash func(K) int32) []K {
+	out := slices.Clone(keys)
+	slices.SortStableFunc(out, func(a, b K) int { return javaBucket(hash(a), n) - javaBucket(hash(b), n) })
+	return out
+}
+
+// javaHashSetUnion is the iteration order of new HashSet<>(A.keySet())
+// after addAll(B.keySet()), where A and B are HashMaps filled with a's
+// and b's keys in the order given.
+func javaHashSetUnion[K comparable](a, b []K, hash func(K) int32) []K {
+	aOrder := javaHashOrder(a, javaTableSize(16, len(a)), hash)
+	bOrder := javaHashOrder(b, javaTableSize(16, len(b)), hash)
+	inserted := slices.Clone(aOrder)
+	seen := map[K]bool{}
+	for _, k := range aOrder {
+		seen[k] = true
+	}
+	for _, k := range bOrder {
+		if !seen[k] {
+			seen[k] = true
+			inserted = append(inserted, k)
+		}
+	}
+	initial := max(int(float32(len(a))/0.75)+1, 16)
+	return javaHashOrder(inserted, javaTableSize(initial, len(inserted)), hash)
 }

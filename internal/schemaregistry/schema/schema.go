@@ -78,7 +78,8 @@ func Parse(t Type, text string, refs []Ref) (Schema, error) {
 // with a writer schema, in Confluent's terms: Kind its errorType
 // (READER_FIELD_MISSING_DEFAULT_VALUE, TYPE_MISMATCH, ...; per format as
 // Confluent names them), Path where in the schema (a JSON pointer such as
-// /fields/1), Message the description Confluent gives.
+// /fields/1; for Protobuf Confluent's #/Message/1), Message the
+// description Confluent gives.
 type Incompatibility struct {
 	Kind    string
 	Path    string
