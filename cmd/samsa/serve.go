@@ -130,9 +130,7 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
 	// The registry is a client of the broker, started once it serves and
 	// stopped before it closes.
-	regCtx, cancelReg := context.WithTimeout(sig, 60*time.Second)
-	stopRegistry, err := startRegistry(regCtx, b, values, logger)
-	cancelReg()
+	stopRegistry, err := startRegistry(b, values, logger)
 	if err != nil {
 		return errors.Join(err, b.Close())
 	}

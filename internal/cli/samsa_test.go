@@ -78,7 +78,7 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 // is off: its default port may be taken, and tests run side by side.
 func startSamsa(t *testing.T, args ...string) *samsaBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener="}, args...)...)
+	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener="}, args...)...)
 	stderr, err := proc.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

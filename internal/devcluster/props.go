@@ -88,7 +88,8 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"log.dirs":                       n.DataDir(),
 		// Each node's own port (layout), never the default one, which
 		// every node would share.
-		"samsa.http.listener": n.HTTPAddr(),
+		"samsa.http.listener":            n.HTTPAddr(),
+		"samsa.schema.registry.listener": n.RegistryAddr(),
 	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))

@@ -67,7 +67,7 @@ var listenerRE = regexp.MustCompile(`PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)
 
 func startBroker(t *testing.T) *testBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), "serve", "--override", "samsa.http.listener=",
+	proc := exec.Command(samsaBinary(t), "serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"))
 	stderr, err := proc.StderrPipe()
 	if err != nil {
