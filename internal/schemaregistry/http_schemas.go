@@ -71,7 +71,7 @@ func (r *Registry) getSubjectsByID(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	subjects, err := r.SubjectsByID(id, deleted)
+	subjects, err := r.SubjectsByID(id, req.URL.Query().Get("subject"), deleted)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -90,7 +90,7 @@ func (r *Registry) getVersionsByID(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.VersionsByID(id, deleted)
+	vs, err := r.VersionsByID(id, req.URL.Query().Get("subject"), deleted)
 	if err != nil {
 		writeError(w, err)
 		return

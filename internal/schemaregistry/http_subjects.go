@@ -24,7 +24,13 @@ func (r *Registry) listSubjects(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, r.Subjects(req.URL.Query().Get("subjectPrefix"), deleted))
+	// Without a prefix every context's subjects, as Confluent's default
+	// prefix ":*:"; a plain prefix matches the default context's only.
+	prefix := contextWildcard
+	if q := req.URL.Query(); q.Has("subjectPrefix") {
+		prefix = q.Get("subjectPrefix")
+	}
+	writeJSON(w, http.StatusOK, r.Subjects(prefix, deleted))
 }
 
 func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
@@ -33,7 +39,7 @@ func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.Versions(req.PathValue("subject"), deleted)
+	vs, err := r.Versions(subjectParam(req), deleted)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -52,7 +58,7 @@ func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	id, err := r.Register(req.Context(), req.PathValue("subject"), &body, normalize)
+	id, err := r.Register(req.Context(), subjectParam(req), &body, normalize)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -76,7 +82,7 @@ func (r *Registry) getVersion(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	s, err := r.Version(subjectParam(req), v, deleted)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -90,7 +96,7 @@ func (r *Registry) getVersionSchema(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	s, err := r.Version(subjectParam(req), v, deleted)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -104,7 +110,7 @@ func (r *Registry) getReferencedBy(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	ids, err := r.ReferencedBy(req.PathValue("subject"), v)
+	ids, err := r.ReferencedBy(subjectParam(req), v)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -123,7 +129,7 @@ func (r *Registry) deleteVersion(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	deleted, err := r.DeleteVersion(req.Context(), req.PathValue("subject"), v, permanent)
+	deleted, err := r.DeleteVersion(req.Context(), subjectParam(req), v, permanent)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -142,7 +148,7 @@ func (r *Registry) lookup(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Lookup(req.PathValue("subject"), &body, flags[0], flags[1])
+	s, err := r.Lookup(subjectParam(req), &body, flags[0], flags[1])
 	if err != nil {
 		writeError(w, err)
 		return
@@ -156,7 +162,7 @@ func (r *Registry) deleteSubject(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.DeleteSubject(req.Context(), req.PathValue("subject"), permanent)
+	vs, err := r.DeleteSubject(req.Context(), subjectParam(req), permanent)
 	if err != nil {
 		writeError(w, err)
 		return
