@@ -124,6 +124,24 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/schemas?latestOnly=true", status: 200, want: "[" + version("a", 2, 2, s2) + "," + version("b", 1, 1, s1) + "]"},
 		{method: "GET", path: "/schemas?subjectPrefix=b", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
 
+		// Paging: offset and limit; a limit that is not positive or above
+		// the endpoint's largest (1000 for schema lists) is the default.
+		{method: "GET", path: "/subjects?offset=1", status: 200, want: `["b"]`},
+		{method: "GET", path: "/subjects?limit=1", status: 200, want: `["a"]`},
+		{method: "GET", path: "/subjects?limit=0", status: 200, want: `["a","b"]`},
+		{method: "GET", path: "/subjects?limit=-1&offset=0", status: 200, want: `["a","b"]`},
+		{method: "GET", path: "/subjects?offset=5", status: 200, want: `[]`},
+		{method: "GET", path: "/subjects?offset=x", status: 404, want: errBody(404, "HTTP 404 Not Found")},
+		{method: "GET", path: "/subjects?limit=1.5", status: 404, want: errBody(404, "HTTP 404 Not Found")},
+		{method: "GET", path: "/subjects?offset=-1", status: 422, want: errBody(422, "Query parameter offset=-1 is negative")},
+		{method: "GET", path: "/subjects/a/versions?offset=1&limit=1", status: 200, want: `[2]`},
+		{method: "GET", path: "/subjects/a/versions?limit=1", status: 200, want: `[1]`},
+		{method: "GET", path: "/schemas?offset=1&limit=1", status: 200, want: "[" + version("a", 2, 2, s2) + "]"},
+		{method: "GET", path: "/schemas?limit=5000&offset=2", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
+		{method: "GET", path: "/schemas/ids/1/subjects?offset=1", status: 200, want: `["b"]`},
+		{method: "GET", path: "/schemas/ids/1/versions?limit=1", status: 200, want: `[{"subject":"a","version":1}]`},
+		{method: "GET", path: "/subjects/a/versions/1/referencedby?offset=3", status: 200, want: `[]`},
+
 		// Compatibility levels.
 		{method: "PUT", path: "/config/a", body: `{"compatibility":"forward"}`, status: 200, want: `{"compatibility":"FORWARD"}`},
 		{method: "GET", path: "/config/a", status: 200, want: `{"compatibilityLevel":"FORWARD"}`},
@@ -219,6 +237,8 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/subjects/inner/versions/1/referencedby", status: 200, want: `[53]`},
 		{method: "GET", path: "/contexts", status: 200, want: `[".",".ctx"]`},
 		{method: "GET", path: "/contexts?contextPrefix=.c", status: 200, want: `[".ctx"]`},
+		{method: "GET", path: "/contexts?offset=1", status: 200, want: `[".ctx"]`},
+		{method: "GET", path: "/contexts?limit=1", status: 200, want: `["."]`},
 		{method: "GET", path: "/subjects", status: 200, want: `["a","c","imp","inner","meta","outer",":.ctx:a",":.ctx:b",":.ctx:inner",":.ctx:outer"]`},
 		{method: "GET", path: "/subjects?subjectPrefix=i", status: 200, want: `["imp","inner"]`},
 		{method: "GET", path: "/subjects?subjectPrefix=:.ctx:", status: 200, want: `[":.ctx:a",":.ctx:b",":.ctx:inner",":.ctx:outer"]`},

@@ -16,6 +16,11 @@ func (r *Registry) routeContexts(mux *http.ServeMux) {
 }
 
 func (r *Registry) listContexts(w http.ResponseWriter, req *http.Request) {
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	prefix := req.URL.Query().Get("contextPrefix")
 	out := []string{}
 	for _, c := range r.Contexts() {
@@ -23,7 +28,7 @@ func (r *Registry) listContexts(w http.ResponseWriter, req *http.Request) {
 			out = append(out, c)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, paged(out, pg))
 }
 
 func (r *Registry) deleteContext(w http.ResponseWriter, req *http.Request) {

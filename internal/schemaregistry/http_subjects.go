@@ -24,17 +24,27 @@ func (r *Registry) listSubjects(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	// Without a prefix every context's subjects, as Confluent's default
 	// prefix ":*:"; a plain prefix matches the default context's only.
 	prefix := contextWildcard
 	if q := req.URL.Query(); q.Has("subjectPrefix") {
 		prefix = q.Get("subjectPrefix")
 	}
-	writeJSON(w, http.StatusOK, r.Subjects(prefix, deleted))
+	writeJSON(w, http.StatusOK, paged(r.Subjects(prefix, deleted), pg))
 }
 
 func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
 	deleted, e := boolParam(req, "deleted")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	pg, e := pageParams(req, unboundedLimit)
 	if e != nil {
 		writeError(w, e)
 		return
@@ -44,7 +54,7 @@ func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, vs)
+	writeJSON(w, http.StatusOK, paged(vs, pg))
 }
 
 func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
@@ -110,12 +120,17 @@ func (r *Registry) getReferencedBy(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
+	pg, e := pageParams(req, schemaSearchLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
 	ids, err := r.ReferencedBy(subjectParam(req), v)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ids)
+	writeJSON(w, http.StatusOK, paged(ids, pg))
 }
 
 func (r *Registry) deleteVersion(w http.ResponseWriter, req *http.Request) {
