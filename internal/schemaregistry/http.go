@@ -29,7 +29,7 @@ func (r *Registry) Handler() http.Handler {
 	r.routeContexts(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	mux.HandleFunc("GET /v1/metadata/id", r.getMetadataID)
-	return withErrors(mux)
+	return withAuth(r.cfg.Auth, withErrors(mux))
 }
 
 // withErrors gives the mux's own answers (no route, wrong method)

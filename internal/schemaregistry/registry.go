@@ -2,10 +2,12 @@ package schemaregistry
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -37,8 +39,22 @@ type Config struct {
 	// this instance writes, and must be the only one on its topic.
 	GroupID string
 	// URL is how the other instances reach this one's API (Confluent's
-	// advertised listener), required with GroupID.
+	// advertised listener), required with GroupID; https:// when TLS is
+	// set.
 	URL string
+	// TLS, when set, serves the API over TLS (Confluent's https
+	// listener): its certificate, and ClientAuth and ClientCAs to verify
+	// clients' certificates (ssl.client.authentication).
+	TLS *tls.Config
+	// ForwardTLS is how this instance reaches a primary whose URL is
+	// https://: the CAs to trust (nil: the system's) and the certificate
+	// to show when the primary verifies clients.
+	ForwardTLS *tls.Config
+	// Auth, when set, requires HTTP basic authentication on every
+	// request (Confluent's authentication.method=BASIC). A forwarded
+	// request keeps the caller's Authorization header, and the primary
+	// checks it again.
+	Auth *Auth
 }
 
 // DefaultTopic is the store topic Confluent's registry uses.
@@ -54,6 +70,8 @@ type Registry struct {
 	store *store
 	// election is nil without Config.GroupID: this instance is primary.
 	election *election
+	// forwardTransport carries writes forwarded to the primary.
+	forwardTransport http.RoundTripper
 
 	// wmu serializes writes: catching up, checking against the state and
 	// producing happen as one step, so that two registrations cannot both
@@ -88,7 +106,7 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.ReplicationFactor == 0 {
 		cfg.ReplicationFactor = -1
 	}
-	r := &Registry{cfg: cfg, log: cfg.Logger}
+	r := &Registry{cfg: cfg, log: cfg.Logger, forwardTransport: newForwardTransport(cfg.ForwardTLS)}
 	if r.log == nil {
 		r.log = slog.Default()
 	}

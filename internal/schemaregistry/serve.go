@@ -2,10 +2,14 @@ package schemaregistry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +18,16 @@ import (
 
 // Serve answers the API on ln until ctx ends, then lets requests in
 // flight finish (up to 10s) and returns.
+// With Config.TLS the listener speaks TLS.
 func (r *Registry) Serve(ctx context.Context, ln net.Listener) error {
-	return serveHTTP(ctx, ln, r.Handler())
+	return serveHTTP(ctx, withTLS(ln, r.cfg.TLS), r.Handler())
+}
+
+func withTLS(ln net.Listener, cfg *tls.Config) net.Listener {
+	if cfg == nil {
+		return ln
+	}
+	return tls.NewListener(ln, cfg)
 }
 
 func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
@@ -68,7 +80,7 @@ func Run(ctx context.Context, ln net.Listener, cfg Config, opts RunOptions) erro
 	var live atomic.Pointer[http.Handler]
 	starting := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if h := live.Load(); h != nil {
-			(*h).ServeHTTP(w, req)
+			(*h).ServeHTTP(w, req) // its own Auth runs again: cheap, and cached for Kafka logins
 			return
 		}
 		writeError(w, &Error{http.StatusServiceUnavailable, codeStore, "Schema Registry is starting: its store has not been read yet"})
@@ -79,7 +91,7 @@ func Run(ctx context.Context, ln net.Listener, cfg Config, opts RunOptions) erro
 	g := task.NewGroup(runCtx)
 	serveErr := make(chan error, 1)
 	g.Go(func(ctx context.Context) {
-		serveErr <- serveHTTP(ctx, ln, starting)
+		serveErr <- serveHTTP(ctx, withTLS(ln, cfg.TLS), withAuth(cfg.Auth, starting))
 		cancel()
 	})
 	reg := startRetrying(runCtx, cfg, opts)
@@ -137,4 +149,43 @@ func startRetrying(ctx context.Context, cfg Config, opts RunOptions) *Registry {
 		case <-time.After(opts.Retry):
 		}
 	}
+}
+
+// ListenerTLS is the TLS of a registry's listener and of its forwarding:
+// certs is the listener's certificate (chain and key), cas the CAs that
+// client certificates are verified against and that another instance's
+// certificate is checked against when a write is forwarded (nil: no
+// client verification, and the system's CAs for forwarding). clientAuth
+// is Confluent's ssl.client.authentication: NONE, REQUESTED (verified
+// when given) or REQUIRED, the last two needing cas. The forwarding side
+// shows the same certificate, for a primary that requires one.
+func ListenerTLS(certs []tls.Certificate, cas []*x509.Certificate, clientAuth string) (server, forward *tls.Config, err error) {
+	if len(certs) == 0 {
+		return nil, nil, errors.New("schemaregistry: TLS needs a certificate and its key")
+	}
+	var pool *x509.CertPool
+	if len(cas) > 0 {
+		pool = x509.NewCertPool()
+		for _, c := range cas {
+			pool.AddCert(c)
+		}
+	}
+	server = &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12}
+	switch strings.ToUpper(clientAuth) {
+	case "", "NONE":
+	case "REQUESTED":
+		server.ClientAuth = tls.VerifyClientCertIfGiven
+	case "REQUIRED":
+		server.ClientAuth = tls.RequireAndVerifyClientCert
+	default:
+		return nil, nil, fmt.Errorf("schemaregistry: client authentication %q: want NONE, REQUESTED or REQUIRED", clientAuth)
+	}
+	if server.ClientAuth != tls.NoClientCert {
+		if pool == nil {
+			return nil, nil, fmt.Errorf("schemaregistry: client authentication %s needs CAs to verify client certificates against", clientAuth)
+		}
+		server.ClientCAs = pool
+	}
+	forward = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return server, forward, nil
 }
