@@ -122,6 +122,25 @@ transaction.state.log.replication.factor=3
 	}
 }
 
+// TestNodeConfigSecuredListeners: overrides that leave a node no
+// PLAINTEXT listener turn its registry off (it could not reach the
+// broker), unless they set the registry listener themselves.
+func TestNodeConfigSecuredListeners(t *testing.T) {
+	n := &Node{ID: 1, Host: "127.0.0.1", KafkaPort: 19092, ControllerPort: 19192, HTTPPort: 19292, RegistryPort: 19392,
+		Roles: "broker,controller", Dir: "/d/node-1"}
+	secured := map[string]string{"listener.security.protocol.map": "PLAINTEXT:SASL_SSL,CONTROLLER:SASL_SSL"}
+	if got := nodeConfig(n, nil, 1, secured)["samsa.schema.registry.listener"]; got != "" {
+		t.Errorf("registry listener %q with every listener secured", got)
+	}
+	if got := nodeConfig(n, nil, 1, nil)["samsa.schema.registry.listener"]; got != "127.0.0.1:19392" {
+		t.Errorf("registry listener %q by default", got)
+	}
+	secured["samsa.schema.registry.listener"] = "127.0.0.1:1"
+	if got := nodeConfig(n, nil, 1, secured)["samsa.schema.registry.listener"]; got != "127.0.0.1:1" {
+		t.Errorf("registry listener %q when the overrides set it", got)
+	}
+}
+
 // TestPortsFromNamesTheBusyPort: a taken port fails the layout before
 // anything starts, naming the port and whose it would have been.
 func TestPortsFromNamesTheBusyPort(t *testing.T) {
@@ -186,6 +205,11 @@ func TestClusterLifecycle(t *testing.T) {
 	if got := len(strings.Split(c.Bootstrap(), ",")); got != 3 {
 		t.Fatalf("bootstrap %q", c.Bootstrap())
 	}
+	// The registries first: they start once their nodes serve, and their
+	// store topic and group (__consumer_offsets) are a burst of metadata
+	// that a node's /readyz may be behind on for a moment.
+	assertRegistries(t, c)
+	waitReady(t, c)
 	// Every node serves /metrics and /readyz on a port of its own.
 	seen := map[string]bool{}
 	for _, n := range c.Nodes() {
@@ -194,13 +218,24 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 		seen[n.HTTPAddr()] = true
 		for path, want := range map[string]string{"/metrics": "samsa_", "/readyz": "ready"} {
-			if code, body := httpGet(t, n.HTTPAddr(), path); code != 200 || !strings.Contains(body, want) {
-				t.Errorf("node %d GET %s: %d %.200q", n.ID, path, code, body)
+			// A node may be behind the metadata log for a moment (the
+			// registries' topics and group were created just now): ready
+			// within 10s is what is asked.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				code, body := httpGet(t, n.HTTPAddr(), path)
+				if code == 200 && strings.Contains(body, want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("node %d GET %s: %d %.200q", n.ID, path, code, body)
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // /readyz has no event to wait on
 			}
 		}
 	}
 	assertTopicRF(t, c.Bootstrap(), "rf-default", 3)
-	assertRegistries(t, c)
 
 	if err := c.Node(2).Stop(20 * time.Second); err != nil {
 		t.Fatalf("%v\n%s", err, c.Node(2).LogTail(20))
