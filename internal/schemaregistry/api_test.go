@@ -280,6 +280,10 @@ func TestAPI(t *testing.T) {
 		{method: "DELETE", path: "/subjects/:.ctx:b?permanent=true", status: 200, want: `[1]`},
 		{method: "DELETE", path: "/contexts/.ctx", status: 204},
 		{method: "GET", path: "/contexts", status: 200, want: `["."]`},
+		{method: "DELETE", path: "/contexts/.never", status: 204},
+		{method: "DELETE", path: "/contexts/a:b", status: 400, want: errBody(400, "Context name 'a:b' cannot contain a colon")},
+		{method: "GET", path: "/contexts/.ctx", status: 405, want: errBody(405, "HTTP 405 Method Not Allowed")},
+		{method: "GET", path: "/contexts?limit=x", status: 404, want: errBody(404, "HTTP 404 Not Found")},
 
 		// The global mode: deleting it answers the mode it had (the
 		// default when none was set) and reverts to READWRITE.

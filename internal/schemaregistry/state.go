@@ -128,7 +128,7 @@ func (s *state) apply(rawKey, rawValue []byte) error {
 			}
 		}
 	}
-	// NOOP and kinds this registry does not know (Confluent's contexts,
+	// NOOP and kinds this registry does not know (Confluent's
 	// associations, encryption keys) change nothing here.
 	return nil
 }
