@@ -222,9 +222,9 @@ func printSettings(out io.Writer, o devClusterOptions) {
 func printCluster(out io.Writer, c *devcluster.Cluster) {
 	fmt.Fprintf(out, "\nCluster %s is up with %d nodes.\n\n", c.ClusterID(), len(c.Nodes()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tPID\tDIR\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tREGISTRY\tPID\tDIR\tLOG")
 	for _, n := range c.Nodes() {
-		kafka, ctrl, web := "-", "-", "-"
+		kafka, ctrl, web, reg := "-", "-", "-", "-"
 		if n.Broker() {
 			kafka = n.Addr()
 		}
@@ -234,12 +234,24 @@ func printCluster(out io.Writer, c *devcluster.Cluster) {
 		if n.HTTPAddr() != "" {
 			web = n.HTTPAddr()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, n.Pid(), n.Dir, n.LogPath())
+		if n.RegistryAddr() != "" {
+			reg = n.RegistryAddr()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, reg, n.Pid(), n.Dir, n.LogPath())
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\n", c.Bootstrap(), c.Bootstrap())
 	if n := c.Nodes()[0]; n.HTTPAddr() != "" {
 		fmt.Fprintf(out, "Metrics: http://%s/metrics (each node's HTTP address above; /readyz, /healthz)\n", n.HTTPAddr())
+	}
+	var registries []string
+	for _, n := range c.Nodes() {
+		if n.RegistryAddr() != "" {
+			registries = append(registries, "http://"+n.RegistryAddr())
+		}
+	}
+	if len(registries) > 0 {
+		fmt.Fprintf(out, "Schema Registry: %s (one per broker node, sharing the _schemas topic; writes go to the elected primary)\n", strings.Join(registries, ","))
 	}
 	fmt.Fprintln(out, "Ctrl-C stops the cluster.")
 }

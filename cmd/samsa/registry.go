@@ -2,72 +2,201 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/broker"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/keystore"
 	"github.com/samsa-io/samsa/internal/schemaregistry"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
 // startRegistry runs the Schema Registry inside samsa serve when
 // samsa.schema.registry.listener is set: a Kafka client of this broker's
-// first PLAINTEXT listener, as it would be of any cluster. It returns the
-// registry (which the broker's schema ID validation asks) and a stop
-// function; nil, nil, nil when the registry is off.
-func startRegistry(ctx context.Context, b *broker.Broker, values config.Values, logger *slog.Logger) (*schemaregistry.Registry, func(), error) {
+// first PLAINTEXT listener, as it would be of any cluster. The listener
+// is bound here (a port in use stops the start); the registry itself
+// starts in the background and is handed to onReady once it answers (the
+// broker's schema ID validation asks it). It returns a stop function; nil,
+// nil when the registry is off.
+func startRegistry(b *broker.Broker, values config.Values, logger *slog.Logger, onReady func(*schemaregistry.Registry)) (func(), error) {
 	listen := values.String("samsa.schema.registry.listener")
 	if listen == "" {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var seed string
 	for _, l := range b.Listeners() {
 		if l.SecurityProtocol == "PLAINTEXT" {
-			host := l.Host
-			if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-				host = "127.0.0.1"
-			}
-			seed = net.JoinHostPort(host, strconv.Itoa(l.Port))
+			seed = loopback(l)
 			break
 		}
 	}
 	if seed == "" {
-		return nil, nil, fmt.Errorf("samsa.schema.registry.listener %s: the registry inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa registry with the client's security flags instead, or set it empty", listen)
+		if _, set := values.Given(config.SourceStaticBroker)["samsa.schema.registry.listener"]; !set {
+			// Only the default asked for it: a broker whose listeners are
+			// all secured still starts, and says why it runs no registry.
+			logger.Info("schema registry off: the broker has no PLAINTEXT listener for it to reach the cluster through; run samsa registry with the client's security flags, or set samsa.schema.registry.listener= to say so",
+				"component", "schemaregistry")
+			return nil, nil
+		}
+		return nil, fmt.Errorf("samsa.schema.registry.listener %s: the registry inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa registry with the client's security flags instead, or set it empty", listen)
+	}
+	serverTLS, forwardTLS, err := registryTLS(values)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := registryAuth(values, b)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return nil, nil, fmt.Errorf("samsa.schema.registry.listener %s: %w", listen, err)
+		return nil, fmt.Errorf("samsa.schema.registry.listener %s: %w", listen, err)
 	}
-	reg, err := schemaregistry.New(schemaregistry.Config{
+	scheme := "http://"
+	if serverTLS != nil {
+		scheme = "https://"
+	}
+	cfg := schemaregistry.Config{
 		ClientOpts: []kgo.Opt{kgo.SeedBrokers(seed), kgo.ClientID("samsa-schema-registry")},
 		Topic:      values.String("samsa.schema.registry.topic"),
 		Logger:     logger,
 		GroupID:    values.String("samsa.schema.registry.group.id"),
-		URL:        "http://" + ln.Addr().String(),
-	})
-	if err != nil {
-		ln.Close()
-		return nil, nil, err
+		URL:        scheme + ln.Addr().String(),
+		TLS:        serverTLS,
+		ForwardTLS: forwardTLS,
+		Auth:       auth,
 	}
-	if err := reg.Start(ctx); err != nil {
-		reg.Close()
-		ln.Close()
-		return nil, nil, fmt.Errorf("schema registry: %w", err)
-	}
+	// The start goes on in the background, retried until the cluster can
+	// hold the store (a node of a cluster still forming has fewer brokers
+	// than the topic's replication factor): the broker does not wait for
+	// it, and the listener answers "not ready" meanwhile.
 	g := task.NewGroup(context.Background())
 	g.Go(func(ctx context.Context) {
-		if err := reg.Serve(ctx, ln); err != nil {
+		err := schemaregistry.Run(ctx, ln, cfg, schemaregistry.RunOptions{Ready: func(reg *schemaregistry.Registry) {
+			onReady(reg)
+			logger.Info("schema registry serving", "component", "schemaregistry", "listener", ln.Addr().String(), "url", cfg.URL, "store", seed)
+		}})
+		if err != nil {
 			logger.Error("schema registry stopped", "component", "schemaregistry", "err", err)
 		}
 	})
-	logger.Info("schema registry serving", "component", "schemaregistry", "listener", ln.Addr().String(), "store", seed)
-	return reg, func() {
-		g.Stop()
-		reg.Close()
-	}, nil
+	logger.Info("schema registry starting", "component", "schemaregistry", "listener", ln.Addr().String(), "store", seed)
+	return g.Stop, nil
+}
+
+// registryTLS reads the samsa.schema.registry.ssl.* configs: nil, nil
+// without a key store, and then none of the others may be set.
+func registryTLS(values config.Values) (server, forward *tls.Config, err error) {
+	const p = "samsa.schema.registry.ssl."
+	ksPath := values.String(p + "keystore.location")
+	if ksPath == "" {
+		for _, name := range []string{"keystore.password", "key.password", "truststore.location", "truststore.password", "client.authentication"} {
+			if values.IsSet(p + name) {
+				return nil, nil, fmt.Errorf("%s%s is set but %skeystore.location is not: the Schema Registry serves plain HTTP without a key store", p, name, p)
+			}
+		}
+		return nil, nil, nil
+	}
+	typ := values.String(p + "keystore.type")
+	raw, err := os.ReadFile(ksPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%skeystore.location: %w", p, err)
+	}
+	certs, err := keystore.KeyStore(raw, typ, values.String(p+"keystore.password"), values.String(p+"key.password"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%skeystore.location %s: %w", p, ksPath, err)
+	}
+	var cas []*x509.Certificate
+	if tsPath := values.String(p + "truststore.location"); tsPath != "" {
+		raw, err := os.ReadFile(tsPath)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%struststore.location: %w", p, err)
+		}
+		if cas, err = keystore.TrustStore(raw, typ, values.String(p+"truststore.password")); err != nil {
+			return nil, nil, fmt.Errorf("%struststore.location %s: %w", p, tsPath, err)
+		}
+		if len(cas) == 0 {
+			return nil, nil, fmt.Errorf("%struststore.location %s holds no certificate", p, tsPath)
+		}
+	} else if values.IsSet(p + "truststore.password") {
+		return nil, nil, fmt.Errorf("%struststore.password is set but %struststore.location is not", p, p)
+	}
+	server, forward, err = schemaregistry.ListenerTLS(certs, cas, values.String(p+"client.authentication"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%sclient.authentication: %w", p, err)
+	}
+	return server, forward, nil
+}
+
+// registryAuth reads the samsa.schema.registry.authentication.* configs:
+// nil for NONE, which refuses the settings only BASIC uses.
+func registryAuth(values config.Values, b *broker.Broker) (*schemaregistry.Auth, error) {
+	const p = "samsa.schema.registry.authentication."
+	usersFile, mechanism := values.String(p+"users.file"), values.String(p+"kafka.sasl.mechanism")
+	if values.String(p+"method") != "BASIC" {
+		for _, name := range []string{"users.file", "kafka.sasl.mechanism", "realm", "roles"} {
+			if values.IsSet(p + name) {
+				return nil, fmt.Errorf("%s%s is set but %smethod is NONE: set it to BASIC, or drop the setting", p, name, p)
+			}
+		}
+		return nil, nil
+	}
+	if usersFile == "" && mechanism == "" {
+		return nil, fmt.Errorf("%smethod=BASIC needs %susers.file or %skafka.sasl.mechanism to check users against", p, p, p)
+	}
+	auth := &schemaregistry.Auth{Realm: values.String(p + "realm"), Roles: values.List(p + "roles")}
+	if usersFile != "" {
+		users, err := schemaregistry.LoadUsers(usersFile)
+		if err != nil {
+			return nil, fmt.Errorf("%susers.file: %w", p, err)
+		}
+		auth.Users = users
+	}
+	if mechanism != "" {
+		login, err := kafkaLogin(values, b, mechanism)
+		if err != nil {
+			return nil, fmt.Errorf("%skafka.sasl.mechanism: %w", p, err)
+		}
+		auth.Login = login
+	}
+	return auth, nil
+}
+
+// kafkaLogin checks credentials against this broker's principals: a SASL
+// login to its first SASL_PLAINTEXT listener, which must enable the
+// mechanism.
+func kafkaLogin(values config.Values, b *broker.Broker, mechanism string) (func(context.Context, string, string) error, error) {
+	for _, l := range b.Listeners() {
+		if l.SecurityProtocol != "SASL_PLAINTEXT" {
+			continue
+		}
+		enabled := values.List("listener.name." + strings.ToLower(l.Name) + ".sasl.enabled.mechanisms")
+		if !slices.Contains(enabled, mechanism) {
+			return nil, fmt.Errorf("listener %s does not enable %s (it enables %s)", l.Name, mechanism, strings.Join(enabled, ","))
+		}
+		return schemaregistry.KafkaLogin([]kgo.Opt{kgo.SeedBrokers(loopback(l))}, mechanism, 10*time.Second)
+	}
+	return nil, errors.New("the broker has no SASL_PLAINTEXT listener to check users against")
+}
+
+// loopback is a listener's address, 127.0.0.1 when it listens on every
+// address.
+func loopback(l broker.Listener) string {
+	host := l.Host
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(l.Port))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/samsa-io/samsa/internal/broker"
+	"github.com/samsa-io/samsa/internal/schemaregistry"
 )
 
 // namedFlags are Kafka config names offered as flags of their own; any
@@ -134,14 +135,13 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
 	// The registry is a client of the broker, started once it serves and
 	// stopped before it closes.
-	regCtx, cancelReg := context.WithTimeout(sig, 60*time.Second)
-	reg, stopRegistry, err := startRegistry(regCtx, b, values, logger)
-	cancelReg()
+	onReady := func(*schemaregistry.Registry) {}
+	if inProcess != nil {
+		onReady = func(reg *schemaregistry.Registry) { inProcess.reg.Store(reg) }
+	}
+	stopRegistry, err := startRegistry(b, values, logger, onReady)
 	if err != nil {
 		return errors.Join(err, b.Close())
-	}
-	if inProcess != nil {
-		inProcess.reg.Store(reg)
 	}
 	closeAll := func() error {
 		if stopRegistry != nil {

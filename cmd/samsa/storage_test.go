@@ -50,12 +50,12 @@ func TestStorageUnknownSubcommand(t *testing.T) {
 }
 
 // writeProps writes a server.properties and returns its path. The HTTP
-// listener gets a free port: the default one may be taken, and tests run
-// side by side.
+// listener gets a free port and the Schema Registry none: the default
+// ones may be taken, and tests run side by side.
 func writeProps(t *testing.T, dir, text string) string {
 	t.Helper()
 	path := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(path, []byte(text+"samsa.http.listener=127.0.0.1:0\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(text+"samsa.http.listener=127.0.0.1:0\nsamsa.schema.registry.listener=\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

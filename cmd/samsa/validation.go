@@ -26,11 +26,18 @@ const (
 // schemaIDsFor is what the broker checks schema IDs against: the registry
 // serve runs (samsa.schema.registry.listener), set into the returned
 // inProcessIDs once it has started, or the one at
-// confluent.schema.registry.url over HTTP; nil for none. Both set is
-// refused: the broker would ask one and the operator might mean the other.
+// confluent.schema.registry.url over HTTP; nil for none. Both set
+// explicitly is refused: the broker would ask one and the operator might
+// mean the other. A URL beside the listener's default is the one asked.
 func schemaIDsFor(values config.Values) (broker.SchemaIDs, *inProcessIDs, error) {
 	urls := values.List("confluent.schema.registry.url")
 	inProcess := values.String("samsa.schema.registry.listener") != ""
+	_, listenerGiven := values.Given(config.SourceStaticBroker)["samsa.schema.registry.listener"]
+	if inProcess && len(urls) > 0 && !listenerGiven {
+		// The registry runs on its default port, but the operator named
+		// another one for validation: that one is asked.
+		inProcess = false
+	}
 	switch {
 	case inProcess && len(urls) > 0:
 		return nil, nil, errors.New("confluent.schema.registry.url and samsa.schema.registry.listener are both set: schema ID validation asks the registry serve runs when there is one, so set only samsa.schema.registry.listener, or only the URL of another registry")

@@ -217,7 +217,8 @@ func TestSchemaIDsFor(t *testing.T) {
 		raw       map[string]string
 		some, err bool
 	}{
-		{map[string]string{}, false, false},
+		{map[string]string{}, true, false}, // the registry on its default port
+		{map[string]string{"samsa.schema.registry.listener": ""}, false, false},
 		{map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0"}, true, false},
 		{map[string]string{"confluent.schema.registry.url": "http://a:8081,http://b:8081"}, true, false},
 		{map[string]string{"samsa.schema.registry.listener": "127.0.0.1:0", "confluent.schema.registry.url": "http://a:8081"}, false, true},

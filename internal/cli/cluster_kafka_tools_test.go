@@ -78,7 +78,7 @@ func TestKafkaToolsReassign(t *testing.T) {
 	// A long session: the frozen broker stays registered and unfenced
 	// while Kafka's tool checks it exists.
 	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second,
-		Overrides: map[string]string{"broker.session.timeout.ms": "30000"}})
+		Overrides: map[string]string{"broker.session.timeout.ms": "30000", "samsa.schema.registry.listener": ""}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func opsRoles(id int32) string {
 // startOpsCluster lays out four nodes and starts the first three.
 func startOpsCluster(t *testing.T) (*devcluster.Cluster, *kadm.Client) {
 	t.Helper()
-	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 4, Roles: opsRoles, StopTimeout: 10 * time.Second})
+	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 4, Roles: opsRoles, StopTimeout: 10 * time.Second, Overrides: noRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // broker too), add-controller makes it a voter again, and each refusal
 // comes back in Kafka's words.
 func TestClusterRemoveAndAddController(t *testing.T) {
-	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second, BootstrapServers: true})
+	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second, Overrides: noRegistry(), BootstrapServers: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // refused. Without --dry-run the moves are made: broker 1 ends with no
 // replica and the topic keeps every record.
 func TestClusterRebalance(t *testing.T) {
-	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second})
+	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second, Overrides: noRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func TestClusterStatusSingleNode(t *testing.T) {
 // falling behind the quorum while the others stay caught up, and the topic
 // reports find its partitions under-replicated but not unavailable.
 func TestClusterStatusAndReportsOnThreeNodes(t *testing.T) {
-	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second})
+	dc, err := devcluster.New(devcluster.Config{Binary: samsaBinary(t), Dir: t.TempDir(), Nodes: 3, StopTimeout: 10 * time.Second, Overrides: noRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,10 +75,11 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 
 // startSamsa runs "samsa serve args..."; the listeners must include a
 // PLAINTEXT one, which the broker's testCluster dials. The HTTP listener
-// is off: its default port may be taken, and tests run side by side.
+// is off: its default port may be taken, and tests run side by side. So is
+// the Schema Registry.
 func startSamsa(t *testing.T, args ...string) *samsaBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener="}, args...)...)
+	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener="}, args...)...)
 	stderr, err := proc.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -258,4 +259,11 @@ func silentListener(t *testing.T) *testCluster {
 		g.Stop()
 	})
 	return &testCluster{t: t, addr: ln.Addr().String()}
+}
+
+// noRegistry are the overrides of a test's dev cluster: no Schema Registry
+// on its nodes, whose _schemas topic and group would change what the
+// cluster tests count (internal/devcluster's tests cover the registries).
+func noRegistry() map[string]string {
+	return map[string]string{"samsa.schema.registry.listener": ""}
 }

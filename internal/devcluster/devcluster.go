@@ -101,7 +101,8 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	for i := range cfg.Nodes {
 		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: p.kafka[i], ControllerPort: p.controller[i], HTTPPort: p.http[i],
-			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
+			RegistryPort: p.registry[i],
+			Dir:          filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
 		if len(cfg.Hosts) != 0 {
 			n.Host = cfg.Hosts[i]
 		}
@@ -168,15 +169,16 @@ func (c *Cluster) layout() (ports, error) {
 			p.kafka = append(p.kafka, c.cfg.BasePort)
 			p.controller = append(p.controller, c.cfg.BasePort+ControllerPortOffset)
 			p.http = append(p.http, c.cfg.BasePort+HTTPPortOffset)
+			p.registry = append(p.registry, c.cfg.BasePort+RegistryPortOffset)
 		}
 	case c.cfg.BasePort != 0:
 		p, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
 	default:
 		var free []int
-		free, err = freePorts(3 * c.cfg.Nodes)
+		free, err = freePorts(4 * c.cfg.Nodes)
 		if err == nil {
 			n := c.cfg.Nodes
-			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n:]}
+			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n : 3*n], registry: free[3*n:]}
 		}
 	}
 	if err != nil {
@@ -193,6 +195,7 @@ func (c *Cluster) writeState(state string, p ports) error {
 	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", map[string]string{
 		"cluster.id": c.clusterID, "nodes": strconv.Itoa(c.cfg.Nodes),
 		"kafka.ports": joinInts(p.kafka), "controller.ports": joinInts(p.controller), "http.ports": joinInts(p.http),
+		"registry.ports": joinInts(p.registry),
 	})
 	if err := os.WriteFile(state, data, 0o644); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
@@ -202,8 +205,7 @@ func (c *Cluster) writeState(state string, p ports) error {
 
 // reuse reads a directory's recorded cluster. The quorum's stored
 // configuration names its voters' ports, so the same nodes must come back
-// on the same ports. A directory recorded before the nodes had HTTP
-// listeners gets free ports for them, recorded from then on.
+// on the same ports.
 func (c *Cluster) reuse(state string) (ports, error) {
 	rec, err := readProperties(state)
 	if err != nil {
@@ -211,13 +213,16 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	}
 	c.clusterID = rec["cluster.id"]
 	var p ports
-	var err1, err2, err3 error
+	var err1, err2, err3, err4 error
 	p.kafka, err1 = splitInts(rec["kafka.ports"])
 	p.controller, err2 = splitInts(rec["controller.ports"])
 	if rec["http.ports"] != "" {
 		p.http, err3 = splitInts(rec["http.ports"])
 	}
-	if err := errors.Join(err1, err2, err3); err != nil || c.clusterID == "" {
+	if rec["registry.ports"] != "" {
+		p.registry, err4 = splitInts(rec["registry.ports"])
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil || c.clusterID == "" {
 		return ports{}, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
 	}
 	if len(p.kafka) != c.cfg.Nodes {
@@ -226,18 +231,33 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	if c.cfg.BasePort != 0 && p.kafka[0] != c.cfg.BasePort {
 		return ports{}, fmt.Errorf("devcluster: %s holds a cluster on ports from %d, not %d", c.cfg.Dir, p.kafka[0], c.cfg.BasePort)
 	}
-	if len(p.http) != len(p.kafka) {
-		if p.http, err = freePorts(c.cfg.Nodes); err != nil {
-			return ports{}, err
-		}
-		if err := c.writeState(state, p); err != nil {
-			return ports{}, err
-		}
+	if err := c.addPorts(state, &p); err != nil {
+		return ports{}, err
 	}
 	if len(c.cfg.Hosts) != 0 {
 		return p, nil // addresses of their own, maybe in other namespaces
 	}
 	return p, p.checkFree()
+}
+
+// addPorts gives a directory recorded before the nodes had HTTP or
+// registry listeners free ports for them, recorded from then on.
+func (c *Cluster) addPorts(state string, p *ports) error {
+	changed := false
+	for _, l := range []*[]int{&p.http, &p.registry} {
+		if len(*l) == len(p.kafka) {
+			continue
+		}
+		free, err := freePorts(c.cfg.Nodes)
+		if err != nil {
+			return err
+		}
+		*l, changed = free, true
+	}
+	if !changed {
+		return nil
+	}
+	return c.writeState(state, *p)
 }
 
 // prepare writes node n's server.properties and formats its storage

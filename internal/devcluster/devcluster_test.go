@@ -69,7 +69,7 @@ func TestNodeConfig(t *testing.T) {
 	var nodes []*Node
 	for i := range int32(3) {
 		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), HTTPPort: 19292 + int(i),
-			Dir: fmt.Sprintf("/d/node-%d", i+1)})
+			RegistryPort: 19392 + int(i), Roles: "broker,controller", Dir: fmt.Sprintf("/d/node-%d", i+1)})
 	}
 	n := nodes[1]
 	got := string(formatProperties("node 2", nodeConfig(n, map[string]string{"controller.quorum.voters": voters(nodes)}, 3, map[string]string{"broker.session.timeout.ms": "6000"})))
@@ -88,6 +88,7 @@ node.id=2
 offsets.topic.replication.factor=3
 process.roles=broker,controller
 samsa.http.listener=127.0.0.1:19293
+samsa.schema.registry.listener=127.0.0.1:19393
 transaction.state.log.min.isr=2
 transaction.state.log.replication.factor=3
 `
@@ -115,6 +116,28 @@ transaction.state.log.replication.factor=3
 	}
 	if got, want := cfg["samsa.http.listener"], "10.9.0.2:9292"; got != want {
 		t.Errorf("HTTP listener %q, want %q", got, want)
+	}
+	if got, want := cfg["samsa.schema.registry.listener"], "10.9.0.2:9392"; got != want {
+		t.Errorf("registry listener %q, want %q", got, want)
+	}
+}
+
+// TestNodeConfigSecuredListeners: overrides that leave a node no
+// PLAINTEXT listener turn its registry off (it could not reach the
+// broker), unless they set the registry listener themselves.
+func TestNodeConfigSecuredListeners(t *testing.T) {
+	n := &Node{ID: 1, Host: "127.0.0.1", KafkaPort: 19092, ControllerPort: 19192, HTTPPort: 19292, RegistryPort: 19392,
+		Roles: "broker,controller", Dir: "/d/node-1"}
+	secured := map[string]string{"listener.security.protocol.map": "PLAINTEXT:SASL_SSL,CONTROLLER:SASL_SSL"}
+	if got := nodeConfig(n, nil, 1, secured)["samsa.schema.registry.listener"]; got != "" {
+		t.Errorf("registry listener %q with every listener secured", got)
+	}
+	if got := nodeConfig(n, nil, 1, nil)["samsa.schema.registry.listener"]; got != "127.0.0.1:19392" {
+		t.Errorf("registry listener %q by default", got)
+	}
+	secured["samsa.schema.registry.listener"] = "127.0.0.1:1"
+	if got := nodeConfig(n, nil, 1, secured)["samsa.schema.registry.listener"]; got != "127.0.0.1:1" {
+		t.Errorf("registry listener %q when the overrides set it", got)
 	}
 }
 
@@ -182,6 +205,11 @@ func TestClusterLifecycle(t *testing.T) {
 	if got := len(strings.Split(c.Bootstrap(), ",")); got != 3 {
 		t.Fatalf("bootstrap %q", c.Bootstrap())
 	}
+	// The registries first: they start once their nodes serve, and their
+	// store topic and group (__consumer_offsets) are a burst of metadata
+	// that a node's /readyz may be behind on for a moment.
+	assertRegistries(t, c)
+	waitReady(t, c)
 	// Every node serves /metrics and /readyz on a port of its own.
 	seen := map[string]bool{}
 	for _, n := range c.Nodes() {
@@ -190,8 +218,20 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 		seen[n.HTTPAddr()] = true
 		for path, want := range map[string]string{"/metrics": "samsa_", "/readyz": "ready"} {
-			if code, body := httpGet(t, n.HTTPAddr(), path); code != 200 || !strings.Contains(body, want) {
-				t.Errorf("node %d GET %s: %d %.200q", n.ID, path, code, body)
+			// A node may be behind the metadata log for a moment (the
+			// registries' topics and group were created just now): ready
+			// within 10s is what is asked.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				code, body := httpGet(t, n.HTTPAddr(), path)
+				if code == 200 && strings.Contains(body, want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("node %d GET %s: %d %.200q", n.ID, path, code, body)
+					break
+				}
+				time.Sleep(100 * time.Millisecond) // /readyz has no event to wait on
 			}
 		}
 	}
@@ -220,6 +260,54 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	start(t, again)
 	assertTopicRF(t, again.Bootstrap(), "rf-default-2", 3)
+}
+
+// assertRegistries checks that every node runs a Schema Registry on a
+// port of its own, and that they share one store: a schema registered
+// through node 1 (forwarded to the elected primary if need be) is read
+// back through every node.
+func assertRegistries(t *testing.T, c *Cluster) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, n := range c.Nodes() {
+		if n.RegistryAddr() == "" || seen[n.RegistryAddr()] || n.RegistryAddr() == n.HTTPAddr() {
+			t.Fatalf("node %d's registry listener %q (others: %v)", n.ID, n.RegistryAddr(), seen)
+		}
+		seen[n.RegistryAddr()] = true
+	}
+	cl := &http.Client{Timeout: 10 * time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	body := `{"schema":"\"string\""}`
+	for {
+		// The registries start in the background once their node serves:
+		// 503 until they have read the store.
+		resp, err := cl.Post("http://"+c.Node(1).RegistryAddr()+"/subjects/devcluster-value/versions", "application/json", strings.NewReader(body))
+		if err == nil {
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.TrimSpace(string(got)) == `{"id":1}` {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("register through node 1: %d %s\n%s", resp.StatusCode, got, c.LogTails(20))
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatalf("register through node 1: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a service that has no start event to wait on
+	}
+	for _, n := range c.Nodes() {
+		for {
+			code, got := httpGet(t, n.RegistryAddr(), "/subjects")
+			if code == 200 && strings.TrimSpace(got) == `["devcluster-value"]` {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d GET /subjects: %d %s", n.ID, code, got)
+			}
+			time.Sleep(100 * time.Millisecond) // a secondary reads the store a moment after the write
+		}
+	}
 }
 
 // assertTopicRF creates a topic without a replication factor and checks
@@ -284,8 +372,8 @@ func httpGet(t *testing.T, addr, path string) (int, string) {
 }
 
 // TestKeptClusterWithoutHTTPPortsGetsThem: a directory recorded before
-// the nodes had HTTP listeners keeps its other ports and gets free HTTP
-// ports, recorded for the next run.
+// the nodes had HTTP and registry listeners keeps its other ports and gets
+// free ones for them, recorded for the next run.
 func TestKeptClusterWithoutHTTPPortsGetsThem(t *testing.T) {
 	dir := t.TempDir()
 	c := newCluster(t, dir, 2)
@@ -295,16 +383,18 @@ func TestKeptClusterWithoutHTTPPortsGetsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(rec, "http.ports")
+	delete(rec, "registry.ports")
 	if err := os.WriteFile(state, formatProperties("an older run", rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	again := newCluster(t, dir, 2)
 	for i, n := range again.Nodes() {
-		if n.KafkaPort != c.Nodes()[i].KafkaPort || n.HTTPPort == 0 || n.HTTPPort == n.KafkaPort {
-			t.Errorf("node %d: Kafka %d (was %d), HTTP %d", n.ID, n.KafkaPort, c.Nodes()[i].KafkaPort, n.HTTPPort)
+		if n.KafkaPort != c.Nodes()[i].KafkaPort || n.HTTPPort == 0 || n.HTTPPort == n.KafkaPort ||
+			n.RegistryPort == 0 || n.RegistryPort == n.HTTPPort || n.RegistryPort == n.KafkaPort {
+			t.Errorf("node %d: Kafka %d (was %d), HTTP %d, registry %d", n.ID, n.KafkaPort, c.Nodes()[i].KafkaPort, n.HTTPPort, n.RegistryPort)
 		}
 	}
-	if rec, err = readProperties(state); err != nil || rec["http.ports"] == "" {
-		t.Errorf("http.ports not recorded: %v %v", rec, err)
+	if rec, err = readProperties(state); err != nil || rec["http.ports"] == "" || rec["registry.ports"] == "" {
+		t.Errorf("http.ports or registry.ports not recorded: %v %v", rec, err)
 	}
 }

@@ -30,6 +30,9 @@ type Node struct {
 	// HTTPPort is the node's samsa.http.listener port: /metrics,
 	// /healthz and /readyz.
 	HTTPPort int
+	// RegistryPort is the node's samsa.schema.registry.listener port: the
+	// Schema Registry a broker node runs.
+	RegistryPort int
 	// Dir holds server.properties, node.log and the data directory.
 	Dir string
 
@@ -65,6 +68,16 @@ func (n *Node) HTTPAddr() string {
 		return ""
 	}
 	return net.JoinHostPort(n.Host, strconv.Itoa(n.HTTPPort))
+}
+
+// RegistryAddr is the node's Schema Registry address
+// (samsa.schema.registry.listener), "" when it has none: a controller-only
+// node has no PLAINTEXT listener for the registry to reach.
+func (n *Node) RegistryAddr() string {
+	if n.RegistryPort == 0 || !n.Broker() {
+		return ""
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.RegistryPort))
 }
 
 // ConfigPath is the node's server.properties.

@@ -19,9 +19,14 @@ const ControllerPortOffset = 100
 // from a base: 19292-19294 for three nodes from 19092.
 const HTTPPortOffset = 2 * ControllerPortOffset
 
+// RegistryPortOffset puts the Schema Registry listeners
+// (samsa.schema.registry.listener) above the HTTP listeners: 19392-19394
+// for three nodes from 19092.
+const RegistryPortOffset = 3 * ControllerPortOffset
+
 // ports are the nodes' ports, by listener, node i's at index i-1.
 type ports struct {
-	kafka, controller, http []int
+	kafka, controller, http, registry []int
 }
 
 // ErrPortInUse marks a start that failed because a port was taken: by
@@ -30,13 +35,13 @@ type ports struct {
 // other ports.
 var ErrPortInUse = errors.New("port in use")
 
-// portsFrom lays out the Kafka, controller and HTTP ports of n nodes from
+// portsFrom lays out the Kafka, controller, HTTP and registry ports of n nodes from
 // base and checks that each is free now, naming the first that is not.
 func portsFrom(base, n int) (ports, error) {
 	if n > ControllerPortOffset {
 		return ports{}, fmt.Errorf("%d nodes do not fit between the Kafka and controller ports (%d apart)", n, ControllerPortOffset)
 	}
-	if base < 1 || base+HTTPPortOffset+n-1 > 65535 {
+	if base < 1 || base+RegistryPortOffset+n-1 > 65535 {
 		return ports{}, fmt.Errorf("base port %d: the ports of %d nodes run past 1-65535", base, n)
 	}
 	var p ports
@@ -44,6 +49,7 @@ func portsFrom(base, n int) (ports, error) {
 		p.kafka = append(p.kafka, base+i)
 		p.controller = append(p.controller, base+ControllerPortOffset+i)
 		p.http = append(p.http, base+HTTPPortOffset+i)
+		p.registry = append(p.registry, base+RegistryPortOffset+i)
 	}
 	return p, p.checkFree()
 }
@@ -59,6 +65,9 @@ func (p ports) checkFree() error {
 			return err
 		}
 		if err := checkFree(p.http[i], fmt.Sprintf("node %d's HTTP listener", i+1)); err != nil {
+			return err
+		}
+		if err := checkFree(p.registry[i], fmt.Sprintf("node %d's Schema Registry listener", i+1)); err != nil {
 			return err
 		}
 	}

@@ -88,13 +88,38 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"log.dirs":                       n.DataDir(),
 		// Each node's own port (layout), never the default one, which
 		// every node would share.
-		"samsa.http.listener": n.HTTPAddr(),
+		"samsa.http.listener":            n.HTTPAddr(),
+		"samsa.schema.registry.listener": n.RegistryAddr(),
 	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))
 	maps.Copy(cfg, FailureDetection)
 	maps.Copy(cfg, overrides)
+	if _, set := overrides["samsa.schema.registry.listener"]; !set && !plaintextListener(cfg) {
+		// The registry inside serve reaches its broker through a
+		// PLAINTEXT listener; overrides that secure every listener turn it
+		// off rather than stop the node.
+		cfg["samsa.schema.registry.listener"] = ""
+	}
 	return cfg
+}
+
+// plaintextListener reports whether a node config has a listener whose
+// security protocol is PLAINTEXT.
+func plaintextListener(cfg map[string]string) bool {
+	protocols := map[string]string{}
+	for _, pair := range strings.Split(cfg["listener.security.protocol.map"], ",") {
+		if name, protocol, ok := strings.Cut(strings.TrimSpace(pair), ":"); ok {
+			protocols[strings.ToUpper(name)] = strings.ToUpper(protocol)
+		}
+	}
+	for _, l := range strings.Split(cfg["listeners"], ",") {
+		name, _, ok := strings.Cut(strings.TrimSpace(l), "://")
+		if ok && protocols[strings.ToUpper(name)] == "PLAINTEXT" {
+			return true
+		}
+	}
+	return false
 }
 
 // formatProperties renders a config as a properties file, keys sorted so

@@ -116,12 +116,33 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/schemas/ids/99", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/99/subjects", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/1?subject=b", status: 200, want: body(s1)},
-		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 404, want: errBody(40403, "Schema 1 not found")},
+		// A subject that does not carry the ID: Confluent tries the other
+		// contexts, then answers the default context's schema.
+		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 200, want: body(s1)},
+		{method: "GET", path: "/schemas/ids/99?subject=nope", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 200, want: body(s1)},
 		{method: "GET", path: "/schemas/ids/1?format=ignore_extensions", status: 422, want: errBody(422, "format=ignore_extensions is not supported for AVRO schemas")},
 		{method: "GET", path: "/schemas/ids/1?format=bogus", status: 422, want: errBody(422, "format=bogus is not supported by this registry")},
 		{method: "GET", path: "/schemas?latestOnly=true", status: 200, want: "[" + version("a", 2, 2, s2) + "," + version("b", 1, 1, s1) + "]"},
 		{method: "GET", path: "/schemas?subjectPrefix=b", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
+
+		// Paging: offset and limit; a limit that is not positive or above
+		// the endpoint's largest (1000 for schema lists) is the default.
+		{method: "GET", path: "/subjects?offset=1", status: 200, want: `["b"]`},
+		{method: "GET", path: "/subjects?limit=1", status: 200, want: `["a"]`},
+		{method: "GET", path: "/subjects?limit=0", status: 200, want: `["a","b"]`},
+		{method: "GET", path: "/subjects?limit=-1&offset=0", status: 200, want: `["a","b"]`},
+		{method: "GET", path: "/subjects?offset=5", status: 200, want: `[]`},
+		{method: "GET", path: "/subjects?offset=x", status: 404, want: errBody(404, "HTTP 404 Not Found")},
+		{method: "GET", path: "/subjects?limit=1.5", status: 404, want: errBody(404, "HTTP 404 Not Found")},
+		{method: "GET", path: "/subjects?offset=-1", status: 422, want: errBody(422, "Query parameter offset=-1 is negative")},
+		{method: "GET", path: "/subjects/a/versions?offset=1&limit=1", status: 200, want: `[2]`},
+		{method: "GET", path: "/subjects/a/versions?limit=1", status: 200, want: `[1]`},
+		{method: "GET", path: "/schemas?offset=1&limit=1", status: 200, want: "[" + version("a", 2, 2, s2) + "]"},
+		{method: "GET", path: "/schemas?limit=5000&offset=2", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
+		{method: "GET", path: "/schemas/ids/1/subjects?offset=1", status: 200, want: `["b"]`},
+		{method: "GET", path: "/schemas/ids/1/versions?limit=1", status: 200, want: `[{"subject":"a","version":1}]`},
+		{method: "GET", path: "/subjects/a/versions/1/referencedby?offset=3", status: 200, want: `[]`},
 
 		// Compatibility levels.
 		{method: "PUT", path: "/config/a", body: `{"compatibility":"forward"}`, status: 200, want: `{"compatibility":"FORWARD"}`},
@@ -210,6 +231,74 @@ func TestAPI(t *testing.T) {
 		{method: "POST", path: "/subjects/meta/versions", body: body(s1, "metadata", map[string]any{"properties": map[string]string{"owner": "x"}}), status: 200, want: `{"id":54}`},
 		{method: "GET", path: "/subjects/meta/versions/1", status: 200, contains: []string{`"metadata":{"properties":{"owner":"x"}}`}},
 
+		// Contexts: qualified subjects, IDs of their own, the context paths
+		// rewritten as Confluent's ContextFilter does.
+		{method: "POST", path: "/subjects/:.ctx:a/versions", body: body(s4), status: 200, want: `{"id":1}`},
+		{method: "POST", path: "/contexts/.ctx/subjects/b/versions", body: body(s1), status: 200, want: `{"id":2}`},
+		{method: "POST", path: "/subjects/:.ctx:inner/versions", body: body(inner), status: 200, want: `{"id":3}`},
+		{method: "POST", path: "/contexts/ctx/subjects/outer/versions", body: body(outer, "references", []Reference{{Name: "inner", Subject: "inner", Version: 1}}), status: 200, want: `{"id":4}`},
+		{method: "GET", path: "/subjects/:.ctx:inner/versions/1/referencedby", status: 200, want: `[4]`},
+		{method: "GET", path: "/subjects/inner/versions/1/referencedby", status: 200, want: `[53]`},
+		{method: "GET", path: "/contexts", status: 200, want: `[".",".ctx"]`},
+		{method: "GET", path: "/contexts?contextPrefix=.c", status: 200, want: `[".ctx"]`},
+		{method: "GET", path: "/contexts?offset=1", status: 200, want: `[".ctx"]`},
+		{method: "GET", path: "/contexts?limit=1", status: 200, want: `["."]`},
+		{method: "GET", path: "/subjects", status: 200, want: `["a","c","imp","inner","meta","outer",":.ctx:a",":.ctx:b",":.ctx:inner",":.ctx:outer"]`},
+		{method: "GET", path: "/subjects?subjectPrefix=i", status: 200, want: `["imp","inner"]`},
+		{method: "GET", path: "/subjects?subjectPrefix=:.ctx:", status: 200, want: `[":.ctx:a",":.ctx:b",":.ctx:inner",":.ctx:outer"]`},
+		{method: "GET", path: "/subjects?subjectPrefix=:*:o", status: 200, want: `["outer",":.ctx:outer"]`},
+		{method: "GET", path: "/contexts/.ctx/subjects?subjectPrefix=i", status: 200, want: `[":.ctx:inner"]`},
+		{method: "GET", path: "/subjects/:.:c/versions", status: 200, want: `[1]`},
+		{method: "GET", path: "/contexts/.ctx/subjects/a/versions/1", status: 200, want: version(":.ctx:a", 1, 1, s4)},
+		{method: "GET", path: "/schemas/ids/1?subject=:.ctx:", status: 200, want: body(s4)},
+		{method: "GET", path: "/contexts/.ctx/schemas/ids/2", status: 200, want: body(s1)},
+		{method: "GET", path: "/schemas/ids/2", status: 200, want: body(s2)},
+		{method: "GET", path: "/schemas/ids/1?subject=a", status: 200, want: body(s4)}, // found in .ctx under its name
+		{method: "GET", path: "/schemas/ids/2/versions?subject=:.ctx:b", status: 200, want: `[{"subject":":.ctx:b","version":1}]`},
+		{method: "GET", path: "/schemas/ids/1/subjects?subject=:.ctx:", status: 200, want: `[":.ctx:a"]`},
+		{method: "GET", path: "/schemas?subjectPrefix=:.ctx:a", status: 200, want: "[" + version(":.ctx:a", 1, 1, s4) + "]"},
+		{method: "GET", path: "/contexts/a:b/subjects", status: 400, want: errBody(400, "Context name 'a:b' cannot contain a colon")},
+		// A context's config and mode apply to its subjects, not to the
+		// default context's; the global ones do not reach into .ctx.
+		{method: "PUT", path: "/contexts/.ctx/config", body: `{"compatibility":"FULL"}`, status: 200, want: `{"compatibility":"FULL"}`},
+		{method: "GET", path: "/config/:.ctx:", status: 200, want: `{"compatibilityLevel":"FULL"}`},
+		{method: "GET", path: "/config/:.ctx:a?defaultToGlobal=true", status: 200, want: `{"compatibilityLevel":"FULL"}`},
+		{method: "GET", path: "/config/a?defaultToGlobal=true", status: 200, want: `{"compatibilityLevel":"BACKWARD"}`},
+		{method: "PUT", path: "/mode/:.ctx:", body: `{"mode":"READONLY"}`, status: 200, want: `{"mode":"READONLY"}`},
+		{method: "PUT", path: "/mode/:.ctx:b", body: `{"mode":"READWRITE"}`, status: 200, want: `{"mode":"READWRITE"}`},
+		{method: "POST", path: "/subjects/:.ctx:a/versions", body: body(s1), status: 422, want: errBody(42205, "Subject :.ctx:a in context .ctx is in read-only mode")},
+		{method: "GET", path: "/mode/c?defaultToGlobal=true", status: 200, want: `{"mode":"READWRITE"}`},
+		{method: "DELETE", path: "/mode/:.ctx:?recursive=true", status: 200, want: `{"mode":"READONLY"}`},
+		{method: "GET", path: "/mode/:.ctx:b", status: 404, want: errBody(40409, "Subject ':.ctx:b' does not have subject-level mode configured")},
+		{method: "DELETE", path: "/mode/:.ctx:?recursive=true", status: 200, want: `{"mode":null}`},
+		// A context goes only once empty.
+		{method: "DELETE", path: "/contexts/.ctx", status: 422, want: errBody(42211, "The specified context ':.ctx:' is not empty.")},
+		{method: "DELETE", path: "/contexts/.ctx/subjects/outer", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:outer?permanent=true", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:inner", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:inner?permanent=true", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:a", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:b", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/contexts/.ctx", status: 422, want: errBody(42211, "The specified context ':.ctx:' is not empty.")},
+		{method: "DELETE", path: "/subjects/:.ctx:a?permanent=true", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/subjects/:.ctx:b?permanent=true", status: 200, want: `[1]`},
+		{method: "DELETE", path: "/contexts/.ctx", status: 204},
+		{method: "GET", path: "/contexts", status: 200, want: `["."]`},
+		{method: "DELETE", path: "/contexts/.never", status: 204},
+		{method: "DELETE", path: "/contexts/a:b", status: 400, want: errBody(400, "Context name 'a:b' cannot contain a colon")},
+		{method: "GET", path: "/contexts/.ctx", status: 405, want: errBody(405, "HTTP 405 Method Not Allowed")},
+		{method: "GET", path: "/contexts?limit=x", status: 404, want: errBody(404, "HTTP 404 Not Found")},
+
+		// The global mode: deleting it answers the mode it had (the
+		// default when none was set) and reverts to READWRITE.
+		{method: "PUT", path: "/mode", body: `{"mode":"READONLY"}`, status: 200, want: `{"mode":"READONLY"}`},
+		{method: "DELETE", path: "/mode", status: 200, want: `{"mode":"READONLY"}`},
+		{method: "GET", path: "/mode", status: 200, want: `{"mode":"READWRITE"}`},
+		{method: "DELETE", path: "/mode", status: 200, want: `{"mode":"READWRITE"}`},
+		{method: "PUT", path: "/mode/c", body: `{"mode":"READONLY"}`, status: 200, want: `{"mode":"READONLY"}`},
+		{method: "DELETE", path: "/mode?recursive=true", status: 200, want: `{"mode":"READWRITE"}`},
+		{method: "GET", path: "/mode/c", status: 404, want: errBody(40409, "Subject 'c' does not have subject-level mode configured")},
+
 		// The mux's own answers in Confluent's body.
 		{method: "GET", path: "/nothing", status: 404, want: errBody(404, "HTTP 404 Not Found")},
 		{method: "PATCH", path: "/subjects", status: 405, want: errBody(405, "HTTP 405 Method Not Allowed")},
@@ -219,7 +308,7 @@ func TestAPI(t *testing.T) {
 		if status != s.status || !matches(got, s) {
 			t.Errorf("step %d: %s %s: got %d %s\nwant %d %s %q", i, s.method, s.path, status, got, s.status, s.want, s.contains)
 		}
-		if ct != contentType {
+		if ct != contentType && status != http.StatusNoContent {
 			t.Errorf("step %d: %s %s: content type %q", i, s.method, s.path, ct)
 		}
 	}
@@ -258,7 +347,7 @@ func matches(got string, s apiStep) bool {
 		}
 	}
 	if s.want == "" {
-		return len(s.contains) > 0
+		return len(s.contains) > 0 || (s.status == http.StatusNoContent && got == "")
 	}
 	var a, b any
 	if json.Unmarshal([]byte(got), &a) == nil && json.Unmarshal([]byte(s.want), &b) == nil {

@@ -58,17 +58,33 @@ func samsaBinary(t *testing.T) string {
 // testBroker is a single-node Samsa broker in a child process.
 type testBroker struct {
 	addr string
-	proc *exec.Cmd
-	mu   sync.Mutex
-	tail []string
+	// saslAddr is the SASL_PLAINTEXT listener's address, when it has one.
+	saslAddr string
+	proc     *exec.Cmd
+	mu       sync.Mutex
+	tail     []string
 }
 
-var listenerRE = regexp.MustCompile(`PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+var (
+	listenerRE     = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	saslListenerRE = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+)
 
-func startBroker(t *testing.T) *testBroker {
+// saslBrokerArgs add a SASL_PLAINTEXT listener taking PLAIN logins of one
+// user to startBroker's PLAINTEXT one.
+func saslBrokerArgs(user, password string) []string {
+	return []string{"--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"--override", "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN",
+		"--override", fmt.Sprintf(`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, user, password)}
+}
+
+// startBroker starts a broker with a PLAINTEXT listener; args (a
+// --listeners of their own, overrides) come after the defaults and win.
+func startBroker(t *testing.T, args ...string) *testBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), "serve", "--override", "samsa.http.listener=",
-		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"))
+	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
+		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, args...)...)
 	stderr, err := proc.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +93,7 @@ func startBroker(t *testing.T) *testBroker {
 		t.Fatal(err)
 	}
 	b := &testBroker{proc: proc}
-	found := make(chan string, 1)
+	found := make(chan [2]string, 1)
 	g := task.NewGroup(context.Background())
 	g.Go(func(context.Context) { b.scan(stderr, found) })
 	t.Cleanup(func() {
@@ -90,21 +106,26 @@ func startBroker(t *testing.T) *testBroker {
 		}
 	})
 	select {
-	case b.addr = <-found:
+	case addrs := <-found:
+		b.addr, b.saslAddr = addrs[0], addrs[1]
 	case <-time.After(60 * time.Second):
 		t.Fatal("samsa serve did not start")
 	}
 	return b
 }
 
-func (b *testBroker) scan(r io.Reader, found chan<- string) {
+func (b *testBroker) scan(r io.Reader, found chan<- [2]string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if m := listenerRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "samsa serving") {
+			addrs := [2]string{m[1]}
+			if s := saslListenerRE.FindStringSubmatch(line); s != nil {
+				addrs[1] = s[1]
+			}
 			select {
-			case found <- m[1]:
+			case found <- addrs:
 			default:
 			}
 		}

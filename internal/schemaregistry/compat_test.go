@@ -75,6 +75,11 @@ func TestStateApply(t *testing.T) {
 		{`{"keytype":"MODE","subject":null,"magic":0}`, `{"mode":"READONLY"}`},
 		{`{"keytype":"NOOP","magic":0}`, ``},
 		{`{"keytype":"CONTEXT","tenant":"default","context":".","magic":0}`, `{}`},
+		// Another context: its own IDs (7 again, another schema) and its record.
+		{`{"keytype":"CONTEXT","tenant":"default","context":".ctx","magic":0}`, `{"tenant":"default","context":".ctx"}`},
+		{`{"keytype":"CONTEXT","tenant":"default","context":".gone","magic":0}`, `{"tenant":"default","context":".gone"}`},
+		{`{"keytype":"CONTEXT","tenant":"default","context":".gone","magic":0}`, ``},
+		{`{"keytype":"SCHEMA","subject":":.ctx:a","version":1,"magic":1}`, `{"subject":":.ctx:a","version":1,"id":7,"schema":"\"string\"","deleted":false}`},
 		{`{"keytype":"DELETE_SUBJECT","subject":"a","magic":0}`, `{"subject":"a","version":1}`},
 		{`{"keytype":"SCHEMA","subject":"b","version":1,"magic":1}`, ``},
 		{`{"keytype":"CONFIG","subject":"a","magic":0}`, ``},
@@ -100,18 +105,27 @@ func TestStateApply(t *testing.T) {
 	if st.subjects["b"] != nil {
 		t.Error("b survived its tombstone")
 	}
-	if holders := st.holders(7); len(holders) != 1 || holders[0] != (subjectVersion{"a", 1}) {
+	if holders := st.holders(defaultContext, 7); len(holders) != 1 || holders[0] != (subjectVersion{"a", 1}) {
 		t.Errorf("holders of 7: %v", holders)
 	}
-	if st.maxID != 9 || st.globalConfig != levelFull || st.globalMode != modeReadOnly || len(st.configs) != 0 {
-		t.Errorf("maxID %d, config %q %v, mode %q", st.maxID, st.globalConfig, st.configs, st.globalMode)
+	if v := st.byID(".ctx", 7); v == nil || v.Schema != `"string"` || st.maxID[".ctx"] != 7 {
+		t.Errorf("7 in .ctx: %+v (max %d)", v, st.maxID[".ctx"])
+	}
+	if len(st.contexts) != 1 || !st.contexts[".ctx"] {
+		t.Errorf("contexts %v", st.contexts)
+	}
+	if st.maxID[defaultContext] != 9 || st.globalConfig != levelFull || st.globalMode != modeReadOnly || len(st.configs) != 0 {
+		t.Errorf("maxID %d, config %q %v, mode %q", st.maxID[defaultContext], st.globalConfig, st.configs, st.globalMode)
 	}
 	// CLEAR_SUBJECT forgets the subjects under its prefix; the largest ID
 	// stays, so an ID is never given twice.
 	if err := st.apply([]byte(`{"keytype":"CLEAR_SUBJECT","subject":"a","magic":0}`), []byte(`{"subject":"a"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.subjects) != 0 || len(st.ids) != 0 || st.maxID != 9 {
-		t.Errorf("after clear: %v %v max %d", st.subjects, st.ids, st.maxID)
+	if err := st.apply([]byte(`{"keytype":"CLEAR_SUBJECT","subject":":.ctx:","magic":0}`), []byte(`{"subject":":.ctx:"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.subjects) != 0 || len(st.ids) != 0 || st.maxID[defaultContext] != 9 {
+		t.Errorf("after clear: %v %v max %d", st.subjects, st.ids, st.maxID[defaultContext])
 	}
 }

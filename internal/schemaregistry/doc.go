@@ -14,6 +14,10 @@
 // primary through a Kafka group (election.go) and the others forward
 // writes to it over HTTP (forward.go).
 //
+// Subjects live in Confluent's contexts (context.go), each with IDs of
+// its own. The API may require basic authentication, from a users file or
+// a SASL login to the cluster (auth.go, kafkalogin.go), and speak TLS.
+//
 // The formats (parsing, canonical forms, the can-read rules) live in the
 // schema subpackage; this package only picks which versions to check in
 // which direction.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,6 +47,13 @@ func newElection(url, group, topic string, opts []kgo.Opt, log *slog.Logger) (*e
 		// instance: stop writing until the next assignment says otherwise.
 		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { e.set("") }),
 		kgo.DisableAutoCommit(),
+		// A member has nothing to finish before it rejoins, so a
+		// rebalance need not wait long for one that died: with the
+		// clients' 60s default, every JoinGroup parked on the
+		// coordinator (and a broker shutting down waits for those) would
+		// wait out a crashed instance for a minute.
+		kgo.RebalanceTimeout(10*time.Second),
+		kgo.SessionTimeout(10*time.Second),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("schemaregistry: election client: %w", err)
@@ -62,7 +70,15 @@ func (e *election) start(ctx context.Context) {
 	e.cl.PollFetches(pollCtx)
 }
 
-func (e *election) close() { e.cl.Close() }
+// close leaves the group, waiting at most 5s for the coordinator (one
+// that is down must not hold up a shutdown: the session then times out
+// on its own), and closes the client.
+func (e *election) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = e.cl.LeaveGroupContext(ctx) // a leave not answered ends with the session
+	e.cl.Close()
+}
 
 func (e *election) set(primary string) {
 	e.mu.Lock()

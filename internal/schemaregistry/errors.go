@@ -37,6 +37,7 @@ const (
 	codeInvalidMode           = 42204
 	codeOperationNotPermitted = 42205
 	codeReferenceExists       = 42206
+	codeContextNotEmpty       = 42211
 	codeStore                 = 50001
 	codeTimeout               = 50002
 	codeForwarding            = 50003

@@ -1,6 +1,7 @@
 package schemaregistry
 
 import (
+	"crypto/tls"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -10,6 +11,16 @@ import (
 // is never forwarded again, so instances whose views of the election
 // differ for a moment answer an error instead of passing a request around.
 const forwardedHeader = "X-Samsa-Registry-Forwarded"
+
+// newForwardTransport is the transport of forwarded requests: the
+// primary's https URL is checked against cfg (nil: the system's CAs).
+func newForwardTransport(cfg *tls.Config) http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg != nil {
+		t.TLSClientConfig = cfg.Clone()
+	}
+	return t
+}
 
 // forwarding wraps a write endpoint: on an instance that is not the
 // primary the request goes to the primary as it came, and the primary's
@@ -31,6 +42,9 @@ func (r *Registry) forwarding(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		proxy := httputil.NewSingleHostReverseProxy(target)
+		proxy.Transport = r.forwardTransport
+		// The caller's Authorization header goes along as it came: the
+		// primary authenticates the caller, not this instance.
 		proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, errForwarding(err)) }
 		req.Header.Set(forwardedHeader, r.cfg.URL)
 		proxy.ServeHTTP(w, req)

@@ -26,16 +26,21 @@ func (r *Registry) Handler() http.Handler {
 	r.routeSubjects(mux)
 	r.routeSchemas(mux)
 	r.routeConfig(mux)
+	r.routeContexts(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
-	mux.HandleFunc("GET /contexts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []string{"."}) })
 	mux.HandleFunc("GET /v1/metadata/id", r.getMetadataID)
-	return withErrors(mux)
+	return withAuth(r.cfg.Auth, withErrors(mux))
 }
 
 // withErrors gives the mux's own answers (no route, wrong method)
-// Confluent's error body rather than Go's plain text.
+// Confluent's error body rather than Go's plain text. Context-scoped
+// paths are rewritten first (rewriteContextPath).
 func withErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if e := rewriteContextPath(req); e != nil {
+			writeError(w, e)
+			return
+		}
 		h, pattern := mux.Handler(req)
 		if pattern == "" {
 			// Let the mux tell 404 from 405 (and set Allow), then
@@ -134,6 +139,12 @@ func boolParams(req *http.Request, names ...string) ([]bool, *Error) {
 		out[i] = b
 	}
 	return out, nil
+}
+
+// subjectParam reads the {subject} of a path, normalized as Confluent
+// does (":.:a" is "a").
+func subjectParam(req *http.Request) string {
+	return normalizeSubject(req.PathValue("subject"))
 }
 
 // idParam reads the {id} of a path.

@@ -20,9 +20,13 @@ func (r *Registry) routeConfig(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]string{"mode": r.GlobalMode()})
 	})
 	mux.HandleFunc("PUT /mode", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, true) }))
+	mux.HandleFunc("DELETE /mode", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.deleteMode(w, req, true) }))
 	mux.HandleFunc("GET /mode/{subject}", r.getSubjectMode)
 	mux.HandleFunc("PUT /mode/{subject}", r.forwarding(func(w http.ResponseWriter, req *http.Request) { r.putMode(w, req, false) }))
-	mux.HandleFunc("DELETE /mode/{subject}", r.forwarding(r.deleteSubjectMode))
+	mux.HandleFunc("DELETE /mode/{subject}", r.forwarding(func(w http.ResponseWriter, req *http.Request) {
+		// The default context named as a subject (":.:") is the global mode.
+		r.deleteMode(w, req, subjectParam(req) == "")
+	}))
 
 	mux.HandleFunc("POST /compatibility/subjects/{subject}/versions/{version}", r.checkCompatibility)
 	mux.HandleFunc("POST /compatibility/subjects/{subject}/versions", r.checkCompatibility)
@@ -41,7 +45,7 @@ func (r *Registry) putConfig(w http.ResponseWriter, req *http.Request, global bo
 		writeError(w, errInvalidCompatibility())
 		return
 	}
-	if err := r.SetLevel(req.Context(), req.PathValue("subject"), global, level); err != nil {
+	if err := r.SetLevel(req.Context(), subjectParam(req), global, level); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -49,7 +53,7 @@ func (r *Registry) putConfig(w http.ResponseWriter, req *http.Request, global bo
 }
 
 func (r *Registry) deleteConfig(w http.ResponseWriter, req *http.Request, global bool) {
-	old, err := r.DeleteLevel(req.Context(), req.PathValue("subject"), global)
+	old, err := r.DeleteLevel(req.Context(), subjectParam(req), global)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -63,7 +67,7 @@ func (r *Registry) getSubjectConfig(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	level, err := r.SubjectLevel(req.PathValue("subject"), toGlobal)
+	level, err := r.SubjectLevel(subjectParam(req), toGlobal)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -89,7 +93,7 @@ func (r *Registry) putMode(w http.ResponseWriter, req *http.Request, global bool
 		writeError(w, errInvalidMode())
 		return
 	}
-	if err := r.SetMode(req.Context(), req.PathValue("subject"), global, mode, force); err != nil {
+	if err := r.SetMode(req.Context(), subjectParam(req), global, mode, force); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -102,7 +106,7 @@ func (r *Registry) getSubjectMode(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	mode, err := r.SubjectMode(req.PathValue("subject"), toGlobal)
+	mode, err := r.SubjectMode(subjectParam(req), toGlobal)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -110,13 +114,22 @@ func (r *Registry) getSubjectMode(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"mode": mode})
 }
 
-func (r *Registry) deleteSubjectMode(w http.ResponseWriter, req *http.Request) {
-	old, err := r.DeleteMode(req.Context(), req.PathValue("subject"))
+func (r *Registry) deleteMode(w http.ResponseWriter, req *http.Request, global bool) {
+	recursive, e := boolParam(req, "recursive")
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	old, err := r.DeleteMode(req.Context(), subjectParam(req), global, recursive)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"mode": old})
+	var mode *string // null when a recursive delete found no mode of the subject's own
+	if old != "" {
+		mode = &old
+	}
+	writeJSON(w, http.StatusOK, map[string]*string{"mode": mode})
 }
 
 func (r *Registry) checkCompatibility(w http.ResponseWriter, req *http.Request) {
@@ -137,7 +150,7 @@ func (r *Registry) checkCompatibility(w http.ResponseWriter, req *http.Request) 
 		writeError(w, e)
 		return
 	}
-	msgs, err := r.CheckCompatibility(req.PathValue("subject"), version, &body, flags[1])
+	msgs, err := r.CheckCompatibility(subjectParam(req), version, &body, flags[1])
 	if err != nil {
 		writeError(w, err)
 		return

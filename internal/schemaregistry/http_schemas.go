@@ -24,7 +24,12 @@ func (r *Registry) listSchemas(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, r.Schemas(req.URL.Query().Get("subjectPrefix"), flags[0], flags[1]))
+	pg, e := pageParams(req, schemaSearchLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, paged(r.Schemas(req.URL.Query().Get("subjectPrefix"), flags[0], flags[1]), pg))
 }
 
 func (r *Registry) schemaByIDParams(req *http.Request) (Schema, error) {
@@ -75,12 +80,17 @@ func (r *Registry) getSubjectsByID(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	subjects, err := r.SubjectsByID(id, deleted)
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	subjects, err := r.SubjectsByID(id, req.URL.Query().Get("subject"), deleted)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, subjects)
+	writeJSON(w, http.StatusOK, paged(subjects, pg))
 }
 
 func (r *Registry) getVersionsByID(w http.ResponseWriter, req *http.Request) {
@@ -94,10 +104,15 @@ func (r *Registry) getVersionsByID(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.VersionsByID(id, deleted)
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	vs, err := r.VersionsByID(id, req.URL.Query().Get("subject"), deleted)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, vs)
+	writeJSON(w, http.StatusOK, paged(vs, pg))
 }

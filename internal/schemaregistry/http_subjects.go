@@ -24,7 +24,18 @@ func (r *Registry) listSubjects(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	writeJSON(w, http.StatusOK, r.Subjects(req.URL.Query().Get("subjectPrefix"), deleted))
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	// Without a prefix every context's subjects, as Confluent's default
+	// prefix ":*:"; a plain prefix matches the default context's only.
+	prefix := contextWildcard
+	if q := req.URL.Query(); q.Has("subjectPrefix") {
+		prefix = q.Get("subjectPrefix")
+	}
+	writeJSON(w, http.StatusOK, paged(r.Subjects(prefix, deleted), pg))
 }
 
 func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
@@ -33,12 +44,17 @@ func (r *Registry) listVersions(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.Versions(req.PathValue("subject"), deleted)
+	pg, e := pageParams(req, unboundedLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	vs, err := r.Versions(subjectParam(req), deleted)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, vs)
+	writeJSON(w, http.StatusOK, paged(vs, pg))
 }
 
 func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
@@ -52,7 +68,7 @@ func (r *Registry) register(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	id, err := r.Register(req.Context(), req.PathValue("subject"), &body, normalize)
+	id, err := r.Register(req.Context(), subjectParam(req), &body, normalize)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -76,7 +92,7 @@ func (r *Registry) getVersion(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	s, err := r.Version(subjectParam(req), v, deleted)
 	if err == nil {
 		s, err = r.withFormat(req, s)
 	}
@@ -93,7 +109,7 @@ func (r *Registry) getVersionSchema(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	s, err := r.Version(subjectParam(req), v, deleted)
 	if err == nil {
 		s, err = r.withFormat(req, s)
 	}
@@ -110,12 +126,17 @@ func (r *Registry) getReferencedBy(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	ids, err := r.ReferencedBy(req.PathValue("subject"), v)
+	pg, e := pageParams(req, schemaSearchLimit)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ids, err := r.ReferencedBy(subjectParam(req), v)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ids)
+	writeJSON(w, http.StatusOK, paged(ids, pg))
 }
 
 func (r *Registry) deleteVersion(w http.ResponseWriter, req *http.Request) {
@@ -129,7 +150,7 @@ func (r *Registry) deleteVersion(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	deleted, err := r.DeleteVersion(req.Context(), req.PathValue("subject"), v, permanent)
+	deleted, err := r.DeleteVersion(req.Context(), subjectParam(req), v, permanent)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -148,7 +169,7 @@ func (r *Registry) lookup(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	s, err := r.Lookup(req.PathValue("subject"), &body, flags[0], flags[1])
+	s, err := r.Lookup(subjectParam(req), &body, flags[0], flags[1])
 	if err != nil {
 		writeError(w, err)
 		return
@@ -162,7 +183,7 @@ func (r *Registry) deleteSubject(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	vs, err := r.DeleteSubject(req.Context(), req.PathValue("subject"), permanent)
+	vs, err := r.DeleteSubject(req.Context(), subjectParam(req), permanent)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -36,7 +36,7 @@ func (r *Registry) Registered(ctx context.Context, subject string, id int32) (bo
 func (r *Registry) registeredNow(subject string, id int) bool {
 	var ok bool
 	r.read(func(st *state) {
-		for sv := range st.ids[id] {
+		for _, sv := range st.holders(defaultContext, id) {
 			if sv.Subject == subject && !st.subjects[sv.Subject][sv.Version].Deleted {
 				ok = true
 				return
@@ -62,7 +62,7 @@ func (r *Registry) RecordName(ctx context.Context, id int32) (string, bool, erro
 
 func (r *Registry) recordNameNow(id int) (string, bool) {
 	var v *schemaValue
-	r.read(func(st *state) { v = st.byID(id) })
+	r.read(func(st *state) { v = st.byID(defaultContext, id) })
 	if v == nil {
 		return "", false
 	}

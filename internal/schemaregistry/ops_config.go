@@ -136,11 +136,14 @@ func (r *Registry) SetMode(ctx context.Context, subject string, global bool, mod
 	})
 }
 
-// scopeSubjects is every subject (global) or the one subject, with a live
-// version or any version.
+// scopeSubjects is every subject (global), every subject of a context
+// (":.ctx:") or the one subject, with a live version or any version.
 func scopeSubjects(st *state, subject string, global, deleted bool) []string {
 	if global {
-		return st.subjectNames("", deleted)
+		return st.subjectNames(contextWildcard, deleted)
+	}
+	if isContextSubject(subject) {
+		return st.subjectNames(subject, deleted)
 	}
 	if len(st.versions(subject, deleted)) > 0 {
 		return []string{subject}
@@ -148,18 +151,54 @@ func scopeSubjects(st *state, subject string, global, deleted bool) []string {
 	return nil
 }
 
-// DeleteMode removes a subject's mode and returns the mode it had.
-func (r *Registry) DeleteMode(ctx context.Context, subject string) (string, error) {
+// DeleteMode removes a subject's mode, or the global one, and returns the
+// mode it had ("" when it had none, which only a recursive delete
+// accepts). With recursive, a context's delete (":.ctx:") removes the
+// modes of its subjects too, and the global one those of the default
+// context's subjects, as Confluent's recursive mode deletes.
+func (r *Registry) DeleteMode(ctx context.Context, subject string, global, recursive bool) (string, error) {
 	var old string
 	err := r.writeOp(ctx, "Delete mode", func(st *state) ([]record, error) {
-		m, ok := st.modes[subject]
-		if !ok {
-			return nil, errSubjectNotFound(subject)
+		var recs []record
+		if global {
+			old = modeOf(st, "\x00") // the default when none is set, as Confluent answers
+			if st.globalMode != "" {
+				recs = append(recs, record{storeKey{Type: keyMode, Global: true}, nil})
+			}
+		} else {
+			m, ok := st.modes[subject]
+			if !ok && !recursive {
+				return nil, errSubjectNotFound(subject)
+			}
+			old = m
+			if ok {
+				recs = append(recs, record{storeKey{Type: keyMode, Subject: subject}, nil})
+			}
 		}
-		old = m
-		return []record{{storeKey{Type: keyMode, Subject: subject}, nil}}, nil
+		if !recursive || (!global && !isContextSubject(subject)) {
+			return recs, nil
+		}
+		ctxName := defaultContext
+		if !global {
+			ctxName = contextOf(subject)
+		}
+		for _, name := range sortedKeys(modeSubjects(st)) {
+			if name != subject && contextOf(name) == ctxName {
+				recs = append(recs, record{storeKey{Type: keyMode, Subject: name}, nil})
+			}
+		}
+		return recs, nil
 	})
 	return old, err
+}
+
+// modeSubjects is the set of subjects with a mode of their own.
+func modeSubjects(st *state) map[string]bool {
+	out := make(map[string]bool, len(st.modes))
+	for s := range st.modes {
+		out[s] = true
+	}
+	return out
 }
 
 // CheckCompatibility checks a schema against a subject's version (or,
@@ -178,7 +217,7 @@ func (r *Registry) CheckCompatibility(subject string, version int, req *SchemaRe
 			}
 			only = v
 		}
-		p, _, _, e := parseRequest(st, req, normalize)
+		p, _, _, e := parseRequest(st, subject, req, normalize)
 		if e != nil {
 			err = e
 			return

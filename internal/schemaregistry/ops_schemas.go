@@ -3,28 +3,60 @@ package schemaregistry
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
 )
 
-// SchemaByID is the schema an ID names. With subject set, the ID must be
-// carried by a version of that subject (Confluent's subject parameter,
-// which picks the context to look in).
+// lookupID finds the version an ID and a subject parameter name, as
+// Confluent's getSchemaKeyUsingContexts: the subject's context is where
+// the ID is looked up (the default one without a subject); a subject
+// that names one must carry the ID, else an unqualified subject is tried
+// in every context, and then any version in the default context does.
+func (st *state) lookupID(id int, subject string) *schemaValue {
+	q := splitSubject(normalizeSubject(subject))
+	if q.ctx == "*" {
+		q.ctx = defaultContext
+	}
+	if q.name == "" {
+		return st.byID(q.ctx, id)
+	}
+	if v := st.holderIn(q.ctx, id, q.String()); v != nil || q.ctx != defaultContext {
+		return v
+	}
+	for _, ctx := range sortedKeys(st.contexts) {
+		if v := st.holderIn(ctx, id, contextPrefixOf(ctx)+q.name); v != nil {
+			return v
+		}
+	}
+	return st.byID(defaultContext, id)
+}
+
+// holderIn is subject's version carrying id in ctx, or nil.
+func (st *state) holderIn(ctx string, id int, subject string) *schemaValue {
+	for _, sv := range st.holders(ctx, id) {
+		if sv.Subject == subject {
+			return st.subjects[sv.Subject][sv.Version]
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SchemaByID is the schema an ID names, in the context the subject
+// parameter picks (lookupID).
 func (r *Registry) SchemaByID(id int, subject string) (Schema, error) {
 	var out Schema
 	var err error
 	r.read(func(st *state) {
-		v := st.byID(id)
-		if subject != "" {
-			v = nil
-			for _, sv := range st.holders(id) {
-				if sv.Subject == subject {
-					v = st.subjects[sv.Subject][sv.Version]
-					break
-				}
-			}
-		}
+		v := st.lookupID(id, subject)
 		if v == nil {
 			err = errSchemaIDNotFound(id)
 			return
@@ -34,10 +66,11 @@ func (r *Registry) SchemaByID(id int, subject string) (Schema, error) {
 	return out, err
 }
 
-// SubjectsByID lists the subjects with a version carrying an ID.
-func (r *Registry) SubjectsByID(id int, deleted bool) ([]string, error) {
+// SubjectsByID lists the subjects with a version carrying an ID, in the
+// context the subject parameter picks.
+func (r *Registry) SubjectsByID(id int, subject string, deleted bool) ([]string, error) {
 	out := []string{}
-	err := r.eachHolder(id, deleted, func(sv subjectVersion) {
+	err := r.eachHolder(id, subject, deleted, func(sv subjectVersion) {
 		if len(out) == 0 || out[len(out)-1] != sv.Subject {
 			out = append(out, sv.Subject)
 		}
@@ -45,21 +78,23 @@ func (r *Registry) SubjectsByID(id int, deleted bool) ([]string, error) {
 	return out, err
 }
 
-// VersionsByID lists the subject-versions carrying an ID.
-func (r *Registry) VersionsByID(id int, deleted bool) ([]subjectVersion, error) {
+// VersionsByID lists the subject-versions carrying an ID, in the context
+// the subject parameter picks.
+func (r *Registry) VersionsByID(id int, subject string, deleted bool) ([]subjectVersion, error) {
 	out := []subjectVersion{}
-	err := r.eachHolder(id, deleted, func(sv subjectVersion) { out = append(out, sv) })
+	err := r.eachHolder(id, subject, deleted, func(sv subjectVersion) { out = append(out, sv) })
 	return out, err
 }
 
-func (r *Registry) eachHolder(id int, deleted bool, fn func(subjectVersion)) error {
+func (r *Registry) eachHolder(id int, subject string, deleted bool, fn func(subjectVersion)) error {
 	var err error
 	r.read(func(st *state) {
-		holders := st.holders(id)
-		if len(holders) == 0 {
+		v := st.lookupID(id, subject)
+		if v == nil {
 			err = errSchemaIDNotFound(id)
 			return
 		}
+		holders := st.holders(contextOf(v.Subject), id)
 		for _, sv := range holders {
 			if deleted || !st.subjects[sv.Subject][sv.Version].Deleted {
 				fn(sv)
@@ -74,13 +109,14 @@ func (r *Registry) eachHolder(id int, deleted bool, fn func(subjectVersion)) err
 func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
 	out := []Schema{}
 	r.read(func(st *state) {
+		match := subjectMatcher(prefix)
 		var names []string
 		for name := range st.subjects {
-			if strings.HasPrefix(name, prefix) {
+			if match(name) {
 				names = append(names, name)
 			}
 		}
-		sort.Strings(names)
+		sortSubjects(names)
 		for _, name := range names {
 			vs := st.versions(name, deleted)
 			if latestOnly && len(vs) > 0 {

@@ -56,21 +56,22 @@ func (r *Registry) Register(ctx context.Context, subject string, req *SchemaRequ
 			return nil, e
 		}
 		if req.ID > 0 && mode != modeImport {
-			return nil, errNotPermitted(fmt.Sprintf("Subject %s in context . is not in import mode", subject))
+			return nil, errNotPermitted(fmt.Sprintf("Subject %s in context %s is not in import mode", subject, contextOf(subject)))
 		}
 		if req.ID <= 0 && mode != modeReadWrite {
-			return nil, errNotPermitted(fmt.Sprintf("Subject %s in context . is not in read-write mode", subject))
+			return nil, errNotPermitted(fmt.Sprintf("Subject %s in context %s is not in read-write mode", subject, contextOf(subject)))
 		}
-		p, text, refs, e := parseRequest(st, req, normalize)
+		p, text, refs, e := parseRequest(st, subject, req, normalize)
 		if e != nil {
 			return nil, e
 		}
-		ck := contentKey(storedType(p), text, refs)
+		ctx := contextOf(subject)
+		ck := contentKey(ctx, storedType(p), text, refs)
 		// The same schema already live in the subject: its ID, no new
 		// version (whatever the mode, as Confluent does).
 		for _, v := range st.versions(subject, false) {
 			sv := st.subjects[subject][v]
-			if contentKey(sv.SchemaType, sv.Schema, sv.References) == ck && (req.ID <= 0 || req.ID == sv.ID) {
+			if contentKeyOf(sv) == ck && (req.ID <= 0 || req.ID == sv.ID) {
 				id = sv.ID
 				return nil, nil
 			}
@@ -80,7 +81,7 @@ func (r *Registry) Register(ctx context.Context, subject string, req *SchemaRequ
 			if existing, ok := st.idByContent[ck]; ok && existing != req.ID {
 				return nil, errNotPermitted(fmt.Sprintf("Schema already registered with id %d instead of input id %d", existing, req.ID))
 			}
-			if other := st.byID(req.ID); other != nil && contentKey(other.SchemaType, other.Schema, other.References) != ck {
+			if other := st.byID(ctx, req.ID); other != nil && contentKeyOf(other) != ck {
 				return nil, errNotPermitted(fmt.Sprintf("Overwrite new schema with id %d is not permitted.", req.ID))
 			}
 			if req.Version > 0 {
@@ -99,13 +100,19 @@ func (r *Registry) Register(ctx context.Context, subject string, req *SchemaRequ
 			}
 			var ok bool
 			if id, ok = st.idByContent[ck]; !ok {
-				id = st.maxID + 1
+				id = st.maxID[ctx] + 1
 			}
 		}
-		return []record{{storeKey{Type: keySchema, Subject: subject, Version: version}, &schemaValue{
+		var recs []record
+		if ctx != defaultContext && !st.contexts[ctx] {
+			// The context's record first, as Confluent writes it: GET
+			// /contexts lists the contexts these records name.
+			recs = append(recs, record{storeKey{Type: keyContext, Context: ctx}, &contextValue{Tenant: defaultTenant, Context: ctx}})
+		}
+		return append(recs, record{storeKey{Type: keySchema, Subject: subject, Version: version}, &schemaValue{
 			Subject: subject, Version: version, ID: id, SchemaType: storedType(p), References: refs,
 			Metadata: req.Metadata, RuleSet: req.RuleSet, Schema: text,
-		}}}, nil
+		}}), nil
 	})
 	return id, err
 }
@@ -145,15 +152,15 @@ func (r *Registry) Lookup(subject string, req *SchemaRequest, normalize, deleted
 			err = errSubjectNotFound(subject)
 			return
 		}
-		p, text, refs, e := parseRequest(st, req, normalize)
+		p, text, refs, e := parseRequest(st, subject, req, normalize)
 		if e != nil {
 			err = e
 			return
 		}
-		ck := contentKey(storedType(p), text, refs)
+		ck := contentKey(contextOf(subject), storedType(p), text, refs)
 		for _, v := range st.versions(subject, deleted) {
 			sv := st.subjects[subject][v]
-			if contentKey(sv.SchemaType, sv.Schema, sv.References) == ck {
+			if contentKeyOf(sv) == ck {
 				out = toSchema(sv)
 				return
 			}
@@ -323,7 +330,7 @@ func (r *Registry) DeleteSubject(ctx context.Context, subject string, permanent 
 
 // holdsOnly reports whether every version carrying id is in subject.
 func holdsOnly(st *state, id int, subject string) bool {
-	for _, sv := range st.holders(id) {
+	for _, sv := range st.holders(contextOf(subject), id) {
 		if sv.Subject != subject {
 			return false
 		}

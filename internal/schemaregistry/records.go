@@ -21,15 +21,22 @@ const (
 	keyDeleteSubject = "DELETE_SUBJECT"
 	keyClearSubject  = "CLEAR_SUBJECT"
 	keyNoop          = "NOOP"
+	keyContext       = "CONTEXT"
 )
 
+// defaultTenant is the tenant Confluent's registry writes in CONTEXT
+// records outside its multi-tenant cloud.
+const defaultTenant = "default"
+
 // storeKey is one record's key. Global is set for the registry-wide CONFIG
-// and MODE, whose subject Confluent writes as null.
+// and MODE, whose subject Confluent writes as null. Context is a CONTEXT
+// key's context (".ctx"), which has no subject.
 type storeKey struct {
 	Type    string
 	Subject string
 	Global  bool
 	Version int
+	Context string
 }
 
 // MarshalJSON writes the key as Confluent does: SCHEMA keys carry magic 1,
@@ -45,6 +52,11 @@ func (k storeKey) MarshalJSON() ([]byte, error) {
 		fmt.Fprintf(&b, `,"version":%d,"magic":1}`, k.Version)
 		return b.Bytes(), nil
 	case keyNoop:
+		b.WriteString(`,"magic":0}`)
+		return b.Bytes(), nil
+	case keyContext:
+		b.WriteString(`,"tenant":"` + defaultTenant + `","context":`)
+		writeJSONString(&b, k.Context)
 		b.WriteString(`,"magic":0}`)
 		return b.Bytes(), nil
 	}
@@ -72,11 +84,12 @@ func parseKey(raw []byte) (storeKey, error) {
 		KeyType string  `json:"keytype"`
 		Subject *string `json:"subject"`
 		Version int     `json:"version"`
+		Context string  `json:"context"`
 	}
 	if err := json.Unmarshal(raw, &k); err != nil {
 		return storeKey{}, fmt.Errorf("schemaregistry: key %q: %w", raw, err)
 	}
-	out := storeKey{Type: k.KeyType, Version: k.Version}
+	out := storeKey{Type: k.KeyType, Version: k.Version, Context: k.Context}
 	if k.Subject == nil {
 		out.Global = true
 	} else {
@@ -132,6 +145,12 @@ type configValue struct {
 type modeValue struct {
 	Subject *string `json:"subject,omitempty"`
 	Mode    string  `json:"mode"`
+}
+
+// contextValue is Confluent's ContextValue: the context exists.
+type contextValue struct {
+	Tenant  string `json:"tenant"`
+	Context string `json:"context"`
 }
 
 // deleteSubjectValue soft-deletes every version of Subject up to Version.

@@ -2,10 +2,12 @@ package schemaregistry
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -37,8 +39,22 @@ type Config struct {
 	// this instance writes, and must be the only one on its topic.
 	GroupID string
 	// URL is how the other instances reach this one's API (Confluent's
-	// advertised listener), required with GroupID.
+	// advertised listener), required with GroupID; https:// when TLS is
+	// set.
 	URL string
+	// TLS, when set, serves the API over TLS (Confluent's https
+	// listener): its certificate, and ClientAuth and ClientCAs to verify
+	// clients' certificates (ssl.client.authentication).
+	TLS *tls.Config
+	// ForwardTLS is how this instance reaches a primary whose URL is
+	// https://: the CAs to trust (nil: the system's) and the certificate
+	// to show when the primary verifies clients.
+	ForwardTLS *tls.Config
+	// Auth, when set, requires HTTP basic authentication on every
+	// request (Confluent's authentication.method=BASIC). A forwarded
+	// request keeps the caller's Authorization header, and the primary
+	// checks it again.
+	Auth *Auth
 }
 
 // DefaultTopic is the store topic Confluent's registry uses.
@@ -54,6 +70,8 @@ type Registry struct {
 	store *store
 	// election is nil without Config.GroupID: this instance is primary.
 	election *election
+	// forwardTransport carries writes forwarded to the primary.
+	forwardTransport http.RoundTripper
 
 	// wmu serializes writes: catching up, checking against the state and
 	// producing happen as one step, so that two registrations cannot both
@@ -88,7 +106,7 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.ReplicationFactor == 0 {
 		cfg.ReplicationFactor = -1
 	}
-	r := &Registry{cfg: cfg, log: cfg.Logger}
+	r := &Registry{cfg: cfg, log: cfg.Logger, forwardTransport: newForwardTransport(cfg.ForwardTLS)}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -211,11 +229,11 @@ func storeError(op string, err error) *Error {
 
 // parsedOf parses a stored version with its references, through the cache.
 func (r *Registry) parsedOf(st *state, v *schemaValue) (schema.Schema, error) {
-	ck := contentKey(v.SchemaType, v.Schema, v.References)
+	ck := contentKeyOf(v)
 	if p, ok := r.cachedParsed(ck); ok {
 		return p, nil
 	}
-	refs, rerr := resolveRefs(st, v.References)
+	refs, rerr := resolveRefs(st, v.Subject, v.References)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -247,18 +265,19 @@ func (r *Registry) cacheParsed(ck string, p schema.Schema) {
 	r.parsed.m[ck] = p
 }
 
-// resolveRefs looks up a schema's references, and theirs, in the state:
-// each once, those used before those using them, as schema.Parse wants.
-func resolveRefs(st *state, refs []Reference) ([]schema.Ref, *Error) {
+// resolveRefs looks up the references of a schema of subject, and
+// theirs, in the state: each once, those used before those using them, as
+// schema.Parse wants.
+func resolveRefs(st *state, subject string, refs []Reference) ([]schema.Ref, *Error) {
 	var out []schema.Ref
 	seen := map[subjectVersion]bool{}
-	var visit func(refs []Reference, depth int) *Error
-	visit = func(refs []Reference, depth int) *Error {
+	var visit func(parent string, refs []Reference, depth int) *Error
+	visit = func(parent string, refs []Reference, depth int) *Error {
 		if depth > 100 {
 			return errInvalidSchema("Invalid schema: references nest more than 100 deep")
 		}
 		for _, ref := range refs {
-			v := lookupRef(st, ref)
+			v := lookupRef(st, parent, ref)
 			if v == nil {
 				return errInvalidSchema(fmt.Sprintf("Invalid schema: reference %q to subject %q version %d not found", ref.Name, ref.Subject, ref.Version))
 			}
@@ -267,7 +286,7 @@ func resolveRefs(st *state, refs []Reference) ([]schema.Ref, *Error) {
 				continue
 			}
 			seen[sv] = true
-			if err := visit(v.References, depth+1); err != nil {
+			if err := visit(v.Subject, v.References, depth+1); err != nil {
 				return err
 			}
 			out = append(out, schema.Ref{Name: ref.Name, Subject: v.Subject, Version: v.Version,
@@ -275,20 +294,22 @@ func resolveRefs(st *state, refs []Reference) ([]schema.Ref, *Error) {
 		}
 		return nil
 	}
-	if err := visit(refs, 0); err != nil {
+	if err := visit(subject, refs, 0); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// lookupRef finds a reference's version; -1 is the latest, as in
+// lookupRef finds the version a reference of a schema of parent names
+// (an unqualified subject in parent's context); -1 is the latest, as in
 // Confluent's registry. A soft-deleted version still resolves: schemas
 // that use it stay readable.
-func lookupRef(st *state, ref Reference) *schemaValue {
+func lookupRef(st *state, parent string, ref Reference) *schemaValue {
+	subject := qualifyReference(parent, ref.Subject)
 	if ref.Version == -1 {
-		return st.latest(ref.Subject)
+		return st.latest(subject)
 	}
-	return st.subjects[ref.Subject][ref.Version]
+	return st.subjects[subject][ref.Version]
 }
 
 // SchemaRequest is the body of register, lookup and compatibility
@@ -304,10 +325,10 @@ type SchemaRequest struct {
 	Version int `json:"version,omitempty"`
 }
 
-// parseRequest parses a request's schema against the state: its type, its
-// references resolved (version -1 pinned to the latest), and the text to
-// store.
-func parseRequest(st *state, req *SchemaRequest, normalize bool) (schema.Schema, string, []Reference, *Error) {
+// parseRequest parses a request's schema for subject against the state:
+// its type, its references resolved (version -1 pinned to the latest;
+// subjects kept as the request spells them) and the text to store.
+func parseRequest(st *state, subject string, req *SchemaRequest, normalize bool) (schema.Schema, string, []Reference, *Error) {
 	t, err := schema.ParseType(req.SchemaType)
 	if err != nil {
 		return nil, "", nil, errInvalidSchema(err.Error())
@@ -317,13 +338,13 @@ func parseRequest(st *state, req *SchemaRequest, normalize bool) (schema.Schema,
 	}
 	refs := make([]Reference, len(req.References))
 	for i, ref := range req.References {
-		v := lookupRef(st, ref)
+		v := lookupRef(st, subject, ref)
 		if v == nil {
 			return nil, "", nil, errInvalidSchema(fmt.Sprintf("Invalid schema %s, reference %q to subject %q version %d not found", req.Schema, ref.Name, ref.Subject, ref.Version))
 		}
-		refs[i] = Reference{Name: ref.Name, Subject: v.Subject, Version: v.Version}
+		refs[i] = Reference{Name: ref.Name, Subject: ref.Subject, Version: v.Version}
 	}
-	resolved, rerr := resolveRefs(st, refs)
+	resolved, rerr := resolveRefs(st, subject, refs)
 	if rerr != nil {
 		return nil, "", nil, rerr
 	}
@@ -350,27 +371,36 @@ func storedType(p schema.Schema) string {
 	return string(p.Type())
 }
 
-// modeOf is the mode in force for a subject: its own, else the global
-// one, else READWRITE.
+// modeOf is the mode in force for a subject (inScope).
 func modeOf(st *state, subject string) string {
-	if m, ok := st.modes[subject]; ok {
-		return m
-	}
-	if st.globalMode != "" {
-		return st.globalMode
-	}
-	return modeReadWrite
+	return inScope(st.modes, st.globalMode, subject, modeReadWrite)
 }
 
-// levelOf is the compatibility level in force for a subject.
+// levelOf is the compatibility level in force for a subject (inScope).
 func levelOf(st *state, subject string) string {
-	if l, ok := st.configs[subject]; ok {
-		return l
+	return inScope(st.configs, st.globalConfig, subject, defaultLevel)
+}
+
+// inScope is a subject's setting as Confluent's lookup finds it: the
+// subject's own; else its context's (":.ctx:"), or for the default
+// context the global one; else the __GLOBAL context's; else def. A
+// non-default context does not inherit the global setting. "\x00" asks
+// for the global setting itself.
+func inScope(own map[string]string, global, subject, def string) string {
+	if v, ok := own[subject]; ok {
+		return v
 	}
-	if st.globalConfig != "" {
-		return st.globalConfig
+	if ctx := contextOf(subject); subject != "\x00" && ctx != defaultContext {
+		if v, ok := own[contextPrefixOf(ctx)]; ok {
+			return v
+		}
+	} else if global != "" {
+		return global
 	}
-	return defaultLevel
+	if v, ok := own[contextPrefixOf(globalContext)]; ok {
+		return v
+	}
+	return def
 }
 
 // Modes, as the API and the store spell them.
@@ -382,7 +412,7 @@ const (
 
 func notWritable(st *state, subject string) *Error {
 	if modeOf(st, subject) == modeReadOnly {
-		return errNotPermitted(fmt.Sprintf("Subject %s in context . is in read-only mode", subject))
+		return errNotPermitted(fmt.Sprintf("Subject %s in context %s is in read-only mode", subject, contextOf(subject)))
 	}
 	return nil
 }

@@ -20,15 +20,26 @@ type state struct {
 	modes        map[string]string
 	globalConfig string
 	globalMode   string
-	// ids maps a global ID to the versions that carry it; an ID whose last
-	// version is hard-deleted is gone.
-	ids map[int]map[subjectVersion]struct{}
-	// idByContent finds the ID of a schema already registered, by its
-	// type, stored text and references (contentKey).
+	// ids maps an ID of a context to the versions that carry it; an ID
+	// whose last version is hard-deleted is gone.
+	ids map[contextID]map[subjectVersion]struct{}
+	// idByContent finds the ID of a schema already registered in a
+	// context, by the context, type, stored text and references
+	// (contentKey).
 	idByContent map[string]int
-	// maxID is the largest ID ever seen in the store: the next one is
-	// maxID+1, as Confluent's primary counts.
-	maxID int
+	// maxID is the largest ID ever seen in the store, by context: the
+	// next one is maxID+1, as Confluent's primary counts.
+	maxID map[string]int
+	// contexts are the contexts other than the default one that the
+	// store's CONTEXT records name (Confluent lists those, not the
+	// contexts of the subjects).
+	contexts map[string]bool
+}
+
+// contextID is an ID within its context.
+type contextID struct {
+	ctx string
+	id  int
 }
 
 type subjectVersion struct {
@@ -41,19 +52,27 @@ func newState() *state {
 		subjects:    map[string]map[int]*schemaValue{},
 		configs:     map[string]string{},
 		modes:       map[string]string{},
-		ids:         map[int]map[subjectVersion]struct{}{},
+		ids:         map[contextID]map[subjectVersion]struct{}{},
 		idByContent: map[string]int{},
+		maxID:       map[string]int{},
+		contexts:    map[string]bool{},
 	}
 }
 
 // contentKey identifies a schema for the one-ID-per-schema rule: the same
-// text, type and references get the same ID in every subject.
-func contentKey(schemaType, text string, refs []Reference) string {
+// text, type and references get the same ID in every subject of a
+// context.
+func contentKey(ctx, schemaType, text string, refs []Reference) string {
 	if schemaType == "" {
 		schemaType = "AVRO"
 	}
 	r, _ := json.Marshal(refs) // plain structs always marshal
-	return schemaType + "\x00" + text + "\x00" + string(r)
+	return ctx + "\x00" + schemaType + "\x00" + text + "\x00" + string(r)
+}
+
+// contentKeyOf is a stored version's contentKey.
+func contentKeyOf(v *schemaValue) string {
+	return contentKey(contextOf(v.Subject), v.SchemaType, v.Schema, v.References)
 }
 
 // apply applies one record of the store. A record it cannot read is
@@ -84,6 +103,15 @@ func (s *state) apply(rawKey, rawValue []byte) error {
 				sv.Deleted = true
 			}
 		}
+	case keyContext:
+		if k.Context == "" || k.Context == defaultContext {
+			return nil
+		}
+		if rawValue == nil {
+			delete(s.contexts, k.Context)
+		} else {
+			s.contexts[k.Context] = true
+		}
 	case keyClearSubject:
 		if rawValue == nil {
 			return nil
@@ -100,7 +128,7 @@ func (s *state) apply(rawKey, rawValue []byte) error {
 			}
 		}
 	}
-	// NOOP and kinds this registry does not know (Confluent's contexts,
+	// NOOP and kinds this registry does not know (Confluent's
 	// associations, encryption keys) change nothing here.
 	return nil
 }
@@ -128,12 +156,14 @@ func (s *state) applySchema(k storeKey, rawValue []byte) error {
 	}
 	versions[k.Version] = &v
 	sv := subjectVersion{k.Subject, k.Version}
-	if s.ids[v.ID] == nil {
-		s.ids[v.ID] = map[subjectVersion]struct{}{}
+	ctx := contextOf(k.Subject)
+	cid := contextID{ctx, v.ID}
+	if s.ids[cid] == nil {
+		s.ids[cid] = map[subjectVersion]struct{}{}
 	}
-	s.ids[v.ID][sv] = struct{}{}
-	s.idByContent[contentKey(v.SchemaType, v.Schema, v.References)] = v.ID
-	s.maxID = max(s.maxID, v.ID)
+	s.ids[cid][sv] = struct{}{}
+	s.idByContent[contentKeyOf(&v)] = v.ID
+	s.maxID[ctx] = max(s.maxID[ctx], v.ID)
 	return nil
 }
 
@@ -148,11 +178,12 @@ func (s *state) removeVersion(subject string, version int) {
 	if len(s.subjects[subject]) == 0 {
 		delete(s.subjects, subject)
 	}
-	holders := s.ids[old.ID]
+	cid := contextID{contextOf(subject), old.ID}
+	holders := s.ids[cid]
 	delete(holders, subjectVersion{subject, version})
 	if len(holders) == 0 {
-		delete(s.ids, old.ID)
-		ck := contentKey(old.SchemaType, old.Schema, old.References)
+		delete(s.ids, cid)
+		ck := contentKeyOf(old)
 		if s.idByContent[ck] == old.ID {
 			delete(s.idByContent, ck)
 		}
@@ -229,24 +260,49 @@ func (s *state) maxVersion(subject string) int {
 	return m
 }
 
-// subjectNames lists the subjects with at least one version (a live one
-// unless deleted), sorted.
+// subjectNames lists the subjects a subjectPrefix matches
+// (subjectMatcher) with at least one version (a live one unless deleted),
+// by context and then by name, as Confluent orders them.
 func (s *state) subjectNames(prefix string, deleted bool) []string {
+	match := subjectMatcher(prefix)
 	out := []string{}
 	for name := range s.subjects {
-		if strings.HasPrefix(name, prefix) && len(s.versions(name, deleted)) > 0 {
+		if match(name) && len(s.versions(name, deleted)) > 0 {
 			out = append(out, name)
 		}
 	}
-	sort.Strings(out)
+	sortSubjects(out)
 	return out
 }
 
-// byID is one version carrying an ID (the first by subject and version),
-// live ones first; nil if the ID is unknown.
-func (s *state) byID(id int) *schemaValue {
+// sortSubjects orders subjects by context, then by name within it.
+func sortSubjects(names []string) {
+	sort.Slice(names, func(i, j int) bool {
+		a, b := splitSubject(names[i]), splitSubject(names[j])
+		if a.ctx != b.ctx {
+			return a.ctx < b.ctx
+		}
+		return a.name < b.name
+	})
+}
+
+// inContext lists every subject of a context, deleted ones included.
+func (s *state) inContext(ctx string) []string {
+	var out []string
+	for name := range s.subjects {
+		if contextOf(name) == ctx {
+			out = append(out, name)
+		}
+	}
+	sortSubjects(out)
+	return out
+}
+
+// byID is one version carrying an ID in a context (the first by subject
+// and version), live ones first; nil if the ID is unknown there.
+func (s *state) byID(ctx string, id int) *schemaValue {
 	var best *schemaValue
-	for _, sv := range s.holders(id) {
+	for _, sv := range s.holders(ctx, id) {
 		v := s.subjects[sv.Subject][sv.Version]
 		if best == nil || (best.Deleted && !v.Deleted) {
 			best = v
@@ -255,10 +311,11 @@ func (s *state) byID(id int) *schemaValue {
 	return best
 }
 
-// holders lists the versions carrying an ID, sorted.
-func (s *state) holders(id int) []subjectVersion {
-	out := make([]subjectVersion, 0, len(s.ids[id]))
-	for sv := range s.ids[id] {
+// holders lists the versions carrying an ID in a context, sorted.
+func (s *state) holders(ctx string, id int) []subjectVersion {
+	cid := contextID{ctx, id}
+	out := make([]subjectVersion, 0, len(s.ids[cid]))
+	for sv := range s.ids[cid] {
 		out = append(out, sv)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -281,7 +338,7 @@ func (s *state) referencedBy(subject string, version int, deleted bool) []int {
 				continue
 			}
 			for _, r := range v.References {
-				if r.Subject == subject && r.Version == version && !seen[v.ID] {
+				if qualifyReference(v.Subject, r.Subject) == subject && r.Version == version && !seen[v.ID] {
 					seen[v.ID] = true
 					out = append(out, v.ID)
 				}

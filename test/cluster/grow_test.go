@@ -172,7 +172,8 @@ func TestGrowRebalanceDecommission(t *testing.T) {
 // startGrowCluster lays out four nodes and starts the first three.
 func startGrowCluster(t *testing.T) *devcluster.Cluster {
 	t.Helper()
-	cfg := devcluster.Config{Binary: binary, Dir: t.TempDir(), Nodes: 4, Roles: growRoles, StopTimeout: 30 * time.Second}
+	cfg := devcluster.Config{Binary: binary, Dir: t.TempDir(), Nodes: 4, Roles: growRoles, StopTimeout: 30 * time.Second,
+		Overrides: map[string]string{"samsa.schema.registry.listener": ""}} // as startClusterWith
 	c, err := devcluster.New(cfg)
 	if err != nil {
 		t.Fatal(err)

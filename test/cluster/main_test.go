@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,17 @@ func startCluster(t *testing.T, n int, overrides map[string]string) *devcluster.
 func startClusterWith(t *testing.T, cfg devcluster.Config) *devcluster.Cluster {
 	t.Helper()
 	cfg.Binary, cfg.StopTimeout = binary, 30*time.Second
+	// No Schema Registry on the nodes unless a test asks for one: its
+	// _schemas topic and group would change what the tests count
+	// (topics, partitions, groups), and internal/devcluster's own tests
+	// cover the per-node registries.
+	if _, set := cfg.Overrides["samsa.schema.registry.listener"]; !set {
+		cfg.Overrides = maps.Clone(cfg.Overrides)
+		if cfg.Overrides == nil {
+			cfg.Overrides = map[string]string{}
+		}
+		cfg.Overrides["samsa.schema.registry.listener"] = ""
+	}
 	for try := 1; ; try++ {
 		cfg.Dir = t.TempDir()
 		c, err := devcluster.New(cfg)

@@ -191,8 +191,10 @@ func (s samsaKind) command(b *broker) *exec.Cmd {
 		"--log.dirs", filepath.Join(b.dir, "data"),
 		// As in the Kafka config below; Samsa's own default is Kafka's 3000.
 		"--override", "group.initial.rebalance.delay.ms=0",
-		// No metrics listener: its default port may be taken.
+		// No metrics listener nor Schema Registry: their default ports
+		// may be taken.
 		"--override", "samsa.http.listener=",
+		"--override", "samsa.schema.registry.listener=",
 	}
 	if f := s.tlsFiles; f != nil {
 		// One PEM file, key then chain, read as Kafka reads a PEM key

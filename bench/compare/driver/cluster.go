@@ -94,6 +94,9 @@ func samsaClusterOverrides(n int) map[string]string {
 		"group.initial.rebalance.delay.ms":      "0", // as the Kafka config
 		"default.replication.factor":            strconv.Itoa(min(3, n)),
 		"min.insync.replicas":                   strconv.Itoa(min(2, n)),
+		// No Schema Registry on the nodes: the Kafka cluster runs none,
+		// and its reader and group would be load only Samsa carries.
+		"samsa.schema.registry.listener": "",
 	}
 	return o
 }
