@@ -71,10 +71,18 @@ func (p *inProcessIDs) Registered(ctx context.Context, subject string, id int32)
 	return r.Registered(ctx, subject, id)
 }
 
-func (p *inProcessIDs) RecordName(ctx context.Context, id int32) (string, bool, error) {
+func (p *inProcessIDs) SchemaType(ctx context.Context, id int32) (string, bool, error) {
 	r := p.reg.Load()
 	if r == nil {
 		return "", false, errRegistryStarting
 	}
-	return r.RecordName(ctx, id)
+	return r.SchemaType(ctx, id)
+}
+
+func (p *inProcessIDs) RecordName(ctx context.Context, id int32, indexes []int) (string, string, error) {
+	r := p.reg.Load()
+	if r == nil {
+		return "", "", errRegistryStarting
+	}
+	return r.RecordName(ctx, id, indexes)
 }

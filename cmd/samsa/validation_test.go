@@ -22,6 +22,7 @@ import (
 	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // TestServeValidatesSchemaIDs: samsa serve with its registry on, a topic
@@ -102,6 +103,11 @@ func TestServeValidatesSchemaIDs(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// Protobuf under RecordNameStrategy: the subject is the message the
+	// record's message indexes name, as pkg/serde (Confluent's format)
+	// writes them.
+	refunds := protobufRecordNames(ctx, t, adm, src, cl)
+
 	// Another broker asks the same registry over HTTP
 	// (confluent.schema.registry.url).
 	port2, err := freeport.One()
@@ -125,6 +131,15 @@ func TestServeValidatesSchemaIDs(t *testing.T) {
 	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: wireValue(other.ID, 'x')}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
 		t.Fatalf("another subject's ID, registry over HTTP: %v, want INVALID_RECORD", err)
 	}
+	if c, err := kadm.NewClient(cl2).CreateTopic(ctx, 1, 1, refunds.configs, "refunds"); err != nil || c.Err != nil {
+		t.Fatalf("create topic over HTTP: %v %v", err, c.Err)
+	}
+	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "refunds", Value: refunds.valid}).FirstErr(); err != nil {
+		t.Fatalf("Protobuf record, registry over HTTP: %v", err)
+	}
+	if err := cl2.ProduceSync(ctx, &kgo.Record{Topic: "refunds", Value: refunds.otherMessage}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("Protobuf record of another message, registry over HTTP: %v, want INVALID_RECORD", err)
+	}
 
 	// Topic configs are dynamic: off, the same record is taken.
 	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "confluent.value.schema.validation", Value: kmsg.StringPtr("false")}}, "orders"); err != nil {
@@ -133,6 +148,69 @@ func TestServeValidatesSchemaIDs(t *testing.T) {
 	if err := produce([]byte("plain text")); err != nil {
 		t.Fatalf("validation off: %v", err)
 	}
+}
+
+// protobufRefunds declares Order before Refund, whose map field makes an
+// entry message before its nested Reason: Confluent's indexes count only
+// the declared messages, so Reason is [1 0].
+const protobufRefunds = `syntax = "proto3";
+package acme;
+message Order { string id = 1; }
+message Refund { map<string, int32> amounts = 1; message Reason { string text = 1; } Reason reason = 2; }
+`
+
+// protobufRecords are a topic validating under RecordNameStrategy and
+// records for it.
+type protobufRecords struct {
+	configs      map[string]*string
+	valid        []byte // acme.Refund.Reason, registered under its name
+	otherMessage []byte // the same ID naming acme.Order, not registered under its name
+}
+
+// protobufRecordNames: records pkg/serde writes for acme.Refund.Reason are
+// taken on a topic validating with RecordNameStrategy; the same ID naming
+// another message, or no message, or with unreadable indexes, is refused
+// with the reason.
+func protobufRecordNames(ctx context.Context, t *testing.T, adm *kadm.Client, src *sr.Client, cl *kgo.Client) protobufRecords {
+	t.Helper()
+	recs := protobufRecords{configs: map[string]*string{
+		"confluent.value.schema.validation":     kmsg.StringPtr("true"),
+		"confluent.value.subject.name.strategy": kmsg.StringPtr("io.confluent.kafka.serializers.subject.RecordNameStrategy"),
+	}}
+	created, err := adm.CreateTopic(ctx, 1, 1, recs.configs, "refunds")
+	if err != nil || created.Err != nil {
+		t.Fatalf("create topic: %v %v", err, created.Err)
+	}
+	sd := serde.New(src, serde.WithSubjectNameStrategy(serde.RecordNameStrategy))
+	enc, err := sd.ForTopic(ctx, "refunds", false, serde.Source{Type: serde.Protobuf, Text: protobufRefunds, Message: "acme.Refund.Reason"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc.Subject() != "acme.Refund.Reason" {
+		t.Fatalf("serde registered under %s", enc.Subject())
+	}
+	if recs.valid, err = enc.EncodeJSON([]byte(`{"text":"late"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "refunds", Value: recs.valid}).FirstErr(); err != nil {
+		t.Fatalf("Protobuf record: %v", err)
+	}
+	id := enc.Schema().ID
+	recs.otherMessage = wireValue(id, 0) // [0]: acme.Order
+	for _, c := range []struct {
+		value []byte
+		want  string
+	}{
+		{recs.otherMessage, "value schema ID " + strconv.Itoa(id) + " is not registered under subject acme.Order (RecordNameStrategy)"},
+		{wireValue(id, 4, 2, 2), "value schema ID " + strconv.Itoa(id) + " has no record name for RecordNameStrategy: bad message-index array: [1 1]: message acme.Refund declares 1 messages, no index 1 (level 1)"},
+		{wireValue(id, 4, 2), "value schema ID " + strconv.Itoa(id) + " is a Protobuf schema, and the message indexes after it cannot be read: bad message-index array: 2 indexes announced, only 1 readable"},
+	} {
+		p := rawProduce(ctx, t, cl, "refunds", created.ID, c.value)
+		if p.ErrorCode != kerr.InvalidRecord.Code || p.ErrorMessage == nil || *p.ErrorMessage != "record 0: "+c.want {
+			t.Errorf("% x: %v %v, want %q", c.value, kerr.ErrorForCode(p.ErrorCode), p.ErrorMessage, c.want)
+		}
+	}
+	return recs
 }
 
 // serveWithRegistry runs serve in the test's process with the registry on

@@ -12,9 +12,15 @@ package broker
 //	RecordNameStrategy       the record name of the ID's schema
 //	TopicRecordNameStrategy  <topic>-<record name>
 //
+// A Protobuf schema's record name is that of the message the record's
+// message indexes (after the ID) name, as Confluent's serializers write
+// and read them; the broker reads the indexes itself (msgindex) and
+// refuses a record whose indexes cannot be read or name no message.
+//
 // A null key or value passes (a tombstone must stay possible on a
 // compacted topic; Confluent's documented rule). The payload is not read:
-// only the ID is checked, as Confluent and Redpanda do.
+// only the ID (and the indexes a subject's name depends on) is checked,
+// as Confluent and Redpanda do.
 //
 // A batch with one bad record is refused whole with INVALID_RECORD,
 // record_errors naming each bad record's batch index (KIP-467). When the
@@ -38,6 +44,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/schemaregistry/msgindex"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -51,11 +58,20 @@ type SchemaIDs interface {
 	// Registered reports whether id is the ID of a live (not
 	// soft-deleted) version of subject.
 	Registered(ctx context.Context, subject string, id int32) (bool, error)
+	// SchemaType is the type of the schema with this ID (AVRO, JSON,
+	// PROTOBUF: the registry's schemaType, AVRO when it has none); found
+	// is false when no schema has the ID. The broker asks it under the
+	// record name strategies only, to learn whether the record carries
+	// Protobuf message indexes after the ID.
+	SchemaType(ctx context.Context, id int32) (typ string, found bool, err error)
 	// RecordName is the record name of the schema with this ID, as the
-	// RecordNameStrategy names its subject: an Avro schema's full name, a
-	// JSON Schema's title. found is false when no schema has the ID; name
-	// is "" when the schema has none that can be derived.
-	RecordName(ctx context.Context, id int32) (name string, found bool, err error)
+	// RecordNameStrategy names its subject: an Avro record's full name, a
+	// JSON Schema's title, and for a Protobuf schema the full name of the
+	// message that indexes (the message indexes the record carries after
+	// the ID; nil for the other types) name in its file. name is "" when
+	// there is none, and why then says why (no schema has the ID, an Avro
+	// schema that is no record, indexes naming no message...).
+	RecordName(ctx context.Context, id int32, indexes []int) (name, why string, err error)
 }
 
 // schemaLookupTimeout bounds the registry lookups of one batch, below a
@@ -128,7 +144,8 @@ type schemaWalk struct {
 	ids    SchemaIDs
 	chk    schemaCheck
 	memo   map[memoKey]string
-	last   memoKey // the last ID found registered, when lastOK
+	types  map[int32]string // schema types asked, "" for an unknown ID
+	last   memoKey          // the last ID found registered, when lastOK
 	lastOK bool
 	bad    []badRecord
 	// err is the registry's failure to answer; the records after it are
@@ -139,6 +156,9 @@ type schemaWalk struct {
 type memoKey struct {
 	part int // 0 key, 1 value
 	id   int32
+	// indexes are the bytes of the Protobuf message indexes after the ID
+	// when the subject depends on them (a record name strategy); else "".
+	indexes string
 }
 
 // badRecord is one refused record: its index in the batch and why.
@@ -168,11 +188,9 @@ func (w *schemaWalk) record(index int, key, value []byte) {
 		if !p.on || payload == nil {
 			continue
 		}
-		id, why := schemaIDOf(p.what, payload)
-		if why == "" {
-			if why, w.err = w.verdict(memoKey{i, id}, p); w.err != nil {
-				return
-			}
+		var why string
+		if why, w.err = w.check(i, p, payload); w.err != nil {
+			return
 		}
 		if why != "" {
 			w.bad = append(w.bad, badRecord{index, why})
@@ -181,14 +199,64 @@ func (w *schemaWalk) record(index int, key, value []byte) {
 	}
 }
 
-func (w *schemaWalk) verdict(k memoKey, p schemaPart) (string, error) {
-	if w.lastOK && k == w.last {
+// check is one payload's verdict: "" when it passes, else why not.
+func (w *schemaWalk) check(part int, p schemaPart, payload []byte) (string, error) {
+	id, why := schemaIDOf(p.what, payload)
+	if why != "" {
+		return why, nil
+	}
+	afterID := payload[schemaHeaderSize:]
+	// A run of one ID (and, for Protobuf, one message: the indexes Parse
+	// read last are read again from bytes that start with them) skips
+	// even the map.
+	if w.lastOK && w.last.part == part && w.last.id == id &&
+		len(afterID) >= len(w.last.indexes) && string(afterID[:len(w.last.indexes)]) == w.last.indexes {
 		return "", nil
 	}
+	k := memoKey{part: part, id: id}
+	var indexes []int
+	if p.recordNamed() {
+		typ, err := w.schemaType(id)
+		switch {
+		case err != nil:
+			return "", err
+		case typ == "":
+			return fmt.Sprintf("%s schema ID %d is not registered in the schema registry", p.what, id), nil
+		case typ == "PROTOBUF":
+			var rest []byte
+			if indexes, rest, err = msgindex.Parse(afterID); err != nil {
+				return fmt.Sprintf("%s schema ID %d is a Protobuf schema, and the message indexes after it cannot be read: %v", p.what, id, err), nil
+			}
+			k.indexes = string(afterID[:len(afterID)-len(rest)])
+		}
+	}
+	return w.verdict(k, p, indexes)
+}
+
+// schemaType asks the type of an ID's schema once a walk.
+func (w *schemaWalk) schemaType(id int32) (string, error) {
+	if typ, seen := w.types[id]; seen {
+		return typ, nil
+	}
+	typ, found, err := w.ids.SchemaType(w.ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		typ = ""
+	}
+	if w.types == nil {
+		w.types = map[int32]string{}
+	}
+	w.types[id] = typ
+	return typ, nil
+}
+
+func (w *schemaWalk) verdict(k memoKey, p schemaPart, indexes []int) (string, error) {
 	why, seen := w.memo[k]
 	if !seen {
 		var err error
-		if why, err = w.chk.verdict(w.ctx, w.ids, p, k.id); err != nil {
+		if why, err = w.chk.verdict(w.ctx, w.ids, p, k.id, indexes); err != nil {
 			return "", err
 		}
 		w.memo[k] = why
@@ -221,39 +289,44 @@ func (w *schemaWalk) outcome(sp *kmsg.ProduceResponseTopicPartition) (int16, str
 	return kerr.InvalidRecord.Code, msg
 }
 
+// schemaHeaderSize is the wire format's magic byte and schema ID.
+const schemaHeaderSize = 5
+
 // schemaIDOf reads the schema ID of Confluent's wire format: magic byte 0
 // then the ID, big-endian. why says what is wrong otherwise.
 func schemaIDOf(what string, payload []byte) (int32, string) {
 	switch {
 	case len(payload) == 0 || payload[0] != 0:
 		return 0, fmt.Sprintf("%s has no schema ID: it does not start with magic byte 0 of the Schema Registry's wire format", what)
-	case len(payload) < 5:
+	case len(payload) < schemaHeaderSize:
 		return 0, fmt.Sprintf("%s of %d bytes is too short for a schema ID: the wire format is magic byte 0 then a 4-byte ID", what, len(payload))
 	}
-	return int32(binary.BigEndian.Uint32(payload[1:5])), ""
+	return int32(binary.BigEndian.Uint32(payload[1:schemaHeaderSize])), ""
+}
+
+// recordNamed: the subject depends on the schema's record name.
+func (p schemaPart) recordNamed() bool {
+	return p.strategy == config.RecordNameStrategy || p.strategy == config.TopicRecordNameStrategy
 }
 
 // verdict checks one ID against the subject the strategy names: "" when
-// it is registered there, else why not.
-func (chk schemaCheck) verdict(ctx context.Context, ids SchemaIDs, p schemaPart, id int32) (string, error) {
-	var subject string
-	switch p.strategy {
-	case config.RecordNameStrategy, config.TopicRecordNameStrategy:
-		name, found, err := ids.RecordName(ctx, id)
+// it is registered there, else why not. Under a record name strategy,
+// indexes are the record's Protobuf message indexes (nil for the other
+// types).
+func (chk schemaCheck) verdict(ctx context.Context, ids SchemaIDs, p schemaPart, id int32, indexes []int) (string, error) {
+	subject := chk.topic + "-" + p.what
+	if p.recordNamed() {
+		name, why, err := ids.RecordName(ctx, id, indexes)
 		switch {
 		case err != nil:
 			return "", err
-		case !found:
-			return fmt.Sprintf("%s schema ID %d is not registered in the schema registry", p.what, id), nil
 		case name == "":
-			return fmt.Sprintf("%s schema ID %d has no record name for %s (Samsa derives it for Avro and JSON Schema)", p.what, id, p.strategy), nil
+			return fmt.Sprintf("%s schema ID %d has no record name for %s: %s", p.what, id, p.strategy, why), nil
 		}
 		subject = name
 		if p.strategy == config.TopicRecordNameStrategy {
 			subject = chk.topic + "-" + name
 		}
-	default:
-		subject = chk.topic + "-" + p.what
 	}
 	ok, err := ids.Registered(ctx, subject, id)
 	switch {

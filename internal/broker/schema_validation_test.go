@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -19,13 +20,15 @@ import (
 )
 
 // memSchemaIDs is an in-memory registry for the broker's tests: subjects
-// with their IDs, and the record name of each ID. cmd/samsa's tests run
-// the real registry.
+// with their IDs, the record name of each Avro ID, and the message names
+// of each Protobuf ID by message indexes. cmd/samsa's tests run the real
+// registry.
 type memSchemaIDs struct {
 	mu       sync.Mutex
 	subjects map[string][]int32
 	names    map[int32]string
-	down     error // every lookup fails with it
+	protos   map[int32]map[string]string // fmt.Sprint(indexes) -> full name
+	down     error                       // every lookup fails with it
 	lookups  int
 }
 
@@ -44,15 +47,44 @@ func (m *memSchemaIDs) Registered(_ context.Context, subject string, id int32) (
 	return false, nil
 }
 
-func (m *memSchemaIDs) RecordName(_ context.Context, id int32) (string, bool, error) {
+func (m *memSchemaIDs) SchemaType(_ context.Context, id int32) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lookups++
 	if m.down != nil {
 		return "", false, m.down
 	}
+	if m.protos[id] != nil {
+		return "PROTOBUF", true, nil
+	}
+	_, ok := m.names[id]
+	return "AVRO", ok, nil
+}
+
+func (m *memSchemaIDs) RecordName(_ context.Context, id int32, indexes []int) (string, string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lookups++
+	if m.down != nil {
+		return "", "", m.down
+	}
+	if messages := m.protos[id]; messages != nil {
+		if name := messages[fmt.Sprint(indexes)]; name != "" {
+			return name, "", nil
+		}
+		return "", fmt.Sprintf("message indexes %v name no message", indexes), nil
+	}
+	if indexes != nil {
+		return "", "", fmt.Errorf("indexes %v asked for Avro schema ID %d", indexes, id)
+	}
 	name, ok := m.names[id]
-	return name, ok, nil
+	switch {
+	case !ok:
+		return "", "no schema has the ID", nil
+	case name == "":
+		return "", "an Avro schema has one only when it is a record", nil
+	}
+	return name, "", nil
 }
 
 // wire is a payload in the registry's wire format: magic 0, the ID, data.
@@ -60,14 +92,27 @@ func wire(id int32, data string) []byte {
 	return append(binary.BigEndian.AppendUint32([]byte{0}, uint32(id)), data...)
 }
 
+// Protobuf message indexes as Confluent's serializers write them.
+const (
+	pbFirst     = "\x00"         // [0]
+	pbFirstLong = "\x02\x00"     // [0], written in full
+	pbSecond    = "\x02\x02"     // [1]
+	pbNested    = "\x04\x02\x00" // [1 0]
+	pbFourth    = "\x02\x06"     // [3]
+)
+
 func testRegistry() *memSchemaIDs {
 	return &memSchemaIDs{
 		subjects: map[string][]int32{
 			"orders-value": {1, 2}, "orders-key": {3},
 			"com.acme.Order": {4}, "orders-com.acme.Order": {4},
 			"other-value": {5},
+			"acme.Order":  {10}, "orders-acme.Refund.Line": {10},
 		},
 		names: map[int32]string{1: "com.acme.Old", 2: "com.acme.Old", 3: "", 4: "com.acme.Order", 5: "com.acme.Other", 6: ""},
+		protos: map[int32]map[string]string{
+			10: {"[0]": "acme.Order", "[1]": "acme.Refund", "[1 0]": "acme.Refund.Line"},
+		},
 	}
 }
 
@@ -114,7 +159,23 @@ func TestCheckSchemaIDs(t *testing.T) {
 		{"record name of an unknown id", value(config.RecordNameStrategy), []rawRecord{{Value: wire(77, "")}},
 			[]badRecord{{0, "value schema ID 77 is not registered in the schema registry"}}},
 		{"schema without a record name", value(config.RecordNameStrategy), []rawRecord{{Value: wire(6, "")}},
-			[]badRecord{{0, "value schema ID 6 has no record name for RecordNameStrategy (Samsa derives it for Avro and JSON Schema)"}}},
+			[]badRecord{{0, "value schema ID 6 has no record name for RecordNameStrategy: an Avro schema has one only when it is a record"}}},
+		{"protobuf record name", value(config.RecordNameStrategy), []rawRecord{
+			{Value: wire(10, pbFirst+"a")}, {Value: wire(10, pbSecond+"b")}, {Value: wire(10, pbFirstLong+"c")}, {Value: wire(10, pbFirst)},
+		}, []badRecord{{1, "value schema ID 10 is not registered under subject acme.Refund (RecordNameStrategy)"}}},
+		{"protobuf topic record name", value(config.TopicRecordNameStrategy), []rawRecord{
+			{Value: wire(10, pbNested+"a")}, {Value: wire(10, pbNested+"b")}, {Value: wire(10, pbFirst+"c")}, {Value: wire(10, pbNested)},
+		}, []badRecord{{2, "value schema ID 10 is not registered under subject orders-acme.Order (TopicRecordNameStrategy)"}}},
+		{"protobuf message indexes out of range", value(config.RecordNameStrategy), []rawRecord{{Value: wire(10, pbFourth+"a")}},
+			[]badRecord{{0, "value schema ID 10 has no record name for RecordNameStrategy: message indexes [3] name no message"}}},
+		{"protobuf message indexes missing", value(config.RecordNameStrategy), []rawRecord{{Value: wire(10, pbFirst)}, {Value: wire(10, "")}},
+			[]badRecord{{1, "value schema ID 10 is a Protobuf schema, and the message indexes after it cannot be read: bad message-index array: cannot read the count"}}},
+		{"protobuf message indexes truncated", value(config.RecordNameStrategy), []rawRecord{{Value: wire(10, "\x04\x02")}},
+			[]badRecord{{0, "value schema ID 10 is a Protobuf schema, and the message indexes after it cannot be read: bad message-index array: 2 indexes announced, only 1 readable"}}},
+		{"protobuf message indexes negative count", value(config.RecordNameStrategy), []rawRecord{{Value: wire(10, "\x03")}},
+			[]badRecord{{0, "value schema ID 10 is a Protobuf schema, and the message indexes after it cannot be read: bad message-index array: count -2, want 0 to 100"}}},
+		{"protobuf under the topic name", value(config.TopicNameStrategy), []rawRecord{{Value: wire(10, "\x03")}},
+			[]badRecord{{0, "value schema ID 10 is not registered under subject orders-value (TopicNameStrategy)"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, zstd := range []bool{false, true} {
@@ -171,6 +232,23 @@ func TestCheckSchemaIDsLookups(t *testing.T) {
 	reg.down = errors.New("connection refused")
 	if _, err := checkSchemaIDs(context.Background(), reg, chk, rawBatch(rawBatchOptions{timestamp: 1}, recs...)); err == nil {
 		t.Error("a registry that cannot answer gave a verdict")
+	}
+
+	// A Protobuf ID under a record name strategy: its type once, then a
+	// name and a registration per message the records name.
+	reg = testRegistry()
+	chk, _ = schemaCheckOf("orders", mustTopicConfig(t, map[string]string{
+		"confluent.value.schema.validation": "true", "confluent.value.subject.name.strategy": "TopicRecordNameStrategy",
+	}))
+	for i := range recs {
+		recs[i] = rawRecord{Value: wire(10, []string{pbNested, pbFirst}[i%2]+"x")}
+	}
+	bad, err := checkSchemaIDs(context.Background(), reg, chk, rawBatch(rawBatchOptions{timestamp: 1}, recs...))
+	if err != nil || len(bad) != 50 || bad[0].index != 1 || bad[49].index != 99 {
+		t.Fatalf("bad %v, err %v; want the 50 records of acme.Order", bad, err)
+	}
+	if reg.lookups != 5 {
+		t.Errorf("%d lookups for two Protobuf messages of one ID", reg.lookups)
 	}
 }
 

@@ -1,8 +1,10 @@
 package schemaregistry
 
 // What broker-side schema ID validation asks (docs/DESIGN-schemaregistry.md
-// "Broker-side validation"): is an ID registered under a subject, and what
-// record name does the schema behind an ID have. The broker declares the
+// "Broker-side validation"): is an ID registered under a subject, what
+// type is the schema behind an ID, and what record name does it have (for
+// Protobuf, that of the message the record's message indexes name). The
+// broker declares the
 // interface (broker.SchemaIDs); cmd/samsa hands it a Registry running in
 // the same process, or a Remote registry reached over HTTP, each behind a
 // Cached layer.
@@ -17,6 +19,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/samsa-io/samsa/internal/schemaregistry/msgindex"
+	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // Registered reports whether id is the ID of a live (not soft-deleted)
@@ -46,36 +53,77 @@ func (r *Registry) registeredNow(subject string, id int) bool {
 	return ok
 }
 
-// RecordName is the record name of the schema with this ID (see
-// RecordName); found is false when no version carries the ID, also once
-// the store has been read to its end.
-func (r *Registry) RecordName(ctx context.Context, id int32) (string, bool, error) {
-	if name, ok := r.recordNameNow(int(id)); ok {
-		return name, true, nil
+// SchemaType is the type of the schema with this ID (AVRO when the
+// stored version names none); found is false when no version carries the
+// ID, also once the store has been read to its end.
+func (r *Registry) SchemaType(ctx context.Context, id int32) (string, bool, error) {
+	if typ, ok := r.schemaTypeNow(int(id)); ok {
+		return typ, true, nil
 	}
 	if err := r.store.catchUp(ctx); err != nil {
 		return "", false, err
 	}
-	name, ok := r.recordNameNow(int(id))
-	return name, ok, nil
+	typ, ok := r.schemaTypeNow(int(id))
+	return typ, ok, nil
 }
 
-func (r *Registry) recordNameNow(id int) (string, bool) {
+func (r *Registry) schemaTypeNow(id int) (string, bool) {
 	var v *schemaValue
 	r.read(func(st *state) { v = st.byID(defaultContext, id) })
 	if v == nil {
 		return "", false
 	}
-	return RecordName(v.SchemaType, v.Schema), true
+	return v.schemaTypeOrAvro(), true
+}
+
+// RecordName is the record name of the schema with this ID (see
+// RecordName; for Protobuf, ProtobufRecordName of the message indexes);
+// why says why when there is none, "no schema has the ID" once the
+// store has been read to its end.
+func (r *Registry) RecordName(ctx context.Context, id int32, indexes []int) (name, why string, err error) {
+	if name, why, ok := r.recordNameNow(int(id), indexes); ok {
+		return name, why, nil
+	}
+	if err := r.store.catchUp(ctx); err != nil {
+		return "", "", err
+	}
+	if name, why, ok := r.recordNameNow(int(id), indexes); ok {
+		return name, why, nil
+	}
+	return "", noSchemaWithID, nil
+}
+
+const noSchemaWithID = "no schema has the ID"
+
+func (r *Registry) recordNameNow(id int, indexes []int) (name, why string, found bool) {
+	r.read(func(st *state) {
+		v := st.byID(id)
+		if v == nil {
+			return
+		}
+		found = true
+		if v.schemaTypeOrAvro() != string(schema.Protobuf) || indexes == nil {
+			name, why = RecordName(v.schemaTypeOrAvro(), v.Schema)
+			return
+		}
+		p, err := r.parsedOf(st, v)
+		if err != nil {
+			why = "the Protobuf schema cannot be parsed: " + err.Error()
+			return
+		}
+		name, why = ProtobufRecordName(p, indexes)
+	})
+	return name, why, found
 }
 
 // RecordName is the name Confluent's RecordNameStrategy gives a schema's
 // subject: an Avro record's full name (namespace.name), a JSON Schema's
-// title; "" for any other Avro schema or a JSON Schema without a title,
-// which that strategy refuses (Confluent's serializers throw "must only
-// be a record schema"). Protobuf is not derived yet (""): its name depends
-// on the message indexes after the ID, which need the parsed file.
-func RecordName(schemaType, text string) string {
+// title. Any other Avro schema, or a JSON Schema without a title, has
+// none, and that strategy refuses it (Confluent's serializers throw
+// "must only be a record schema"): name is "" and why says so. A
+// Protobuf schema's name depends on a record's message indexes
+// (ProtobufRecordName).
+func RecordName(schemaType, text string) (name, why string) {
 	switch schemaType {
 	case "", "AVRO":
 		var s struct {
@@ -84,28 +132,51 @@ func RecordName(schemaType, text string) string {
 			Namespace string `json:"namespace"`
 		}
 		if json.Unmarshal([]byte(text), &s) != nil || (s.Type != "record" && s.Type != "error") || s.Name == "" {
-			return ""
+			return "", "an Avro schema has one only when it is a record"
 		}
 		if strings.Contains(s.Name, ".") || s.Namespace == "" {
-			return s.Name
+			return s.Name, ""
 		}
-		return s.Namespace + "." + s.Name
+		return s.Namespace + "." + s.Name, ""
 	case "JSON":
 		var s struct {
 			Title string `json:"title"`
 		}
-		if json.Unmarshal([]byte(text), &s) != nil {
-			return ""
+		if json.Unmarshal([]byte(text), &s) != nil || s.Title == "" {
+			return "", "a JSON Schema has one only when it has a title"
 		}
-		return s.Title
+		return s.Title, ""
+	case "PROTOBUF":
+		return "", "a Protobuf schema's record name is that of the message a record's message indexes name"
 	}
-	return ""
+	return "", "a schema of type " + schemaType + " has none"
+}
+
+// ProtobufRecordName is the record name of a record of the Protobuf
+// schema p: the full name of the message its message indexes name
+// (Confluent's ProtobufSchema.toMessageName, which its deserializer names
+// the subject after). why says so when they name none.
+func ProtobufRecordName(p schema.Schema, indexes []int) (name, why string) {
+	f, ok := p.(interface {
+		FileDescriptor() protoreflect.FileDescriptor
+	})
+	if !ok {
+		return "", "a " + string(p.Type()) + " schema has no message indexes"
+	}
+	md, err := msgindex.Message(f.FileDescriptor(), indexes)
+	if err != nil {
+		return "", err.Error()
+	}
+	return string(md.FullName()), ""
 }
 
 // Remote asks a registry over HTTP (Confluent's API, through franz-go's
 // pkg/sr): any registry, Samsa's or Confluent's.
 type Remote struct {
 	cl *sr.Client
+	// serde fetches, parses and keeps Protobuf schemas with their
+	// references, for their message names.
+	serde *serde.Serde
 }
 
 // NewRemote is a client of the registry at urls (tried in turn, as
@@ -118,7 +189,7 @@ func NewRemote(urls []string) (*Remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schemaregistry: %w", err)
 	}
-	return &Remote{cl: cl}, nil
+	return &Remote{cl: cl, serde: serde.New(cl)}, nil
 }
 
 // Registered asks GET /schemas/ids/{id}/versions, which lists the live
@@ -139,8 +210,8 @@ func (rm *Remote) Registered(ctx context.Context, subject string, id int32) (boo
 	return false, nil
 }
 
-// RecordName asks GET /schemas/ids/{id}.
-func (rm *Remote) RecordName(ctx context.Context, id int32) (string, bool, error) {
+// SchemaType asks GET /schemas/ids/{id}.
+func (rm *Remote) SchemaType(ctx context.Context, id int32) (string, bool, error) {
 	s, err := rm.cl.SchemaByID(ctx, int(id))
 	if notFound(err) {
 		return "", false, nil
@@ -148,7 +219,41 @@ func (rm *Remote) RecordName(ctx context.Context, id int32) (string, bool, error
 	if err != nil {
 		return "", false, err
 	}
-	return RecordName(s.Type.String(), s.Schema), true, nil
+	return s.Type.String(), true, nil
+}
+
+// RecordName asks GET /schemas/ids/{id}; for a Protobuf schema, its
+// references too, to parse it (once: the parsed schema is kept).
+func (rm *Remote) RecordName(ctx context.Context, id int32, indexes []int) (name, why string, err error) {
+	s, err := rm.cl.SchemaByID(ctx, int(id))
+	if notFound(err) {
+		return "", noSchemaWithID, nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if s.Type == sr.TypeProtobuf && indexes != nil {
+		return rm.protobufRecordName(ctx, id, indexes)
+	}
+	name, why = RecordName(s.Type.String(), s.Schema)
+	return name, why, nil
+}
+
+func (rm *Remote) protobufRecordName(ctx context.Context, id int32, indexes []int) (name, why string, err error) {
+	s, err := rm.serde.SchemaByID(ctx, int(id))
+	switch {
+	case errors.Is(err, serde.ErrSchemaNotFound):
+		return "", err.Error(), nil // a reference of its schema
+	case errors.Is(err, schema.ErrInvalid):
+		return "", "the Protobuf schema cannot be parsed: " + err.Error(), nil
+	case err != nil:
+		return "", "", err
+	}
+	name, err = s.MessageName(indexes)
+	if err != nil {
+		return "", err.Error(), nil
+	}
+	return name, "", nil
 }
 
 // notFound is the registry's answer that no schema has the ID: a
@@ -161,7 +266,8 @@ func notFound(err error) bool {
 // IDSource is what Cached wraps: a Registry or a Remote.
 type IDSource interface {
 	Registered(ctx context.Context, subject string, id int32) (bool, error)
-	RecordName(ctx context.Context, id int32) (string, bool, error)
+	SchemaType(ctx context.Context, id int32) (typ string, found bool, err error)
+	RecordName(ctx context.Context, id int32, indexes []int) (name, why string, err error)
 }
 
 // Cached remembers a source's answers: positive ones for Positive (a
@@ -179,7 +285,8 @@ type Cached struct {
 	mu struct {
 		sync.Mutex
 		registered map[registeredKey]cachedAnswer
-		names      map[int32]cachedAnswer
+		types      map[int32]cachedAnswer
+		names      map[nameKey]cachedAnswer
 	}
 }
 
@@ -188,8 +295,16 @@ type registeredKey struct {
 	id      int32
 }
 
+// nameKey is an ID and the message indexes asked with it, as msgindex
+// writes them ("" for none).
+type nameKey struct {
+	id      int32
+	indexes string
+}
+
 type cachedAnswer struct {
-	name    string
+	name    string // a record name, or a schema type
+	why     string
 	ok      bool
 	expires time.Time
 }
@@ -200,7 +315,8 @@ const maxCached = 10000
 func NewCached(src IDSource, positive, negative time.Duration) *Cached {
 	c := &Cached{src: src, positive: positive, negative: negative, now: time.Now}
 	c.mu.registered = map[registeredKey]cachedAnswer{}
-	c.mu.names = map[int32]cachedAnswer{}
+	c.mu.types = map[int32]cachedAnswer{}
+	c.mu.names = map[nameKey]cachedAnswer{}
 	return c
 }
 
@@ -218,18 +334,36 @@ func (c *Cached) Registered(ctx context.Context, subject string, id int32) (bool
 	return ok, nil
 }
 
-// RecordName answers from the cache, else from the source. An ID's
-// schema never changes, so a found name is as good as a registration.
-func (c *Cached) RecordName(ctx context.Context, id int32) (string, bool, error) {
-	if a, ok := lookupCached(c, c.mu.names, id); ok {
+// SchemaType answers from the cache, else from the source. An ID's
+// schema never changes, so a found type is as good as a registration.
+func (c *Cached) SchemaType(ctx context.Context, id int32) (string, bool, error) {
+	if a, ok := lookupCached(c, c.mu.types, id); ok {
 		return a.name, a.ok, nil
 	}
-	name, found, err := c.src.RecordName(ctx, id)
+	typ, found, err := c.src.SchemaType(ctx, id)
 	if err != nil {
 		return "", false, err
 	}
-	storeCached(c, c.mu.names, id, cachedAnswer{name: name, ok: found})
-	return name, found, nil
+	storeCached(c, c.mu.types, id, cachedAnswer{name: typ, ok: found})
+	return typ, found, nil
+}
+
+// RecordName answers from the cache, else from the source. A name is
+// kept as a registration is; an answer without one only briefly.
+func (c *Cached) RecordName(ctx context.Context, id int32, indexes []int) (string, string, error) {
+	k := nameKey{id: id}
+	if indexes != nil {
+		k.indexes = string(msgindex.Append(nil, indexes))
+	}
+	if a, ok := lookupCached(c, c.mu.names, k); ok {
+		return a.name, a.why, nil
+	}
+	name, why, err := c.src.RecordName(ctx, id, indexes)
+	if err != nil {
+		return "", "", err
+	}
+	storeCached(c, c.mu.names, k, cachedAnswer{name: name, why: why, ok: name != ""})
+	return name, why, nil
 }
 
 func lookupCached[K comparable](c *Cached, m map[K]cachedAnswer, k K) (cachedAnswer, bool) {

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/samsa-io/samsa/internal/schemaregistry/msgindex"
 )
 
 // findMessage finds a message of file by full name (package included) or
@@ -44,34 +46,15 @@ func findNested(ms protoreflect.MessageDescriptors, full protoreflect.FullName) 
 	return nil
 }
 
-// messageIndexes is a message's path in its file: the index of its
-// top-level message, then of each nested message down to it.
-func messageIndexes(md protoreflect.MessageDescriptor) []int {
-	var path []int
-	for d := protoreflect.Descriptor(md); ; {
-		path = append(path, d.Index())
-		parent, ok := d.Parent().(protoreflect.MessageDescriptor)
-		if !ok {
-			break
-		}
-		d = parent
-	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
-	return path
-}
+// messageIndexes is a message's path in its file, as Confluent's
+// serializer writes it after the ID.
+func messageIndexes(md protoreflect.MessageDescriptor) []int { return msgindex.Of(md) }
 
 // messageAt follows a message-index array in file.
 func messageAt(file protoreflect.FileDescriptor, indexes []int) (protoreflect.MessageDescriptor, error) {
-	ms := file.Messages()
-	var md protoreflect.MessageDescriptor
-	for depth, i := range indexes {
-		if i >= ms.Len() {
-			return nil, fmt.Errorf("%w: %v: level %d has %d messages, no index %d", ErrBadMessageIndexes, indexes, depth, ms.Len(), i)
-		}
-		md = ms.Get(i)
-		ms = md.Messages()
+	md, err := msgindex.Message(file, indexes)
+	if err != nil {
+		return nil, fmt.Errorf("serde: %w", err)
 	}
 	return md, nil
 }

@@ -48,10 +48,37 @@ func TestProtoMessageIndexes(t *testing.T) {
 			t.Errorf("%v: found %v, %v", c.want, back, err)
 		}
 	}
-	for _, bad := range [][]int{{2}, {0, 1}, {1, 1}, {1, 0, 0, 0}} { // A has one nested message, its map entry
+	for _, bad := range [][]int{{2}, {0, 0}, {0, 1}, {1, 1}, {1, 0, 0, 0}} { // A declares no nested message (its map entry does not count)
 		if _, err := messageAt(file, bad); !errors.Is(err, ErrBadMessageIndexes) {
 			t.Errorf("%v: %v", bad, err)
 		}
+	}
+}
+
+// MessageName is Confluent's ProtobufSchema.toMessageName.
+func TestSchemaMessageName(t *testing.T) {
+	parsed, err := schema.Parse(schema.Protobuf, testProto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSchema(schema.Protobuf, testProto, nil, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		indexes []int
+		want    string
+	}{{nil, "p.A"}, {[]int{0}, "p.A"}, {[]int{1, 0, 0}, "p.B.C.D"}} {
+		if got, err := s.MessageName(c.indexes); err != nil || got != c.want {
+			t.Errorf("%v: %q %v, want %s", c.indexes, got, err, c.want)
+		}
+	}
+	if got, err := s.MessageName([]int{0, 0}); !errors.Is(err, ErrBadMessageIndexes) {
+		t.Errorf("[0 0] (A's map entry): %q %v", got, err)
+	}
+	avro := &Schema{Type: schema.Avro}
+	if _, err := avro.MessageName([]int{0}); !errors.Is(err, ErrBadMessageIndexes) {
+		t.Errorf("an Avro schema: %v", err)
 	}
 }
 

@@ -86,6 +86,22 @@ func (s *Schema) recordName(msg messageDescriptor) string {
 	return ""
 }
 
+// MessageName is the full name of the Protobuf message that a record's
+// message indexes name in this schema (Confluent's
+// ProtobufSchema.toMessageName): the record name RecordNameStrategy
+// gives the record's subject. The error wraps ErrBadMessageIndexes when
+// they name no message, or when the schema is not Protobuf.
+func (s *Schema) MessageName(indexes []int) (string, error) {
+	if s.Type != schema.Protobuf {
+		return "", fmt.Errorf("serde: %w: a %s schema has no message indexes", ErrBadMessageIndexes, s.Type)
+	}
+	md, err := messageAt(s.file, indexes)
+	if err != nil {
+		return "", err
+	}
+	return string(md.FullName()), nil
+}
+
 // message picks the Protobuf message an encoder writes; name must be empty
 // for the other formats.
 func (s *Schema) message(name string) (messageDescriptor, error) {

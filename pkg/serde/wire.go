@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/samsa-io/samsa/internal/schemaregistry/msgindex"
 )
 
 // Confluent's wire format: a magic byte 0, the schema ID as a 4-byte
@@ -27,13 +28,8 @@ var (
 	ErrUnknownMagicByte = errors.New("serde: unknown magic byte")
 	// ErrBadMessageIndexes: a Protobuf payload's message-index array is
 	// truncated or out of range.
-	ErrBadMessageIndexes = errors.New("serde: bad message-index array")
+	ErrBadMessageIndexes = msgindex.ErrBad
 )
-
-// maxMessageDepth bounds the message-index array: no schema nests
-// messages this deep, and a count read from a hostile payload must not
-// size an allocation.
-const maxMessageDepth = 100
 
 // AppendHeader appends the magic byte and the schema ID to dst.
 func AppendHeader(dst []byte, id int) []byte {
@@ -57,42 +53,17 @@ func ParseHeader(payload []byte) (id int, rest []byte, err error) {
 // index of its top-level message, then of each nested message) as
 // Confluent writes it: a zigzag varint count, then each index as a zigzag
 // varint; the common [0] (the file's first message) is the single byte 0.
+// The broker's schema ID validation reads the same bytes (msgindex).
 func AppendMessageIndexes(dst []byte, indexes []int) []byte {
-	if len(indexes) == 1 && indexes[0] == 0 {
-		return append(dst, 0)
-	}
-	dst = binary.AppendVarint(dst, int64(len(indexes)))
-	for _, i := range indexes {
-		dst = binary.AppendVarint(dst, int64(i))
-	}
-	return dst
+	return msgindex.Append(dst, indexes)
 }
 
 // ParseMessageIndexes reads a message-index array and returns the bytes
 // after it. A count of 0 is [0].
 func ParseMessageIndexes(b []byte) (indexes []int, rest []byte, err error) {
-	count, n := binary.Varint(b)
-	if n <= 0 {
-		return nil, nil, fmt.Errorf("%w: cannot read the count", ErrBadMessageIndexes)
+	indexes, rest, err = msgindex.Parse(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serde: %w", err)
 	}
-	b = b[n:]
-	switch {
-	case count == 0:
-		return []int{0}, b, nil
-	case count < 0 || count > maxMessageDepth:
-		return nil, nil, fmt.Errorf("%w: count %d, want 0 to %d", ErrBadMessageIndexes, count, maxMessageDepth)
-	}
-	indexes = make([]int, 0, count)
-	for range count {
-		i, n := binary.Varint(b)
-		if n <= 0 {
-			return nil, nil, fmt.Errorf("%w: %d indexes announced, only %d readable", ErrBadMessageIndexes, count, len(indexes))
-		}
-		if i < 0 || i > math.MaxInt32 {
-			return nil, nil, fmt.Errorf("%w: index %d", ErrBadMessageIndexes, i)
-		}
-		indexes = append(indexes, int(i))
-		b = b[n:]
-	}
-	return indexes, b, nil
+	return indexes, rest, nil
 }
