@@ -97,7 +97,7 @@ const noSchemaWithID = "no schema has the ID"
 
 func (r *Registry) recordNameNow(id int, indexes []int) (name, why string, found bool) {
 	r.read(func(st *state) {
-		v := st.byID(id)
+		v := st.byID(defaultContext, id)
 		if v == nil {
 			return
 		}
