@@ -116,7 +116,8 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/schemas/ids/99", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/99/subjects", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/1?subject=b", status: 200, want: body(s1)},
-		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 404, want: errBody(40403, "Schema 1 not found")},
+		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 200, want: body(s1)}, // Confluent falls back to the default context
+		{method: "GET", path: "/schemas/ids/99?subject=b", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 422, contains: []string{"format=resolved"}},
 		{method: "GET", path: "/schemas?latestOnly=true", status: 200, want: "[" + version("a", 2, 2, s2) + "," + version("b", 1, 1, s1) + "]"},
 		{method: "GET", path: "/schemas?subjectPrefix=b", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},

@@ -5,21 +5,22 @@ import (
 	"strings"
 )
 
-// SchemaByID is the schema an ID names. With subject set, the ID must be
-// carried by a version of that subject (Confluent's subject parameter,
-// which picks the context to look in).
+// SchemaByID is the schema an ID names. With subject set, the version of
+// that subject carrying the ID is preferred (Confluent's subject
+// parameter, which picks the context to look in); when the subject holds
+// none, the ID is still found in the default context, as Confluent's
+// getSchemaKeyUsingContexts falls back to it. Clients rely on that: a
+// deserializer with a reader schema passes its own subject (topic-value)
+// for records written under another subject name strategy.
 func (r *Registry) SchemaByID(id int, subject string) (Schema, error) {
 	var out Schema
 	var err error
 	r.read(func(st *state) {
 		v := st.byID(id)
-		if subject != "" {
-			v = nil
-			for _, sv := range st.holders(id) {
-				if sv.Subject == subject {
-					v = st.subjects[sv.Subject][sv.Version]
-					break
-				}
+		for _, sv := range st.holders(id) {
+			if subject != "" && sv.Subject == subject {
+				v = st.subjects[sv.Subject][sv.Version]
+				break
 			}
 		}
 		if v == nil {
