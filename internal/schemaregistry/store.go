@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,13 +95,9 @@ func (s *store) ensureTopic(ctx context.Context) error {
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("schemaregistry: create topic %s: %w", s.topic, err)
 	}
-	details, err := s.adm.ListTopics(ctx, s.topic)
+	d, err := s.describeTopic(ctx)
 	if err != nil {
-		return fmt.Errorf("schemaregistry: describe topic %s: %w", s.topic, err)
-	}
-	d, ok := details[s.topic]
-	if !ok || d.Err != nil {
-		return fmt.Errorf("schemaregistry: describe topic %s: %v", s.topic, d.Err)
+		return err
 	}
 	if n := len(d.Partitions); n != 1 {
 		return fmt.Errorf("schemaregistry: the store topic %s has %d partitions; it must have exactly 1", s.topic, n)
@@ -119,6 +116,31 @@ func (s *store) ensureTopic(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// describeTopic describes the store topic, asking again while the broker
+// answering does not know it yet: in a cluster, the topic just created
+// reaches the other brokers' metadata a moment after CreateTopics answers
+// (Kafka's as Samsa's), and the first describe may go to one of them.
+func (s *store) describeTopic(ctx context.Context) (kadm.TopicDetail, error) {
+	for {
+		details, err := s.adm.ListTopics(ctx, s.topic)
+		if err != nil {
+			return kadm.TopicDetail{}, fmt.Errorf("schemaregistry: describe topic %s: %w", s.topic, err)
+		}
+		d, ok := details[s.topic]
+		if ok && d.Err == nil {
+			return d, nil
+		}
+		if ok && !errors.Is(d.Err, kerr.UnknownTopicOrPartition) && !errors.Is(d.Err, kerr.LeaderNotAvailable) {
+			return kadm.TopicDetail{}, fmt.Errorf("schemaregistry: describe topic %s: %w", s.topic, d.Err)
+		}
+		select {
+		case <-ctx.Done():
+			return kadm.TopicDetail{}, fmt.Errorf("schemaregistry: describe topic %s: %v: %w", s.topic, d.Err, ctx.Err())
+		case <-time.After(50 * time.Millisecond): // metadata propagation has no event to wait on
+		}
+	}
 }
 
 // read applies every record of the topic in order, for as long as the
