@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -36,12 +37,22 @@ type election struct {
 	primary string // guarded by mu; "" while unknown
 }
 
+// electionSessionTimeout bounds how long writes stop after the primary
+// dies without leaving the group (kill -9, a lost machine).
+const electionSessionTimeout = 10 * time.Second
+
 func newElection(url, group, topic string, opts []kgo.Opt, log *slog.Logger) (*election, error) {
 	e := &election{url: url, log: log}
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.Balancers(electionBalancer{e}),
+		// Confluent's kafkagroup.session.timeout.ms and
+		// kafkagroup.heartbeat.interval.ms defaults: a primary killed
+		// without leaving the group is replaced once its session
+		// expires, 10 s on, not after franz-go's 45 s default.
+		kgo.SessionTimeout(electionSessionTimeout),
+		kgo.HeartbeatInterval(3*time.Second),
 		// A lost session may have a new primary elected without this
 		// instance: stop writing until the next assignment says otherwise.
 		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { e.set("") }),
