@@ -118,7 +118,9 @@ func TestAPI(t *testing.T) {
 		{method: "GET", path: "/schemas/ids/1?subject=b", status: 200, want: body(s1)},
 		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 200, want: body(s1)}, // Confluent falls back to the default context
 		{method: "GET", path: "/schemas/ids/99?subject=b", status: 404, want: errBody(40403, "Schema 99 not found")},
-		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 422, contains: []string{"format=resolved"}},
+		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 200, want: body(s1)},
+		{method: "GET", path: "/schemas/ids/1?format=ignore_extensions", status: 422, want: errBody(422, "format=ignore_extensions is not supported for AVRO schemas")},
+		{method: "GET", path: "/schemas/ids/1?format=bogus", status: 422, want: errBody(422, "format=bogus is not supported by this registry")},
 		{method: "GET", path: "/schemas?latestOnly=true", status: 200, want: "[" + version("a", 2, 2, s2) + "," + version("b", 1, 1, s1) + "]"},
 		{method: "GET", path: "/schemas?subjectPrefix=b", status: 200, want: "[" + version("b", 1, 1, s1) + "]"},
 
@@ -199,6 +201,8 @@ func TestAPI(t *testing.T) {
 		{method: "POST", path: "/subjects/outer/versions", body: body(outer, "references", []Reference{{Name: "inner", Subject: "inner", Version: 1}}), status: 200, want: `{"id":53}`},
 		{method: "GET", path: "/subjects/outer/versions/1", status: 200, contains: []string{`"references":[{"name":"inner","subject":"inner","version":1}]`}},
 		{method: "GET", path: "/schemas/ids/53", status: 200, contains: []string{`"references":[{"name":"inner","subject":"inner","version":1}]`}},
+		{method: "GET", path: "/schemas/ids/53/schema?format=resolved", status: 200, want: `{"type":"record","name":"outer","fields":[{"name":"i","type":` + inner + `}]}`},
+		{method: "GET", path: "/subjects/outer/versions/1/schema?format=resolved", status: 200, want: `{"type":"record","name":"outer","fields":[{"name":"i","type":` + inner + `}]}`},
 		{method: "GET", path: "/subjects/inner/versions/1/referencedby", status: 200, want: `[53]`},
 		{method: "DELETE", path: "/subjects/inner", status: 422, want: errBody(42206, "One or more references exist to the schema {magic=1,keytype=SCHEMA,subject=inner,version=1}.")},
 		{method: "POST", path: "/subjects/outer2/versions", body: body(outer, "references", []Reference{{Name: "inner", Subject: "inner", Version: 9}}), status: 422, contains: []string{`"error_code":42201`}},

@@ -60,13 +60,16 @@ func checkCompatibility(level string, candidate schema.Schema, previous []previo
 	for _, p := range previous {
 		var msgs []string
 		// describe renders one incompatibility as Confluent does: Avro's
-		// descriptions name the new and old schema in the roles of the
-		// check's direction (reader, writer).
+		// and Protobuf's descriptions name the new and old schema in the
+		// roles of the check's direction (reader, writer).
 		describe := func(found []schema.Incompatibility, reader, writer string) {
 			for _, f := range found {
-				if candidate.Type() == schema.Avro {
+				switch candidate.Type() {
+				case schema.Avro:
 					msgs = append(msgs, schema.AvroDifference(f, reader, writer))
-				} else {
+				case schema.Protobuf:
+					msgs = append(msgs, schema.ProtobufDifference(f, reader, writer))
+				default:
 					msgs = append(msgs, f.String())
 				}
 			}

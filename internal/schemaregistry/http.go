@@ -153,17 +153,35 @@ func writeRaw(w http.ResponseWriter, text string) {
 	_, _ = io.WriteString(w, text)
 }
 
-// formatParam accepts the format parameter's values whose answer is the
-// stored text: "" and, for Avro, "default". Formats that would rewrite the
-// schema (Avro's "resolved", Protobuf's "serialized") are refused rather
-// than answered unchanged.
-func formatParam(req *http.Request) *Error {
+// formatParam reads the format parameter: "" or "default" (the stored
+// text), "resolved" (an Avro schema with its references written out),
+// "serialized" (a Protobuf schema's FileDescriptorProto, base64),
+// "ignore_extensions" (a Protobuf schema without its custom options and
+// extensions). Other formats are refused rather than answered unchanged
+// (Confluent answers the stored text for a format it does not know).
+func formatParam(req *http.Request) (string, *Error) {
 	switch f := req.URL.Query().Get("format"); strings.ToLower(f) {
-	case "", "default":
-		return nil
+	case "", formatDefault:
+		return "", nil
+	case formatResolved, formatSerialized, formatIgnoreExtensions:
+		return strings.ToLower(f), nil
 	default:
-		return errBadBody(fmt.Sprintf("format=%s is not supported by this registry", f))
+		return "", errBadBody(fmt.Sprintf("format=%s is not supported by this registry", f))
 	}
+}
+
+// withFormat answers s in the request's format.
+func (r *Registry) withFormat(req *http.Request, s Schema) (Schema, error) {
+	format, e := formatParam(req)
+	if e != nil {
+		return Schema{}, e
+	}
+	text, err := r.Formatted(s, format)
+	if err != nil {
+		return Schema{}, err
+	}
+	s.Schema = text
+	return s, nil
 }
 
 func (r *Registry) getMetadataID(w http.ResponseWriter, req *http.Request) {

@@ -32,10 +32,14 @@ func (r *Registry) schemaByIDParams(req *http.Request) (Schema, error) {
 	if e != nil {
 		return Schema{}, e
 	}
-	if e := formatParam(req); e != nil {
-		return Schema{}, e
+	if _, e := formatParam(req); e != nil {
+		return Schema{}, e // refused before the lookup, as a bad request
 	}
-	return r.SchemaByID(id, req.URL.Query().Get("subject"))
+	s, err := r.SchemaByID(id, req.URL.Query().Get("subject"))
+	if err != nil {
+		return Schema{}, err
+	}
+	return r.withFormat(req, s)
 }
 
 func (r *Registry) getSchemaByID(w http.ResponseWriter, req *http.Request) {

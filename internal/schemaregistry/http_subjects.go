@@ -77,6 +77,9 @@ func (r *Registry) getVersion(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	if err == nil {
+		s, err = r.withFormat(req, s)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
@@ -91,6 +94,9 @@ func (r *Registry) getVersionSchema(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s, err := r.Version(req.PathValue("subject"), v, deleted)
+	if err == nil {
+		s, err = r.withFormat(req, s)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -1,8 +1,11 @@
 package schemaregistry
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
 )
 
 // SchemaByID is the schema an ID names. With subject set, the version of
@@ -90,4 +93,52 @@ func (r *Registry) Schemas(prefix string, deleted, latestOnly bool) []Schema {
 		}
 	})
 	return out
+}
+
+// The format parameter's values, as Confluent's formattedString names
+// them.
+const (
+	formatDefault          = "default"
+	formatResolved         = "resolved"
+	formatSerialized       = "serialized"
+	formatIgnoreExtensions = "ignore_extensions"
+)
+
+// Formatted is s's text in a format formatParam accepted: the stored text
+// for the default; for an Avro schema's resolved format the text with its
+// references' named types written out (Java's Schema.toString); for a
+// Protobuf schema's serialized format base64 of its FileDescriptorProto
+// (what Confluent's serializers fetch), for its ignore_extensions format
+// the text without custom options and extensions.
+func (r *Registry) Formatted(s Schema, format string) (string, error) {
+	if format == "" {
+		return s.Schema, nil
+	}
+	var p schema.Schema
+	var err error
+	r.read(func(st *state) {
+		p, err = r.parsedOf(st, &schemaValue{SchemaType: s.SchemaType, Schema: s.Schema, References: s.References})
+	})
+	if err != nil {
+		return "", err
+	}
+	switch format {
+	case formatSerialized:
+		if ser, ok := schema.ProtobufSerialized(p); ok {
+			return ser, nil
+		}
+	case formatIgnoreExtensions:
+		if text, ok := schema.ProtobufWithoutExtensions(p); ok {
+			return text, nil
+		}
+	case formatResolved:
+		text, ok, err := schema.AvroResolved(p)
+		if err != nil {
+			return "", errInvalidSchema(err.Error())
+		}
+		if ok {
+			return text, nil
+		}
+	}
+	return "", errBadBody(fmt.Sprintf("format=%s is not supported for %s schemas", format, p.Type()))
 }

@@ -25,6 +25,7 @@ var _ = register(Avro, parseAvro, canReadAvro)
 // avroSchema is a parsed Avro schema.
 type avroSchema struct {
 	parsed     avro.Schema
+	doc        any // the request's JSON, for the resolved format
 	canonical  string
 	normalized string
 	refs       []Ref
@@ -66,7 +67,7 @@ func parseAvro(text string, refs []Ref) (Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return &avroSchema{parsed: parsed, canonical: canonical, normalized: normalized, refs: refs}, nil
+	return &avroSchema{parsed: parsed, doc: doc, canonical: canonical, normalized: normalized, refs: refs}, nil
 }
 
 // avroErrText drops hamba's "avro: " prefix: the registry's message

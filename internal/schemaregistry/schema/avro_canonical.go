@@ -51,6 +51,12 @@ type avroWriter struct {
 	// deduplicated, an empty doc of a named type dropped, a whole-number
 	// default of a float or double field written as a double.
 	normalize bool
+	// defs, when set, are the named types of the schema's references by
+	// full name: a name of one is written as its definition where first
+	// met, as Java's Schema.toString does for Confluent's resolved
+	// format. written holds the names already defined in the text.
+	defs    map[string]avroDef
+	written map[string]bool
 }
 
 func writeAvroJSON(doc any, normalize bool) (string, error) {
@@ -67,9 +73,13 @@ func (w *avroWriter) schema(v any, ns string) error {
 	case string:
 		if slices.Contains(avroPrimitives, t) {
 			w.str(t)
-		} else {
-			w.str(avroQualified(avroFullName(t, ns), ns))
+			return nil
 		}
+		full := avroFullName(t, ns)
+		if def, ok := w.referenced(full, t); ok {
+			return w.named(def.typ, def.inNamespace(), ns)
+		}
+		w.str(avroQualified(full, ns))
 		return nil
 	case []any:
 		w.b.WriteByte('[')
@@ -154,6 +164,9 @@ func (w *avroWriter) named(typ string, m map[string]any, ns string) error {
 	}
 	full := avroFullName(name, space)
 	space, short := avroSplitName(full)
+	if w.written != nil {
+		w.written[full] = true
+	}
 
 	w.b.WriteString(`{"type":`)
 	w.str(typ)

@@ -459,3 +459,31 @@ func FuzzAvroParse(f *testing.F) {
 		CanRead(again, s)
 	})
 }
+
+// The resolved format writes the references' named types out where
+// first used (Java's Schema.toString), names after that, namespaces
+// relative to where they land.
+func TestAvroResolved(t *testing.T) {
+	refs := []Ref{
+		{Name: "com.acme.Money", Subject: "money", Version: 1, Type: Avro, Schema: `{"type":"record","name":"Money","namespace":"com.acme","fields":[{"name":"units","type":"long"},{"name":"currency","type":{"type":"enum","name":"Currency","symbols":["EUR","USD"]}}]}`},
+	}
+	text := `{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"total","type":"Money"},{"name":"tax","type":["null","com.acme.Money"]},{"name":"cur","type":"Currency"}]}`
+	s, err := Parse(Avro, text, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"record","name":"Order","namespace":"com.acme","fields":[{"name":"total","type":{"type":"record","name":"Money","fields":[{"name":"units","type":"long"},{"name":"currency","type":{"type":"enum","name":"Currency","symbols":["EUR","USD"]}}]}},{"name":"tax","type":["null","Money"]},{"name":"cur","type":"Currency"}]}`
+	got, ok, err := AvroResolved(s)
+	if err != nil || !ok {
+		t.Fatalf("AvroResolved: %v %v", ok, err)
+	}
+	if got != want {
+		t.Errorf("resolved\n got %s\nwant %s", got, want)
+	}
+	if _, err := Parse(Avro, got, nil); err != nil {
+		t.Errorf("the resolved text does not stand alone: %v", err)
+	}
+	if s.Canonical() == got {
+		t.Error("the canonical text inlines references")
+	}
+}

@@ -54,7 +54,9 @@ type Schema interface {
 	// already registered schema: for Avro, the text Java's
 	// Schema.toString gives, as Confluent stores it (docs, defaults,
 	// aliases and properties kept); for JSON Schema, the JSON re-encoded
-	// compactly in its key order, as Confluent's Jackson keeps it.
+	// compactly in its key order, as Confluent's Jackson keeps it; for
+	// Protobuf, the file re-printed in the fixed layout of Confluent's
+	// ProtobufSchema.canonicalString.
 	Canonical() string
 	// Normalized is the form used when a request sets normalize=true.
 	Normalized() string
