@@ -38,7 +38,9 @@ pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -51,6 +53,9 @@ start_registry() {
   "$SAMSA_BIN" registry --bootstrap-server "$SAMSA_BOOTSTRAP" --listener 127.0.0.1:0 \
     --group "compat-registry" >"$log" 2>&1 &
   REG_PID=$!
+  # Not a job of this shell: the SIGKILL registry.py sends is expected,
+  # and bash would report it ("Killed") when it reaps the job.
+  disown "$REG_PID"
   pids+=("$REG_PID")
   for _ in $(seq 600); do
     url=$(sed -n 's|^schema registry serving on \(http://[0-9.:]*\).*|\1|p' "$log" | head -n1)
