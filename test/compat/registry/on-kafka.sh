@@ -8,7 +8,8 @@
 # any failed.
 #
 # Environment: KAFKA_VERSION (4.4.0), SAMSA_BENCH_CACHE (~/.cache/samsa-bench),
-# JAVA (java), COMPAT_CACHE (~/.cache/samsa-compat).
+# JAVA (java), COMPAT_CACHE (~/.cache/samsa-compat), KAFKA_ONLY (1: start
+# Kafka, print its address and serve until interrupted; no suite).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$root"
@@ -100,6 +101,13 @@ for try in 1 2 3; do
   exit 1
 done
 echo "== Apache Kafka $version serving on $addr ($(( $(date +%s) - start ))s since the start)"
+
+# KAFKA_ONLY=1: serve until interrupted, for running other things against
+# it (the registry's benchmarks with SR_BENCH_BOOTSTRAP).
+if [ "${KAFKA_ONLY:-0}" = 1 ]; then
+  wait "$kafka_pid"
+  exit 0
+fi
 
 export COMPAT_RESULTS=${COMPAT_RESULTS:-$work/results.jsonl} SAMSA_BOOTSTRAP=$addr REGISTRY_INSTANCES=2
 before=$(wc -l <"$COMPAT_RESULTS" 2>/dev/null || echo 0)
