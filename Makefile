@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: quota-rates test unit race noraces lint fuzz fuzz-campaign bench build compat failover-soak grow-soak
+.PHONY: quota-rates test unit race noraces lint fuzz fuzz-campaign bench build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -68,6 +68,14 @@ fuzz-campaign:
 # writes docs/COMPATIBILITY.md. SUITES selects (default: all).
 compat:
 	test/compat/run.sh $(SUITES)
+
+# The Schema Registry suite (test/compat/registry) with Apache Kafka 4.4 as
+# the store: a single Kafka node from bench/compare's Maven Central jars on
+# free loopback ports, two `samsa registry` instances against it, every
+# client check and the primary killed (docs/DESIGN-schemaregistry.md has
+# the outcome).
+registry-on-kafka:
+	test/compat/registry/on-kafka.sh
 
 # Benchmarks; BENCH selects, COUNT repeats (compare runs with benchstat).
 BENCH ?= .

@@ -120,6 +120,7 @@ func TestAPI(t *testing.T) {
 		// contexts, then answers the default context's schema.
 		{method: "GET", path: "/schemas/ids/1?subject=nope", status: 200, want: body(s1)},
 		{method: "GET", path: "/schemas/ids/99?subject=nope", status: 404, want: errBody(40403, "Schema 99 not found")},
+		{method: "GET", path: "/schemas/ids/99?subject=b", status: 404, want: errBody(40403, "Schema 99 not found")},
 		{method: "GET", path: "/schemas/ids/1?format=resolved", status: 200, want: body(s1)},
 		{method: "GET", path: "/schemas/ids/1?format=ignore_extensions", status: 422, want: errBody(422, "format=ignore_extensions is not supported for AVRO schemas")},
 		{method: "GET", path: "/schemas/ids/1?format=bogus", status: 422, want: errBody(422, "format=bogus is not supported by this registry")},

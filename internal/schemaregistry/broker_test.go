@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func samsaBinary(t *testing.T) string {
+func samsaBinary(t testing.TB) string {
 	t.Helper()
 	samsa.once.Do(func() {
 		if samsa.dir, samsa.err = os.MkdirTemp("", "samsa-sr-test"); samsa.err != nil {
@@ -81,7 +81,7 @@ func saslBrokerArgs(user, password string) []string {
 
 // startBroker starts a broker with a PLAINTEXT listener; args (a
 // --listeners of their own, overrides) come after the defaults and win.
-func startBroker(t *testing.T, args ...string) *testBroker {
+func startBroker(t testing.TB, args ...string) *testBroker {
 	t.Helper()
 	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, args...)...)
@@ -97,7 +97,7 @@ func startBroker(t *testing.T, args ...string) *testBroker {
 	g := task.NewGroup(context.Background())
 	g.Go(func(context.Context) { b.scan(stderr, found) })
 	t.Cleanup(func() {
-		b.kill(t)
+		b.kill(nil)
 		g.Stop()
 		if t.Failed() {
 			b.mu.Lock()
@@ -171,13 +171,13 @@ func (b *testBroker) kill(*testing.T) {
 
 // startRegistry starts a registry on the broker's topic and serves its
 // API on a loopback httptest server.
-func startRegistry(t *testing.T, b *testBroker, topic string) (*Registry, *httptest.Server) {
+func startRegistry(t testing.TB, b *testBroker, topic string) (*Registry, *httptest.Server) {
 	t.Helper()
 	return startRegistryTimeout(t, b, topic, 20*time.Second)
 }
 
 // startRegistryTimeout is startRegistry with another write timeout.
-func startRegistryTimeout(t *testing.T, b *testBroker, topic string, timeout time.Duration) (*Registry, *httptest.Server) {
+func startRegistryTimeout(t testing.TB, b *testBroker, topic string, timeout time.Duration) (*Registry, *httptest.Server) {
 	t.Helper()
 	reg, err := New(Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(b.addr)}, Topic: topic, Timeout: timeout})
 	if err != nil {

@@ -37,12 +37,22 @@ type election struct {
 	primary string // guarded by mu; "" while unknown
 }
 
+// electionSessionTimeout bounds how long writes stop after the primary
+// dies without leaving the group (kill -9, a lost machine).
+const electionSessionTimeout = 10 * time.Second
+
 func newElection(url, group, topic string, opts []kgo.Opt, log *slog.Logger) (*election, error) {
 	e := &election{url: url, log: log}
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.Balancers(electionBalancer{e}),
+		// Confluent's kafkagroup.session.timeout.ms and
+		// kafkagroup.heartbeat.interval.ms defaults: a primary killed
+		// without leaving the group is replaced once its session
+		// expires, 10 s on, not after franz-go's 45 s default.
+		kgo.SessionTimeout(electionSessionTimeout),
+		kgo.HeartbeatInterval(3*time.Second),
 		// A lost session may have a new primary elected without this
 		// instance: stop writing until the next assignment says otherwise.
 		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { e.set("") }),
@@ -50,10 +60,8 @@ func newElection(url, group, topic string, opts []kgo.Opt, log *slog.Logger) (*e
 		// A member has nothing to finish before it rejoins, so a
 		// rebalance need not wait long for one that died: with the
 		// clients' 60s default, every JoinGroup parked on the
-		// coordinator (and a broker shutting down waits for those) would
-		// wait out a crashed instance for a minute.
+		// coordinator would wait out a crashed instance for a minute.
 		kgo.RebalanceTimeout(10*time.Second),
-		kgo.SessionTimeout(10*time.Second),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("schemaregistry: election client: %w", err)

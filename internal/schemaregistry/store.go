@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,24 +95,37 @@ func (s *store) ensureTopic(ctx context.Context) error {
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("schemaregistry: create topic %s: %w", s.topic, err)
 	}
-	details, err := s.adm.ListTopics(ctx, s.topic)
+	var d kadm.TopicDetail
+	err = s.whileUnknown(ctx, func() error {
+		details, err := s.adm.ListTopics(ctx, s.topic)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if d, ok = details[s.topic]; !ok {
+			return kerr.UnknownTopicOrPartition
+		}
+		return d.Err
+	})
 	if err != nil {
 		return fmt.Errorf("schemaregistry: describe topic %s: %w", s.topic, err)
-	}
-	d, ok := details[s.topic]
-	if !ok || d.Err != nil {
-		return fmt.Errorf("schemaregistry: describe topic %s: %v", s.topic, d.Err)
 	}
 	if n := len(d.Partitions); n != 1 {
 		return fmt.Errorf("schemaregistry: the store topic %s has %d partitions; it must have exactly 1", s.topic, n)
 	}
-	configs, err := s.adm.DescribeTopicConfigs(ctx, s.topic)
+	var rc kadm.ResourceConfig
+	err = s.whileUnknown(ctx, func() error {
+		configs, err := s.adm.DescribeTopicConfigs(ctx, s.topic)
+		if err != nil {
+			return err
+		}
+		if rc, err = configs.On(s.topic, nil); err != nil {
+			return err
+		}
+		return rc.Err
+	})
 	if err != nil {
 		return fmt.Errorf("schemaregistry: describe configs of %s: %w", s.topic, err)
-	}
-	rc, err := configs.On(s.topic, nil)
-	if err != nil || rc.Err != nil {
-		return fmt.Errorf("schemaregistry: describe configs of %s: %v %v", s.topic, err, rc.Err)
 	}
 	for _, c := range rc.Configs {
 		if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
@@ -119,6 +133,25 @@ func (s *store) ensureTopic(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// whileUnknown runs describe again while the broker answering does not
+// know the topic yet: in a cluster, the topic just created reaches the
+// other brokers' metadata a moment after CreateTopics answers (Kafka's as
+// Samsa's), and a describe may go to one of them. Any other error, or the
+// context's end, is returned.
+func (s *store) whileUnknown(ctx context.Context, describe func() error) error {
+	for {
+		err := describe()
+		if err == nil || !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%v)", err, ctx.Err())
+		case <-time.After(50 * time.Millisecond): // metadata propagation has no event to wait on
+		}
+	}
 }
 
 // read applies every record of the topic in order, for as long as the

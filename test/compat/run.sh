@@ -3,7 +3,9 @@
 # fresh Samsa broker each, then again against a fresh cluster of
 # COMPAT_CLUSTER broker processes each (3; 0 skips it), then its security
 # part against a fresh secured broker each (COMPAT_SECURITY=0 skips it),
-# then writes docs/COMPATIBILITY.md from the results. See
+# then writes docs/COMPATIBILITY.md from the results. With the registry
+# suite, that suite also runs with Apache Kafka as the store
+# (COMPAT_REGISTRY_KAFKA=0 skips it). See
 # test/compat/README.md.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,6 +64,21 @@ if [ "$nodes" -gt 0 ]; then
   cluster_args=(-cluster-in "$COMPAT_RESULTS" -cluster-nodes "$nodes")
 fi
 
+# The registry suite once more with Apache Kafka as the store (about 30 s
+# once bench/compare's Kafka jars are cached): COMPAT_REGISTRY_KAFKA=0
+# skips it, as does a machine without Java.
+registry_kafka_args=()
+if [[ " ${suites[*]} " == *" registry "* ]] && [ "${COMPAT_REGISTRY_KAFKA:-1}" != 0 ] && command -v "${JAVA:-java}" >/dev/null; then
+  echo "== compat: registry with Apache Kafka as the store"
+  start=$(date +%s)
+  export COMPAT_RESULTS=$work/results-registry-kafka.jsonl
+  : >"$COMPAT_RESULTS"
+  test/compat/registry/on-kafka.sh || failed+=("registry@kafka")
+  echo "== compat: registry with Apache Kafka as the store took $(( $(date +%s) - start ))s"
+  cp "$COMPAT_RESULTS" test/compat/last-results-registry-kafka.jsonl
+  registry_kafka_args=(-registry-kafka-in "$COMPAT_RESULTS")
+fi
+
 # The security part: each suite runs only its security features
 # (COMPAT_PART=security), against a broker with every secured listener.
 security_args=()
@@ -89,7 +106,7 @@ if [ "${COMPAT_SECURITY:-1}" != 0 ]; then
 fi
 
 cp "$single" test/compat/last-results.jsonl
-go run ./test/compat/report -in "$single" "${cluster_args[@]}" "${security_args[@]}" -out docs/COMPATIBILITY.md || failed+=("report")
+go run ./test/compat/report -in "$single" "${cluster_args[@]}" "${security_args[@]}" "${registry_kafka_args[@]}" -out docs/COMPATIBILITY.md || failed+=("report")
 if [ ${#failed[@]} -gt 0 ]; then
   echo "compat: failed: ${failed[*]}"
   exit 1

@@ -146,3 +146,33 @@ func TestRenderSecurity(t *testing.T) {
 		t.Errorf("details:\n%s", table)
 	}
 }
+
+// TestRenderRegistry: the registry suite's features leave the Kafka
+// clients' tables for tables of their own, one node, cluster and Apache
+// Kafka as the store, in that order, after the others.
+func TestRenderRegistry(t *testing.T) {
+	single := []result{
+		{Client: "confluent-kafka-python", Version: "2", Feature: "acks-all", Result: "pass"},
+		{Client: "confluent-kafka-python", Version: "2", Feature: "registry-avro", Result: "pass"},
+	}
+	cluster := []result{{Client: "confluent-kafka-python", Version: "2", Feature: "registry-primary-killed", Result: "fail", Detail: "renumbered"}}
+	onKafka := []result{{Client: "@kafkajs/confluent-schema-registry", Version: "4", Feature: "registry-json", Result: "pass"}}
+	doc := render(single, cluster, nil, meta{Date: time.Unix(0, 0), ClusterNodes: 3, RegistryOnKafka: onKafka})
+	sr := strings.Index(doc, "## Schema Registry")
+	one, three, kafka := strings.Index(doc, "### Against one node"), strings.Index(doc, "### Against a cluster"), strings.Index(doc, "### Apache Kafka as the store")
+	if sr < 0 || one < sr || three < one || kafka < three {
+		t.Fatalf("registry sections missing or out of order:\n%s", doc)
+	}
+	if strings.Index(doc, "| `registry-avro` | ✅ |") < one || strings.Index(doc, "| `acks-all` | ✅ |") > sr {
+		t.Errorf("a registry feature in a Kafka table or the other way round:\n%s", doc)
+	}
+	if strings.Index(doc, "| `registry-primary-killed` | ❌ |") < three || strings.Index(doc, "`registry-primary-killed`: renumbered") < three {
+		t.Errorf("the cluster's registry failure is not in its section:\n%s", doc)
+	}
+	if strings.Index(doc, "@kafkajs/confluent-schema-registry 4") < kafka {
+		t.Errorf("the on-Kafka results are not in their section:\n%s", doc)
+	}
+	if strings.Contains(render(single[:1], nil, nil, meta{Date: time.Unix(0, 0)}), "Schema Registry") {
+		t.Error("a registry section without registry results")
+	}
+}
