@@ -1,24 +1,41 @@
 # Shared shell helpers for the compatibility suites. Source it.
 
 # start_samsa DIR: starts $SAMSA_BIN serve on a free loopback port with its
-# data and log in DIR; sets SAMSA_PID and SAMSA_BOOTSTRAP.
+# data and log in DIR; sets SAMSA_PID and SAMSA_BOOTSTRAP. With
+# registry as its second argument the broker runs its Schema Registry too
+# (samsa.schema.registry.listener, on a port the kernel picks), whose URL
+# goes in SAMSA_REGISTRY_URL once it serves: the registry suite drives
+# serve's own registry. Otherwise the registry is off, so that its
+# _schemas topic and group do not show in the other suites' listings.
 start_samsa() {
-  local dir=$1 addr=""
+  local dir=$1 addr="" reg="" listener=""
+  unset SAMSA_REGISTRY_URL
+  [ "${2:-}" = registry ] && listener=127.0.0.1:0
   mkdir -p "$dir"
-  "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener= >"$dir/broker.log" 2>&1 &
+  "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener=$listener >"$dir/broker.log" 2>&1 &
   SAMSA_PID=$!
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     addr=$(grep -o 'listeners="PLAINTEXT://[0-9.:]*' "$dir/broker.log" | head -n1 | sed 's|listeners="PLAINTEXT://||') || true
-    [ -n "$addr" ] && break
+    if [ -n "$listener" ]; then
+      reg=$(grep 'msg="schema registry serving"' "$dir/broker.log" | grep -o 'url=http://[0-9.:]*' | head -n1 | sed 's|url=||') || true
+    else
+      reg=none
+    fi
+    [ -n "$addr" ] && [ -n "$reg" ] && break
+    kill -0 "$SAMSA_PID" 2>/dev/null || break
     sleep 0.05
   done
-  if [ -z "$addr" ]; then
-    echo "samsa did not start:" >&2
+  if [ -z "$addr" ] || [ -z "$reg" ]; then
+    echo "samsa did not start (or its registry did not serve):" >&2
     cat "$dir/broker.log" >&2
     return 1
   fi
   SAMSA_BOOTSTRAP=$addr
   export SAMSA_BOOTSTRAP SAMSA_PID
+  if [ -n "$listener" ]; then
+    SAMSA_REGISTRY_URL=$reg
+    export SAMSA_REGISTRY_URL
+  fi
 }
 
 # start_secure_samsa DIR: the security part's broker (README, "Security"):

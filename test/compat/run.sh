@@ -32,7 +32,7 @@ failed=()
 for s in "${suites[@]}"; do
   echo "== compat: $s"
   start=$(date +%s)
-  start_samsa "$work/$s" || { failed+=("$s"); continue; }
+  start_samsa "$work/$s" "$s" || { failed+=("$s"); continue; }
   if ! "test/compat/$s/run.sh"; then
     failed+=("$s")
     echo "-- broker log tail ($s):"; tail -n 20 "$work/$s/broker.log"
