@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // schemaCmd holds what every samsa schema subcommand shares.
@@ -85,7 +87,7 @@ func (in *schemaInput) schema() (sr.Schema, error) {
 	if err != nil {
 		return sr.Schema{}, err
 	}
-	return sr.Schema{Schema: text, Type: toSRType(typ), References: refs}, nil
+	return serde.Source{Type: typ, Text: text, References: refs}.RegistrySchema(), nil
 }
 
 func (s *schemaCmd) registerCommand() *cobra.Command {
