@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -25,42 +24,27 @@ import (
 // topic configs kfake ignores) or the samsa binary itself (signals) build
 // cmd/samsa once per test run. The CLI's own code never imports the broker;
 // the binary is the same one users run.
-var samsa struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if samsa.dir != "" {
-		os.RemoveAll(samsa.dir)
-	}
+	devcluster.RemoveBuilt()
 	os.Exit(code)
 }
 
 // samsaBinary builds cmd/samsa on first use and returns its path.
 func samsaBinary(t *testing.T) string {
 	t.Helper()
-	samsa.once.Do(func() {
-		if samsa.dir, samsa.err = os.MkdirTemp("", "samsa-cli-test"); samsa.err != nil {
-			return
-		}
-		samsa.path = filepath.Join(samsa.dir, "samsa")
-		samsa.err = devcluster.Build(context.Background(), samsa.path)
-	})
-	if samsa.err != nil {
-		t.Fatal(samsa.err)
+	bin, err := devcluster.BuildOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return samsa.path
+	return bin
 }
 
 // samsaBroker is a single-node Samsa broker running as a child process.
 type samsaBroker struct {
 	*testCluster
-	proc *exec.Cmd
-	log  *lineTail
+	proc  *exec.Cmd
+	serve *devcluster.Serve
 	// listeners are the bound address of each listener, by name.
 	listeners map[string]string
 }
@@ -69,8 +53,13 @@ type samsaBroker struct {
 // temporary directory; extra are more serve flags.
 func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 	t.Helper()
-	return startSamsa(t, append([]string{"--listeners", "PLAINTEXT://127.0.0.1:0",
-		"--log.dirs", filepath.Join(t.TempDir(), "data")}, extra...)...)
+	return startSamsa(t, samsaArgs(t, extra...)...)
+}
+
+// samsaArgs are newSamsaBroker's serve flags.
+func samsaArgs(t *testing.T, extra ...string) []string {
+	return append([]string{"--listeners", "PLAINTEXT://127.0.0.1:0",
+		"--log.dirs", filepath.Join(t.TempDir(), "data")}, extra...)
 }
 
 // startSamsa runs "samsa serve args..."; the listeners must include a
@@ -79,32 +68,33 @@ func newSamsaBroker(t *testing.T, extra ...string) *samsaBroker {
 // the Schema Registry.
 func startSamsa(t *testing.T, args ...string) *samsaBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener="}, args...)...)
-	stderr, err := proc.StderrPipe()
+	b, _ := serveSamsa(t, nil, args)
+	return b
+}
+
+// serveSamsa is startSamsa that also waits for a log line matching each of
+// more, and returns their submatches.
+func serveSamsa(t *testing.T, more []*regexp.Regexp, args []string) (*samsaBroker, [][]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener="}, args...),
+		append([]*regexp.Regexp{servingRE}, more...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &samsaBroker{proc: proc, log: &lineTail{registry: make(chan string, 1)}}
-	listeners := make(chan map[string]string, 1)
-	g := task.NewGroup(context.Background())
-	g.Go(func(context.Context) { b.log.scan(stderr, listeners) })
+	b := &samsaBroker{proc: serve.Cmd, serve: serve, listeners: map[string]string{}}
 	t.Cleanup(func() {
 		b.kill()
-		g.Stop()
 		if t.Failed() {
-			t.Logf("broker log (last lines):\n%s", b.log.String())
+			t.Logf("broker log (last lines):\n%s", serve.Tail())
 		}
 	})
-	select {
-	case b.listeners = <-listeners:
-		b.testCluster = &testCluster{t: t, addr: b.listeners["PLAINTEXT"]}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("samsa serve did not start:\n%s", b.log.String())
+	for _, l := range listenerRE.FindAllStringSubmatch(found[0][1], -1) {
+		b.listeners[l[1]] = l[2]
 	}
-	return b
+	b.testCluster = &testCluster{t: t, addr: b.listeners["PLAINTEXT"]}
+	return b, found[1:]
 }
 
 // on is the broker's testCluster dialling the listener called name.
@@ -121,12 +111,7 @@ func (b *samsaBroker) on(name string) *testCluster {
 
 // kill ends the broker at once, as a crash or a power cut does: its
 // connections are reset and nothing listens on its port any more.
-func (b *samsaBroker) kill() {
-	if b.proc.ProcessState == nil {
-		b.proc.Process.Kill()
-		b.proc.Wait()
-	}
-}
+func (b *samsaBroker) kill() { b.serve.Kill() }
 
 // freeze stops the broker process (SIGSTOP): the kernel still accepts
 // connections and takes requests, but nothing ever answers. It returns
@@ -168,62 +153,16 @@ func (b *samsaBroker) allThreadsStopped() bool {
 	return true
 }
 
-// lineTail keeps the last lines of a process's output and reports the
-// listener address once the broker logs it.
-type lineTail struct {
-	mu    sync.Mutex
-	lines []string
-	// registry gets the Schema Registry's address when serve logs it
-	// (samsa.schema.registry.listener set).
-	registry chan string
-}
-
-// listenersRE finds the listeners the broker logs once it serves:
-// listeners="PLAINTEXT://127.0.0.1:40001 (bound 127.0.0.1:40001), SASL_PLAINTEXT://...".
+// servingRE finds the listeners the broker logs once it serves:
+// listeners="PLAINTEXT://127.0.0.1:40001 (bound 127.0.0.1:40001), SASL_PLAINTEXT://...",
+// and listenerRE each one's name and bound address.
 var (
-	listenersRE = regexp.MustCompile(`listeners="([^"]*)"`)
-	listenerRE  = regexp.MustCompile(`([A-Z_]+)://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
-	registryRE  = regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
+	servingRE  = regexp.MustCompile(`samsa serving.*listeners="([^"]*)"`)
+	listenerRE = regexp.MustCompile(`([A-Z_]+)://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	// registryRE finds the Schema Registry's address when serve logs it
+	// (samsa.schema.registry.listener set).
+	registryRE = regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
 )
-
-func (l *lineTail) scan(r io.Reader, listeners chan<- map[string]string) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.Contains(line, `msg="loaded __`) {
-			continue // one line per internal partition at start-up
-		}
-		if m := listenersRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "samsa serving") {
-			found := map[string]string{}
-			for _, l := range listenerRE.FindAllStringSubmatch(m[1], -1) {
-				found[l[1]] = l[2]
-			}
-			select {
-			case listeners <- found:
-			default:
-			}
-		}
-		if m := registryRE.FindStringSubmatch(line); m != nil && l.registry != nil {
-			select {
-			case l.registry <- m[1]:
-			default:
-			}
-		}
-		l.mu.Lock()
-		l.lines = append(l.lines, line)
-		if len(l.lines) > 50 {
-			l.lines = l.lines[1:]
-		}
-		l.mu.Unlock()
-	}
-}
-
-func (l *lineTail) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 // silentListener accepts connections and never answers a request: a broker
 // whose process hangs, or a firewall that swallows packets after the

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // schemaCmd holds what every samsa schema subcommand shares.
@@ -22,12 +24,17 @@ type schemaCmd struct {
 	timeout time.Duration
 }
 
-func (s *schemaCmd) client() (*sr.Client, error) { return s.reg.client(s.timeout) }
-
-// ctx bounds one subcommand's requests by --timeout (each request is
-// bounded too, by the HTTP client).
-func (s *schemaCmd) ctx(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(cmd.Context(), s.timeout)
+// call runs one subcommand's requests, fn, with the registry's client and a
+// context bounded by --timeout (each request is bounded too, by the HTTP
+// client).
+func (s *schemaCmd) call(cmd *cobra.Command, fn func(context.Context, *sr.Client) error) error {
+	cl, err := s.reg.client(s.timeout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), s.timeout)
+	defer cancel()
+	return fn(ctx, cl)
 }
 
 // newSchemaCommand manages a Schema Registry (Samsa's or Confluent's)
@@ -80,7 +87,7 @@ func (in *schemaInput) schema() (sr.Schema, error) {
 	if err != nil {
 		return sr.Schema{}, err
 	}
-	return sr.Schema{Schema: text, Type: toSRType(typ), References: refs}, nil
+	return serde.Source{Type: typ, Text: text, References: refs}.RegistrySchema(), nil
 }
 
 func (s *schemaCmd) registerCommand() *cobra.Command {
@@ -95,28 +102,24 @@ func (s *schemaCmd) registerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			if normalize {
-				ctx = sr.WithParams(ctx, sr.Normalize)
-			}
-			id, err := cl.RegisterSchema(ctx, args[0], body, -1, -1)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			found, err := cl.LookupSchema(ctx, args[0], body)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"subject": args[0], "id": id, "version": found.Version})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "subject %q version %d: schema id %d\n", args[0], found.Version, id)
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				if normalize {
+					ctx = sr.WithParams(ctx, sr.Normalize)
+				}
+				id, err := cl.RegisterSchema(ctx, args[0], body, -1, -1)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				found, err := cl.LookupSchema(ctx, args[0], body)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"subject": args[0], "id": id, "version": found.Version})
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "subject %q version %d: schema id %d\n", args[0], found.Version, id)
+				return nil
+			})
 		},
 	}
 	in.register(cmd)
@@ -133,30 +136,26 @@ func (s *schemaCmd) listCommand() *cobra.Command {
 		Short: "List the subjects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			var params []sr.Param
-			if deleted {
-				params = append(params, sr.ShowDeleted)
-			}
-			if prefix != "" {
-				params = append(params, sr.SubjectPrefix(prefix))
-			}
-			subjects, err := cl.Subjects(sr.WithParams(ctx, params...))
-			if err != nil {
-				return s.reg.err(err)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), append([]string{}, subjects...))
-			}
-			for _, sub := range subjects {
-				fmt.Fprintln(cmd.OutOrStdout(), sub)
-			}
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				var params []sr.Param
+				if deleted {
+					params = append(params, sr.ShowDeleted)
+				}
+				if prefix != "" {
+					params = append(params, sr.SubjectPrefix(prefix))
+				}
+				subjects, err := cl.Subjects(sr.WithParams(ctx, params...))
+				if err != nil {
+					return s.reg.err(err)
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), append([]string{}, subjects...))
+				}
+				for _, sub := range subjects {
+					fmt.Fprintln(cmd.OutOrStdout(), sub)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&deleted, "deleted", false, "include soft-deleted subjects")
@@ -185,38 +184,35 @@ func (s *schemaCmd) getCommand() *cobra.Command {
 			case byID && id <= 0:
 				return fmt.Errorf("invalid --id %d: must be positive", id)
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			if deleted {
-				ctx = sr.WithParams(ctx, sr.ShowDeleted)
-			}
-			var got []sr.SubjectSchema
-			if byID {
-				got, err = schemaByID(ctx, cl, id)
-			} else {
-				var v int
-				if v, err = parseVersion(version); err != nil {
-					return err
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				if deleted {
+					ctx = sr.WithParams(ctx, sr.ShowDeleted)
 				}
-				var ss sr.SubjectSchema
-				ss, err = cl.SchemaByVersion(ctx, args[0], v)
-				got = []sr.SubjectSchema{ss}
-			}
-			if err != nil {
-				return s.reg.err(err)
-			}
-			if asJSON {
+				var got []sr.SubjectSchema
+				var err error
 				if byID {
-					return writeJSON(cmd.OutOrStdout(), got)
+					got, err = schemaByID(ctx, cl, id)
+				} else {
+					var v int
+					if v, err = parseVersion(version); err != nil {
+						return err
+					}
+					var ss sr.SubjectSchema
+					ss, err = cl.SchemaByVersion(ctx, args[0], v)
+					got = []sr.SubjectSchema{ss}
 				}
-				return writeJSON(cmd.OutOrStdout(), got[0])
-			}
-			printSchema(cmd.OutOrStdout(), got)
-			return nil
+				if err != nil {
+					return s.reg.err(err)
+				}
+				if asJSON {
+					if byID {
+						return writeJSON(cmd.OutOrStdout(), got)
+					}
+					return writeJSON(cmd.OutOrStdout(), got[0])
+				}
+				printSchema(cmd.OutOrStdout(), got)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&version, "version", "latest", "the subject's version: a number or latest")
@@ -278,23 +274,19 @@ func (s *schemaCmd) versionsCommand() *cobra.Command {
 		Short: "List a subject's versions",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			if deleted {
-				ctx = sr.WithParams(ctx, sr.ShowDeleted)
-			}
-			versions, err := cl.SubjectVersions(ctx, args[0])
-			if err != nil {
-				return s.reg.err(err)
-			}
-			for _, v := range versions {
-				fmt.Fprintln(cmd.OutOrStdout(), v)
-			}
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				if deleted {
+					ctx = sr.WithParams(ctx, sr.ShowDeleted)
+				}
+				versions, err := cl.SubjectVersions(ctx, args[0])
+				if err != nil {
+					return s.reg.err(err)
+				}
+				for _, v := range versions {
+					fmt.Fprintln(cmd.OutOrStdout(), v)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&deleted, "deleted", false, "include soft-deleted versions")
@@ -319,42 +311,44 @@ FORWARD: V1 can read V2's; FULL: both), with its messages when not.`,
 			if err != nil {
 				return err
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			old, err := cl.SchemaByVersion(ctx, args[0], v1)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			cur, err := cl.SchemaByVersion(ctx, args[0], v2)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "--- %s version %d (id %d)\n+++ %s version %d (id %d)\n", args[0], old.Version, old.ID, args[0], cur.Version, cur.ID)
-			writeLineDiff(out, strings.Split(prettySchema(old.Schema), "\n"), strings.Split(prettySchema(cur.Schema), "\n"))
-			level := sr.WithParams(ctx, sr.DefaultToGlobal)
-			res := cl.Compatibility(level, args[0])[0]
-			if res.Err != nil {
-				return s.reg.err(res.Err)
-			}
-			verdict, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], old.Version, cur.Schema)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			if verdict.Is {
-				fmt.Fprintf(out, "compatible at level %s: version %d against version %d\n", res.Level, cur.Version, old.Version)
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				old, err := cl.SchemaByVersion(ctx, args[0], v1)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				cur, err := cl.SchemaByVersion(ctx, args[0], v2)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "--- %s version %d (id %d)\n+++ %s version %d (id %d)\n", args[0], old.Version, old.ID, args[0], cur.Version, cur.ID)
+				writeLineDiff(out, strings.Split(prettySchema(old.Schema), "\n"), strings.Split(prettySchema(cur.Schema), "\n"))
+				level := sr.WithParams(ctx, sr.DefaultToGlobal)
+				res := cl.Compatibility(level, args[0])[0]
+				if res.Err != nil {
+					return s.reg.err(res.Err)
+				}
+				verdict, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], old.Version, cur.Schema)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				if verdict.Is {
+					fmt.Fprintf(out, "compatible at level %s: version %d against version %d\n", res.Level, cur.Version, old.Version)
+					return nil
+				}
+				fmt.Fprintf(out, "not compatible at level %s: version %d against version %d\n", res.Level, cur.Version, old.Version)
+				writeMessages(out, verdict.Messages)
 				return nil
-			}
-			fmt.Fprintf(out, "not compatible at level %s: version %d against version %d\n", res.Level, cur.Version, old.Version)
-			for _, m := range verdict.Messages {
-				fmt.Fprintln(out, "  "+m)
-			}
-			return nil
+			})
 		},
+	}
+}
+
+// writeMessages prints the registry's compatibility messages, indented
+// under its verdict.
+func writeMessages(out io.Writer, messages []string) {
+	for _, m := range messages {
+		fmt.Fprintln(out, "  "+m)
 	}
 }
 
@@ -415,26 +409,20 @@ incompatible schema ends the command with an error (exit status 1).`,
 					return err
 				}
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			verdict, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], v, body)
-			if err != nil {
-				return s.reg.err(err)
-			}
-			out := cmd.OutOrStdout()
-			if verdict.Is {
-				fmt.Fprintf(out, "compatible with subject %q\n", args[0])
-				return nil
-			}
-			fmt.Fprintf(out, "not compatible with subject %q\n", args[0])
-			for _, m := range verdict.Messages {
-				fmt.Fprintln(out, "  "+m)
-			}
-			return fmt.Errorf("the schema is not compatible with subject %q", args[0])
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				verdict, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), args[0], v, body)
+				if err != nil {
+					return s.reg.err(err)
+				}
+				out := cmd.OutOrStdout()
+				if verdict.Is {
+					fmt.Fprintf(out, "compatible with subject %q\n", args[0])
+					return nil
+				}
+				fmt.Fprintf(out, "not compatible with subject %q\n", args[0])
+				writeMessages(out, verdict.Messages)
+				return fmt.Errorf("the schema is not compatible with subject %q", args[0])
+			})
 		},
 	}
 	in.register(cmd)
@@ -455,18 +443,9 @@ func (s *schemaCmd) configCommand() *cobra.Command {
 			if err := lvl.UnmarshalText([]byte(strings.ToUpper(level))); err != nil || level == "" {
 				return fmt.Errorf("invalid --level %q: want NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL or FULL_TRANSITIVE", level)
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			res := cl.SetCompatibility(ctx, sr.SetCompatibility{Level: lvl}, args...)[0]
-			if res.Err != nil {
-				return s.reg.err(res.Err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s compatibility level: %s\n", scopeName(args), res.Level)
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				return s.printLevel(cmd, args, cl.SetCompatibility(ctx, sr.SetCompatibility{Level: lvl}, args...)[0])
+			})
 		},
 	}
 	set.Flags().StringVar(&level, "level", "", "the compatibility level (required)")
@@ -475,22 +454,33 @@ func (s *schemaCmd) configCommand() *cobra.Command {
 		Short: "Print the global level, or a subject's (its own, else the global one)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			res := cl.Compatibility(sr.WithParams(ctx, sr.DefaultToGlobal), args...)[0]
-			if res.Err != nil {
-				return s.reg.err(res.Err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s compatibility level: %s\n", scopeName(args), res.Level)
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				return s.printLevel(cmd, args, cl.Compatibility(sr.WithParams(ctx, sr.DefaultToGlobal), args...)[0])
+			})
 		},
 	}
 	cmd.AddCommand(get, set)
 	return cmd
+}
+
+// printLevel prints the level res reports, for the subject in args or the
+// global one.
+func (s *schemaCmd) printLevel(cmd *cobra.Command, args []string, res sr.CompatibilityResult) error {
+	if res.Err != nil {
+		return s.reg.err(res.Err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s compatibility level: %s\n", scopeName(args), res.Level)
+	return nil
+}
+
+// printMode prints the mode res reports, for the subject in args or the
+// global one.
+func (s *schemaCmd) printMode(cmd *cobra.Command, args []string, res sr.ModeResult) error {
+	if res.Err != nil {
+		return s.reg.err(res.Err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s mode: %s\n", scopeName(args), res.Mode)
+	return nil
 }
 
 func scopeName(args []string) string {
@@ -514,21 +504,12 @@ func (s *schemaCmd) modeCommand() *cobra.Command {
 			if err := m.UnmarshalText([]byte(strings.ToUpper(mode))); err != nil || mode == "" {
 				return fmt.Errorf("invalid --mode %q: want READWRITE, READONLY or IMPORT", mode)
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			if force {
-				ctx = sr.WithParams(ctx, sr.Force)
-			}
-			res := cl.SetMode(ctx, m, args...)[0]
-			if res.Err != nil {
-				return s.reg.err(res.Err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s mode: %s\n", scopeName(args), res.Mode)
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				if force {
+					ctx = sr.WithParams(ctx, sr.Force)
+				}
+				return s.printMode(cmd, args, cl.SetMode(ctx, m, args...)[0])
+			})
 		},
 	}
 	set.Flags().StringVar(&mode, "mode", "", "the mode (required)")
@@ -538,18 +519,9 @@ func (s *schemaCmd) modeCommand() *cobra.Command {
 		Short: "Print the global mode, or a subject's (its own, else the global one)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			res := cl.Mode(sr.WithParams(ctx, sr.DefaultToGlobal), args...)[0]
-			if res.Err != nil {
-				return s.reg.err(res.Err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s mode: %s\n", scopeName(args), res.Mode)
-			return nil
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				return s.printMode(cmd, args, cl.Mode(sr.WithParams(ctx, sr.DefaultToGlobal), args...)[0])
+			})
 		},
 	}
 	cmd.AddCommand(get, set)
@@ -568,33 +540,29 @@ func (s *schemaCmd) deleteCommand() *cobra.Command {
 			if permanent {
 				how = sr.HardDelete
 			}
-			cl, err := s.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := s.ctx(cmd)
-			defer cancel()
-			kind := "soft-deleted"
-			if permanent {
-				kind = "permanently deleted"
-			}
-			if version == "" {
-				versions, err := cl.DeleteSubject(ctx, args[0], how)
+			return s.call(cmd, func(ctx context.Context, cl *sr.Client) error {
+				kind := "soft-deleted"
+				if permanent {
+					kind = "permanently deleted"
+				}
+				if version == "" {
+					versions, err := cl.DeleteSubject(ctx, args[0], how)
+					if err != nil {
+						return s.reg.err(err)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s subject %q: versions %s\n", kind, args[0], joinInts(versions))
+					return nil
+				}
+				v, err := parseVersion(version)
 				if err != nil {
+					return err
+				}
+				if err := cl.DeleteSchema(ctx, args[0], v, how); err != nil {
 					return s.reg.err(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s subject %q: versions %s\n", kind, args[0], joinInts(versions))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s subject %q version %s\n", kind, args[0], version)
 				return nil
-			}
-			v, err := parseVersion(version)
-			if err != nil {
-				return err
-			}
-			if err := cl.DeleteSchema(ctx, args[0], v, how); err != nil {
-				return s.reg.err(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s subject %q version %s\n", kind, args[0], version)
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&version, "version", "", "delete only this version (a number or latest)")

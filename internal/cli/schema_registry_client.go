@@ -126,16 +126,6 @@ func parseSchemaType(flag, file string) (schema.Type, error) {
 	return "", fmt.Errorf("invalid schema type %q: want AVRO, JSON or PROTOBUF", flag)
 }
 
-func toSRType(t schema.Type) sr.SchemaType {
-	switch t {
-	case schema.JSON:
-		return sr.TypeJSON
-	case schema.Protobuf:
-		return sr.TypeProtobuf
-	}
-	return sr.TypeAvro
-}
-
 // parseReferences reads --reference name=subject:version flags.
 func parseReferences(flags []string) ([]sr.SchemaReference, error) {
 	var refs []sr.SchemaReference

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,14 +28,8 @@ type registryBroker struct {
 
 func newRegistryBroker(t *testing.T) *registryBroker {
 	t.Helper()
-	b := newSamsaBroker(t, "--override", "samsa.schema.registry.listener=127.0.0.1:0")
-	select {
-	case addr := <-b.log.registry:
-		return &registryBroker{samsaBroker: b, url: "http://" + addr}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the registry did not start:\n%s", b.log.String())
-	}
-	return nil
+	b, found := serveSamsa(t, []*regexp.Regexp{registryRE}, samsaArgs(t, "--override", "samsa.schema.registry.listener=127.0.0.1:0"))
+	return &registryBroker{samsaBroker: b, url: "http://" + found[0][1]}
 }
 
 // schema runs "samsa schema args..." against the registry.

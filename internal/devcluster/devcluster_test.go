@@ -23,21 +23,16 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "devcluster-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "samsa")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	err = Build(ctx, binary)
+	var err error
+	binary, err = BuildOnce(ctx)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	RemoveBuilt()
 	os.Exit(code)
 }
 

@@ -4,7 +4,10 @@
 // consecutive or free loopback ports (a Kafka, a controller and an HTTP
 // listener each, the last serving /metrics, /healthz and /readyz), forming
 // one quorum over their controller listeners. `samsa dev cluster` and the multi-process tests in
-// test/cluster are built on it.
+// test/cluster are built on it. For tests that need one `samsa serve` of
+// the code under test, BuildOnce builds cmd/samsa once per test binary and
+// StartServe runs serve and waits for log lines (its listeners' bound
+// addresses).
 //
 // It is a client of the cluster like any other tool: it writes config
 // files, runs the samsa binary (storage random-uuid, storage format, serve)

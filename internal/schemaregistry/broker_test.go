@@ -1,17 +1,14 @@
 package schemaregistry
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,40 +16,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
-	"github.com/samsa-io/samsa/internal/task"
 )
 
 // The registry's store in these tests is a real Samsa broker: cmd/samsa
 // built once per test run and started as "samsa serve", as the CLI's
 // tests do. The package itself never imports the broker.
-var samsa struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if samsa.dir != "" {
-		os.RemoveAll(samsa.dir)
-	}
+	devcluster.RemoveBuilt()
 	os.Exit(code)
 }
 
 func samsaBinary(t testing.TB) string {
 	t.Helper()
-	samsa.once.Do(func() {
-		if samsa.dir, samsa.err = os.MkdirTemp("", "samsa-sr-test"); samsa.err != nil {
-			return
-		}
-		samsa.path = filepath.Join(samsa.dir, "samsa")
-		samsa.err = devcluster.Build(context.Background(), samsa.path)
-	})
-	if samsa.err != nil {
-		t.Fatal(samsa.err)
+	bin, err := devcluster.BuildOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return samsa.path
+	return bin
 }
 
 // testBroker is a single-node Samsa broker in a child process.
@@ -61,11 +42,11 @@ type testBroker struct {
 	// saslAddr is the SASL_PLAINTEXT listener's address, when it has one.
 	saslAddr string
 	proc     *exec.Cmd
-	mu       sync.Mutex
-	tail     []string
+	serve    *devcluster.Serve
 }
 
 var (
+	brokerServingRE      = regexp.MustCompile(`samsa serving.*`)
 	listenerRE     = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
 	saslListenerRE = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
 )
@@ -83,59 +64,30 @@ func saslBrokerArgs(user, password string) []string {
 // --listeners of their own, overrides) come after the defaults and win.
 func startBroker(t testing.TB, args ...string) *testBroker {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
-		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, args...)...)
-	stderr, err := proc.StderrPipe()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
+		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, args...), brokerServingRE)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &testBroker{proc: proc}
-	found := make(chan [2]string, 1)
-	g := task.NewGroup(context.Background())
-	g.Go(func(context.Context) { b.scan(stderr, found) })
+	b := &testBroker{proc: serve.Cmd, serve: serve}
 	t.Cleanup(func() {
 		b.kill(nil)
-		g.Stop()
 		if t.Failed() {
-			b.mu.Lock()
-			t.Logf("broker log (last lines):\n%s", strings.Join(b.tail, "\n"))
-			b.mu.Unlock()
+			t.Logf("broker log (last lines):\n%s", serve.Tail())
 		}
 	})
-	select {
-	case addrs := <-found:
-		b.addr, b.saslAddr = addrs[0], addrs[1]
-	case <-time.After(60 * time.Second):
-		t.Fatal("samsa serve did not start")
+	line := found[0][0]
+	m := listenerRE.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no PLAINTEXT listener in %q", line)
+	}
+	b.addr = m[1]
+	if m := saslListenerRE.FindStringSubmatch(line); m != nil {
+		b.saslAddr = m[1]
 	}
 	return b
-}
-
-func (b *testBroker) scan(r io.Reader, found chan<- [2]string) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if m := listenerRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "samsa serving") {
-			addrs := [2]string{m[1]}
-			if s := saslListenerRE.FindStringSubmatch(line); s != nil {
-				addrs[1] = s[1]
-			}
-			select {
-			case found <- addrs:
-			default:
-			}
-		}
-		b.mu.Lock()
-		b.tail = append(b.tail, line)
-		if len(b.tail) > 40 {
-			b.tail = b.tail[1:]
-		}
-		b.mu.Unlock()
-	}
 }
 
 // freeze stops the broker (SIGSTOP): the kernel still accepts
@@ -162,12 +114,7 @@ func (b *testBroker) freeze(t *testing.T) {
 	}
 }
 
-func (b *testBroker) kill(*testing.T) {
-	if b.proc.ProcessState == nil {
-		b.proc.Process.Kill()
-		b.proc.Wait()
-	}
-}
+func (b *testBroker) kill(*testing.T) { b.serve.Kill() }
 
 // startRegistry starts a registry on the broker's topic and serves its
 // API on a loopback httptest server.

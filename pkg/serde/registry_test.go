@@ -1,17 +1,13 @@
 package serde
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,23 +20,13 @@ import (
 
 	"github.com/samsa-io/samsa/internal/devcluster"
 	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
-	"github.com/samsa-io/samsa/internal/task"
 )
 
 // The registry in these tests is Samsa's, inside a real `samsa serve`
 // (samsa.schema.registry.listener), built once per test run.
-var samsa struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if samsa.dir != "" {
-		os.RemoveAll(samsa.dir)
-	}
+	devcluster.RemoveBuilt()
 	os.Exit(code)
 }
 
@@ -50,48 +36,19 @@ var registryRE = regexp.MustCompile(`msg="schema registry serving".* listener=([
 // registry's URL.
 func startRegistry(t *testing.T) string {
 	t.Helper()
-	samsa.once.Do(func() {
-		if samsa.dir, samsa.err = os.MkdirTemp("", "samsa-serde-test"); samsa.err != nil {
-			return
-		}
-		samsa.path = filepath.Join(samsa.dir, "samsa")
-		samsa.err = devcluster.Build(context.Background(), samsa.path)
-	})
-	if samsa.err != nil {
-		t.Fatal(samsa.err)
-	}
-	proc := exec.Command(samsa.path, "serve", "--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=127.0.0.1:0",
-		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"))
-	stderr, err := proc.StderrPipe()
+	bin, err := devcluster.BuildOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := proc.Start(); err != nil {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	proc, found, err := devcluster.StartServe(ctx, bin, []string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=127.0.0.1:0",
+		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, registryRE)
+	if err != nil {
 		t.Fatal(err)
 	}
-	found := make(chan string, 1)
-	g := task.NewGroup(context.Background())
-	g.Go(func(context.Context) {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := registryRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	})
-	t.Cleanup(func() {
-		proc.Process.Kill()
-		proc.Wait()
-		g.Stop()
-	})
-	select {
-	case addr := <-found:
-		return "http://" + addr
-	case <-time.After(60 * time.Second):
-		t.Fatal("the registry did not start")
-	}
-	return ""
+	t.Cleanup(proc.Kill)
+	return "http://" + found[0][1]
 }
 
 // countingTransport counts the requests that reach the registry.

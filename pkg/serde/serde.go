@@ -217,7 +217,7 @@ func (s *Serde) registerOrLookup(ctx context.Context, subject string, typ schema
 	if ok {
 		return id, nil
 	}
-	body := sr.Schema{Schema: src.Text, Type: srType(typ), References: src.References}
+	body := src.RegistrySchema()
 	if s.normalize {
 		ctx = sr.WithParams(ctx, sr.Normalize)
 	}
@@ -252,6 +252,13 @@ func registerKey(subject string, typ schema.Type, src Source) string {
 	return b.String()
 }
 
+// RegistrySchema is src as the registry's API takes it, for registering
+// or looking it up with an sr.Client.
+func (src Source) RegistrySchema() sr.Schema {
+	return sr.Schema{Schema: src.Text, Type: srType(src.Type), References: src.References}
+}
+
+// srType maps "" to Avro, as Source does.
 func srType(t schema.Type) sr.SchemaType {
 	switch t {
 	case schema.JSON:
