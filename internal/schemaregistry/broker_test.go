@@ -46,9 +46,9 @@ type testBroker struct {
 }
 
 var (
-	brokerServingRE      = regexp.MustCompile(`samsa serving.*`)
-	listenerRE     = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
-	saslListenerRE = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	brokerServingRE = regexp.MustCompile(`samsa serving.*`)
+	listenerRE      = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	saslListenerRE  = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
 )
 
 // saslBrokerArgs add a SASL_PLAINTEXT listener taking PLAIN logins of one
