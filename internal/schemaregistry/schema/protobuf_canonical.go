@@ -271,42 +271,17 @@ func printMessage(m *pbMessage) string {
 			appendIndented(&b, printRanges("reserved", r))
 		}
 	}
-	if len(m.options) > 0 {
-		b.WriteByte('\n')
-		for _, o := range m.options {
-			appendIndented(&b, optionStatement(o))
-		}
-	}
-	if len(m.fields) > 0 {
-		b.WriteByte('\n')
-		for _, f := range m.fields {
-			appendIndented(&b, printField(f))
-		}
-	}
-	if len(m.oneofs) > 0 {
-		b.WriteByte('\n')
-		for _, o := range m.oneofs {
-			appendIndented(&b, printOneof(o))
-		}
-	}
-	if len(m.groups) > 0 {
-		b.WriteByte('\n')
-		for _, g := range m.groups {
-			appendIndented(&b, printGroup(g))
-		}
-	}
+	appendSection(&b, m.options, optionStatement)
+	appendSection(&b, m.fields, printField)
+	appendSection(&b, m.oneofs, printOneof)
+	appendSection(&b, m.groups, printGroup)
 	if len(m.extensions) > 0 {
 		b.WriteByte('\n')
 		for _, e := range m.extensions {
 			appendIndented(&b, printRanges("extensions", e))
 		}
 	}
-	if len(m.extends) > 0 {
-		b.WriteByte('\n')
-		for _, e := range m.extends {
-			appendIndented(&b, printExtend(e))
-		}
-	}
+	appendSection(&b, m.extends, printExtend)
 	if len(m.nested) > 0 {
 		b.WriteByte('\n')
 		writeTypes(&b, m.nested, true)
@@ -407,24 +382,9 @@ func defaultKind(typ string) pbOptionKind {
 func printOneof(o *pbOneof) string {
 	var b strings.Builder
 	b.WriteString("oneof " + o.name + " {")
-	if len(o.options) > 0 {
-		b.WriteByte('\n')
-		for _, opt := range o.options {
-			appendIndented(&b, optionStatement(opt))
-		}
-	}
-	if len(o.fields) > 0 {
-		b.WriteByte('\n')
-		for _, f := range o.fields {
-			appendIndented(&b, printField(f))
-		}
-	}
-	if len(o.groups) > 0 {
-		b.WriteByte('\n')
-		for _, g := range o.groups {
-			appendIndented(&b, printGroup(g))
-		}
-	}
+	appendSection(&b, o.options, optionStatement)
+	appendSection(&b, o.fields, printField)
+	appendSection(&b, o.groups, printGroup)
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -435,12 +395,7 @@ func printGroup(g *pbGroup) string {
 		b.WriteString(g.label + " ")
 	}
 	b.WriteString("group " + g.name + " = " + strconv.FormatInt(g.tag, 10) + " {")
-	if len(g.fields) > 0 {
-		b.WriteByte('\n')
-		for _, f := range g.fields {
-			appendIndented(&b, printField(f))
-		}
-	}
+	appendSection(&b, g.fields, printField)
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -448,12 +403,7 @@ func printGroup(g *pbGroup) string {
 func printExtend(e *pbExtend) string {
 	var b strings.Builder
 	b.WriteString("extend " + e.name + " {")
-	if len(e.fields) > 0 {
-		b.WriteByte('\n')
-		for _, f := range e.fields {
-			appendIndented(&b, printField(f))
-		}
-	}
+	appendSection(&b, e.fields, printField)
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -461,18 +411,8 @@ func printExtend(e *pbExtend) string {
 func printService(s *pbService) string {
 	var b strings.Builder
 	b.WriteString("service " + s.name + " {")
-	if len(s.options) > 0 {
-		b.WriteByte('\n')
-		for _, o := range s.options {
-			appendIndented(&b, optionStatement(o))
-		}
-	}
-	if len(s.rpcs) > 0 {
-		b.WriteByte('\n')
-		for _, r := range s.rpcs {
-			appendIndented(&b, printRPC(r))
-		}
-	}
+	appendSection(&b, s.options, optionStatement)
+	appendSection(&b, s.rpcs, printRPC)
 	b.WriteString("}\n")
 	return b.String()
 }
@@ -600,6 +540,18 @@ func formatOptionValue(v any) string {
 // appendIndented indents each line of s by two spaces. Like Java's
 // String.split, it drops trailing empty lines but keeps inner ones, which
 // thus become lines of two spaces, as in Confluent's text.
+// appendSection writes a block's section: a blank line, then each item
+// printed and indented; nothing for no items.
+func appendSection[T any](b *strings.Builder, items []T, print func(T) string) {
+	if len(items) == 0 {
+		return
+	}
+	b.WriteByte('\n')
+	for _, it := range items {
+		appendIndented(b, print(it))
+	}
+}
+
 func appendIndented(b *strings.Builder, s string) {
 	lines := strings.Split(s, "\n")
 	for len(lines) > 0 && lines[len(lines)-1] == "" {
