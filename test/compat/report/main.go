@@ -163,15 +163,15 @@ func writeRegistry(b *strings.Builder, single, cluster []result, m meta) {
 		return
 	}
 	b.WriteString("\n## Schema Registry\n\n")
-	b.WriteString("`samsa registry` driven by the clients' serializers (test/compat/registry/README.md): records " +
+	b.WriteString("Samsa's registry driven by the clients' serializers (test/compat/registry/README.md): records " +
 		"produced through them and read back to the end offsets, schema evolution, and with two instances in " +
 		"one group the primary killed with SIGKILL.\n\n")
 	if len(single) > 0 {
-		b.WriteString("### Against one node\n\n")
+		b.WriteString("### Against one node, the registry inside `samsa serve`\n\n")
 		writeTable(b, single, nil)
 	}
 	if len(cluster) > 0 {
-		fmt.Fprintf(b, "\n### Against a cluster of %d brokers, two registry instances\n\n", m.ClusterNodes)
+		fmt.Fprintf(b, "\n### Against a cluster of %d brokers, two `samsa registry` instances\n\n", m.ClusterNodes)
 		writeTable(b, cluster, nil)
 	}
 	if len(m.RegistryOnKafka) > 0 {
