@@ -1,0 +1,14 @@
+// Package restproxy is Samsa's REST Proxy: Confluent's REST Proxy API
+// (issue 17) served over HTTP and answered by talking to a Kafka cluster as
+// a client only (franz-go's kgo and kadm), so it runs against any Kafka
+// cluster and never reaches into broker internals.
+//
+// This first step serves a slice of the v3 API (Confluent's
+// api/v3/openapi.yaml is the contract): clusters, brokers, topics (list,
+// get, create, delete), partitions and their replicas, topic configs (list,
+// get, update one) and non-streaming produce. The routes are net/http
+// ServeMux patterns, one file per resource group (http_clusters.go,
+// http_topics.go ...); errors.go is the one place that turns typed errors
+// and Kafka error codes into Confluent's body {"error_code":N,"message":"..."}.
+// docs/DESIGN-restproxy.md says what exists and what does not yet.
+package restproxy

@@ -1,0 +1,113 @@
+package restproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Error is an answer of the API that is not a success: Confluent's error
+// body {"error_code":N,"message":"..."} and the HTTP status it goes with.
+// Handlers return these (or a Kafka error, which kafkaError maps), so the
+// API maps errors in this one place.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    int    `json:"error_code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Message) }
+
+// Confluent's error codes: kafka-rest's Errors.java and rest-utils'
+// KafkaExceptionMapper. A plain HTTP error (bad JSON, wrong content type,
+// a cluster or config that does not exist) carries its status as its code,
+// as rest-utils' WebApplicationExceptionMapper answers.
+const (
+	codeTopicNotFound     = 40403
+	codePartitionNotFound = 40402
+	codeKafkaBadRequest   = 40002
+	codeAuthentication    = 40101
+	codeAuthorization     = 40301
+	codeKafkaError        = 50002
+	codeKafkaRetriable    = 50003
+	codeBrokerUnavailable = 50302
+)
+
+func errNotFound(msg string) *Error {
+	return &Error{http.StatusNotFound, http.StatusNotFound, msg}
+}
+
+func errClusterNotFound(id string) *Error {
+	return errNotFound(fmt.Sprintf("Cluster %s cannot be found.", id))
+}
+
+// errTopicNotFound is what Confluent answers when Kafka answers
+// UNKNOWN_TOPIC_OR_PARTITION: KafkaExceptionMapper's 40403 with the
+// exception's message.
+func errTopicNotFound() *Error {
+	return &Error{http.StatusNotFound, codeTopicNotFound, kerr.UnknownTopicOrPartition.Description}
+}
+
+func errPartitionNotFound() *Error {
+	return &Error{http.StatusNotFound, codePartitionNotFound, "Partition not found."}
+}
+
+func errBadRequest(msg string) *Error {
+	return &Error{http.StatusBadRequest, http.StatusBadRequest, msg}
+}
+
+func errUnsupportedMediaType() *Error {
+	return &Error{http.StatusUnsupportedMediaType, http.StatusUnsupportedMediaType, "HTTP 415 Unsupported Media Type"}
+}
+
+func errTooLarge(limit int64) *Error {
+	return &Error{http.StatusRequestEntityTooLarge, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)}
+}
+
+// kafkaError maps an error of a Kafka request as rest-utils'
+// KafkaExceptionMapper maps Kafka's exceptions: a missing topic is 404
+// 40403, input Kafka refused (a topic that exists, a bad partition count,
+// replication factor, config or policy) is 400 40002, authentication and
+// authorization are 401 40101 and 403 40301, a retriable Kafka error is
+// 500 50003 and any other 500 50002. A request that timed out waiting for
+// the cluster is 503 50302 (no broker answered).
+func kafkaError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return fromKafkaCode(ke)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{http.StatusServiceUnavailable, codeBrokerUnavailable, "Broker not available: " + err.Error()}
+	}
+	return &Error{http.StatusInternalServerError, codeKafkaError, "Unexpected Kafka error: " + err.Error()}
+}
+
+func fromKafkaCode(ke *kerr.Error) *Error {
+	msg := ke.Description
+	switch ke {
+	case kerr.UnknownTopicOrPartition, kerr.UnknownTopicID:
+		return errTopicNotFound()
+	case kerr.TopicAlreadyExists, kerr.InvalidTopicException, kerr.InvalidPartitions,
+		kerr.InvalidReplicationFactor, kerr.InvalidReplicaAssignment, kerr.InvalidConfig,
+		kerr.InvalidRequest, kerr.PolicyViolation, kerr.UnsupportedVersion, kerr.InvalidTimestamp,
+		kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.CorruptMessage:
+		return &Error{http.StatusBadRequest, codeKafkaBadRequest, msg}
+	case kerr.SaslAuthenticationFailed, kerr.IllegalSaslState, kerr.UnsupportedSaslMechanism:
+		return &Error{http.StatusUnauthorized, codeAuthentication, msg}
+	case kerr.TopicAuthorizationFailed, kerr.ClusterAuthorizationFailed, kerr.GroupAuthorizationFailed,
+		kerr.TransactionalIDAuthorizationFailed, kerr.DelegationTokenAuthorizationFailed:
+		return &Error{http.StatusForbidden, codeAuthorization, msg}
+	}
+	if ke.Retriable {
+		return &Error{http.StatusInternalServerError, codeKafkaRetriable, msg}
+	}
+	return &Error{http.StatusInternalServerError, codeKafkaError, msg}
+}

@@ -1,0 +1,184 @@
+package restproxy
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Produce, non-streaming: one ProduceRequest as the body, one
+// ProduceResponse as the answer. Streaming produce (one JSON record per
+// line, one result per line) and the batch endpoint are not served yet;
+// the schema formats (AVRO, JSONSCHEMA, PROTOBUF) wait for the Schema
+// Registry's wiring and are refused with 400.
+func (p *Proxy) routeRecords(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v3/clusters/{cluster_id}/topics/{topic_name}/records", p.produceRecord)
+}
+
+// produceRequest is the spec's ProduceRequest.
+type produceRequest struct {
+	PartitionID *int32          `json:"partition_id"`
+	Headers     []produceHeader `json:"headers"`
+	Key         *produceData    `json:"key"`
+	Value       *produceData    `json:"value"`
+	Timestamp   *time.Time      `json:"timestamp"`
+}
+
+type produceHeader struct {
+	Name  string `json:"name"`
+	Value []byte `json:"value"` // format: byte, base64
+}
+
+// produceData is the spec's ProduceRequestData.
+type produceData struct {
+	Type                string          `json:"type"`
+	Data                json.RawMessage `json:"data"`
+	Subject             *string         `json:"subject"`
+	SubjectNameStrategy *string         `json:"subject_name_strategy"`
+	SchemaID            *int            `json:"schema_id"`
+	SchemaVersion       *int            `json:"schema_version"`
+	Schema              *string         `json:"schema"`
+}
+
+// produceResponse is the spec's ProduceResponse.
+type produceResponse struct {
+	ErrorCode   int              `json:"error_code"`
+	ClusterID   string           `json:"cluster_id"`
+	TopicName   string           `json:"topic_name"`
+	PartitionID int32            `json:"partition_id"`
+	Offset      int64            `json:"offset"`
+	Timestamp   string           `json:"timestamp"`
+	Key         *produceDataSize `json:"key,omitempty"`
+	Value       *produceDataSize `json:"value,omitempty"`
+}
+
+type produceDataSize struct {
+	Type string `json:"type"`
+	Size int    `json:"size"`
+}
+
+// serialize turns a key or value into the record's bytes: BINARY is
+// base64 text, STRING a JSON string's UTF-8, JSON the value's compact
+// text. A missing or null data is a null key or value.
+func (d *produceData) serialize(field string) ([]byte, *produceDataSize, *Error) {
+	if d == nil {
+		return nil, nil, nil
+	}
+	if d.Subject != nil || d.SubjectNameStrategy != nil || d.SchemaID != nil || d.SchemaVersion != nil || d.Schema != nil {
+		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: schemas (subject, schema_id, schema_version, schema) need the Schema Registry, which this proxy does not use yet", field))
+	}
+	typ := strings.ToUpper(d.Type)
+	null := len(d.Data) == 0 || string(d.Data) == "null"
+	var raw []byte
+	switch typ {
+	case "BINARY", "STRING":
+		if null {
+			break
+		}
+		var s string
+		if err := json.Unmarshal(d.Data, &s); err != nil {
+			return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: data=%s is not a string.", field, d.Data))
+		}
+		raw = []byte(s)
+		if typ == "BINARY" {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: data=%s is not a base64 string.", field, d.Data))
+			}
+			raw = b
+		}
+	case "JSON":
+		if null {
+			break
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, d.Data); err != nil {
+			return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: %v", field, err))
+		}
+		raw = b.Bytes()
+	case "AVRO", "JSONSCHEMA", "PROTOBUF":
+		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: type %s needs the Schema Registry, which this proxy does not use yet", field, typ))
+	case "":
+		if null {
+			return nil, nil, nil
+		}
+		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: type is required (BINARY, JSON or STRING)", field))
+	default:
+		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: unknown type %s", field, d.Type))
+	}
+	if null {
+		return nil, &produceDataSize{Type: typ, Size: 0}, nil
+	}
+	return raw, &produceDataSize{Type: typ, Size: len(raw)}, nil
+}
+
+// record builds the Kafka record of a request, or the 400 of its input.
+func (r *produceRequest) record(topic string) (*kgo.Record, *produceDataSize, *produceDataSize, *Error) {
+	key, keySize, e := r.Key.serialize("key")
+	if e != nil {
+		return nil, nil, nil, e
+	}
+	value, valueSize, e := r.Value.serialize("value")
+	if e != nil {
+		return nil, nil, nil, e
+	}
+	rec := &kgo.Record{Topic: topic, Key: key, Value: value}
+	for _, h := range r.Headers {
+		if h.Name == "" {
+			return nil, nil, nil, errBadRequest("Bad Request: a header without a name")
+		}
+		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: h.Name, Value: h.Value})
+	}
+	if r.Timestamp != nil {
+		rec.Timestamp = *r.Timestamp
+	}
+	return rec, keySize, valueSize, nil
+}
+
+func (p *Proxy) produceRecord(w http.ResponseWriter, req *http.Request) {
+	var body produceRequest
+	if e := p.readBody(w, req, &body); e != nil {
+		writeError(w, e)
+		return
+	}
+	topic := req.PathValue("topic_name")
+	rec, keySize, valueSize, e := body.record(topic)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	md, t, ok := p.topicMetadata(w, req)
+	if !ok {
+		return
+	}
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	if body.PartitionID != nil {
+		if _, found := t.Partitions[*body.PartitionID]; !found {
+			writeError(w, errPartitionNotFound())
+			return
+		}
+		rec.Partition = *body.PartitionID
+		rec.Context = withManualPartition(ctx)
+	}
+	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, produceResponse{
+		ErrorCode:   http.StatusOK,
+		ClusterID:   md.Cluster,
+		TopicName:   topic,
+		PartitionID: rec.Partition,
+		Offset:      rec.Offset,
+		Timestamp:   rec.Timestamp.UTC().Format("2006-01-02T15:04:05.999Z07:00"),
+		Key:         keySize,
+		Value:       valueSize,
+	})
+}

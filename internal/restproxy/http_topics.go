@@ -1,0 +1,232 @@
+package restproxy
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// The topic resources: list and get from Metadata, create and delete with
+// CreateTopics and DeleteTopics.
+func (p *Proxy) routeTopics(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v3/clusters/{cluster_id}/topics", p.listTopics)
+	mux.HandleFunc("POST /v3/clusters/{cluster_id}/topics", p.createTopic)
+	mux.HandleFunc("GET /v3/clusters/{cluster_id}/topics/{topic_name}", p.getTopic)
+	mux.HandleFunc("DELETE /v3/clusters/{cluster_id}/topics/{topic_name}", p.deleteTopic)
+}
+
+type topicData struct {
+	Kind                   string           `json:"kind"`
+	Metadata               resourceMetadata `json:"metadata"`
+	ClusterID              string           `json:"cluster_id"`
+	TopicName              string           `json:"topic_name"`
+	IsInternal             bool             `json:"is_internal"`
+	ReplicationFactor      int              `json:"replication_factor"`
+	PartitionsCount        int              `json:"partitions_count"`
+	Partitions             relationship     `json:"partitions"`
+	Configs                relationship     `json:"configs"`
+	PartitionReassignments relationship     `json:"partition_reassignments"`
+}
+
+func newTopicData(clusterSelf, cluster, topic string, internal bool, partitions, rf int) topicData {
+	self := clusterSelf + "/topics/" + topic
+	return topicData{
+		Kind:                   "KafkaTopic",
+		Metadata:               resourceMetadata{Self: self, ResourceName: crn("kafka", cluster, "topic", topic)},
+		ClusterID:              cluster,
+		TopicName:              topic,
+		IsInternal:             internal,
+		ReplicationFactor:      rf,
+		PartitionsCount:        partitions,
+		Partitions:             related(self + "/partitions"),
+		Configs:                related(self + "/configs"),
+		PartitionReassignments: related(self + "/partitions/-/reassignment"),
+	}
+}
+
+// topicDataOf describes a topic from its metadata; its replication
+// factor is its first partition's replica count, as Confluent's is.
+func topicDataOf(clusterSelf, cluster string, t kadm.TopicDetail) topicData {
+	rf := 0
+	if p, ok := t.Partitions[0]; ok {
+		rf = len(p.Replicas)
+	}
+	return newTopicData(clusterSelf, cluster, t.Topic, t.IsInternal, len(t.Partitions), rf)
+}
+
+func (p *Proxy) listTopics(w http.ResponseWriter, req *http.Request) {
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	md, err := p.admin.Metadata(ctx) // every topic, the internal ones too, as Confluent lists them
+	if err == nil && md.Cluster != req.PathValue("cluster_id") {
+		err = errClusterNotFound(req.PathValue("cluster_id"))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cs := clusterSelf(req)
+	names := md.Topics.Names()
+	slices.Sort(names)
+	data := make([]topicData, 0, len(names))
+	for _, name := range names {
+		if t := md.Topics[name]; t.Err == nil {
+			data = append(data, topicDataOf(cs, md.Cluster, t))
+		}
+	}
+	writeJSON(w, http.StatusOK, newList("KafkaTopicList", cs+"/topics", data))
+}
+
+// topicMetadata reads one topic's metadata: a topic that does not exist
+// is Kafka's UNKNOWN_TOPIC_OR_PARTITION, which maps to 404 40403.
+func (p *Proxy) topicMetadata(w http.ResponseWriter, req *http.Request) (kadm.Metadata, kadm.TopicDetail, bool) {
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	name := req.PathValue("topic_name")
+	md, err := p.clusterMetadata(ctx, req, name)
+	if err != nil {
+		writeError(w, err)
+		return md, kadm.TopicDetail{}, false
+	}
+	t, ok := md.Topics[name]
+	if !ok {
+		writeError(w, errTopicNotFound())
+		return md, t, false
+	}
+	if t.Err != nil {
+		writeError(w, t.Err)
+		return md, t, false
+	}
+	return md, t, true
+}
+
+func (p *Proxy) getTopic(w http.ResponseWriter, req *http.Request) {
+	md, t, ok := p.topicMetadata(w, req)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, topicDataOf(clusterSelf(req), md.Cluster, t))
+}
+
+// createTopicRequest is the spec's CreateTopicRequestData.
+type createTopicRequest struct {
+	TopicName           string              `json:"topic_name"`
+	PartitionsCount     *int64              `json:"partitions_count"`
+	ReplicationFactor   *int64              `json:"replication_factor"`
+	ReplicasAssignments map[string][]int32  `json:"replicas_assignments"`
+	Configs             []createTopicConfig `json:"configs"`
+	ValidateOnly        bool                `json:"validate_only"`
+}
+
+type createTopicConfig struct {
+	Name  string  `json:"name"`
+	Value *string `json:"value"`
+}
+
+// check validates the body; it returns the partition count and
+// replication factor to ask for (-1: the broker's default) and the
+// configs.
+func (r *createTopicRequest) check() (int32, int16, map[string]*string, *Error) {
+	if strings.TrimSpace(r.TopicName) == "" {
+		return 0, 0, nil, errBadRequest("Bad Request: topic_name is required")
+	}
+	if len(r.ReplicasAssignments) > 0 {
+		// Not ignored: a user naming replicas expects them.
+		return 0, 0, nil, errBadRequest("Bad Request: replicas_assignments is not supported by this proxy yet")
+	}
+	partitions, rf := int32(-1), int16(-1)
+	if r.PartitionsCount != nil {
+		if *r.PartitionsCount < 1 || *r.PartitionsCount > math.MaxInt32 {
+			return 0, 0, nil, errBadRequest(fmt.Sprintf("Bad Request: partitions_count %d is not a positive 32-bit number", *r.PartitionsCount))
+		}
+		partitions = int32(*r.PartitionsCount)
+	}
+	if r.ReplicationFactor != nil {
+		if *r.ReplicationFactor < 1 || *r.ReplicationFactor > math.MaxInt16 {
+			return 0, 0, nil, errBadRequest(fmt.Sprintf("Bad Request: replication_factor %d is not a positive 16-bit number", *r.ReplicationFactor))
+		}
+		rf = int16(*r.ReplicationFactor)
+	}
+	configs := make(map[string]*string, len(r.Configs))
+	for _, c := range r.Configs {
+		if c.Name == "" {
+			return 0, 0, nil, errBadRequest("Bad Request: a config without a name")
+		}
+		if _, dup := configs[c.Name]; dup {
+			return 0, 0, nil, errBadRequest(fmt.Sprintf("Bad Request: config %s given twice", c.Name))
+		}
+		configs[c.Name] = c.Value
+	}
+	return partitions, rf, configs, nil
+}
+
+func (p *Proxy) createTopic(w http.ResponseWriter, req *http.Request) {
+	var body createTopicRequest
+	if e := p.readBody(w, req, &body); e != nil {
+		writeError(w, e)
+		return
+	}
+	partitions, rf, configs, e := body.check()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	md, err := p.clusterMetadata(ctx, req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var resp kadm.CreateTopicResponse
+	if body.ValidateOnly {
+		var all kadm.CreateTopicResponses
+		if all, err = p.admin.ValidateCreateTopics(ctx, partitions, rf, configs, body.TopicName); err == nil {
+			resp, err = all.On(body.TopicName, nil)
+		}
+	} else {
+		resp, err = p.admin.CreateTopic(ctx, partitions, rf, configs, body.TopicName)
+	}
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		writeError(w, withDetail(err, resp.ErrMessage))
+		return
+	}
+	writeJSON(w, http.StatusCreated, newTopicData(clusterSelf(req), md.Cluster, body.TopicName, false,
+		int(resp.NumPartitions), int(resp.ReplicationFactor)))
+}
+
+func (p *Proxy) deleteTopic(w http.ResponseWriter, req *http.Request) {
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	if _, err := p.clusterMetadata(ctx, req); err != nil {
+		writeError(w, err)
+		return
+	}
+	resp, err := p.admin.DeleteTopic(ctx, req.PathValue("topic_name"))
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		writeError(w, withDetail(err, resp.ErrMessage))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// withDetail maps a Kafka error and appends the broker's own message to
+// it, which says more than the code's description (which config, which
+// limit).
+func withDetail(err error, detail string) error {
+	e := kafkaError(err)
+	if detail != "" && e.Code != codeTopicNotFound {
+		e.Message += " " + detail
+	}
+	return e
+}

@@ -1,0 +1,113 @@
+package restproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+// DefaultMaxBody is the request body limit when Config.MaxBody is zero:
+// a proxy that reads an unbounded body is a proxy out of memory, and a
+// single produce request larger than Kafka's default message.max.bytes
+// (about 1 MiB) would be refused by the broker anyway.
+const DefaultMaxBody = 2 << 20
+
+// Config is what a Proxy needs.
+type Config struct {
+	// ClientOpts reach the cluster: seed brokers, TLS, SASL. The proxy
+	// adds its own partitioner; nothing else is overridden.
+	ClientOpts []kgo.Opt
+	// MaxBody bounds a request body in bytes (413 past it);
+	// DefaultMaxBody when zero, refused when negative.
+	MaxBody int64
+	// Timeout bounds one Kafka operation of a request; 30s when zero.
+	Timeout time.Duration
+	// Logger gets the proxy's log lines (slog.Default when nil).
+	Logger *slog.Logger
+}
+
+// Proxy answers Confluent's REST Proxy API with one Kafka client.
+type Proxy struct {
+	cfg    Config
+	client *kgo.Client
+	admin  *kadm.Client
+}
+
+// New checks cfg and makes the proxy's Kafka client. No connection is made
+// until the first request (or Ping).
+func New(cfg Config) (*Proxy, error) {
+	if cfg.MaxBody < 0 {
+		return nil, fmt.Errorf("restproxy: max body %d: must not be negative", cfg.MaxBody)
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("restproxy: timeout %s: must not be negative", cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	opts := append(append([]kgo.Opt(nil), cfg.ClientOpts...),
+		kgo.RecordPartitioner(partitioner{}),
+		// Produce answers one request at a time: no lingering.
+		kgo.ProducerLinger(0),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("restproxy: kafka client: %w", err)
+	}
+	return &Proxy{cfg: cfg, client: cl, admin: kadm.NewClient(cl)}, nil
+}
+
+// Close closes the Kafka client.
+func (p *Proxy) Close() { p.client.Close() }
+
+// Ping checks the cluster answers, so a command fails fast on a wrong
+// bootstrap address.
+func (p *Proxy) Ping(ctx context.Context) error {
+	if _, err := p.admin.BrokerMetadata(ctx); err != nil {
+		return fmt.Errorf("restproxy: reach the cluster: %w", err)
+	}
+	return nil
+}
+
+// opContext bounds one Kafka operation of a request.
+func (p *Proxy) opContext(req *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(req.Context(), p.cfg.Timeout)
+}
+
+// Serve answers the API on ln until ctx ends, then lets requests in
+// flight finish (up to 10s) and returns.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	g := task.NewGroup(ctx)
+	g.Go(func(ctx context.Context) {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut) // a request still running after 10s is cut off by Close below
+		srv.Close()
+	})
+	err := srv.Serve(ln)
+	g.Stop()
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
