@@ -34,7 +34,7 @@ const (
 
 // Commands returns the client-side commands of the samsa binary: topic,
 // group, produce, consume, bench, cluster, acl, user, quota, feature,
-// config, reassign, registry and schema. Each call
+// config, reassign, registry, schema and rest. Each call
 // builds fresh commands with their own flag state, so tests can run many in
 // one process.
 func Commands() []*cobra.Command {
@@ -53,6 +53,7 @@ func Commands() []*cobra.Command {
 		newReassignCommand(),
 		newRegistryCommand(),
 		newSchemaCommand(),
+		newRestCommand(),
 	}
 }
 

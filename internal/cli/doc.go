@@ -13,7 +13,8 @@
 // topics, brokers, broker loggers, client metrics, and users, clients and
 // ips through the quota commands' code), a Schema Registry (registry) and
 // its schemas (schema register|list|get|versions|diff|check|config|mode|
-// delete, over franz-go's sr client). produce and consume encode and decode
+// delete, over franz-go's sr client), a REST Proxy (rest: Confluent's v3 API,
+// internal/restproxy). produce and consume encode and decode
 // Schema Registry records with pkg/serde (schema_records.go).
 //
 // Every command is an ordinary Kafka client built on franz-go (kgo for

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/samsa-io/samsa/internal/restproxy"
+)
+
+// newRestCommand runs Confluent's REST Proxy API (the part built so far
+// of v3) against any Kafka cluster, as a Kafka client of it.
+func newRestCommand() *cobra.Command {
+	var conn connection
+	var listener string
+	var maxBody int64
+	cmd := &cobra.Command{
+		Use:   "rest",
+		Short: "Run a REST Proxy (Confluent's v3 API) in front of a Kafka cluster",
+		Long: `Run a REST Proxy that speaks Confluent's REST Proxy v3 API over HTTP:
+clusters, brokers, topics, partitions and replicas, topic configs, and
+producing one record per request. It talks to the cluster as a Kafka client
+(the connection flags: TLS and SASL from flags or --command-config), so it
+works against any Kafka cluster. It serves until interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := conn.clientOpts(cmd, nil)
+			if err != nil {
+				return err
+			}
+			if maxBody <= 0 {
+				return fmt.Errorf("--max-body %d: must be positive", maxBody)
+			}
+			proxy, err := restproxy.New(restproxy.Config{
+				ClientOpts: opts,
+				MaxBody:    maxBody,
+				Timeout:    conn.timeout,
+				Logger:     slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
+			})
+			if err != nil {
+				return err
+			}
+			defer proxy.Close()
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			pingCtx, cancel := conn.opContext(ctx)
+			err = proxy.Ping(pingCtx)
+			cancel()
+			if err != nil {
+				return conn.reachErr(cmd, err)
+			}
+			ln, err := net.Listen("tcp", listener)
+			if err != nil {
+				return fmt.Errorf("rest: listen on %s: %w", listener, err)
+			}
+			defer ln.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "rest proxy serving on http://%s\n", ln.Addr())
+			return proxy.Serve(ctx, ln)
+		},
+	}
+	conn.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&listener, "listener", "127.0.0.1:8082", "host:port the HTTP API listens on")
+	f.Int64Var(&maxBody, "max-body", restproxy.DefaultMaxBody, "largest request body in bytes; a larger one is refused with 413")
+	return cmd
+}
