@@ -38,8 +38,8 @@ func TestRestProduceRecords(t *testing.T) {
 			"headers":[{"name":"h1","value":%q},{"name":"h2","value":null},{"name":"h1","value":%q}]}`,
 			b64(binKey), b64(binValue), b64([]byte{0, 'x'}), b64([]byte("again"))),
 		partition: 2, key: binKey, value: binValue,
-		headers:   []kgo.RecordHeader{{Key: "h1", Value: []byte{0, 'x'}}, {Key: "h2"}, {Key: "h1", Value: []byte("again")}},
-		keySize:   `{"type":"BINARY","size":5}`, valueSize: `{"type":"BINARY","size":400}`,
+		headers: []kgo.RecordHeader{{Key: "h1", Value: []byte{0, 'x'}}, {Key: "h2"}, {Key: "h1", Value: []byte("again")}},
+		keySize: `{"type":"BINARY","size":5}`, valueSize: `{"type":"BINARY","size":400}`,
 	}, {
 		body:      `{"partition_id":0,"key":{"type":"STRING","data":"user-1 ✓"},"value":{"type":"JSON","data":{"a": [1, 2.5, "x"], "b": null}}}`,
 		partition: 0, key: []byte("user-1 ✓"), value: []byte(`{"a":[1,2.5,"x"],"b":null}`),
