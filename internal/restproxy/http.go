@@ -23,7 +23,6 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeConfigs(mux)
 	p.routeRecords(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
-	mux.HandleFunc("GET /v3", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }
 
