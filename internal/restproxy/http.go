@@ -22,6 +22,7 @@ func (p *Proxy) Handler() http.Handler {
 	p.routePartitions(mux)
 	p.routeConfigs(mux)
 	p.routeRecords(mux)
+	p.routeGroups(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }
