@@ -34,8 +34,8 @@ var (
 )
 
 // startBroker starts a single-node broker with one PLAINTEXT listener and
-// answers its address.
-func startBroker(t testing.TB) string {
+// answers its address; args are more of samsa serve's flags.
+func startBroker(t testing.TB, args ...string) string {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(context.Background())
 	if err != nil {
@@ -43,10 +43,10 @@ func startBroker(t testing.TB) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	serve, found, err := devcluster.StartServe(ctx, bin, []string{
+	serve, found, err := devcluster.StartServe(ctx, bin, append([]string{
 		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"),
-	}, brokerServingRE)
+	}, args...), brokerServingRE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +72,9 @@ type testProxy struct {
 	admin     *kadm.Client
 }
 
-func startProxy(t testing.TB, cfg Config) *testProxy {
+func startProxy(t testing.TB, cfg Config, brokerArgs ...string) *testProxy {
 	t.Helper()
-	addr := startBroker(t)
+	addr := startBroker(t, brokerArgs...)
 	cfg.ClientOpts = append(cfg.ClientOpts, kgo.SeedBrokers(addr))
 	p, err := New(cfg)
 	if err != nil {

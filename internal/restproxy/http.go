@@ -23,6 +23,7 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeConfigs(mux)
 	p.routeRecords(mux)
 	p.routeGroups(mux)
+	p.routeACLs(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }
