@@ -6,7 +6,9 @@
 // This first step serves a slice of the v3 API (Confluent's
 // api/v3/openapi.yaml is the contract): clusters, brokers, topics (list,
 // get, create, delete), partitions and their replicas, topic configs (list,
-// get, update one) and non-streaming produce. The routes are net/http
+// get, update one), non-streaming produce, consumer groups (members,
+// assignments, lags, lag summary; read-only as Confluent's) and ACLs
+// (search, create, batch create, delete by filter). The routes are net/http
 // ServeMux patterns, one file per resource group (http_clusters.go,
 // http_topics.go ...); errors.go is the one place that turns typed errors
 // and Kafka error codes into Confluent's body {"error_code":N,"message":"..."}.
