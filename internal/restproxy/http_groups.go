@@ -67,10 +67,11 @@ func groupSelf(req *http.Request, group string) string {
 	return clusterSelf(req) + "/consumer-groups/" + group
 }
 
-// newGroupData describes a group. Samsa's groups are classic groups (the
-// DescribeGroups API), never mixed; a group without a protocol type is a
-// simple one (offsets committed without joining), as Kafka's admin client
-// tells them.
+// newGroupData describes a group as DescribeGroups tells it: a classic
+// group, never mixed (KIP-848 consumer groups, which need
+// ConsumerGroupDescribe, are not described yet); a group without a
+// protocol type is a simple one (offsets committed without joining), as
+// Kafka's admin client tells them.
 func newGroupData(req *http.Request, cluster string, g kadm.DescribedGroup) groupData {
 	self := groupSelf(req, g.Group)
 	return groupData{
