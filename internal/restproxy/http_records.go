@@ -153,12 +153,13 @@ func (p *Proxy) produceRecord(w http.ResponseWriter, req *http.Request) {
 		writeError(w, e)
 		return
 	}
-	md, t, ok := p.topicMetadata(w, req)
-	if !ok {
-		return
-	}
 	ctx, cancel := p.opContext(req)
 	defer cancel()
+	cluster, t, err := p.produceTopic(ctx, req, topic)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if body.PartitionID != nil {
 		if _, found := t.Partitions[*body.PartitionID]; !found {
 			writeError(w, errPartitionNotFound())
@@ -168,12 +169,15 @@ func (p *Proxy) produceRecord(w http.ResponseWriter, req *http.Request) {
 		rec.Context = withManualPartition(ctx)
 	}
 	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		if staleMetadata(err) {
+			p.metadata.forget(topic)
+		}
 		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, produceResponse{
 		ErrorCode:   http.StatusOK,
-		ClusterID:   md.Cluster,
+		ClusterID:   cluster,
 		TopicName:   topic,
 		PartitionID: rec.Partition,
 		Offset:      rec.Offset,

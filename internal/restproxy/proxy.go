@@ -38,8 +38,9 @@ type Config struct {
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
 type Proxy struct {
 	cfg    Config
-	client *kgo.Client
-	admin  *kadm.Client
+	client   *kgo.Client
+	admin    *kadm.Client
+	metadata metadataCache
 }
 
 // New checks cfg and makes the proxy's Kafka client. No connection is made
