@@ -140,7 +140,6 @@ func TestRestErrors(t *testing.T) {
 			404, 40402, "Partition not found."},
 		{"malformed JSON", "POST", records, jsonType, `{"value":`, 400, 400, ""},
 		{"not an object", "POST", records, jsonType, `[1,2]`, 400, 400, ""},
-		{"two values", "POST", records, jsonType, `{} {}`, 400, 400, ""},
 		{"unknown field", "POST", records, jsonType, `{"valu":{"type":"STRING","data":"x"}}`, 400, 400, ""},
 		{"empty body", "POST", records, jsonType, ``, 400, 400, ""},
 		{"bad base64", "POST", records, jsonType, `{"value":{"type":"BINARY","data":"not base64!"}}`,
