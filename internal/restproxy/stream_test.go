@@ -278,3 +278,37 @@ func post(t *testing.T, tp *testProxy, topic, body string) (int, string) {
 	}
 	return resp.StatusCode, string(raw)
 }
+
+// TestRestProduceStreamRecordLimit: in a chunked stream --max-body bounds
+// each record, not the stream: records under it pass however many, one
+// over it gets a 413 line and ends the stream.
+func TestRestProduceStreamRecordLimit(t *testing.T) {
+	tp := startProxy(t, Config{MaxBody: 1024})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := tp.admin.CreateTopic(ctx, 1, 1, nil, "l"); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"value":{"type":"STRING","data":"` + strings.Repeat("x", 500) + `"}}`
+	s := openStreamWith(t, tp, "l", rec)
+	for i := range 10 { // 5 KB in all: the stream is past the limit, no record is
+		if r := s.next(t); r["error_code"] != float64(200) || r["offset"] != float64(i) {
+			t.Fatalf("record %d: %v", i, r)
+		}
+		s.send(t, rec)
+	}
+	if r := s.next(t); r["error_code"] != float64(200) {
+		t.Fatalf("record 10: %v", r)
+	}
+	// Written from another goroutine: the proxy stops reading past the
+	// limit, so the write may block until the stream ends.
+	go func() {
+		_, _ = io.WriteString(s.body, `{"value":{"type":"STRING","data":"`+strings.Repeat("x", 5000)+`"}}`)
+	}()
+	if r := s.next(t); r["error_code"] != float64(413) {
+		t.Fatalf("oversize record: %v", r)
+	}
+	if s.results.Scan() {
+		t.Fatalf("the stream went on after an oversize record: %s", s.results.Bytes())
+	}
+}
