@@ -150,13 +150,14 @@ func (p *Proxy) produceOne(req *http.Request, raw json.RawMessage) chan produceR
 		return resolved(produceResult{err: e})
 	}
 	ctx, cancel := p.opContext(req)
-	cluster, t, err := p.produceTopic(ctx, req, topic)
+	t, err := p.produceTopic(ctx, req, topic, body.PartitionID)
 	if err != nil {
 		cancel()
 		return resolved(produceResult{err: kafkaError(err)})
 	}
+	cluster := t.cluster
 	if body.PartitionID != nil {
-		if _, found := t.Partitions[*body.PartitionID]; !found {
+		if _, found := t.partitions[*body.PartitionID]; !found {
 			cancel()
 			return resolved(produceResult{err: errPartitionNotFound()})
 		}

@@ -3,12 +3,13 @@ package restproxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // metadataTTL is how long a produce trusts the topic metadata it read:
@@ -26,9 +27,9 @@ type metadataCache struct {
 }
 
 type cachedTopic struct {
-	cluster string
-	detail  kadm.TopicDetail
-	read    time.Time
+	cluster    string
+	partitions map[int32]struct{}
+	read       time.Time
 }
 
 func (c *metadataCache) get(topic string) (cachedTopic, bool) {
@@ -56,31 +57,68 @@ func (c *metadataCache) forget(topic string) {
 	delete(c.topics, topic)
 }
 
-// produceTopic answers the cluster ID and the topic's metadata for a
-// produce: from the cache when fresh, otherwise read (and cached when the
-// topic exists). A path naming another cluster is 404, a missing topic
-// 404 40403, as clusterMetadata and topicMetadata answer.
-func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic string) (string, kadm.TopicDetail, error) {
+// produceTopic answers the cluster ID and the topic's partitions for a
+// produce: from the cache when fresh and it knows the partition asked for
+// (nil: any), otherwise read from the cluster and cached, so a partition
+// added since the cache was filled is found at once. A path naming
+// another cluster is 404, a missing topic 404 40403, as clusterMetadata
+// and topicMetadata answer.
+func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic string, partition *int32) (cachedTopic, error) {
 	e, ok := p.metadata.get(topic)
+	missing := false
+	if ok && partition != nil {
+		_, ok = e.partitions[*partition]
+		missing = !ok
+	}
 	if !ok {
-		md, err := p.admin.Metadata(ctx, topic)
-		if err != nil {
-			return "", kadm.TopicDetail{}, err
+		var err error
+		if e, err = p.readTopic(ctx, topic); err != nil {
+			return e, err
 		}
-		t, found := md.Topics[topic]
-		if !found {
-			return "", t, errTopicNotFound()
-		}
-		if t.Err != nil {
-			return "", t, t.Err
-		}
-		e = cachedTopic{cluster: md.Cluster, detail: t, read: time.Now()}
 		p.metadata.put(topic, e)
+		if missing {
+			// The partition may be new: franz-go's producer learns of it at
+			// its next metadata refresh (it refuses the record until then),
+			// so ask for that refresh now.
+			p.client.ForceMetadataRefresh()
+		}
 	}
 	if id := req.PathValue("cluster_id"); id != e.cluster {
-		return "", kadm.TopicDetail{}, errClusterNotFound(id)
+		return e, errClusterNotFound(id)
 	}
-	return e.cluster, e.detail, nil
+	return e, nil
+}
+
+// readTopic sends a Metadata request for topic. It is sent as a plain
+// request, not through kadm.Metadata: that answers from franz-go's own
+// metadata cache while it is younger than MetadataMinAge (5s), which
+// would hide a change the proxy's cache is being refreshed to see.
+func (p *Proxy) readTopic(ctx context.Context, topic string) (cachedTopic, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, p.client)
+	if err != nil {
+		return cachedTopic{}, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return cachedTopic{}, err
+		}
+		e := cachedTopic{partitions: map[int32]struct{}{}, read: time.Now()}
+		if resp.ClusterID != nil {
+			e.cluster = *resp.ClusterID
+		}
+		for _, part := range t.Partitions {
+			e.partitions[part.Partition] = struct{}{}
+		}
+		return e, nil
+	}
+	return cachedTopic{}, errTopicNotFound()
 }
 
 // staleMetadata reports a produce error that means the cached topic is
