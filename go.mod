@@ -34,6 +34,7 @@ require (
 	go.etcd.io/bbolt v1.3.5
 	go.opentelemetry.io/proto/otlp v1.11.1
 	golang.org/x/term v0.46.0
+	golang.org/x/time v0.15.0
 	google.golang.org/protobuf v1.36.12
 	pgregory.net/rapid v1.3.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
@@ -76,5 +77,4 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 )

@@ -16,12 +16,13 @@ func newRestCommand() *cobra.Command {
 	var conn connection
 	var listener string
 	var maxBody int64
+	var produceRateLimit float64
 	cmd := &cobra.Command{
 		Use:   "rest",
 		Short: "Run a REST Proxy (Confluent's v3 API) in front of a Kafka cluster",
 		Long: `Run a REST Proxy that speaks Confluent's REST Proxy v3 API over HTTP:
 clusters, brokers, topics, partitions and replicas, topic configs, and
-producing one record per request. It talks to the cluster as a Kafka client
+producing records (one per request, or a stream of them). It talks to the cluster as a Kafka client
 (the connection flags: TLS and SASL from flags or --command-config), so it
 works against any Kafka cluster. It serves until interrupted.`,
 		Args: cobra.NoArgs,
@@ -30,14 +31,18 @@ works against any Kafka cluster. It serves until interrupted.`,
 			if err != nil {
 				return err
 			}
+			if produceRateLimit < 0 {
+				return fmt.Errorf("--produce-rate-limit %g: must not be negative", produceRateLimit)
+			}
 			if maxBody <= 0 {
 				return fmt.Errorf("--max-body %d: must be positive", maxBody)
 			}
 			proxy, err := restproxy.New(restproxy.Config{
-				ClientOpts: opts,
-				MaxBody:    maxBody,
-				Timeout:    conn.timeout,
-				Logger:     slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
+				ClientOpts:       opts,
+				MaxBody:          maxBody,
+				ProduceRateLimit: produceRateLimit,
+				Timeout:          conn.timeout,
+				Logger:           slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
 			})
 			if err != nil {
 				return err
@@ -63,6 +68,7 @@ works against any Kafka cluster. It serves until interrupted.`,
 	conn.register(cmd)
 	f := cmd.Flags()
 	f.StringVar(&listener, "listener", "127.0.0.1:8082", "host:port the HTTP API listens on")
+	f.Float64Var(&produceRateLimit, "produce-rate-limit", 0, "most records produced per second (each record of a stream counts); past it a record is answered 429; 0 is no limit")
 	f.Int64Var(&maxBody, "max-body", restproxy.DefaultMaxBody, "largest request body in bytes; a larger one is refused with 413")
 	return cmd
 }

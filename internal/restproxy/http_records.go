@@ -12,10 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Produce, non-streaming: one ProduceRequest as the body, one
-// ProduceResponse as the answer. Streaming produce (one JSON record per
-// line, one result per line) and the batch endpoint are not served yet;
-// the schema formats (AVRO, JSONSCHEMA, PROTOBUF) wait for the Schema
+// Produce: one ProduceRequest as the body, one ProduceResponse as the
+// answer; or, streaming (http_produce_stream.go), several ProduceRequests
+// concatenated and one result per record. The batch endpoint is not
+// served yet; the schema formats (AVRO, JSONSCHEMA, PROTOBUF) wait for the Schema
 // Registry's wiring and are refused with 400.
 func (p *Proxy) routeRecords(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v3/clusters/{cluster_id}/topics/{topic_name}/records", p.produceRecord)
@@ -139,46 +139,4 @@ func (r *produceRequest) record(topic string) (*kgo.Record, *produceDataSize, *p
 		rec.Timestamp = *r.Timestamp
 	}
 	return rec, keySize, valueSize, nil
-}
-
-func (p *Proxy) produceRecord(w http.ResponseWriter, req *http.Request) {
-	var body produceRequest
-	if e := p.readBody(w, req, &body); e != nil {
-		writeError(w, e)
-		return
-	}
-	topic := req.PathValue("topic_name")
-	rec, keySize, valueSize, e := body.record(topic)
-	if e != nil {
-		writeError(w, e)
-		return
-	}
-	md, t, ok := p.topicMetadata(w, req)
-	if !ok {
-		return
-	}
-	ctx, cancel := p.opContext(req)
-	defer cancel()
-	if body.PartitionID != nil {
-		if _, found := t.Partitions[*body.PartitionID]; !found {
-			writeError(w, errPartitionNotFound())
-			return
-		}
-		rec.Partition = *body.PartitionID
-		rec.Context = withManualPartition(ctx)
-	}
-	if err := p.client.ProduceSync(ctx, rec).FirstErr(); err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, produceResponse{
-		ErrorCode:   http.StatusOK,
-		ClusterID:   md.Cluster,
-		TopicName:   topic,
-		PartitionID: rec.Partition,
-		Offset:      rec.Offset,
-		Timestamp:   rec.Timestamp.UTC().Format("2006-01-02T15:04:05.999Z07:00"),
-		Key:         keySize,
-		Value:       valueSize,
-	})
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/time/rate"
 
 	"github.com/samsa-io/samsa/internal/task"
 )
@@ -31,15 +33,21 @@ type Config struct {
 	MaxBody int64
 	// Timeout bounds one Kafka operation of a request; 30s when zero.
 	Timeout time.Duration
+	// ProduceRateLimit bounds the records produced per second (each
+	// record of a stream counts); past it a record is answered 429. Zero
+	// is no limit; negative is refused.
+	ProduceRateLimit float64
 	// Logger gets the proxy's log lines (slog.Default when nil).
 	Logger *slog.Logger
 }
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
 type Proxy struct {
-	cfg    Config
-	client *kgo.Client
-	admin  *kadm.Client
+	cfg      Config
+	client   *kgo.Client
+	admin    *kadm.Client
+	metadata metadataCache
+	limiter  *rate.Limiter // nil: no produce rate limit
 }
 
 // New checks cfg and makes the proxy's Kafka client. No connection is made
@@ -57,6 +65,9 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 30 * time.Second
 	}
+	if cfg.ProduceRateLimit < 0 || math.IsNaN(cfg.ProduceRateLimit) || math.IsInf(cfg.ProduceRateLimit, 0) {
+		return nil, fmt.Errorf("restproxy: produce rate limit %g: must be a positive number of records per second, or 0 for none", cfg.ProduceRateLimit)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -69,7 +80,7 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restproxy: kafka client: %w", err)
 	}
-	return &Proxy{cfg: cfg, client: cl, admin: kadm.NewClient(cl)}, nil
+	return &Proxy{cfg: cfg, client: cl, admin: kadm.NewClient(cl), limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
 }
 
 // Close closes the Kafka client.

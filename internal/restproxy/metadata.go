@@ -1,0 +1,130 @@
+package restproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// metadataTTL is how long a produce trusts the topic metadata it read:
+// long enough that a stream of produces pays one Metadata request, short
+// enough that a deleted topic or added partitions show within seconds.
+// Leaders are franz-go's business (it follows NOT_LEADER itself); the cache
+// only answers the cluster ID, whether the topic exists and its partitions.
+const metadataTTL = 5 * time.Second
+
+// metadataCache keeps, per topic, the Metadata answer a produce checks
+// its path against, so a produce does not cost a Metadata round trip.
+type metadataCache struct {
+	mu     sync.Mutex
+	topics map[string]cachedTopic
+}
+
+type cachedTopic struct {
+	cluster    string
+	partitions map[int32]struct{}
+	read       time.Time
+}
+
+func (c *metadataCache) get(topic string) (cachedTopic, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.topics[topic]
+	if !ok || time.Since(e.read) > metadataTTL {
+		return cachedTopic{}, false
+	}
+	return e, true
+}
+
+func (c *metadataCache) put(topic string, e cachedTopic) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.topics == nil {
+		c.topics = map[string]cachedTopic{}
+	}
+	c.topics[topic] = e
+}
+
+func (c *metadataCache) forget(topic string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.topics, topic)
+}
+
+// produceTopic answers the cluster ID and the topic's partitions for a
+// produce: from the cache when fresh and it knows the partition asked for
+// (nil: any), otherwise read from the cluster and cached, so a partition
+// added since the cache was filled is found at once. A path naming
+// another cluster is 404, a missing topic 404 40403, as clusterMetadata
+// and topicMetadata answer.
+func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic string, partition *int32) (cachedTopic, error) {
+	e, ok := p.metadata.get(topic)
+	missing := false
+	if ok && partition != nil {
+		_, ok = e.partitions[*partition]
+		missing = !ok
+	}
+	if !ok {
+		var err error
+		if e, err = p.readTopic(ctx, topic); err != nil {
+			return e, err
+		}
+		p.metadata.put(topic, e)
+		if missing {
+			// The partition may be new: franz-go's producer learns of it at
+			// its next metadata refresh (it refuses the record until then),
+			// so ask for that refresh now.
+			p.client.ForceMetadataRefresh()
+		}
+	}
+	if id := req.PathValue("cluster_id"); id != e.cluster {
+		return e, errClusterNotFound(id)
+	}
+	return e, nil
+}
+
+// readTopic sends a Metadata request for topic. It is sent as a plain
+// request, not through kadm.Metadata: that answers from franz-go's own
+// metadata cache while it is younger than MetadataMinAge (5s), which
+// would hide a change the proxy's cache is being refreshed to see.
+func (p *Proxy) readTopic(ctx context.Context, topic string) (cachedTopic, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, p.client)
+	if err != nil {
+		return cachedTopic{}, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic {
+			continue
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return cachedTopic{}, err
+		}
+		e := cachedTopic{partitions: map[int32]struct{}{}, read: time.Now()}
+		if resp.ClusterID != nil {
+			e.cluster = *resp.ClusterID
+		}
+		for _, part := range t.Partitions {
+			e.partitions[part.Partition] = struct{}{}
+		}
+		return e, nil
+	}
+	return cachedTopic{}, errTopicNotFound()
+}
+
+// staleMetadata reports a produce error that means the cached topic is
+// wrong (deleted, recreated, partitions moved), so the next produce
+// reads it again.
+func staleMetadata(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.NotLeaderForPartition) ||
+		errors.Is(err, kerr.UnknownTopicID)
+}
