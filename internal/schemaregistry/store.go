@@ -75,7 +75,9 @@ func (s *store) start(ctx context.Context) error {
 	}
 	s.tasks = task.NewGroup(context.Background())
 	s.tasks.Go(s.read)
-	return s.catchUp(ctx)
+	// The end offset too may be asked of a broker that does not know the
+	// new topic's partition yet.
+	return s.whileUnknown(ctx, func() error { return s.catchUp(ctx) })
 }
 
 func (s *store) close() {
@@ -136,14 +138,14 @@ func (s *store) ensureTopic(ctx context.Context) error {
 }
 
 // whileUnknown runs describe again while the broker answering does not
-// know the topic yet: in a cluster, the topic just created reaches the
+// know the topic (or its partition's leader) yet: in a cluster, the topic just created reaches the
 // other brokers' metadata a moment after CreateTopics answers (Kafka's as
 // Samsa's), and a describe may go to one of them. Any other error, or the
 // context's end, is returned.
 func (s *store) whileUnknown(ctx context.Context, describe func() error) error {
 	for {
 		err := describe()
-		if err == nil || !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) {
+		if err == nil || !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) && !errors.Is(err, kerr.NotLeaderForPartition) {
 			return err
 		}
 		select {
