@@ -59,6 +59,11 @@ func messageAt(file protoreflect.FileDescriptor, indexes []int) (protoreflect.Me
 	return md, nil
 }
 
+// marshalProto writes a message's fields in a fixed order: a dynamic
+// message's fields are otherwise ranged in map order, so the same record
+// would be written as different bytes from one run to the next.
+var marshalProto = proto.MarshalOptions{Deterministic: true}
+
 func encodeProto(md protoreflect.MessageDescriptor, v any) ([]byte, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
@@ -67,7 +72,7 @@ func encodeProto(md protoreflect.MessageDescriptor, v any) ([]byte, error) {
 	if got := m.ProtoReflect().Descriptor().FullName(); got != md.FullName() {
 		return nil, fmt.Errorf("message %s is not the schema's %s", got, md.FullName())
 	}
-	return proto.Marshal(m)
+	return marshalProto.Marshal(m)
 }
 
 func protoJSONToBinary(md protoreflect.MessageDescriptor, text []byte) ([]byte, error) {
@@ -75,7 +80,7 @@ func protoJSONToBinary(md protoreflect.MessageDescriptor, text []byte) ([]byte, 
 	if err := protojson.Unmarshal(text, m); err != nil {
 		return nil, fmt.Errorf("message %s: %v", md.FullName(), err)
 	}
-	return proto.Marshal(m)
+	return marshalProto.Marshal(m)
 }
 
 // readMessage reads the message-index array and the message after it.
@@ -125,7 +130,7 @@ func decodeProto(file protoreflect.FileDescriptor, body []byte, into any) error 
 	if got, want := target.ProtoReflect().Descriptor().FullName(), m.Descriptor().FullName(); got != want {
 		return errors.New("the payload's message is " + string(want) + ", not " + string(got))
 	}
-	b, err := proto.Marshal(m)
+	b, err := marshalProto.Marshal(m)
 	if err != nil {
 		return err
 	}
