@@ -96,16 +96,22 @@ type schemaPart struct {
 // schemaCheckOf reads a topic's settings; false when neither key nor
 // value is validated.
 func schemaCheckOf(name string, cfg config.Values) (schemaCheck, bool) {
+	// Every produced batch asks: a topic validating nothing reads two
+	// booleans and allocates nothing.
+	keyOn, valueOn := cfg.Bool(config.SchemaValidationConfigs[0]), cfg.Bool(config.SchemaValidationConfigs[1])
+	if !keyOn && !valueOn {
+		return schemaCheck{}, false
+	}
 	chk := schemaCheck{topic: name}
 	for i, what := range [2]string{"key", "value"} {
 		chk.parts[i] = schemaPart{
-			on:       cfg.Bool(config.SchemaValidationConfigs[i]),
+			on:       [2]bool{keyOn, valueOn}[i],
 			what:     what,
 			config:   config.SchemaValidationConfigs[i],
-			strategy: config.SubjectNameStrategy(cfg.String("confluent." + what + ".subject.name.strategy")),
+			strategy: config.SubjectNameStrategy(cfg.String(config.SubjectNameStrategyConfigs[i])),
 		}
 	}
-	return chk, chk.parts[0].on || chk.parts[1].on
+	return chk, true
 }
 
 // schemaWalkFor prepares the topic's schema ID validation of one batch:

@@ -37,6 +37,10 @@ var subjectNameStrategies = oneOf{
 // for the key and for the value.
 var SchemaValidationConfigs = [2]string{"confluent.key.schema.validation", "confluent.value.schema.validation"}
 
+// SubjectNameStrategyConfigs name the key's and the value's subject
+// strategy, in the order of SchemaValidationConfigs.
+var SubjectNameStrategyConfigs = [2]string{"confluent.key.subject.name.strategy", "confluent.value.subject.name.strategy"}
+
 // confluentTopicEntries are the topic configs of Confluent Server's
 // broker-side schema ID validation.
 func confluentTopicEntries() []*Entry {
