@@ -181,7 +181,7 @@ func (p *Proxy) listACLs(w http.ResponseWriter, req *http.Request) {
 	r.ResourceType, r.ResourceName, r.ResourcePatternType = kmsg.ACLResourceType(f.resourceType), f.name, kmsg.ACLResourcePatternType(f.patternType)
 	r.Principal, r.Host = f.principal, f.host
 	r.Operation, r.PermissionType = kmsg.ACLOperation(f.operation), kmsg.ACLPermissionType(f.permission)
-	resp, err := r.RequestWith(ctx, p.client)
+	resp, err := r.RequestWith(ctx, p.kafka(ctx).client)
 	if err == nil {
 		err = aclError(resp.ErrorCode, resp.ErrorMessage)
 	}
@@ -294,7 +294,7 @@ func (p *Proxy) create(w http.ResponseWriter, req *http.Request, acls []createAC
 		writeError(w, err)
 		return
 	}
-	resp, err := r.RequestWith(ctx, p.client)
+	resp, err := r.RequestWith(ctx, p.kafka(ctx).client)
 	if err == nil {
 		for _, res := range resp.Results {
 			if err = aclError(res.ErrorCode, res.ErrorMessage); err != nil {
@@ -329,7 +329,7 @@ func (p *Proxy) deleteACLs(w http.ResponseWriter, req *http.Request) {
 	df.Principal, df.Host = f.principal, f.host
 	df.Operation, df.PermissionType = kmsg.ACLOperation(f.operation), kmsg.ACLPermissionType(f.permission)
 	r.Filters = append(r.Filters, df)
-	resp, err := r.RequestWith(ctx, p.client)
+	resp, err := r.RequestWith(ctx, p.kafka(ctx).client)
 	data := []aclData{}
 	if err == nil {
 		for _, res := range resp.Results {

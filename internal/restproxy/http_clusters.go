@@ -52,7 +52,7 @@ func newClusterData(base string, md kadm.Metadata) clusterData {
 func (p *Proxy) listClusters(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.admin.BrokerMetadata(ctx)
+	md, err := p.kafka(ctx).admin.BrokerMetadata(ctx)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -80,9 +80,9 @@ func (p *Proxy) clusterMetadata(ctx context.Context, req *http.Request, topics .
 	var md kadm.Metadata
 	var err error
 	if len(topics) == 0 {
-		md, err = p.admin.BrokerMetadata(ctx)
+		md, err = p.kafka(ctx).admin.BrokerMetadata(ctx)
 	} else {
-		md, err = p.admin.Metadata(ctx, topics...)
+		md, err = p.kafka(ctx).admin.Metadata(ctx, topics...)
 	}
 	if err != nil {
 		return md, err

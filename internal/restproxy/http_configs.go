@@ -74,7 +74,7 @@ func (p *Proxy) describeTopicConfigs(ctx context.Context, topic string) ([]kmsg.
 	res.ResourceName = topic
 	r.Resources = append(r.Resources, res)
 	r.IncludeSynonyms = true
-	resp, err := r.RequestWith(ctx, p.client)
+	resp, err := r.RequestWith(ctx, p.kafka(ctx).client)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (p *Proxy) alterTopicConfig(w http.ResponseWriter, req *http.Request, ac ka
 	}
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	resps, err := p.admin.AlterTopicConfigs(ctx, []kadm.AlterConfig{ac}, topic)
+	resps, err := p.kafka(ctx).admin.AlterTopicConfigs(ctx, []kadm.AlterConfig{ac}, topic)
 	var resp kadm.AlterConfigsResponse
 	if err == nil {
 		resp, err = resps.On(topic, nil)

@@ -104,14 +104,14 @@ func (p *Proxy) listGroups(w http.ResponseWriter, req *http.Request) {
 		writeError(w, err)
 		return
 	}
-	listed, err := p.admin.ListGroups(ctx)
+	listed, err := p.kafka(ctx).admin.ListGroups(ctx)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	var data []groupData
 	if names := listed.Groups(); len(names) > 0 {
-		described, err := p.admin.DescribeGroups(ctx, names...)
+		described, err := p.kafka(ctx).admin.DescribeGroups(ctx, names...)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -139,7 +139,7 @@ func (p *Proxy) group(ctx context.Context, w http.ResponseWriter, req *http.Requ
 		return "", kadm.DescribedGroup{}, false
 	}
 	id := req.PathValue("consumer_group_id")
-	described, err := p.admin.DescribeGroups(ctx, id)
+	described, err := p.kafka(ctx).admin.DescribeGroups(ctx, id)
 	g := described[id]
 	if err == nil {
 		err = g.Err

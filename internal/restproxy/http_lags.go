@@ -56,7 +56,7 @@ func (p *Proxy) lags(w http.ResponseWriter, req *http.Request) (string, kadm.Des
 	if !ok {
 		return "", g, nil, false
 	}
-	commits, err := p.admin.FetchOffsets(ctx, id)
+	commits, err := p.kafka(ctx).admin.FetchOffsets(ctx, id)
 	if err == nil {
 		err = commits.Error()
 	}
@@ -72,7 +72,7 @@ func (p *Proxy) lags(w http.ResponseWriter, req *http.Request) (string, kadm.Des
 	for t := range commits {
 		topics = append(topics, t)
 	}
-	ends, err := p.admin.ListEndOffsets(ctx, topics...)
+	ends, err := p.kafka(ctx).admin.ListEndOffsets(ctx, topics...)
 	if err != nil {
 		writeError(w, err)
 		return "", g, nil, false

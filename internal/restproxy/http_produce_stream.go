@@ -165,11 +165,11 @@ func (p *Proxy) produceOne(req *http.Request, raw json.RawMessage) chan produceR
 		rec.Context = withManualPartition(ctx)
 	}
 	ch := make(chan produceResult, 1)
-	p.client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
+	p.kafka(ctx).client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 		cancel()
 		if err != nil {
 			if staleMetadata(err) {
-				p.metadata.forget(topic)
+				p.kafka(ctx).metadata.forget(topic)
 			}
 			ch <- produceResult{err: kafkaError(err)}
 			return

@@ -61,7 +61,7 @@ func topicDataOf(clusterSelf, cluster string, t kadm.TopicDetail) topicData {
 func (p *Proxy) listTopics(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.admin.Metadata(ctx) // every topic, the internal ones too, as Confluent lists them
+	md, err := p.kafka(ctx).admin.Metadata(ctx) // every topic, the internal ones too, as Confluent lists them
 	if err == nil && md.Cluster != req.PathValue("cluster_id") {
 		err = errClusterNotFound(req.PathValue("cluster_id"))
 	}
@@ -185,11 +185,11 @@ func (p *Proxy) createTopic(w http.ResponseWriter, req *http.Request) {
 	var resp kadm.CreateTopicResponse
 	if body.ValidateOnly {
 		var all kadm.CreateTopicResponses
-		if all, err = p.admin.ValidateCreateTopics(ctx, partitions, rf, configs, body.TopicName); err == nil {
+		if all, err = p.kafka(ctx).admin.ValidateCreateTopics(ctx, partitions, rf, configs, body.TopicName); err == nil {
 			resp, err = all.On(body.TopicName, nil)
 		}
 	} else {
-		resp, err = p.admin.CreateTopic(ctx, partitions, rf, configs, body.TopicName)
+		resp, err = p.kafka(ctx).admin.CreateTopic(ctx, partitions, rf, configs, body.TopicName)
 	}
 	if err == nil {
 		err = resp.Err
@@ -209,7 +209,7 @@ func (p *Proxy) deleteTopic(w http.ResponseWriter, req *http.Request) {
 		writeError(w, err)
 		return
 	}
-	resp, err := p.admin.DeleteTopic(ctx, req.PathValue("topic_name"))
+	resp, err := p.kafka(ctx).admin.DeleteTopic(ctx, req.PathValue("topic_name"))
 	if err == nil {
 		err = resp.Err
 	}

@@ -64,7 +64,7 @@ func (c *metadataCache) forget(topic string) {
 // another cluster is 404, a missing topic 404 40403, as clusterMetadata
 // and topicMetadata answer.
 func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic string, partition *int32) (cachedTopic, error) {
-	e, ok := p.metadata.get(topic)
+	e, ok := p.kafka(ctx).metadata.get(topic)
 	missing := false
 	if ok && partition != nil {
 		_, ok = e.partitions[*partition]
@@ -75,12 +75,12 @@ func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic strin
 		if e, err = p.readTopic(ctx, topic); err != nil {
 			return e, err
 		}
-		p.metadata.put(topic, e)
+		p.kafka(ctx).metadata.put(topic, e)
 		if missing {
 			// The partition may be new: franz-go's producer learns of it at
 			// its next metadata refresh (it refuses the record until then),
 			// so ask for that refresh now.
-			p.client.ForceMetadataRefresh()
+			p.kafka(ctx).client.ForceMetadataRefresh()
 		}
 	}
 	if id := req.PathValue("cluster_id"); id != e.cluster {
@@ -98,7 +98,7 @@ func (p *Proxy) readTopic(ctx context.Context, topic string) (cachedTopic, error
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, p.client)
+	resp, err := req.RequestWith(ctx, p.kafka(ctx).client)
 	if err != nil {
 		return cachedTopic{}, fmt.Errorf("metadata of %s: %w", topic, err)
 	}

@@ -43,11 +43,40 @@ type Config struct {
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
 type Proxy struct {
-	cfg      Config
+	cfg     Config
+	shared  *kafkaClient
+	limiter *rate.Limiter // nil: no produce rate limit
+}
+
+// kafkaClient is one Kafka identity's way to the cluster: its client, its
+// admin client over it, and the topic metadata its produces check paths
+// against (kept per identity, as what a principal may see differs).
+type kafkaClient struct {
 	client   *kgo.Client
 	admin    *kadm.Client
 	metadata metadataCache
-	limiter  *rate.Limiter // nil: no produce rate limit
+}
+
+func newKafkaClient(cl *kgo.Client) *kafkaClient {
+	return &kafkaClient{client: cl, admin: kadm.NewClient(cl)}
+}
+
+// kafkaKey keys the Kafka client a request runs with in its context.
+type kafkaKey struct{}
+
+// withKafka gives a request's context the Kafka client its operations
+// run with (the authenticated principal's).
+func withKafka(ctx context.Context, kc *kafkaClient) context.Context {
+	return context.WithValue(ctx, kafkaKey{}, kc)
+}
+
+// kafka is the Kafka client an operation runs with: the one the request's
+// context carries, else the proxy's own.
+func (p *Proxy) kafka(ctx context.Context) *kafkaClient {
+	if kc, ok := ctx.Value(kafkaKey{}).(*kafkaClient); ok {
+		return kc
+	}
+	return p.shared
 }
 
 // New checks cfg and makes the proxy's Kafka client. No connection is made
@@ -80,16 +109,16 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restproxy: kafka client: %w", err)
 	}
-	return &Proxy{cfg: cfg, client: cl, admin: kadm.NewClient(cl), limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
+	return &Proxy{cfg: cfg, shared: newKafkaClient(cl), limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
 }
 
 // Close closes the Kafka client.
-func (p *Proxy) Close() { p.client.Close() }
+func (p *Proxy) Close() { p.shared.client.Close() }
 
 // Ping checks the cluster answers, so a command fails fast on a wrong
 // bootstrap address.
 func (p *Proxy) Ping(ctx context.Context) error {
-	if _, err := p.admin.BrokerMetadata(ctx); err != nil {
+	if _, err := p.shared.admin.BrokerMetadata(ctx); err != nil {
 		return fmt.Errorf("restproxy: reach the cluster: %w", err)
 	}
 	return nil

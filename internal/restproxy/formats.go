@@ -1,0 +1,50 @@
+package restproxy
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// embeddedFormat is a v2 embedded format: how a record's key and value
+// travel inside the JSON of a produce or a consume, named as in
+// application/vnd.kafka.{format}.v2+json.
+type embeddedFormat string
+
+const (
+	formatBinary     embeddedFormat = "binary"     // base64 of the bytes
+	formatJSON       embeddedFormat = "json"       // the bytes are JSON text, embedded as is
+	formatAvro       embeddedFormat = "avro"       // Confluent's wire format, Avro's JSON encoding
+	formatJSONSchema embeddedFormat = "jsonschema" // Confluent's wire format, JSON Schema
+	formatProtobuf   embeddedFormat = "protobuf"   // Confluent's wire format, Protobuf's JSON mapping
+)
+
+// parseEmbeddedFormat reads a format's name as a content type or a
+// consumer instance's "format" field names it.
+func parseEmbeddedFormat(s string) (embeddedFormat, bool) {
+	switch f := embeddedFormat(s); f {
+	case formatBinary, formatJSON, formatAvro, formatJSONSchema, formatProtobuf:
+		return f, true
+	}
+	return "", false
+}
+
+// decodeEmbedded turns a record's key (isKey) or value bytes into the JSON
+// a v2 consumer of format f is answered with: null for a null key or
+// value.
+func (p *Proxy) decodeEmbedded(ctx context.Context, f embeddedFormat, topic string, isKey bool, b []byte) (json.RawMessage, error) {
+	if b == nil {
+		return json.RawMessage("null"), nil
+	}
+	switch f {
+	case formatBinary:
+		return json.Marshal(base64.StdEncoding.EncodeToString(b))
+	case formatJSON:
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("the record at this offset is not JSON text, so it cannot be embedded in format json")
+		}
+		return json.RawMessage(b), nil
+	}
+	return nil, fmt.Errorf("embedded format %s: not built yet", f)
+}
