@@ -52,13 +52,23 @@ type Proxy struct {
 // admin client over it, and the topic metadata its produces check paths
 // against (kept per identity, as what a principal may see differs).
 type kafkaClient struct {
+	// principal names the identity ("" for the proxy's own): what owns a
+	// consumer instance made with it.
+	principal string
+	// opts are the options client was made with (seeds, TLS, SASL), for
+	// the other clients made as this identity (a v2 consumer instance's).
+	opts     []kgo.Opt
 	client   *kgo.Client
 	admin    *kadm.Client
 	metadata metadataCache
 }
 
-func newKafkaClient(cl *kgo.Client) *kafkaClient {
-	return &kafkaClient{client: cl, admin: kadm.NewClient(cl)}
+func newKafkaClient(principal string, opts []kgo.Opt) (*kafkaClient, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("restproxy: kafka client: %w", err)
+	}
+	return &kafkaClient{principal: principal, opts: opts, client: cl, admin: kadm.NewClient(cl)}, nil
 }
 
 // kafkaKey keys the Kafka client a request runs with in its context.
@@ -105,11 +115,11 @@ func New(cfg Config) (*Proxy, error) {
 		// Produce answers one request at a time: no lingering.
 		kgo.ProducerLinger(0),
 	)
-	cl, err := kgo.NewClient(opts...)
+	shared, err := newKafkaClient("", opts)
 	if err != nil {
-		return nil, fmt.Errorf("restproxy: kafka client: %w", err)
+		return nil, err
 	}
-	return &Proxy{cfg: cfg, shared: newKafkaClient(cl), limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
+	return &Proxy{cfg: cfg, shared: shared, limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
 }
 
 // Close closes the Kafka client.
