@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -17,12 +18,15 @@ func newRestCommand() *cobra.Command {
 	var listener string
 	var maxBody int64
 	var produceRateLimit float64
+	var registryURL, registryUser, registryPassword string
 	cmd := &cobra.Command{
 		Use:   "rest",
 		Short: "Run a REST Proxy (Confluent's v3 API) in front of a Kafka cluster",
 		Long: `Run a REST Proxy that speaks Confluent's REST Proxy v3 API over HTTP:
 clusters, brokers, topics, partitions and replicas, topic configs, and
-producing records (one per request, or a stream of them). It talks to the cluster as a Kafka client
+producing records (one per request, or a stream of them); and v2's topics,
+partitions, brokers and produce in the embedded formats binary, json, avro,
+jsonschema and protobuf (the last three through --schema-registry-url). It talks to the cluster as a Kafka client
 (the connection flags: TLS and SASL from flags or --command-config), so it
 works against any Kafka cluster. It serves until interrupted.`,
 		Args: cobra.NoArgs,
@@ -34,6 +38,9 @@ works against any Kafka cluster. It serves until interrupted.`,
 			if produceRateLimit < 0 {
 				return fmt.Errorf("--produce-rate-limit %g: must not be negative", produceRateLimit)
 			}
+			if registryPassword == "" {
+				registryPassword = os.Getenv("SAMSA_SCHEMA_REGISTRY_PASSWORD")
+			}
 			if maxBody <= 0 {
 				return fmt.Errorf("--max-body %d: must be positive", maxBody)
 			}
@@ -43,6 +50,10 @@ works against any Kafka cluster. It serves until interrupted.`,
 				ProduceRateLimit: produceRateLimit,
 				Timeout:          conn.timeout,
 				Logger:           slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
+
+				SchemaRegistryURL:      registryURL,
+				SchemaRegistryUser:     registryUser,
+				SchemaRegistryPassword: registryPassword,
 			})
 			if err != nil {
 				return err
@@ -70,5 +81,8 @@ works against any Kafka cluster. It serves until interrupted.`,
 	f.StringVar(&listener, "listener", "127.0.0.1:8082", "host:port the HTTP API listens on")
 	f.Float64Var(&produceRateLimit, "produce-rate-limit", 0, "most records produced per second (each record of a stream counts); past it a record is answered 429; 0 is no limit")
 	f.Int64Var(&maxBody, "max-body", restproxy.DefaultMaxBody, "largest request body in bytes; a larger one is refused with 413")
+	f.StringVar(&registryURL, "schema-registry-url", "", "Schema Registry URL (or a comma-separated list) for the schema formats: avro, jsonschema, protobuf (Confluent's schema.registry.url); without it those formats are refused with 422")
+	f.StringVar(&registryUser, "schema-registry-user", "", "user name for the registry's HTTP basic auth (Confluent's basic.auth.user.info)")
+	f.StringVar(&registryPassword, "schema-registry-password", "", "password for --schema-registry-user (env SAMSA_SCHEMA_REGISTRY_PASSWORD when the flag is not given)")
 	return cmd
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
+
+	"github.com/samsa-io/samsa/pkg/serde"
 )
 
 // embeddedFormat is a v2 embedded format: how a record's key and value
@@ -45,6 +48,41 @@ func (p *Proxy) decodeEmbedded(ctx context.Context, f embeddedFormat, topic stri
 			return nil, fmt.Errorf("the record at this offset is not JSON text, so it cannot be embedded in format json")
 		}
 		return json.RawMessage(b), nil
+	case formatAvro, formatJSONSchema, formatProtobuf:
+		return p.decodeSchema(ctx, f, topic, isKey, b)
 	}
-	return nil, fmt.Errorf("embedded format %s: not built yet", f)
+	return nil, fmt.Errorf("embedded format %s: unknown", f)
+}
+
+// decodeSchema reads a record written in Confluent's wire format with the
+// schema its ID names, as Confluent's v2 consumer answers it: Avro's JSON
+// encoding (a union's branch as {"type": value}), a JSON Schema record's
+// document, Protobuf's JSON mapping. A record that is not in the wire
+// format, or whose schema is of another format than the consumer's, is
+// the deserializer's failure: Confluent's consumer answers it 500 50002
+// (a SerializationException is a KafkaException).
+func (p *Proxy) decodeSchema(ctx context.Context, f embeddedFormat, topic string, isKey bool, b []byte) (json.RawMessage, error) {
+	if p.registry == nil {
+		return nil, errNoRegistrySerializer()
+	}
+	what := "value"
+	if isKey {
+		what = "key"
+	}
+	text, sch, err := p.registry.topicSerde().DecodeJSON(ctx, b)
+	if err == nil && sch.Type != schemaType(f) {
+		err = fmt.Errorf("its schema (id %d) is %s, not %s", sch.ID, typeName(sch.Type), typeName(schemaType(f)))
+	}
+	if err != nil {
+		return nil, &Error{http.StatusInternalServerError, codeKafkaError,
+			fmt.Sprintf("Kafka error: the %s of a record of %s cannot be deserialized as %s: %v", what, topic, f, err)}
+	}
+	return json.RawMessage(text), nil
+}
+
+func typeName(t serde.SchemaType) string {
+	if t == "" {
+		return string(serde.Avro)
+	}
+	return string(t)
 }

@@ -24,6 +24,8 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeRecords(mux)
 	p.routeGroups(mux)
 	p.routeACLs(mux)
+	p.routeV2Topics(mux)
+	p.routeV2Produce(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }

@@ -145,7 +145,7 @@ func (p *Proxy) produceOne(req *http.Request, raw json.RawMessage) chan produceR
 		return resolved(produceResult{err: errBadRequest("Bad Request: " + err.Error())})
 	}
 	topic := req.PathValue("topic_name")
-	rec, keySize, valueSize, e := body.record(topic)
+	rec, keySize, valueSize, e := body.recordWith(topic, p.v3Schemas(req, topic))
 	if e != nil {
 		return resolved(produceResult{err: e})
 	}

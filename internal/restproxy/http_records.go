@@ -15,8 +15,8 @@ import (
 // Produce: one ProduceRequest as the body, one ProduceResponse as the
 // answer; or, streaming (http_produce_stream.go), several ProduceRequests
 // concatenated and one result per record. The batch endpoint is not
-// served yet; the schema formats (AVRO, JSONSCHEMA, PROTOBUF) wait for the Schema
-// Registry's wiring and are refused with 400.
+// served yet; the schema formats (AVRO, JSONSCHEMA, PROTOBUF) go through
+// the Schema Registry (schemas.go).
 func (p *Proxy) routeRecords(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v3/clusters/{cluster_id}/topics/{topic_name}/records", p.produceRecord)
 }
@@ -59,22 +59,42 @@ type produceResponse struct {
 }
 
 type produceDataSize struct {
-	Type string `json:"type"`
-	Size int    `json:"size"`
+	Type     string  `json:"type"`
+	Size     int     `json:"size"`
+	Subject  *string `json:"subject,omitempty"`   // the schema's subject, when known
+	SchemaID *int    `json:"schema_id,omitempty"` // the schema formats'
+}
+
+// schemaSerializer serializes a key (isKey) or value through the Schema
+// Registry: one of a schema format, or with schema fields, or data
+// without a type (the subject's latest schema).
+type schemaSerializer func(isKey bool, d *produceData) ([]byte, *produceDataSize, *Error)
+
+// hasSchema says whether d names a schema.
+func (d *produceData) hasSchema() bool {
+	return d.Subject != nil || d.SubjectNameStrategy != nil || d.SchemaID != nil || d.SchemaVersion != nil || d.Schema != nil
 }
 
 // serialize turns a key or value into the record's bytes: BINARY is
 // base64 text, STRING a JSON string's UTF-8, JSON the value's compact
-// text. A missing or null data is a null key or value.
-func (d *produceData) serialize(field string) ([]byte, *produceDataSize, *Error) {
+// text, the schema formats (and data without a type) schemas' (nil:
+// refused, as without a registry). A missing or null data is a null key
+// or value.
+func (d *produceData) serialize(field string, schemas schemaSerializer) ([]byte, *produceDataSize, *Error) {
 	if d == nil {
 		return nil, nil, nil
 	}
-	if d.Subject != nil || d.SubjectNameStrategy != nil || d.SchemaID != nil || d.SchemaVersion != nil || d.Schema != nil {
-		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: schemas (subject, schema_id, schema_version, schema) need the Schema Registry, which this proxy does not use yet", field))
-	}
 	typ := strings.ToUpper(d.Type)
 	null := len(d.Data) == 0 || string(d.Data) == "null"
+	if typ == "AVRO" || typ == "JSONSCHEMA" || typ == "PROTOBUF" || (typ == "" && !null) || (typ == "" && d.hasSchema()) {
+		if schemas == nil {
+			return nil, nil, errNoRegistry()
+		}
+		return schemas(field == "key", d)
+	}
+	if d.hasSchema() {
+		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: schemas (subject, subject_name_strategy, schema_id, schema_version, schema) are for the types AVRO, JSONSCHEMA and PROTOBUF, not %s", field, typ))
+	}
 	var raw []byte
 	switch typ {
 	case "BINARY", "STRING":
@@ -102,13 +122,8 @@ func (d *produceData) serialize(field string) ([]byte, *produceDataSize, *Error)
 			return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: %v", field, err))
 		}
 		raw = b.Bytes()
-	case "AVRO", "JSONSCHEMA", "PROTOBUF":
-		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: type %s needs the Schema Registry, which this proxy does not use yet", field, typ))
 	case "":
-		if null {
-			return nil, nil, nil
-		}
-		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: type is required (BINARY, JSON or STRING)", field))
+		return nil, nil, nil
 	default:
 		return nil, nil, errBadRequest(fmt.Sprintf("Bad Request: %s: unknown type %s", field, d.Type))
 	}
@@ -120,11 +135,16 @@ func (d *produceData) serialize(field string) ([]byte, *produceDataSize, *Error)
 
 // record builds the Kafka record of a request, or the 400 of its input.
 func (r *produceRequest) record(topic string) (*kgo.Record, *produceDataSize, *produceDataSize, *Error) {
-	key, keySize, e := r.Key.serialize("key")
+	return r.recordWith(topic, nil)
+}
+
+// recordWith is record with the schema formats serialized by schemas.
+func (r *produceRequest) recordWith(topic string, schemas schemaSerializer) (*kgo.Record, *produceDataSize, *produceDataSize, *Error) {
+	key, keySize, e := r.Key.serialize("key", schemas)
 	if e != nil {
 		return nil, nil, nil, e
 	}
-	value, valueSize, e := r.Value.serialize("value")
+	value, valueSize, e := r.Value.serialize("value", schemas)
 	if e != nil {
 		return nil, nil, nil, e
 	}

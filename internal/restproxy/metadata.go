@@ -64,6 +64,18 @@ func (c *metadataCache) forget(topic string) {
 // another cluster is 404, a missing topic 404 40403, as clusterMetadata
 // and topicMetadata answer.
 func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic string, partition *int32) (cachedTopic, error) {
+	e, err := p.topicForProduce(ctx, topic, partition)
+	if err != nil {
+		return e, err
+	}
+	if id := req.PathValue("cluster_id"); id != e.cluster {
+		return e, errClusterNotFound(id)
+	}
+	return e, nil
+}
+
+// topicForProduce is produceTopic without a cluster in the path (v2's).
+func (p *Proxy) topicForProduce(ctx context.Context, topic string, partition *int32) (cachedTopic, error) {
 	e, ok := p.kafka(ctx).metadata.get(topic)
 	missing := false
 	if ok && partition != nil {
@@ -82,9 +94,6 @@ func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic strin
 			// so ask for that refresh now.
 			p.kafka(ctx).client.ForceMetadataRefresh()
 		}
-	}
-	if id := req.PathValue("cluster_id"); id != e.cluster {
-		return e, errClusterNotFound(id)
 	}
 	return e, nil
 }

@@ -39,6 +39,16 @@ type Config struct {
 	ProduceRateLimit float64
 	// Logger gets the proxy's log lines (slog.Default when nil).
 	Logger *slog.Logger
+	// SchemaRegistryURL is the Schema Registry the schema formats (avro,
+	// jsonschema, protobuf) go through, Confluent's schema.registry.url:
+	// one URL or several comma-separated, http:// or https:// (the
+	// system's CAs). Empty: those formats are refused as Confluent refuses
+	// them without a registry (422).
+	SchemaRegistryURL string
+	// SchemaRegistryUser and SchemaRegistryPassword are the registry's
+	// HTTP basic auth (Confluent's basic.auth.user.info); none when the
+	// user is empty.
+	SchemaRegistryUser, SchemaRegistryPassword string
 }
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
@@ -46,6 +56,8 @@ type Proxy struct {
 	cfg     Config
 	shared  *kafkaClient
 	limiter *rate.Limiter // nil: no produce rate limit
+	// registry is nil without Config.SchemaRegistryURL.
+	registry *registry
 }
 
 // kafkaClient is one Kafka identity's way to the cluster: its client, its
@@ -115,11 +127,20 @@ func New(cfg Config) (*Proxy, error) {
 		// Produce answers one request at a time: no lingering.
 		kgo.ProducerLinger(0),
 	)
+	var reg *registry
+	if cfg.SchemaRegistryURL != "" {
+		var err error
+		if reg, err = newRegistry(cfg.SchemaRegistryURL, cfg.SchemaRegistryUser, cfg.SchemaRegistryPassword); err != nil {
+			return nil, err
+		}
+	} else if cfg.SchemaRegistryUser != "" || cfg.SchemaRegistryPassword != "" {
+		return nil, errors.New("restproxy: a schema registry user or password without a schema registry url")
+	}
 	shared, err := newKafkaClient("", opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Proxy{cfg: cfg, shared: shared, limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
+	return &Proxy{cfg: cfg, shared: shared, limiter: newProduceLimiter(cfg.ProduceRateLimit), registry: reg}, nil
 }
 
 // Close closes the Kafka client.
