@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/pkg/serde"
@@ -222,6 +224,9 @@ func (p *Proxy) v2Encoder(ctx context.Context, f embeddedFormat, topic string, i
 		}
 		return enc, nil
 	case text != nil:
+		if e := checkSchema(f, *text); e != nil {
+			return nil, e
+		}
 		enc, err := s.ForTopic(ctx, topic, isKey, serde.Source{Type: schemaType(f), Text: *text})
 		if err != nil {
 			return nil, registryError(err, fmt.Sprintf("Error when registering schema. format = %s, schema = %s", f, *text))
@@ -302,7 +307,7 @@ func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error,
 	var wg sync.WaitGroup
 	for i, rec := range recs {
 		if topicErr != nil {
-			out[i] = v2Failed(kafkaError(topicErr))
+			out[i] = v2Failed(topicErr)
 			continue
 		}
 		if rec.Partition >= 0 {
@@ -323,7 +328,7 @@ func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error,
 				if staleMetadata(err) {
 					p.kafka(ctx).metadata.forget(rec.Topic)
 				}
-				out[i] = v2Failed(kafkaError(err))
+				out[i] = v2Failed(err)
 				return
 			}
 			part, off := rec.Partition, rec.Offset
@@ -335,12 +340,20 @@ func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error,
 }
 
 // v2Failed is a record's error entry. Confluent's per-record codes are
-// its Kafka exception mapping's: 50003 retriable, 50002 other, 40101 and
-// 40301 authentication and authorization.
-func v2Failed(e *Error) v2PartitionOffset {
+// its producer exception mapping's (AbstractProduceAction): 40101 and
+// 40301 authentication and authorization, 50003 a retriable Kafka error
+// (an unknown topic is one), 50002 any other; the proxy's own refusals (a
+// partition the topic does not have, the rate limit) keep theirs.
+func v2Failed(err error) v2PartitionOffset {
+	e := kafkaError(err)
 	code, msg := e.Code, e.Message
-	if code == codeTopicNotFound {
+	var ke *kerr.Error
+	switch {
+	case code == codeAuthentication || code == codeAuthorization:
+	case errors.As(err, &ke) && ke.Retriable, code == codeTopicNotFound:
 		code = codeKafkaRetriable
+	case errors.As(err, &ke):
+		code = codeKafkaError
 	}
 	return v2PartitionOffset{ErrorCode: &code, Error: &msg}
 }

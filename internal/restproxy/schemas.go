@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
 	"github.com/samsa-io/samsa/pkg/serde"
 )
 
@@ -122,25 +123,28 @@ func isSchemaFormat(f embeddedFormat) bool {
 	return f == formatAvro || f == formatJSONSchema || f == formatProtobuf
 }
 
-// registryError maps a failure to find, parse or register a schema as
-// Confluent's SchemaManagerImpl answers it: a schema that does not parse
-// 422 42205, anything the registry refused or did not answer 422 42207
-// (its messageSerializationException), a 403 of the registry 403 40301.
+// registryError maps a failure to find or register a schema as
+// Confluent's SchemaManagerImpl answers it: 422 42207 (its
+// messageSerializationException), or 403 40301 when the registry
+// refused the proxy's identity. A schema that does not parse is
+// checkSchema's.
 func registryError(err error, what string) *Error {
 	var re *sr.ResponseError
 	if errors.As(err, &re) && (re.StatusCode == http.StatusForbidden || re.ErrorCode == codeAuthorization) {
 		return &Error{http.StatusForbidden, codeAuthorization, what + ": " + err.Error()}
 	}
-	if errors.Is(err, serde.ErrSchemaNotFound) || errors.As(err, &re) || errors.Is(err, context.DeadlineExceeded) || isNetError(err) {
-		return errUnprocessable(codeSerialization, "Error serializing message. "+what+"\n"+err.Error())
-	}
-	return errUnprocessable(codeInvalidSchema, "Invalid schema: "+what+": "+err.Error())
+	return errUnprocessable(codeSerialization, "Error serializing message. "+what+"\n"+err.Error())
 }
 
-// isNetError reports a failure to reach the registry.
-func isNetError(err error) bool {
-	var ue *url.Error
-	return errors.As(err, &ue)
+// checkSchema parses an inline schema before it is sent to the registry:
+// one that does not parse is Confluent's 422 42205 (its schema provider
+// finds no schema in the text), not the registry's refusal. A schema
+// with references is not taken inline (Confluent's neither).
+func checkSchema(f embeddedFormat, text string) *Error {
+	if _, err := schema.Parse(schemaType(f), text, nil); err != nil {
+		return errUnprocessable(codeInvalidSchema, fmt.Sprintf("Invalid schema: Error when parsing raw schema. format = %s, schema = %s: %v", strings.ToUpper(string(f)), text, err))
+	}
+	return nil
 }
 
 // valueMismatch is a value that does not fit its schema: Confluent's
@@ -223,6 +227,9 @@ func (p *Proxy) v3Encoder(ctx context.Context, topic string, isKey bool, d *prod
 	case d.Schema != nil && d.SchemaVersion == nil:
 		if typ == "" {
 			return nil, errBadRequest("Bad Request: a schema needs its type (AVRO, JSONSCHEMA or PROTOBUF)")
+		}
+		if e := checkSchema(f, *d.Schema); e != nil {
+			return nil, e
 		}
 		what = fmt.Sprintf("Error when registering schema. format = %s, schema = %s", typ, *d.Schema)
 		if d.Subject != nil {
