@@ -172,6 +172,15 @@ func TestRestV2Metadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader := md.Topics["orders"].Partitions[1].Leader
+	// A commit makes the internal __consumer_offsets, which v2 does not list.
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "audit", Partition: 0, At: 0})
+	if _, err := tp.admin.CommitOffsets(ctx, "g", offs); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := tp.admin.ListTopicsWithInternal(ctx); err != nil || !all.Has("__consumer_offsets") {
+		t.Fatalf("no __consumer_offsets after a commit: %v %v", all.Names(), err)
+	}
 	status, body := tp.doV2(t, "GET", "/topics", "", "", "")
 	expect(t, "list topics", status, body, 200, `["audit","orders"]`)
 
