@@ -282,6 +282,9 @@ func v2Serialize(f embeddedFormat, enc *serde.Encoder, d json.RawMessage) ([]byt
 		}
 		return b.Bytes(), nil
 	}
+	if enc == nil { // v2Encoder refuses data without a schema; never reached
+		return nil, errUnprocessable(codeSerialization, "Error serializing message. No schema to serialize the data with.")
+	}
 	b, err := enc.EncodeJSON(d)
 	if err != nil {
 		return nil, valueMismatch(err)
