@@ -32,7 +32,7 @@ type v2Proxy struct {
 	serde       *serde.Serde
 }
 
-func startV2Proxy(t *testing.T, withRegistry bool) *v2Proxy {
+func startV2Proxy(t testing.TB, withRegistry bool) *v2Proxy {
 	t.Helper()
 	addr := startBroker(t)
 	v := &v2Proxy{}
