@@ -114,4 +114,8 @@ func restCall(t *testing.T, method, url, body string, status int, out any) {
 func TestRestFlagsRefused(t *testing.T) {
 	c := newTestCluster(t)
 	c.fails("--max-body 0: must be positive", "rest", "--listener", "127.0.0.1:0", "--max-body", "0")
+	c.fails(`schema registry url "ftp://host:1": want http://host:port or https://host:port`,
+		"rest", "--listener", "127.0.0.1:0", "--schema-registry-url", "ftp://host:1")
+	c.fails("a schema registry user or password without a schema registry url",
+		"rest", "--listener", "127.0.0.1:0", "--schema-registry-user", "u")
 }
