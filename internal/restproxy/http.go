@@ -21,6 +21,8 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeTopics(mux)
 	p.routePartitions(mux)
 	p.routeConfigs(mux)
+	p.routeBrokerConfigs(mux)
+	p.routeReassignments(mux)
 	p.routeRecords(mux)
 	p.routeGroups(mux)
 	p.routeACLs(mux)
