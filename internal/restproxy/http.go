@@ -24,6 +24,7 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeBrokerConfigs(mux)
 	p.routeReassignments(mux)
 	p.routeRecords(mux)
+	p.routeRecordsBatch(mux)
 	p.routeGroups(mux)
 	p.routeACLs(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
