@@ -117,7 +117,8 @@ func (r configResource) notFound(name, cluster string) *Error {
 }
 
 // describeConfigs reads several resources' configs in one request, each
-// sorted by name; a resource the cluster answers an error for fails all.
+// sorted by name; a resource the cluster answers an error for fails all,
+// except a topic of several gone since they were listed, which has none.
 func (p *Proxy) describeConfigs(ctx context.Context, resources []configResource) ([][]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	r := kmsg.NewPtrDescribeConfigsRequest()
 	for _, cr := range resources {
@@ -139,6 +140,9 @@ func (p *Proxy) describeConfigs(ctx context.Context, resources []configResource)
 			return nil, fmt.Errorf("restproxy: describe configs: %v %q not answered", cr.typ, cr.name)
 		}
 		res := resp.Resources[idx]
+		if len(resources) > 1 && res.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+			continue // a topic of a listing deleted since it was listed
+		}
 		if err := kerr.ErrorForCode(res.ErrorCode); err != nil {
 			return nil, withDetail(err, deref(res.ErrorMessage))
 		}
