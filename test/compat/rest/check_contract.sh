@@ -51,7 +51,7 @@ examples=${REST_CONTRACT_EXAMPLES:-10}
 # early and leave the rest answering 404).
 contract_run() {
   local name=$1; shift
-  (cd "$work" && PYTHONPATH=$here "$REST_VENV/bin/schemathesis" --config-file "$work/schemathesis.toml" \
+  (cd "$work" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$here "$REST_VENV/bin/schemathesis" --config-file "$work/schemathesis.toml" \
     run "$work/openapi-v3.yaml" --url "$REST_URL/v3" \
     --checks not_a_server_error,status_code_in_spec,response_schema_conformance,content_type_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --workers 2 --request-timeout 60 \
