@@ -277,7 +277,7 @@ func (p *Proxy) listAllBrokersConfigs(w http.ResponseWriter, req *http.Request) 
 func (p *Proxy) listAllTopicsConfigs(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.kafka(ctx).admin.Metadata(ctx)
+	md, err := p.kafka(ctx).admin.Metadata(fresh(ctx))
 	if err == nil && md.Cluster != req.PathValue("cluster_id") {
 		err = errClusterNotFound(req.PathValue("cluster_id"))
 	}

@@ -170,7 +170,7 @@ func (p *Proxy) listBrokerReplicas(w http.ResponseWriter, req *http.Request) {
 	cluster, broker, err := p.brokerOfPath(ctx, req)
 	var md kadm.Metadata
 	if err == nil {
-		md, err = p.kafka(ctx).admin.Metadata(ctx)
+		md, err = p.kafka(ctx).admin.Metadata(fresh(ctx))
 	}
 	if err != nil {
 		writeError(w, err)

@@ -66,7 +66,7 @@ func topicDataOf(clusterSelf, cluster string, t kadm.TopicDetail) topicData {
 func (p *Proxy) listTopics(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.kafka(ctx).admin.Metadata(ctx) // every topic, the internal ones too, as Confluent lists them
+	md, err := p.kafka(ctx).admin.Metadata(fresh(ctx)) // every topic, the internal ones too, as Confluent lists them
 	if err == nil && md.Cluster != req.PathValue("cluster_id") {
 		err = errClusterNotFound(req.PathValue("cluster_id"))
 	}

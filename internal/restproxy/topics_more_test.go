@@ -16,12 +16,28 @@ import (
 // partitions and replicas; bad assignments are 400.
 func TestRestPartitionCountAndAssignments(t *testing.T) {
 	tp := startProxy(t, Config{})
-	code, got := tp.do(t, "POST", tp.v3("/topics"), jsonType, `{"topic_name":"grow","partitions_count":2}`)
+	// A topic another client creates is listed at once, not after
+	// franz-go's metadata cache (5 s) expires.
+	code, got := tp.do(t, "GET", tp.v3("/topics"), "", "")
+	expect(t, "list", code, got, 200, "")
+	if _, err := tp.admin.CreateTopic(t.Context(), 1, 1, nil, "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	code, got = tp.do(t, "GET", tp.v3("/topics"), "", "")
+	if code != 200 || !slices.ContainsFunc(field(got, "data").([]any), func(d any) bool { return field(d, "topic_name") == "elsewhere" }) {
+		t.Fatalf("a topic just created is not listed: %v", got)
+	}
+	code, got = tp.do(t, "POST", tp.v3("/topics"), jsonType, `{"topic_name":"grow","partitions_count":2}`)
 	expect(t, "create", code, got, 201, "")
 	code, got = tp.do(t, "PATCH", tp.v3("/topics/grow"), jsonType, `{"partitions_count":5}`)
 	expect(t, "patch", code, got, 200, "")
 	if field(got, "kind") != "KafkaTopic" || field(got, "partitions_count") != float64(5) || field(got, "replication_factor") != float64(1) {
 		t.Fatalf("patch answer: %v", got)
+	}
+	// At once, not after franz-go's metadata cache (5 s) expires.
+	code, got = tp.do(t, "GET", tp.v3("/topics/grow/partitions"), "", "")
+	if code != 200 || len(field(got, "data").([]any)) != 5 {
+		t.Fatalf("partitions right after the patch: %d %v", code, got)
 	}
 	md, err := tp.admin.Metadata(t.Context(), "grow")
 	if err != nil || len(md.Topics["grow"].Partitions) != 5 {
