@@ -35,6 +35,7 @@ type topicData struct {
 	Partitions             relationship     `json:"partitions"`
 	Configs                relationship     `json:"configs"`
 	PartitionReassignments relationship     `json:"partition_reassignments"`
+	AuthorizedOperations   []string         `json:"authorized_operations,omitempty"`
 }
 
 func newTopicData(clusterSelf, cluster, topic string, internal bool, partitions, rf int) topicData {
@@ -109,12 +110,33 @@ func (p *Proxy) topicMetadata(w http.ResponseWriter, req *http.Request) (kadm.Me
 	return md, t, true
 }
 
+// getTopic answers a topic; with include_authorized_operations=true, the
+// operations the proxy's principal may perform on it too (Metadata's
+// topic authorized operations, KIP-430), as Confluent adds them.
 func (p *Proxy) getTopic(w http.ResponseWriter, req *http.Request) {
+	withOps := false
+	if q := req.URL.Query(); q.Has("include_authorized_operations") {
+		v, err := strconv.ParseBool(q.Get("include_authorized_operations"))
+		if err != nil {
+			writeError(w, errBadRequest("Bad Request: include_authorized_operations must be true or false"))
+			return
+		}
+		withOps = v
+	}
 	md, t, ok := p.topicMetadata(w, req)
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, topicDataOf(clusterSelf(req), md.Cluster, t))
+	d := topicDataOf(clusterSelf(req), md.Cluster, t)
+	if withOps {
+		ops := slices.Clone(t.AuthorizedOperations)
+		slices.Sort(ops)
+		d.AuthorizedOperations = []string{}
+		for _, op := range ops {
+			d.AuthorizedOperations = append(d.AuthorizedOperations, op.String())
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 // createTopicRequest is the spec's CreateTopicRequestData.

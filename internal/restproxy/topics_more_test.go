@@ -34,6 +34,18 @@ func TestRestPartitionCountAndAssignments(t *testing.T) {
 	if field(got, "kind") != "KafkaTopic" || field(got, "partitions_count") != float64(5) || field(got, "replication_factor") != float64(1) {
 		t.Fatalf("patch answer: %v", got)
 	}
+	// include_authorized_operations: the principal's operations (no
+	// authorizer: every one a topic has); without it, none.
+	code, got = tp.do(t, "GET", tp.v3("/topics/grow?include_authorized_operations=true"), "", "")
+	if ops := fmt.Sprint(field(got, "authorized_operations")); code != 200 || ops != "[READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS]" {
+		t.Errorf("authorized operations: %d %s", code, ops)
+	}
+	code, got = tp.do(t, "GET", tp.v3("/topics/grow"), "", "")
+	if _, ok := got.(map[string]any)["authorized_operations"]; code != 200 || ok {
+		t.Errorf("authorized operations not asked for: %v", got)
+	}
+	code, got = tp.do(t, "GET", tp.v3("/topics/grow?include_authorized_operations=perhaps"), "", "")
+	expect(t, "include_authorized_operations not a boolean", code, got, 400, "")
 	// At once, not after franz-go's metadata cache (5 s) expires.
 	code, got = tp.do(t, "GET", tp.v3("/topics/grow/partitions"), "", "")
 	if code != 200 || len(field(got, "data").([]any)) != 5 {
