@@ -208,3 +208,27 @@ func TestRestProduceBatch(t *testing.T) {
 		t.Errorf("unknown topic: %d %v", code, got)
 	}
 }
+
+// TestRestProduceAfterPatch: a record for a partition a PATCH has just
+// added is produced at once (franz-go's producer, which knew the topic
+// with fewer partitions, is waited for), not refused with a 500.
+func TestRestProduceAfterPatch(t *testing.T) {
+	tp := startProxy(t, Config{})
+	for i := range 5 {
+		topic := fmt.Sprint("patched-", i)
+		code, got := tp.do(t, "POST", tp.v3("/topics"), jsonType, `{"topic_name":"`+topic+`","partitions_count":1}`)
+		expect(t, "create", code, got, 201, "")
+		record := func(p int) string {
+			return fmt.Sprintf(`{"partition_id":%d,"value":{"type":"STRING","data":"v"}}`, p)
+		}
+		code, got = tp.do(t, "POST", tp.v3("/topics/"+topic+"/records"), jsonType, record(0))
+		expect(t, "produce to partition 0", code, got, 200, "")
+		code, got = tp.do(t, "PATCH", tp.v3("/topics/"+topic), jsonType, `{"partitions_count":3}`)
+		expect(t, "patch", code, got, 200, "")
+		code, got = tp.do(t, "POST", tp.v3("/topics/"+topic+"/records"), jsonType, record(2))
+		expect(t, "produce to the new partition 2", code, got, 200, "")
+		if field(got, "partition_id") != float64(2) || field(got, "offset") != float64(0) {
+			t.Fatalf("%s: %v", topic, got)
+		}
+	}
+}
