@@ -21,9 +21,12 @@ sed -E 's/^( *)type: int64$/\1type: integer\n\1format: int64/' "$here/openapi-v3
 
 # The path's cluster is the proxy's own, and topics, brokers and
 # partitions mostly the fixtures of run.sh, so most requests reach Kafka;
-# the other fifth are generated (unknown ones: the 404s).
+# the other fifth are generated (unknown ones: the 404s). Half the topics
+# created are named from a short list, with replication factor 1 (the
+# single node's) and partition counts that a PATCH of the fixture can
+# grow to, so create and PATCH can succeed too.
 quote_list() { local out="" v; for v in "$@"; do out+="${out:+, }\"$v\""; done; echo "$out"; }
-IFS=, read -r -a brokers <<<"$REST_BROKERS"
+run=$(date +%s)  # new topics' names differ from a run on the same cluster before
 cat >"$work/schemathesis.toml" <<TOML
 continue-on-failure = true
 hooks = "contract_hooks"
@@ -34,6 +37,9 @@ hooks = "contract_hooks"
 "path.broker_id" = { dictionary = "brokers", probability = 0.8 }
 "path.partition_id" = { dictionary = "partitions", probability = 0.8 }
 "path.consumer_group_id" = { dictionary = "groups", probability = 0.8 }
+"body.topic_name" = { dictionary = "new_topics", probability = 0.5 }
+"body.replication_factor" = { dictionary = "replication_factors", probability = 0.8 }
+"body.partitions_count" = { dictionary = "partition_counts", probability = 0.8 }
 
 [dictionaries.topics]
 values = [$(quote_list "$REST_TOPIC")]
@@ -43,9 +49,15 @@ values = [${REST_BROKERS}]
 values = [0, 1, 2]
 [dictionaries.groups]
 values = [$(quote_list "$REST_GROUP")]
+[dictionaries.new_topics]
+values = ["compat-rest-new-$run-1", "compat-rest-new-$run-2", "compat-rest-new-$run-3"]
+[dictionaries.replication_factors]
+values = [1]
+[dictionaries.partition_counts]
+values = [1, 4, 6, 8]
 TOML
 
-examples=${REST_CONTRACT_EXAMPLES:-10}
+examples=${REST_CONTRACT_EXAMPLES:-30}
 # Two runs: every operation but topic delete, then topic delete alone, so
 # the fixture topic is there for the others (one run would delete it
 # early and leave the rest answering 404).
@@ -53,7 +65,7 @@ contract_run() {
   local name=$1; shift
   (cd "$work" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$here "$REST_VENV/bin/schemathesis" --config-file "$work/schemathesis.toml" \
     run "$work/openapi-v3.yaml" --url "$REST_URL/v3" \
-    --checks not_a_server_error,status_code_in_spec,response_schema_conformance,content_type_conformance \
+    --checks not_a_server_error,status_code_in_spec,response_schema_conformance,content_type_conformance,every_operation_served \
     --phases examples,coverage,fuzzing --max-examples "$examples" --workers 2 --request-timeout 60 \
     --seed "${REST_CONTRACT_SEED:-1}" --no-color --report junit --report-dir "$work/report-$name" "$@") >"$work/out-$name.txt" 2>&1
 }
