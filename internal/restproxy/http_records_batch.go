@@ -38,9 +38,17 @@ type produceBatchResponse struct {
 	Failures  []produceBatchFailure `json:"failures"`
 }
 
+// produceBatchSuccess is the spec's ProduceBatchResponseSuccessEntry: a
+// ProduceResponse with the entry's id and without error_code.
 type produceBatchSuccess struct {
-	ID string `json:"id"`
-	*produceResponse
+	ID          string           `json:"id"`
+	ClusterID   string           `json:"cluster_id"`
+	TopicName   string           `json:"topic_name"`
+	PartitionID int32            `json:"partition_id"`
+	Offset      int64            `json:"offset"`
+	Timestamp   string           `json:"timestamp"`
+	Key         *produceDataSize `json:"key,omitempty"`
+	Value       *produceDataSize `json:"value,omitempty"`
 }
 
 type produceBatchFailure struct {
@@ -113,7 +121,9 @@ func (p *Proxy) produceBatch(w http.ResponseWriter, req *http.Request) {
 			resp.Failures = append(resp.Failures, produceBatchFailure{ID: ids[i], ErrorCode: r.err.Code, Message: r.err.Message})
 			continue
 		}
-		resp.Successes = append(resp.Successes, produceBatchSuccess{ID: ids[i], produceResponse: r.ok})
+		ok := r.ok
+		resp.Successes = append(resp.Successes, produceBatchSuccess{ID: ids[i], ClusterID: ok.ClusterID, TopicName: ok.TopicName,
+			PartitionID: ok.PartitionID, Offset: ok.Offset, Timestamp: ok.Timestamp, Key: ok.Key, Value: ok.Value})
 	}
 	writeJSON(w, http.StatusMultiStatus, resp)
 }

@@ -157,7 +157,8 @@ func TestRestProduceBatch(t *testing.T) {
 		offset float64
 	}{{"a", 0}, {"c", 1}} {
 		s := succ[i]
-		if field(s, "id") != want.id || field(s, "partition_id") != float64(1) || field(s, "offset") != want.offset || field(s, "topic_name") != "batch" {
+		if field(s, "id") != want.id || field(s, "partition_id") != float64(1) || field(s, "offset") != want.offset || field(s, "topic_name") != "batch" ||
+			field(s, "error_code") != nil {
 			t.Errorf("success %d: %v", i, s)
 		}
 	}
