@@ -62,7 +62,9 @@ func TestRestACLs(t *testing.T) {
 	expect(t, "filter by permission", status, body, 200, list("permission=DENY", bobTopic))
 
 	// Bad enum values and missing fields: 400.
-	for _, q := range []string{"resource_type=FILE", "pattern_type=GLOB", "operation=EAT", "permission=MAYBE"} {
+	// UNKNOWN too: Kafka refuses it, and it never reaches the cluster.
+	for _, q := range []string{"resource_type=FILE", "pattern_type=GLOB", "operation=EAT", "permission=MAYBE",
+		"resource_type=UNKNOWN", "operation=unknown"} {
 		status, body = tp.do(t, "GET", tp.v3("/acls?"+q), "", "")
 		expect(t, q, status, body, 400, "")
 		if code := field(body, "error_code"); code != float64(400) {
@@ -73,6 +75,15 @@ func TestRestACLs(t *testing.T) {
 	expect(t, "missing permission", status, body, 400, `{"error_code":400,"message":"Bad Request: permission is required"}`)
 	status, body = tp.do(t, "POST", tp.v3("/acls"), jsonType, `{"resource_type":"TOPIC","resource_name":"x","pattern_type":"LITERAL","principal":"User:a","host":"*","operation":"READ","permission":"SOMETIMES"}`)
 	expect(t, "bad permission", status, body, 400, `{"error_code":400,"message":"Bad Request: permission: SOMETIMES is not one of UNKNOWN, ANY, DENY, ALLOW"}`)
+	for _, c := range []struct{ what, acl string }{
+		{"an ANY resource type", `"resource_type":"ANY","pattern_type":"LITERAL","operation":"READ","permission":"ALLOW"`},
+		{"an UNKNOWN operation", `"resource_type":"TOPIC","pattern_type":"LITERAL","operation":"UNKNOWN","permission":"ALLOW"`},
+		{"a MATCH pattern", `"resource_type":"TOPIC","pattern_type":"MATCH","operation":"READ","permission":"ALLOW"`},
+		{"an empty permission", `"resource_type":"TOPIC","pattern_type":"LITERAL","operation":"READ","permission":""`},
+	} {
+		status, body = tp.do(t, "POST", tp.v3("/acls:batch"), jsonType, `{"data":[{"resource_name":"x","principal":"User:a","host":"*",`+c.acl+`}]}`)
+		expect(t, "create "+c.what, status, body, 400, "")
+	}
 	status, body = tp.do(t, "DELETE", tp.v3("/acls?resource_type=TOPIC"), "", "")
 	expect(t, "delete without the required filter", status, body, 400, `{"error_code":400,"message":"Bad Request: pattern_type is required"}`)
 

@@ -34,6 +34,7 @@ const (
 	codeKafkaError        = 50002
 	codeKafkaRetriable    = 50003
 	codeBrokerUnavailable = 50302
+	codeThrottlingQuota   = 42901
 )
 
 func errNotFound(msg string) *Error {
@@ -69,12 +70,9 @@ func errTooLarge(limit int64) *Error {
 }
 
 // kafkaError maps an error of a Kafka request as rest-utils'
-// KafkaExceptionMapper maps Kafka's exceptions: a missing topic is 404
-// 40403, input Kafka refused (a topic that exists, a bad partition count,
-// replication factor, config or policy) is 400 40002, authentication and
-// authorization are 401 40101 and 403 40301, a retriable Kafka error is
-// 500 50003 and any other 500 50002. A request that timed out waiting for
-// the cluster is 503 50302 (no broker answered).
+// KafkaExceptionMapper maps Kafka's exceptions (fromKafkaCode has the
+// table). A request that ran out of time waiting for the cluster is
+// Kafka's TimeoutException there, a retriable one: 500 50003.
 func kafkaError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -85,20 +83,43 @@ func kafkaError(err error) *Error {
 		return fromKafkaCode(ke)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{http.StatusServiceUnavailable, codeBrokerUnavailable, "Broker not available: " + err.Error()}
+		return &Error{http.StatusInternalServerError, codeKafkaRetriable, "Timed out waiting for the Kafka cluster: " + err.Error()}
 	}
 	return &Error{http.StatusInternalServerError, codeKafkaError, "Unexpected Kafka error: " + err.Error()}
 }
 
+// fromKafkaCode is KafkaExceptionMapper's table: UNKNOWN_TOPIC_OR_PARTITION
+// and UNKNOWN_TOPIC_ID 404 40403; BROKER_NOT_AVAILABLE 503 50302;
+// MESSAGE_TOO_LARGE (RecordTooLargeException) 413 413;
+// THROTTLING_QUOTA_EXCEEDED 429 42901; the input Kafka refused
+// (INVALID_REPLICATION_FACTOR, SECURITY_DISABLED, UNSUPPORTED_VERSION,
+// INVALID_PARTITIONS, INVALID_REQUEST, UNKNOWN_SERVER_ERROR,
+// POLICY_VIOLATION, TOPIC_ALREADY_EXISTS, INVALID_CONFIG,
+// TOPIC_DELETION_DISABLED, INVALID_TOPIC_EXCEPTION) 400 40002;
+// authentication 401 40101, authorization 403 40301; other retriable
+// errors 500 50003, the rest 500 50002.
+//
+// Where Confluent's mapper falls through to 500 for an error that is the
+// request's fault, this answers 400 40002 instead (a 500 tells the user
+// to retry what can never succeed): INVALID_REPLICA_ASSIGNMENT,
+// INVALID_TIMESTAMP, INVALID_RECORD, CORRUPT_MESSAGE; RECORD_LIST_TOO_LARGE
+// is 413 with MESSAGE_TOO_LARGE.
 func fromKafkaCode(ke *kerr.Error) *Error {
 	msg := ke.Description
 	switch ke {
 	case kerr.UnknownTopicOrPartition, kerr.UnknownTopicID:
 		return errTopicNotFound()
+	case kerr.BrokerNotAvailable:
+		return &Error{http.StatusServiceUnavailable, codeBrokerUnavailable, msg}
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge:
+		return &Error{http.StatusRequestEntityTooLarge, http.StatusRequestEntityTooLarge, msg}
+	case kerr.ThrottlingQuotaExceeded:
+		return &Error{http.StatusTooManyRequests, codeThrottlingQuota, msg}
 	case kerr.TopicAlreadyExists, kerr.InvalidTopicException, kerr.InvalidPartitions,
 		kerr.InvalidReplicationFactor, kerr.InvalidReplicaAssignment, kerr.InvalidConfig,
 		kerr.InvalidRequest, kerr.PolicyViolation, kerr.UnsupportedVersion, kerr.InvalidTimestamp,
-		kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.CorruptMessage:
+		kerr.InvalidRecord, kerr.CorruptMessage, kerr.SecurityDisabled, kerr.UnknownServerError,
+		kerr.TopicDeletionDisabled:
 		return &Error{http.StatusBadRequest, codeKafkaBadRequest, msg}
 	case kerr.SaslAuthenticationFailed, kerr.IllegalSaslState, kerr.UnsupportedSaslMechanism:
 		return &Error{http.StatusUnauthorized, codeAuthentication, msg}

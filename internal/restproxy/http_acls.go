@@ -54,6 +54,20 @@ func enumCode(names []string, field, v string, def int8) (int8, *Error) {
 	return int8(i), nil
 }
 
+// concreteEnum parses an ACL's own value (a creation's): UNKNOWN, ANY and
+// an empty value name no ACL, and are 400 here, as Kafka's AclBinding
+// refuses them, rather than sent to the cluster.
+func concreteEnum(names []string, field, v string) (int8, *Error) {
+	code, e := enumCode(names, field, v, 0)
+	if e != nil {
+		return 0, e
+	}
+	if code <= 1 {
+		return 0, errBadRequest("Bad Request: " + field + ": an ACL needs a value other than UNKNOWN or ANY")
+	}
+	return code, nil
+}
+
 // acl is one ACL (or a filter of them) in Kafka's codes; a nil name,
 // principal or host matches any.
 type acl struct {
@@ -133,6 +147,11 @@ func aclFilter(q url.Values, required bool) (acl, *Error) {
 		}
 		if *p.dst, e = enumCode(p.names, p.field, v, 1); e != nil { // 1 is ANY
 			return f, e
+		}
+		if *p.dst == 0 {
+			// UNKNOWN matches nothing and Kafka refuses it (its admin
+			// client before sending); it never reaches the cluster.
+			return f, errBadRequest("Bad Request: " + p.field + ": UNKNOWN is not a value a filter can take")
 		}
 	}
 	opt := func(k string) *string {
@@ -229,19 +248,22 @@ func (c createACLRequest) creation() (kmsg.CreateACLsRequestCreation, *Error) {
 			return cr, errBadRequest("Bad Request: " + f.name + " is required")
 		}
 	}
-	rt, e := enumCode(aclResourceTypes, "resource_type", *c.ResourceType, 0)
+	rt, e := concreteEnum(aclResourceTypes, "resource_type", *c.ResourceType)
 	if e != nil {
 		return cr, e
 	}
-	pt, e := enumCode(aclPatternTypes, "pattern_type", *c.PatternType, 0)
+	pt, e := concreteEnum(aclPatternTypes, "pattern_type", *c.PatternType)
 	if e != nil {
 		return cr, e
 	}
-	op, e := enumCode(aclOperations, "operation", *c.Operation, 0)
+	if pt == 2 { // MATCH is a filter's, not an ACL's
+		return cr, errBadRequest("Bad Request: pattern_type: an ACL is LITERAL or PREFIXED, not MATCH")
+	}
+	op, e := concreteEnum(aclOperations, "operation", *c.Operation)
 	if e != nil {
 		return cr, e
 	}
-	perm, e := enumCode(aclPermissions, "permission", *c.Permission, 0)
+	perm, e := concreteEnum(aclPermissions, "permission", *c.Permission)
 	if e != nil {
 		return cr, e
 	}

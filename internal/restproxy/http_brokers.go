@@ -8,7 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// The broker resources, from Metadata. Broker configs are not served yet.
+// The broker resources, from Metadata. Broker configs are in
+// http_broker_configs.go, a broker's replicas in http_reassignments.go.
 func (p *Proxy) routeBrokers(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v3/clusters/{cluster_id}/brokers", p.listBrokers)
 	mux.HandleFunc("GET /v3/clusters/{cluster_id}/brokers/{broker_id}", p.getBroker)

@@ -52,7 +52,7 @@ func newClusterData(base string, md kadm.Metadata) clusterData {
 func (p *Proxy) listClusters(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.kafka(ctx).admin.BrokerMetadata(ctx)
+	md, err := p.kafka(ctx).admin.BrokerMetadata(fresh(ctx))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -80,9 +80,9 @@ func (p *Proxy) clusterMetadata(ctx context.Context, req *http.Request, topics .
 	var md kadm.Metadata
 	var err error
 	if len(topics) == 0 {
-		md, err = p.kafka(ctx).admin.BrokerMetadata(ctx)
+		md, err = p.kafka(ctx).admin.BrokerMetadata(fresh(ctx))
 	} else {
-		md, err = p.kafka(ctx).admin.Metadata(ctx, topics...)
+		md, err = p.kafka(ctx).admin.Metadata(fresh(ctx), topics...)
 	}
 	if err != nil {
 		return md, err
@@ -97,3 +97,10 @@ func (p *Proxy) clusterMetadata(ctx context.Context, req *http.Request, topics .
 func clusterSelf(req *http.Request) string {
 	return baseURL(req) + "/clusters/" + req.PathValue("cluster_id")
 }
+
+// fresh makes kadm's Metadata ask the cluster rather than answer from
+// franz-go's metadata cache, which it does while the cache is younger
+// than MetadataMinAge (5 s): a topic just created, or partitions just
+// added, would be missing from the next answer. kadm's switch for this is
+// the context asking for authorized operations (they are then read too).
+func fresh(ctx context.Context) context.Context { return kadm.WithAuthorizedOps(ctx) }

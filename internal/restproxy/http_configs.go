@@ -14,7 +14,7 @@ import (
 
 // The topic config resources: list and get with DescribeConfigs (with
 // synonyms), update and reset one with IncrementalAlterConfigs. Broker and
-// cluster configs, and the :alter batches, are not served yet.
+// cluster configs, and the :alter batches, are in http_broker_configs.go.
 func (p *Proxy) routeConfigs(mux *http.ServeMux) {
 	const configs = "/v3/clusters/{cluster_id}/topics/{topic_name}/configs"
 	mux.HandleFunc("GET "+configs, p.listTopicConfigs)

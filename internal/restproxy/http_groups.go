@@ -8,12 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // The consumer group resources, read-only as Confluent's are: groups and
-// their members from ListGroups and DescribeGroups, lags from the
+// their members from ListGroups, ConsumerGroupDescribe (KIP-848 groups,
+// type CONSUMER) and DescribeGroups (classic ones), lags from the
 // group's committed offsets (OffsetFetch) against the partitions' log end
 // offsets (ListOffsets).
 func (p *Proxy) routeGroups(mux *http.ServeMux) {
@@ -67,33 +67,27 @@ func groupSelf(req *http.Request, group string) string {
 	return clusterSelf(req) + "/consumer-groups/" + group
 }
 
-// newGroupData describes a group as DescribeGroups tells it: a classic
-// group, never mixed (KIP-848 consumer groups, which need
-// ConsumerGroupDescribe, are not described yet); a group without a
-// protocol type is a simple one (offsets committed without joining), as
-// Kafka's admin client tells them.
-func newGroupData(req *http.Request, cluster string, g kadm.DescribedGroup) groupData {
+// newGroupData describes a group: a group without a protocol type is a
+// simple one (offsets committed without joining), as Kafka's admin
+// client tells them; a KIP-848 group is mixed while any member still
+// speaks the classic protocol (or does not say), as Confluent tells it
+// from the members' upgraded flag.
+func newGroupData(req *http.Request, cluster string, g describedGroup) groupData {
 	self := groupSelf(req, g.Group)
 	return groupData{
-		Kind:              "KafkaConsumerGroup",
-		Metadata:          resourceMetadata{Self: self, ResourceName: crn("kafka", cluster, "consumer-group", g.Group)},
-		ClusterID:         cluster,
-		ConsumerGroupID:   g.Group,
-		IsSimple:          g.ProtocolType == "",
-		PartitionAssignor: g.Protocol,
-		State:             groupState(g.State),
-		Type:              "CLASSIC",
-		Coordinator:       related(clusterSelf(req) + "/brokers/" + strconv.Itoa(int(g.Coordinator.NodeID))),
-		Consumers:         related(self + "/consumers"),
-		LagSummary:        related(self + "/lag-summary"),
+		Kind:                 "KafkaConsumerGroup",
+		Metadata:             resourceMetadata{Self: self, ResourceName: crn("kafka", cluster, "consumer-group", g.Group)},
+		ClusterID:            cluster,
+		ConsumerGroupID:      g.Group,
+		IsSimple:             g.Type == groupTypeClassic && g.ProtocolType == "",
+		PartitionAssignor:    g.Assignor,
+		State:                groupState(g.State),
+		Type:                 g.Type,
+		IsMixedConsumerGroup: g.Mixed,
+		Coordinator:          related(clusterSelf(req) + "/brokers/" + strconv.Itoa(int(g.Coordinator))),
+		Consumers:            related(self + "/consumers"),
+		LagSummary:           related(self + "/lag-summary"),
 	}
-}
-
-// exists tells a group from the placeholder older Kafka brokers describe
-// for a group they do not know (no protocol type, Dead); newer ones, and
-// Samsa, answer GROUP_ID_NOT_FOUND. Confluent answers both 404.
-func exists(g kadm.DescribedGroup) bool {
-	return !(g.ProtocolType == "" && g.State == "Dead")
 }
 
 func (p *Proxy) listGroups(w http.ResponseWriter, req *http.Request) {
@@ -111,18 +105,20 @@ func (p *Proxy) listGroups(w http.ResponseWriter, req *http.Request) {
 	}
 	var data []groupData
 	if names := listed.Groups(); len(names) > 0 {
-		described, err := p.kafka(ctx).admin.DescribeGroups(ctx, names...)
+		slices.Sort(names)
+		described, err := p.describeGroups(ctx, names)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		for _, g := range described.Sorted() {
+		for _, name := range names {
+			g := described[name]
 			switch {
 			case errors.Is(g.Err, kerr.GroupIDNotFound): // gone since listed
 			case g.Err != nil:
 				writeError(w, g.Err)
 				return
-			case exists(g):
+			default:
 				data = append(data, newGroupData(req, md.Cluster, g))
 			}
 		}
@@ -132,19 +128,19 @@ func (p *Proxy) listGroups(w http.ResponseWriter, req *http.Request) {
 
 // group describes the path's group; one Kafka does not know is 404 with
 // notFound's message (Confluent's resources differ in it).
-func (p *Proxy) group(ctx context.Context, w http.ResponseWriter, req *http.Request, notFound string) (string, kadm.DescribedGroup, bool) {
+func (p *Proxy) group(ctx context.Context, w http.ResponseWriter, req *http.Request, notFound string) (string, describedGroup, bool) {
 	md, err := p.clusterMetadata(ctx, req)
 	if err != nil {
 		writeError(w, err)
-		return "", kadm.DescribedGroup{}, false
+		return "", describedGroup{}, false
 	}
 	id := req.PathValue("consumer_group_id")
-	described, err := p.kafka(ctx).admin.DescribeGroups(ctx, id)
+	described, err := p.describeGroups(ctx, []string{id})
 	g := described[id]
 	if err == nil {
 		err = g.Err
 	}
-	if errors.Is(err, kerr.GroupIDNotFound) || err == nil && !exists(g) {
+	if errors.Is(err, kerr.GroupIDNotFound) {
 		writeError(w, errNotFound(notFound))
 		return "", g, false
 	}
@@ -180,7 +176,7 @@ type consumerData struct {
 	Assignments     relationship     `json:"assignments"`
 }
 
-func newConsumerData(req *http.Request, cluster, group string, m kadm.DescribedGroupMember) consumerData {
+func newConsumerData(req *http.Request, cluster, group string, m describedMember) consumerData {
 	self := groupSelf(req, group) + "/consumers/" + m.MemberID
 	return consumerData{
 		Kind:            "KafkaConsumer",
@@ -201,10 +197,8 @@ func (p *Proxy) listConsumers(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	members := slices.Clone(g.Members)
-	slices.SortFunc(members, func(a, b kadm.DescribedGroupMember) int { return strings.Compare(a.MemberID, b.MemberID) })
-	data := make([]consumerData, 0, len(members))
-	for _, m := range members {
+	data := make([]consumerData, 0, len(g.Members))
+	for _, m := range g.Members {
 		data = append(data, newConsumerData(req, cluster, g.Group, m))
 	}
 	writeJSON(w, http.StatusOK, newList("KafkaConsumerList", groupSelf(req, g.Group)+"/consumers", data))
@@ -212,18 +206,18 @@ func (p *Proxy) listConsumers(w http.ResponseWriter, req *http.Request) {
 
 // consumer finds the path's member of the group: one it does not have is
 // 404.
-func (p *Proxy) consumer(w http.ResponseWriter, req *http.Request) (string, kadm.DescribedGroup, kadm.DescribedGroupMember, bool) {
+func (p *Proxy) consumer(w http.ResponseWriter, req *http.Request) (string, describedGroup, describedMember, bool) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
 	cluster, g, ok := p.group(ctx, w, req, httpNotFound)
 	if !ok {
-		return "", g, kadm.DescribedGroupMember{}, false
+		return "", g, describedMember{}, false
 	}
 	id := req.PathValue("consumer_id")
-	i := slices.IndexFunc(g.Members, func(m kadm.DescribedGroupMember) bool { return m.MemberID == id })
+	i := slices.IndexFunc(g.Members, func(m describedMember) bool { return m.MemberID == id })
 	if i < 0 {
 		writeError(w, errNotFound(httpNotFound))
-		return "", g, kadm.DescribedGroupMember{}, false
+		return "", g, describedMember{}, false
 	}
 	return cluster, g, g.Members[i], true
 }
@@ -251,13 +245,9 @@ type assignmentData struct {
 // assignments are a member's partitions, sorted by topic and partition
 // as Confluent lists them. A member of a group that is not a consumer
 // group (Connect's) has none.
-func assignments(req *http.Request, cluster, group string, m kadm.DescribedGroupMember) []assignmentData {
-	c, ok := m.Assigned.AsConsumer()
-	if !ok {
-		return nil
-	}
+func assignments(req *http.Request, cluster, group string, m describedMember) []assignmentData {
 	var out []assignmentData
-	for _, t := range c.Topics {
+	for _, t := range m.Assigned {
 		for _, part := range t.Partitions {
 			pid := strconv.Itoa(int(part))
 			self := groupSelf(req, group) + "/consumers/" + m.MemberID + "/assignments/" + t.Topic + "/partitions/" + pid

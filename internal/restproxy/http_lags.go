@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // A partition's lag, as Confluent computes it: only partitions the group
@@ -17,7 +15,7 @@ type consumerLag struct {
 	topic           string
 	partition       int32
 	current, logEnd int64
-	member          *kadm.DescribedGroupMember
+	member          *describedMember
 }
 
 func (l consumerLag) lag() int64 { return l.logEnd - l.current }
@@ -48,7 +46,7 @@ func errNoOffsets() *Error { return errNotFound("Consumer group offsets could no
 
 // lags answers the path's group's lags sorted by topic and partition; a
 // group Kafka does not know is 404, and so is one without commits.
-func (p *Proxy) lags(w http.ResponseWriter, req *http.Request) (string, kadm.DescribedGroup, []consumerLag, bool) {
+func (p *Proxy) lags(w http.ResponseWriter, req *http.Request) (string, describedGroup, []consumerLag, bool) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
 	id := req.PathValue("consumer_group_id")
@@ -95,15 +93,13 @@ type topicPartition struct {
 	partition int32
 }
 
-func assignedTo(g kadm.DescribedGroup) map[topicPartition]*kadm.DescribedGroupMember {
-	owner := make(map[topicPartition]*kadm.DescribedGroupMember)
+func assignedTo(g describedGroup) map[topicPartition]*describedMember {
+	owner := make(map[topicPartition]*describedMember)
 	for i := range g.Members {
 		m := &g.Members[i]
-		if c, ok := m.Assigned.AsConsumer(); ok {
-			for _, t := range c.Topics {
-				for _, part := range t.Partitions {
-					owner[topicPartition{t.Topic, part}] = m
-				}
+		for _, t := range m.Assigned {
+			for _, part := range t.Partitions {
+				owner[topicPartition{t.Topic, part}] = m
 			}
 		}
 	}

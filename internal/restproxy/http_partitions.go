@@ -10,7 +10,7 @@ import (
 
 // The partition resources and their replicas, from Metadata: the leader
 // link points at the leader's replica, as Confluent's does. Reassignments
-// are not served yet.
+// are in http_reassignments.go.
 func (p *Proxy) routePartitions(mux *http.ServeMux) {
 	const partitions = "/v3/clusters/{cluster_id}/topics/{topic_name}/partitions"
 	mux.HandleFunc("GET "+partitions, p.listPartitions)

@@ -1,13 +1,17 @@
 package restproxy
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The topic resources: list and get from Metadata, create and delete with
@@ -17,6 +21,7 @@ func (p *Proxy) routeTopics(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v3/clusters/{cluster_id}/topics", p.createTopic)
 	mux.HandleFunc("GET /v3/clusters/{cluster_id}/topics/{topic_name}", p.getTopic)
 	mux.HandleFunc("DELETE /v3/clusters/{cluster_id}/topics/{topic_name}", p.deleteTopic)
+	mux.HandleFunc("PATCH /v3/clusters/{cluster_id}/topics/{topic_name}", p.updatePartitionCount)
 }
 
 type topicData struct {
@@ -30,6 +35,7 @@ type topicData struct {
 	Partitions             relationship     `json:"partitions"`
 	Configs                relationship     `json:"configs"`
 	PartitionReassignments relationship     `json:"partition_reassignments"`
+	AuthorizedOperations   []string         `json:"authorized_operations,omitempty"`
 }
 
 func newTopicData(clusterSelf, cluster, topic string, internal bool, partitions, rf int) topicData {
@@ -61,7 +67,7 @@ func topicDataOf(clusterSelf, cluster string, t kadm.TopicDetail) topicData {
 func (p *Proxy) listTopics(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := p.opContext(req)
 	defer cancel()
-	md, err := p.kafka(ctx).admin.Metadata(ctx) // every topic, the internal ones too, as Confluent lists them
+	md, err := p.kafka(ctx).admin.Metadata(fresh(ctx)) // every topic, the internal ones too, as Confluent lists them
 	if err == nil && md.Cluster != req.PathValue("cluster_id") {
 		err = errClusterNotFound(req.PathValue("cluster_id"))
 	}
@@ -104,12 +110,33 @@ func (p *Proxy) topicMetadata(w http.ResponseWriter, req *http.Request) (kadm.Me
 	return md, t, true
 }
 
+// getTopic answers a topic; with include_authorized_operations=true, the
+// operations the proxy's principal may perform on it too (Metadata's
+// topic authorized operations, KIP-430), as Confluent adds them.
 func (p *Proxy) getTopic(w http.ResponseWriter, req *http.Request) {
+	withOps := false
+	if q := req.URL.Query(); q.Has("include_authorized_operations") {
+		v, err := strconv.ParseBool(q.Get("include_authorized_operations"))
+		if err != nil {
+			writeError(w, errBadRequest("Bad Request: include_authorized_operations must be true or false"))
+			return
+		}
+		withOps = v
+	}
 	md, t, ok := p.topicMetadata(w, req)
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, topicDataOf(clusterSelf(req), md.Cluster, t))
+	d := topicDataOf(clusterSelf(req), md.Cluster, t)
+	if withOps {
+		ops := slices.Clone(t.AuthorizedOperations)
+		slices.Sort(ops)
+		d.AuthorizedOperations = []string{}
+		for _, op := range ops {
+			d.AuthorizedOperations = append(d.AuthorizedOperations, op.String())
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
 }
 
 // createTopicRequest is the spec's CreateTopicRequestData.
@@ -134,11 +161,16 @@ func (r *createTopicRequest) check() (int32, int16, map[string]*string, *Error) 
 	if strings.TrimSpace(r.TopicName) == "" {
 		return 0, 0, nil, errBadRequest("Bad Request: topic_name is required")
 	}
-	if len(r.ReplicasAssignments) > 0 {
-		// Not ignored: a user naming replicas expects them.
-		return 0, 0, nil, errBadRequest("Bad Request: replicas_assignments is not supported by this proxy yet")
-	}
 	partitions, rf := int32(-1), int16(-1)
+	if len(r.ReplicasAssignments) > 0 {
+		// Kafka takes an assignment instead of a count and a factor,
+		// as Confluent's create refuses the three together.
+		if r.PartitionsCount != nil || r.ReplicationFactor != nil {
+			return 0, 0, nil, errBadRequest("Bad Request: replicas_assignments cannot be given with partitions_count or replication_factor")
+		}
+		configs, e := r.configMap()
+		return partitions, rf, configs, e
+	}
 	if r.PartitionsCount != nil {
 		if *r.PartitionsCount < 1 || *r.PartitionsCount > math.MaxInt32 {
 			return 0, 0, nil, errBadRequest(fmt.Sprintf("Bad Request: partitions_count %d is not a positive 32-bit number", *r.PartitionsCount))
@@ -151,17 +183,46 @@ func (r *createTopicRequest) check() (int32, int16, map[string]*string, *Error) 
 		}
 		rf = int16(*r.ReplicationFactor)
 	}
+	configs, e := r.configMap()
+	return partitions, rf, configs, e
+}
+
+func (r *createTopicRequest) configMap() (map[string]*string, *Error) {
 	configs := make(map[string]*string, len(r.Configs))
 	for _, c := range r.Configs {
 		if c.Name == "" {
-			return 0, 0, nil, errBadRequest("Bad Request: a config without a name")
+			return nil, errBadRequest("Bad Request: a config without a name")
 		}
 		if _, dup := configs[c.Name]; dup {
-			return 0, 0, nil, errBadRequest(fmt.Sprintf("Bad Request: config %s given twice", c.Name))
+			return nil, errBadRequest(fmt.Sprintf("Bad Request: config %s given twice", c.Name))
 		}
 		configs[c.Name] = c.Value
 	}
-	return partitions, rf, configs, nil
+	return configs, nil
+}
+
+// assignment is replicas_assignments as CreateTopics' replica
+// assignment: partitions 0..n-1, each named once, each with a replica
+// list (the broker checks the brokers exist and the lists agree in
+// length).
+func (r *createTopicRequest) assignment() ([]kmsg.CreateTopicsRequestTopicReplicaAssignment, *Error) {
+	n := len(r.ReplicasAssignments)
+	out := make([]kmsg.CreateTopicsRequestTopicReplicaAssignment, n)
+	seen := make([]bool, n)
+	for key, replicas := range r.ReplicasAssignments {
+		id, err := strconv.ParseInt(key, 10, 32)
+		if err != nil || id < 0 || id >= int64(n) || seen[id] {
+			return nil, errBadRequest(fmt.Sprintf("Bad Request: replicas_assignments key %q is not one of the partitions 0..%d", key, n-1))
+		}
+		if len(replicas) == 0 {
+			return nil, errBadRequest(fmt.Sprintf("Bad Request: replicas_assignments of partition %s is empty", key))
+		}
+		seen[id] = true
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(id), replicas
+		out[id] = a
+	}
+	return out, nil
 }
 
 func (p *Proxy) createTopic(w http.ResponseWriter, req *http.Request) {
@@ -180,6 +241,10 @@ func (p *Proxy) createTopic(w http.ResponseWriter, req *http.Request) {
 	md, err := p.clusterMetadata(ctx, req)
 	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if len(body.ReplicasAssignments) > 0 {
+		p.createTopicAssigned(ctx, w, req, md.Cluster, &body, configs)
 		return
 	}
 	var resp kadm.CreateTopicResponse
@@ -229,4 +294,93 @@ func withDetail(err error, detail string) error {
 		e.Message += " " + detail
 	}
 	return e
+}
+
+// createTopicAssigned creates a topic with replicas_assignments: kadm's
+// helpers take counts only, so the CreateTopics request is made here.
+func (p *Proxy) createTopicAssigned(ctx context.Context, w http.ResponseWriter, req *http.Request, cluster string, body *createTopicRequest, configs map[string]*string) {
+	assignment, e := body.assignment()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	cr := kmsg.NewPtrCreateTopicsRequest()
+	cr.TimeoutMillis = int32(p.cfg.Timeout.Milliseconds())
+	cr.ValidateOnly = body.ValidateOnly
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor, t.ReplicaAssignment = body.TopicName, -1, -1, assignment
+	names := make([]string, 0, len(configs))
+	for name := range configs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = name, configs[name]
+		t.Configs = append(t.Configs, c)
+	}
+	cr.Topics = append(cr.Topics, t)
+	resp, err := cr.RequestWith(ctx, p.kafka(ctx).client)
+	if err == nil && len(resp.Topics) != 1 {
+		err = fmt.Errorf("restproxy: create topic %s: %d topics answered", body.TopicName, len(resp.Topics))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	rt := resp.Topics[0]
+	if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+		writeError(w, withDetail(err, deref(rt.ErrorMessage)))
+		return
+	}
+	writeJSON(w, http.StatusCreated, newTopicData(clusterSelf(req), cluster, body.TopicName, false,
+		len(assignment), len(assignment[0].Replicas)))
+}
+
+// updatePartitionsRequest is the spec's UpdatePartitionCountRequestData.
+type updatePartitionsRequest struct {
+	PartitionsCount *int64 `json:"partitions_count"`
+}
+
+// updatePartitionCount raises a topic's partition count with
+// CreatePartitions and answers the topic as it is then (200 KafkaTopic,
+// as Confluent). A count not above the current one is Kafka's
+// INVALID_PARTITIONS, 400 40002.
+func (p *Proxy) updatePartitionCount(w http.ResponseWriter, req *http.Request) {
+	var body updatePartitionsRequest
+	if e := p.readBody(w, req, &body); e != nil {
+		writeError(w, e)
+		return
+	}
+	if body.PartitionsCount == nil {
+		writeError(w, errBadRequest("Bad Request: partitions_count is required"))
+		return
+	}
+	if n := *body.PartitionsCount; n < 1 || n > math.MaxInt32 {
+		writeError(w, errBadRequest(fmt.Sprintf("Bad Request: partitions_count %d is not a positive 32-bit number", n)))
+		return
+	}
+	md, t, ok := p.topicMetadata(w, req)
+	if !ok {
+		return
+	}
+	ctx, cancel := p.opContext(req)
+	defer cancel()
+	resps, err := p.kafka(ctx).admin.UpdatePartitions(ctx, int(*body.PartitionsCount), t.Topic)
+	var resp kadm.CreatePartitionsResponse
+	if err == nil {
+		resp, err = resps.On(t.Topic, nil)
+	}
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		writeError(w, withDetail(err, resp.ErrMessage))
+		return
+	}
+	rf := 0
+	if pd, ok := t.Partitions[0]; ok {
+		rf = len(pd.Replicas)
+	}
+	writeJSON(w, http.StatusOK, newTopicData(clusterSelf(req), md.Cluster, t.Topic, t.IsInternal, int(*body.PartitionsCount), rf))
 }

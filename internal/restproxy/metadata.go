@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -93,6 +94,7 @@ func (p *Proxy) topicForProduce(ctx context.Context, topic string, partition *in
 			// its next metadata refresh (it refuses the record until then),
 			// so ask for that refresh now.
 			p.kafka(ctx).client.ForceMetadataRefresh()
+			awaitProducerPartition(ctx, p.kafka(ctx).client, topic, *partition)
 		}
 	}
 	return e, nil
@@ -136,4 +138,34 @@ func (p *Proxy) readTopic(ctx context.Context, topic string) (cachedTopic, error
 func staleMetadata(err error) bool {
 	return errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.NotLeaderForPartition) ||
 		errors.Is(err, kerr.UnknownTopicID)
+}
+
+// producerPartitionWait bounds awaitProducerPartition: franz-go's refresh
+// takes a round trip or two.
+const producerPartitionWait = 2 * time.Second
+
+// awaitProducerPartition waits, within ctx, until franz-go's producer
+// knows a partition the cluster has just been seen to have: the refresh
+// ForceMetadataRefresh asks for runs in the background, and a record for
+// the partition before it lands fails with "invalid record partitioning
+// choice" (the contract test met this as a 500 right after a PATCH). A
+// topic the producer has not loaded yet needs no wait: its first produce
+// loads every partition. The wait is bounded by producerPartitionWait: a
+// partition without a leader is not waited for past it.
+func awaitProducerPartition(ctx context.Context, cl *kgo.Client, topic string, partition int32) {
+	ctx, cancel := context.WithTimeout(ctx, producerPartitionWait)
+	defer cancel()
+	for {
+		if known, _, _ := cl.PartitionLeader(topic, 0); known < 0 {
+			return // not loaded, or no leader to wait for
+		}
+		if leader, _, _ := cl.PartitionLeader(topic, partition); leader >= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return // the produce then fails with the context's error
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -6,8 +6,9 @@
 //		[-security-in results-security.jsonl] [-registry-kafka-in results-registry-kafka.jsonl]
 //		-out docs/COMPATIBILITY.md
 //
-// The Schema Registry suite's features (named registry-...) get tables of
-// their own, after the Kafka clients' ones.
+// The Schema Registry suite's features (named registry-...) and the REST
+// Proxy suite's (rest-...) get tables of their own, after the Kafka
+// clients' ones.
 //
 // It exits 0 even when results are fails: the runner decides.
 package main
@@ -80,6 +81,19 @@ func split(results []result) (kafka, registry []result) {
 	return kafka, registry
 }
 
+// takeREST parts results into the REST Proxy suite's (features named
+// rest-...) and the others.
+func takeREST(results []result) (others, rest []result) {
+	for _, r := range results {
+		if strings.HasPrefix(r.Feature, "rest-") {
+			rest = append(rest, r)
+		} else {
+			others = append(others, r)
+		}
+	}
+	return others, rest
+}
+
 // parse reads result lines; blank lines are skipped, a bad line is an
 // error naming it.
 func parse(r io.Reader) ([]result, error) {
@@ -118,6 +132,8 @@ func (c column) String() string {
 // the runner ran the suites against a cluster too, the cluster's table,
 // then, when it ran the security part, its table.
 func render(results, cluster, security []result, m meta) string {
+	results, rest := takeREST(results)
+	cluster, restCluster := takeREST(cluster)
 	results, registry := split(results)
 	cluster, registryCluster := split(cluster)
 	var b strings.Builder
@@ -152,7 +168,28 @@ func render(results, cluster, security []result, m meta) string {
 		writeTable(&b, security, securityFeatures)
 	}
 	writeRegistry(&b, registry, registryCluster, m)
+	writeREST(&b, rest, restCluster, m)
 	return b.String()
+}
+
+// writeREST writes the REST Proxy suite's tables: against one node and
+// against the cluster, `samsa rest` in front of each.
+func writeREST(b *strings.Builder, single, cluster []result, m meta) {
+	if len(single)+len(cluster) == 0 {
+		return
+	}
+	b.WriteString("\n## REST Proxy\n\n")
+	b.WriteString("`samsa rest` in front of the broker (test/compat/rest/README.md): `rest-v3-contract` is schemathesis " +
+		"generating requests for every operation of Confluent's v3 OpenAPI spec and checking every answer (no 5xx, " +
+		"documented status codes, bodies matching the spec's schemas, documented content types).\n\n")
+	if len(single) > 0 {
+		b.WriteString("### Against one node\n\n")
+		writeTable(b, single, nil)
+	}
+	if len(cluster) > 0 {
+		fmt.Fprintf(b, "\n### Against a cluster of %d brokers\n\n", m.ClusterNodes)
+		writeTable(b, cluster, nil)
+	}
 }
 
 // writeRegistry writes the Schema Registry suite's tables: against one

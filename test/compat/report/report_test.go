@@ -176,3 +176,32 @@ func TestRenderRegistry(t *testing.T) {
 		t.Error("a registry section without registry results")
 	}
 }
+
+// TestRenderREST: the REST Proxy suite's features leave the other tables
+// for a section of their own, one node then cluster, after the registry's.
+func TestRenderREST(t *testing.T) {
+	single := []result{
+		{Client: "kcat", Version: "1.7.1", Feature: "acks-all", Result: "pass"},
+		{Client: "schemathesis", Version: "4.32.5", Feature: "registry-avro", Result: "pass"},
+		{Client: "schemathesis", Version: "4.32.5", Feature: "rest-v3-contract", Result: "pass", Detail: "50 operations"},
+	}
+	cluster := []result{{Client: "schemathesis", Version: "4.32.5", Feature: "rest-v3-contract", Result: "fail", Detail: "2 failures"}}
+	doc := render(single, cluster, nil, meta{Date: time.Unix(0, 0), ClusterNodes: 3})
+	sr, rest := strings.Index(doc, "## Schema Registry"), strings.Index(doc, "## REST Proxy")
+	if sr < 0 || rest < sr {
+		t.Fatalf("REST section missing or before the registry's:\n%s", doc)
+	}
+	one, three := strings.Index(doc[rest:], "### Against one node"), strings.Index(doc[rest:], "### Against a cluster of 3")
+	if one < 0 || three < one {
+		t.Fatalf("REST subsections missing or out of order:\n%s", doc)
+	}
+	if strings.Index(doc, "| `rest-v3-contract` | ✅ |") < rest+one || strings.Index(doc, "`rest-v3-contract`: 2 failures") < rest+three {
+		t.Errorf("a REST result outside its section:\n%s", doc)
+	}
+	if strings.Count(doc, "| `rest-v3-contract` |") != 2 {
+		t.Errorf("rest-v3-contract in another table too:\n%s", doc)
+	}
+	if strings.Contains(render(single[:1], nil, nil, meta{Date: time.Unix(0, 0)}), "REST Proxy") {
+		t.Error("a REST section without REST results")
+	}
+}
