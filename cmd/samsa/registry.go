@@ -18,6 +18,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/broker"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/httpauth"
 	"github.com/samsa-io/samsa/internal/keystore"
 	"github.com/samsa-io/samsa/internal/schemaregistry"
 	"github.com/samsa-io/samsa/internal/task"
@@ -133,7 +134,7 @@ func registryTLS(values config.Values) (server, forward *tls.Config, err error) 
 	} else if values.IsSet(p + "truststore.password") {
 		return nil, nil, fmt.Errorf("%struststore.password is set but %struststore.location is not", p, p)
 	}
-	server, forward, err = schemaregistry.ListenerTLS(certs, cas, values.String(p+"client.authentication"))
+	server, forward, err = httpauth.ListenerTLS(certs, cas, values.String(p+"client.authentication"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%sclient.authentication: %w", p, err)
 	}
@@ -142,7 +143,7 @@ func registryTLS(values config.Values) (server, forward *tls.Config, err error) 
 
 // registryAuth reads the samsa.schema.registry.authentication.* configs:
 // nil for NONE, which refuses the settings only BASIC uses.
-func registryAuth(values config.Values, b *broker.Broker) (*schemaregistry.Auth, error) {
+func registryAuth(values config.Values, b *broker.Broker) (*httpauth.Auth, error) {
 	const p = "samsa.schema.registry.authentication."
 	usersFile, mechanism := values.String(p+"users.file"), values.String(p+"kafka.sasl.mechanism")
 	if values.String(p+"method") != "BASIC" {
@@ -156,9 +157,9 @@ func registryAuth(values config.Values, b *broker.Broker) (*schemaregistry.Auth,
 	if usersFile == "" && mechanism == "" {
 		return nil, fmt.Errorf("%smethod=BASIC needs %susers.file or %skafka.sasl.mechanism to check users against", p, p, p)
 	}
-	auth := &schemaregistry.Auth{Realm: values.String(p + "realm"), Roles: values.List(p + "roles")}
+	auth := &httpauth.Auth{Realm: values.String(p + "realm"), Roles: values.List(p + "roles")}
 	if usersFile != "" {
-		users, err := schemaregistry.LoadUsers(usersFile)
+		users, err := httpauth.LoadUsers(usersFile)
 		if err != nil {
 			return nil, fmt.Errorf("%susers.file: %w", p, err)
 		}
@@ -186,7 +187,7 @@ func kafkaLogin(values config.Values, b *broker.Broker, mechanism string) (func(
 		if !slices.Contains(enabled, mechanism) {
 			return nil, fmt.Errorf("listener %s does not enable %s (it enables %s)", l.Name, mechanism, strings.Join(enabled, ","))
 		}
-		return schemaregistry.KafkaLogin([]kgo.Opt{kgo.SeedBrokers(loopback(l))}, mechanism, 10*time.Second)
+		return httpauth.KafkaLogin([]kgo.Opt{kgo.SeedBrokers(loopback(l))}, mechanism, 10*time.Second)
 	}
 	return nil, errors.New("the broker has no SASL_PLAINTEXT listener to check users against")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-io/samsa/internal/httpauth"
 	"github.com/samsa-io/samsa/internal/keystore"
 	"github.com/samsa-io/samsa/internal/schemaregistry"
 )
@@ -155,7 +156,7 @@ func (l *registryListenerFlags) tls() (server, forward *tls.Config, err error) {
 			return nil, nil, fmt.Errorf("--listener-tls-ca %s: no certificate read (%v)", l.tlsCA, err)
 		}
 	}
-	server, forward, err = schemaregistry.ListenerTLS(certs, cas, l.clientAuth)
+	server, forward, err = httpauth.ListenerTLS(certs, cas, l.clientAuth)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--listener-tls-client-auth: %w", err)
 	}
@@ -164,7 +165,7 @@ func (l *registryListenerFlags) tls() (server, forward *tls.Config, err error) {
 
 // auth reads the --auth-* flags: nil when neither a users file nor a
 // Kafka mechanism asks for basic authentication.
-func (l *registryListenerFlags) auth(cmd *cobra.Command, conn *connection) (*schemaregistry.Auth, error) {
+func (l *registryListenerFlags) auth(cmd *cobra.Command, conn *connection) (*httpauth.Auth, error) {
 	if l.users == "" && l.kafkaMechanism == "" {
 		for _, name := range []string{"auth-realm", "auth-roles"} {
 			if cmd.Flags().Changed(name) {
@@ -173,9 +174,9 @@ func (l *registryListenerFlags) auth(cmd *cobra.Command, conn *connection) (*sch
 		}
 		return nil, nil
 	}
-	a := &schemaregistry.Auth{Realm: l.realm, Roles: l.roles}
+	a := &httpauth.Auth{Realm: l.realm, Roles: l.roles}
 	if l.users != "" {
-		users, err := schemaregistry.LoadUsers(l.users)
+		users, err := httpauth.LoadUsers(l.users)
 		if err != nil {
 			return nil, fmt.Errorf("--auth-users: %w", err)
 		}
@@ -194,7 +195,7 @@ func (l *registryListenerFlags) auth(cmd *cobra.Command, conn *connection) (*sch
 		if sec.tls != nil {
 			opts = append(opts, kgo.DialTLSConfig(sec.tls))
 		}
-		if a.Login, err = schemaregistry.KafkaLogin(opts, l.kafkaMechanism, conn.timeout); err != nil {
+		if a.Login, err = httpauth.KafkaLogin(opts, l.kafkaMechanism, conn.timeout); err != nil {
 			return nil, fmt.Errorf("--auth-kafka-mechanism: %w", err)
 		}
 	}
