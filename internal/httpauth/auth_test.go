@@ -45,4 +45,3 @@ func TestLoadUsers(t *testing.T) {
 		t.Error("a missing file was read")
 	}
 }
-
