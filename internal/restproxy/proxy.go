@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-io/samsa/internal/clock"
 	"github.com/samsa-io/samsa/internal/httpauth"
 	"github.com/samsa-io/samsa/internal/task"
 )
@@ -66,6 +67,9 @@ type Config struct {
 	SchemaRegistryURL string
 	// Logger gets the proxy's log lines (slog.Default when nil).
 	Logger *slog.Logger
+
+	// clock is the pool's clock (clock.Real when nil): tests move it.
+	clock clock.Clock
 }
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
@@ -154,6 +158,9 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.PrincipalMechanism != "" {
 		popts := append(append([]kgo.Opt(nil), cfg.PrincipalClientOpts...), producerOpts()...)
 		p.pool = newClientPool(popts, cfg.PrincipalMechanism, cfg.MaxPrincipalClients, cfg.PrincipalClientIdle)
+		if cfg.clock != nil {
+			p.pool.clock = cfg.clock
+		}
 		p.startPool()
 	}
 	return p, nil
