@@ -123,4 +123,3 @@ func (l *listenerSecurityFlags) auth(cmd *cobra.Command, conn *connection) (a *h
 	}
 	return a, loginOpts, nil
 }
-
