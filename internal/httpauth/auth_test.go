@@ -1,10 +1,14 @@
 package httpauth
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -43,5 +47,58 @@ func TestLoadUsers(t *testing.T) {
 	}
 	if _, err := LoadUsers(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing file was read")
+	}
+}
+
+// TestCheck: who a request came in as, or why not: a file user with its
+// roles, a user the login accepts (no roles, Kafka set), a refused login
+// 401, a login that cannot reach the cluster its own error, a role not
+// allowed 403.
+func TestCheck(t *testing.T) {
+	login := func(_ context.Context, user, password string) error {
+		switch {
+		case user == "down":
+			return errors.New("no broker answered")
+		case password != user+"-secret":
+			return ErrLoginFailed
+		}
+		return nil
+	}
+	a := &Auth{Realm: "r", Roles: []string{"dev", "*"}, Users: map[string]User{"alice": {Password: "pw", Roles: []string{"dev"}}}, Login: login}
+	strict := &Auth{Realm: "r", Roles: []string{"admin"}, Users: a.Users, Login: login}
+	for _, c := range []struct {
+		auth           *Auth
+		user, password string
+		want           Principal
+		err            error
+	}{
+		{a, "alice", "pw", Principal{User: "alice", Password: "pw", Roles: []string{"dev"}}, nil},
+		{a, "alice", "bad", Principal{}, ErrUnauthorized},
+		{a, "bob", "bob-secret", Principal{User: "bob", Password: "bob-secret", Kafka: true}, nil},
+		{a, "bob", "nope", Principal{}, ErrUnauthorized},
+		{a, "", "", Principal{}, ErrUnauthorized},
+		{strict, "alice", "pw", Principal{User: "alice", Password: "pw", Roles: []string{"dev"}}, ErrForbidden},
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.password)
+		}
+		got, err := c.auth.Check(req)
+		if !errors.Is(err, c.err) || (err == nil && !reflect.DeepEqual(got, c.want)) {
+			t.Errorf("%s/%s: %+v %v, want %+v %v", c.user, c.password, got, err, c.want, c.err)
+		}
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.SetBasicAuth("down", "x")
+	if _, err := a.Check(req); err == nil || errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "no broker answered") {
+		t.Errorf("a cluster that cannot be reached: %v", err)
+	}
+	for _, name := range []string{"PLAIN", "scram-sha-256", "SCRAM-SHA-512"} {
+		if _, err := Mechanism(name, "u", "p"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Mechanism("GSSAPI", "u", "p"); err == nil {
+		t.Error("GSSAPI was taken")
 	}
 }

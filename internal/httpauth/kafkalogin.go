@@ -27,8 +27,12 @@ func KafkaLogin(opts []kgo.Opt, mechanism string, timeout time.Duration) (func(c
 		timeout = 10 * time.Second
 	}
 	return func(ctx context.Context, user, password string) error {
+		mech, err := Mechanism(mechanism, user, password)
+		if err != nil {
+			return err
+		}
 		cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
-			kgo.SASL(must(Mechanism(mechanism, user, password))), kgo.ClientID("samsa-http-auth"),
+			kgo.SASL(mech), kgo.ClientID("samsa-http-auth"),
 			kgo.RetryTimeout(timeout))...)
 		if err != nil {
 			return fmt.Errorf("httpauth: login client: %w", err)
@@ -57,12 +61,4 @@ func Mechanism(name, user, password string) (sasl.Mechanism, error) {
 		return scram.Auth{User: user, Pass: password}.AsSha512Mechanism(), nil
 	}
 	return nil, fmt.Errorf("httpauth: SASL mechanism %q cannot check a user and password: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", name)
-}
-
-// must is for a mechanism name already checked.
-func must(m sasl.Mechanism, err error) sasl.Mechanism {
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
