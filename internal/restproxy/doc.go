@@ -12,5 +12,10 @@
 // ServeMux patterns, one file per resource group (http_clusters.go,
 // http_topics.go ...); errors.go is the one place that turns typed errors
 // and Kafka error codes into Confluent's body {"error_code":N,"message":"..."}.
+// In front of the API (Proxy.Service): TLS and basic authentication
+// (internal/httpauth), per-principal rate limits, and for users the
+// cluster logs in a pooled Kafka client of their own (principals.go), so
+// the cluster's ACLs apply to them. samsa serve runs it on
+// samsa.rest.listener, samsa rest against any cluster.
 // docs/DESIGN-restproxy.md says what exists and what does not yet.
 package restproxy
