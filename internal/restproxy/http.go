@@ -24,6 +24,7 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeRecords(mux)
 	p.routeGroups(mux)
 	p.routeACLs(mux)
+	p.routeV2Consumers(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }

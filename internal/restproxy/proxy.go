@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -39,6 +40,14 @@ type Config struct {
 	ProduceRateLimit float64
 	// Logger gets the proxy's log lines (slog.Default when nil).
 	Logger *slog.Logger
+	// ConsumerInstanceTimeout is Confluent's consumer.instance.timeout.ms:
+	// a v2 consumer instance idle this long is closed (it leaves its
+	// group). DefaultConsumerInstanceTimeout when zero; negative refused.
+	ConsumerInstanceTimeout time.Duration
+	// AdvertisedURL is the URL clients reach this proxy at (scheme and
+	// host, e.g. https://rest-1.example:8082), the start of a v2
+	// consumer instance's base_uri. Empty: the request's scheme and Host.
+	AdvertisedURL string
 }
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
@@ -46,6 +55,8 @@ type Proxy struct {
 	cfg     Config
 	shared  *kafkaClient
 	limiter *rate.Limiter // nil: no produce rate limit
+	// consumers are the v2 consumer instances made on this proxy.
+	consumers *consumerManager
 }
 
 // kafkaClient is one Kafka identity's way to the cluster: its client, its
@@ -110,6 +121,15 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.ConsumerInstanceTimeout < 0 {
+		return nil, fmt.Errorf("restproxy: consumer instance timeout %s: must not be negative", cfg.ConsumerInstanceTimeout)
+	}
+	if cfg.ConsumerInstanceTimeout == 0 {
+		cfg.ConsumerInstanceTimeout = DefaultConsumerInstanceTimeout
+	}
+	if err := checkAdvertisedURL(cfg.AdvertisedURL); err != nil {
+		return nil, err
+	}
 	opts := append(append([]kgo.Opt(nil), cfg.ClientOpts...),
 		kgo.RecordPartitioner(partitioner{}),
 		// Produce answers one request at a time: no lingering.
@@ -119,11 +139,28 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Proxy{cfg: cfg, shared: shared, limiter: newProduceLimiter(cfg.ProduceRateLimit)}, nil
+	return &Proxy{cfg: cfg, shared: shared, limiter: newProduceLimiter(cfg.ProduceRateLimit),
+		consumers: newConsumerManager(cfg.ConsumerInstanceTimeout)}, nil
 }
 
-// Close closes the Kafka client.
-func (p *Proxy) Close() { p.shared.client.Close() }
+// checkAdvertisedURL takes an http or https URL with a host and no query.
+func checkAdvertisedURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("restproxy: advertised URL %q: want http://host:port or https://host:port", s)
+	}
+	return nil
+}
+
+// Close closes every v2 consumer instance (each leaves its group) and
+// then the Kafka client.
+func (p *Proxy) Close() {
+	p.consumers.close()
+	p.shared.client.Close()
+}
 
 // Ping checks the cluster answers, so a command fails fast on a wrong
 // bootstrap address.
