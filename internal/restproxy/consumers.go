@@ -165,14 +165,17 @@ type consumerInstance struct {
 
 	// opMu serialises the instance's operations, as Confluent's
 	// KafkaConsumerState methods are synchronized.
-	opMu       sync.Mutex
-	client     *kgo.Client           // guarded by opMu; nil until subscribed or assigned
-	topics     []string              // guarded by opMu; subscribed topics
-	pattern    string                // guarded by opMu; subscribed topic_pattern
-	assigned   []v2Partition         // guarded by opMu; manual assignment
-	consumed   map[v2Partition]int64 // guarded by opMu; next offset after the last record answered
-	lastAuto   time.Time             // guarded by opMu; an assigning instance's last auto commit
-	closedOnce sync.Once
+	opMu     sync.Mutex
+	client   *kgo.Client   // guarded by opMu; nil until subscribed or assigned
+	topics   []string      // guarded by opMu; subscribed topics
+	pattern  string        // guarded by opMu; subscribed topic_pattern
+	assigned []v2Partition // guarded by opMu; manual assignment
+	// assignStart is where an assigning instance's client started each
+	// partition. guarded by opMu.
+	assignStart map[v2Partition]kgo.Offset
+	consumed    map[v2Partition]int64 // guarded by opMu; next offset after the last record answered
+	lastAuto    time.Time             // guarded by opMu; an assigning instance's last auto commit
+	closedOnce  sync.Once
 
 	// mu guards what the group's rebalance callbacks change, which run
 	// on franz-go's goroutines while a read may hold opMu.
@@ -425,22 +428,44 @@ func (ci *consumerInstance) assignLocked(ctx context.Context, tps []v2Partition)
 	if err != nil {
 		return err
 	}
-	start := make(map[string]map[int32]kgo.Offset)
+	start := make(map[v2Partition]kgo.Offset, len(tps))
 	for _, tp := range tps {
-		if start[tp.Topic] == nil {
-			start[tp.Topic] = make(map[int32]kgo.Offset)
-		}
 		o := ci.startOffset()
 		if c, ok := committed.Lookup(tp.Topic, tp.Partition); ok && c.Err == nil && c.At >= 0 {
 			o = kgo.NewOffset().At(c.At).WithEpoch(c.LeaderEpoch)
 		}
-		start[tp.Topic][tp.Partition] = o
+		start[tp] = o
 	}
-	cl, err := kgo.NewClient(append(ci.commonOpts(), kgo.ConsumePartitions(start))...)
+	ci.assigned = slices.Clone(tps)
+	return ci.consumeAssignedLocked(start)
+}
+
+// consumeAssignedLocked (re)starts the client of an assigning instance
+// at the given offsets. Seeking an assigned partition restarts it too:
+// franz-go's SetOffsets skips a partition its new client has not begun
+// to consume yet, which right after an assign is every one.
+func (ci *consumerInstance) consumeAssignedLocked(start map[v2Partition]kgo.Offset) error {
+	if ci.client != nil {
+		ci.client.Close()
+		ci.client = nil
+	}
+	ci.mu.Lock()
+	ci.buffered = nil
+	ci.mu.Unlock()
+	ci.assignStart = start
+	byTopic := make(map[string]map[int32]kgo.Offset)
+	for tp, o := range start {
+		if byTopic[tp.Topic] == nil {
+			byTopic[tp.Topic] = make(map[int32]kgo.Offset)
+		}
+		byTopic[tp.Topic][tp.Partition] = o
+	}
+	cl, err := kgo.NewClient(append(ci.commonOpts(), kgo.ConsumePartitions(byTopic))...)
 	if err != nil {
+		ci.assigned = nil
 		return errInvalidConsumerConfig(err.Error())
 	}
-	ci.client, ci.assigned = cl, slices.Clone(tps)
+	ci.client = cl
 	return nil
 }
 
@@ -523,8 +548,11 @@ func (ci *consumerInstance) readLocked(ctx context.Context, wait time.Duration, 
 	return out, nil
 }
 
-// takeBuffered moves buffered records to out while they fit; full says
-// the answer is complete (past minBytes, or the next would reach maxBytes).
+// takeBuffered moves every buffered record that fits to out; full says
+// the answer is complete: past minBytes, or the next record would reach
+// maxBytes. Like Confluent's read task, records already polled are all
+// answered (up to maxBytes) even past minBytes; minBytes only says
+// whether to poll for more.
 func (ci *consumerInstance) takeBuffered(out []*kgo.Record, size, minBytes, maxBytes int64) ([]*kgo.Record, int64, bool) {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
@@ -539,13 +567,9 @@ func (ci *consumerInstance) takeBuffered(out []*kgo.Record, size, minBytes, maxB
 		out = append(out, r)
 		size += rs
 		n++
-		if size > minBytes {
-			full = true
-			break
-		}
 	}
 	ci.buffered = ci.buffered[n:]
-	return out, size, full
+	return out, size, full || size > minBytes
 }
 
 // fetchError is the first error of a poll that is not the read's own
@@ -590,6 +614,10 @@ func (ci *consumerInstance) commitLocked(ctx context.Context, offsets map[v2Part
 	if len(offsets) == 0 {
 		return nil
 	}
+	ids, err := ci.topicIDs(ctx, offsets)
+	if err != nil {
+		return err
+	}
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group = ci.key.group
 	req.Generation = -1
@@ -603,7 +631,7 @@ func (ci *consumerInstance) commitLocked(ctx context.Context, offsets map[v2Part
 			i = len(req.Topics)
 			byTopic[o.Topic] = i
 			t := kmsg.NewOffsetCommitRequestTopic()
-			t.Topic = o.Topic
+			t.Topic, t.TopicID = o.Topic, ids[o.Topic]
 			req.Topics = append(req.Topics, t)
 		}
 		part := kmsg.NewOffsetCommitRequestTopicPartition()
@@ -615,6 +643,30 @@ func (ci *consumerInstance) commitLocked(ctx context.Context, offsets map[v2Part
 	}
 	resp, err := req.RequestWith(ctx, ci.kc.client)
 	return commitResponseError(resp, err)
+}
+
+// topicIDs are the IDs of the offsets' topics: OffsetCommit v10 names
+// topics by ID. A topic that does not exist is 404 40403.
+func (ci *consumerInstance) topicIDs(ctx context.Context, offsets map[v2Partition]kadm.Offset) (map[string][16]byte, error) {
+	var topics []string
+	for tp := range offsets {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	md, err := ci.kc.admin.Metadata(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string][16]byte, len(topics))
+	for _, t := range topics {
+		td, ok := md.Topics[t]
+		if !ok || td.Err != nil {
+			return nil, errTopicNotFound()
+		}
+		ids[t] = [16]byte(td.ID)
+	}
+	return ids, nil
 }
 
 // unreadLocked puts records a read took back in front of the buffer.
@@ -654,6 +706,21 @@ func (ci *consumerInstance) seekLocked(offsets map[v2Partition]int64) error {
 	}
 	if len(set) == 0 {
 		return nil
+	}
+	if len(ci.assigned) > 0 {
+		// Every partition restarts where the client would read next.
+		start := make(map[v2Partition]kgo.Offset, len(ci.assigned))
+		for _, tp := range ci.assigned {
+			switch o, seeked := offsets[tp]; {
+			case seeked:
+				start[tp] = kgo.NewOffset().At(o)
+			case ci.consumed[tp] > 0:
+				start[tp] = kgo.NewOffset().At(ci.consumed[tp])
+			default:
+				start[tp] = ci.assignStart[tp]
+			}
+		}
+		return ci.consumeAssignedLocked(start)
 	}
 	ci.client.SetOffsets(set)
 	// Records buffered from before the seek are not what the client
