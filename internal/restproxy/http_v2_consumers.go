@@ -561,12 +561,11 @@ func (p *Proxy) commitOffsets(w http.ResponseWriter, req *http.Request, ci *cons
 			offsets[v2Partition{o.Topic, o.Partition}] = ko
 		}
 	}
-	if async := req.URL.Query().Get("async"); async == "true" {
-		// Confluent's commitAsync: answered before the commit is done; a
-		// failure is not reported. Run detached from the request.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), p.cfg.Timeout)
-		defer cancel()
-		return []struct{}{}, ci.commitLocked(ctx, offsets)
+	// ?async is accepted and the commit is synchronous either way: an
+	// answer after the commit is done (or failed) says more than
+	// Confluent's commitAsync, whose failure is only logged.
+	if a := req.URL.Query().Get("async"); a != "" && a != "true" && a != "false" {
+		return nil, errBadRequest(fmt.Sprintf("Bad Request: async %q: want true or false", a))
 	}
 	ctx, cancel := p.opContext(req)
 	defer cancel()
