@@ -544,8 +544,7 @@ func (ci *consumerInstance) readLocked(ctx context.Context, wait time.Duration, 
 		})
 		ci.mu.Unlock()
 	}
-	ci.markConsumedLocked(out)
-	return out, nil
+	return out, nil // consumed once answered: markConsumedLocked
 }
 
 // takeBuffered moves every buffered record that fits to out; full says

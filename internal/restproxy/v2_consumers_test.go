@@ -345,6 +345,28 @@ func TestV2ConsumerErrors(t *testing.T) {
 	v2Do(t, "POST", base+"/subscription", "", `{"topics":["errs"]}`).want(t, "subscribe", 204, "")
 	v2Do(t, "POST", base+"/assignments", "", `{"partitions":[{"topic":"errs","partition":0}]}`).wantError(t, "assign while subscribed", 409, 40903)
 
+	// A record that is not JSON cannot be read by a json instance: 500
+	// 50002, and it stays first in line (not consumed, not committed).
+	createTopic(t, tp.admin, "notjson", 1)
+	produceAll(t, tp.broker, &kgo.Record{Topic: "notjson", Value: []byte("plain text")})
+	nj := tp.url + "/consumers/gj/instances/nj"
+	v2Do(t, "POST", tp.url+"/consumers/gj", "", `{"name":"nj","format":"json","auto.offset.reset":"earliest","fetch.min.bytes":1}`).want(t, "create nj", 200, "")
+	v2Do(t, "POST", nj+"/subscription", "", `{"topics":["notjson"]}`).want(t, "subscribe nj", 204, "")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a := v2Do(t, "GET", nj+"/records?timeout=500", v2JSONType, "")
+		if a.status != 200 {
+			a.wantError(t, "not JSON", 500, 50002)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record that is not JSON was not met within 30s")
+		}
+	}
+	v2Do(t, "GET", nj+"/records?timeout=500", v2JSONType, "").wantError(t, "not JSON again", 500, 50002)
+	v2Do(t, "POST", nj+"/offsets", "", "").want(t, "commit nothing consumed", 200, `[]`)
+	v2Do(t, "GET", nj+"/offsets", "", `{"partitions":[{"topic":"notjson","partition":0}]}`).want(t, "nothing committed", 200, `{"offsets":[]}`)
+
 	// A body in another content type is 415.
 	req, _ := http.NewRequest("POST", base+"/subscription", strings.NewReader(`{"topics":["errs"]}`))
 	req.Header.Set("Content-Type", "text/plain")
