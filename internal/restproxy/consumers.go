@@ -513,7 +513,9 @@ func sortPartitions(tps []v2Partition) {
 // next record would reach maxBytes (that record stays for the next read).
 func (ci *consumerInstance) readLocked(ctx context.Context, wait time.Duration, maxBytes int64) ([]*kgo.Record, error) {
 	if ci.client == nil {
-		return nil, nil // Confluent's poll of an unsubscribed consumer fails; an empty answer says the same without a 500
+		// KafkaConsumer.poll's IllegalStateException, answered as
+		// Confluent answers it from the other endpoints.
+		return nil, errIllegalState("Consumer is not subscribed to any topics or assigned any partitions")
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

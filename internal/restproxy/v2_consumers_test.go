@@ -336,6 +336,7 @@ func TestV2ConsumerErrors(t *testing.T) {
 	v2Do(t, "GET", base+"/records", "", "").wantError(t, "no Accept (binary), json instance", 406, 40601)
 	v2Do(t, "GET", base+"/records", "application/json", "").wantError(t, "plain JSON Accept", 406, 406)
 	v2Do(t, "GET", base+"/records?timeout=abc", v2JSONType, "").wantError(t, "bad timeout", 400, 400)
+	v2Do(t, "GET", base+"/records", v2JSONType, "").wantError(t, "read before subscribing", 409, 40903)
 	v2Do(t, "POST", base+"/subscription", "", `{"topics":["errs"],"topic_pattern":"e.*"}`).wantError(t, "topics and pattern", 400, 400)
 	v2Do(t, "POST", base+"/subscription", "", `{}`).wantError(t, "neither", 400, 400)
 	v2Do(t, "POST", base+"/subscription", "", `{"topic_pattern":"("}`).wantError(t, "bad pattern", 400, 400)
