@@ -157,6 +157,12 @@ type instanceConfig struct {
 
 // consumerInstance is one v2 consumer instance: at most one franz-go
 // client at a time, a member of the group while subscribed.
+//
+// Lock order: consumerManager.mu, then consumerInstance.opMu, then
+// consumerInstance.mu; mu is never held across a Kafka call, since
+// franz-go's rebalance callbacks (onAssigned, onRevoked, onLost) take it
+// on the group's goroutine while a read holds opMu in PollFetches, and a
+// client's Close waits for those callbacks.
 type consumerInstance struct {
 	key  instanceKey
 	cfg  instanceConfig
