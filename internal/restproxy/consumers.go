@@ -182,6 +182,10 @@ type consumerInstance struct {
 	consumed    map[v2Partition]int64 // guarded by opMu; next offset after the last record answered
 	lastAuto    time.Time             // guarded by opMu; an assigning instance's last auto commit
 	closedOnce  sync.Once
+	// closed is set once the instance is closed: a request that found it
+	// before it was removed gets 404 rather than a new client nobody
+	// would close. guarded by opMu.
+	closed bool
 
 	// mu guards what the group's rebalance callbacks change, which run
 	// on franz-go's goroutines while a read may hold opMu.
@@ -215,11 +219,16 @@ func (ci *consumerInstance) idleSince(now time.Time) time.Duration {
 
 // begin and end bracket a request on the instance, so expiry never
 // closes an instance mid-request and counts idleness from its end.
-func (ci *consumerInstance) begin() {
+func (ci *consumerInstance) begin() *Error {
 	ci.mu.Lock()
 	ci.busy++
 	ci.mu.Unlock()
 	ci.opMu.Lock()
+	if ci.closed {
+		ci.end(time.Time{})
+		return errConsumerInstanceNotFound()
+	}
+	return nil
 }
 
 func (ci *consumerInstance) end(now time.Time) {
@@ -235,6 +244,7 @@ func (ci *consumerInstance) close() {
 	ci.closedOnce.Do(func() {
 		ci.opMu.Lock()
 		defer ci.opMu.Unlock()
+		ci.closed = true
 		ci.closeClientLocked()
 	})
 }

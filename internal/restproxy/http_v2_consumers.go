@@ -119,7 +119,10 @@ func (p *Proxy) v2Op(op func(http.ResponseWriter, *http.Request, *consumerInstan
 			writeV2Error(w, e)
 			return
 		}
-		ci.begin()
+		if e := ci.begin(); e != nil {
+			writeV2Error(w, e)
+			return
+		}
 		body, err := op(w, req, ci)
 		ci.end(p.consumers.clock.Now())
 		switch {
@@ -376,7 +379,10 @@ func (p *Proxy) readRecords(w http.ResponseWriter, req *http.Request) {
 		writeV2Error(w, e)
 		return
 	}
-	ci.begin()
+	if e := ci.begin(); e != nil {
+		writeV2Error(w, e)
+		return
+	}
 	out, err := p.readAndDecode(req.Context(), ci, wait, maxBytes)
 	ci.end(p.consumers.clock.Now())
 	if err != nil {

@@ -786,3 +786,22 @@ func checkExactlyOnce(t *testing.T, byMember map[string][]seen, from, n int) {
 		t.Fatalf("%d distinct records consumed, want %d", len(count), n)
 	}
 }
+
+// TestV2ConsumerClosedInstance: a request that found an instance just
+// before it was deleted or expired gets 404 once it holds the instance,
+// rather than acting on (and making a client for) a closed instance.
+func TestV2ConsumerClosedInstance(t *testing.T) {
+	ci := &consumerInstance{consumed: map[v2Partition]int64{}}
+	if e := ci.begin(); e != nil {
+		t.Fatalf("open instance: %v", e)
+	}
+	ci.end(time.Now())
+	ci.close()
+	e := ci.begin()
+	if e == nil || e.Code != 40403 {
+		t.Fatalf("closed instance: %v, want 40403", e)
+	}
+	if ci.idleSince(time.Now().Add(time.Hour)) == 0 {
+		t.Fatal("a refused request left the instance counted busy")
+	}
+}
