@@ -23,14 +23,17 @@ func newRestCommand() *cobra.Command {
 	var maxPrincipalClients int
 	var principalIdle time.Duration
 	var lf listenerSecurityFlags
+	var consumerInstanceTimeoutMs int64
+	var advertisedURL string
 	cmd := &cobra.Command{
 		Use:   "rest",
 		Short: "Run a REST Proxy (Confluent's v3 API) in front of a Kafka cluster",
 		Long: `Run a REST Proxy that speaks Confluent's REST Proxy v3 API over HTTP:
 clusters, brokers, topics, partitions and replicas, topic configs, and
-producing records (one per request, or a stream of them); and v2's topics,
+producing records (one per request, or a stream of them); v2's topics,
 partitions, brokers and produce in the embedded formats binary, json, avro,
-jsonschema and protobuf (the last three through --schema-registry-url). It talks to the cluster as a Kafka client
+jsonschema and protobuf (the last three through --schema-registry-url), and
+v2 consumer instances. It talks to the cluster as a Kafka client
 (the connection flags: TLS and SASL from flags or --command-config), so it
 works against any Kafka cluster. It serves until interrupted.
 
@@ -54,6 +57,9 @@ Kafka clients; users of --auth-users run as the proxy's own client.`,
 			if requestRateLimit < 0 {
 				return fmt.Errorf("--request-rate-limit %g: must not be negative", requestRateLimit)
 			}
+			if consumerInstanceTimeoutMs <= 0 {
+				return fmt.Errorf("--consumer-instance-timeout-ms %d: must be positive", consumerInstanceTimeoutMs)
+			}
 			if maxBody <= 0 {
 				return fmt.Errorf("--max-body %d: must be positive", maxBody)
 			}
@@ -75,9 +81,11 @@ Kafka clients; users of --auth-users run as the proxy's own client.`,
 				Auth:             auth,
 				Logger:           slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
 
-				SchemaRegistryURL:      registryURL,
-				SchemaRegistryUser:     registryUser,
-				SchemaRegistryPassword: registryPassword,
+				ConsumerInstanceTimeout: time.Duration(consumerInstanceTimeoutMs) * time.Millisecond,
+				AdvertisedURL:           advertisedURL,
+				SchemaRegistryURL:       registryURL,
+				SchemaRegistryUser:      registryUser,
+				SchemaRegistryPassword:  registryPassword,
 			}
 			if loginOpts != nil {
 				cfg.PrincipalMechanism, cfg.PrincipalClientOpts = lf.kafkaMechanism, loginOpts
@@ -118,6 +126,8 @@ Kafka clients; users of --auth-users run as the proxy's own client.`,
 	f := cmd.Flags()
 	f.StringVar(&listener, "listener", "127.0.0.1:8082", "host:port the HTTP API listens on")
 	f.Float64Var(&produceRateLimit, "produce-rate-limit", 0, "most records produced per second by one principal (basic-auth user; without authentication, all clients together), each record of a stream counting; past it a record is answered 429; 0 is no limit")
+	f.Int64Var(&consumerInstanceTimeoutMs, "consumer-instance-timeout-ms", restproxy.DefaultConsumerInstanceTimeout.Milliseconds(), "a v2 consumer instance idle this long is closed and leaves its group (Confluent's consumer.instance.timeout.ms)")
+	f.StringVar(&advertisedURL, "advertised-url", "", "URL clients reach this proxy at (http[s]://host:port), the start of a v2 consumer instance's base_uri; default: the request's scheme and Host")
 	f.Int64Var(&maxBody, "max-body", restproxy.DefaultMaxBody, "largest request body in bytes; a larger one is refused with 413")
 	f.StringVar(&registryURL, "schema-registry-url", "", "Schema Registry URL (or a comma-separated list) for the schema formats: avro, jsonschema, protobuf (Confluent's schema.registry.url); without it those formats are refused with 422")
 	f.StringVar(&registryUser, "schema-registry-user", "", "user name for the registry's HTTP basic auth (Confluent's basic.auth.user.info)")

@@ -128,6 +128,9 @@ func TestRestFlagsRefused(t *testing.T) {
 	c.fails("--listener-tls-cert and --listener-tls-key go together", "rest", "--listener", "127.0.0.1:0", "--listener-tls-cert", "c.pem")
 	c.fails("--principal-clients-max and --principal-clients-idle need --auth-kafka-mechanism", "rest", "--listener", "127.0.0.1:0", "--principal-clients-max", "3")
 	c.fails("cannot check a user and password", "rest", "--listener", "127.0.0.1:0", "--auth-kafka-mechanism", "OAUTHBEARER")
+	c.fails("--consumer-instance-timeout-ms 0: must be positive", "rest", "--listener", "127.0.0.1:0", "--consumer-instance-timeout-ms", "0")
+	c.fails(`advertised URL "rest.example:8082"`, "rest", "--listener", "127.0.0.1:0", "--advertised-url", "rest.example:8082")
+	// TestRestV2ConsumerFlags: --advertised-url starts a v2 consumer
 }
 
 // TestRestCommandTLSAndAuth: samsa rest over https with a client
@@ -207,4 +210,55 @@ func TestRestCommandTLSAndAuth(t *testing.T) {
 	if code := get("alice", "secret"); code != 200 {
 		t.Errorf("alice: %d", code)
 	}
+}
+
+// TestRestV2ConsumerFlags: --advertised-url starts a v2 consumer
+// instance's base_uri, and --consumer-instance-timeout-ms closes an idle
+// instance.
+func TestRestV2ConsumerFlags(t *testing.T) {
+	b := newSamsaBroker(t)
+	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
+		"--advertised-url", "https://rest-1.example:8082", "--consumer-instance-timeout-ms", "1000")
+	stdout, err := proc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	proc.Stderr = &stderr
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := task.NewGroup(context.Background())
+	t.Cleanup(g.Stop)
+	t.Cleanup(func() { proc.Process.Kill() })
+	first := make(chan string, 1)
+	g.Go(func(context.Context) {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		first <- line
+		io.Copy(io.Discard, stdout)
+	})
+	var base string
+	select {
+	case line := <-first:
+		m := regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
+		}
+		base = m[1]
+	case <-time.After(60 * time.Second):
+		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
+	}
+	var created struct {
+		InstanceID string `json:"instance_id"`
+		BaseURI    string `json:"base_uri"`
+	}
+	restCall(t, "POST", base+"/consumers/g", `{"name":"c"}`, 200, &created)
+	if created.BaseURI != "https://rest-1.example:8082/consumers/g/instances/c" {
+		t.Fatalf("base_uri %q", created.BaseURI)
+	}
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 200, nil)
+	// Any request would keep the instance alive: wait past its timeout
+	// (plus the expiry check's quarter) without one.
+	time.Sleep(1600 * time.Millisecond)
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 404, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -77,6 +78,14 @@ type Config struct {
 
 	// clock is the pool's clock (clock.Real when nil): tests move it.
 	clock clock.Clock
+	// ConsumerInstanceTimeout is Confluent's consumer.instance.timeout.ms:
+	// a v2 consumer instance idle this long is closed (it leaves its
+	// group). DefaultConsumerInstanceTimeout when zero; negative refused.
+	ConsumerInstanceTimeout time.Duration
+	// AdvertisedURL is the URL clients reach this proxy at (scheme and
+	// host, e.g. https://rest-1.example:8082), the start of a v2
+	// consumer instance's base_uri. Empty: the request's scheme and Host.
+	AdvertisedURL string
 }
 
 // Proxy answers Confluent's REST Proxy API with one Kafka client.
@@ -88,6 +97,8 @@ type Proxy struct {
 	tasks  *task.Group // the pool's sweeping; nil without a pool
 	// registry is nil without Config.SchemaRegistryURL.
 	registry *registry
+	// consumers are the v2 consumer instances made on this proxy.
+	consumers *consumerManager
 }
 
 // kafkaClient is one Kafka identity's way to the cluster: its client, its
@@ -158,6 +169,15 @@ func New(cfg Config) (*Proxy, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.ConsumerInstanceTimeout < 0 {
+		return nil, fmt.Errorf("restproxy: consumer instance timeout %s: must not be negative", cfg.ConsumerInstanceTimeout)
+	}
+	if cfg.ConsumerInstanceTimeout == 0 {
+		cfg.ConsumerInstanceTimeout = DefaultConsumerInstanceTimeout
+	}
+	if err := checkAdvertisedURL(cfg.AdvertisedURL); err != nil {
+		return nil, err
+	}
 	var reg *registry
 	if cfg.SchemaRegistryURL != "" {
 		var err error
@@ -172,7 +192,8 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{cfg: cfg, shared: shared, limits: newLimits(cfg.ProduceRateLimit, cfg.RequestRateLimit), registry: reg}
+	p := &Proxy{cfg: cfg, shared: shared, limits: newLimits(cfg.ProduceRateLimit, cfg.RequestRateLimit), registry: reg,
+		consumers: newConsumerManager(cfg.ConsumerInstanceTimeout)}
 	if cfg.PrincipalMechanism != "" {
 		popts := append(append([]kgo.Opt(nil), cfg.PrincipalClientOpts...), producerOpts()...)
 		p.pool = newClientPool(popts, cfg.PrincipalMechanism, cfg.MaxPrincipalClients, cfg.PrincipalClientIdle)
@@ -221,8 +242,22 @@ func checkPrincipals(cfg *Config) error {
 	return nil
 }
 
-// Close closes the proxy's Kafka client and every per-principal one.
+// checkAdvertisedURL takes an http or https URL with a host and no query.
+func checkAdvertisedURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("restproxy: advertised URL %q: want http://host:port or https://host:port", s)
+	}
+	return nil
+}
+
+// Close closes every v2 consumer instance (each leaves its group), the
+// proxy's Kafka client and every per-principal one.
 func (p *Proxy) Close() {
+	p.consumers.close()
 	if p.pool != nil {
 		p.tasks.Stop()
 		p.pool.close()
