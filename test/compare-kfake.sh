@@ -18,7 +18,7 @@ start() { # target -> sets pid and addr
   case $1 in
   samsa)
     rm -rf "$work/data"
-    "$work/samsa" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$work/data" --override samsa.http.listener= --override samsa.schema.registry.listener= >"$work/server.log" 2>&1 &
+    "$work/samsa" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$work/data" --override samsa.http.listener= --override samsa.schema.registry.listener= --override samsa.rest.listener= >"$work/server.log" 2>&1 &
     pid=$!
     pattern='listeners="PLAINTEXT://[0-9.:]*' strip='listeners="PLAINTEXT://' ;;
   kfake)

@@ -8,7 +8,7 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 
 "$samsa" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$work/data" \
-  --override log.cleaner.backoff.ms=100 --override samsa.http.listener= --override samsa.schema.registry.listener= >"$work/broker.log" 2>&1 &
+  --override log.cleaner.backoff.ms=100 --override samsa.http.listener= --override samsa.schema.registry.listener= --override samsa.rest.listener= >"$work/broker.log" 2>&1 &
 pid=$!
 addr=""
 for _ in $(seq 100); do

@@ -222,9 +222,9 @@ func printSettings(out io.Writer, o devClusterOptions) {
 func printCluster(out io.Writer, c *devcluster.Cluster) {
 	fmt.Fprintf(out, "\nCluster %s is up with %d nodes.\n\n", c.ClusterID(), len(c.Nodes()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tREGISTRY\tPID\tDIR\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tREGISTRY\tREST\tPID\tDIR\tLOG")
 	for _, n := range c.Nodes() {
-		kafka, ctrl, web, reg := "-", "-", "-", "-"
+		kafka, ctrl, web, reg, rest := "-", "-", "-", "-", "-"
 		if n.Broker() {
 			kafka = n.Addr()
 		}
@@ -237,7 +237,10 @@ func printCluster(out io.Writer, c *devcluster.Cluster) {
 		if n.RegistryAddr() != "" {
 			reg = n.RegistryAddr()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, reg, n.Pid(), n.Dir, n.LogPath())
+		if n.RestAddr() != "" {
+			rest = n.RestAddr()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, reg, rest, n.Pid(), n.Dir, n.LogPath())
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\n", c.Bootstrap(), c.Bootstrap())
@@ -252,6 +255,15 @@ func printCluster(out io.Writer, c *devcluster.Cluster) {
 	}
 	if len(registries) > 0 {
 		fmt.Fprintf(out, "Schema Registry: %s (one per broker node, sharing the _schemas topic; writes go to the elected primary)\n", strings.Join(registries, ","))
+	}
+	var proxies []string
+	for _, n := range c.Nodes() {
+		if n.RestAddr() != "" {
+			proxies = append(proxies, "http://"+n.RestAddr())
+		}
+	}
+	if len(proxies) > 0 {
+		fmt.Fprintf(out, "REST Proxy: %s (one per broker node, each a client of the whole cluster)\n", strings.Join(proxies, ","))
 	}
 	fmt.Fprintln(out, "Ctrl-C stops the cluster.")
 }

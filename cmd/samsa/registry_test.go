@@ -32,7 +32,7 @@ func TestServeRunsRegistry(t *testing.T) {
 	done := make(chan error, 1)
 	g.Go(func(context.Context) {
 		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"),
-			"samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0"}, false, logger)
+			"samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0", "samsa.rest.listener": ""}, false, logger)
 	})
 	re := regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
 	addr := ""
@@ -98,7 +98,7 @@ func TestServeRegistryTLSAndAuth(t *testing.T) {
 	ts := write("ca.pem", ca.PEM)
 	users := write("users.properties", []byte("alice: secret,admin\n"))
 	overrides := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"),
-		"samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0",
+		"samsa.http.listener": "", "samsa.schema.registry.listener": "127.0.0.1:0", "samsa.rest.listener": "",
 		"samsa.schema.registry.ssl.keystore.location": ks, "samsa.schema.registry.ssl.truststore.location": ts,
 		"samsa.schema.registry.ssl.client.authentication": "REQUIRED",
 		"samsa.schema.registry.authentication.method":     "BASIC", "samsa.schema.registry.authentication.users.file": users,

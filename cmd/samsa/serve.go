@@ -133,17 +133,28 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		return err
 	}
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
-	// The registry is a client of the broker, started once it serves and
-	// stopped before it closes.
+	// The registry and the REST Proxy are clients of the broker, started
+	// once it serves and stopped before it closes.
 	onReady := func(*schemaregistry.Registry) {}
 	if inProcess != nil {
 		onReady = func(reg *schemaregistry.Registry) { inProcess.reg.Store(reg) }
 	}
-	stopRegistry, err := startRegistry(b, values, logger, onReady)
+	stopRegistry, registryURL, err := startRegistry(b, values, logger, onReady)
 	if err != nil {
 		return errors.Join(err, b.Close())
 	}
+	// The REST Proxy too, with the in-process registry as its registry.
+	stopRest, err := startRestProxy(b, values, logger, registryURL)
+	if err != nil {
+		if stopRegistry != nil {
+			stopRegistry()
+		}
+		return errors.Join(err, b.Close())
+	}
 	closeAll := func() error {
+		if stopRest != nil {
+			stopRest()
+		}
 		if stopRegistry != nil {
 			stopRegistry()
 		}

@@ -37,7 +37,7 @@ func TestServeShutsDownCleanly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, props, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": ""}, false, logger)
+		done <- serve(ctx, props, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": "", "samsa.rest.listener": ""}, false, logger)
 	}()
 	addr := ""
 	re := regexp.MustCompile(`msg="samsa serving".* listeners="PLAINTEXT://([0-9.:]+)`)
@@ -89,7 +89,7 @@ func TestServeLogsOneSummaryLine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": ""}, true, logger)
+		done <- serve(ctx, "", map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": filepath.Join(dir, "data"), "samsa.http.listener": "127.0.0.1:0", "samsa.schema.registry.listener": "", "samsa.rest.listener": ""}, true, logger)
 	}()
 	var lines []string
 	var summary string

@@ -55,7 +55,7 @@ func TestStorageUnknownSubcommand(t *testing.T) {
 func writeProps(t *testing.T, dir, text string) string {
 	t.Helper()
 	path := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(path, []byte(text+"samsa.http.listener=127.0.0.1:0\nsamsa.schema.registry.listener=\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(text+"samsa.http.listener=127.0.0.1:0\nsamsa.schema.registry.listener=\nsamsa.rest.listener=\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -237,7 +237,7 @@ func serveUntil(t *testing.T, overrides map[string]string, pattern string) strin
 		cancel()
 		g.Stop()
 	})
-	all := map[string]string{"log.dirs": filepath.Join(t.TempDir(), "data"), "samsa.http.listener": ""}
+	all := map[string]string{"log.dirs": filepath.Join(t.TempDir(), "data"), "samsa.http.listener": "", "samsa.rest.listener": ""}
 	for k, v := range overrides {
 		all[k] = v
 	}

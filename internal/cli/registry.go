@@ -1,21 +1,14 @@
 package cli
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-io/samsa/internal/keystore"
 	"github.com/samsa-io/samsa/internal/schemaregistry"
 )
 
@@ -25,7 +18,7 @@ func newRegistryCommand() *cobra.Command {
 	var conn connection
 	var listener, topic, group, advertised string
 	var rf int16
-	var lf registryListenerFlags
+	var lf listenerSecurityFlags
 	cmd := &cobra.Command{
 		Use:   "registry",
 		Short: "Run a Schema Registry (Confluent's API) backed by a Kafka topic",
@@ -44,7 +37,7 @@ the others forward writes to it. It serves until interrupted.`,
 			if err != nil {
 				return err
 			}
-			auth, err := lf.auth(cmd, &conn)
+			auth, _, err := lf.auth(cmd, &conn)
 			if err != nil {
 				return err
 			}
@@ -98,107 +91,8 @@ the others forward writes to it. It serves until interrupted.`,
 	f.StringVar(&advertised, "advertised-url", "",
 		"URL the other instances forward writes to (default: http:// and the listener's address, the host name when it listens on all addresses)")
 	f.Int16Var(&rf, "replication-factor", 0, "replication factor of the store topic when created; 0 takes the cluster's default.replication.factor")
-	lf.register(f)
+	lf.register(f, "SchemaRegistry", "other instances' certificates when writes are forwarded (default for forwarding: the system's)")
 	return cmd
-}
-
-// registryListenerFlags secure the registry's own HTTP listener: TLS
-// (Confluent's https listener and ssl.client.authentication) and basic
-// authentication (authentication.method=BASIC).
-type registryListenerFlags struct {
-	tlsCert, tlsKey, tlsCA, clientAuth string
-	users, kafkaMechanism, realm       string
-	roles                              []string
-}
-
-func (l *registryListenerFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&l.tlsCert, "listener-tls-cert", "", "PEM file of the API's certificate chain, leaf first: serve https")
-	f.StringVar(&l.tlsKey, "listener-tls-key", "", "PEM file of the API certificate's private key")
-	f.StringVar(&l.tlsCA, "listener-tls-ca", "", "PEM file of the CAs client certificates are verified against, and other instances' certificates when writes are forwarded (default for forwarding: the system's)")
-	f.StringVar(&l.clientAuth, "listener-tls-client-auth", "NONE", "client certificates on the API (Confluent's ssl.client.authentication): NONE, REQUESTED or REQUIRED (these need --listener-tls-ca)")
-	f.StringVar(&l.users, "auth-users", "", "basic authentication: the users file, Jetty's PropertyFileLoginModule format (user: password[,role ...])")
-	f.StringVar(&l.kafkaMechanism, "auth-kafka-mechanism", "", "basic authentication: check users not in --auth-users by a SASL login with their credentials to the cluster (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512), over the connection flags' TLS")
-	f.StringVar(&l.realm, "auth-realm", "SchemaRegistry", "basic authentication: the realm of the challenge (Confluent's authentication.realm)")
-	f.StringSliceVar(&l.roles, "auth-roles", []string{"*"}, "basic authentication: the roles allowed in, * for every user (Confluent's authentication.roles)")
-}
-
-// tls reads the --listener-tls-* flags: nil, nil for plain HTTP.
-func (l *registryListenerFlags) tls() (server, forward *tls.Config, err error) {
-	if l.tlsCert == "" && l.tlsKey == "" {
-		if l.tlsCA != "" || !strings.EqualFold(l.clientAuth, "NONE") {
-			return nil, nil, errors.New("--listener-tls-ca and --listener-tls-client-auth need --listener-tls-cert and --listener-tls-key")
-		}
-		return nil, nil, nil
-	}
-	if l.tlsCert == "" || l.tlsKey == "" {
-		return nil, nil, errors.New("--listener-tls-cert and --listener-tls-key go together")
-	}
-	cert, err := os.ReadFile(l.tlsCert)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--listener-tls-cert: %w", err)
-	}
-	key, err := os.ReadFile(l.tlsKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--listener-tls-key: %w", err)
-	}
-	certs, err := keystore.KeyStore(append(append(key, '\n'), cert...), keystore.PEM, "", "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("--listener-tls-cert and --listener-tls-key: %w", err)
-	}
-	var cas []*x509.Certificate
-	if l.tlsCA != "" {
-		raw, err := os.ReadFile(l.tlsCA)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--listener-tls-ca: %w", err)
-		}
-		if cas, err = keystore.TrustStore(raw, keystore.PEM, ""); err != nil || len(cas) == 0 {
-			return nil, nil, fmt.Errorf("--listener-tls-ca %s: no certificate read (%v)", l.tlsCA, err)
-		}
-	}
-	server, forward, err = schemaregistry.ListenerTLS(certs, cas, l.clientAuth)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--listener-tls-client-auth: %w", err)
-	}
-	return server, forward, nil
-}
-
-// auth reads the --auth-* flags: nil when neither a users file nor a
-// Kafka mechanism asks for basic authentication.
-func (l *registryListenerFlags) auth(cmd *cobra.Command, conn *connection) (*schemaregistry.Auth, error) {
-	if l.users == "" && l.kafkaMechanism == "" {
-		for _, name := range []string{"auth-realm", "auth-roles"} {
-			if cmd.Flags().Changed(name) {
-				return nil, fmt.Errorf("--%s needs --auth-users or --auth-kafka-mechanism", name)
-			}
-		}
-		return nil, nil
-	}
-	a := &schemaregistry.Auth{Realm: l.realm, Roles: l.roles}
-	if l.users != "" {
-		users, err := schemaregistry.LoadUsers(l.users)
-		if err != nil {
-			return nil, fmt.Errorf("--auth-users: %w", err)
-		}
-		a.Users = users
-	}
-	if l.kafkaMechanism != "" {
-		seeds, err := conn.seeds(cmd)
-		if err != nil {
-			return nil, err
-		}
-		sec, err := conn.secure(cmd)
-		if err != nil {
-			return nil, err
-		}
-		opts := []kgo.Opt{kgo.SeedBrokers(seeds...)} // the caller's own SASL, never the command's
-		if sec.tls != nil {
-			opts = append(opts, kgo.DialTLSConfig(sec.tls))
-		}
-		if a.Login, err = schemaregistry.KafkaLogin(opts, l.kafkaMechanism, conn.timeout); err != nil {
-			return nil, fmt.Errorf("--auth-kafka-mechanism: %w", err)
-		}
-	}
-	return a, nil
 }
 
 // advertisedURL is the URL of a listener for other instances: its address,

@@ -3,16 +3,21 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -118,4 +123,142 @@ func TestRestFlagsRefused(t *testing.T) {
 		"rest", "--listener", "127.0.0.1:0", "--schema-registry-url", "ftp://host:1")
 	c.fails("a schema registry user or password without a schema registry url",
 		"rest", "--listener", "127.0.0.1:0", "--schema-registry-user", "u")
+	c.fails("--request-rate-limit -1: must not be negative", "rest", "--listener", "127.0.0.1:0", "--request-rate-limit", "-1")
+	c.fails("--auth-realm needs --auth-users or --auth-kafka-mechanism", "rest", "--listener", "127.0.0.1:0", "--auth-realm", "x")
+	c.fails("--listener-tls-cert and --listener-tls-key go together", "rest", "--listener", "127.0.0.1:0", "--listener-tls-cert", "c.pem")
+	c.fails("--principal-clients-max and --principal-clients-idle need --auth-kafka-mechanism", "rest", "--listener", "127.0.0.1:0", "--principal-clients-max", "3")
+	c.fails("cannot check a user and password", "rest", "--listener", "127.0.0.1:0", "--auth-kafka-mechanism", "OAUTHBEARER")
+	c.fails("--consumer-instance-timeout-ms 0: must be positive", "rest", "--listener", "127.0.0.1:0", "--consumer-instance-timeout-ms", "0")
+	c.fails(`advertised URL "rest.example:8082"`, "rest", "--listener", "127.0.0.1:0", "--advertised-url", "rest.example:8082")
+	// TestRestV2ConsumerFlags: --advertised-url starts a v2 consumer
+}
+
+// TestRestCommandTLSAndAuth: samsa rest over https with a client
+// certificate required and basic authentication from a users file.
+func TestRestCommandTLSAndAuth(t *testing.T) {
+	b := newSamsaBroker(t)
+	dir := t.TempDir()
+	ca := keystoretest.NewCA(t)
+	server := ca.Issue(t, keystoretest.Subject("rest"), []string{"localhost"}, keystoretest.NewKey(t))
+	client := ca.Issue(t, keystoretest.Subject("client"), nil, keystoretest.NewKey(t))
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
+		"--listener-tls-cert", write("cert.pem", server.CertPEM), "--listener-tls-key", write("key.pem", server.KeyPEM),
+		"--listener-tls-ca", write("ca.pem", ca.PEM), "--listener-tls-client-auth", "REQUIRED",
+		"--auth-users", write("users", []byte("alice: secret\n")))
+	stdout, err := proc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	proc.Stderr = &stderr
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := task.NewGroup(context.Background())
+	t.Cleanup(g.Stop)
+	t.Cleanup(func() { proc.Process.Kill() })
+	first := make(chan string, 1)
+	g.Go(func(context.Context) {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		first <- line
+		io.Copy(io.Discard, stdout)
+	})
+	var base string
+	select {
+	case line := <-first:
+		m := regexp.MustCompile(`rest proxy serving on (https://[0-9.:]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
+		}
+		base = m[1]
+	case <-time.After(60 * time.Second):
+		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	pair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: pool, Certificates: []tls.Certificate{pair}, ServerName: "localhost", MinVersion: tls.VersionTLS12}}}
+	get := func(user, pw string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/v3/clusters", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pw)
+		}
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("", ""); code != 401 {
+		t.Errorf("no credentials: %d", code)
+	}
+	if code := get("alice", "nope"); code != 401 {
+		t.Errorf("a wrong password: %d", code)
+	}
+	if code := get("alice", "secret"); code != 200 {
+		t.Errorf("alice: %d", code)
+	}
+}
+
+// TestRestV2ConsumerFlags: --advertised-url starts a v2 consumer
+// instance's base_uri, and --consumer-instance-timeout-ms closes an idle
+// instance.
+func TestRestV2ConsumerFlags(t *testing.T) {
+	b := newSamsaBroker(t)
+	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
+		"--advertised-url", "https://rest-1.example:8082", "--consumer-instance-timeout-ms", "1000")
+	stdout, err := proc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	proc.Stderr = &stderr
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := task.NewGroup(context.Background())
+	t.Cleanup(g.Stop)
+	t.Cleanup(func() { proc.Process.Kill() })
+	first := make(chan string, 1)
+	g.Go(func(context.Context) {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		first <- line
+		io.Copy(io.Discard, stdout)
+	})
+	var base string
+	select {
+	case line := <-first:
+		m := regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
+		}
+		base = m[1]
+	case <-time.After(60 * time.Second):
+		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
+	}
+	var created struct {
+		InstanceID string `json:"instance_id"`
+		BaseURI    string `json:"base_uri"`
+	}
+	restCall(t, "POST", base+"/consumers/g", `{"name":"c"}`, 200, &created)
+	if created.BaseURI != "https://rest-1.example:8082/consumers/g/instances/c" {
+		t.Fatalf("base_uri %q", created.BaseURI)
+	}
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 200, nil)
+	// Any request would keep the instance alive: wait past its timeout
+	// (plus the expiry check's quarter) without one.
+	time.Sleep(1600 * time.Millisecond)
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 404, nil)
 }

@@ -78,7 +78,7 @@ func serveSamsa(t *testing.T, more []*regexp.Regexp, args []string) (*samsaBroke
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener="}, args...),
+	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener="}, args...),
 		append([]*regexp.Regexp{servingRE}, more...)...)
 	if err != nil {
 		t.Fatal(err)

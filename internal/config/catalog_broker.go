@@ -19,7 +19,7 @@ func brokerEntries() []*Entry {
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
 		cleanerEntries(), replicationEntries(), groupEntries(), transactionEntries(), quotaEntries(),
-		samsaEntries(), balancerEntries(), confluentBrokerEntries(),
+		samsaEntries(), restEntries(), balancerEntries(), confluentBrokerEntries(),
 	} {
 		all = append(all, part...)
 	}

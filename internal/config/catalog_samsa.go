@@ -71,6 +71,89 @@ func samsaEntries() []*Entry {
 	}
 }
 
+// restEntries configure the REST Proxy run inside samsa serve
+// (cmd/samsa/rest.go, internal/restproxy, docs/DESIGN-restproxy.md).
+func restEntries() []*Entry {
+	const where = " (cmd/samsa/rest.go, internal/restproxy)"
+	return append([]*Entry{
+		{Name: "samsa.rest.listener", Type: TypeString, Default: "127.0.0.1:8082", Validator: hostPort{}, Importance: High,
+			Wired: "samsa serve binds this host:port once the broker serves (a port in use stops the start; no PLAINTEXT listener stops it when set, turns it off when left at the default) and runs the REST Proxy on it (internal/restproxy, docs/DESIGN-restproxy.md), a Kafka client of the broker's first PLAINTEXT listener, with the in-process Schema Registry's URL when that runs (cmd/samsa/rest.go); empty turns it off",
+			Doc:   "host:port of the REST Proxy (Confluent's v3 API) run inside samsa serve, as Confluent's listeners=http://...:8082; empty for none. Port 0 picks a free port. Several nodes on one machine need one port each."},
+		{Name: "samsa.rest.max.request.bytes", Type: TypeLong, Default: "2097152", Validator: atLeast(1), Importance: Medium,
+			Wired: "the largest request body the REST Proxy reads, 413 past it (per record of a chunked produce stream)" + where,
+			Doc:   "Largest REST Proxy request body in bytes."},
+		{Name: "samsa.rest.produce.rate.limit.per.sec", Type: TypeDouble, Default: "0.0", Validator: nonNegative{}, Importance: Medium,
+			Wired: "records one principal (basic-auth user; every client without authentication) may produce per second, each record of a stream counting; past it 429" + where,
+			Doc:   "Produce rate limit of the REST Proxy per principal, in records per second (as Confluent's api.v3.produce.rate.limit.max.requests.per.sec, per user); 0 for none."},
+		{Name: "samsa.rest.request.rate.limit.per.sec", Type: TypeDouble, Default: "0.0", Validator: nonNegative{}, Importance: Medium,
+			Wired: "HTTP requests one principal may make per second; past it 429" + where,
+			Doc:   "Request rate limit of the REST Proxy per principal, in requests per second; 0 for none."},
+		{Name: "samsa.rest.principal.clients.max", Type: TypeInt, Default: "100", Validator: atLeast(1), Importance: Low,
+			Wired: "the most per-principal Kafka clients kept for REST users checked by a Kafka login; past it the least recently used idle one is closed, and with none idle a new user gets 429" + where,
+			Doc:   "Most Kafka clients the REST Proxy keeps, one per logged-in REST user."},
+		{Name: "samsa.rest.principal.clients.idle.ms", Type: TypeLong, Default: "300000", Validator: atLeast(1), Importance: Low,
+			Wired: "a per-principal Kafka client unused this long is closed" + where,
+			Doc:   "How long the REST Proxy keeps an unused per-principal Kafka client."},
+	}, restSecurityEntries(where)...)
+}
+
+// restSecurityEntries are the REST Proxy's listener security: the
+// registry's, and a user the Kafka login accepts runs its requests with a
+// Kafka client logged in as itself.
+func restSecurityEntries(where string) []*Entry {
+	entries := listenerSecurityEntries("samsa.rest.", "REST Proxy", "KafkaRest", where)
+	for _, e := range entries {
+		if e.Name == "samsa.rest.authentication.kafka.sasl.mechanism" {
+			e.Wired = "checks the credentials of users not in the file by a SASL login with them to this broker's first SASL_PLAINTEXT listener, which must enable the mechanism (a success trusted for 60 s); each such user's requests then run with a Kafka client of its own logged in with the same mechanism, so the cluster's ACLs apply to it (pooled: samsa.rest.principal.clients.*)" + where
+		}
+	}
+	return entries
+}
+
+// listenerSecurityEntries are the TLS (ssl.*) and basic authentication
+// (authentication.*) configs of a client-side service's HTTP listener,
+// Confluent's names under prefix, read by internal/httpauth.
+func listenerSecurityEntries(prefix, service, realm, where string) []*Entry {
+	return []*Entry{
+		{Name: prefix + "ssl.keystore.location", Type: TypeString, Default: "", Importance: High,
+			Wired: "serves the " + service + " over TLS (https) with this store's key and certificate chain, read by internal/keystore as the broker's stores are" + where,
+			Doc:   "Key store of the " + service + "'s listener (Confluent's ssl.keystore.location); empty serves plain HTTP."},
+		{Name: prefix + "ssl.keystore.type", Type: TypeString, Default: "PEM", Validator: oneOf{"PEM", "JKS", "PKCS12"}, Importance: Medium,
+			Wired: "the format of " + prefix + "ssl.keystore.location (and of the trust store)" + where,
+			Doc:   "Format of the " + service + "'s key store: PEM (the certificate chain and the key in one file), JKS or PKCS12."},
+		{Name: prefix + "ssl.keystore.password", Type: TypePassword, Default: "", Importance: Medium,
+			Wired: "the JKS or PKCS12 key store's password; refused for PEM" + where,
+			Doc:   "Password of the " + service + "'s key store."},
+		{Name: prefix + "ssl.key.password", Type: TypePassword, Default: "", Importance: Medium,
+			Wired: "the password of an encrypted PEM key, or of a JKS key" + where,
+			Doc:   "Password of the " + service + "'s private key."},
+		{Name: prefix + "ssl.truststore.location", Type: TypeString, Default: "", Importance: Medium,
+			Wired: "the CAs that client certificates are verified against" + where,
+			Doc:   "Trust store of the " + service + "'s listener (Confluent's ssl.truststore.location), of the same type as the key store."},
+		{Name: prefix + "ssl.truststore.password", Type: TypePassword, Default: "", Importance: Medium,
+			Wired: "the JKS or PKCS12 trust store's password" + where,
+			Doc:   "Password of the " + service + "'s trust store."},
+		{Name: prefix + "ssl.client.authentication", Type: TypeString, Default: "NONE", Validator: oneOf{"NONE", "REQUESTED", "REQUIRED"}, Importance: Medium,
+			Wired: "whether the listener asks clients for a certificate verified against the trust store; REQUESTED or REQUIRED need TLS and a trust store" + where,
+			Doc:   "Client certificate verification on the " + service + "'s listener (Confluent's ssl.client.authentication)."},
+		{Name: prefix + "authentication.method", Type: TypeString, Default: "NONE", Validator: oneOf{"NONE", "BASIC"}, Importance: High,
+			Wired: "BASIC requires HTTP basic authentication on every request: 401 with WWW-Authenticate, 403 for a role not allowed; it needs a users file or a Kafka login mechanism, which NONE refuses" + where,
+			Doc:   "Authentication of the " + service + "'s API (Confluent's authentication.method)."},
+		{Name: prefix + "authentication.realm", Type: TypeString, Default: realm, Importance: Low,
+			Wired: "the realm of the WWW-Authenticate challenge" + where,
+			Doc:   "Realm of basic authentication (Confluent's authentication.realm)."},
+		{Name: prefix + "authentication.roles", Type: TypeList, Default: "*", Importance: Medium,
+			Wired: "the roles a user needs one of; * lets every authenticated user in (users checked by a Kafka login have no roles)" + where,
+			Doc:   "Roles allowed in (Confluent's authentication.roles)."},
+		{Name: prefix + "authentication.users.file", Type: TypeString, Default: "", Importance: Medium,
+			Wired: "the users of basic authentication, read at start-up in Jetty's PropertyFileLoginModule format (user: password[,role ...], passwords plain or MD5:)" + where,
+			Doc:   "Users file of basic authentication (what Confluent's JAAS PropertyFileLoginModule reads)."},
+		{Name: prefix + "authentication.kafka.sasl.mechanism", Type: TypeString, Default: "", Validator: oneOf{"", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, Importance: Medium,
+			Wired: "checks the credentials of users not in the file by a SASL login with them to this broker's first SASL_PLAINTEXT listener, which must enable the mechanism; a success is trusted for 60 s" + where,
+			Doc:   "SASL mechanism with which basic-auth credentials are checked against the broker's principals; empty for none."},
+	}
+}
+
 // balancerEntries configure the active controller's balancer
 // (controller/balancer.go, docs/DESIGN-balance.md). They are dynamic at
 // the cluster default only: the active controller reads them from the

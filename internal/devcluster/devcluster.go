@@ -101,8 +101,8 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	for i := range cfg.Nodes {
 		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: p.kafka[i], ControllerPort: p.controller[i], HTTPPort: p.http[i],
-			RegistryPort: p.registry[i],
-			Dir:          filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
+			RegistryPort: p.registry[i], RestPort: p.rest[i],
+			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
 		if len(cfg.Hosts) != 0 {
 			n.Host = cfg.Hosts[i]
 		}
@@ -170,15 +170,16 @@ func (c *Cluster) layout() (ports, error) {
 			p.controller = append(p.controller, c.cfg.BasePort+ControllerPortOffset)
 			p.http = append(p.http, c.cfg.BasePort+HTTPPortOffset)
 			p.registry = append(p.registry, c.cfg.BasePort+RegistryPortOffset)
+			p.rest = append(p.rest, c.cfg.BasePort+RestPortOffset)
 		}
 	case c.cfg.BasePort != 0:
 		p, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
 	default:
 		var free []int
-		free, err = freePorts(4 * c.cfg.Nodes)
+		free, err = freePorts(5 * c.cfg.Nodes)
 		if err == nil {
 			n := c.cfg.Nodes
-			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n : 3*n], registry: free[3*n:]}
+			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n : 3*n], registry: free[3*n : 4*n], rest: free[4*n:]}
 		}
 	}
 	if err != nil {
@@ -195,7 +196,7 @@ func (c *Cluster) writeState(state string, p ports) error {
 	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", map[string]string{
 		"cluster.id": c.clusterID, "nodes": strconv.Itoa(c.cfg.Nodes),
 		"kafka.ports": joinInts(p.kafka), "controller.ports": joinInts(p.controller), "http.ports": joinInts(p.http),
-		"registry.ports": joinInts(p.registry),
+		"registry.ports": joinInts(p.registry), "rest.ports": joinInts(p.rest),
 	})
 	if err := os.WriteFile(state, data, 0o644); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
@@ -213,7 +214,7 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	}
 	c.clusterID = rec["cluster.id"]
 	var p ports
-	var err1, err2, err3, err4 error
+	var err1, err2, err3, err4, err5 error
 	p.kafka, err1 = splitInts(rec["kafka.ports"])
 	p.controller, err2 = splitInts(rec["controller.ports"])
 	if rec["http.ports"] != "" {
@@ -222,7 +223,10 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	if rec["registry.ports"] != "" {
 		p.registry, err4 = splitInts(rec["registry.ports"])
 	}
-	if err := errors.Join(err1, err2, err3, err4); err != nil || c.clusterID == "" {
+	if rec["rest.ports"] != "" {
+		p.rest, err5 = splitInts(rec["rest.ports"])
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil || c.clusterID == "" {
 		return ports{}, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
 	}
 	if len(p.kafka) != c.cfg.Nodes {
@@ -240,11 +244,11 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	return p, p.checkFree()
 }
 
-// addPorts gives a directory recorded before the nodes had HTTP or
-// registry listeners free ports for them, recorded from then on.
+// addPorts gives a directory recorded before the nodes had HTTP, registry
+// or REST listeners free ports for them, recorded from then on.
 func (c *Cluster) addPorts(state string, p *ports) error {
 	changed := false
-	for _, l := range []*[]int{&p.http, &p.registry} {
+	for _, l := range []*[]int{&p.http, &p.registry, &p.rest} {
 		if len(*l) == len(p.kafka) {
 			continue
 		}

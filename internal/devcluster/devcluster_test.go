@@ -64,7 +64,7 @@ func TestNodeConfig(t *testing.T) {
 	var nodes []*Node
 	for i := range int32(3) {
 		nodes = append(nodes, &Node{ID: i + 1, Host: "127.0.0.1", KafkaPort: 19092 + int(i), ControllerPort: 19192 + int(i), HTTPPort: 19292 + int(i),
-			RegistryPort: 19392 + int(i), Roles: "broker,controller", Dir: fmt.Sprintf("/d/node-%d", i+1)})
+			RegistryPort: 19392 + int(i), RestPort: 19492 + int(i), Roles: "broker,controller", Dir: fmt.Sprintf("/d/node-%d", i+1)})
 	}
 	n := nodes[1]
 	got := string(formatProperties("node 2", nodeConfig(n, map[string]string{"controller.quorum.voters": voters(nodes)}, 3, map[string]string{"broker.session.timeout.ms": "6000"})))
@@ -83,6 +83,7 @@ node.id=2
 offsets.topic.replication.factor=3
 process.roles=broker,controller
 samsa.http.listener=127.0.0.1:19293
+samsa.rest.listener=127.0.0.1:19493
 samsa.schema.registry.listener=127.0.0.1:19393
 transaction.state.log.min.isr=2
 transaction.state.log.replication.factor=3
@@ -115,17 +116,26 @@ transaction.state.log.replication.factor=3
 	if got, want := cfg["samsa.schema.registry.listener"], "10.9.0.2:9392"; got != want {
 		t.Errorf("registry listener %q, want %q", got, want)
 	}
+	if got, want := cfg["samsa.rest.listener"], "10.9.0.2:9492"; got != want {
+		t.Errorf("REST listener %q, want %q", got, want)
+	}
 }
 
 // TestNodeConfigSecuredListeners: overrides that leave a node no
 // PLAINTEXT listener turn its registry off (it could not reach the
 // broker), unless they set the registry listener themselves.
 func TestNodeConfigSecuredListeners(t *testing.T) {
-	n := &Node{ID: 1, Host: "127.0.0.1", KafkaPort: 19092, ControllerPort: 19192, HTTPPort: 19292, RegistryPort: 19392,
+	n := &Node{ID: 1, Host: "127.0.0.1", KafkaPort: 19092, ControllerPort: 19192, HTTPPort: 19292, RegistryPort: 19392, RestPort: 19492,
 		Roles: "broker,controller", Dir: "/d/node-1"}
 	secured := map[string]string{"listener.security.protocol.map": "PLAINTEXT:SASL_SSL,CONTROLLER:SASL_SSL"}
 	if got := nodeConfig(n, nil, 1, secured)["samsa.schema.registry.listener"]; got != "" {
 		t.Errorf("registry listener %q with every listener secured", got)
+	}
+	if got := nodeConfig(n, nil, 1, secured)["samsa.rest.listener"]; got != "" {
+		t.Errorf("REST listener %q with every listener secured", got)
+	}
+	if got := nodeConfig(n, nil, 1, nil)["samsa.rest.listener"]; got != "127.0.0.1:19492" {
+		t.Errorf("REST listener %q by default", got)
 	}
 	if got := nodeConfig(n, nil, 1, nil)["samsa.schema.registry.listener"]; got != "127.0.0.1:19392" {
 		t.Errorf("registry listener %q by default", got)
@@ -204,6 +214,7 @@ func TestClusterLifecycle(t *testing.T) {
 	// store topic and group (__consumer_offsets) are a burst of metadata
 	// that a node's /readyz may be behind on for a moment.
 	assertRegistries(t, c)
+	assertRestProxies(t, c)
 	waitReady(t, c)
 	// Every node serves /metrics and /readyz on a port of its own.
 	seen := map[string]bool{}
@@ -301,6 +312,24 @@ func assertRegistries(t *testing.T, c *Cluster) {
 				t.Fatalf("node %d GET /subjects: %d %s", n.ID, code, got)
 			}
 			time.Sleep(100 * time.Millisecond) // a secondary reads the store a moment after the write
+		}
+	}
+}
+
+// assertRestProxies checks that every broker node runs a REST Proxy on a
+// port of its own, each answering for the one cluster.
+func assertRestProxies(t *testing.T, c *Cluster) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, n := range c.Nodes() {
+		addr := n.RestAddr()
+		if addr == "" || seen[addr] || addr == n.HTTPAddr() || addr == n.RegistryAddr() {
+			t.Fatalf("node %d's REST listener %q (others: %v)", n.ID, addr, seen)
+		}
+		seen[addr] = true
+		code, got := httpGet(t, addr, "/v3/clusters")
+		if code != 200 || !strings.Contains(got, `"cluster_id":"`+c.ClusterID()+`"`) {
+			t.Fatalf("node %d GET /v3/clusters: %d %s", n.ID, code, got)
 		}
 	}
 }

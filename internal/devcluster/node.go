@@ -33,6 +33,9 @@ type Node struct {
 	// RegistryPort is the node's samsa.schema.registry.listener port: the
 	// Schema Registry a broker node runs.
 	RegistryPort int
+	// RestPort is the node's samsa.rest.listener port: the REST Proxy a
+	// broker node runs.
+	RestPort int
 	// Dir holds server.properties, node.log and the data directory.
 	Dir string
 
@@ -78,6 +81,16 @@ func (n *Node) RegistryAddr() string {
 		return ""
 	}
 	return net.JoinHostPort(n.Host, strconv.Itoa(n.RegistryPort))
+}
+
+// RestAddr is the node's REST Proxy address (samsa.rest.listener), ""
+// when it has none: a controller-only node has no PLAINTEXT listener for
+// the proxy to reach.
+func (n *Node) RestAddr() string {
+	if n.RestPort == 0 || !n.Broker() {
+		return ""
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.RestPort))
 }
 
 // ConfigPath is the node's server.properties.

@@ -24,9 +24,13 @@ const HTTPPortOffset = 2 * ControllerPortOffset
 // for three nodes from 19092.
 const RegistryPortOffset = 3 * ControllerPortOffset
 
+// RestPortOffset puts the REST Proxy listeners (samsa.rest.listener)
+// above the registry listeners: 19492-19494 for three nodes from 19092.
+const RestPortOffset = 4 * ControllerPortOffset
+
 // ports are the nodes' ports, by listener, node i's at index i-1.
 type ports struct {
-	kafka, controller, http, registry []int
+	kafka, controller, http, registry, rest []int
 }
 
 // ErrPortInUse marks a start that failed because a port was taken: by
@@ -35,13 +39,13 @@ type ports struct {
 // other ports.
 var ErrPortInUse = errors.New("port in use")
 
-// portsFrom lays out the Kafka, controller, HTTP and registry ports of n nodes from
+// portsFrom lays out the Kafka, controller, HTTP, registry and REST ports of n nodes from
 // base and checks that each is free now, naming the first that is not.
 func portsFrom(base, n int) (ports, error) {
 	if n > ControllerPortOffset {
 		return ports{}, fmt.Errorf("%d nodes do not fit between the Kafka and controller ports (%d apart)", n, ControllerPortOffset)
 	}
-	if base < 1 || base+RegistryPortOffset+n-1 > 65535 {
+	if base < 1 || base+RestPortOffset+n-1 > 65535 {
 		return ports{}, fmt.Errorf("base port %d: the ports of %d nodes run past 1-65535", base, n)
 	}
 	var p ports
@@ -50,6 +54,7 @@ func portsFrom(base, n int) (ports, error) {
 		p.controller = append(p.controller, base+ControllerPortOffset+i)
 		p.http = append(p.http, base+HTTPPortOffset+i)
 		p.registry = append(p.registry, base+RegistryPortOffset+i)
+		p.rest = append(p.rest, base+RestPortOffset+i)
 	}
 	return p, p.checkFree()
 }
@@ -68,6 +73,9 @@ func (p ports) checkFree() error {
 			return err
 		}
 		if err := checkFree(p.registry[i], fmt.Sprintf("node %d's Schema Registry listener", i+1)); err != nil {
+			return err
+		}
+		if err := checkFree(p.rest[i], fmt.Sprintf("node %d's REST Proxy listener", i+1)); err != nil {
 			return err
 		}
 	}

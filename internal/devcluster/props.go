@@ -90,6 +90,7 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		// every node would share.
 		"samsa.http.listener":            n.HTTPAddr(),
 		"samsa.schema.registry.listener": n.RegistryAddr(),
+		"samsa.rest.listener":            n.RestAddr(),
 	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))
@@ -100,6 +101,9 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		// PLAINTEXT listener; overrides that secure every listener turn it
 		// off rather than stop the node.
 		cfg["samsa.schema.registry.listener"] = ""
+	}
+	if _, set := overrides["samsa.rest.listener"]; !set && !plaintextListener(cfg) {
+		cfg["samsa.rest.listener"] = "" // as the registry: it too reaches its broker through PLAINTEXT
 	}
 	return cfg
 }

@@ -14,7 +14,7 @@ import (
 func TestStartServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	s, found, err := StartServe(ctx, binary, []string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
+	s, found, err := StartServe(ctx, binary, []string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")},
 		regexp.MustCompile(`samsa serving.*\(bound ([0-9.]+:[0-9]+)\)`), regexp.MustCompile(`level=INFO`))
 	if err != nil {

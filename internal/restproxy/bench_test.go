@@ -135,3 +135,84 @@ func BenchmarkRestProduceStreamNative(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// BenchmarkV2Consume reads b.N 100-byte records, produced beforehand, with
+// a v2 consumer instance (binary format, one-partition topic), one GET
+// .../records after another, each answer decoded as a client would;
+// BenchmarkV2ConsumeNative reads them with a franz-go group consumer's
+// PollFetches, for the ratio the proxy costs.
+func BenchmarkV2Consume(b *testing.B) {
+	tp := startProxy(b, Config{})
+	createBenchTopic(b, tp)
+	produceBench(b, tp.broker, b.N)
+	base := tp.url + "/consumers/bench/instances/b"
+	v2Do(b, "POST", tp.url+"/consumers/bench", "", `{"name":"b","auto.offset.reset":"earliest","auto.commit.enable":"false","fetch.min.bytes":1}`).want(b, "create", 200, "")
+	v2Do(b, "POST", base+"/subscription", "", `{"topics":["bench"]}`).want(b, "subscribe", 204, "")
+	// The group's join (3 s of initial rebalance delay) is not reading:
+	// time from the assignment on.
+	for {
+		a := v2Do(b, "GET", base+"/assignments", "", "")
+		if len(a.body.(map[string]any)["partitions"].([]any)) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for n < b.N {
+		n += len(readV2(b, base, v2BinaryType))
+	}
+	b.StopTimer()
+	if n != b.N {
+		b.Fatalf("%d records read, %d produced", n, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+func BenchmarkV2ConsumeNative(b *testing.B) {
+	tp := startProxy(b, Config{})
+	createBenchTopic(b, tp)
+	produceBench(b, tp.broker, b.N)
+	assigned := make(chan struct{})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tp.broker), kgo.ConsumerGroup("bench"), kgo.ConsumeTopics("bench"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { close(assigned) }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	<-assigned // as above: time from the assignment on
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for n < b.N {
+		fs := cl.PollFetches(b.Context())
+		if err := fs.Err0(); err != nil {
+			b.Fatal(err)
+		}
+		n += fs.NumRecords()
+	}
+	b.StopTimer()
+	if n != b.N {
+		b.Fatalf("%d records read, %d produced", n, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// produceBench produces n 100-byte values to the bench topic.
+func produceBench(b *testing.B, broker string, n int) {
+	b.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	value := []byte(strings.Repeat("v", 100))
+	for range n {
+		cl.Produce(b.Context(), &kgo.Record{Topic: "bench", Value: value}, nil)
+	}
+	if err := cl.Flush(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+}

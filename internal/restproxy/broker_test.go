@@ -44,7 +44,7 @@ func startBroker(t testing.TB, args ...string) string {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	serve, found, err := devcluster.StartServe(ctx, bin, append([]string{
-		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
+		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"),
 	}, args...), brokerServingRE)
 	if err != nil {

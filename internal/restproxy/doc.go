@@ -8,9 +8,17 @@
 // get, create, delete), partitions and their replicas, topic configs (list,
 // get, update one), non-streaming produce, consumer groups (members,
 // assignments, lags, lag summary; read-only as Confluent's) and ACLs
-// (search, create, batch create, delete by filter). The routes are net/http
+// (search, create, batch create, delete by filter); and v2's consumer
+// instances (http_v2_consumers.go, consumers.go): each a franz-go client
+// that is a member of its consumer group, held by the proxy between
+// requests, owned by its principal, closed when idle. The routes are net/http
 // ServeMux patterns, one file per resource group (http_clusters.go,
 // http_topics.go ...); errors.go is the one place that turns typed errors
 // and Kafka error codes into Confluent's body {"error_code":N,"message":"..."}.
+// In front of the API (Proxy.Service): TLS and basic authentication
+// (internal/httpauth), per-principal rate limits, and for users the
+// cluster logs in a pooled Kafka client of their own (principals.go), so
+// the cluster's ACLs apply to them. samsa serve runs it on
+// samsa.rest.listener, samsa rest against any cluster.
 // docs/DESIGN-restproxy.md says what exists and what does not yet.
 package restproxy

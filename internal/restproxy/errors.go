@@ -132,3 +132,41 @@ func fromKafkaCode(ke *kerr.Error) *Error {
 	}
 	return &Error{http.StatusInternalServerError, codeKafkaError, msg}
 }
+
+// The v2 consumer instances' errors, as Confluent's Errors.java and
+// RestConstraintViolationException name them.
+const (
+	codeConsumerInstanceNotFound        = 40403
+	codeConsumerFormatMismatch          = 40601
+	codeConsumerAlreadyExists           = 40902
+	codeIllegalState                    = 40903
+	codeInvalidConsumerConfig           = 42204
+	codeInvalidConsumerConfigConstraint = 40001
+	codeConstraintViolation             = 42200
+)
+
+func errConsumerInstanceNotFound() *Error {
+	return &Error{http.StatusNotFound, codeConsumerInstanceNotFound, "Consumer instance not found."}
+}
+
+func errConsumerAlreadyExists() *Error {
+	return &Error{http.StatusConflict, codeConsumerAlreadyExists,
+		"Consumer with specified consumer ID already exists in the specified consumer group."}
+}
+
+func errConsumerFormatMismatch() *Error {
+	return &Error{http.StatusNotAcceptable, codeConsumerFormatMismatch,
+		"The requested embedded data format does not match the deserializer for this consumer instance"}
+}
+
+func errIllegalState(msg string) *Error {
+	return &Error{http.StatusConflict, codeIllegalState, "Illegal state: " + msg}
+}
+
+func errInvalidConsumerConfig(msg string) *Error {
+	return &Error{http.StatusUnprocessableEntity, codeInvalidConsumerConfig, "Invalid consumer configuration: " + msg}
+}
+
+func errConstraintViolation(msg string) *Error {
+	return &Error{http.StatusUnprocessableEntity, codeConstraintViolation, msg}
+}

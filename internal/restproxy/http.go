@@ -29,6 +29,7 @@ func (p *Proxy) Handler() http.Handler {
 	p.routeACLs(mux)
 	p.routeV2Topics(mux)
 	p.routeV2Produce(mux)
+	p.routeV2Consumers(mux)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, struct{}{}) })
 	return withErrors(mux)
 }

@@ -135,7 +135,7 @@ func resolved(r produceResult) chan produceResult {
 // result arrives on; the produce itself is asynchronous, so the records
 // of a stream are in flight together.
 func (p *Proxy) produceOne(req *http.Request, raw json.RawMessage) chan produceResult {
-	if e := p.allowProduce(); e != nil {
+	if e := p.allowProduce(req.Context()); e != nil {
 		return resolved(produceResult{err: e})
 	}
 	var body produceRequest

@@ -320,7 +320,7 @@ func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error,
 			}
 			rec.Context = withManualPartition(ctx)
 		}
-		if e := p.allowProduce(); e != nil {
+		if e := p.allowProduce(ctx); e != nil {
 			out[i] = v2Failed(e)
 			continue
 		}

@@ -2,16 +2,12 @@ package schemaregistry
 
 import (
 	"context"
-	"crypto/md5"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,46 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/samsa-io/samsa/internal/httpauth"
 	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
 	"github.com/samsa-io/samsa/internal/task"
 )
-
-// TestLoadUsers reads Jetty's PropertyFileLoginModule format and refuses
-// what it cannot check.
-func TestLoadUsers(t *testing.T) {
-	dir := t.TempDir()
-	write := func(text string) string {
-		p := filepath.Join(dir, "users.properties")
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	sum := md5.Sum([]byte("pw"))
-	users, err := LoadUsers(write("# comment\n! another\n\nalice: secret,admin, developer\nbob=MD5:" + hex.EncodeToString(sum[:]) + "\ncarol : x\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(users) != 3 || strings.Join(users["alice"].Roles, "|") != "admin|developer" || len(users["carol"].Roles) != 0 {
-		t.Fatalf("users %+v", users)
-	}
-	for _, c := range []struct {
-		user, pw string
-		ok       bool
-	}{{"alice", "secret", true}, {"alice", "secret ", false}, {"bob", "pw", true}, {"bob", "MD5:" + hex.EncodeToString(sum[:]), false}, {"carol", "x", true}} {
-		if got := users[c.user].matches(c.pw); got != c.ok {
-			t.Errorf("%s/%q: %v", c.user, c.pw, got)
-		}
-	}
-	for _, bad := range []string{"alice\n", "alice:\n", "alice: OBF:1v2j1uum1xtv1zej1zer1xtn1uvk1v1v\n", "alice: CRYPT:adpexzg3FUZAk\n"} {
-		if _, err := LoadUsers(write(bad)); err == nil {
-			t.Errorf("%q was read", bad)
-		}
-	}
-	if _, err := LoadUsers(filepath.Join(dir, "missing")); err == nil {
-		t.Error("a missing file was read")
-	}
-}
 
 // tlsSetup is a CA, a server certificate for 127.0.0.1 and a client
 // certificate, all from the CA.
@@ -154,12 +114,12 @@ func rawGet(t *testing.T, cl *http.Client, url, user, pw string) (*http.Response
 func TestBasicAuthAndTLS(t *testing.T) {
 	b := startBroker(t)
 	s := newTLSSetup(t)
-	users := map[string]User{
+	users := map[string]httpauth.User{
 		"alice": {Password: "secret", Roles: []string{"admin"}},
 		"carol": {Password: "pw", Roles: []string{"guest"}},
 	}
 	_, base := serveRegistry(t, b, Config{Topic: "_schemas", TLS: s.serverTLS(),
-		Auth: &Auth{Realm: "SchemaRegistry-Props", Roles: []string{"admin", "developer"}, Users: users}}, nil)
+		Auth: &httpauth.Auth{Realm: "SchemaRegistry-Props", Roles: []string{"admin", "developer"}, Users: users}}, nil)
 
 	cl, err := sr.NewClient(sr.URLs(base), sr.DialTLSConfig(s.clientTLS()), sr.BasicAuth("alice", "secret"))
 	if err != nil {
@@ -218,7 +178,7 @@ func TestBasicAuthAndTLS(t *testing.T) {
 func TestForwardingKeepsCredentials(t *testing.T) {
 	b := startBroker(t)
 	s := newTLSSetup(t)
-	users := map[string]User{"alice": {Password: "secret"}}
+	users := map[string]httpauth.User{"alice": {Password: "secret"}}
 	start := func() (*Registry, string) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -226,7 +186,7 @@ func TestForwardingKeepsCredentials(t *testing.T) {
 		}
 		return serveRegistry(t, b, Config{Topic: "_schemas", TLS: s.serverTLS(), ForwardTLS: s.clientTLS(),
 			GroupID: "schema-registry", URL: "https://" + ln.Addr().String(),
-			Auth: &Auth{Realm: "r", Users: users}}, ln)
+			Auth: &httpauth.Auth{Realm: "r", Users: users}}, ln)
 	}
 	primary, primaryURL := start()
 	_, secondaryURL := start()
@@ -267,7 +227,7 @@ func TestKafkaLoginAuth(t *testing.T) {
 	if b.saslAddr == "" {
 		t.Fatal("the broker has no SASL_PLAINTEXT listener")
 	}
-	login, err := KafkaLogin([]kgo.Opt{kgo.SeedBrokers(b.saslAddr)}, "plain", 10*time.Second)
+	login, err := httpauth.KafkaLogin([]kgo.Opt{kgo.SeedBrokers(b.saslAddr)}, "plain", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +236,7 @@ func TestKafkaLoginAuth(t *testing.T) {
 		calls.Add(1)
 		return login(ctx, user, pw)
 	}
-	_, base := serveRegistry(t, b, Config{Topic: "_schemas", Auth: &Auth{Realm: "r", Roles: []string{"*"}, Login: counted}}, nil)
+	_, base := serveRegistry(t, b, Config{Topic: "_schemas", Auth: &httpauth.Auth{Realm: "r", Roles: []string{"*"}, Login: counted}}, nil)
 	cl := &http.Client{Timeout: 20 * time.Second}
 	for i := range 2 {
 		if resp, got := rawGet(t, cl, base+"/subjects", "alice", "secret"); resp.StatusCode != 200 || got != `[]` {
@@ -289,7 +249,7 @@ func TestKafkaLoginAuth(t *testing.T) {
 	if resp, got := rawGet(t, cl, base+"/subjects", "alice", "wrong"); resp.StatusCode != 401 || got != errBody(401, "Unauthorized") {
 		t.Errorf("a wrong password: %d %s", resp.StatusCode, got)
 	}
-	if _, err := KafkaLogin(nil, "OAUTHBEARER", 0); err == nil {
+	if _, err := httpauth.KafkaLogin(nil, "OAUTHBEARER", 0); err == nil {
 		t.Error("OAUTHBEARER was taken for a password check")
 	}
 }

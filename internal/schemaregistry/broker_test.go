@@ -66,7 +66,7 @@ func startBroker(t testing.TB, args ...string) *testBroker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=",
+	serve, found, err := devcluster.StartServe(ctx, samsaBinary(t), append([]string{"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data")}, args...), brokerServingRE)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/samsa-io/samsa/internal/httpauth"
 	"github.com/samsa-io/samsa/internal/schemaregistry/schema"
 )
 
@@ -54,7 +55,7 @@ type Config struct {
 	// request (Confluent's authentication.method=BASIC). A forwarded
 	// request keeps the caller's Authorization header, and the primary
 	// checks it again.
-	Auth *Auth
+	Auth *httpauth.Auth
 }
 
 // DefaultTopic is the store topic Confluent's registry uses.

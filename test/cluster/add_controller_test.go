@@ -108,7 +108,7 @@ func joiningController(t *testing.T, ctx context.Context, c *devcluster.Cluster,
 	if err := os.WriteFile(props, []byte("process.roles=controller\nnode.id="+strconv.Itoa(int(id))+"\nlisteners=CONTROLLER://127.0.0.1:"+strconv.Itoa(port)+"\n"+
 		"controller.listener.names=CONTROLLER\nlistener.security.protocol.map=CONTROLLER:PLAINTEXT\n"+
 		"controller.quorum.bootstrap.servers="+strings.Join(boot, ",")+"\ncontroller.quorum.election.timeout.ms=1000\n"+
-		"log.dirs="+filepath.Join(dir, "data")+"\nsamsa.http.listener=\nsamsa.schema.registry.listener=\n"), 0o644); err != nil {
+		"log.dirs="+filepath.Join(dir, "data")+"\nsamsa.http.listener=\nsamsa.schema.registry.listener=\nsamsa.rest.listener=\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(binary, "storage", "format", "-c", props, "-t", c.ClusterID(), "--no-initial-controllers").CombinedOutput(); err != nil {

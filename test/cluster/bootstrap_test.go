@@ -135,7 +135,7 @@ func TestBootstrapServersRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			props := filepath.Join(dir, "server.properties")
-			if err := os.WriteFile(props, []byte(c.props+"log.dirs="+filepath.Join(dir, "data")+"\nsamsa.http.listener=\nsamsa.schema.registry.listener=\n"), 0o644); err != nil {
+			if err := os.WriteFile(props, []byte(c.props+"log.dirs="+filepath.Join(dir, "data")+"\nsamsa.http.listener=\nsamsa.schema.registry.listener=\nsamsa.rest.listener=\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if out, err := exec.Command(binary, append([]string{"storage", "format", "-c", props, "-t", clusterID}, c.format...)...).CombinedOutput(); err != nil {

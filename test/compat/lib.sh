@@ -12,7 +12,7 @@ start_samsa() {
   unset SAMSA_REGISTRY_URL
   [ "${2:-}" = registry ] && listener=127.0.0.1:0
   mkdir -p "$dir"
-  "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener=$listener >"$dir/broker.log" 2>&1 &
+  "$SAMSA_BIN" serve --listeners PLAINTEXT://127.0.0.1:0 --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener=$listener --override samsa.rest.listener= >"$dir/broker.log" 2>&1 &
   SAMSA_PID=$!
   for _ in $(seq 600); do
     addr=$(grep -o 'listeners="PLAINTEXT://[0-9.:]*' "$dir/broker.log" | head -n1 | sed 's|listeners="PLAINTEXT://||') || true
@@ -98,7 +98,7 @@ secure_serve() {
   local dir=$1 mechs=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER l
   local plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required user_$SAMSA_PLAIN_USER=\"$SAMSA_PLAIN_PASSWORD\";"
   local oauth_jaas="org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
-  local args=(serve --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener=
+  local args=(serve --log.dirs "$dir/data" --override samsa.http.listener= --override samsa.schema.registry.listener= --override samsa.rest.listener=
     --listeners PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,MTLS://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0
     --override listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
     --override ssl.keystore.type=PEM --override "ssl.keystore.location=$dir/tls/broker.pem"
