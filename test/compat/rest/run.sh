@@ -8,6 +8,7 @@
 # $COMPAT_RESULTS. A new check is a new check_* file.
 #
 #   REST_URL         the proxy, http://127.0.0.1:PORT (no /v3)
+#   SR_URL           the Schema Registry the proxy uses (samsa registry)
 #   REST_CLUSTER_ID  the cluster's ID
 #   REST_BROKERS     the broker IDs, comma-separated
 #   REST_TOPIC       the fixture topic (3 partitions)
@@ -16,13 +17,14 @@
 #   REST_VENV        the Python virtualenv of requirements.txt
 #   SAMSA_BOOTSTRAP, SAMSA_BIN, COMPAT_RESULTS, COMPAT_CACHE: the runner's
 #
-# The security part has no REST features yet: it exits at once.
+# The security part runs no check: the listener's TLS, basic auth and
+# per-principal clients are checked by the Go tests.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${SAMSA_BOOTSTRAP:?}" "${COMPAT_RESULTS:?}" "${SAMSA_BIN:?}"
 export COMPAT_CACHE=${COMPAT_CACHE:-$HOME/.cache/samsa-compat}
 if [ "${COMPAT_PART:-}" = security ]; then
-  echo "rest: no security part (the proxy's HTTP listener has no TLS or auth yet)"
+  echo "rest: no security part (the HTTP listener's TLS, basic auth and per-principal clients are checked by the Go tests: internal/restproxy/security_test.go, cmd/samsa/rest_test.go)"
   exit 0
 fi
 
@@ -39,18 +41,38 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/n
 fi
 
 work=$(mktemp -d)
-rest_pid=""
+rest_pid="" registry_pid=""
 cleanup() {
-  if [ -n "$rest_pid" ]; then
-    kill "$rest_pid" 2>/dev/null
-    for _ in $(seq 100); do kill -0 "$rest_pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  local p
+  for p in $rest_pid $registry_pid; do
+    kill "$p" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
 
+# samsa registry on a port the kernel picks, for the schema formats: the
+# proxy's registry, which the checks' Kafka clients use too.
+"$SAMSA_BIN" registry --bootstrap-server "$SAMSA_BOOTSTRAP" --listener 127.0.0.1:0 \
+  --group compat-rest-registry >"$work/registry.log" 2>&1 &
+registry_pid=$!
+sr_url=""
+for _ in $(seq 600); do
+  sr_url=$(sed -n 's|^schema registry serving on \(http://[0-9.:]*\).*|\1|p' "$work/registry.log" | head -n1)
+  [ -n "$sr_url" ] && break
+  kill -0 "$registry_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$sr_url" ]; then
+  echo "rest: samsa registry did not start:" >&2
+  cat "$work/registry.log" >&2
+  exit 1
+fi
+
 # samsa rest on a port the kernel picks; its first line names the URL.
-"$SAMSA_BIN" rest --bootstrap-server "$SAMSA_BOOTSTRAP" --listener 127.0.0.1:0 >"$work/rest.log" 2>&1 &
+"$SAMSA_BIN" rest --bootstrap-server "$SAMSA_BOOTSTRAP" --listener 127.0.0.1:0 \
+  --schema-registry-url "$sr_url" >"$work/rest.log" 2>&1 &
 rest_pid=$!
 url=""
 for _ in $(seq 600); do
@@ -87,7 +109,7 @@ read -r cluster brokers <<<"$fixtures"
 # A group with committed offsets (its lags), by samsa consume --group.
 "$SAMSA_BIN" consume compat-rest-topic --bootstrap-server "$SAMSA_BOOTSTRAP" --group compat-rest-group \
   >"$work/consume.out" 2>&1 || { echo "rest: the group fixture failed:" >&2; cat "$work/consume.out" >&2; exit 1; }
-export REST_URL=$url REST_CLUSTER_ID=$cluster REST_BROKERS=$brokers REST_TOPIC=compat-rest-topic \
+export REST_URL=$url SR_URL=$sr_url REST_CLUSTER_ID=$cluster REST_BROKERS=$brokers REST_TOPIC=compat-rest-topic \
   REST_GROUP=compat-rest-group REST_WORK=$work REST_VENV=$venv
 echo "rest: samsa rest at $url, cluster $cluster, brokers $brokers"
 
