@@ -356,6 +356,12 @@ func (ci *consumerInstance) subscribeLocked(topics []string, pattern string) err
 	ci.closeClientLocked()
 	opts := append(ci.commonOpts(),
 		kgo.ConsumerGroup(ci.key.group),
+		// The Java consumer's default assignors (range first, then
+		// cooperative-sticky), which Confluent's instances use: with
+		// franz-go's default (cooperative-sticky only) an instance could
+		// not join a group of librdkafka consumers, whose defaults are
+		// range and roundrobin (INCONSISTENT_GROUP_PROTOCOL).
+		kgo.Balancers(kgo.RangeBalancer(), kgo.CooperativeStickyBalancer()),
 		kgo.OnPartitionsAssigned(ci.onAssigned),
 		kgo.OnPartitionsRevoked(ci.onRevoked),
 		kgo.OnPartitionsLost(ci.onLost),

@@ -28,15 +28,15 @@ func (p *Proxy) routeBrokerConfigs(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v3/clusters/{cluster_id}/brokers/-/configs", p.listAllBrokersConfigs)
 	mux.HandleFunc("GET "+broker, p.listBrokerConfigs)
 	mux.HandleFunc("GET "+broker+"/{name}", p.getBrokerConfig)
-	mux.HandleFunc("PUT "+broker+"/{name}", p.updateBrokerConfig)
-	mux.HandleFunc("DELETE "+broker+"/{name}", p.resetBrokerConfig)
+	mux.HandleFunc("PUT "+broker+"/{name}", p.updateConfig(p.brokerConfigsOfPath, true))
+	mux.HandleFunc("DELETE "+broker+"/{name}", p.resetConfig(p.brokerConfigsOfPath))
 	mux.HandleFunc("POST "+broker+":alter", p.alterBrokerConfigs)
 
 	const cluster = "/v3/clusters/{cluster_id}/broker-configs"
 	mux.HandleFunc("GET "+cluster, p.listClusterConfigs)
 	mux.HandleFunc("GET "+cluster+"/{name}", p.getClusterConfig)
-	mux.HandleFunc("PUT "+cluster+"/{name}", p.updateClusterConfig)
-	mux.HandleFunc("DELETE "+cluster+"/{name}", p.resetClusterConfig)
+	mux.HandleFunc("PUT "+cluster+"/{name}", p.updateConfig(p.clusterConfigsOfPath, false))
+	mux.HandleFunc("DELETE "+cluster+"/{name}", p.resetConfig(p.clusterConfigsOfPath))
 	mux.HandleFunc("POST "+cluster+":alter", p.alterClusterConfigs)
 
 	mux.HandleFunc("GET /v3/clusters/{cluster_id}/topics/-/configs", p.listAllTopicsConfigs)
@@ -314,30 +314,25 @@ func (p *Proxy) answerConfigs(ctx context.Context, w http.ResponseWriter, req *h
 	writeJSON(w, http.StatusOK, newList(listKind, cs+self, data))
 }
 
-func (p *Proxy) updateBrokerConfig(w http.ResponseWriter, req *http.Request) {
-	var body updateConfigRequest
-	if e := p.readBody(w, req, &body); e != nil {
-		writeError(w, e)
-		return
+// updateConfig is PUT of one config: the broker's (checkNames: the name
+// must be one the broker has) or the cluster's (any name: a cluster
+// default may be set before any broker lists it, as Confluent's PUT).
+func (p *Proxy) updateConfig(of resourceOfPath, checkNames bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		var body updateConfigRequest
+		if e := p.readBody(w, req, &body); e != nil {
+			writeError(w, e)
+			return
+		}
+		p.alterConfigs(w, req, of, alterConfigBatch{Data: []alterConfigEntry{{Name: req.PathValue("name"), Value: body.Value}}}, checkNames)
 	}
-	p.alterConfigs(w, req, p.brokerConfigsOfPath, alterConfigBatch{Data: []alterConfigEntry{{Name: req.PathValue("name"), Value: body.Value}}}, true)
 }
 
-func (p *Proxy) resetBrokerConfig(w http.ResponseWriter, req *http.Request) {
-	p.alterConfigs(w, req, p.brokerConfigsOfPath, resetOne(req), true)
-}
-
-func (p *Proxy) updateClusterConfig(w http.ResponseWriter, req *http.Request) {
-	var body updateConfigRequest
-	if e := p.readBody(w, req, &body); e != nil {
-		writeError(w, e)
-		return
+// resetConfig is DELETE of one config; the name must be one listed.
+func (p *Proxy) resetConfig(of resourceOfPath) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		p.alterConfigs(w, req, of, resetOne(req), true)
 	}
-	p.alterConfigs(w, req, p.clusterConfigsOfPath, alterConfigBatch{Data: []alterConfigEntry{{Name: req.PathValue("name"), Value: body.Value}}}, false)
-}
-
-func (p *Proxy) resetClusterConfig(w http.ResponseWriter, req *http.Request) {
-	p.alterConfigs(w, req, p.clusterConfigsOfPath, resetOne(req), true)
 }
 
 func resetOne(req *http.Request) alterConfigBatch {

@@ -304,6 +304,16 @@ func (p *Proxy) readPartitions(w http.ResponseWriter, req *http.Request) ([]v2To
 	return r.Partitions, false, nil
 }
 
+// readSomePartitions is readPartitions for a request a body is required
+// of (400 without one).
+func (p *Proxy) readSomePartitions(w http.ResponseWriter, req *http.Request) ([]v2TopicPartition, *Error) {
+	tps, empty, e := p.readPartitions(w, req)
+	if e == nil && empty {
+		e = errBadRequest("Bad Request: the request body is empty")
+	}
+	return tps, e
+}
+
 func checkPartition(topic string, partition int32) *Error {
 	if topic == "" {
 		return errConstraintViolation("topic must not be empty")
@@ -315,12 +325,9 @@ func checkPartition(topic string, partition int32) *Error {
 }
 
 func (p *Proxy) assign(w http.ResponseWriter, req *http.Request, ci *consumerInstance) (any, error) {
-	tps, empty, e := p.readPartitions(w, req)
+	tps, e := p.readSomePartitions(w, req)
 	if e != nil {
 		return nil, e
-	}
-	if empty {
-		return nil, errBadRequest("Bad Request: the request body is empty")
 	}
 	ctx, cancel := p.opContext(req)
 	defer cancel()
@@ -662,12 +669,9 @@ func (p *Proxy) seek(w http.ResponseWriter, req *http.Request, ci *consumerInsta
 // seekToEdge seeks partitions to their log start (beginning) or end.
 func (p *Proxy) seekToEdge(beginning bool) func(http.ResponseWriter, *http.Request, *consumerInstance) (any, error) {
 	return func(w http.ResponseWriter, req *http.Request, ci *consumerInstance) (any, error) {
-		tps, empty, e := p.readPartitions(w, req)
+		tps, e := p.readSomePartitions(w, req)
 		if e != nil {
 			return nil, e
-		}
-		if empty {
-			return nil, errBadRequest("Bad Request: the request body is empty")
 		}
 		ctx, cancel := p.opContext(req)
 		defer cancel()
