@@ -99,9 +99,19 @@ def call(method, url, body=None):
 cluster = call("GET", base)["data"][0]["cluster_id"]
 brokers = sorted(b["broker_id"] for b in call("GET", f"{base}/{cluster}/brokers")["data"])
 call("POST", f"{base}/{cluster}/topics", {"topic_name": "compat-rest-topic", "partitions_count": 3})
+# On a cluster the broker the proxy asks may learn of the new topic a
+# moment after CreateTopics answers (404 until then), as with Kafka.
+import time, urllib.error
 for p in range(3):
-    call("POST", f"{base}/{cluster}/topics/compat-rest-topic/records",
-         {"partition_id": p, "key": {"type": "STRING", "data": f"k{p}"}, "value": {"type": "STRING", "data": f"v{p}"}})
+    for attempt in range(100):
+        try:
+            call("POST", f"{base}/{cluster}/topics/compat-rest-topic/records",
+                 {"partition_id": p, "key": {"type": "STRING", "data": f"k{p}"}, "value": {"type": "STRING", "data": f"v{p}"}})
+            break
+        except urllib.error.HTTPError as e:
+            if e.code != 404 or attempt == 99:
+                raise
+            time.sleep(0.1)
 print(cluster, ",".join(map(str, brokers)))
 PY
 ) || { echo "rest: fixtures failed" >&2; cat "$work/rest.log" >&2; exit 1; }
