@@ -222,3 +222,17 @@ func TestJSONString(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedBase64: a binary key or value is embedded exactly as
+// json.Marshal of its base64 text.
+func TestQuotedBase64(t *testing.T) {
+	for _, b := range [][]byte{{}, {0}, {0xfb, 0xff}, {0xfb, 0xef, 0xbe}, []byte("any carnal pleasure."), bytes.Repeat([]byte{0xff, 0x3e}, 100)} {
+		want, err := json.Marshal(base64.StdEncoding.EncodeToString(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := quotedBase64(b); !bytes.Equal(got, want) {
+			t.Errorf("quotedBase64(%x) = %s, want %s", b, got, want)
+		}
+	}
+}
