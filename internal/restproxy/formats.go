@@ -42,7 +42,7 @@ func (p *Proxy) decodeEmbedded(ctx context.Context, f embeddedFormat, topic stri
 	}
 	switch f {
 	case formatBinary:
-		return json.Marshal(base64.StdEncoding.EncodeToString(b))
+		return quotedBase64(b), nil
 	case formatJSON:
 		if !json.Valid(b) {
 			return nil, fmt.Errorf("the record at this offset is not JSON text, so it cannot be embedded in format json")
@@ -52,6 +52,17 @@ func (p *Proxy) decodeEmbedded(ctx context.Context, f embeddedFormat, topic stri
 		return p.decodeSchema(ctx, f, topic, isKey, b)
 	}
 	return nil, fmt.Errorf("embedded format %s: unknown", f)
+}
+
+// quotedBase64 is b in base64 as a JSON string: what json.Marshal of
+// the base64 text answers (base64's alphabet needs no escaping, not even
+// HTML's), written in place: one allocation a key or value instead of
+// three, on the path of every record a binary consumer reads.
+func quotedBase64(b []byte) json.RawMessage {
+	q := make([]byte, base64.StdEncoding.EncodedLen(len(b))+2)
+	q[0], q[len(q)-1] = '"', '"'
+	base64.StdEncoding.Encode(q[1:len(q)-1], b)
+	return q
 }
 
 // decodeSchema reads a record written in Confluent's wire format with the

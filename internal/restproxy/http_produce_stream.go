@@ -96,17 +96,26 @@ func (p *Proxy) streamProduce(w http.ResponseWriter, req *http.Request, dec *jso
 		defer close(written)
 		writeResults(w, rc, pending)
 	}()
+	dec.DisallowUnknownFields()
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		// Each record is decoded once, straight from the stream: decoding
+		// it to raw JSON first and then again strictly cost a third of the
+		// stream's CPU (docs/DESIGN-restproxy.md, Performance).
+		var body produceRequest
+		at := dec.InputOffset()
+		err := dec.Decode(&body)
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
+		if err != nil && dec.InputOffset() == at {
+			// Nothing was consumed: the body is not JSON (or could not be
+			// read), and the decoder keeps answering this error.
 			pending <- resolved(produceResult{err: decodeError(err, p.cfg.MaxBody)})
 			break
 		}
-		pending <- p.produceOne(req, raw)
+		// Past a whole JSON value, an error is that record's own (an
+		// unknown field, a wrong type): its line, and the stream goes on.
+		pending <- p.produceDecoded(req, &body, err)
 	}
 	close(pending)
 	<-written
@@ -135,14 +144,22 @@ func resolved(r produceResult) chan produceResult {
 // result arrives on; the produce itself is asynchronous, so the records
 // of a stream are in flight together.
 func (p *Proxy) produceOne(req *http.Request, raw json.RawMessage) chan produceResult {
-	if e := p.allowProduce(req.Context()); e != nil {
-		return resolved(produceResult{err: e})
-	}
 	var body produceRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return resolved(produceResult{err: errBadRequest("Bad Request: " + err.Error())})
+	err := dec.Decode(&body)
+	return p.produceDecoded(req, &body, err)
+}
+
+// produceDecoded is produceOne past decoding: decodeErr is the record's
+// strict decoding error, answered 400 once the record is within the
+// produce rate limit (a record over it is 429, whatever its body).
+func (p *Proxy) produceDecoded(req *http.Request, body *produceRequest, decodeErr error) chan produceResult {
+	if e := p.allowProduce(req.Context()); e != nil {
+		return resolved(produceResult{err: e})
+	}
+	if decodeErr != nil {
+		return resolved(produceResult{err: errBadRequest("Bad Request: " + decodeErr.Error())})
 	}
 	topic := req.PathValue("topic_name")
 	rec, keySize, valueSize, e := body.recordWith(topic, p.v3Schemas(req, topic))

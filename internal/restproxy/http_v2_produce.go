@@ -266,15 +266,16 @@ func v2Serialize(f embeddedFormat, enc *serde.Encoder, d json.RawMessage) ([]byt
 	}
 	switch f {
 	case formatBinary:
-		var s string
-		if err := json.Unmarshal(d, &s); err != nil {
+		s, ok := jsonString(d)
+		if !ok {
 			return nil, errBadRequest(fmt.Sprintf("Bad Request: data=%s is not a base64 string.", d))
 		}
-		b, err := base64.StdEncoding.DecodeString(s)
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+		n, err := base64.StdEncoding.Decode(b, s)
 		if err != nil {
 			return nil, errBadRequest(fmt.Sprintf("Bad Request: data=%s is not a valid base64 string.", d))
 		}
-		return b, nil
+		return b[:n], nil
 	case formatJSON:
 		var b bytes.Buffer
 		if err := json.Compact(&b, d); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -199,5 +200,39 @@ func TestRestProduceMetadataCache(t *testing.T) {
 	}
 	if status != 200 || field(body, "partition_id") != float64(2) {
 		t.Fatalf("produce to a partition added after the cache was filled: %d %v", status, body)
+	}
+}
+
+// TestJSONString: the shortcut for plain strings answers what
+// json.Unmarshal answers, for every kind of data a STRING or BINARY
+// record may carry.
+func TestJSONString(t *testing.T) {
+	for _, data := range []string{
+		`""`, `"plain"`, `"café"`, `"a\"b"`, `"tab\tnew\nline"`, `"\u00e9\ud83d\ude00"`,
+		"\"\xff\xfe\"", "\"ok\xc3\"", `"é😀"`, `7`, `null`, `{"a":1}`, `["x"]`, `true`,
+	} {
+		var want string
+		wantErr := json.Unmarshal([]byte(data), &want)
+		got, ok := jsonString(json.RawMessage(data))
+		if ok != (wantErr == nil) || string(got) != want {
+			t.Errorf("jsonString(%s) = %q, %v; json.Unmarshal: %q, %v", data, got, ok, want, wantErr)
+		}
+		if ok && got == nil {
+			t.Errorf("jsonString(%s) = nil: an empty string is an empty value, not a null one", data)
+		}
+	}
+}
+
+// TestQuotedBase64: a binary key or value is embedded exactly as
+// json.Marshal of its base64 text.
+func TestQuotedBase64(t *testing.T) {
+	for _, b := range [][]byte{{}, {0}, {0xfb, 0xff}, {0xfb, 0xef, 0xbe}, []byte("any carnal pleasure."), bytes.Repeat([]byte{0xff, 0x3e}, 100)} {
+		want, err := json.Marshal(base64.StdEncoding.EncodeToString(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := quotedBase64(b); !bytes.Equal(got, want) {
+			t.Errorf("quotedBase64(%x) = %s, want %s", b, got, want)
+		}
 	}
 }

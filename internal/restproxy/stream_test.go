@@ -179,6 +179,7 @@ func TestRestProduceStreamErrors(t *testing.T) {
 		`{"value":{"type":"STRING","data":"one"}}`,
 		`{"value":{"type":"BINARY","data":"not base64!"}}`,
 		`{"valu":{"type":"STRING","data":"x"}}`,
+		`{"partition_id":"0","value":{"type":"STRING","data":"x"}}`,
 		`{"partition_id":9,"value":{"type":"STRING","data":"x"}}`,
 		`{"value":{"type":"STRING","data":"two"}}{"value":{"type":"STRING","data":"three"}}`,
 		`{"value":`,
@@ -191,7 +192,7 @@ func TestRestProduceStreamErrors(t *testing.T) {
 	want := []struct {
 		code   float64
 		offset float64
-	}{{200, 0}, {400, 0}, {400, 0}, {40402, 0}, {200, 1}, {200, 2}, {400, 0}}
+	}{{200, 0}, {400, 0}, {400, 0}, {400, 0}, {40402, 0}, {200, 1}, {200, 2}, {400, 0}}
 	if len(lines) != len(want) {
 		t.Fatalf("%d result lines, want %d:\n%s", len(lines), len(want), raw)
 	}
@@ -212,6 +213,16 @@ func TestRestProduceStreamErrors(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "is not a base64 string") {
 		t.Fatalf("bad base64 line: %s", lines[1])
+	}
+	// A record's own decoding errors are worded as for a single record.
+	for i, msg := range map[int]string{
+		2: `Bad Request: json: unknown field \"valu\"`,
+		3: "Bad Request: json: cannot unmarshal string into Go struct field produceRequest.partition_id of type int32",
+		7: "Bad Request: unexpected EOF",
+	} {
+		if !strings.Contains(lines[i], `"message":"`+msg+`"`) {
+			t.Fatalf("line %d: %s, want message %s", i, lines[i], msg)
+		}
 	}
 }
 
