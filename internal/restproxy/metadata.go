@@ -105,6 +105,29 @@ func (p *Proxy) topicForProduce(ctx context.Context, topic string, partition *in
 // metadata cache while it is younger than MetadataMinAge (5s), which
 // would hide a change the proxy's cache is being refreshed to see.
 func (p *Proxy) readTopic(ctx context.Context, topic string) (cachedTopic, error) {
+	e, err := p.readTopicOnce(ctx, topic)
+	for i := 0; i < unknownTopicRereads && errors.Is(err, kerr.UnknownTopicOrPartition); i++ {
+		select {
+		case <-ctx.Done():
+			return e, err
+		case <-time.After(unknownTopicBackoff):
+		}
+		e, err = p.readTopicOnce(ctx, topic)
+	}
+	return e, err
+}
+
+// A broker learns of a topic a moment after CreateTopics answers (in a
+// cluster, the one asked may not have applied the record yet): a produce
+// right after a create would otherwise be 404 for a topic that exists.
+// An unknown topic is asked about this many times more, this far apart,
+// before the 404 (which a topic that really is missing then pays, 300 ms).
+const (
+	unknownTopicRereads = 3
+	unknownTopicBackoff = 100 * time.Millisecond
+)
+
+func (p *Proxy) readTopicOnce(ctx context.Context, topic string) (cachedTopic, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
