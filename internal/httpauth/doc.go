@@ -6,5 +6,6 @@
 // PropertyFileLoginModule format or the Kafka cluster's SASL principals
 // (Auth, LoadUsers, KafkaLogin). Each service writes its own error bodies:
 // Check answers typed errors (ErrUnauthorized, ErrForbidden) and the
-// service maps them.
+// service maps them. Unrouted tells a request no route takes (404 or 405)
+// so that each service answers it in its own error body too.
 package httpauth

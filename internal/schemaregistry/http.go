@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/samsa-io/samsa/internal/httpauth"
 )
 
 // contentType is what every answer is sent as, as Confluent's registry
@@ -41,32 +43,13 @@ func withErrors(mux *http.ServeMux) http.Handler {
 			writeError(w, e)
 			return
 		}
-		h, pattern := mux.Handler(req)
-		if pattern == "" {
-			// Let the mux tell 404 from 405 (and set Allow), then
-			// rewrite the body.
-			rec := &statusOnly{ResponseWriter: w}
-			h.ServeHTTP(rec, req)
-			code := rec.status
-			if code == 0 {
-				code = http.StatusNotFound
-			}
+		if code, unrouted := httpauth.Unrouted(mux, w, req); unrouted {
 			writeError(w, &Error{Status: code, Code: code, Message: fmt.Sprintf("HTTP %d %s", code, http.StatusText(code))})
 			return
 		}
 		mux.ServeHTTP(w, req)
 	})
 }
-
-// statusOnly keeps the status and headers of a handler's answer and drops
-// its body.
-type statusOnly struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusOnly) WriteHeader(code int)        { s.status = code }
-func (s *statusOnly) Write(p []byte) (int, error) { return len(p), nil }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", contentType)
