@@ -1,10 +1,15 @@
 package restproxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -377,4 +382,219 @@ func checkAdminDuringOutage(t *testing.T, tp *testProxy, dead int32) {
 	code, got := tp.do(t, "GET", tp.v3(fmt.Sprintf("/brokers/%d", dead)), "", "")
 	expect(t, "the dead broker", code, got, 404, fmt.Sprintf(`{"error_code":404,"message":"Broker %d cannot be found."}`, dead))
 	v2Do(t, "GET", tp.url+"/brokers", "", "").want(t, "v2 brokers with one down", 200, "")
+}
+
+// restProcess is a `samsa rest` process: its URL and the process.
+type restProcess struct {
+	url  string
+	proc *exec.Cmd
+}
+
+// startRestProcess runs `samsa rest` against broker on listener
+// (127.0.0.1:0 picks a port) and waits until it serves.
+func startRestProcess(t *testing.T, broker, listener string) *restProcess {
+	t.Helper()
+	bin, err := devcluster.BuildOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := exec.Command(bin, "rest", "--bootstrap-server", broker, "--listener", listener)
+	stdout, err := proc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	proc.Stderr = &stderr
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proc.Process.Kill(); proc.Wait() })
+	first := make(chan string, 1)
+	go func() { // ends with the process's stdout
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		first <- line
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case line := <-first:
+		m := regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("samsa rest: first line %q; stderr:\n%s", line, stderr.String())
+		}
+		return &restProcess{url: m[1], proc: proc}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
+	}
+	return nil
+}
+
+// TestRestProxyKilled kills a `samsa rest` process (SIGKILL) holding a v2
+// consumer instance that read 100 records and committed 50, and restarts
+// it on the same port: the instance, held in the dead process's memory
+// only, is 404 40403 there; its member stays in the group until its
+// session times out; a new instance in the group then reads from the
+// commit: r50..r99, none lost, none skipped.
+func TestRestProxyKilled(t *testing.T) {
+	broker := startBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	admin := kadm.NewClient(cl)
+	createTopicN(t, admin, "pk", 1)
+	var recs []*kgo.Record
+	for i := range 100 {
+		recs = append(recs, &kgo.Record{Topic: "pk", Value: []byte(fmt.Sprintf("r%d", i))})
+	}
+	produceAll(t, broker, recs...)
+
+	a := startRestProcess(t, broker, "127.0.0.1:0")
+	const group = "pk-group"
+	create := `{"name":"%s","format":"binary","auto.offset.reset":"earliest","auto.commit.enable":"false"}`
+	old := a.url + "/consumers/" + group + "/instances/c1"
+	v2Do(t, "POST", a.url+"/consumers/"+group, "", fmt.Sprintf(create, "c1")).want(t, "create c1", 200, "")
+	v2Do(t, "POST", old+"/subscription", "", `{"topics":["pk"]}`).want(t, "subscribe c1", 204, "")
+	if got := valuesOf(t, readV2Until(t, old, v2BinaryType, 100)); !slices.Equal(got, seq("r", 0, 100)) {
+		t.Fatalf("c1 read %v", got)
+	}
+	v2Do(t, "POST", old+"/offsets", "", `{"offsets":[{"topic":"pk","partition":0,"offset":49}]}`).want(t, "commit r49", 200, `[]`)
+
+	if err := a.proc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	a.proc.Wait()
+	killed := time.Now()
+	described, err := admin.DescribeGroups(t.Context(), group)
+	if err != nil || len(described[group].Members) != 1 {
+		t.Fatalf("the group right after the kill: %+v %v", described[group], err)
+	}
+
+	b := startRestProcess(t, broker, strings.TrimPrefix(a.url, "http://"))
+	v2Do(t, "GET", old+"/records", v2BinaryType, "").wantError(t, "the old instance's read", 404, codeConsumerInstanceNotFound)
+	v2Do(t, "POST", old+"/offsets", "", "").wantError(t, "the old instance's commit", 404, codeConsumerInstanceNotFound)
+	v2Do(t, "DELETE", old, "", "").wantError(t, "the old instance's delete", 404, codeConsumerInstanceNotFound)
+
+	base := b.url + "/consumers/" + group + "/instances/c2"
+	v2Do(t, "POST", b.url+"/consumers/"+group, "", fmt.Sprintf(create, "c2")).want(t, "create c2", 200, "")
+	v2Do(t, "POST", base+"/subscription", "", `{"topics":["pk"]}`).want(t, "subscribe c2", 204, "")
+	var got []string
+	deadline := time.Now().Add(120 * time.Second)
+	for len(got) < 50 {
+		if time.Now().After(deadline) {
+			t.Fatalf("c2 read %d records within 120s of the kill", len(got))
+		}
+		got = append(got, valuesOf(t, readV2(t, base, v2BinaryType))...)
+		if len(got) > 0 && len(got) < 50 && time.Since(killed) < time.Second {
+			t.Fatal("c2 read records before the old member could have left")
+		}
+	}
+	t.Logf("c2 read its first records %v after the kill", time.Since(killed))
+	got = append(got, valuesOf(t, readV2(t, base, v2BinaryType))...)
+	if !slices.Equal(got, seq("r", 50, 100)) {
+		t.Fatalf("c2 read %v, want r50..r99", got)
+	}
+	described, err = admin.DescribeGroups(t.Context(), group)
+	if err != nil || len(described[group].Members) != 1 {
+		t.Fatalf("the group after c2 joined: %+v %v", described[group], err)
+	}
+}
+
+// TestRestRegistryUnreachable produces avro over v2 and v3 (single and
+// streamed) while the registry URL points at a port nothing listens on,
+// and at one that accepts connections and never answers: each is 422
+// 42207 (Confluent's SchemaManagerImpl maps the registry client's
+// IOException to messageSerializationException), within the request
+// timeout, and the proxy serves on.
+func TestRestRegistryUnreachable(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://" + dead.Addr().String()
+	dead.Close()
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	go func() { // accepts and never answers, as a registry stuck in a GC pause or behind a dead route
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	broker := startBroker(t)
+	const timeout = 3 * time.Second
+	schema := `{"type":"record","name":"R","fields":[{"name":"id","type":"int"}]}`
+	for _, reg := range []struct{ name, url string }{{"dead port", deadURL}, {"hung", "http://" + hung.Addr().String()}} {
+		t.Run(reg.name, func(t *testing.T) {
+			p, err := New(Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(broker)}, SchemaRegistryURL: reg.url, Timeout: timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(p.Handler())
+			defer func() { srv.Close(); p.Close() }()
+			tp := &testProxy{broker: broker, url: srv.URL}
+			md, err := p.shared.admin.BrokerMetadata(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp.clusterID = md.Cluster
+			if code, got := tp.do(t, "POST", tp.v3("/topics"), jsonType, `{"topic_name":"reg","partitions_count":1}`); code != 201 && code != 400 {
+				t.Fatalf("create: %d %v", code, got)
+			}
+			within := func(what string, start time.Time) {
+				if took := time.Since(start); took > timeout+2*time.Second {
+					t.Fatalf("%s took %v, past the %v timeout", what, took, timeout)
+				} else {
+					t.Logf("%s answered in %v", what, took)
+				}
+			}
+
+			start := time.Now()
+			status, body := tp.doV2(t, "POST", "/topics/reg", v2Type("avro"), "", fmt.Sprintf(`{"value_schema":%q,"records":[{"value":{"id":1}}]}`, schema))
+			within("v2 avro", start)
+			if m, _ := body.(map[string]any); status != 422 || m["error_code"] != float64(codeSerialization) || m["message"] == "" {
+				t.Fatalf("v2 avro: %d %v", status, body)
+			}
+			start = time.Now()
+			status, body = tp.doV2(t, "POST", "/topics/reg", v2Type("avro"), "", `{"value_schema_id":1,"records":[{"value":{"id":1}}]}`)
+			within("v2 avro by id", start)
+			if m, _ := body.(map[string]any); status != 422 || m["error_code"] != float64(codeSerialization) {
+				t.Fatalf("v2 avro by id: %d %v", status, body)
+			}
+			record := fmt.Sprintf(`{"value":{"type":"AVRO","schema":%q,"data":{"id":1}}}`, schema)
+			start = time.Now()
+			code, got := tp.do(t, "POST", tp.v3("/topics/reg/records"), jsonType, record)
+			within("v3 AVRO", start)
+			if code != 422 || field(got, "error_code") != float64(codeSerialization) {
+				t.Fatalf("v3 AVRO: %d %v", code, got)
+			}
+			// A stream: each record its 42207 line, a BINARY one between
+			// them still produced.
+			start = time.Now()
+			s := openStreamWith(t, tp, "reg", record)
+			s.send(t, `{"value":{"type":"BINARY","data":"AQI="}}`)
+			s.send(t, record)
+			for i, want := range []float64{codeSerialization, 200, codeSerialization} {
+				if r := s.next(t); r["error_code"] != want {
+					t.Fatalf("stream line %d: %v, want error_code %v", i, r, want)
+				}
+			}
+			s.end(t)
+			t.Logf("stream of 3 records (2 avro) answered in %v", time.Since(start))
+			code, got = tp.do(t, "GET", tp.v3("/topics/reg"), "", "")
+			expect(t, "served on", code, got, 200, "")
+		})
+	}
 }
