@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"regexp"
@@ -597,4 +599,79 @@ func TestRestRegistryUnreachable(t *testing.T) {
 			expect(t, "served on", code, got, 200, "")
 		})
 	}
+}
+
+// TestRestStreamClientGone: a client that disconnects mid-stream (its
+// connection closed with 2,000 records sent and 100 answers read) ends the
+// stream: the handler returns once the records in flight are done (the
+// server closes within 15 s), the log holds every record answered 200
+// once, in the order sent, nothing twice, and the proxy serves on.
+func TestRestStreamClientGone(t *testing.T) {
+	broker := startBroker(t)
+	p, err := New(Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(broker)}, Timeout: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	srv := httptest.NewServer(p.Handler())
+	md, err := p.shared.admin.BrokerMetadata(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &testProxy{broker: broker, url: srv.URL, clusterID: md.Cluster, admin: p.shared.admin}
+	createTopicN(t, tp.admin, "gone", 1)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	const n = 2000
+	go func() {
+		for i := range n {
+			if _, err := io.WriteString(pw, fmt.Sprintf(`{"value":{"type":"STRING","data":"s%d"}}`+"\n", i)); err != nil {
+				return
+			}
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, "POST", tp.url+tp.v3("/topics/gone/records"), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", jsonType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	answered := map[int64]string{}
+	for i := range 100 {
+		if !sc.Scan() {
+			t.Fatalf("stream ended after %d answers: %v", i, sc.Err())
+		}
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r["error_code"] != float64(200) {
+			t.Fatalf("answer %d: %s", i, sc.Bytes())
+		}
+		answered[int64(r["offset"].(float64))] = fmt.Sprintf("s%d", i)
+	}
+	cancel() // the client goes: its connection is closed
+	pw.CloseWithError(io.ErrClosedPipe)
+	resp.Body.Close()
+
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { srv.Close(); close(closed) }() // waits for the stream's handler
+	select {
+	case <-closed:
+		t.Logf("the stream's handler returned %v after the client left", time.Since(start))
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream's handler still runs 15s after its client left")
+	}
+	log := readLog(t, []string{broker}, "gone")
+	checkLog(t, log, 0, answered)
+	t.Logf("%d records of %d sent landed; the client read 100 answers", len(log), n)
+
+	srv2 := httptest.NewServer(p.Handler())
+	defer srv2.Close()
+	tp.url = srv2.URL
+	code, got := tp.do(t, "POST", tp.v3("/topics/gone/records"), jsonType, `{"value":{"type":"STRING","data":"after"}}`)
+	expect(t, "produce after", code, got, 200, "")
 }
