@@ -487,11 +487,14 @@ func TestRestProxyKilled(t *testing.T) {
 			t.Fatalf("c2 read %d records within 120s of the kill", len(got))
 		}
 		got = append(got, valuesOf(t, readV2(t, base, v2BinaryType))...)
-		if len(got) > 0 && len(got) < 50 && time.Since(killed) < time.Second {
-			t.Fatal("c2 read records before the old member could have left")
-		}
 	}
-	t.Logf("c2 read its first records %v after the kill", time.Since(killed))
+	// The dead member holds the partition until its session (franz-go's
+	// 45 s) ends; 30 s leaves room for the reads' own timing.
+	if took := time.Since(killed); took < 30*time.Second {
+		t.Fatalf("c2 read records %v after the kill, before the old member's session could end", took)
+	} else {
+		t.Logf("c2 read its first records %v after the kill", took)
+	}
 	got = append(got, valuesOf(t, readV2(t, base, v2BinaryType))...)
 	if !slices.Equal(got, seq("r", 50, 100)) {
 		t.Fatalf("c2 read %v, want r50..r99", got)
