@@ -211,13 +211,6 @@ func producerOpts() []kgo.Opt {
 		kgo.RecordPartitioner(partitioner{}),
 		// Produce answers one request at a time: no lingering.
 		kgo.ProducerLinger(0),
-		// A record's topic was checked to exist before it is produced, so
-		// UNKNOWN_TOPIC_OR_PARTITION from its leader means a broker that
-		// has not applied the topic yet (a cluster, right after a create):
-		// retried until the record's context ends, as the Java producer
-		// retries it until delivery.timeout.ms, not failed after
-		// franz-go's default 4 tries.
-		kgo.UnknownTopicRetries(-1),
 	}
 }
 

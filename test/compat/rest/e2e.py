@@ -157,9 +157,24 @@ def create_topic(topic):
         md = admin.list_topics(topic, timeout=5).topics.get(topic)
         if md and md.error is None and len(md.partitions) == PARTITIONS and \
                 all(p.leader >= 0 for p in md.partitions.values()):
-            return
+            break
         check(time.monotonic() < deadline, "topic %s has no leader for every partition" % topic)
         time.sleep(0.1)
+    # In a cluster the leader named may not host its partition yet (it
+    # applies the topic a moment later): ask each leader for its offsets
+    # until it answers.
+    c = Consumer({**KAFKA, "group.id": "rest-e2e-probe-" + RUN})
+    try:
+        for p in range(PARTITIONS):
+            while True:
+                try:
+                    c.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+                    break
+                except confluent_kafka.KafkaException as e:
+                    check(time.monotonic() < deadline, "partition %s-%d: %s" % (topic, p, e))
+                    time.sleep(0.1)
+    finally:
+        c.close()
 
 
 def inject_duplicate(topic, partition, key, value, headers=None):
