@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +24,8 @@ func startClusterProxy(t *testing.T, n int) (*testProxy, *devcluster.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dc, err := devcluster.New(devcluster.Config{Binary: bin, Dir: t.TempDir(), Nodes: n, StopTimeout: 10 * time.Second,
+	dir := t.TempDir()
+	dc, err := devcluster.New(devcluster.Config{Binary: bin, Dir: dir, Nodes: n, StopTimeout: 10 * time.Second,
 		Overrides: map[string]string{"samsa.schema.registry.listener": "", "samsa.http.listener": ""}})
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +35,11 @@ func startClusterProxy(t *testing.T, n int) (*testProxy, *devcluster.Cluster) {
 			t.Logf("cluster logs:\n%s", dc.LogTails(20))
 		}
 		dc.Close()
+		if keep := os.Getenv("SAMSA_KEEP_FAILED"); keep != "" && t.Failed() {
+			dst := filepath.Join(keep, fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()))
+			out, err := exec.Command("cp", "-r", dir, dst).CombinedOutput()
+			t.Logf("kept the cluster's directory in %s: %v %s", dst, err, out)
+		}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

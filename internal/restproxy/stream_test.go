@@ -145,7 +145,16 @@ func TestRestProduceStream(t *testing.T) {
 func openStreamWith(t testing.TB, tp *testProxy, topic, first string) *stream {
 	t.Helper()
 	pr, pw := io.Pipe()
-	go func() { _, _ = io.WriteString(pw, first+"\n") }()
+	// The pipe takes the first record only once the transport reads the
+	// body, after Do has begun; it is written from a goroutine, and the
+	// stream is handed back only once it is written: a record the caller
+	// sends then cannot reach the proxy before it (which made the result
+	// lines, answered in the order records came, look one record off).
+	written := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(pw, first+"\n")
+		written <- err
+	}()
 	req, err := http.NewRequestWithContext(t.Context(), "POST", tp.url+tp.v3("/topics/"+topic+"/records"), pr)
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +167,14 @@ func openStreamWith(t testing.TB, tp *testProxy, topic, first string) *stream {
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != jsonType {
 		t.Fatalf("stream answered %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	select {
+	case err := <-written:
+		if err != nil {
+			t.Fatalf("the stream's first record: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream's first record was not read within 30s")
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
