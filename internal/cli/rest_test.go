@@ -130,7 +130,6 @@ func TestRestFlagsRefused(t *testing.T) {
 	c.fails("cannot check a user and password", "rest", "--listener", "127.0.0.1:0", "--auth-kafka-mechanism", "OAUTHBEARER")
 	c.fails("--consumer-instance-timeout-ms 0: must be positive", "rest", "--listener", "127.0.0.1:0", "--consumer-instance-timeout-ms", "0")
 	c.fails(`advertised URL "rest.example:8082"`, "rest", "--listener", "127.0.0.1:0", "--advertised-url", "rest.example:8082")
-	// TestRestV2ConsumerFlags: --advertised-url starts a v2 consumer
 }
 
 // TestRestCommandTLSAndAuth: samsa rest over https with a client
@@ -148,38 +147,11 @@ func TestRestCommandTLSAndAuth(t *testing.T) {
 		}
 		return p
 	}
-	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
-		"--listener-tls-cert", write("cert.pem", server.CertPEM), "--listener-tls-key", write("key.pem", server.KeyPEM),
+	base := startRest(t, b.addr, "--listener-tls-cert", write("cert.pem", server.CertPEM), "--listener-tls-key", write("key.pem", server.KeyPEM),
 		"--listener-tls-ca", write("ca.pem", ca.PEM), "--listener-tls-client-auth", "REQUIRED",
 		"--auth-users", write("users", []byte("alice: secret\n")))
-	stdout, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	proc.Stderr = &stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := task.NewGroup(context.Background())
-	t.Cleanup(g.Stop)
-	t.Cleanup(func() { proc.Process.Kill() })
-	first := make(chan string, 1)
-	g.Go(func(context.Context) {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, stdout)
-	})
-	var base string
-	select {
-	case line := <-first:
-		m := regexp.MustCompile(`rest proxy serving on (https://[0-9.:]+)`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
-		}
-		base = m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
+	if !strings.HasPrefix(base, "https://") {
+		t.Fatalf("samsa rest with a key store serves %s", base)
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca.Cert)
@@ -217,8 +189,28 @@ func TestRestCommandTLSAndAuth(t *testing.T) {
 // instance.
 func TestRestV2ConsumerFlags(t *testing.T) {
 	b := newSamsaBroker(t)
-	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
-		"--advertised-url", "https://rest-1.example:8082", "--consumer-instance-timeout-ms", "1000")
+	base := startRest(t, b.addr, "--advertised-url", "https://rest-1.example:8082", "--consumer-instance-timeout-ms", "1000")
+	var created struct {
+		InstanceID string `json:"instance_id"`
+		BaseURI    string `json:"base_uri"`
+	}
+	restCall(t, "POST", base+"/consumers/g", `{"name":"c"}`, 200, &created)
+	if created.BaseURI != "https://rest-1.example:8082/consumers/g/instances/c" {
+		t.Fatalf("base_uri %q", created.BaseURI)
+	}
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 200, nil)
+	// Any request would keep the instance alive: wait past its timeout
+	// (plus the expiry check's quarter) without one.
+	time.Sleep(1600 * time.Millisecond)
+	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 404, nil)
+}
+
+// startRest runs samsa rest against broker on a free loopback port with
+// more flags, and answers the URL its first line names (killed at the
+// test's end).
+func startRest(t *testing.T, broker string, args ...string) string {
+	t.Helper()
+	proc := exec.Command(samsaBinary(t), append([]string{"rest", "--bootstrap-server", broker, "--listener", "127.0.0.1:0"}, args...)...)
 	stdout, err := proc.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -237,28 +229,15 @@ func TestRestV2ConsumerFlags(t *testing.T) {
 		first <- line
 		io.Copy(io.Discard, stdout)
 	})
-	var base string
 	select {
 	case line := <-first:
-		m := regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
+		m := regexp.MustCompile(`rest proxy serving on (https?://[0-9.:]+)`).FindStringSubmatch(line)
 		if m == nil {
 			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
 		}
-		base = m[1]
+		return m[1]
 	case <-time.After(60 * time.Second):
 		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
 	}
-	var created struct {
-		InstanceID string `json:"instance_id"`
-		BaseURI    string `json:"base_uri"`
-	}
-	restCall(t, "POST", base+"/consumers/g", `{"name":"c"}`, 200, &created)
-	if created.BaseURI != "https://rest-1.example:8082/consumers/g/instances/c" {
-		t.Fatalf("base_uri %q", created.BaseURI)
-	}
-	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 200, nil)
-	// Any request would keep the instance alive: wait past its timeout
-	// (plus the expiry check's quarter) without one.
-	time.Sleep(1600 * time.Millisecond)
-	restCall(t, "GET", base+"/consumers/g/instances/c/subscription", "", 404, nil)
+	return ""
 }
