@@ -3,12 +3,13 @@
 // a client only (franz-go's kgo and kadm), so it runs against any Kafka
 // cluster and never reaches into broker internals.
 //
-// This first step serves a slice of the v3 API (Confluent's
-// api/v3/openapi.yaml is the contract): clusters, brokers, topics (list,
-// get, create, delete), partitions and their replicas, topic configs (list,
-// get, update one), non-streaming produce, consumer groups (members,
-// assignments, lags, lag summary; read-only as Confluent's) and ACLs
-// (search, create, batch create, delete by filter); and v2's consumer
+// It serves every operation of Confluent's v3 API (api/v3/openapi.yaml,
+// vendored in test/compat/rest, is the contract): clusters, brokers and
+// their configs, topics, partitions, replicas, configs with :alter
+// batches, reassignments, produce (single, streaming, records:batch),
+// consumer groups classic and KIP-848 with lags, ACLs; and all of v2:
+// topics, partitions, brokers, produce in every embedded format (the
+// schema formats through a Schema Registry and pkg/serde), and consumer
 // instances (http_v2_consumers.go, consumers.go): each a franz-go client
 // that is a member of its consumer group, held by the proxy between
 // requests, owned by its principal, closed when idle. The routes are net/http
@@ -20,5 +21,5 @@
 // cluster logs in a pooled Kafka client of their own (principals.go), so
 // the cluster's ACLs apply to them. samsa serve runs it on
 // samsa.rest.listener, samsa rest against any cluster.
-// docs/DESIGN-restproxy.md says what exists and what does not yet.
+// docs/DESIGN-restproxy.md is its design, endpoint by endpoint.
 package restproxy
