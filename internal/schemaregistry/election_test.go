@@ -3,6 +3,7 @@ package schemaregistry
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -266,5 +267,26 @@ func TestPrimaryKilled(t *testing.T) {
 	again := apiStep{method: "POST", path: "/subjects/b/versions", body: body(s4), status: 200, want: `{"id":2}`}
 	if status, got, _ := do(t, secondary.url, again); status != again.status || !matches(got, again) {
 		t.Errorf("registering b's schema again on the survivor: %d %s, want its old id", status, got)
+	}
+}
+
+// TestSecondaryReadsItsWrites: a write through the secondary is answered
+// once the secondary has read it too, so a read sent there next sees it
+// (each of 40 registrations is read back at once, never waited for).
+func TestSecondaryReadsItsWrites(t *testing.T) {
+	b := startBroker(t)
+	a := startGroupRegistry(t, b, "_schemas", "schema-registry")
+	waitPrimary(t, a, a.url)
+	c := startGroupRegistry(t, b, "_schemas", "schema-registry")
+	waitPrimary(t, c, a.url)
+	for i := range 40 {
+		subject := fmt.Sprintf("ryw-%d", i)
+		schema := fmt.Sprintf(`{"type":"record","name":"r%d","fields":[{"name":"a","type":"int"}]}`, i)
+		if status, got, _ := do(t, c.url, apiStep{method: "POST", path: "/subjects/" + subject + "/versions", body: body(schema)}); status != 200 {
+			t.Fatalf("register %s through the secondary: %d %s", subject, status, got)
+		}
+		if status, got, _ := do(t, c.url, apiStep{method: "GET", path: "/subjects/" + subject + "/versions/1"}); status != 200 {
+			t.Fatalf("read %s back from the secondary at once: %d %s", subject, status, got)
+		}
 	}
 }

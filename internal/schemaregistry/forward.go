@@ -1,6 +1,7 @@
 package schemaregistry
 
 import (
+	"context"
 	"crypto/tls"
 	"net/http"
 	"net/http/httputil"
@@ -46,6 +47,23 @@ func (r *Registry) forwarding(h http.HandlerFunc) http.HandlerFunc {
 		// The caller's Authorization header goes along as it came: the
 		// primary authenticates the caller, not this instance.
 		proxy.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) { writeError(w, errForwarding(err)) }
+		// Read your writes on any instance: the primary answered once its
+		// own reader applied the write; this instance answers once its
+		// reader has read as far, so a read sent here next sees the write
+		// (without it a GET of the version just registered could be 404
+		// here for a moment; seen with Apache Kafka as the store).
+		proxy.ModifyResponse = func(resp *http.Response) error {
+			if resp.StatusCode < 200 || resp.StatusCode > 299 {
+				return nil
+			}
+			ctx, cancel := context.WithTimeout(resp.Request.Context(), r.cfg.Timeout)
+			defer cancel()
+			if err := r.store.catchUp(ctx); err != nil {
+				// The write is done: answer it, stale reads here or not.
+				r.log.Warn("after a forwarded write, this instance could not read the store to its end", "component", "schemaregistry", "err", err)
+			}
+			return nil
+		}
 		req.Header.Set(forwardedHeader, r.cfg.URL)
 		proxy.ServeHTTP(w, req)
 	}
