@@ -182,11 +182,12 @@ func (p *Proxy) produceDecoded(req *http.Request, body *produceRequest, decodeEr
 		rec.Context = withManualPartition(ctx)
 	}
 	ch := make(chan produceResult, 1)
-	p.kafka(ctx).client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
+	kc := p.kafka(ctx)
+	kc.client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 		cancel()
 		if err != nil {
 			if staleMetadata(err) {
-				p.kafka(ctx).metadata.forget(topic)
+				kc.metadata.forget(topic)
 			}
 			ch <- produceResult{err: kafkaError(err)}
 			return

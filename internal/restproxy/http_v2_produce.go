@@ -308,6 +308,7 @@ func schemaID(enc *serde.Encoder) *int {
 // have fails its record with 40402.
 func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error, recs []*kgo.Record) []v2PartitionOffset {
 	out := make([]v2PartitionOffset, len(recs))
+	kc := p.kafka(ctx)
 	var wg sync.WaitGroup
 	for i, rec := range recs {
 		if topicErr != nil {
@@ -326,11 +327,11 @@ func (p *Proxy) v2ProduceAll(ctx context.Context, t cachedTopic, topicErr error,
 			continue
 		}
 		wg.Add(1)
-		p.kafka(ctx).client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
+		kc.client.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 			defer wg.Done()
 			if err != nil {
 				if staleMetadata(err) {
-					p.kafka(ctx).metadata.forget(rec.Topic)
+					kc.metadata.forget(rec.Topic)
 				}
 				out[i] = v2Failed(err)
 				return

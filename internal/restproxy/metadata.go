@@ -77,7 +77,8 @@ func (p *Proxy) produceTopic(ctx context.Context, req *http.Request, topic strin
 
 // topicForProduce is produceTopic without a cluster in the path (v2's).
 func (p *Proxy) topicForProduce(ctx context.Context, topic string, partition *int32) (cachedTopic, error) {
-	e, ok := p.kafka(ctx).metadata.get(topic)
+	kc := p.kafka(ctx)
+	e, ok := kc.metadata.get(topic)
 	missing := false
 	if ok && partition != nil {
 		_, ok = e.partitions[*partition]
@@ -88,13 +89,13 @@ func (p *Proxy) topicForProduce(ctx context.Context, topic string, partition *in
 		if e, err = p.readTopic(ctx, topic); err != nil {
 			return e, err
 		}
-		p.kafka(ctx).metadata.put(topic, e)
+		kc.metadata.put(topic, e)
 		if missing {
 			// The partition may be new: franz-go's producer learns of it at
 			// its next metadata refresh (it refuses the record until then),
 			// so ask for that refresh now.
-			p.kafka(ctx).client.ForceMetadataRefresh()
-			awaitProducerPartition(ctx, p.kafka(ctx).client, topic, *partition)
+			kc.client.ForceMetadataRefresh()
+			awaitProducerPartition(ctx, kc.client, topic, *partition)
 		}
 	}
 	return e, nil
