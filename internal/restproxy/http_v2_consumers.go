@@ -22,6 +22,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// routeV2Consumers serves Confluent's v2 consumer instances (kafka-rest's
+// ConsumersResource): create and delete an instance, its subscription,
+// assignments, records, offsets and positions. Each instance is a
+// franz-go member of its group held by this proxy (consumers.go); a path
+// naming an instance another proxy or principal made is 404 40403.
 func (p *Proxy) routeV2Consumers(mux *http.ServeMux) {
 	const inst = "/consumers/{group}/instances/{instance}"
 	mux.HandleFunc("POST /consumers/{group}", p.createConsumer)

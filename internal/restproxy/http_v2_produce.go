@@ -20,7 +20,7 @@ import (
 	"github.com/samsa-io/samsa/pkg/serde"
 )
 
-// v2 produce: POST /topics/{topic} and /topics/{topic}/partitions/{p},
+// routeV2Produce serves v2 produce: POST /topics/{topic} and /topics/{topic}/partitions/{p},
 // as kafka-rest's ProduceToTopicAction and ProduceToPartitionAction. The
 // body's embedded format is its Content-Type,
 // application/vnd.kafka.{binary|json|avro|jsonschema|protobuf}.v2+json
@@ -28,7 +28,6 @@ import (
 // schema formats go through the registry (schemas.go). Every record is
 // serialized before any is produced, so bad input fails the request as a
 // whole; a record Kafka refuses fails alone, in its offsets entry.
-
 func (p *Proxy) routeV2Produce(mux *http.ServeMux) {
 	mux.HandleFunc("POST /topics/{topic}", p.v2(p.v2ProduceToTopic))
 	mux.HandleFunc("POST /topics/{topic}/partitions/{partition}", p.v2(p.v2ProduceToPartition))

@@ -21,6 +21,8 @@ import (
 // produce it.
 const v2ContentType = "application/vnd.kafka.v2+json"
 
+// routeV2Topics serves v2's read-only metadata: topics, a topic with its
+// configs, partitions, a partition's offsets and the broker IDs.
 func (p *Proxy) routeV2Topics(mux *http.ServeMux) {
 	mux.HandleFunc("GET /topics", p.v2(p.v2ListTopics))
 	mux.HandleFunc("GET /topics/{topic}", p.v2(p.v2GetTopic))
