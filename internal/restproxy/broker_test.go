@@ -110,26 +110,7 @@ func (tp *testProxy) link(path string) string { return tp.url + tp.v3(path) }
 // status and the decoded JSON body (nil when empty).
 func (tp *testProxy) do(t *testing.T, method, path, contentType, body string) (int, any) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, tp.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := send(t, t.Context(), method, tp.url+path, contentType, "", body)
 	if len(raw) == 0 {
 		return resp.StatusCode, nil
 	}
@@ -151,4 +132,34 @@ func jsonOf(t *testing.T, s string) any {
 		t.Fatalf("test JSON %s: %v", s, err)
 	}
 	return v
+}
+
+// send makes one HTTP request, with a body, Content-Type and Accept when
+// not "", and answers the response (its body closed) and the body read.
+func send(t testing.TB, ctx context.Context, method, url, contentType, accept, body string) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, raw
 }

@@ -63,29 +63,11 @@ type v2Answer struct {
 // not "", accept as the Accept header when not "".
 func v2Do(t testing.TB, method, url, accept, body string) v2Answer {
 	t.Helper()
-	var rd io.Reader
+	contentType := ""
 	if body != "" {
-		rd = strings.NewReader(body)
+		contentType = v2BaseType
 	}
-	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", v2BaseType)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := send(t, context.Background(), method, url, contentType, accept, body)
 	a := v2Answer{status: resp.StatusCode, ct: resp.Header.Get("Content-Type")}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a.body); err != nil {

@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -84,29 +82,7 @@ func startV2Proxy(t testing.TB, withRegistry bool) *v2Proxy {
 // checks every answer is application/vnd.kafka.v2+json.
 func (tp *testProxy) doV2(t *testing.T, method, path, contentType, accept, body string) (int, any) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, tp.url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, raw := send(t, t.Context(), method, tp.url+path, contentType, accept, body)
 	if ct := resp.Header.Get("Content-Type"); ct != v2ContentType {
 		t.Fatalf("%s %s: content type %q, body %s", method, path, ct, raw)
 	}
