@@ -1,0 +1,57 @@
+package connectrt
+
+import (
+	"fmt"
+
+	"github.com/samsa-io/samsa/connect"
+	"github.com/samsa-io/samsa/internal/connectors/file"
+)
+
+// The runtime's own tests use the FileStream connectors and the simplest
+// converter (strings as UTF-8 bytes), so what they check is the runtime:
+// offsets, statuses, target states, rebalances. The real converters and
+// transforms are wired by cmd/samsa and tested end to end there.
+func testPlugins() *Plugins {
+	return &Plugins{
+		Connectors: file.Plugins(),
+		NewConverter: func(class string) (connect.Converter, error) {
+			if class == "bad.Converter" {
+				return nil, fmt.Errorf("no converter %s", class)
+			}
+			return stringConverter{}, nil
+		},
+		NewHeaderConverter: func(class string) (connect.HeaderConverter, error) { return stringHeaders{}, nil },
+		NewChain:           func(map[string]string) (Chain, error) { return noChain{}, nil },
+	}
+}
+
+type stringConverter struct{}
+
+func (stringConverter) Configure(map[string]string, bool) error { return nil }
+func (stringConverter) FromConnectData(_ string, _ connect.Headers, _ *connect.Schema, v any) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return []byte(fmt.Sprint(v)), nil
+}
+func (stringConverter) ToConnectData(_ string, _ connect.Headers, b []byte) (*connect.Schema, any, error) {
+	if b == nil {
+		return connect.OptionalString, nil, nil
+	}
+	return connect.OptionalString, string(b), nil
+}
+
+type stringHeaders struct{}
+
+func (stringHeaders) Configure(map[string]string) error { return nil }
+func (stringHeaders) FromConnectHeader(topic, _ string, sc *connect.Schema, v any) ([]byte, error) {
+	return stringConverter{}.FromConnectData(topic, nil, sc, v)
+}
+func (stringHeaders) ToConnectHeader(topic, _ string, b []byte) (*connect.Schema, any, error) {
+	return stringConverter{}.ToConnectData(topic, nil, b)
+}
+
+type noChain struct{}
+
+func (noChain) Apply(r connect.Record) (connect.Record, bool, error) { return r, true, nil }
+func (noChain) Close() error                                          { return nil }
