@@ -39,6 +39,7 @@ type WorkerConfig struct {
 	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
 	ConnectProtocol                                     string
 	ExactlyOnceSource                                   bool
+	TopicCreation                                       bool
 	ClientID                                            string
 	ConnectorOverridePolicy                             string
 
@@ -71,6 +72,7 @@ func workerDef(distributed bool) *connect.ConfigDef {
 	num("offset.flush.timeout.ms", connect.TypeLong, int64(5000), 0, "how long a commit may wait for records")
 	num("task.shutdown.graceful.timeout.ms", connect.TypeLong, int64(5000), 0, "how long tasks get to stop")
 	str("client.id", "", "client id prefix")
+	d.Define(connect.ConfigKey{Name: "topic.creation.enable", Type: connect.TypeBoolean, Default: true, Documentation: "whether source connectors may create their topics (KIP-158)"})
 	str("connector.client.config.override.policy", "All", "which client overrides connectors may set")
 	if distributed {
 		str("group.id", connect.NoDefault, "the Connect cluster's group")
@@ -155,6 +157,7 @@ func ParseWorkerConfig(props map[string]string, distributed bool) (WorkerConfig,
 		TaskShutdownTimeout:     ms(c.Int("task.shutdown.graceful.timeout.ms")),
 		ClientID:                c.String("client.id"),
 		ConnectorOverridePolicy: c.String("connector.client.config.override.policy"),
+		TopicCreation:           c.Bool("topic.creation.enable"),
 		Producer:                prefixed(props, "producer."),
 		Consumer:                prefixed(props, "consumer."),
 		Admin:                   prefixed(props, "admin."),

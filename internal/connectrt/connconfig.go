@@ -141,10 +141,12 @@ type connectorConfig struct {
 	dlqRF       int16
 	dlqHeaders  bool
 	// sources
-	exactlyOnce  string
-	txBoundary   string
-	txInterval   int64
-	offsetsTopic string
+	exactlyOnce    string
+	txBoundary     string
+	txInterval     int64
+	offsetsTopic   string
+	creationGroups []string
+	creation       *topicCreation
 }
 
 func parseConnectorConfig(raw map[string]string, sink bool) (connectorConfig, error) {
@@ -192,8 +194,9 @@ func parseConnectorConfig(raw map[string]string, sink bool) (connectorConfig, er
 	if cc.offsetsTopic != "" {
 		return connectorConfig{}, fmt.Errorf("offsets.storage.topic: a connector-specific offsets topic is not supported yet; the worker's offset topic holds every connector's offsets")
 	}
-	if len(c.List("topic.creation.groups")) > 0 {
-		return connectorConfig{}, fmt.Errorf("topic.creation.groups: topic creation groups are not supported yet; the broker's auto-creation rules apply")
+	cc.creationGroups = c.List("topic.creation.groups")
+	if cc.creation, err = parseTopicCreation(raw, cc.creationGroups); err != nil {
+		return connectorConfig{}, err
 	}
 	return cc, nil
 }

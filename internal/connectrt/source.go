@@ -159,6 +159,11 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 		if !ok {
 			continue
 		}
+		if t.w.cfg.TopicCreation {
+			if err := t.cc.creation.ensure(ctx, t.w.admin, kr.Topic); err != nil {
+				return err
+			}
+		}
 		if err := t.w.statuses.putTopic(ctx, t.id.Connector, t.id.Task, kr.Topic); err != nil && ctx.Err() == nil {
 			t.logger.Warn("could not record the topic the connector used", "topic", kr.Topic, "err", err)
 		}

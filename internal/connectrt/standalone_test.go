@@ -206,3 +206,45 @@ func isStatus(err error, code int) bool {
 	var e *api.Error
 	return errors.As(err, &e) && e.Status == code
 }
+
+// TestSourceTopicCreation: a source connector with topic.creation.* makes
+// its topics with the group's settings (KIP-158); half a default group is
+// refused before the connector is created.
+func TestSourceTopicCreation(t *testing.T) {
+	broker := startBroker(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	writeLines(t, in, 0, 10)
+	w := startStandalone(t, broker, filepath.Join(dir, "offsets.json"))
+	ctx := context.Background()
+	cfg := map[string]string{"connector.class": "FileStreamSource", "file": in, "topic": "created",
+		"topic.creation.default.partitions": "3"}
+	if _, _, err := w.PutConnectorConfig(ctx, "src", cfg, false, ""); !isStatus(err, 400) || !strings.Contains(err.Error(), "replication.factor") {
+		t.Fatalf("half a default group: %v, want 400 naming replication.factor", err)
+	}
+	cfg["topic.creation.default.replication.factor"] = "1"
+	cfg["topic.creation.default.cleanup.policy"] = "compact"
+	if _, _, err := w.PutConnectorConfig(ctx, "src", cfg, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "topic created with 3 partitions", func() (bool, string) {
+		td, err := w.admin.ListTopics(ctx, "created")
+		if err != nil || td["created"].Err != nil {
+			return false, fmt.Sprint(err, td)
+		}
+		return len(td["created"].Partitions) == 3, fmt.Sprintf("%d partitions", len(td["created"].Partitions))
+	})
+	rc, err := w.admin.DescribeTopicConfigs(ctx, "created")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rc.On("created", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range c.Configs {
+		if kv.Key == "cleanup.policy" && (kv.Value == nil || *kv.Value != "compact") {
+			t.Fatalf("cleanup.policy = %v, want compact from topic.creation.default.cleanup.policy", kv.Value)
+		}
+	}
+}

@@ -54,4 +54,4 @@ func (stringHeaders) ToConnectHeader(topic, _ string, b []byte) (*connect.Schema
 type noChain struct{}
 
 func (noChain) Apply(r connect.Record) (connect.Record, bool, error) { return r, true, nil }
-func (noChain) Close() error                                          { return nil }
+func (noChain) Close() error                                         { return nil }

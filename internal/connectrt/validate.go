@@ -54,6 +54,8 @@ func (w *Worker) ValidateConfig(ctx context.Context, plugin string, cfg map[stri
 	baseValues := base.Validate(cfg)
 	if pl.Type == connect.PluginSink {
 		baseValues = sinkTopicsCheck(cfg, baseValues)
+	} else {
+		baseValues = topicCreationCheck(cfg, baseValues)
 	}
 	add(base, baseValues)
 	if w.plugins.ChainConfig != nil {
@@ -87,6 +89,19 @@ func sinkTopicsCheck(cfg map[string]string, values []connect.ConfigValue) []conn
 				if len(values[i].Errors) == 0 && isTopicsRule(err) {
 					values[i].Errors = append(values[i].Errors, err.Error())
 				}
+			}
+		}
+	}
+	return values
+}
+
+// topicCreationCheck reports KIP-158 settings that cannot work.
+func topicCreationCheck(cfg map[string]string, values []connect.ConfigValue) []connect.ConfigValue {
+	groups, _ := connect.ParseValue(connect.TypeList, cfg["topic.creation.groups"])
+	if _, err := parseTopicCreation(cfg, groups.([]string)); err != nil {
+		for i := range values {
+			if values[i].Name == "topic.creation.groups" {
+				values[i].Errors = append(values[i].Errors, err.Error())
 			}
 		}
 	}
