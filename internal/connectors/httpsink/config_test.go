@@ -54,12 +54,7 @@ func TestConfigRefused(t *testing.T) {
 			if err := NewTask().Start(sinkCtx{}, tc.props); err == nil || err.Error() != tc.want {
 				t.Errorf("task start error = %v\nwant %q", err, tc.want)
 			}
-			var got []string
-			for _, v := range NewConnector().Validate(tc.props) {
-				for _, e := range v.Errors {
-					got = append(got, v.Name+": "+e)
-				}
-			}
+			got := validate(tc.props)
 			if diff := cmp.Diff([]string{tc.key + ": " + tc.want}, got); diff != "" {
 				t.Errorf("validate (-want +got):\n%s", diff)
 			}
@@ -77,13 +72,23 @@ func TestConfigAccepted(t *testing.T) {
 		if err := NewConnector().Start(connectorCtx{}, p); err != nil {
 			t.Errorf("%v: %v", p, err)
 		}
-		for _, v := range NewConnector().Validate(p) {
-			if len(v.Errors) > 0 {
-				t.Errorf("%v: validate %s: %v", p, v.Name, v.Errors)
-			}
+		if errs := validate(p); len(errs) > 0 {
+			t.Errorf("%v: validate: %v", p, errs)
 		}
 	}
 	if k, _ := configDef().Key("retry.on.status.codes"); !strings.Contains(*k.DefaultString(), "400-") {
 		t.Errorf("retry.on.status.codes default %v", *k.DefaultString())
 	}
+}
+
+// validate is config/validate's errors as the runtime makes them: the
+// definition's, merged with the connector's.
+func validate(props map[string]string) []string {
+	var out []string
+	for _, v := range append(configDef().Validate(props), NewConnector().Validate(props)...) {
+		for _, e := range v.Errors {
+			out = append(out, v.Name+": "+e)
+		}
+	}
+	return out
 }

@@ -68,28 +68,23 @@ func (c *Connector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 func (c *Connector) Stop() error               { return nil }
 func (c *Connector) NewTask() connect.SinkTask { return NewTask() }
 
-// Validate adds the checks across configs (and the refusal of Confluent's
-// configs this sink lacks) to the definition's, against the config each
-// is about.
+// Validate reports what the definition's own checks cannot see: the
+// checks across configs and the refusal of Confluent's configs this sink
+// lacks, against the config each is about (the runtime merges them into
+// the definition's answer). With a config already invalid on its own it
+// adds nothing, as Confluent's validate does.
 func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
-	values := configDef().Validate(props)
-	for _, v := range values {
+	for _, v := range configDef().Validate(props) {
 		if len(v.Errors) > 0 {
-			return values
+			return nil
 		}
 	}
 	_, err := parseSettings(props)
 	var ce *configError
 	if !errors.As(err, &ce) {
-		return values
+		return nil
 	}
-	for i := range values {
-		if values[i].Name == ce.name {
-			values[i].Errors = append(values[i].Errors, ce.msg)
-			return values
-		}
-	}
-	return append(values, connect.ConfigValue{Name: ce.name, Value: props[ce.name], Errors: []string{ce.msg}, Visible: true})
+	return []connect.ConfigValue{{Name: ce.name, Value: props[ce.name], Errors: []string{ce.msg}, Visible: true}}
 }
 
 // StatusError is an answer outside 2xx.
