@@ -302,14 +302,23 @@ func (t *Task) retriable(err error) bool {
 	return false
 }
 
+// backoffCap bounds an exponential wait: Put blocks while it retries, and
+// a consumer that does not poll for max.poll.interval.ms (5 minutes by
+// default) leaves its group; with the defaults the waits of the ten
+// retries add up to under 4 minutes.
+const backoffCap = 30 * time.Second
+
 // backoff is retry.backoff.ms, or with EXPONENTIAL_WITH_JITTER that doubled
-// per retry (up to 2^10 times) and drawn from its upper half, so that
-// tasks failing together do not retry together.
+// per retry, up to backoffCap (or retry.backoff.ms if more), drawn from its
+// upper half so that tasks failing together do not retry together.
 func (t *Task) backoff(attempt int) time.Duration {
 	if !t.s.exponential || t.s.backoff <= 0 {
 		return t.s.backoff
 	}
-	d := t.s.backoff << min(attempt, 10)
+	d := max(t.s.backoff, backoffCap)
+	if attempt < 30 && t.s.backoff<<attempt < d {
+		d = t.s.backoff << attempt
+	}
 	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 

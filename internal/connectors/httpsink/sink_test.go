@@ -457,10 +457,16 @@ func TestExponentialBackoff(t *testing.T) {
 			}
 		}
 	}
-	if d := task.backoff(40); d > 100*time.Millisecond<<10 {
-		t.Fatalf("backoff %v past its cap", d)
+	for _, attempt := range []int{9, 40, 100} {
+		if d := task.backoff(attempt); d < backoffCap/2 || d > backoffCap {
+			t.Fatalf("attempt %d: backoff %v outside [%v, %v]", attempt, d, backoffCap/2, backoffCap)
+		}
 	}
-	task.s.exponential = false
+	task.s.backoff = time.Minute // more than the cap: the cap is the backoff
+	if d := task.backoff(3); d < 30*time.Second || d > time.Minute {
+		t.Fatalf("a one-minute backoff: %v", d)
+	}
+	task.s.exponential, task.s.backoff = false, 100*time.Millisecond
 	if d := task.backoff(5); d != 100*time.Millisecond {
 		t.Fatalf("constant backoff %v", d)
 	}
