@@ -90,7 +90,8 @@ func (unsupportedSchemaSource) Validate(name string, v any) error {
 type quickstartValidator struct{}
 
 func (quickstartValidator) Validate(name string, v any) error {
-	s := strings.ToLower(v.(string))
+	raw, _ := v.(string)
+	s := strings.ToLower(raw)
 	if _, ok := quickstarts[s]; ok || s == "" {
 		return nil
 	}

@@ -153,7 +153,8 @@ func validURL(name string, v any) error {
 }
 
 func validCodes(name string, v any) error {
-	_, err := parseCodes(v.(string))
+	raw, _ := v.(string)
+	_, err := parseCodes(raw)
 	return err
 }
 
