@@ -90,7 +90,8 @@ func (unsupportedSchemaSource) Validate(name string, v any) error {
 type quickstartValidator struct{}
 
 func (quickstartValidator) Validate(name string, v any) error {
-	s := strings.ToLower(v.(string))
+	raw, _ := v.(string)
+	s := strings.ToLower(raw)
 	if _, ok := quickstarts[s]; ok || s == "" {
 		return nil
 	}
@@ -188,24 +189,29 @@ func (c *Connector) Stop() error { return nil }
 
 func (c *Connector) NewTask() connect.SourceTask { return NewTask() }
 
-// Validate adds the checks across configs that Confluent's validate makes:
-// one schema source, and a key field the schema has.
+// Validate reports the checks across configs that Confluent's validate
+// makes, against the configs concerned: one schema source, and a key field
+// the schema has (the runtime merges them into the definition's answer).
+// With a config already invalid on its own it adds nothing, as Confluent's.
 func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
-	values := configDef().Validate(props)
-	for _, v := range values {
+	for _, v := range configDef().Validate(props) {
 		if len(v.Errors) > 0 {
-			return values
+			return nil
 		}
 	}
 	_, err := parseSettings(props)
-	for i, v := range values {
-		switch {
-		case err == nil:
-		case err.Error() == errNoSchemaSource().Error() && slices.Contains(schemaSources, v.Name):
-			values[i].Errors = append(values[i].Errors, err.Error())
-		case err.Error() == errKeyField().Error() && v.Name == SchemaKeyfieldConfig:
-			values[i].Errors = append(values[i].Errors, err.Error())
-		}
+	var names []string
+	switch {
+	case err == nil:
+		return nil
+	case err.Error() == errNoSchemaSource().Error():
+		names = schemaSources
+	case err.Error() == errKeyField().Error():
+		names = []string{SchemaKeyfieldConfig}
 	}
-	return values
+	var out []connect.ConfigValue
+	for _, name := range names {
+		out = append(out, connect.ConfigValue{Name: name, Value: props[name], Errors: []string{err.Error()}, Visible: true})
+	}
+	return out
 }

@@ -172,7 +172,7 @@ func TestTaskRefusesMissingTaskID(t *testing.T) {
 func TestValidateAcrossConfigs(t *testing.T) {
 	errorsOf := func(p map[string]string) map[string][]string {
 		out := map[string][]string{}
-		for _, v := range NewConnector().Validate(p) {
+		for _, v := range append(configDef().Validate(p), NewConnector().Validate(p)...) {
 			if len(v.Errors) > 0 {
 				out[v.Name] = v.Errors
 			}

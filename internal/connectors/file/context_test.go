@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"testing"
 
 	"github.com/samsa-io/samsa/connect"
 )
@@ -32,7 +31,10 @@ func newSourceCtx(props map[string]string) *sourceCtx {
 	return &sourceCtx{props: props, offsets: map[string]map[string]any{}}
 }
 
-func partitionKey(t testing.TB, p map[string]any) string {
+// fataler is testing.TB or rapid's T.
+type fataler interface{ Fatal(args ...any) }
+
+func partitionKey(t fataler, p map[string]any) string {
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func (c *sourceCtx) Logger() *slog.Logger      { return quiet }
 
 // commit stores the records' offsets, as the runtime does once they are in
 // Kafka: the last one per partition wins.
-func (c *sourceCtx) commit(t testing.TB, records []connect.SourceRecord) {
+func (c *sourceCtx) commit(t fataler, records []connect.SourceRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range records {
