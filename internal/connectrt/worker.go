@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -56,6 +57,9 @@ type Worker struct {
 
 	clusterID string
 	kick      chan struct{}
+	// pings are health checks answered by the loop (KIP-1017).
+	pings chan chan struct{}
+	ready atomic.Bool
 
 	mu struct {
 		sync.Mutex
@@ -92,7 +96,8 @@ func New(opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("connectrt: worker URL %q: want http://host:port", opts.URL)
 	}
 	w := &Worker{opts: opts, cfg: opts.Config, plugins: opts.Plugins, logger: opts.Logger.With("component", "connect"),
-		workerID: u.Host, url: opts.URL, statuses: newStatusStore(), offsets: newOffsetStore(), kick: make(chan struct{}, 1)}
+		workerID: u.Host, url: opts.URL, statuses: newStatusStore(), offsets: newOffsetStore(), kick: make(chan struct{}, 1),
+		pings: make(chan chan struct{}, 16)}
 	w.mu.state = newConfigState()
 	w.mu.connectors = map[string]*connectorRunner{}
 	w.mu.tasks = map[api.TaskID]*taskRunner{}
@@ -102,6 +107,27 @@ func New(opts Options) (*Worker, error) {
 	}
 	return w, nil
 }
+
+// HealthCheck returns once the worker's loop answered (KIP-1017's GET
+// /health): a loop stuck in a connector's call does not answer in time.
+func (w *Worker) HealthCheck(ctx context.Context) error {
+	p := make(chan struct{})
+	select {
+	case w.pings <- p:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Ready says whether Start has finished (a worker still reading its
+// topics or joining answers 503 on /health).
+func (w *Worker) Ready() bool { return w.ready.Load() }
 
 // WorkerID is host:port of the worker's URL, as statuses show it.
 func (w *Worker) WorkerID() string { return w.workerID }
@@ -134,6 +160,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}
 	w.group.Go(w.loop)
+	w.ready.Store(true)
 	w.logger.Info("connect worker started", "worker_id", w.workerID, "distributed", w.cfg.Distributed, "cluster", w.clusterID)
 	return nil
 }
@@ -261,6 +288,8 @@ func (w *Worker) loop(ctx context.Context) {
 			return
 		case <-w.kick:
 		case <-t.C:
+		case p := <-w.pings:
+			close(p)
 		}
 	}
 }
