@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -187,4 +188,36 @@ func TestChainAliasCollision(t *testing.T) {
 		"transforms.a.target.type": "unix",
 	})
 	wantErr(t, err, "Configuration transforms.a.target.type is defined twice.")
+}
+
+// TestChainConcurrentApply: tasks may share a chain; the schema caches
+// are the only state Apply touches (run under -race).
+func TestChainConcurrentApply(t *testing.T) {
+	c := mustChain(t, map[string]string{
+		"transforms": "i,c", "transforms.i.type": "InsertField$Value", "transforms.i.topic.field": "t",
+		"transforms.c.type": "Cast$Value", "transforms.c.spec": "id:string",
+	})
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			var err error
+			for i := 0; i < 200 && err == nil; i++ {
+				// A fresh but equal schema per record, as converters make.
+				s := build("r", "id", connect.Int32Schema, fmt.Sprintf("f%d", i%20), connect.OptionalString)
+				var out connect.Record
+				out, _, err = c.Apply(valueRecord(s, structOf(s, "id", int32(i))))
+				if err == nil {
+					if id, _ := out.Value.(*connect.Struct).Get("id"); id != fmt.Sprint(i) {
+						err = fmt.Errorf("id %v, want %d", id, i)
+					}
+				}
+			}
+			done <- err
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -90,6 +90,7 @@ func TestTimestampConverterSchemaless(t *testing.T) {
 		{map[string]string{"target.type": "unix", "unix.precision": "nanoseconds"}, "2024-03-05", time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC).UnixNano()},
 		{map[string]string{"target.type": "Timestamp", "unix.precision": "seconds"}, ms / 1000, time.Date(2024, 3, 5, 14, 7, 9, 0, time.UTC)},
 		{map[string]string{"target.type": "Timestamp", "unix.precision": "nanoseconds"}, at.UnixNano() + 999, at},
+		{map[string]string{"target.type": "Timestamp", "unix.precision": "microseconds"}, at.UnixMicro() + 7, at},
 		{map[string]string{"target.type": "Date"}, ms, time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)},
 		{map[string]string{"target.type": "Time"}, ms, time.Date(1970, 1, 1, 14, 7, 9, 45e6, time.UTC)},
 		{map[string]string{"target.type": "Timestamp", "format": "yyyy-MM-dd"}, "2024-03-05", time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)},
