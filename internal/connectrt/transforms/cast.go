@@ -171,7 +171,10 @@ func (t *cast) applyWithSchema(r connect.Record, v any) (connect.Record, error) 
 		return r, err
 	}
 	out, err := newStruct(updated, func(f connect.Field) (any, error) {
-		orig, _ := st.Schema().Field(f.Name)
+		orig, err := fieldOf(st, f.Name)
+		if err != nil {
+			return nil, err
+		}
 		fv := fieldValue(st, orig, t.replaceNullWithDefault)
 		if typ, ok := t.casts[f.Name]; ok {
 			return castValue(orig.Schema, fv, typ)

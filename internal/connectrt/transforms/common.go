@@ -237,6 +237,17 @@ func fieldValue(st *connect.Struct, f connect.Field, withDefault bool) any {
 	return v
 }
 
+// fieldOf finds a struct's field by name: a record whose struct does not
+// have the fields its record schema names fails here, as Kafka's
+// Struct.get does, rather than reading another field.
+func fieldOf(st *connect.Struct, name string) (connect.Field, error) {
+	f, ok := st.Schema().Field(name)
+	if !ok {
+		return connect.Field{}, dataErrorf("%s is not a valid field name", name)
+	}
+	return f, nil
+}
+
 // newStruct fills a new struct of schema out, field by field, from get.
 func newStruct(out *connect.Schema, get func(f connect.Field) (any, error)) (*connect.Struct, error) {
 	st := connect.NewStructValue(out)

@@ -34,6 +34,9 @@ func FuzzChainConfig(f *testing.F) {
 		{Topic: "orders", Value: map[string]any{"a": int32(1), "b": map[string]any{"c": "x"}, "t": int64(5), "s": "2024"}, Key: "k", Timestamp: time.UnixMilli(1)},
 		{Topic: "o-x", ValueSchema: schema, Value: structOf(schema, "a", int32(2), "s", "x"), KeySchema: connect.StringSchema, Key: "k"},
 		{Topic: "", Value: nil},
+		// A struct whose schema is not the record's: transforms must
+		// fail on it, not read the wrong fields.
+		{Topic: "m", ValueSchema: build("other", "z", connect.OptionalInt64, "a", connect.OptionalString), Value: structOf(schema, "a", int32(3))},
 		{Topic: "t", Value: "plain", KeySchema: connect.Int64Schema, Key: int64(3), Headers: connect.Headers{{Key: "a"}}},
 	}
 	f.Fuzz(func(t *testing.T, text string) {

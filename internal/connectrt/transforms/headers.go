@@ -81,7 +81,10 @@ func (t *headerFrom) Apply(r connect.Record) (connect.Record, bool, error) {
 			return r, false, err
 		}
 		if out, err = newStruct(outSchema, func(f connect.Field) (any, error) {
-			orig, _ := st.Schema().Field(f.Name)
+			orig, err := fieldOf(st, f.Name)
+			if err != nil {
+				return nil, err
+			}
 			return fieldValue(st, orig, t.replaceNullWithDefault), nil
 		}); err != nil {
 			return r, false, err

@@ -85,3 +85,21 @@ func TestFlattenNullNestedStruct(t *testing.T) {
 	wantValue(t, get(t, out.Value, "n.a"), nil)
 	wantValue(t, get(t, out.Value, "b"), true)
 }
+
+// TestMismatchedStructSchema: a record schema that is not its struct's
+// schema is a data error for every transform that rebuilds the struct
+// from the record schema, never a read of the wrong field.
+func TestMismatchedStructSchema(t *testing.T) {
+	valueSchema := build("real", "a", connect.OptionalInt32)
+	claimed := build("claimed", "b", connect.OptionalInt32, "a", connect.OptionalInt32)
+	r := valueRecord(claimed, structOf(valueSchema, "a", int32(1)))
+	for alias, props := range map[string]map[string]string{
+		"Cast$Value":               {"spec": "b:string"},
+		"SetSchemaMetadata$Value":  {"schema.name": "x"},
+		"HeaderFrom$Value":         {"fields": "a", "headers": "h", "operation": "move"},
+		"TimestampConverter$Value": {"field": "b", "target.type": "unix"},
+	} {
+		_, _, err := newTransform(t, alias, props).Apply(r)
+		wantErr(t, err, "b is not a valid field name")
+	}
+}

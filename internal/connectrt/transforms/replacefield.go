@@ -151,7 +151,10 @@ func (t *replaceField) Apply(r connect.Record) (connect.Record, bool, error) {
 		return r, false, err
 	}
 	out, err := newStruct(schema, func(f connect.Field) (any, error) {
-		orig, _ := st.Schema().Field(t.original(f.Name))
+		orig, err := fieldOf(st, t.original(f.Name))
+		if err != nil {
+			return nil, err
+		}
 		return fieldValue(st, orig, t.replaceNullWithDefault), nil
 	})
 	if err != nil {

@@ -57,7 +57,10 @@ func (t *setSchemaMetadata) Apply(r connect.Record) (connect.Record, bool, error
 	}
 	if st, ok := v.(*connect.Struct); ok {
 		out, err := newStruct(&updated, func(f connect.Field) (any, error) {
-			orig, _ := st.Schema().Field(f.Name)
+			orig, err := fieldOf(st, f.Name)
+			if err != nil {
+				return nil, err
+			}
 			return fieldValue(st, orig, t.replaceNullWithDefault), nil
 		})
 		if err != nil {

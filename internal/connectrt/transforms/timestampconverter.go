@@ -165,7 +165,10 @@ func (t *timestampConverter) convertStruct(st *connect.Struct, out *connect.Sche
 		return nil, nil
 	}
 	return newStruct(out, func(f connect.Field) (any, error) {
-		orig, _ := st.Schema().Field(f.Name)
+		orig, err := fieldOf(st, f.Name)
+		if err != nil {
+			return nil, err
+		}
 		v := fieldValue(st, orig, t.replaceNullWithDefault)
 		if f.Name != t.field {
 			return v, nil

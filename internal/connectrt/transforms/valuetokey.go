@@ -53,7 +53,10 @@ func (t *valueToKey) Apply(r connect.Record) (connect.Record, bool, error) {
 		return r, false, err
 	}
 	key, err := newStruct(keySchema, func(f connect.Field) (any, error) {
-		vf, _ := st.Schema().Field(f.Name)
+		vf, err := fieldOf(st, f.Name)
+		if err != nil {
+			return nil, err
+		}
 		return fieldValue(st, vf, t.replaceNullWithDefault), nil
 	})
 	if err != nil {
