@@ -107,7 +107,7 @@ func TestChainErrors(t *testing.T) {
 		{"unknown type", base("transforms.a.type", "com.example.Nope"), "Invalid value com.example.Nope for configuration transforms.a.type: Class com.example.Nope could not be found."},
 		{"predicate class as a transform", base("transforms.a.type", "RecordIsTombstone"), "Class RecordIsTombstone could not be found."},
 		{"transform's own required key", base("transforms.a.field", "<unset>"), `Missing required configuration "transforms.a.field" which has no default value.`},
-		{"transform's own bad value", base("transforms.a.field.syntax.version", "V9"), "Invalid value V9 for configuration transforms.a.field.syntax.version: String must be one of: V1, V2"},
+		{"transform's own bad value", base("transforms.a.field.syntax.version", "V9"), "Invalid value V9 for configuration transforms.a.field.syntax.version: String must be one of (case insensitive): V1, V2"},
 		{"negate without predicate", base("transforms.a.negate", "true"), "Config 'transforms.a.negate' was provided but there is no config 'transforms.a.predicate' defining a predicate to be negated."},
 		{"bad negate", base("transforms.a.negate", "yes", "transforms.a.predicate", "p", "predicates", "p", "predicates.p.type", "RecordIsTombstone"), "Invalid value yes for configuration transforms.a.negate: Expected value to be either true or false"},
 		{"undefined predicate", base("transforms.a.predicate", "p"), "Invalid value p for configuration transforms.a.predicate: no predicate p is listed in predicates"},

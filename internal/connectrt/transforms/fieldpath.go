@@ -16,12 +16,26 @@ const fieldSyntaxVersionConfig = "field.syntax.version"
 
 var fieldSyntaxVersionKey = connect.ConfigKey{
 	Name: fieldSyntaxVersionConfig, Type: connect.TypeString, Default: "V1",
-	Validator:  connect.OneOf{Values: []string{"V1", "V2"}, CaseInsensitive: true},
+	Validator:  caseInsensitiveOneOf{"V1", "V2"},
 	Importance: connect.High,
 	Documentation: "Defines the version of the syntax to access fields. If set to `V1`, then the field paths are limited to access the elements at the root level of the struct or map. " +
 		"If set to `V2`, the syntax will support accessing nested elements. To access nested elements, dotted notation is used. " +
 		"If dots are already included in the field name, then backtick pairs can be used to wrap field names containing dots. " +
 		"E.g. to access the subfield `baz` from a field named \"foo.bar\" in a struct/map the following format can be used to access its elements: \"`foo.bar`.baz\".",
+}
+
+// caseInsensitiveOneOf is Kafka's CaseInsensitiveValidString, with its
+// message.
+type caseInsensitiveOneOf []string
+
+func (c caseInsensitiveOneOf) Validate(_ string, v any) error {
+	s, _ := v.(string)
+	for _, x := range c {
+		if strings.EqualFold(x, s) {
+			return nil
+		}
+	}
+	return fmt.Errorf("String must be one of (case insensitive): %s", strings.Join(c, ", "))
 }
 
 type fieldPath struct{ steps []string }

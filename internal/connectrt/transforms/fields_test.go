@@ -144,7 +144,7 @@ func TestExtractField(t *testing.T) {
 	_, err = configure("ExtractField$Value", map[string]string{"field": "`a.b", "field.syntax.version": "V2"})
 	wantErr(t, err, "Incomplete backtick pair in path: [`a.b], consider adding a backslash before backtick at position 0 to escape it")
 	_, err = configure("ExtractField$Value", map[string]string{"field": "a", "field.syntax.version": "V3"})
-	wantErr(t, err, "Invalid value V3 for configuration field.syntax.version: String must be one of: V1, V2")
+	wantErr(t, err, "Invalid value V3 for configuration field.syntax.version: String must be one of (case insensitive): V1, V2")
 }
 
 func TestFieldPathV2(t *testing.T) {
