@@ -25,6 +25,10 @@ func replaceFieldConfig() *connect.ConfigDef {
 			Documentation: "Fields to exclude. This takes precedence over the fields to include."}).
 		Define(connect.ConfigKey{Name: "include", Type: connect.TypeList, Default: []string{}, Importance: connect.Medium,
 			Documentation: "Fields to include. If specified, only these fields will be used."}).
+		Define(connect.ConfigKey{Name: "blacklist", Type: connect.TypeList, Default: nil, Importance: connect.Low,
+			Documentation: "Deprecated. Use exclude instead."}).
+		Define(connect.ConfigKey{Name: "whitelist", Type: connect.TypeList, Default: nil, Importance: connect.Low,
+			Documentation: "Deprecated. Use include instead."}).
 		Define(connect.ConfigKey{Name: "renames", Type: connect.TypeList, Default: []string{}, Importance: connect.Medium,
 			Validator: connect.ValidatorFunc(func(_ string, v any) error {
 				_, err := parseRenames(v.([]string))

@@ -11,7 +11,8 @@ import (
 // RegexRouter renames the topic when the whole topic matches regex, to
 // the replacement with $1-style groups (Java's Matcher.replaceFirst).
 type regexRouter struct {
-	regex       *regexp.Regexp
+	whole       *regexp.Regexp // the topic must match all of it (matches())
+	regex       *regexp.Regexp // then its first match is replaced (replaceFirst())
 	replacement *javaReplacement
 }
 
@@ -30,9 +31,10 @@ func (t *regexRouter) Configure(props map[string]string) error {
 	if err != nil {
 		return err
 	}
-	if t.regex, err = compileWhole(c.String("regex")); err != nil {
+	if t.whole, err = compileWhole(c.String("regex")); err != nil {
 		return fmt.Errorf("Invalid value %s for configuration regex: Invalid regex: %v", c.String("regex"), err)
 	}
+	t.regex = regexp.MustCompile(c.String("regex"))
 	// The replacement is checked now, where Java finds a bad group
 	// reference only on the first matching record.
 	if t.replacement, err = parseJavaReplacement(c.String("replacement"), t.regex); err != nil {
@@ -41,12 +43,15 @@ func (t *regexRouter) Configure(props map[string]string) error {
 	return nil
 }
 
+// Apply replaces the first match, as Kafka's replaceFirst after
+// matches(): with a lazy or alternating pattern the first match can be
+// shorter than the topic ("(a|ab)" on "ab" replaces only "a").
 func (t *regexRouter) Apply(r connect.Record) (connect.Record, bool, error) {
-	m := t.regex.FindStringSubmatchIndex(r.Topic)
-	if m == nil {
+	if !t.whole.MatchString(r.Topic) {
 		return r, true, nil
 	}
-	r.Topic = t.replacement.expand(r.Topic, m)
+	m := t.regex.FindStringSubmatchIndex(r.Topic)
+	r.Topic = r.Topic[:m[0]] + t.replacement.expand(r.Topic, m) + r.Topic[m[1]:]
 	return r, true, nil
 }
 
