@@ -3,6 +3,7 @@ package transforms
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/samsa-io/samsa/connect"
@@ -263,6 +264,9 @@ func newStage(props map[string]string, alias string) (stage, error) {
 	delete(own, predicateConfig)
 	delete(own, negateConfig)
 	delete(own, "type")
+	if err := refuseUnknown(s.transform.Config(), own, prefix, plugin.Class); err != nil {
+		return stage{}, err
+	}
 	if err := s.transform.Configure(own); err != nil {
 		return stage{}, fmt.Errorf("transforms.%s: %w", alias, err)
 	}
@@ -279,11 +283,40 @@ func newStage(props map[string]string, alias string) (stage, error) {
 	s.predicate = pplugin.New()
 	pprops := withPrefix(props, pprefix)
 	delete(pprops, "type")
+	if err := refuseUnknown(s.predicate.Config(), pprops, pprefix, pplugin.Class); err != nil {
+		s.transform.Close()
+		return stage{}, err
+	}
 	if err := s.predicate.Configure(pprops); err != nil {
 		s.transform.Close()
 		return stage{}, fmt.Errorf("predicates.%s: %w", predicateAlias, err)
 	}
 	return s, nil
+}
+
+// refuseUnknown fails on an option the transform or predicate does not
+// define: Kafka only logs such a key as unused, but a misspelt option
+// silently ignored is a transform that does not do what its config says.
+func refuseUnknown(def *connect.ConfigDef, props map[string]string, prefix, class string) error {
+	var unknown []string
+	for k := range props {
+		if _, ok := def.Key(k); !ok {
+			unknown = append(unknown, prefix+k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	var known []string
+	for _, k := range def.Keys() {
+		known = append(known, k.Name)
+	}
+	has := "it has no configs"
+	if len(known) > 0 {
+		has = "its configs: " + strings.Join(known, ", ")
+	}
+	return fmt.Errorf("%s: not a config of %s (%s)", strings.Join(unknown, ", "), class, has)
 }
 
 // Apply runs the record through each stage whose predicate allows it;

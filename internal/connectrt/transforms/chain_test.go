@@ -114,6 +114,8 @@ func TestChainErrors(t *testing.T) {
 		{"predicate without type", base("transforms.a.predicate", "p", "predicates", "p"), `Missing required configuration "predicates.p.type" which has no default value.`},
 		{"unknown predicate type", base("predicates", "p", "predicates.p.type", "Filter"), "Invalid value Filter for configuration predicates.p.type: Class Filter could not be found."},
 		{"predicate's own key", base("predicates", "p", "predicates.p.type", "TopicNameMatches"), `Missing required configuration "predicates.p.pattern" which has no default value.`},
+		{"misspelt option", base("transforms.a.feild", "y"), "transforms.a.feild: not a config of org.apache.kafka.connect.transforms.ExtractField$Value (its configs: field, replace.null.with.default, field.syntax.version)"},
+		{"misspelt predicate option", base("transforms.a.predicate", "p", "predicates", "p", "predicates.p.type", "RecordIsTombstone", "predicates.p.name", "x"), "predicates.p.name: not a config of org.apache.kafka.connect.transforms.predicates.RecordIsTombstone (it has no configs)"},
 		{"configure-time error", map[string]string{"transforms": "i", "transforms.i.type": "InsertField$Value"}, "transforms.i: No field insertion configured"},
 	}
 	for _, c := range cases {
