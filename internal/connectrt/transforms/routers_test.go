@@ -18,7 +18,7 @@ func TestRegexRouter(t *testing.T) {
 		{"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)", "$10$1", "abcdefghij", "ja"},
 		{"(.*)", "cost\\$$1", "x", "cost$x"},
 		{"(x)?y", "[$1]", "y", "[]"}, // an unmatched group is empty
-		{"(a|ab)", "X", "ab", "Xb"},   // replaceFirst replaces the first match, not the whole topic
+		{"(a|ab)", "X", "ab", "Xb"},  // replaceFirst replaces the first match, not the whole topic
 		{"(.*?)", "X", "abc", "Xabc"},
 	}
 	for _, c := range cases {
