@@ -87,9 +87,9 @@ func (e *avroEncoder) finish() ([]byte, error) {
 // Confluent's AvroData does, and remembering each struct's Avro name for
 // the union branches of its values.
 type avroSchemaBuilder struct {
-	named    map[string]bool
-	anon     int
-	names    []structName
+	named map[string]bool
+	anon  int
+	names []structName
 }
 
 type structName struct {

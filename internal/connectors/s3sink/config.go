@@ -67,18 +67,18 @@ const minPartSize = 5 * 1024 * 1024
 // implement. Setting one is refused rather than ignored, so nobody believes
 // their objects are encrypted, tagged or compressed when they are not.
 var unsupportedConfigs = map[string]string{
-	"s3.sse.customer.key":           "server-side encryption is not implemented",
-	"s3.sse.kms.key.id":             "server-side encryption is not implemented",
-	"s3.ssea.name":                  "server-side encryption is not implemented",
-	"s3.acl.canned":                 "canned ACLs are not implemented",
-	"s3.object.tagging":             "object tagging is not implemented",
-	"s3.compression.type":           "gzip of JSON and ByteArray files is not implemented",
-	"s3.credentials.provider.class": "only aws.access.key.id/aws.secret.access.key or the SDK's default chain are supported",
-	"s3.proxy.url":                  "HTTP proxies are not implemented",
-	"store.kafka.keys":              "writing keys to separate files is not implemented",
-	"store.kafka.headers":           "writing headers to separate files is not implemented",
-	"schema.compatibility":          "schema projection is not implemented: every schema change rotates files (NONE)",
-	"partitioner.max.open.files":    "a bound on open files is not implemented",
+	"s3.sse.customer.key":            "server-side encryption is not implemented",
+	"s3.sse.kms.key.id":              "server-side encryption is not implemented",
+	"s3.ssea.name":                   "server-side encryption is not implemented",
+	"s3.acl.canned":                  "canned ACLs are not implemented",
+	"s3.object.tagging":              "object tagging is not implemented",
+	"s3.compression.type":            "gzip of JSON and ByteArray files is not implemented",
+	"s3.credentials.provider.class":  "only aws.access.key.id/aws.secret.access.key or the SDK's default chain are supported",
+	"s3.proxy.url":                   "HTTP proxies are not implemented",
+	"store.kafka.keys":               "writing keys to separate files is not implemented",
+	"store.kafka.headers":            "writing headers to separate files is not implemented",
+	"schema.compatibility":           "schema projection is not implemented: every schema change rotates files (NONE)",
+	"partitioner.max.open.files":     "a bound on open files is not implemented",
 	"s3.schema.partition.affix.type": "schema-name path affixes are not implemented",
 }
 

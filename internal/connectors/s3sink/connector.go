@@ -27,7 +27,7 @@ type sinkConnector struct {
 	props map[string]string
 }
 
-func (c *sinkConnector) Version() string           { return Version }
+func (c *sinkConnector) Version() string            { return Version }
 func (c *sinkConnector) Config() *connect.ConfigDef { return configDef() }
 
 // Start checks the whole config (cross-checks included) before any task

@@ -127,17 +127,17 @@ func (f *fakeS3) keys() []string {
 // baseProps are a working config against the fake; overrides win.
 func (f *fakeS3) props(overrides ...string) map[string]string {
 	p := map[string]string{
-		"connector.class":       ConnectorClass,
-		"topics":                "orders",
-		cfgBucket:               testBucket,
-		cfgRegion:               "us-east-1",
-		cfgStoreURL:             f.url(),
-		cfgAccessKeyID:          "test-key",
-		cfgSecretAccessKey:      "test-secret",
-		cfgFormatClass:          formatJSON,
-		cfgFlushSize:            "3",
-		cfgPartRetries:          "0",
-		cfgRetryBackoffMs:       "1",
+		"connector.class":  ConnectorClass,
+		"topics":           "orders",
+		cfgBucket:          testBucket,
+		cfgRegion:          "us-east-1",
+		cfgStoreURL:        f.url(),
+		cfgAccessKeyID:     "test-key",
+		cfgSecretAccessKey: "test-secret",
+		cfgFormatClass:     formatJSON,
+		cfgFlushSize:       "3",
+		cfgPartRetries:     "0",
+		cfgRetryBackoffMs:  "1",
 	}
 	for i := 0; i+1 < len(overrides); i += 2 {
 		p[overrides[i]] = overrides[i+1]
@@ -155,11 +155,11 @@ type taskContext struct {
 	seeks map[connect.TopicPartition]int64
 }
 
-func (c *taskContext) Config() map[string]string                 { return c.props }
-func (c *taskContext) Assignment() []connect.TopicPartition       { return c.assignment }
-func (c *taskContext) Pause(...connect.TopicPartition)            {}
-func (c *taskContext) Resume(...connect.TopicPartition)           {}
-func (c *taskContext) RequestCommit()                             {}
+func (c *taskContext) Config() map[string]string                          { return c.props }
+func (c *taskContext) Assignment() []connect.TopicPartition               { return c.assignment }
+func (c *taskContext) Pause(...connect.TopicPartition)                    {}
+func (c *taskContext) Resume(...connect.TopicPartition)                   {}
+func (c *taskContext) RequestCommit()                                     {}
 func (c *taskContext) ErrantRecordReporter() connect.ErrantRecordReporter { return c.reporter }
 func (c *taskContext) Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -9,7 +9,7 @@ import (
 
 // jodaFormat is a Joda-Time DateTimeFormat pattern, the language of
 // Confluent's path.format: letters are fields (repeated for width), text in
-// single quotes is literal, '' is a quote. Names of months, days, eras and
+// single quotes is literal, ” is a quote. Names of months, days, eras and
 // AM/PM are English; another locale with such fields is refused rather than
 // written in the wrong language.
 type jodaFormat struct {
@@ -68,7 +68,7 @@ func parseJodaFormat(pattern, locale string) (*jodaFormat, error) {
 	return f, nil
 }
 
-// jodaQuoted reads quoted text starting at pattern[i] == '\''.
+// jodaQuoted reads quoted text starting at pattern[i] == '\”.
 func jodaQuoted(pattern string, i int) (int, string, error) {
 	if i+1 < len(pattern) && pattern[i+1] == '\'' {
 		return i + 2, "'", nil
