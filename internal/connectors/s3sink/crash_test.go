@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/samsa-io/samsa/connect"
+	"github.com/samsa-io/samsa/internal/clock"
 )
 
 // keyedRecs are records from..to-1 whose value {"k": a|b, "n": offset}
@@ -77,6 +78,9 @@ func TestCrashMidCommit(t *testing.T) {
 	if !connect.IsRetriable(err) {
 		t.Fatalf("put during the store failure: %v, want a retriable error", err)
 	}
+	if got := preCommit(t, task1)[tp0]; got != 8 {
+		t.Fatalf("committed offset with a commit half uploaded = %d, want 8", got)
+	}
 	orphan := "topics/orders/k=a/orders+0+0000000008.json"
 	if _, ok := s3.objects()[orphan]; !ok {
 		t.Fatalf("the first file of the cut commit was not uploaded: %v", s3.keys())
@@ -100,16 +104,22 @@ func TestCrashMidCommit(t *testing.T) {
 
 // TestCrashBeforeOffsetCommit: the files are in the bucket but the consumer
 // offset was never committed, so the runtime replays from further back.
-// The new task seeks past what the bucket has, and drops what is delivered
-// below it anyway (a runtime that had fetched before the seek).
+// Directories come from the wall clock (TimeBasedPartitioner, Wallclock),
+// which has moved on by the replay: Confluent's argument that a replay
+// rewrites the same objects does not hold here, so only the position
+// recovered from the bucket keeps records from being written twice. The new
+// task seeks past what the bucket has, and drops what is delivered below it
+// anyway (a runtime that had fetched before the seek).
 func TestCrashBeforeOffsetCommit(t *testing.T) {
 	s3 := newFakeS3(t)
-	props := s3.props(cfgFlushSize, "3")
-	task1, _ := startTask(t, props, nil, tp0)
+	props := s3.props(cfgFlushSize, "3", cfgPartitionerClass, partitionerHourly, cfgLocale, "en", cfgTimezone, "UTC")
+	clk := clock.NewManual(time.Date(2026, 5, 1, 10, 30, 0, 0, time.UTC))
+	task1, _ := startTask(t, props, clk, tp0)
 	put(t, task1, jsonRecs(tp0, 0, 7)) // files 0..2 and 3..5; 6 open
 	task1 = nil                        // dropped: no PreCommit, no Flush, no Stop
 
-	task2, ctx2 := startTask(t, props, nil, tp0)
+	clk.Advance(time.Hour)
+	task2, ctx2 := startTask(t, props, clk, tp0)
 	if seek, ok := ctx2.seek(tp0); !ok || seek != 6 {
 		t.Fatalf("seek = %d, %v; want 6", seek, ok)
 	}
@@ -119,9 +129,9 @@ func TestCrashBeforeOffsetCommit(t *testing.T) {
 	put(t, task2, jsonRecs(tp0, 0, 9)) // replayed from the consumer's offset, 0
 	checkEachOffsetOnce(t, s3.objects(), 9)
 	want := []string{
-		"topics/orders/partition=0/orders+0+0000000000.json",
-		"topics/orders/partition=0/orders+0+0000000003.json",
-		"topics/orders/partition=0/orders+0+0000000006.json",
+		"topics/orders/year=2026/month=05/day=01/hour=10/orders+0+0000000000.json",
+		"topics/orders/year=2026/month=05/day=01/hour=10/orders+0+0000000003.json",
+		"topics/orders/year=2026/month=05/day=01/hour=11/orders+0+0000000006.json",
 	}
 	if d := cmp.Diff(want, s3.keys()); d != "" {
 		t.Fatalf("keys (-want +got):\n%s", d)
@@ -136,7 +146,9 @@ func TestStoreFailureIsRetriable(t *testing.T) {
 	task, _ := startTask(t, s3.props(cfgFlushSize, "3"), nil, tp0)
 
 	s3.failWhen(func(r *http.Request) bool { return r.Method == http.MethodPut })
-	batch := jsonRecs(tp0, 0, 4)
+	// Two commits' worth: the redelivered batch must not start a second
+	// commit before the first one is in.
+	batch := jsonRecs(tp0, 0, 7)
 	if err := task.Put(t.Context(), batch); !connect.IsRetriable(err) {
 		t.Fatalf("put against a failing store: %v, want retriable", err)
 	}
@@ -150,17 +162,17 @@ func TestStoreFailureIsRetriable(t *testing.T) {
 	put(t, task, batch) // the runtime redelivers the batch
 
 	s3.stop()
-	batch2 := jsonRecs(tp0, 4, 7)
+	batch2 := jsonRecs(tp0, 7, 10)
 	if err := task.Put(t.Context(), batch2); !connect.IsRetriable(err) {
 		t.Fatalf("put against a closed store: %v, want retriable", err)
 	}
 	s3.restart()
 	put(t, task, batch2)
 
-	if d := cmp.Diff(map[connect.TopicPartition]int64{tp0: 6}, preCommit(t, task)); d != "" {
+	if d := cmp.Diff(map[connect.TopicPartition]int64{tp0: 9}, preCommit(t, task)); d != "" {
 		t.Fatalf("precommit: %s", d)
 	}
-	checkEachOffsetOnce(t, s3.objects(), 6)
+	checkEachOffsetOnce(t, s3.objects(), 9)
 }
 
 // TestMultipartUpload: a file of s3.part.size or more goes up in parts and
