@@ -189,6 +189,10 @@ func parseConfig(props map[string]string) (*config, error) {
 	if (c.accessKeyID == "") != (c.secretKey == "") {
 		return nil, fmt.Errorf("%s and %s must be set together", cfgAccessKeyID, cfgSecretAccessKey)
 	}
+	if c.byteArrayExt != "" && !strings.HasPrefix(c.byteArrayExt, ".") {
+		// Recovery finds files by <offset>.<ext>; another shape would hide them.
+		return nil, fmt.Errorf("Invalid value %s for configuration %s: must be empty or start with '.'", c.byteArrayExt, cfgByteArrayExt)
+	}
 	if err := c.checkFormat(); err != nil {
 		return nil, err
 	}

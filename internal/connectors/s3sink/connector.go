@@ -1,6 +1,7 @@
 package s3sink
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/samsa-io/samsa/connect"
@@ -54,6 +55,8 @@ func (c *sinkConnector) TaskConfigs(maxTasks int) ([]map[string]string, error) {
 	return out, nil
 }
 
+var configInMessage = regexp.MustCompile(`(?:for configuration|^configuration) ([^\s:]+)`)
+
 func (c *sinkConnector) Stop() error { return nil }
 
 func (c *sinkConnector) NewTask() connect.SinkTask { return newTask() }
@@ -68,11 +71,17 @@ func (c *sinkConnector) Validate(props map[string]string) []connect.ConfigValue 
 	if err == nil {
 		return nil
 	}
-	return []connect.ConfigValue{{Name: configNamed(err.Error(), props), Value: props[configNamed(err.Error(), props)], Errors: []string{err.Error()}, Visible: true}}
+	name := configNamed(err.Error())
+	return []connect.ConfigValue{{Name: name, Value: props[name], Errors: []string{err.Error()}, Visible: true}}
 }
 
-// configNamed is the longest config name the message mentions.
-func configNamed(msg string, props map[string]string) string {
+// configNamed is the config a message is about: the one Kafka's form
+// "... for configuration <name>: ..." names, else the longest config name
+// the message mentions.
+func configNamed(msg string) string {
+	if m := configInMessage.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
 	best := cfgFormatClass
 	names := []string{}
 	for _, k := range configDef().Keys() {

@@ -211,4 +211,10 @@ func TestMultipartUpload(t *testing.T) {
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("object is %d bytes, want the %d bytes written", len(got), want.Len())
 	}
+	// The commit metadata rides on multipart objects too: a new task
+	// recovers its position from this one.
+	_, ctx2 := startTask(t, s3.props(cfgFormatClass, formatByteArray, cfgFlushSize, "12"), nil, tp0)
+	if seek, ok := ctx2.seek(tp0); !ok || seek != 12 {
+		t.Fatalf("seek after a multipart commit = %d, %v; want 12", seek, ok)
+	}
 }

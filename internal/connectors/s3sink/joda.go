@@ -22,7 +22,7 @@ type jodaPart struct {
 	count   int
 }
 
-// jodaNumeric are the fields printed as numbers; the rest print text.
+// jodaLetters are the pattern letters Joda-Time knows.
 const jodaLetters = "GCYyxwedEDMdaKhHkmsSzZ"
 
 func parseJodaFormat(pattern, locale string) (*jodaFormat, error) {

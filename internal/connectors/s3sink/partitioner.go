@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	// Time zones by IANA name must work in a container without zoneinfo:
+	// path.format directories depend on them.
+	_ "time/tzdata"
 
 	"github.com/samsa-io/samsa/connect"
 )

@@ -1,6 +1,7 @@
 package s3sink
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,7 @@ func TestConfigRefusals(t *testing.T) {
 		"compression":          {[]string{"s3.compression.type", "gzip"}, "s3.compression.type"},
 		"key without secret":   {[]string{cfgSecretAccessKey, ""}, cfgSecretAccessKey},
 		"bad url":              {[]string{cfgStoreURL, "ftp://x"}, cfgStoreURL},
+		"bytearray ext":        {[]string{cfgFormatClass, formatByteArray, cfgByteArrayExt, "bin"}, cfgByteArrayExt},
 	} {
 		props := s3.props(tc.overrides...)
 		_, err := parseConfig(props)
@@ -174,6 +176,17 @@ func TestConfigRefusals(t *testing.T) {
 		conn := Plugins()[0].New().(*sinkConnector)
 		if err := conn.Start(nil, props); err == nil {
 			t.Errorf("%s: connector started", name)
+		}
+		// config/validate shows the error on the config it concerns, from
+		// the ConfigDef or from the connector's own checks.
+		var shown []string
+		for _, cv := range append(conn.Config().Validate(props), conn.Validate(props)...) {
+			if len(cv.Errors) > 0 {
+				shown = append(shown, cv.Name)
+			}
+		}
+		if !slices.Contains(shown, tc.want) {
+			t.Errorf("%s: config/validate shows errors on %v, want %s", name, shown, tc.want)
 		}
 	}
 }

@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/samsa-io/samsa/connect"
 	"github.com/samsa-io/samsa/internal/clock"
 )
+
+// recoveryTimeout bounds the bucket reads of one partition's recovery in
+// Open, which has no context of its own: a store that does not answer
+// fails the Open (retriable) instead of hanging the task.
+const recoveryTimeout = 2 * time.Minute
 
 // sinkTask is the S3 sink's task (Confluent's S3SinkTask). The runtime
 // commits a partition's consumer offset only as far as PreCommit says, and
@@ -57,7 +63,9 @@ func (t *sinkTask) Open(partitions []connect.TopicPartition) error {
 		if _, open := t.writers[tp]; open {
 			continue
 		}
-		w, next, err := t.openLocked(context.Background(), tp)
+		ctx, cancel := context.WithTimeout(context.Background(), recoveryTimeout)
+		w, next, err := t.openLocked(ctx, tp)
+		cancel()
 		if err != nil {
 			return err
 		}
