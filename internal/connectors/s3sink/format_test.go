@@ -2,6 +2,7 @@ package s3sink
 
 import (
 	"bytes"
+	"context"
 	"math/big"
 	"strings"
 	"testing"
@@ -237,5 +238,44 @@ func TestNullValues(t *testing.T) {
 	err := task2.Put(t.Context(), recs)
 	if err == nil || connect.IsRetriable(err) || !strings.Contains(err.Error(), "behavior.on.null.values") {
 		t.Fatalf("put with a null value and behavior.on.null.values=fail: %v", err)
+	}
+}
+
+type reporter struct{ offsets []int64 }
+
+func (r *reporter) Report(_ context.Context, rec connect.SinkRecord, err error) error {
+	r.offsets = append(r.offsets, rec.Offset())
+	return nil
+}
+
+// TestErrantRecords: a record the format cannot write goes to the errant
+// record reporter when the runtime has one (and the others are written);
+// without one it fails the task, not retriably.
+func TestErrantRecords(t *testing.T) {
+	s3 := newFakeS3(t)
+	props := s3.props(cfgFormatClass, formatAvro, cfgFlushSize, "2")
+	s := connect.NewStruct("V").Field("a", connect.Int32Schema).MustBuild()
+	recs := []connect.SinkRecord{
+		rec(tp0, 0, time.Now(), s, connect.NewStructValue(s).MustPut("a", int32(1))),
+		rec(tp0, 1, time.Now(), nil, map[string]any{"a": 2}), // schemaless: no Avro schema
+		rec(tp0, 2, time.Now(), s, connect.NewStructValue(s).MustPut("a", int32(3))),
+	}
+
+	task, ctx := startTask(t, props, nil)
+	rep := &reporter{}
+	ctx.reporter = rep
+	put(t, task, recs)
+	if d := cmp.Diff([]int64{1}, rep.offsets); d != "" {
+		t.Fatalf("reported offsets: %s", d)
+	}
+	if d := cmp.Diff([]string{"topics/orders/partition=0/orders+0+0000000000.avro"}, s3.keys()); d != "" {
+		t.Fatalf("keys: %s", d)
+	}
+
+	s3b := newFakeS3(t)
+	task2, _ := startTask(t, s3b.props(cfgFormatClass, formatAvro, cfgFlushSize, "2"), nil)
+	err := task2.Put(t.Context(), recs)
+	if err == nil || connect.IsRetriable(err) || !strings.Contains(err.Error(), "value schema") {
+		t.Fatalf("put of a schemaless record as Avro without a reporter: %v", err)
 	}
 }
