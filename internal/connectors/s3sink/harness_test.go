@@ -25,7 +25,7 @@ const testBucket = "sink-bucket"
 // fakeS3 is gofakes3 over an in-memory backend on a loopback port, behind
 // a handler that can fail requests (500) the test picks.
 type fakeS3 struct {
-	t       *testing.T
+	t       testing.TB
 	backend *s3mem.Backend
 	handler http.Handler
 	srv     *httptest.Server
@@ -37,7 +37,7 @@ type fakeS3 struct {
 	puts atomic.Int64
 }
 
-func newFakeS3(t *testing.T) *fakeS3 {
+func newFakeS3(t testing.TB) *fakeS3 {
 	t.Helper()
 	f := &fakeS3{t: t, backend: s3mem.New()}
 	if err := f.backend.CreateBucket(testBucket); err != nil {
@@ -184,7 +184,7 @@ func (c *taskContext) seek(tp connect.TopicPartition) (int64, bool) {
 
 // startTask makes a task through the plugin, as the runtime would, starts
 // it and opens the partitions.
-func startTask(t *testing.T, props map[string]string, clk clock.Clock, partitions ...connect.TopicPartition) (*sinkTask, *taskContext) {
+func startTask(t testing.TB, props map[string]string, clk clock.Clock, partitions ...connect.TopicPartition) (*sinkTask, *taskContext) {
 	t.Helper()
 	p := Plugins()[0]
 	conn := p.New().(connect.SinkConnector)
