@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/samsa-io/samsa/connect"
 	"github.com/samsa-io/samsa/internal/clock"
@@ -216,5 +218,34 @@ func TestMultipartUpload(t *testing.T) {
 	_, ctx2 := startTask(t, s3.props(cfgFormatClass, formatByteArray, cfgFlushSize, "12"), nil, tp0)
 	if seek, ok := ctx2.seek(tp0); !ok || seek != 12 {
 		t.Fatalf("seek after a multipart commit = %d, %v; want 12", seek, ok)
+	}
+}
+
+// TestRecoveryAbortsUnfinishedUploads: a task killed between the parts of
+// a multipart upload and its completion leaves an invisible upload; the
+// next task's recovery aborts it.
+func TestRecoveryAbortsUnfinishedUploads(t *testing.T) {
+	s3 := newFakeS3(t)
+	props := s3.props()
+	task1, _ := startTask(t, props, nil, tp0)
+	key := "topics/orders/partition=0/orders+0+0000000000.json"
+	other := "topics/orders/partition=1/orders+1+0000000000.json"
+	for _, k := range []string{key, other} {
+		if _, err := task1.store.client.CreateMultipartUpload(t.Context(), &awss3.CreateMultipartUploadInput{Bucket: aws.String(testBucket), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startTask(t, props, nil, tp0)
+	out, err := task1.store.client.ListMultipartUploads(t.Context(), &awss3.ListMultipartUploadsInput{Bucket: aws.String(testBucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, u := range out.Uploads {
+		left = append(left, aws.ToString(u.Key))
+	}
+	// Partition 1's upload is another task's business.
+	if d := cmp.Diff([]string{other}, left); d != "" {
+		t.Fatalf("uploads left (-want +got):\n%s", d)
 	}
 }
