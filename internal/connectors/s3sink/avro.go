@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/hamba/avro/v2/ocf"
 	"github.com/samsa-io/samsa/connect"
 )
@@ -39,6 +40,7 @@ func sortedNames[V any](m map[string]V) []string {
 type avroEncoder struct {
 	buf    bytes.Buffer
 	enc    *ocf.Encoder
+	avro   avro.Schema
 	schema *connect.Schema
 	conv   *avroSchemaBuilder
 }
@@ -56,21 +58,31 @@ func newAvroEncoder(s *connect.Schema, codec string) (fileEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &avroEncoder{schema: s, conv: b}
-	e.enc, err = ocf.NewEncoder(string(text), &e.buf, ocf.WithCodec(avroCodecs[codec]))
+	parsed, err := avro.Parse(string(text))
 	if err != nil {
 		return nil, fmt.Errorf("%w: Avro schema %s: %w", errRecord, text, err)
+	}
+	e := &avroEncoder{schema: s, conv: b, avro: parsed}
+	e.enc, err = ocf.NewEncoderWithSchema(parsed, &e.buf, ocf.WithCodec(avroCodecs[codec]))
+	if err != nil {
+		return nil, fmt.Errorf("s3sink: Avro container: %w", err)
 	}
 	return e, nil
 }
 
+// write encodes the record on its own first, so a value that fails half
+// way leaves nothing of itself in the file.
 func (e *avroEncoder) write(r *connect.SinkRecord) error {
 	v, err := avroValue(e.schema, r.Value, e.conv)
+	var encoded []byte
 	if err == nil {
-		err = e.enc.Encode(v)
+		encoded, err = avro.Marshal(e.avro, v)
 	}
 	if err != nil {
 		return fmt.Errorf("%w at offset %d: %w", errRecord, r.Offset(), err)
+	}
+	if _, err := e.enc.Write(encoded); err != nil {
+		return fmt.Errorf("s3sink: Avro block: %w", err)
 	}
 	return nil
 }

@@ -257,25 +257,46 @@ func TestErrantRecords(t *testing.T) {
 	s := connect.NewStruct("V").Field("a", connect.Int32Schema).MustBuild()
 	recs := []connect.SinkRecord{
 		rec(tp0, 0, time.Now(), s, connect.NewStructValue(s).MustPut("a", int32(1))),
-		rec(tp0, 1, time.Now(), nil, map[string]any{"a": 2}), // schemaless: no Avro schema
+		rec(tp0, 1, time.Now(), s, connect.NewStructValue(s)), // required field a unset
 		rec(tp0, 2, time.Now(), s, connect.NewStructValue(s).MustPut("a", int32(3))),
+		// Schemaless: no Avro schema. Its schema differs, so the open file
+		// is committed before it is tried (flush.size is not reached).
+		rec(tp0, 3, time.Now(), nil, map[string]any{"a": 2}),
 	}
 
+	props[cfgFlushSize] = "3"
 	task, ctx := startTask(t, props, nil)
 	rep := &reporter{}
 	ctx.reporter = rep
 	put(t, task, recs)
-	if d := cmp.Diff([]int64{1}, rep.offsets); d != "" {
+	if d := cmp.Diff([]int64{1, 3}, rep.offsets); d != "" {
 		t.Fatalf("reported offsets: %s", d)
 	}
-	if d := cmp.Diff([]string{"topics/orders/partition=0/orders+0+0000000000.avro"}, s3.keys()); d != "" {
+	key := "topics/orders/partition=0/orders+0+0000000000.avro"
+	if d := cmp.Diff([]string{key}, s3.keys()); d != "" {
 		t.Fatalf("keys: %s", d)
+	}
+	// The file holds the two good records and nothing of the bad ones.
+	dec, err := ocf.NewDecoder(bytes.NewReader(s3.objects()[key]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for dec.HasNext() {
+		var v map[string]any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v["a"])
+	}
+	if d := cmp.Diff([]any{1, 3}, got); d != "" || dec.Error() != nil {
+		t.Fatalf("records in the file: %s %v", d, dec.Error())
 	}
 
 	s3b := newFakeS3(t)
 	task2, _ := startTask(t, s3b.props(cfgFormatClass, formatAvro, cfgFlushSize, "2"), nil)
-	err := task2.Put(t.Context(), recs)
-	if err == nil || connect.IsRetriable(err) || !strings.Contains(err.Error(), "value schema") {
-		t.Fatalf("put of a schemaless record as Avro without a reporter: %v", err)
+	err = task2.Put(t.Context(), recs)
+	if err == nil || connect.IsRetriable(err) || !strings.Contains(err.Error(), "offset 1: field a: null value for a required") {
+		t.Fatalf("put of a bad record without a reporter: %v", err)
 	}
 }

@@ -38,6 +38,7 @@ func parquetCodecNames() []string { return sortedNames(parquetCodecs) }
 type parquetEncoder struct {
 	buf    bytes.Buffer
 	w      *parquet.Writer
+	pq     *parquet.Schema
 	schema *connect.Schema
 }
 
@@ -53,8 +54,8 @@ func newParquetEncoder(s *connect.Schema, codec string) (fileEncoder, error) {
 	if name == "" {
 		name = "ConnectDefault"
 	}
-	e := &parquetEncoder{schema: s}
-	e.w = parquet.NewWriter(&e.buf, parquet.NewSchema(name, group), parquet.Compression(parquetCodecs[codec].codec))
+	e := &parquetEncoder{schema: s, pq: parquet.NewSchema(name, group)}
+	e.w = parquet.NewWriter(&e.buf, e.pq, parquet.Compression(parquetCodecs[codec].codec))
 	return e, nil
 }
 
@@ -63,14 +64,30 @@ func (e *parquetEncoder) write(r *connect.SinkRecord) error {
 	if !ok {
 		return fmt.Errorf("%w at offset %d: ParquetFormat needs a struct value, got %T", errRecord, r.Offset(), r.Value)
 	}
-	row, err := parquetStruct(e.schema, st)
+	values, err := parquetStruct(e.schema, st)
+	var row parquet.Row
 	if err == nil {
-		err = e.w.Write(row)
+		row, err = e.deconstruct(values)
 	}
 	if err != nil {
 		return fmt.Errorf("%w at offset %d: %w", errRecord, r.Offset(), err)
 	}
+	if _, err := e.w.WriteRows([]parquet.Row{row}); err != nil {
+		return fmt.Errorf("s3sink: Parquet row: %w", err)
+	}
 	return nil
+}
+
+// deconstruct turns the values into a row before the writer sees them, so
+// a value parquet-go cannot take (it panics on some) is the record's error
+// and leaves the file as it was.
+func (e *parquetEncoder) deconstruct(values map[string]any) (row parquet.Row, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("parquet: %v", p)
+		}
+	}()
+	return e.pq.Deconstruct(nil, values), nil
 }
 
 func (e *parquetEncoder) finish() ([]byte, error) {
