@@ -48,6 +48,13 @@ type Herder interface {
 	Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo, error)
 	PluginConfig(ctx context.Context, plugin string) ([]ConfigKeyInfo, error)
 	ValidateConfig(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error)
+
+	// HealthCheck returns once the herder's own loop has answered a no-op
+	// request (KIP-1017's GET /health), or ctx's error when it did not in
+	// time; Ready says whether the herder has finished starting, which
+	// tells a worker still starting (503) from a stuck one (500).
+	HealthCheck(ctx context.Context) error
+	Ready() bool
 }
 
 // TargetState is what a connector is asked to be (KIP-875, KIP-980).
