@@ -417,8 +417,11 @@ func (h *memHerder) ResetActiveTopics(_ context.Context, name string) error {
 	return nil
 }
 
-func (h *memHerder) Plugins(context.Context, bool) ([]api.PluginInfo, error) {
-	return slices.Clone(memPlugins), nil
+func (h *memHerder) Plugins(_ context.Context, connectorsOnly bool) ([]api.PluginInfo, error) {
+	if connectorsOnly {
+		return slices.Clone(memPlugins), nil
+	}
+	return append(slices.Clone(memPlugins), api.PluginInfo{Class: "org.apache.kafka.connect.transforms.Filter", Type: "transformation", Version: "4.3.0"}), nil
 }
 
 func (h *memHerder) PluginConfig(_ context.Context, plugin string) ([]api.ConfigKeyInfo, error) {

@@ -195,3 +195,16 @@ func (c *clusterHerder) SetClusterLoggerLevel(_ context.Context, namespace, leve
 	c.set <- namespace + "=" + level
 	return nil
 }
+
+// TestConnectorsOnly: connectorsOnly is true unless given, read as
+// Jersey's Boolean.valueOf.
+func TestConnectorsOnly(t *testing.T) {
+	srv := newTestServer(t, newMemHerder("w"))
+	for query, want := range map[string]int{"": 2, "?connectorsOnly=false": 3, "?connectorsOnly=FALSE": 3, "?connectorsOnly=no": 3, "?connectorsOnly=True": 2} {
+		status, body := do(t, "GET", srv.URL+"/connector-plugins"+query, "")
+		var plugins []api.PluginInfo
+		if err := json.Unmarshal([]byte(body), &plugins); err != nil || status != http.StatusOK || len(plugins) != want {
+			t.Errorf("%q: %d %s; want %d plugins", query, status, body, want)
+		}
+	}
+}
