@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/samsa-io/samsa/internal/devcluster"
 	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/task"
@@ -50,12 +53,17 @@ var (
 	clusterIDRE     = regexp.MustCompile(`cluster_id=([A-Za-z0-9_-]+)`)
 )
 
-// startBroker starts a single-node Samsa broker.
+// startBroker starts a single-node Samsa broker, or with
+// CONNECTDIFF_BOOTSTRAP set (test/compat/connect/run.sh: the compatibility
+// suite's broker or cluster) uses that one.
 func startBroker(t *testing.T) broker {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if addr := os.Getenv("CONNECTDIFF_BOOTSTRAP"); addr != "" {
+		return broker{bin: bin, addr: addr, clusterID: clusterID(t, addr)}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -78,6 +86,22 @@ func startBroker(t *testing.T) broker {
 		t.Fatalf("no PLAINTEXT listener or cluster ID in %q", found[0][0])
 	}
 	return broker{bin: bin, addr: m[1], clusterID: id[1]}
+}
+
+// clusterID asks the cluster for its ID, as a client does.
+func clusterID(t *testing.T, addr string) string {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatalf("the cluster's ID: %v", err)
+	}
+	return md.Cluster
 }
 
 // workerDir makes the worker's directory and the source connectors'
