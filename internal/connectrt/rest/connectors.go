@@ -311,11 +311,15 @@ func checkAndPutName(name string, config map[string]string) error {
 // location is the Location of a created connector, absolute as Jersey
 // builds it from the request's base URI.
 func location(r *http.Request, name string) string {
-	scheme := "http"
+	return baseURL(r) + "/connectors/" + url.PathEscape(name)
+}
+
+// baseURL is this worker as the client reached it.
+func baseURL(r *http.Request) string {
 	if r.TLS != nil {
-		scheme = "https"
+		return "https://" + r.Host
 	}
-	return scheme + "://" + r.Host + "/connectors/" + url.PathEscape(name)
+	return "http://" + r.Host
 }
 
 func isNotFound(err error) bool {

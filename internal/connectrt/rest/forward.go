@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/samsa-io/samsa/internal/connectrt/api"
@@ -57,14 +56,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, nl
 		return
 	}
 	defer resp.Body.Close()
-	relay(w, resp)
+	relay(w, r, resp, strings.TrimRight(nl.LeaderURL, "/"))
 }
 
 // send makes the forwarded request under the request timeout.
 func (s *Server) send(r *http.Request, target string, body []byte) (*http.Response, error) {
-	if _, err := url.Parse(target); err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	req, err := http.NewRequestWithContext(ctx, r.Method, target, bytes.NewReader(body))
 	if err != nil {
@@ -86,12 +82,16 @@ func (s *Server) send(r *http.Request, target string, body []byte) (*http.Respon
 	return resp, nil
 }
 
-// relay answers the leader's status and body as they are: Kafka rebuilds
-// the same answer from them (the entity, or the leader's error_code and
-// message).
-func relay(w http.ResponseWriter, resp *http.Response) {
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		w.Header().Set("Content-Type", ct)
+// relay answers the leader's status, body and Content-Type as they are:
+// Kafka rebuilds the same answer from them (the entity, or the leader's
+// error_code and message). A created connector's Location names this
+// worker, as Kafka's (built from this request's base URI).
+func relay(w http.ResponseWriter, r *http.Request, resp *http.Response, leaderURL string) {
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		w.Header().Set("Content-Type", v)
+	}
+	if v := resp.Header.Get("Location"); strings.HasPrefix(v, leaderURL+"/") {
+		w.Header().Set("Location", baseURL(r)+strings.TrimPrefix(v, leaderURL))
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body) // the client may be gone; nothing to do about it

@@ -101,9 +101,18 @@ func TestForwardToLeader(t *testing.T) {
 	leader := startWorker(t, "")
 	follower := startWorker(t, leader.url)
 
-	status, body := do(t, "POST", follower.url+"/connectors", fileSource, "Authorization", "Basic dTpw")
-	if status != http.StatusCreated || !strings.Contains(body, `"name":"my conn"`) {
-		t.Fatalf("create through the follower: %d %s", status, body)
+	req, _ := http.NewRequest("POST", follower.url+"/connectors", strings.NewReader(fileSource))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Basic dTpw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(string(b), `"name":"my conn"`) ||
+		resp.Header.Get("Location") != follower.url+"/connectors/my%20conn" {
+		t.Fatalf("create through the follower: %d %s, Location %q", resp.StatusCode, b, resp.Header.Get("Location"))
 	}
 	got := leader.seen.last(t)
 	if got.Method != "POST" || got.URL.Path != "/connectors" || got.URL.Query().Get("forward") != "true" {
@@ -119,6 +128,8 @@ func TestForwardToLeader(t *testing.T) {
 		t.Errorf("the follower's herder took writes: %v", calls)
 	}
 
+	var status int
+	var body string
 	// The leader's statuses: 409, 200 for a replaced config (201 for a
 	// new one was the create), 202 with a restart's status.
 	if status, body := do(t, "POST", follower.url+"/connectors", fileSource); status != http.StatusConflict ||

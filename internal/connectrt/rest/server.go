@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,10 +162,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 // in Kafka (no exception mapper turns them into 400), and so are they
 // here, with our own words for what was wrong.
 func decodeBody(body []byte, v any, strict bool) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return &api.Error{Status: http.StatusInternalServerError, Message: "The request body is empty; a JSON value is required"}
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if strict {
 		dec.DisallowUnknownFields()
