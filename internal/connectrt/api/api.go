@@ -16,7 +16,8 @@ type Herder interface {
 	ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error)
 	ConnectorConfig(ctx context.Context, name string) (map[string]string, error)
 	// PutConnectorConfig creates (allowReplace false: 409 when it exists) or
-	// creates-or-replaces the connector; created says which happened.
+	// creates-or-replaces the connector; created says which happened. An
+	// initial of "" is Kafka's default, RUNNING (PUT .../config gives none).
 	PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initial TargetState) (info ConnectorInfo, created bool, err error)
 	// PatchConnectorConfig merges patch into the config; a nil value removes
 	// the key (KIP-477).
@@ -47,6 +48,8 @@ type Herder interface {
 
 	Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo, error)
 	PluginConfig(ctx context.Context, plugin string) ([]ConfigKeyInfo, error)
+	// ValidateConfig validates config's connector.class, as Kafka's herder
+	// does; plugin is the path's name, already checked against it.
 	ValidateConfig(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error)
 
 	// HealthCheck returns once the herder's own loop has answered a no-op
