@@ -105,12 +105,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func withKafkaRouting(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
-			r2 := *r
-			u := *r.URL
-			u.Path = strings.TrimSuffix(p, "/")
-			u.RawPath = strings.TrimSuffix(u.RawPath, "/")
-			r2.URL = &u
-			r = &r2
+			r = r.Clone(r.Context())
+			r.URL.Path = strings.TrimSuffix(p, "/")
+			r.URL.RawPath = strings.TrimSuffix(r.URL.RawPath, "/")
 		}
 		if code, unrouted := httpauth.Unrouted(mux, w, r); unrouted {
 			writeError(w, &api.Error{Status: code, Message: jerseyMessage(code)})
