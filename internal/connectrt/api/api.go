@@ -16,7 +16,8 @@ type Herder interface {
 	ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error)
 	ConnectorConfig(ctx context.Context, name string) (map[string]string, error)
 	// PutConnectorConfig creates (allowReplace false: 409 when it exists) or
-	// creates-or-replaces the connector; created says which happened.
+	// creates-or-replaces the connector; created says which happened. An
+	// initial of "" is Kafka's default, RUNNING (PUT .../config gives none).
 	PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initial TargetState) (info ConnectorInfo, created bool, err error)
 	// PatchConnectorConfig merges patch into the config; a nil value removes
 	// the key (KIP-477).
@@ -47,7 +48,16 @@ type Herder interface {
 
 	Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo, error)
 	PluginConfig(ctx context.Context, plugin string) ([]ConfigKeyInfo, error)
+	// ValidateConfig validates config's connector.class, as Kafka's herder
+	// does; plugin is the path's name, already checked against it.
 	ValidateConfig(ctx context.Context, plugin string, config map[string]string) (ConfigInfos, error)
+
+	// HealthCheck returns once the herder's own loop has answered a no-op
+	// request (KIP-1017's GET /health), or ctx's error when it did not in
+	// time; Ready says whether the herder has finished starting, which
+	// tells a worker still starting (503) from a stuck one (500).
+	HealthCheck(ctx context.Context) error
+	Ready() bool
 }
 
 // TargetState is what a connector is asked to be (KIP-875, KIP-980).
