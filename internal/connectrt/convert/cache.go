@@ -28,7 +28,13 @@ func newLRU[K comparable, V any](size int) *lru[K, V] {
 	return c
 }
 
+// get and put on a nil cache (a converter used before Configure) cache
+// nothing.
 func (c *lru[K, V]) get(k K) (V, bool) {
+	if c == nil {
+		var zero V
+		return zero, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.mu.items[k]
@@ -41,7 +47,7 @@ func (c *lru[K, V]) get(k K) (V, bool) {
 }
 
 func (c *lru[K, V]) put(k K, v V) {
-	if c.size <= 0 {
+	if c == nil || c.size <= 0 {
 		return
 	}
 	c.mu.Lock()

@@ -203,3 +203,52 @@ func parseBigDecimal(text string) (*big.Int, int, bool) {
 	}
 	return u, len(frac) - exp, true
 }
+
+// stripLeadingZeros rewrites numbers with leading zeros (0012, -007.5),
+// which Kafka's JsonDeserializer accepts (ALLOW_LEADING_ZEROS_FOR_NUMBERS)
+// and Go's decoder does not, to their plain form; strings are left alone.
+// It reports whether it changed anything.
+func stripLeadingZeros(data []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(data))
+	inString, escaped, changed := false, false, false
+	prev := byte(0) // the last byte outside white space
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			inString = escaped || c != '"'
+			escaped = !escaped && c == '\\'
+		case c == '"':
+			inString = true
+		case (c == '-' || c == '0') && (prev == 0 || prev == '[' || prev == ',' || prev == ':'):
+			start := i
+			if c == '-' {
+				out = append(out, c)
+				i++
+			}
+			zeros := i
+			for i < len(data) && data[i] == '0' {
+				i++
+			}
+			if i-zeros > 1 || (i-zeros == 1 && i < len(data) && data[i] >= '0' && data[i] <= '9') {
+				changed = true
+			}
+			if i == zeros || i >= len(data) || data[i] < '0' || data[i] > '9' {
+				if i > zeros {
+					out = append(out, '0') // keep one zero before a point or the end
+				}
+			}
+			i--
+			if i < start {
+				i = start
+			}
+			prev = '0'
+			continue
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			prev = c
+		}
+		out = append(out, c)
+	}
+	return out, changed
+}

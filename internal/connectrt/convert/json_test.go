@@ -183,6 +183,8 @@ func TestJSONReadsKafkaText(t *testing.T) {
 		{`{"schema":{"type":"boolean","optional":false,"name":"bool","version":2,"doc":"d","parameters":{"foo":"bar"}},"payload":true}`,
 			&connect.Schema{Type: connect.Boolean, Name: "bool", Version: v32(2), Doc: "d", Parameters: map[string]string{"foo": "bar"}}, true},
 		{`{"schema":{"type":"int32"},"payload":1.0E2}`, connect.Int32Schema, int32(100)},
+		{`{"schema":{"type":"int32"},"payload":000012345}`, connect.Int32Schema, int32(12345)}, // Kafka allows leading zeros
+		{`{"schema":{"type":"array","items":{"type":"double"}},"payload":[-007.5,0,00,0.25]}`, nil, nil},
 		{`{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}},"payload":1.5}`,
 			&connect.Schema{Type: connect.Bytes, Name: connect.DecimalName, Parameters: map[string]string{"scale": "2"}}, connect.Decimal{Unscaled: big.NewInt(15), Scale: 1}},
 		{`{"schema":{"type":"struct","fields":[{"field":"a","type":"string","optional":true},{"field":"b","type":"string"}]},"payload":{"b":"x","extra":1}}`, nil, nil},
@@ -191,6 +193,12 @@ func TestJSONReadsKafkaText(t *testing.T) {
 		s, v, err := c.ToConnectData("t", nil, []byte(tc.in))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if arr, ok := v.([]any); ok {
+			if len(arr) != 4 || arr[0] != -7.5 || arr[1] != 0.0 || arr[2] != 0.0 || arr[3] != 0.25 {
+				t.Fatalf("%s: %v", tc.in, arr)
+			}
+			continue
 		}
 		if tc.schema == nil {
 			st := v.(*connect.Struct)
@@ -358,5 +366,18 @@ func TestTwosComplement(t *testing.T) {
 	}
 	if b := twosComplement(big.NewInt(-1234)); string(b) != "\xfb\x2e" {
 		t.Errorf("-1234 = %x, want fb2e", b)
+	}
+}
+
+func TestStripLeadingZeros(t *testing.T) {
+	for in, want := range map[string]string{
+		`[0012,-007.5,0,00,-0,100,1e05]`: `[12,-7.5,0,0,-0,100,1e05]`,
+		`{"a":"0012","b":007}`:           `{"a":"0012","b":7}`,
+		`{"a\"0":"x","b":[00.5]}`:        `{"a\"0":"x","b":[0.5]}`,
+	} {
+		got, _ := stripLeadingZeros([]byte(in))
+		if string(got) != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
 	}
 }

@@ -29,6 +29,11 @@ func (c *JSONConverter) ToConnectData(_ string, _ connect.Headers, data []byte) 
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, nil, nil
 	}
+	if !json.Valid(data) {
+		if fixed, changed := stripLeadingZeros(data); changed {
+			data = fixed
+		}
+	}
 	if !c.schemasEnable {
 		node, err := parseJSON(data)
 		if err != nil {

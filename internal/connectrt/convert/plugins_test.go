@@ -94,3 +94,19 @@ func TestPlugins(t *testing.T) {
 		}
 	}
 }
+
+// TestUnconfigured: a converter used before Configure errs or works
+// without caches; it does not panic.
+func TestUnconfigured(t *testing.T) {
+	for _, p := range Plugins() {
+		if p.Type == connect.PluginConverter {
+			c, _ := New(p.Class)
+			_, _ = c.FromConnectData("t", nil, connect.Int32Schema, int32(1))
+			_, _, _ = c.ToConnectData("t", nil, []byte("1"))
+		} else {
+			h, _ := NewHeader(p.Class)
+			_, _ = h.FromConnectHeader("t", "k", connect.Int32Schema, int32(1))
+			_, _, _ = h.ToConnectHeader("t", "k", []byte("1"))
+		}
+	}
+}

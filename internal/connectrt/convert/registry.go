@@ -207,6 +207,9 @@ func (c *RegistryConverter) FromConnectData(topic string, _ connect.Headers, sch
 	if value == nil {
 		return nil, nil
 	}
+	if c.serde == nil {
+		return nil, errNotConfigured(c.format.class())
+	}
 	if schema == nil {
 		return nil, dataErrorf("%s needs a schema: schemaless values are not supported (use JsonConverter with schemas.enable=false)", c.format.class())
 	}
@@ -251,6 +254,9 @@ func (c *RegistryConverter) ToConnectData(topic string, _ connect.Headers, data 
 	if len(data) == 0 {
 		return nil, nil, nil
 	}
+	if c.serde == nil {
+		return nil, nil, errNotConfigured(c.format.class())
+	}
 	ctx, cancel := c.context()
 	defer cancel()
 	s, v, err := c.format.decode(ctx, c.serde, data)
@@ -270,4 +276,8 @@ type decodedCache[V any] struct{ *lru[int, V] }
 
 func newDecodedCache[V any]() decodedCache[V] {
 	return decodedCache[V]{newLRU[int, V](registryCacheSize)}
+}
+
+func errNotConfigured(class string) error {
+	return fmt.Errorf("%w: %s is used before Configure", ErrConfig, class)
 }
