@@ -414,14 +414,7 @@ func avroUnionValue(u *avro.UnionSchema, cs *connect.Schema, v any) (any, error)
 		}
 		return nil, nil
 	}
-	var branch avro.Schema
-	for _, t := range u.Types() {
-		if t.Type() != avro.Null && (branch == nil || avroTakes(deref(t), v)) {
-			if branch == nil || !avroTakes(deref(branch), v) {
-				branch = t
-			}
-		}
-	}
+	branch := avroBranchFor(u, v)
 	if branch == nil {
 		return nil, dataErrorf("no branch of union %s takes a %T", u, v)
 	}
@@ -430,6 +423,25 @@ func avroUnionValue(u *avro.UnionSchema, cs *connect.Schema, v any) (any, error)
 		return nil, err
 	}
 	return obj{{avroBranchName(branch), inner}}, nil
+}
+
+// avroBranchFor is the first non-null branch whose type takes v, or the
+// only non-null branch.
+func avroBranchFor(u *avro.UnionSchema, v any) avro.Schema {
+	var nonNull []avro.Schema
+	for _, t := range u.Types() {
+		if t.Type() == avro.Null {
+			continue
+		}
+		if avroTakes(deref(t), v) {
+			return t
+		}
+		nonNull = append(nonNull, t)
+	}
+	if len(nonNull) == 1 {
+		return nonNull[0]
+	}
+	return nil
 }
 
 func avroTakes(hs avro.Schema, v any) bool {
