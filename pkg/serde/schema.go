@@ -69,6 +69,15 @@ func newSchema(typ schema.Type, text string, refs []sr.SchemaReference, parsed s
 	return s, nil
 }
 
+// AvroSchema is an Avro schema as hamba/avro parsed it (its references
+// resolved); nil for the other formats. Callers that map values to and
+// from another model (Kafka Connect's converters) walk it.
+func (s *Schema) AvroSchema() avro.Schema { return s.avro }
+
+// FileDescriptor is a Protobuf schema's parsed file (its imports
+// resolved); nil for the other formats.
+func (s *Schema) FileDescriptor() protoreflect.FileDescriptor { return s.file }
+
 // recordName is what RecordNameStrategy names the subject after.
 func (s *Schema) recordName(msg messageDescriptor) string {
 	switch s.Type {
