@@ -1,0 +1,93 @@
+package pgcdc
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/connect"
+)
+
+// pollThroughFailure polls until want records came, counting the
+// retriable errors on the way; any other error fails the test.
+func pollThroughFailure(t *testing.T, task *Task, want int) ([]connect.SourceRecord, int) {
+	t.Helper()
+	var out []connect.SourceRecord
+	retriable := 0
+	for deadline := time.Now().Add(60 * time.Second); len(out) < want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d records (%d retriable errors), want %d: %s", len(out), retriable, want, describe(out))
+		}
+		recs, err := task.Poll(context.Background())
+		if err != nil {
+			if !connect.IsRetriable(err) {
+				t.Fatalf("poll: %v is not retriable", err)
+			}
+			retriable++
+			continue
+		}
+		out = append(out, recs...)
+	}
+	return out, retriable
+}
+
+// Losing the connections (the server ends them, or a backend crashes and
+// PostgreSQL restarts everything) makes Poll return retriable errors until
+// the server is back; the task then continues after the last record it
+// returned, losing and repeating nothing.
+func TestConnectionLossIsRetriableAndRecovers(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
+	f.exec(t, `INSERT INTO t VALUES (1)`)
+	task := f.start(t, f.props())
+	f.rt.commit(t, task, poll(t, task, 1))
+	f.exec(t, `INSERT INTO t VALUES (2)`)
+	recs := poll(t, task, 1) // returned, not committed: must not come again
+
+	f.exec(t, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'samsa-pgcdc'`)
+	f.exec(t, `INSERT INTO t VALUES (3)`)
+	got, retriable := pollThroughFailure(t, task, 1)
+	if retriable == 0 {
+		t.Errorf("no retriable error after the connections were terminated")
+	}
+	if s := ids(t, got); s != "c3" {
+		t.Fatalf("after terminate: %s, want c3 only", s)
+	}
+	f.rt.commit(t, task, append(recs, got...))
+
+	// A backend killed -9: the postmaster ends every session and recovers.
+	pid := f.exec(t, `SELECT pid FROM pg_stat_replication WHERE application_name = 'samsa-pgcdc'`)
+	if pid == "" {
+		t.Fatal("no walsender")
+	}
+	f.exec(t, `SET synchronous_commit = on; INSERT INTO t VALUES (4)`)
+	if out, err := exec.Command("kill", "-9", pid).CombinedOutput(); err != nil {
+		t.Fatalf("kill: %v %s", err, out)
+	}
+	got, retriable = pollThroughFailure(t, task, 1)
+	if retriable == 0 {
+		t.Errorf("no retriable error after the crash")
+	}
+	waitUp(t, f)
+	f.exec(t, `INSERT INTO t VALUES (5)`)
+	more := poll(t, task, 1)
+	if s := ids(t, append(got, more...)); s != "c4,c5" {
+		t.Fatalf("after the crash: %s, want c4,c5", s)
+	}
+}
+
+func waitUp(t *testing.T, f *fixture) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		out, err := f.srv.Exec(context.Background(), "postgres", "SELECT 1")
+		if err == nil && strings.TrimSpace(out) == "1" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not back: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
