@@ -3,6 +3,7 @@ package pgcdc
 import (
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/samsa-io/samsa/connect"
 )
@@ -137,5 +138,30 @@ func checkRow1(t *testing.T, r connect.SourceRecord) {
 	}
 	if f, _ := after.Field("name"); f.Schema.Optional {
 		t.Errorf("NOT NULL column name is optional")
+	}
+}
+
+// An update that leaves a TOASTed value alone does not carry it: Debezium's
+// placeholder stands in. time.precision.mode=connect gives Connect's types.
+func TestToastPlaceholderAndConnectTimes(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE docs (id int PRIMARY KEY, body text, n int, at timestamp, amount numeric)`)
+	task := f.start(t, f.props(cfgTimePrecision, "connect"))
+	quiet(t, task, 300*time.Millisecond)
+	f.exec(t, `INSERT INTO docs SELECT 1, string_agg(md5(g::text), ''), 0, '2020-01-02 03:04:05.678', 3.14159 FROM generate_series(1, 500) g;
+		UPDATE docs SET n = 1 WHERE id = 1`)
+	recs := poll(t, task, 2)
+	if body := get(t, recs[0], "after", "body").(string); len(body) != 16000 {
+		t.Fatalf("insert body length %d", len(body))
+	}
+	if got := get(t, recs[1], "after", "body"); got != unavailable {
+		t.Errorf("unchanged TOAST value = %.40v, want the placeholder", got)
+	}
+	if got := get(t, recs[0], "after", "at"); !connect.ValuesEqual(got, time.Date(2020, 1, 2, 3, 4, 5, 678000000, time.UTC)) {
+		t.Errorf("connect timestamp = %v", got)
+	}
+	amount := get(t, recs[0], "after", "amount").(*connect.Struct)
+	if s, _ := amount.Get("scale"); s != int32(5) {
+		t.Errorf("variable numeric = %v", amount)
 	}
 }

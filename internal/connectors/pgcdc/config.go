@@ -85,6 +85,16 @@ var unsupported = map[string]string{
 	"interval.handling.mode":              "numeric",
 	"slot.failover":                       "false",
 	"read.only":                           "false",
+	"heartbeat.action.query":              "",
+	"replica.identity.autoset.values":     "",
+	"message.prefix.include.list":         "",
+	"message.prefix.exclude.list":         "",
+	"snapshot.isolation.mode":             "repeatable_read",
+	"snapshot.locking.mode":               "none",
+	"snapshot.query.mode":                 "select_all",
+	"incremental.snapshot.chunk.size":     "",
+	"slot.max.retries":                    "",
+	"slot.retry.delay.ms":                 "",
 }
 
 func slotNameValidator(_ string, v any) error {
