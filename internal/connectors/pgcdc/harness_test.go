@@ -81,11 +81,11 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) props(extra ...string) map[string]string {
 	p := map[string]string{
-		cfgHostname:    f.srv.Host,
-		cfgPort:        strconv.Itoa(f.srv.Port),
-		cfgUser:        f.srv.User,
-		cfgDBName:      "postgres",
-		cfgTopicPrefix: "dbserver1",
+		cfgHostname:       f.srv.Host,
+		cfgPort:           strconv.Itoa(f.srv.Port),
+		cfgUser:           f.srv.User,
+		cfgDBName:         "postgres",
+		cfgTopicPrefix:    "dbserver1",
 		cfgPollInterval:   "100",
 		cfgStatusInterval: "100",
 	}
