@@ -91,3 +91,30 @@ func waitUp(t *testing.T, f *fixture) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A change the connector cannot express fails the task (not retriable: a
+// retry reads the same change), naming the table and column.
+func TestUnmappableKeyFailsTheTask(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE ok (id int PRIMARY KEY)`)
+	task := f.start(t, f.props())
+	quiet(t, task, 300*time.Millisecond)
+	f.exec(t, `CREATE TABLE odd (id interval PRIMARY KEY, note text); INSERT INTO odd VALUES ('1 day', 'x')`)
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); err == nil && time.Now().Before(deadline); {
+		_, err = task.Poll(context.Background())
+	}
+	if err == nil || connect.IsRetriable(err) || !strings.Contains(err.Error(), "public.odd: key column id has type OID 1186") {
+		t.Fatalf("poll err = %v, want a non-retriable error naming the key column", err)
+	}
+	task.Stop()
+
+	// The same table met by a snapshot fails Start.
+	c := &Connector{}
+	task = c.NewTask().(*Task)
+	f.rt = &runtime{}
+	err = task.Start(f.rt, f.props(cfgSlotName, "other"))
+	if err == nil || !strings.Contains(err.Error(), "key column id") {
+		t.Fatalf("start err = %v", err)
+	}
+}

@@ -63,7 +63,7 @@ func buildTable(s *settings, schemaName, name string, cols []catalogColumn, src 
 		}
 		if cc.keyPos > 0 {
 			if !ok {
-				return nil, fmt.Errorf("pgcdc: table %s: key column %s has type OID %d, which is not mapped", t.id(), cc.name, cc.oid)
+				return nil, badData(fmt.Errorf("pgcdc: table %s: key column %s has type OID %d, which is not mapped", t.id(), cc.name, cc.oid))
 			}
 			keyCols = append(keyCols, c)
 		}
@@ -71,7 +71,7 @@ func buildTable(s *settings, schemaName, name string, cols []catalogColumn, src 
 	}
 	var err error
 	if t.valueSchema, err = value.Build(); err != nil {
-		return nil, fmt.Errorf("pgcdc: table %s: %w", t.id(), err)
+		return nil, badData(fmt.Errorf("pgcdc: table %s: %w", t.id(), err))
 	}
 	if len(keyCols) > 0 {
 		key := connect.NewStruct(base + ".Key")
@@ -83,7 +83,7 @@ func buildTable(s *settings, schemaName, name string, cols []catalogColumn, src 
 			}
 		}
 		if t.keySchema, err = key.Build(); err != nil {
-			return nil, fmt.Errorf("pgcdc: table %s: %w", t.id(), err)
+			return nil, badData(fmt.Errorf("pgcdc: table %s: %w", t.id(), err))
 		}
 	}
 	t.envelope = envelopeSchema(base+".Envelope", t.valueSchema, src)
@@ -203,10 +203,10 @@ func rowStruct(t *table, sch *connect.Schema, vals []*string, toast []bool) (*co
 		}
 		v, err := columnValue(c, vals, toast, i)
 		if err != nil {
-			return nil, fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err)
+			return nil, badData(fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err))
 		}
 		if err := st.Put(c.name, v); err != nil {
-			return nil, fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err)
+			return nil, badData(fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err))
 		}
 	}
 	return st, nil
@@ -252,10 +252,10 @@ func keyStruct(t *table, vals []*string) (*connect.Struct, error) {
 		}
 		v, err := columnValue(column{schema: withOptional(c.schema, false), conv: c.conv}, vals, nil, i)
 		if err != nil {
-			return nil, fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err)
+			return nil, badData(fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err))
 		}
 		if err := st.Put(c.name, v); err != nil {
-			return nil, fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err)
+			return nil, badData(fmt.Errorf("pgcdc: %s.%s: %w", t.id(), c.name, err))
 		}
 	}
 	return st, nil

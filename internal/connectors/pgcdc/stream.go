@@ -111,7 +111,7 @@ func (t *Task) handleCopyData(ctx context.Context, data []byte) ([]connect.Sourc
 		}
 		msg, err := pglogrepl.Parse(xld.WALData)
 		if err != nil {
-			return nil, nil, fmt.Errorf("pgoutput message at %s: %w", xld.WALStart, err)
+			return nil, nil, badData(fmt.Errorf("pgcdc: pgoutput message at %s: %w", xld.WALStart, err))
 		}
 		return t.handleMessage(ctx, uint64(xld.WALStart), msg)
 	}
@@ -186,7 +186,7 @@ func tuple(td *pglogrepl.TupleData) (vals []*string, toast []bool, err error) {
 		case pglogrepl.TupleDataTypeToast:
 			toast[i] = true
 		case pglogrepl.TupleDataTypeBinary:
-			return nil, nil, fmt.Errorf("binary tuple data was not asked for")
+			return nil, nil, badData(fmt.Errorf("pgcdc: binary tuple data was not asked for"))
 		}
 	}
 	return vals, toast, nil
@@ -248,7 +248,7 @@ func (t *Task) emitDelete(out []connect.SourceRecord, last **position, tb *table
 func (t *Task) captured(relID uint32) (*table, error) {
 	tb, ok := t.strm.relations[relID]
 	if !ok {
-		return nil, fmt.Errorf("pgoutput sent a change for relation %d before describing it", relID)
+		return nil, badData(fmt.Errorf("pgcdc: pgoutput sent a change for relation %d before describing it", relID))
 	}
 	return tb, nil
 }

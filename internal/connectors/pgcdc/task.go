@@ -227,7 +227,11 @@ func (t *Task) Poll(ctx context.Context) ([]connect.SourceRecord, error) {
 		return nil, nil
 	}
 	if err != nil {
-		if ctx.Err() != nil && len(recs) == 0 {
+		var bad *dataError
+		if errors.As(err, &bad) {
+			return nil, err // the data, not the connection: retrying reads it again
+		}
+		if ctx.Err() != nil {
 			return nil, nil // stopping
 		}
 		return nil, t.fail(err)
@@ -244,6 +248,21 @@ func (t *Task) Poll(ctx context.Context) ([]connect.SourceRecord, error) {
 		t.mu.Unlock()
 	}
 	return recs, nil
+}
+
+// dataError is a change this connector cannot turn into a record (a key
+// column of an unmapped type, a value it cannot parse, a message it cannot
+// decode): it fails the task instead of being retried forever.
+type dataError struct{ err error }
+
+func (e *dataError) Error() string { return e.err.Error() }
+func (e *dataError) Unwrap() error { return e.err }
+
+func badData(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &dataError{err}
 }
 
 func commitLSNOf(m map[string]any) uint64 {
