@@ -118,3 +118,26 @@ func TestUnmappableKeyFailsTheTask(t *testing.T) {
 		t.Fatalf("start err = %v", err)
 	}
 }
+
+// The whole server killed and started again: Poll returns retriable errors
+// while it is down (connections refused, then recovery), and the task
+// resumes after the last record it returned.
+func TestServerRestart(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
+	task := f.start(t, f.props())
+	quiet(t, task, 300*time.Millisecond)
+	f.exec(t, `SET synchronous_commit = on; INSERT INTO t VALUES (1)`)
+	recs := poll(t, task, 1)
+	f.rt.commit(t, task, recs)
+	f.exec(t, `SET synchronous_commit = on; INSERT INTO t VALUES (2)`)
+	f.srv.Restart(t)
+	f.exec(t, `INSERT INTO t VALUES (3)`)
+	got, retriable := pollThroughFailure(t, task, 2)
+	if retriable == 0 {
+		t.Errorf("no retriable error across the restart")
+	}
+	if s := ids(t, got); s != "c2,c3" {
+		t.Fatalf("after the restart: %s, want c2,c3", s)
+	}
+}
