@@ -79,3 +79,52 @@ func TestKeylessTable(t *testing.T) {
 		t.Errorf("delete before %v", get(t, recs[1], "before"))
 	}
 }
+
+// publication.autocreate.mode=filtered publishes only the included tables
+// (and resets the publication to them on each start); disabled uses the
+// publication as it is.
+func TestPublicationModes(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY)`)
+	task := f.start(t, f.props(cfgPublicationMode, "filtered", cfgTableInclude, `public\.a`, cfgPublicationName, "pub_f"))
+	quiet(t, task, 300*time.Millisecond)
+	if got := f.exec(t, `SELECT string_agg(tablename, ',') FROM pg_publication_tables WHERE pubname = 'pub_f'`); got != "a" {
+		t.Fatalf("filtered publication has %q", got)
+	}
+	task.Stop()
+	task = f.start(t, f.props(cfgPublicationMode, "filtered", cfgTableInclude, `public\.(a|b)`, cfgPublicationName, "pub_f"))
+	if got := f.exec(t, `SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'pub_f'`); got != "a,b" {
+		t.Fatalf("filtered publication after a restart with more tables: %q", got)
+	}
+	task.Stop()
+
+	f.exec(t, `CREATE PUBLICATION mine FOR TABLE b`)
+	task = f.start(t, f.props(cfgPublicationMode, "disabled", cfgPublicationName, "mine", cfgSlotName, "s_mine", cfgSnapshotMode, "no_data"))
+	quiet(t, task, 300*time.Millisecond)
+	f.exec(t, `INSERT INTO a VALUES (1); INSERT INTO b VALUES (1)`)
+	recs := poll(t, task, 1)
+	if recs[0].Topic != "dbserver1.public.b" {
+		t.Fatalf("disabled mode streamed %s", recs[0].Topic)
+	}
+	quiet(t, task, 300*time.Millisecond)
+}
+
+// slot.drop.on.stop drops the slot when the task stops; without it the
+// slot stays.
+func TestSlotDropOnStop(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE a (id int PRIMARY KEY)`)
+	task := f.start(t, f.props(cfgSlotName, "kept"))
+	quiet(t, task, 200*time.Millisecond)
+	if err := task.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	task = f.start(t, f.props(cfgSlotName, "dropped", cfgDropSlotOnStop, "true"))
+	quiet(t, task, 200*time.Millisecond)
+	if err := task.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.exec(t, `SELECT string_agg(slot_name, ',') FROM pg_replication_slots`); got != "kept" {
+		t.Fatalf("slots after stop: %q, want kept only", got)
+	}
+}
