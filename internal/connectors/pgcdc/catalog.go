@@ -123,6 +123,11 @@ func (t *Task) filteredPublication(ctx context.Context, name string, exists, all
 	return nil
 }
 
+// errSlotActive: another connection streams the slot, often this task's
+// own previous walsender that the server has not yet seen die (it notices
+// within wal_sender_timeout).
+var errSlotActive = errors.New("in use by another connection (a previous session the server has not yet closed, or another connector)")
+
 // slotState is the slot as pg_replication_slots shows it.
 type slotState struct {
 	exists    bool
@@ -145,7 +150,7 @@ func (t *Task) slotInfo(ctx context.Context) (slotState, error) {
 		return slotState{}, fmt.Errorf("pgcdc: slot %s exists for plugin %q on database %q; it needs pgoutput on %q (choose another slot.name)", t.s.slot, plugin, db, t.s.dbname)
 	}
 	if active {
-		return slotState{}, fmt.Errorf("pgcdc: slot %s is in use by another connection", t.s.slot)
+		return slotState{}, fmt.Errorf("pgcdc: slot %s: %w", t.s.slot, errSlotActive)
 	}
 	st := slotState{exists: true}
 	if confirmed != nil {

@@ -2,6 +2,7 @@ package pgcdc
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -139,5 +140,37 @@ func TestServerRestart(t *testing.T) {
 	}
 	if s := ids(t, got); s != "c2,c3" {
 		t.Fatalf("after the restart: %s, want c2,c3", s)
+	}
+}
+
+// A slot still held by another session (a previous walsender the server has
+// not yet closed) does not fail Start: polls return retriable errors until
+// the slot is free, then stream.
+func TestBusySlotIsRetried(t *testing.T) {
+	f := newFixture(t)
+	f.exec(t, `CREATE TABLE t (id int PRIMARY KEY)`)
+	holder := exec.Command("pg_recvlogical", "-h", f.srv.Host, "-p", fmt.Sprint(f.srv.Port), "-U", f.srv.User, "-d", "postgres",
+		"--slot", "busy", "--create-slot", "--start", "-P", "pgoutput", "-o", "proto_version=1", "-o", "publication_names=dbz_publication", "-f", "/dev/null")
+	f.exec(t, `CREATE PUBLICATION dbz_publication FOR ALL TABLES`)
+	if err := holder.Start(); err != nil {
+		t.Fatalf("pg_recvlogical (Debian's postgresql-client): %v", err)
+	}
+	defer holder.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); f.exec(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'busy' AND active`) != "1"; {
+		if time.Now().After(deadline) {
+			t.Fatal("pg_recvlogical never held the slot")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	task := f.start(t, f.props(cfgSlotName, "busy", cfgSnapshotMode, "no_data"))
+	if _, err := task.Poll(context.Background()); !connect.IsRetriable(err) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("poll with the slot busy: %v", err)
+	}
+	holder.Process.Kill()
+	holder.Wait()
+	f.exec(t, `INSERT INTO t VALUES (1)`)
+	got, _ := pollThroughFailure(t, task, 1)
+	if s := ids(t, got); s != "c1" {
+		t.Fatalf("after the slot was freed: %s", s)
 	}
 }

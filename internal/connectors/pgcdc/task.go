@@ -104,7 +104,15 @@ func (t *Task) Start(ctx connect.SourceTaskContext, props map[string]string) err
 	}
 	octx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return t.open(octx)
+	err = t.open(octx)
+	if errors.Is(err, errSlotActive) {
+		// Likely this connector's own session from before a crash: Poll
+		// retries (retriable errors) until the server lets it go.
+		t.log.Warn("pgcdc: the slot is busy; polls retry until it is free", "error", err)
+		t.broken = err
+		return nil
+	}
+	return err
 }
 
 // open connects and decides the phase from the resume position and the
