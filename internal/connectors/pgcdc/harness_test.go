@@ -74,7 +74,9 @@ type fixture struct {
 	rt  *runtime
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureB(t) }
+
+func newFixtureB(t testing.TB) *fixture {
 	t.Helper()
 	return &fixture{srv: pgtest.Start(t), rt: &runtime{}}
 }
@@ -95,7 +97,9 @@ func (f *fixture) props(extra ...string) map[string]string {
 	return p
 }
 
-func (f *fixture) exec(t *testing.T, sql string) string {
+func (f *fixture) exec(t *testing.T, sql string) string { return f.execB(t, sql) }
+
+func (f *fixture) execB(t testing.TB, sql string) string {
 	t.Helper()
 	out, err := f.srv.Exec(context.Background(), "postgres", sql)
 	if err != nil {
@@ -105,7 +109,9 @@ func (f *fixture) exec(t *testing.T, sql string) string {
 }
 
 // start starts a task the way the runtime does.
-func (f *fixture) start(t *testing.T, props map[string]string) *Task {
+func (f *fixture) start(t *testing.T, props map[string]string) *Task { return f.startB(t, props) }
+
+func (f *fixture) startB(t testing.TB, props map[string]string) *Task {
 	t.Helper()
 	c := Plugins()[0].New().(*Connector)
 	if err := c.Start(nil, props); err != nil {
