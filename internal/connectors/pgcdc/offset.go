@@ -25,9 +25,9 @@ const (
 // source offset after it records.
 //
 // CommitLSN is the end of the last transaction every record of which was
-// emitted before this one (Debezium's lsn_commit, but the commit record's
-// end rather than its start, so that starting replication there never
-// sends that transaction again). A restart streams from CommitLSN and skips,
+// emitted before this one (Debezium's lsn_commit: the LSN the Commit
+// message arrives at); starting replication there never sends that
+// transaction again. A restart streams from CommitLSN and skips,
 // in transaction TxID, the events at or before (LSN, Events): the records
 // of a partly delivered transaction are not sent twice.
 type position struct {
