@@ -29,9 +29,8 @@ type snapshotReader struct {
 	bufPos    int
 	inTable   int // rows read from the current table
 
-	held      *heldRow // one row kept back to learn whether it is a last one
-	emitted   int
-	cursorSQL string
+	held    *heldRow // one row kept back to learn whether it is a last one
+	emitted int
 }
 
 type heldRow struct {
