@@ -25,6 +25,9 @@ type Server struct {
 	Dir  string
 	cmd  *exec.Cmd
 	log  *bytes.Buffer
+	bin  string
+	data string
+	cred *syscall.Credential
 }
 
 // DSN is a libpq connection string for a database (e.g. "postgres").
@@ -78,14 +81,8 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Host: "127.0.0.1", Port: port, User: owner, Dir: dir, log: &bytes.Buffer{}}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+dir,
-		"-c", "wal_level=logical", "-c", "max_replication_slots=8", "-c", "max_wal_senders=8",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
+	s := &Server{Host: "127.0.0.1", Port: port, User: owner, Dir: dir, log: &bytes.Buffer{}, bin: bin, data: data, cred: cred}
+	if err := s.launch(); err != nil {
 		t.Fatalf("pgtest: start postgres: %v", err)
 	}
 	t.Cleanup(s.stop)
@@ -93,6 +90,32 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("pgtest: %v\n%s", err, s.log.String())
 	}
 	return s
+}
+
+// launch starts the server process on the data directory.
+func (s *Server) launch() error {
+	s.cmd = exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data, "-p", strconv.Itoa(s.Port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.Dir,
+		"-c", "wal_level=logical", "-c", "max_replication_slots=8", "-c", "max_wal_senders=8",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	return s.cmd.Start()
+}
+
+// Restart kills the server (SIGKILL, as a crash) and starts it again on the
+// same data directory and port, after crash recovery: what a client sees
+// when its database host restarts.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Kill()
+	_ = s.cmd.Wait()
+	if err := s.launch(); err != nil {
+		t.Fatalf("pgtest: restart postgres: %v", err)
+	}
+	if err := s.waitReady(30 * time.Second); err != nil {
+		t.Fatalf("pgtest: restart: %v\n%s", err, s.log.String())
+	}
 }
 
 // runAs picks who runs the server: the current user, or as root the
