@@ -111,8 +111,12 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, group string, cfg Config, config Snapshot) *cluster {
+	return newClusterAt(t, broker(t), group, cfg, config)
+}
+
+func newClusterAt(t *testing.T, addr, group string, cfg Config, config Snapshot) *cluster {
 	c := &cluster{
-		t: t, addr: broker(t), group: group, cfg: cfg, config: config,
+		t: t, addr: addr, group: group, cfg: cfg, config: config,
 		g:       task.NewGroup(context.Background()),
 		running: map[string][]string{}, latest: map[string]Assignment{}, workers: map[string]*worker{},
 	}
@@ -177,7 +181,13 @@ func (c *cluster) start(name string, offset int64) *worker {
 	c.mu.Lock()
 	c.workers[name] = w
 	c.mu.Unlock()
-	c.g.Go(func(context.Context) { w.done <- w.m.Run(ctx) })
+	c.g.Go(func(context.Context) {
+		err := w.m.Run(ctx)
+		if err != nil {
+			c.t.Logf("%s: Run: %v", name, err)
+		}
+		w.done <- err
+	})
 	return w
 }
 
