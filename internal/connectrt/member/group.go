@@ -138,12 +138,20 @@ func (m *Member) joinGroup(ctx context.Context) error {
 // running until the leader revokes.
 func (m *Member) prepareJoin() {
 	m.setLeader("", "")
-	if m.protocol != ProtocolEager || m.current == nil {
+	if m.protocol == ProtocolEager {
+		m.revokeAll("eager rebalance")
+	}
+}
+
+// revokeAll stops everything this worker runs, keeping the rest of its
+// last assignment for its metadata.
+func (m *Member) revokeAll(why string) {
+	if m.current == nil {
 		return
 	}
 	w := m.current
 	if len(w.Connectors) > 0 || len(w.Tasks) > 0 {
-		m.log.Info("eager rebalance: revoking the whole assignment", "connectors", len(w.Connectors), "tasks", len(w.Tasks))
+		m.log.Info(why+": revoking the whole assignment", "connectors", len(w.Connectors), "tasks", len(w.Tasks))
 		m.h.Revoke(w.Connectors, w.Tasks)
 	}
 	kept := *w
@@ -156,6 +164,14 @@ func (m *Member) syncGroup(ctx context.Context, join *kmsg.JoinGroupResponse) er
 	protocol := ""
 	if join.Protocol != nil {
 		protocol = *join.Protocol
+	}
+	if protocol == ProtocolEager && m.protocol != ProtocolEager {
+		// The group turned eager (a worker that speaks only eager joined):
+		// the leader assigns everything afresh, so stop it all now, before
+		// the others start what this worker ran. A worker that follows
+		// can still overlap with a leader that syncs first, for the moment
+		// this takes; Kafka's workers do not even stop, see the docs.
+		m.revokeAll("the group switched to the eager protocol")
 	}
 	req := kmsg.NewPtrSyncGroupRequest()
 	req.Group, req.Generation, req.MemberID = m.cfg.GroupID, join.Generation, join.MemberID
