@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,8 +50,6 @@ type Config struct {
 	// 1s by default).
 	RetryBackoff, RetryBackoffMax time.Duration
 	Logger                        *slog.Logger
-	// Clock is the time the leader assigns at (clock.Real when nil).
-	Clock clock.Clock
 }
 
 // Snapshot is the config topic as this worker has read it.
@@ -140,7 +139,7 @@ func New(client *kgo.Client, cfg Config, h Handler) (*Member, error) {
 		return nil, err
 	}
 	m := &Member{
-		client: client, cfg: cfg, h: h, clk: cfg.Clock,
+		client: client, cfg: cfg, h: h, clk: clock.Real,
 		log:         cfg.Logger.With("component", "connect-member", "group", cfg.GroupID),
 		rejoin:      make(chan struct{}, 1),
 		coordinator: -1, generation: -1, lastCompletedGeneration: -1,
@@ -196,11 +195,20 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RetryBackoffMax < c.RetryBackoff {
 		c.RetryBackoffMax = c.RetryBackoff
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"session.timeout.ms", c.SessionTimeout}, {"rebalance.timeout.ms", c.RebalanceTimeout},
+		{"scheduled.rebalance.max.delay.ms", c.ScheduledRebalanceMaxDelay},
+	} {
+		// The protocol carries these as int32 milliseconds.
+		if d.v/time.Millisecond > math.MaxInt32 {
+			return c, fmt.Errorf("member: %s must be at most %d ms, got %v", d.name, math.MaxInt32, d.v)
+		}
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
-	}
-	if c.Clock == nil {
-		c.Clock = clock.Real
 	}
 	return c, nil
 }
