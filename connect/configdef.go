@@ -183,6 +183,15 @@ func (d *ConfigDef) Validate(props map[string]string) []ConfigValue {
 		}
 		if _, err := k.parse(props); err != nil {
 			cv.Errors = append(cv.Errors, err.Error())
+			// As Kafka's ConfigDef.validate: a value that does not parse
+			// leaves null, which the validator then sees too.
+			if raw, given := props[k.Name]; given && k.Validator != nil {
+				if _, perr := ParseValue(k.Type, raw); perr != nil {
+					if verr := k.Validator.Validate(k.Name, nil); verr != nil {
+						cv.Errors = append(cv.Errors, fmt.Sprintf("Invalid value null for configuration %s: %s", k.Name, verr.Error()))
+					}
+				}
+			}
 		}
 		out = append(out, cv)
 	}

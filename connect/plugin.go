@@ -21,6 +21,9 @@ type Plugin struct {
 	Aliases []string
 	Type    PluginType
 	Version string
+	// TaskClass is the task's class name as task.class shows it; empty:
+	// Class with "Task" for its "Connector" suffix.
+	TaskClass string
 	// New makes a fresh connector; it returns a SourceConnector or a
 	// SinkConnector as Type says.
 	New func() Connector

@@ -54,6 +54,7 @@ func Commands() []*cobra.Command {
 		newRegistryCommand(),
 		newSchemaCommand(),
 		newRestCommand(),
+		newConnectCommand(),
 	}
 }
 

@@ -40,6 +40,7 @@ type WorkerConfig struct {
 	ConnectProtocol                                     string
 	ExactlyOnceSource                                   bool
 	TopicCreation                                       bool
+	TopicTracking, TopicTrackingReset                   bool
 	ClientID                                            string
 	ConnectorOverridePolicy                             string
 
@@ -64,7 +65,11 @@ func workerDef(distributed bool) *connect.ConfigDef {
 	str("key.converter", connect.NoDefault, "converter class for record keys")
 	str("value.converter", connect.NoDefault, "converter class for record values")
 	str("header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter", "converter class for headers")
-	d.Define(connect.ConfigKey{Name: "listeners", Type: connect.TypeList, Default: []string{"http://:8083"}, Documentation: "REST listeners"})
+	// Kafka listens on every interface by default; Samsa's services listen
+	// on loopback unless told otherwise.
+	d.Define(connect.ConfigKey{Name: "listeners", Type: connect.TypeList, Default: []string{"http://127.0.0.1:8083"}, Documentation: "REST listeners"})
+	d.Define(connect.ConfigKey{Name: "topic.tracking.enable", Type: connect.TypeBoolean, Default: true, Documentation: "record the topics connectors use (KIP-558)"})
+	d.Define(connect.ConfigKey{Name: "topic.tracking.allow.reset", Type: connect.TypeBoolean, Default: true, Documentation: "allow resetting the recorded topics"})
 	str("rest.advertised.host.name", nil, "host name other workers reach this one at")
 	num("rest.advertised.port", connect.TypeInt, nil, 0, "port other workers reach this one at")
 	str("rest.advertised.listener", nil, "http or https")
@@ -158,6 +163,8 @@ func ParseWorkerConfig(props map[string]string, distributed bool) (WorkerConfig,
 		ClientID:                c.String("client.id"),
 		ConnectorOverridePolicy: c.String("connector.client.config.override.policy"),
 		TopicCreation:           c.Bool("topic.creation.enable"),
+		TopicTracking:           c.Bool("topic.tracking.enable"),
+		TopicTrackingReset:      c.Bool("topic.tracking.allow.reset"),
 		Producer:                prefixed(props, "producer."),
 		Consumer:                prefixed(props, "consumer."),
 		Admin:                   prefixed(props, "admin."),

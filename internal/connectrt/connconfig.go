@@ -22,7 +22,19 @@ const (
 	offsetsGroup       = "offsets.topic"
 )
 
-func baseConnectorDef() *connect.ConfigDef {
+// defContext is what config/validate shows beyond the fixed definitions:
+// the plugin's version and the worker's converters (KIP-891's
+// *.plugin.version keys default to the versions there are). Its zero value
+// is enough to parse a config.
+type defContext struct {
+	version                      string
+	keyConverter, valueConverter string
+	headerConverter              string
+	converters, headerConverters []string
+	converterVersion             string
+}
+
+func baseConnectorDef(dc defContext) *connect.ConfigDef {
 	d := connect.NewConfigDef()
 	order := 0
 	next := func() int { order++; return order }
@@ -30,22 +42,30 @@ func baseConnectorDef() *connect.ConfigDef {
 		Documentation: "Globally unique name to use for this connector.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthMedium, DisplayName: "Connector name"})
 	d.Define(connect.ConfigKey{Name: "connector.class", Type: connect.TypeString, Default: connect.NoDefault, Importance: connect.High,
 		Documentation: "Name or alias of the connector's class (Kafka's class name, or its short forms such as FileStreamSink).", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthLong, DisplayName: "Connector class"})
+	d.Define(versionKey("connector.plugin.version", dc.version, connect.Medium, connect.WidthMedium, next(), "Connector version", "The version of the connector plugin; Samsa has one version of each."))
 	d.Define(connect.ConfigKey{Name: "tasks.max", Type: connect.TypeInt, Default: int32(1), Validator: connect.AtLeast(1), Importance: connect.High,
 		Documentation: "Maximum number of tasks to use for this connector.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Tasks max"})
 	d.Define(connect.ConfigKey{Name: "tasks.max.enforce", Type: connect.TypeBoolean, Default: true, Importance: connect.Low,
 		Documentation: "(Deprecated) Whether a connector that generates more tasks than tasks.max fails.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Enforce tasks max"})
-	d.Define(connect.ConfigKey{Name: "key.converter", Type: connect.TypeClass, Default: nil, Importance: connect.Low,
-		Documentation: "Converter class for record keys; the worker's when unset.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Key converter class"})
-	d.Define(connect.ConfigKey{Name: "value.converter", Type: connect.TypeClass, Default: nil, Importance: connect.Low,
-		Documentation: "Converter class for record values; the worker's when unset.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Value converter class"})
-	d.Define(connect.ConfigKey{Name: "header.converter", Type: connect.TypeClass, Default: nil, Importance: connect.Low,
-		Documentation: "Header converter class; the worker's when unset.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Header converter class"})
+	converter := func(name, def, display, doc string, recommended []string) {
+		var dv any
+		if def != "" {
+			dv = def
+		}
+		d.Define(connect.ConfigKey{Name: name, Type: connect.TypeClass, Default: dv, Importance: connect.Low, Documentation: doc,
+			Group: commonGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: display, Recommended: recommended})
+		d.Define(versionKey(name+".plugin.version", dc.converterVersion, connect.Low, connect.WidthShort, next(), display[:len(display)-len(" class")]+" version", "The version of the converter plugin."))
+	}
+	converter("key.converter", dc.keyConverter, "Key converter class", "Converter class for record keys; the worker's when unset.", dc.converters)
+	converter("value.converter", dc.valueConverter, "Value converter class", "Converter class for record values; the worker's when unset.", dc.converters)
+	converter("header.converter", dc.headerConverter, "Header converter class", "Header converter class; the worker's when unset.", dc.headerConverters)
 	d.Define(connect.ConfigKey{Name: "transforms", Type: connect.TypeList, Default: []string{}, Validator: aliasValidator{"transformation"}, Importance: connect.Low,
 		Documentation: "Aliases for the transformations to be applied to records.", Group: transformsGroup, OrderInGroup: next(), Width: connect.WidthLong, DisplayName: "Transforms"})
 	d.Define(connect.ConfigKey{Name: "predicates", Type: connect.TypeList, Default: []string{}, Validator: aliasValidator{"predicate"}, Importance: connect.Low,
 		Documentation: "Aliases for the predicates used by transformations.", Group: predicatesGroup, OrderInGroup: next(), Width: connect.WidthLong, DisplayName: "Predicates"})
 	d.Define(connect.ConfigKey{Name: "config.action.reload", Type: connect.TypeString, Default: "restart", Validator: connect.OneOf{Values: []string{"none", "restart"}, CaseInsensitive: true}, Importance: connect.Low,
 		Documentation: "What to do when configuration providers change the config: none or restart.", Group: commonGroup, OrderInGroup: next(), Width: connect.WidthMedium, DisplayName: "Reload Action"})
+	order = 0
 	d.Define(connect.ConfigKey{Name: "errors.retry.timeout", Type: connect.TypeLong, Default: int64(0), Importance: connect.Medium,
 		Documentation: "How long, in milliseconds, a failed operation is retried; 0 never, -1 forever.", Group: errorGroup, OrderInGroup: next(), Width: connect.WidthMedium, DisplayName: "Retry Timeout for Errors"})
 	d.Define(connect.ConfigKey{Name: "errors.retry.delay.max.ms", Type: connect.TypeLong, Default: int64(60000), Importance: connect.Medium,
@@ -59,8 +79,26 @@ func baseConnectorDef() *connect.ConfigDef {
 	return d
 }
 
-func sinkConnectorDef() *connect.ConfigDef {
-	d := baseConnectorDef()
+// versionKey is one of KIP-891's *.plugin.version keys: Samsa runs one
+// version of each plugin, so the only value there is is accepted.
+func versionKey(name, version string, imp connect.Importance, width connect.Width, order int, display, doc string) connect.ConfigKey {
+	k := connect.ConfigKey{Name: name, Type: connect.TypeString, Importance: imp, Documentation: doc, Group: commonGroup,
+		OrderInGroup: order, Width: width, DisplayName: display}
+	if version != "" {
+		k.Default = version
+		k.Recommended = []string{version}
+		k.Validator = connect.ValidatorFunc(func(_ string, v any) error {
+			if s, _ := v.(string); s != version {
+				return fmt.Errorf("Samsa has version %s of this plugin only", version)
+			}
+			return nil
+		})
+	}
+	return k
+}
+
+func sinkConnectorDef(dc defContext) *connect.ConfigDef {
+	d := baseConnectorDef(dc)
 	d.Define(connect.ConfigKey{Name: "topics", Type: connect.TypeList, Default: []string{}, Importance: connect.High,
 		Documentation: "Topics to consume, comma-separated.", Group: commonGroup, OrderInGroup: 4, Width: connect.WidthLong, DisplayName: "Topics"})
 	d.Define(connect.ConfigKey{Name: "topics.regex", Type: connect.TypeString, Default: "", Validator: connect.ValidRegexp{}, Importance: connect.High,
@@ -74,8 +112,8 @@ func sinkConnectorDef() *connect.ConfigDef {
 	return d
 }
 
-func sourceConnectorDef() *connect.ConfigDef {
-	d := baseConnectorDef()
+func sourceConnectorDef(dc defContext) *connect.ConfigDef {
+	d := baseConnectorDef(dc)
 	order := 0
 	next := func() int { order++; return order }
 	d.Define(connect.ConfigKey{Name: "topic.creation.groups", Type: connect.TypeList, Default: []string{}, Importance: connect.Low,
@@ -87,7 +125,7 @@ func sourceConnectorDef() *connect.ConfigDef {
 	d.Define(connect.ConfigKey{Name: "transaction.boundary.interval.ms", Type: connect.TypeLong, Default: nil, Importance: connect.Low,
 		Documentation: "The interval of transaction.boundary=interval; the worker's offset.flush.interval.ms when unset.", Group: eosGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Transaction boundary interval"})
 	d.Define(connect.ConfigKey{Name: "offsets.storage.topic", Type: connect.TypeString, Default: nil, Importance: connect.Low,
-		Documentation: "A topic of the connector's own for its offsets; the worker's offset topic when unset.", Group: offsetsGroup, OrderInGroup: next(), Width: connect.WidthLong, DisplayName: "Offsets topic"})
+		Documentation: "A topic of the connector's own for its offsets; the worker's offset topic when unset.", Group: offsetsGroup, OrderInGroup: 1, Width: connect.WidthLong, DisplayName: "Offsets topic"})
 	return d
 }
 
@@ -150,9 +188,9 @@ type connectorConfig struct {
 }
 
 func parseConnectorConfig(raw map[string]string, sink bool) (connectorConfig, error) {
-	def := sourceConnectorDef()
+	def := sourceConnectorDef(defContext{})
 	if sink {
-		def = sinkConnectorDef()
+		def = sinkConnectorDef(defContext{})
 	}
 	c, err := def.Parse(raw)
 	if err != nil {

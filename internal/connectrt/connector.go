@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -53,7 +54,8 @@ func (c *connectorRunner) setState(ctx context.Context, state string, err error)
 	if err != nil {
 		c.logger.Error("connector failed", "err", err)
 	}
-	if werr := c.w.statuses.putConnector(ctx, c.name, status{State: state, Trace: errString(err), WorkerID: c.w.workerID, Generation: c.generation}); werr != nil && ctx.Err() == nil {
+	st := status{State: state, Trace: errString(err), WorkerID: c.w.workerID, Generation: c.generation, Version: c.w.pluginVersion(c.config)}
+	if werr := c.w.statuses.putConnector(ctx, c.name, st); werr != nil && ctx.Err() == nil {
 		c.logger.Warn("could not write connector status", "err", werr)
 	}
 }
@@ -137,7 +139,7 @@ func (c *connectorRunner) reconfigureTasks(ctx context.Context) error {
 			m = map[string]string{}
 		}
 		if _, ok := m["task.class"]; !ok {
-			m["task.class"] = c.plugin.Class + "Task"
+			m["task.class"] = taskClass(c.plugin)
 		}
 		if c.plugin.Type == connect.PluginSink {
 			if v, ok := c.config["topics"]; ok {
@@ -212,4 +214,23 @@ func safe(fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// taskClass names a connector's task class as Kafka's task.class shows it:
+// the plugin's, or the connector's class with Task for Connector.
+func taskClass(p connect.Plugin) string {
+	if p.TaskClass != "" {
+		return p.TaskClass
+	}
+	return strings.TrimSuffix(p.Class, "Connector") + "Task"
+}
+
+// pluginVersion is the version of a config's connector plugin ("" when
+// unknown).
+func (w *Worker) pluginVersion(cfg map[string]string) string {
+	pl, err := w.plugins.connector(cfg["connector.class"])
+	if err != nil {
+		return ""
+	}
+	return pl.Version
 }

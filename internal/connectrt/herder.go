@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,12 +46,26 @@ func (w *Worker) writeConfigs(ctx context.Context, recs []*kgo.Record) error {
 
 // leaderOnly answers NotLeaderError on a follower, so the REST layer
 // forwards the request to the leader.
-func (w *Worker) leaderOnly(op string) error {
-	leader, url := w.isLeader()
-	if leader {
-		return nil
+//
+// While the group rebalances no leader is known; as Kafka's herder queues
+// requests until its rebalance completes, the request waits for one (up to
+// rebalance.timeout.ms, or the request's own deadline).
+func (w *Worker) leaderOnly(ctx context.Context, op string) error {
+	deadline := time.Now().Add(max(w.cfg.RebalanceTimeout, time.Second))
+	for {
+		leader, url := w.isLeader()
+		if leader {
+			return nil
+		}
+		if url != "" || time.Now().After(deadline) {
+			return &api.NotLeaderError{Op: op, LeaderURL: url}
+		}
+		select {
+		case <-ctx.Done():
+			return &api.NotLeaderError{Op: op, LeaderURL: url}
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return &api.NotLeaderError{Op: op, LeaderURL: url}
 }
 
 func (w *Worker) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
@@ -94,7 +109,7 @@ func (w *Worker) ConnectorConfig(ctx context.Context, name string) (map[string]s
 }
 
 func (w *Worker) PutConnectorConfig(ctx context.Context, name string, cfg map[string]string, allowReplace bool, initial api.TargetState) (api.ConnectorInfo, bool, error) {
-	if err := w.leaderOnly("put connector config"); err != nil {
+	if err := w.leaderOnly(ctx, "put connector config"); err != nil {
 		return api.ConnectorInfo{}, false, err
 	}
 	cfg = maps.Clone(cfg)
@@ -152,7 +167,7 @@ func formatConfig(cfg map[string]string) string {
 }
 
 func (w *Worker) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error) {
-	if err := w.leaderOnly("patch connector config"); err != nil {
+	if err := w.leaderOnly(ctx, "patch connector config"); err != nil {
 		return api.ConnectorInfo{}, err
 	}
 	cfg, _, _, ok := w.connectorState(name)
@@ -172,7 +187,7 @@ func (w *Worker) PatchConnectorConfig(ctx context.Context, name string, patch ma
 }
 
 func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
-	if err := w.leaderOnly("delete connector"); err != nil {
+	if err := w.leaderOnly(ctx, "delete connector"); err != nil {
 		return err
 	}
 	if _, _, _, ok := w.connectorState(name); !ok {
@@ -187,20 +202,20 @@ func (w *Worker) DeleteConnector(ctx context.Context, name string) error {
 func (w *Worker) ConnectorStatus(ctx context.Context, name string) (api.ConnectorStateInfo, error) {
 	cfg, tasks, _, ok := w.connectorState(name)
 	if !ok {
-		return api.ConnectorStateInfo{}, notFound(name)
+		return api.ConnectorStateInfo{}, api.NotFound("No status found for connector %s", name)
 	}
 	st, ok := w.statuses.connector(name)
 	if !ok {
 		return api.ConnectorStateInfo{}, api.NotFound("No status found for connector %s", name)
 	}
 	out := api.ConnectorStateInfo{Name: name, Type: w.plugins.connectorType(cfg), Tasks: []api.TaskState{},
-		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: deref(st.Trace)}}
+		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: deref(st.Trace), Version: st.Version}}
 	for i := range tasks {
 		ts, ok := w.statuses.task(api.TaskID{Connector: name, Task: i})
 		if !ok {
 			continue
 		}
-		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: deref(ts.Trace)})
+		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: deref(ts.Trace), Version: ts.Version})
 	}
 	return out, nil
 }
@@ -226,27 +241,24 @@ func (w *Worker) TaskConfigs(ctx context.Context, name string) ([]api.TaskInfo, 
 
 func (w *Worker) TaskStatus(ctx context.Context, id api.TaskID) (api.TaskState, error) {
 	_, tasks, _, ok := w.connectorState(id.Connector)
-	if !ok {
-		return api.TaskState{}, notFound(id.Connector)
-	}
-	if id.Task < 0 || id.Task >= len(tasks) {
+	if !ok || id.Task < 0 || id.Task >= len(tasks) {
 		return api.TaskState{}, api.NotFound("No status found for task %s", id)
 	}
 	ts, ok := w.statuses.task(id)
 	if !ok {
 		return api.TaskState{}, api.NotFound("No status found for task %s", id)
 	}
-	return api.TaskState{ID: id.Task, State: ts.State, WorkerID: ts.WorkerID, Trace: deref(ts.Trace)}, nil
+	return api.TaskState{ID: id.Task, State: ts.State, WorkerID: ts.WorkerID, Trace: deref(ts.Trace), Version: ts.Version}, nil
 }
 
 // RestartConnector restarts through the config topic (a restart record
 // every worker acts on for what it runs), as Kafka's KIP-745 does.
 func (w *Worker) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error) {
-	if err := w.leaderOnly("restart connector"); err != nil {
+	if err := w.leaderOnly(ctx, "restart connector"); err != nil {
 		return nil, err
 	}
 	if _, _, _, ok := w.connectorState(name); !ok {
-		return nil, notFound(name)
+		return nil, api.NotFound("Unknown connector: %s", name)
 	}
 	plain := !includeTasks && !onlyFailed
 	var before api.ConnectorStateInfo
@@ -302,11 +314,11 @@ func (w *Worker) RestartTask(ctx context.Context, id api.TaskID) error {
 }
 
 func (w *Worker) setTarget(ctx context.Context, name string, target api.TargetState) error {
-	if err := w.leaderOnly("change target state"); err != nil {
+	if err := w.leaderOnly(ctx, "change target state"); err != nil {
 		return err
 	}
 	if _, _, _, ok := w.connectorState(name); !ok {
-		return notFound(name)
+		return api.NotFound("Unknown connector %s", name)
 	}
 	return w.writeConfigs(ctx, []*kgo.Record{{Key: targetStateKey(name), Value: targetStateValue(target)}})
 }
@@ -322,11 +334,11 @@ func (w *Worker) ResumeConnector(ctx context.Context, name string) error {
 // StopConnector sets STOPPED and empties the task configs (KIP-875), so
 // offsets can be altered with no task running.
 func (w *Worker) StopConnector(ctx context.Context, name string) error {
-	if err := w.leaderOnly("stop connector"); err != nil {
+	if err := w.leaderOnly(ctx, "stop connector"); err != nil {
 		return err
 	}
 	if _, _, _, ok := w.connectorState(name); !ok {
-		return notFound(name)
+		return api.NotFound("Unknown connector %s", name)
 	}
 	return w.writeConfigs(ctx, []*kgo.Record{
 		{Key: targetStateKey(name), Value: targetStateValue(api.TargetStopped)},
@@ -379,7 +391,7 @@ func (w *Worker) stoppedForOffsets(name string) (map[string]string, error) {
 }
 
 func (w *Worker) AlterOffsets(ctx context.Context, name string, offsets api.ConnectorOffsets) (api.Message, error) {
-	if err := w.leaderOnly("alter offsets"); err != nil {
+	if err := w.leaderOnly(ctx, "alter offsets"); err != nil {
 		return api.Message{}, err
 	}
 	cfg, err := w.stoppedForOffsets(name)
@@ -510,7 +522,7 @@ func (w *Worker) sinkAlter(cfg map[string]string, changes map[connect.TopicParti
 }
 
 func (w *Worker) ResetOffsets(ctx context.Context, name string) (api.Message, error) {
-	if err := w.leaderOnly("reset offsets"); err != nil {
+	if err := w.leaderOnly(ctx, "reset offsets"); err != nil {
 		return api.Message{}, err
 	}
 	cfg, err := w.stoppedForOffsets(name)
@@ -556,10 +568,8 @@ func (w *Worker) ResetOffsets(ctx context.Context, name string) (api.Message, er
 	return offsetsMessage("reset", !handled), nil
 }
 
+// ActiveTopics answers an unknown connector's as empty, as Kafka does.
 func (w *Worker) ActiveTopics(ctx context.Context, name string) ([]string, error) {
-	if _, _, _, ok := w.connectorState(name); !ok {
-		return nil, notFound(name)
-	}
 	return w.statuses.activeTopics(name), nil
 }
 

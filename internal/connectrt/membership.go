@@ -84,6 +84,7 @@ func (w *Worker) Assigned(generation int32, connectors []string, tasks []api.Tas
 	w.mu.assignment = a
 	w.mu.generation = generation
 	w.mu.Unlock()
+	w.ready.Store(true)
 	w.logger.Info("connect group assignment", "generation", generation, "connectors", slices.Sorted(maps.Keys(a.connectors)), "tasks", len(tasks))
 	w.wake()
 }

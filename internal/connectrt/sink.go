@@ -198,6 +198,9 @@ func (s *sinkLoop) deliver(ctx context.Context, fetches kgo.Fetches) error {
 		}
 		tp := connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		raw[rawKey{tp, r.Offset}] = r
+		if _, seen := last[tp]; !seen {
+			s.t.trackTopic(ctx, r.Topic)
+		}
 		last[tp] = r.Offset + 1
 		var rec connect.SinkRecord
 		var ok bool

@@ -156,7 +156,14 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 			return err
 		}
 		s.track(rec)
+		committer, wants := s.task.(connect.SourceRecordCommitter)
 		if !ok {
+			// A record a transform dropped or the error handler skipped is
+			// done with: the task hears of it with no metadata, as Kafka's
+			// commitRecord(record, null).
+			if wants {
+				_ = safe(func() error { return committer.CommitRecord(rec, nil) })
+			}
 			continue
 		}
 		if t.w.cfg.TopicCreation {
@@ -164,10 +171,7 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 				return err
 			}
 		}
-		if err := t.w.statuses.putTopic(ctx, t.id.Connector, t.id.Task, kr.Topic); err != nil && ctx.Err() == nil {
-			t.logger.Warn("could not record the topic the connector used", "topic", kr.Topic, "err", err)
-		}
-		committer, wants := s.task.(connect.SourceRecordCommitter)
+		t.trackTopic(ctx, kr.Topic)
 		s.prod.Produce(ctx, kr, func(r *kgo.Record, err error) {
 			if err != nil {
 				s.mu.Lock()
@@ -354,3 +358,13 @@ func (c sourceContext) Offset(partition map[string]any) (map[string]any, error) 
 }
 func (c sourceContext) Config() map[string]string { return c.t.taskConfig() }
 func (c sourceContext) Logger() *slog.Logger      { return c.t.logger }
+
+// trackTopic records a topic the task used (KIP-558), once per topic.
+func (t *taskRunner) trackTopic(ctx context.Context, topic string) {
+	if !t.w.cfg.TopicTracking {
+		return
+	}
+	if err := t.w.statuses.putTopic(ctx, t.id.Connector, t.id.Task, topic); err != nil && ctx.Err() == nil {
+		t.logger.Warn("could not record the topic the connector used", "topic", topic, "err", err)
+	}
+}

@@ -23,6 +23,8 @@ type status struct {
 	Trace      *string `json:"trace"`
 	WorkerID   string  `json:"worker_id"`
 	Generation int32   `json:"generation"`
+	// Version is the connector plugin's version (KIP-891).
+	Version string `json:"version,omitempty"`
 }
 
 // topicStatus is KIP-558's record that a connector used a topic.

@@ -98,7 +98,8 @@ func (t *taskRunner) setState(ctx context.Context, state string, err error) {
 	if err != nil {
 		t.logger.Error("task failed", "err", err)
 	}
-	if werr := t.w.statuses.putTask(ctx, t.id, status{State: state, Trace: errString(err), WorkerID: t.w.workerID, Generation: t.generation}); werr != nil && ctx.Err() == nil {
+	st := status{State: state, Trace: errString(err), WorkerID: t.w.workerID, Generation: t.generation, Version: t.w.pluginVersion(t.connConfig)}
+	if werr := t.w.statuses.putTask(ctx, t.id, st); werr != nil && ctx.Err() == nil {
 		t.logger.Warn("could not write task status", "err", werr)
 	}
 }

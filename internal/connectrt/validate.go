@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/samsa-io/samsa/connect"
 	"github.com/samsa-io/samsa/internal/connectrt/api"
@@ -20,6 +21,15 @@ func (w *Worker) PluginConfig(ctx context.Context, plugin string) ([]api.ConfigK
 	for _, k := range pl.New().Config().Keys() {
 		out = append(out, keyInfo(k))
 	}
+	// Kafka 4 shows the runtime's connector configs after the plugin's own,
+	// with no worker's converters as defaults.
+	def := sourceConnectorDef(defContext{version: pl.Version})
+	if pl.Type == connect.PluginSink {
+		def = sinkConnectorDef(defContext{version: pl.Version})
+	}
+	for _, k := range def.Keys() {
+		out = append(out, keyInfo(k))
+	}
 	return out, nil
 }
 
@@ -32,11 +42,12 @@ func (w *Worker) ValidateConfig(ctx context.Context, plugin string, cfg map[stri
 		return api.ConfigInfos{}, api.BadRequest("%s", err.Error())
 	}
 	conn := pl.New()
-	base := sourceConnectorDef()
-	if pl.Type == connect.PluginSink {
-		base = sinkConnectorDef()
+	base := w.connectorDef(pl)
+	name := strings.TrimSpace(cfg["connector.class"])
+	if name == "" {
+		name = plugin
 	}
-	out := api.ConfigInfos{Name: pl.Class, Groups: []string{}, Configs: []api.ConfigInfo{}}
+	out := api.ConfigInfos{Name: name, Groups: []string{}, Configs: []api.ConfigInfo{}}
 	add := func(def *connect.ConfigDef, values []connect.ConfigValue) {
 		byName := map[string]connect.ConfigValue{}
 		for _, v := range values {
@@ -79,6 +90,27 @@ func (w *Worker) ValidateConfig(ctx context.Context, plugin string, cfg map[stri
 	}
 	add(def, values)
 	return out, nil
+}
+
+// connectorDef is the runtime's definition for a plugin's connectors, with
+// this worker's converters and versions as config/validate shows them.
+func (w *Worker) connectorDef(pl connect.Plugin) *connect.ConfigDef {
+	dc := defContext{version: pl.Version, keyConverter: w.cfg.KeyConverter, valueConverter: w.cfg.ValueConverter, headerConverter: w.cfg.HeaderConverter}
+	for _, o := range w.plugins.Others {
+		switch o.Type {
+		case string(connect.PluginConverter):
+			dc.converters = append(dc.converters, o.Class)
+			dc.converterVersion = o.Version
+		case string(connect.PluginHeaderConverter):
+			dc.headerConverters = append(dc.headerConverters, o.Class)
+		}
+	}
+	slices.Sort(dc.converters)
+	slices.Sort(dc.headerConverters)
+	if pl.Type == connect.PluginSink {
+		return sinkConnectorDef(dc)
+	}
+	return sourceConnectorDef(dc)
 }
 
 // sinkTopicsCheck adds Kafka's topics/topics.regex rule to the values.

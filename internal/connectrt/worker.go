@@ -111,6 +111,15 @@ func New(opts Options) (*Worker, error) {
 // HealthCheck returns once the worker's loop answered (KIP-1017's GET
 // /health): a loop stuck in a connector's call does not answer in time.
 func (w *Worker) HealthCheck(ctx context.Context) error {
+	// As Kafka's herder, a worker that has not finished starting does not
+	// answer: the REST layer says 503 "starting" when the wait runs out.
+	for !w.ready.Load() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	p := make(chan struct{})
 	select {
 	case w.pings <- p:
@@ -125,8 +134,9 @@ func (w *Worker) HealthCheck(ctx context.Context) error {
 	}
 }
 
-// Ready says whether Start has finished (a worker still reading its
-// topics or joining answers 503 on /health).
+// Ready says whether the worker has started: read its topics and, in
+// distributed mode, joined its group and got its first assignment (until
+// then /health answers 503 and writes could find no leader).
 func (w *Worker) Ready() bool { return w.ready.Load() }
 
 // WorkerID is host:port of the worker's URL, as statuses show it.
@@ -160,7 +170,9 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 	}
 	w.group.Go(w.loop)
-	w.ready.Store(true)
+	if !w.cfg.Distributed {
+		w.ready.Store(true) // a distributed worker is ready at its first assignment
+	}
 	w.logger.Info("connect worker started", "worker_id", w.workerID, "distributed", w.cfg.Distributed, "cluster", w.clusterID)
 	return nil
 }
@@ -224,15 +236,19 @@ func (w *Worker) startDistributed(ctx context.Context) error {
 // applyConfig folds a config topic record in and wakes the loop.
 func (w *Worker) applyConfig(r *kgo.Record) {
 	w.mu.Lock()
+	conns, tasks := w.mu.state.work()
 	restart, err := w.mu.state.apply(r.Offset, string(r.Key), r.Value)
 	if restart != nil {
 		w.mu.restarts = append(w.mu.restarts, *restart)
 	}
+	conns2, tasks2 := w.mu.state.work()
 	w.mu.Unlock()
 	if err != nil {
 		w.logger.Warn("skipped a config topic record", "err", err)
 	}
-	if w.member != nil && (r.Value == nil || isWorkRecord(string(r.Key))) {
+	// Only a change of what there is to assign needs a rebalance; a new
+	// config of a connector that stays where it is does not.
+	if w.member != nil && (!slices.Equal(conns, conns2) || !slices.Equal(tasks, tasks2)) {
 		w.member.Rejoin()
 	}
 	w.wake()
@@ -398,16 +414,6 @@ func (w *Worker) afterTaskStop(ctx context.Context, t *taskRunner) {
 	if exists && !assigned {
 		_ = w.statuses.putTask(ctx, t.id, status{State: api.StateUnassigned, WorkerID: w.workerID, Generation: t.generation})
 	}
-}
-
-// isWorkRecord says whether a config record changes what there is to assign.
-func isWorkRecord(key string) bool {
-	for _, p := range []string{connectorPrefix, commitPrefix} {
-		if len(key) >= len(p) && key[:len(p)] == p {
-			return true
-		}
-	}
-	return false
 }
 
 // errString is an error's text for status traces.

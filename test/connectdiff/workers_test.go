@@ -2,6 +2,7 @@ package connectdiff
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,6 +41,24 @@ type worker struct {
 	// clusterID is the broker's, which GET / must answer
 	// ($CLUSTER_ID).
 	clusterID string
+	// version is what GET / answers, the version of the worker's plugins.
+	version string
+}
+
+// readVersion asks the worker's GET / for its version.
+func (w *worker) readVersion(ctx context.Context) error {
+	req, _ := http.NewRequestWithContext(ctx, "GET", w.url+"/", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var info struct{ Version string }
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		return err
+	}
+	w.version = info.Version
+	return nil
 }
 
 // broker is the Samsa broker both workers run on.
@@ -163,6 +182,9 @@ func startJavaWorker(t *testing.T, b broker) *worker {
 	if err := waitHealthy(t.Context(), w.url, 10*time.Minute, exited); err != nil {
 		t.Fatalf("the Java worker did not start: %v\n%s", err, log.String())
 	}
+	if err := w.readVersion(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 
@@ -175,9 +197,6 @@ var errNoSamsaWorker = errors.New("samsa connect does not exist in this build")
 // errNoSamsaWorker and the comparison waits for it.)
 func startSamsaWorker(t *testing.T, b broker) (*worker, error) {
 	t.Helper()
-	if out, err := exec.Command(b.bin, "connect", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "connect") {
-		return nil, errNoSamsaWorker
-	}
 	dir := workerDir(t)
 	port, err := freeport.One()
 	if err != nil {
@@ -218,6 +237,9 @@ func startSamsaWorker(t *testing.T, b broker) (*worker, error) {
 	w := &worker{url: fmt.Sprintf("http://127.0.0.1:%d", port), dir: dir, topic: "cdiff-samsa", clusterID: b.clusterID}
 	if err := waitHealthy(t.Context(), w.url, 2*time.Minute, exited); err != nil {
 		return nil, fmt.Errorf("samsa connect did not start: %w\n%s", err, log.String())
+	}
+	if err := w.readVersion(t.Context()); err != nil {
+		return nil, err
 	}
 	return w, nil
 }

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/magiconair/properties"
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/connect"
+	"github.com/samsa-io/samsa/internal/connectrt"
+	"github.com/samsa-io/samsa/internal/connectrt/api"
+	"github.com/samsa-io/samsa/internal/connectrt/builtin"
+	"github.com/samsa-io/samsa/internal/connectrt/rest"
+	"github.com/samsa-io/samsa/internal/version"
+)
+
+// NewConnectCommand is samsa connect: a Kafka Connect worker with the
+// built-in connectors and extra ones (the public connect/worker package
+// passes a user's own).
+func NewConnectCommand(extra ...connect.Plugin) *cobra.Command {
+	var configFile, bootstrap string
+	var standalone bool
+	cmd := &cobra.Command{
+		Use:   "connect [--standalone] [--config] worker.properties [connector.properties ...]",
+		Short: "Run a Kafka Connect worker (distributed, or --standalone)",
+		Long: `Run a Kafka Connect worker with Kafka's worker properties (the files
+connect-distributed.sh and connect-standalone.sh take): distributed by
+default (workers sharing group.id split the connectors and keep configs,
+offsets and statuses in three compacted topics), or --standalone (one worker,
+offsets in offset.storage.file.filename, the connector property files given
+after the worker's are created at start). It serves Kafka Connect's REST API
+on listeners (127.0.0.1:8083 by default) and runs the built-in connectors
+(FileStream, datagen, HTTP sink, S3 sink, JDBC, PostgreSQL CDC), converters
+and transforms. A Kafka client only: it runs against any Kafka cluster.
+Security settings (security.protocol, ssl.*, sasl.*) are read from the worker
+properties with Kafka's names. It serves until interrupted.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if configFile == "" {
+				if len(args) == 0 {
+					return fmt.Errorf("a worker properties file is needed: --config worker.properties")
+				}
+				configFile, args = args[0], args[1:]
+			}
+			if !standalone && len(args) > 0 {
+				return fmt.Errorf("connector property files (%s) are for --standalone; a distributed worker takes connectors through its REST API", strings.Join(args, ", "))
+			}
+			props, err := readProperties(configFile)
+			if err != nil {
+				return err
+			}
+			if bootstrap != "" {
+				props["bootstrap.servers"] = bootstrap
+			}
+			cfg, err := connectrt.ParseWorkerConfig(props, !standalone)
+			if err != nil {
+				return fmt.Errorf("%s: %w", configFile, err)
+			}
+			var connectors []map[string]string
+			for _, f := range args {
+				c, err := readProperties(f)
+				if err != nil {
+					return err
+				}
+				connectors = append(connectors, c)
+			}
+			opts, err := workerClientOpts(cfg)
+			if err != nil {
+				return fmt.Errorf("%s: %w", configFile, err)
+			}
+			levels := rest.NewLevelVars(slog.LevelInfo)
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: levels.LevelVar("org.apache.kafka.connect")}))
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			r, err := builtin.Start(ctx, builtin.Options{Config: cfg, ClientOpts: opts, Extra: extra, Logger: logger, Levels: levels, Version: version.String()})
+			if err != nil {
+				return err
+			}
+			defer r.Stop()
+			for i, c := range connectors {
+				name := c["name"]
+				if name == "" {
+					return fmt.Errorf("%s: no name", args[i])
+				}
+				if _, _, err := r.Worker.PutConnectorConfig(ctx, name, c, true, api.TargetRunning); err != nil {
+					return fmt.Errorf("%s: %w", args[i], err)
+				}
+			}
+			mode := "distributed"
+			if standalone {
+				mode = "standalone"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "connect worker (%s) serving on %s\n", mode, r.URL)
+			<-ctx.Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configFile, "config", "", "the worker properties file (Kafka's worker config names)")
+	f.StringVar(&bootstrap, "bootstrap-server", "", "the Kafka cluster, overriding bootstrap.servers")
+	f.BoolVar(&standalone, "standalone", false, "run a standalone worker (offsets in a file, connectors from the files given)")
+	return cmd
+}
+
+func newConnectCommand() *cobra.Command { return NewConnectCommand() }
+
+// readProperties reads a Java properties file with no ${} expansion.
+func readProperties(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	loader := properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
+	p, err := loader.LoadBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p.Map(), nil
+}
+
+// workerClientOpts are the seed brokers and the security settings of the
+// worker properties, read as --command-config reads them.
+func workerClientOpts(cfg connectrt.WorkerConfig) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)}
+	if len(cfg.Security) == 0 {
+		return opts, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Security)) {
+		if !knownProperty(k) {
+			return nil, fmt.Errorf("security property %s is not supported (read: %s)", k, commandConfigReads)
+		}
+	}
+	s, err := commandConfigSettings(cfg.Security)
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
+	}
+	if m := s.saslMechanism(time.Now); m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
