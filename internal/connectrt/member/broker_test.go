@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -520,5 +521,40 @@ func TestMixedProtocolsChooseEager(t *testing.T) {
 	}
 	if c.revokes == 0 {
 		t.Error("w1 kept running its cooperative assignment when the group turned eager")
+	}
+}
+
+// TestConfigChange: the config topic changes (a connector deleted, one
+// added with more tasks); the workers read it and one asks for a
+// rebalance: the deleted work is revoked, the new work assigned, and the
+// group is balanced again.
+func TestConfigChange(t *testing.T) {
+	c := newCluster(t, "connect-config-change", fastGroup, testConfig(3, 2))
+	w1 := c.start("w1", 10)
+	c.start("w2", 10)
+	c.waitStable(30*time.Second, "w1", "w2")
+	c.mu.Lock()
+	next := testConfig(4, 3)
+	next.Connectors = slices.DeleteFunc(next.Connectors, func(n string) bool { return n == "conn0" })
+	next.Tasks = slices.DeleteFunc(next.Tasks, func(t api.TaskID) bool { return t.Connector == "conn0" })
+	c.config = next
+	c.mu.Unlock()
+	for _, w := range c.workers {
+		w.mu.Lock()
+		w.offset = 11
+		w.mu.Unlock()
+	}
+	w1.m.Rejoin()
+	took := c.waitStable(30*time.Second, "w1", "w2")
+	t.Logf("a config change was applied in %v", took)
+	for _, n := range []string{"w1", "w2"} {
+		for _, r := range c.runs(n) {
+			if strings.HasPrefix(r, "conn0") {
+				t.Errorf("%s still runs %s", n, r)
+			}
+		}
+		if a := c.latest[n]; a.ConfigOffset != 11 {
+			t.Errorf("%s assigned at offset %d", n, a.ConfigOffset)
+		}
 	}
 }
