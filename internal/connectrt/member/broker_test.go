@@ -480,7 +480,10 @@ func TestConfigMismatch(t *testing.T) {
 			final = &w.all[i]
 		}
 		w.mu.Unlock()
-		if mismatch == nil || mismatch.ConfigOffset != 12 {
+		// The leader always sees the mismatch; the follower may not: when
+		// the leader rejoins (caught up) before the follower's SyncGroup
+		// arrives, the coordinator answers that one REBALANCE_IN_PROGRESS.
+		if (w == w1 && mismatch == nil) || (mismatch != nil && mismatch.ConfigOffset != 12) {
 			t.Errorf("%s: no CONFIG_MISMATCH at offset 12: %+v", w.name, mismatch)
 		}
 		if final.Error != NoError || final.ConfigOffset != 12 {
