@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -396,7 +397,9 @@ func TestMembersSplitMoveOnLeaveAndOnKill(t *testing.T) {
 			c.workers[victim].client.Close()
 			took = c.waitStable(60*time.Second, slices.DeleteFunc(all, func(n string) bool { return n == victim })...)
 			t.Logf("a killed worker's work moved in %v (session %v + scheduled delay %v)", took, cfg.SessionTimeout, cfg.ScheduledRebalanceMaxDelay)
-			if min := cfg.SessionTimeout + cfg.ScheduledRebalanceMaxDelay; time.Since(killed) < min {
+			// The coordinator counts the session from the last heartbeat it
+			// received, up to a heartbeat interval before the kill.
+			if min := cfg.SessionTimeout + cfg.ScheduledRebalanceMaxDelay - cfg.HeartbeatInterval; time.Since(killed) < min {
 				t.Errorf("a killed worker's work moved after %v, before session timeout + delay %v", time.Since(killed), min)
 			}
 			if left := c.runs(victim); len(left) != 0 {
@@ -429,7 +432,11 @@ func (c *cluster) followers(workers ...string) []string {
 // have stopped its work by then: it revokes a heartbeat interval before
 // its session runs out.
 func TestLeaderKilled(t *testing.T) {
-	c := newCluster(t, "connect-leader-killed", fastGroup, testConfig(2, 3))
+	// The dead leader revokes a heartbeat interval before the coordinator
+	// can expire it: a 1s margin here, for a loaded machine.
+	cfg := fastGroup
+	cfg.SessionTimeout, cfg.HeartbeatInterval = 3*time.Second, time.Second
+	c := newCluster(t, "connect-leader-killed", cfg, testConfig(2, 3))
 	c.start("w1", 10)
 	c.waitStable(30*time.Second, "w1")
 	c.start("w2", 10)
@@ -437,8 +444,8 @@ func TestLeaderKilled(t *testing.T) {
 	killed := time.Now()
 	c.workers["w1"].client.Close()
 	took := c.waitStable(60*time.Second, "w2")
-	t.Logf("a killed leader's work moved in %v (session %v)", took, fastGroup.SessionTimeout)
-	if time.Since(killed) < fastGroup.SessionTimeout {
+	t.Logf("a killed leader's work moved in %v (session %v)", took, cfg.SessionTimeout)
+	if time.Since(killed) < cfg.SessionTimeout-cfg.HeartbeatInterval {
 		t.Errorf("a killed leader's work moved after %v, before the session timeout", time.Since(killed))
 	}
 }
@@ -473,7 +480,10 @@ func TestConfigMismatch(t *testing.T) {
 			final = &w.all[i]
 		}
 		w.mu.Unlock()
-		if mismatch == nil || mismatch.ConfigOffset != 12 {
+		// The leader always sees the mismatch; the follower may not: when
+		// the leader rejoins (caught up) before the follower's SyncGroup
+		// arrives, the coordinator answers that one REBALANCE_IN_PROGRESS.
+		if (w == w1 && mismatch == nil) || (mismatch != nil && mismatch.ConfigOffset != 12) {
 			t.Errorf("%s: no CONFIG_MISMATCH at offset 12: %+v", w.name, mismatch)
 		}
 		if final.Error != NoError || final.ConfigOffset != 12 {
@@ -520,5 +530,40 @@ func TestMixedProtocolsChooseEager(t *testing.T) {
 	}
 	if c.revokes == 0 {
 		t.Error("w1 kept running its cooperative assignment when the group turned eager")
+	}
+}
+
+// TestConfigChange: the config topic changes (a connector deleted, one
+// added with more tasks); the workers read it and one asks for a
+// rebalance: the deleted work is revoked, the new work assigned, and the
+// group is balanced again.
+func TestConfigChange(t *testing.T) {
+	c := newCluster(t, "connect-config-change", fastGroup, testConfig(3, 2))
+	w1 := c.start("w1", 10)
+	c.start("w2", 10)
+	c.waitStable(30*time.Second, "w1", "w2")
+	c.mu.Lock()
+	next := testConfig(4, 3)
+	next.Connectors = slices.DeleteFunc(next.Connectors, func(n string) bool { return n == "conn0" })
+	next.Tasks = slices.DeleteFunc(next.Tasks, func(t api.TaskID) bool { return t.Connector == "conn0" })
+	c.config = next
+	c.mu.Unlock()
+	for _, w := range c.workers {
+		w.mu.Lock()
+		w.offset = 11
+		w.mu.Unlock()
+	}
+	w1.m.Rejoin()
+	took := c.waitStable(30*time.Second, "w1", "w2")
+	t.Logf("a config change was applied in %v", took)
+	for _, n := range []string{"w1", "w2"} {
+		for _, r := range c.runs(n) {
+			if strings.HasPrefix(r, "conn0") {
+				t.Errorf("%s still runs %s", n, r)
+			}
+		}
+		if a := c.latest[n]; a.ConfigOffset != 11 {
+			t.Errorf("%s assigned at offset %d", n, a.ConfigOffset)
+		}
 	}
 }

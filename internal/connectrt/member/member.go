@@ -345,8 +345,12 @@ func (m *Member) checkSession() {
 // needed or asked for, a scheduled rejoin is due, or the session check
 // must run.
 func (m *Member) waitStable(ctx context.Context) error {
-	session := time.NewTimer(max(m.sessionLeft()+time.Millisecond, time.Millisecond))
-	defer session.Stop()
+	var session <-chan time.Time
+	if m.current != nil {
+		t := time.NewTimer(max(m.sessionLeft()+time.Millisecond, time.Millisecond))
+		defer t.Stop()
+		session = t.C
+	}
 	var scheduled <-chan time.Time
 	if !m.rejoinAt.IsZero() {
 		t := time.NewTimer(max(m.rejoinAt.Sub(m.clk.Now()), 0))
@@ -365,7 +369,7 @@ func (m *Member) waitStable(ctx context.Context) error {
 		m.heartbeats.stop()
 		m.heartbeats = nil
 		return m.onHeartbeatError(err)
-	case <-session.C:
+	case <-session:
 	}
 	return nil
 }
