@@ -190,7 +190,7 @@ func crossValidate(def *connect.ConfigDef, props map[string]string, check func()
 	}
 	name := cfgConnectionURL
 	for _, k := range def.Keys() {
-		if strings.HasPrefix(err.Error(), k.Name+" ") {
+		if msg := err.Error(); strings.HasPrefix(msg, k.Name+" ") || strings.HasPrefix(msg, k.Name+":") {
 			name = k.Name
 			break
 		}
