@@ -2,6 +2,8 @@ package jdbc
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,40 +83,51 @@ func parseConnectionSettings(c connect.Config) (connectionSettings, error) {
 	}, nil
 }
 
-// unsupported are Confluent configs Samsa's connectors do not have; a config
-// that sets one is refused, so nothing set is silently ignored.
-var unsupportedSource = map[string]string{
-	"catalog.pattern":                           "PostgreSQL and SQLite have no catalogs to choose between",
-	"timestamp.granularity":                     "timestamps are always read as Connect Timestamp values (connect_logical)",
-	"transaction.isolation.mode":                "queries run at the database's default isolation level",
-	"numeric.precision.mapping":                 "it is deprecated in Confluent's connector; use numeric.mapping",
-	"db.timezone.ignore":                        "not a Confluent config",
-	"timestamp.column.mapping":                  "not supported",
-	"incrementing.column.mapping":               "not supported",
-	"table.monitoring.startup.polling.limit.ms": "tables are listed once at start, then every table.poll.interval.ms",
-	"query.retry.attempts":                      "a failed query fails the poll and the runtime's retry applies",
-	"trim.sensitive.log":                        "queries are not logged with values",
-	"redact.sensitive.logs":                     "queries are not logged with values",
+// unsupported are Confluent configs Samsa's connectors do not implement;
+// a config that sets one to anything but the values that mean what Samsa
+// does anyway is refused, so nothing set is silently ignored.
+type unsupported struct {
+	accepted []string
+	why      string
 }
 
-var unsupportedSink = map[string]string{
-	"catalog.pattern":           "PostgreSQL and SQLite have no catalogs to choose between",
-	"db.timezone.ignore":        "not a Confluent config",
-	"mssql.use.merge.holdlock":  "SQL Server only",
-	"trim.sensitive.log":        "statements are not logged with values",
-	"table.name.normalize":      "not supported",
-	"timestamp.precision.mode":  "timestamps are written at Connect's millisecond precision",
-	"date.timezone":             "dates are written as the day Connect's Date names",
-	"replace.null.with.default": "null values are written as NULL",
-	"write.string.value.as":     "values must be structs",
+var unsupportedSource = map[string]unsupported{
+	"catalog.pattern":                           {nil, "PostgreSQL and SQLite have no catalogs to choose between"},
+	"timestamp.granularity":                     {[]string{"connect_logical"}, "timestamps are read as Connect Timestamp values (connect_logical)"},
+	"transaction.isolation.mode":                {[]string{"DEFAULT"}, "queries run at the database's default isolation level"},
+	"numeric.precision.mapping":                 {[]string{"false"}, "it is deprecated in Confluent's connector; use numeric.mapping"},
+	"timestamp.columns.mapping":                 {nil, "use timestamp.column.name"},
+	"incrementing.column.mapping":               {nil, "use incrementing.column.name"},
+	"max.buffer.size":                           {[]string{"0"}, "rows are read batch.max.rows at a time, not buffered"},
+	"poll.linger.ms":                            {[]string{"5000"}, "rows are not buffered (max.buffer.size)"},
+	"query.masked":                              {[]string{"false"}, "queries are not logged"},
+	"date.calendar.system":                      {[]string{"PROLEPTIC_GREGORIAN"}, "dates use the proleptic Gregorian calendar"},
+	"query.retry.attempts":                      {[]string{"-1"}, "a failed query is a retriable error and the runtime retries it"},
+	"table.monitoring.startup.polling.limit.ms": {[]string{"10000"}, "Start lists the tables before it returns"},
+	"jdbc.credentials.provider.class":           {nil, "use connection.user and connection.password"},
+}
+
+var unsupportedSink = map[string]unsupported{
+	"date.calendar.system":            {[]string{"PROLEPTIC_GREGORIAN"}, "dates use the proleptic Gregorian calendar"},
+	"replace.null.with.default":       {[]string{"true"}, "a null field with a default is written as its default"},
+	"string.output.value.column.name": {[]string{"record_value"}, "values must be structs"},
+	"date.timezone":                   {[]string{"UTC"}, "a Date is written as the day it names in UTC"},
+	"timestamp.precision.mode":        {nil, "timestamps are written at Connect's millisecond precision"},
+	"timestamp.fields.list":           {[]string{""}, "Timestamp fields are known by their schema"},
+	"table.types":                     {[]string{"TABLE"}, "the sink writes to tables"},
+	"trim.sensitive.log":              {[]string{"false"}, "statements are not logged with their values"},
+	"mssql.use.merge.holdlock":        {[]string{"true"}, "it applies to SQL Server only"},
+	"jdbc.credentials.provider.class": {nil, "use connection.user and connection.password"},
 }
 
 // refuseUnsupported names the first unsupported config set.
-func refuseUnsupported(props map[string]string, unsupported map[string]string) error {
-	for k, why := range unsupported {
-		if _, ok := props[k]; ok {
-			return fmt.Errorf("%s is not supported by Samsa's JDBC connector: %s", k, why)
+func refuseUnsupported(props map[string]string, list map[string]unsupported) error {
+	for _, k := range slices.Sorted(maps.Keys(list)) {
+		v, ok := props[k]
+		if !ok || slices.ContainsFunc(list[k].accepted, func(a string) bool { return strings.EqualFold(a, strings.TrimSpace(v)) }) {
+			continue
 		}
+		return fmt.Errorf("%s=%s is not supported by Samsa's JDBC connector: %s", k, v, list[k].why)
 	}
 	return nil
 }

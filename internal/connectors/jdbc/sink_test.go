@@ -230,13 +230,21 @@ func TestConfigErrors(t *testing.T) {
 		{"numeric mapping", false, src(cfgNumericMapping, "precision_only"), cfgNumericMapping, "not supported"},
 		{"timezone", false, src(cfgDBTimezone, "Mars/Olympus"), cfgDBTimezone, "Invalid time zone"},
 		{"batch rows", false, src(cfgBatchMaxRows, "0"), cfgBatchMaxRows, "at least 1"},
-		{"unsupported", false, src("catalog.pattern", "x"), cfgConnectionURL, "catalog.pattern is not supported"},
+		{"unsupported", false, src("catalog.pattern", "x"), cfgConnectionURL, "catalog.pattern=x is not supported"},
+		{"unsupported value", true, sink("date.timezone", "DB_TIMEZONE"), cfgConnectionURL, "date.timezone=DB_TIMEZONE is not supported"},
 		{"delete needs record_key", true, sink(cfgDeleteEnabled, "true", cfgPKMode, pkModeRecordValue), cfgDeleteEnabled, "only supported for pk.mode record_key"},
 		{"upsert needs key", true, sink(cfgInsertMode, insertModeUpsert), cfgInsertMode, "needs a primary key"},
 		{"kafka pk fields", true, sink(cfgPKMode, pkModeKafka, cfgPKFields, "a,b"), cfgPKFields, "exactly 3"},
 		{"bad insert mode", true, sink(cfgInsertMode, "merge"), cfgInsertMode, "String must be one of"},
 		{"sqlite user", true, sink(cfgConnectionUser, "me"), cfgConnectionUser, "do not apply to SQLite"},
 	}
+	// Confluent configs set to what Samsa does anyway are accepted.
+	ok := src("timestamp.granularity", "connect_logical", "transaction.isolation.mode", "DEFAULT")
+	accepting := &SourceConnector{}
+	if err := accepting.Start(&connectorCtx{}, ok); err != nil {
+		t.Errorf("accepted defaults refused: %v", err)
+	}
+	accepting.Stop()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var conn connect.Connector = &SourceConnector{}

@@ -79,7 +79,7 @@ func sourceConfigDef() *connect.ConfigDef {
 			Documentation: "How often to look for new or dropped tables, in milliseconds."}).
 		Define(connect.ConfigKey{Name: cfgPollInterval, Type: connect.TypeInt, Default: int32(5000), Validator: connect.AtLeast(1), Importance: connect.High, Group: "Connector",
 			Documentation: "How often to poll each table for new data, in milliseconds."}).
-		Define(connect.ConfigKey{Name: cfgBatchMaxRows, Type: connect.TypeInt, Default: int32(100), Validator: connect.AtLeast(1), Importance: connect.Low, Group: "Connector",
+		Define(connect.ConfigKey{Name: cfgBatchMaxRows, Type: connect.TypeInt, Default: int32(1000), Validator: connect.AtLeast(1), Importance: connect.Low, Group: "Connector",
 			Documentation: "Maximum number of rows in one poll."}).
 		Define(connect.ConfigKey{Name: cfgTopicPrefix, Type: connect.TypeString, Default: connect.NoDefault, Importance: connect.High, Group: "Connector",
 			Documentation: "Prefix of the topic names: the topic is the prefix and the table name, or the prefix alone in query mode."})
@@ -204,9 +204,6 @@ func (s sourceSettings) check() error {
 	}
 	if len(s.include) > 0 && len(s.exclude) > 0 {
 		return errors.New("table.whitelist (table.include.list) and table.blacklist (table.exclude.list) cannot both be set")
-	}
-	if s.querySuffix != "" && s.mode == modeBulk {
-		return nil
 	}
 	return nil
 }
