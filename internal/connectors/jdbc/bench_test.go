@@ -59,4 +59,3 @@ func BenchmarkSourceIncrementing(b *testing.B) {
 		b.ReportMetric(float64(b.N*10000)/b.Elapsed().Seconds(), "rows/s")
 	})
 }
-
