@@ -119,13 +119,14 @@ func (q *querier) poll(ctx context.Context) ([]connect.SourceRecord, bool, error
 			return nil, false, err
 		}
 		if r == nil {
-			// A LIMITed query that filled its batch may have more behind it.
-			return out, q.limited && len(out) == s.batchMaxRows, nil
+			return out, false, nil // the result is read to its end
 		}
 		out = append(out, q.record(r))
 	}
 	if q.limited {
-		q.reset() // the next poll queries again after the new offset
+		// A full LIMITed batch may have more behind it: the next poll
+		// queries again, after the new offset.
+		q.reset()
 	}
 	return out, true, nil
 }
