@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -236,7 +237,11 @@ func pollN(t testing.TB, task *SourceTask, n int, quiet time.Duration) []connect
 
 func describeRecords(recs []connect.SourceRecord) []string {
 	var out []string
-	for _, r := range recs {
+	for i, r := range recs {
+		if i == 20 {
+			out = append(out, fmt.Sprintf("... %d more", len(recs)-20))
+			break
+		}
 		out = append(out, r.Topic+":"+r.Value.(*connect.Struct).String())
 	}
 	return out

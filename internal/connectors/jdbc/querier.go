@@ -107,6 +107,9 @@ func (q *querier) reset() {
 // to read right away.
 func (q *querier) poll(ctx context.Context) ([]connect.SourceRecord, bool, error) {
 	s := q.task.settings
+	if s.mode == modeTimestamp && s.querySuffix == "" {
+		return q.pollTimestampBatch(ctx)
+	}
 	if q.rows == nil {
 		if err := q.execute(ctx); err != nil {
 			return nil, false, err
@@ -131,6 +134,73 @@ func (q *querier) poll(ctx context.Context) ([]connect.SourceRecord, bool, error
 	return out, true, nil
 }
 
+// pollTimestampBatch is timestamp mode without holding a result open
+// across polls (in SQLite an open read blocks writers): a query of at most
+// batch.max.rows rows after the offset; when it fills, its last timestamp's
+// rows may go on past the limit, so they are read whole by a second query.
+// The poll then ends on a timestamp boundary, which the next query starts
+// after. A poll returns more than batch.max.rows rows when many rows share
+// its last timestamp.
+func (q *querier) pollTimestampBatch(ctx context.Context) ([]connect.SourceRecord, bool, error) {
+	defer q.reset()
+	if err := q.execute(ctx); err != nil {
+		return nil, false, err
+	}
+	batch, err := q.readAll()
+	if err != nil {
+		return nil, false, err
+	}
+	full := len(batch) == q.task.settings.batchMaxRows
+	if full {
+		if batch, err = q.completeLastTimestamp(ctx, batch); err != nil {
+			return nil, false, err
+		}
+	}
+	out := make([]connect.SourceRecord, 0, len(batch))
+	for i, r := range batch {
+		// Confluent's TimestampTableQuerier: the offset moves to a row's
+		// timestamp only once the next row's is later, so a restart between
+		// rows sharing a timestamp reads them all again rather than skip one.
+		if i == len(batch)-1 || batch[i+1].ts.After(*r.ts) {
+			q.offset.ts = r.ts
+		}
+		out = append(out, q.sourceRecord(r))
+	}
+	return out, full, nil
+}
+
+// completeLastTimestamp replaces the batch's rows of its last timestamp by
+// all the rows of that timestamp.
+func (q *querier) completeLastTimestamp(ctx context.Context, batch []*row) ([]*row, error) {
+	d := q.task.settings.dialect
+	last := *batch[len(batch)-1].ts
+	for len(batch) > 0 && batch[len(batch)-1].ts.Equal(last) {
+		batch = batch[:len(batch)-1]
+	}
+	q.reset()
+	tie := q.baseQuery() + " WHERE " + d.timestampExpr(q.task.settings.timestamps) + " = " + d.placeholder(1)
+	if err := q.run(ctx, tie, []any{d.timestampParam(last)}); err != nil {
+		return nil, err
+	}
+	rest, err := q.readAll()
+	if err != nil {
+		return nil, err
+	}
+	return append(batch, rest...), nil
+}
+
+// readAll reads the open result to its end.
+func (q *querier) readAll() ([]*row, error) {
+	var out []*row
+	for {
+		r, err := q.read()
+		if err != nil || r == nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+}
+
 // record makes a source record of a row and moves the offset past it.
 func (q *querier) record(r *row) connect.SourceRecord {
 	switch q.task.settings.mode {
@@ -146,7 +216,12 @@ func (q *querier) record(r *row) connect.SourceRecord {
 			q.offset.ts = r.ts
 		}
 	}
-	rec := connect.SourceRecord{
+	return q.sourceRecord(r)
+}
+
+// sourceRecord is a row as a record at the querier's offset.
+func (q *querier) sourceRecord(r *row) connect.SourceRecord {
+	return connect.SourceRecord{
 		Record: connect.Record{
 			Topic:       q.topic,
 			ValueSchema: r.value.Schema(),
@@ -155,7 +230,6 @@ func (q *querier) record(r *row) connect.SourceRecord {
 		SourcePartition: q.partition,
 		SourceOffset:    q.offset.toMap(),
 	}
-	return rec
 }
 
 // next reads the next row (nil at the end); timestamp mode reads one ahead.
@@ -233,6 +307,15 @@ func (q *querier) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := q.run(ctx, sqlText, args); err != nil {
+		return err
+	}
+	q.limited = limited
+	return nil
+}
+
+// run opens a result to read rows from.
+func (q *querier) run(ctx context.Context, sqlText string, args []any) error {
 	rows, err := q.task.db.QueryContext(ctx, sqlText, args...)
 	if err != nil {
 		return dbErr("jdbc source: query %s: %w", q.name(), err)
@@ -242,7 +325,7 @@ func (q *querier) execute(ctx context.Context) error {
 		rows.Close()
 		return dbErr("jdbc source: query %s: %w", q.name(), err)
 	}
-	q.rows, q.limited = rows, limited
+	q.rows = rows
 	q.mapping = &rowMapping{types: describeColumns(types, q.nullable)}
 	return nil
 }
@@ -288,11 +371,7 @@ func (q *querier) statement(ctx context.Context) (string, []any, bool, error) {
 	s := q.task.settings
 	d := s.dialect
 	var b strings.Builder
-	if q.target.query != "" {
-		b.WriteString(q.target.query)
-	} else {
-		b.WriteString("SELECT * FROM " + d.table(q.target.table))
-	}
+	b.WriteString(q.baseQuery())
 	var args []any
 	limited := false
 	inc := d.ident(s.incrementing)
@@ -318,6 +397,7 @@ func (q *querier) statement(ctx context.Context) (string, []any, bool, error) {
 		if s.mode == modeTimestamp {
 			fmt.Fprintf(&b, " WHERE %s > %s AND %s < %s ORDER BY %s ASC", tsExpr, d.placeholder(1), tsExpr, d.placeholder(2), tsExpr)
 			args = append(args, d.timestampParam(begin), d.timestampParam(end))
+			limited = true // pollTimestampBatch completes the last timestamp's rows
 		} else {
 			fmt.Fprintf(&b, " WHERE %s < %s AND ((%s = %s AND %s > %s) OR %s > %s) ORDER BY %s,%s ASC",
 				tsExpr, d.placeholder(1), tsExpr, d.placeholder(2), inc, d.placeholder(3), tsExpr, d.placeholder(4), tsExpr, inc)
@@ -332,6 +412,14 @@ func (q *querier) statement(ctx context.Context) (string, []any, bool, error) {
 		fmt.Fprintf(&b, " LIMIT %d", s.batchMaxRows)
 	}
 	return b.String(), args, limited, nil
+}
+
+// baseQuery is the table's SELECT or the user's query, before the mode's clauses.
+func (q *querier) baseQuery() string {
+	if q.target.query != "" {
+		return q.target.query
+	}
+	return "SELECT * FROM " + q.task.settings.dialect.table(q.target.table)
 }
 
 func (q *querier) lastIncrementing() int64 {
