@@ -133,6 +133,14 @@ func TestSourceTimestampIncrementing(t *testing.T) {
 // later, so a restart between rows that share a timestamp reads them again
 // (at least once) rather than skip one.
 func TestSourceTimestampModeSharedTimestamps(t *testing.T) {
+	// A query.suffix keeps the result open across polls (no LIMIT can be
+	// added), the other path through timestamp mode.
+	for _, suffix := range []string{"", "-- a suffix"} {
+		t.Run("suffix="+suffix, func(t *testing.T) { sharedTimestamps(t, suffix) })
+	}
+}
+
+func sharedTimestamps(t *testing.T, suffix string) {
 	bothDBs(t, func(t *testing.T, db *testDB) {
 		db.exec(t, "CREATE TABLE events (id INTEGER NOT NULL, modified TIMESTAMP NOT NULL)",
 			"INSERT INTO events VALUES (1, '2024-01-01 00:00:01')",
@@ -140,7 +148,7 @@ func TestSourceTimestampModeSharedTimestamps(t *testing.T) {
 			"INSERT INTO events VALUES (3, '2024-01-01 00:00:02')",
 			"INSERT INTO events VALUES (4, '2024-01-01 00:00:03')")
 		cfg := props(cfgConnectionURL, db.url, cfgMode, modeTimestamp, cfgTimestampColumns, "modified",
-			cfgTopicPrefix, "t-", cfgPollInterval, "50", cfgBatchMaxRows, "10")
+			cfgTopicPrefix, "t-", cfgPollInterval, "50", cfgBatchMaxRows, "10", cfgQuerySuffix, suffix)
 		offsets := newOffsetStore()
 		_, _, tasks := startSource(t, cfg, 1, offsets)
 		recs := pollN(t, tasks[0], 4, 200*time.Millisecond)
