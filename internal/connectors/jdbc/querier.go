@@ -22,8 +22,10 @@ type querierTarget struct {
 // modes. In incrementing and timestamp+incrementing modes each poll is a
 // query of at most batch.max.rows rows after the offset: the rows are in a
 // strict order of (timestamp, incrementing), so the next query continues
-// exactly where this one stopped. In bulk and timestamp modes, and for a
-// user's query, the result is read across polls as Confluent does.
+// exactly where this one stopped. Timestamp mode does the same and ends each
+// batch on a timestamp boundary (pollTimestampBatch). Bulk mode, and any
+// mode with a query.suffix (no LIMIT can follow it), read one result across
+// polls as Confluent does.
 type querier struct {
 	task      *SourceTask
 	target    querierTarget
