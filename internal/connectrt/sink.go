@@ -78,7 +78,6 @@ func (s *sinkLoop) open(ctx context.Context) error {
 		kgo.DisableAutoCommit(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
@@ -154,14 +153,11 @@ func (s *sinkLoop) run(ctx context.Context) error {
 		fetches := s.cl.PollRecords(pctx, maxPoll)
 		cancel()
 		if err := fetchError(fetches); err != nil {
-			s.cl.AllowRebalance()
 			t.logger.Warn("sink fetch failed; retrying", "err", err)
 			backoff(ctx, time.Second)
 			continue
 		}
-		err := s.deliver(ctx, fetches)
-		s.cl.AllowRebalance()
-		if err != nil {
+		if err := s.deliver(ctx, fetches); err != nil {
 			return err
 		}
 		s.mu.Lock()
@@ -197,6 +193,11 @@ func (s *sinkLoop) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			return
 		}
 		tp := connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if !s.owns(tp) {
+			// Fetched before its partition was revoked: its new owner reads
+			// it from the committed offset.
+			return
+		}
 		raw[rawKey{tp, r.Offset}] = r
 		if _, seen := last[tp]; !seen {
 			s.t.trackTopic(ctx, r.Topic)
@@ -343,6 +344,9 @@ func (s *sinkLoop) commit(ctx context.Context, offsets map[connect.TopicPartitio
 	}
 	commit := map[string]map[int32]kgo.EpochOffset{}
 	for tp, o := range safeOffsets {
+		if o < 0 {
+			continue // nothing read from it yet: nothing to commit
+		}
 		if commit[tp.Topic] == nil {
 			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
 		}
@@ -406,6 +410,13 @@ func (s *sinkLoop) release(ctx context.Context, tps []connect.TopicPartition, co
 	if h, ok := s.task.(connect.SinkPartitionsHandler); ok && s.started {
 		_ = safe(func() error { return h.Close(tps) })
 	}
+}
+
+func (s *sinkLoop) owns(tp connect.TopicPartition) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.next[tp]
+	return ok
 }
 
 func (s *sinkLoop) assignment() []connect.TopicPartition {

@@ -140,6 +140,15 @@ func TestStandaloneFileToKafkaToFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLines(t, out, 100)
+	// The sink commits what it flushed: its group's offset reaches the end.
+	eventually(t, 30*time.Second, "sink offsets committed", func() (bool, string) {
+		offs, err := w.Offsets(ctx, "sink")
+		if err != nil || len(offs.Offsets) != 1 {
+			return false, fmt.Sprint(offs, err)
+		}
+		o, _ := asInt64(offs.Offsets[0].Offset["kafka_offset"])
+		return o == 100, fmt.Sprint(offs)
+	})
 	wantState(t, w, "src", api.StateRunning, 1)
 	wantState(t, w, "sink", api.StateRunning, 1)
 

@@ -1,0 +1,280 @@
+package connectfail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/internal/freeport"
+	"github.com/samsa-io/samsa/internal/task"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	devcluster.RemoveBuilt()
+	os.Exit(code)
+}
+
+var (
+	brokerServingRE = regexp.MustCompile(`samsa serving.*`)
+	listenerRE      = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+)
+
+func startBroker(t *testing.T) (bin, addr string) {
+	t.Helper()
+	bin, err := devcluster.BuildOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	serve, found, err := devcluster.StartServe(ctx, bin, []string{
+		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
+		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"),
+	}, brokerServingRE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		serve.Kill()
+		if t.Failed() {
+			t.Logf("broker log (last lines):\n%s", serve.Tail())
+		}
+	})
+	m := listenerRE.FindStringSubmatch(found[0][0])
+	if m == nil {
+		t.Fatalf("no PLAINTEXT listener in %q", found[0][0])
+	}
+	return bin, m[1]
+}
+
+// worker is one `samsa connect` process.
+type worker struct {
+	id     string // host:port, as statuses name it
+	url    string
+	cmd    *exec.Cmd
+	log    *lockedBuffer
+	exited chan struct{}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.b.String()
+	if len(s) > 6000 {
+		s = s[len(s)-6000:]
+	}
+	return s
+}
+
+// cluster is three workers of one group.
+type cluster struct {
+	t       *testing.T
+	bin     string
+	dir     string
+	props   string
+	workers []*worker
+	tasks   *task.Group
+}
+
+func startCluster(t *testing.T, bin, broker string, n int, extra ...string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	props := strings.Join(append([]string{
+		"bootstrap.servers=" + broker,
+		"group.id=failover",
+		"config.storage.topic=failover-configs",
+		"offset.storage.topic=failover-offsets",
+		"status.storage.topic=failover-status",
+		"config.storage.replication.factor=1",
+		"offset.storage.replication.factor=1",
+		"status.storage.replication.factor=1",
+		"key.converter=org.apache.kafka.connect.storage.StringConverter",
+		"value.converter=org.apache.kafka.connect.storage.StringConverter",
+		"offset.flush.interval.ms=500",
+		"session.timeout.ms=6000",
+		"heartbeat.interval.ms=1000",
+		"scheduled.rebalance.max.delay.ms=2000",
+	}, extra...), "\n") + "\n"
+	c := &cluster{t: t, bin: bin, dir: dir, props: props, tasks: task.NewGroup(context.Background())}
+	t.Cleanup(c.tasks.Stop)
+	for range n {
+		c.start()
+	}
+	for _, w := range c.workers {
+		waitHealthy(t, w)
+	}
+	return c
+}
+
+func (c *cluster) start() *worker {
+	t := c.t
+	port, err := freeport.One()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(c.dir, fmt.Sprintf("worker-%d.properties", port))
+	if err := os.WriteFile(cfg, []byte(c.props+fmt.Sprintf("listeners=http://127.0.0.1:%d\n", port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{id: fmt.Sprintf("127.0.0.1:%d", port), url: fmt.Sprintf("http://127.0.0.1:%d", port), log: &lockedBuffer{}, exited: make(chan struct{})}
+	w.cmd = exec.Command(c.bin, "connect", "--config", cfg)
+	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.tasks.Go(func(context.Context) { w.cmd.Wait(); close(w.exited) })
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		<-w.exited
+		if t.Failed() {
+			t.Logf("worker %s log (last lines):\n%s", w.id, w.log.String())
+		}
+	})
+	c.workers = append(c.workers, w)
+	return w
+}
+
+func waitHealthy(t *testing.T, w *worker) {
+	t.Helper()
+	eventually(t, 2*time.Minute, "worker "+w.id+" healthy", func() (bool, string) {
+		resp, err := http.Get(w.url + "/health")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200, resp.Status
+	})
+}
+
+// kill stops a worker with SIGKILL: no leave, no commit, no flush.
+func (c *cluster) kill(id string) {
+	for _, w := range c.workers {
+		if w.id == id {
+			w.cmd.Process.Signal(syscall.SIGKILL)
+			<-w.exited
+			return
+		}
+	}
+	c.t.Fatalf("no worker %s", id)
+}
+
+func (c *cluster) alive() *worker {
+	for _, w := range c.workers {
+		select {
+		case <-w.exited:
+		default:
+			return w
+		}
+	}
+	c.t.Fatal("no worker alive")
+	return nil
+}
+
+// call makes a REST call to a live worker and decodes the answer into out.
+func (c *cluster) call(method, path string, body any, out any) int {
+	c.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.alive().url+path, r)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			c.t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (c *cluster) create(name string, config map[string]string) {
+	c.t.Helper()
+	if code := c.call("PUT", "/connectors/"+name+"/config", config, nil); code != 201 && code != 200 {
+		c.t.Fatalf("create %s: %d", name, code)
+	}
+}
+
+type connectorStatus struct {
+	Connector struct {
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+	} `json:"connector"`
+	Tasks []struct {
+		ID       int    `json:"id"`
+		State    string `json:"state"`
+		WorkerID string `json:"worker_id"`
+		Trace    string `json:"trace"`
+	} `json:"tasks"`
+}
+
+// running waits until every task of a connector runs, and answers where.
+func (c *cluster) running(name string, tasks int, not string) connectorStatus {
+	c.t.Helper()
+	var st connectorStatus
+	eventually(c.t, 90*time.Second, name+" running", func() (bool, string) {
+		st = connectorStatus{}
+		if code := c.call("GET", "/connectors/"+name+"/status", nil, &st); code != 200 {
+			return false, fmt.Sprint(code)
+		}
+		if len(st.Tasks) != tasks {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		for _, ts := range st.Tasks {
+			if ts.State == "FAILED" {
+				c.t.Fatalf("%s task %d failed: %s", name, ts.ID, ts.Trace)
+			}
+			if ts.State != "RUNNING" || ts.WorkerID == not {
+				return false, fmt.Sprintf("%+v", st)
+			}
+		}
+		return true, ""
+	})
+	return st
+}
+
+func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not after %s (last: %s)", what, d, last)
+}
