@@ -2,6 +2,7 @@ package connectrt
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/samsa-io/samsa/connect"
 	"github.com/samsa-io/samsa/internal/connectors/file"
@@ -15,8 +16,11 @@ func testPlugins() *Plugins {
 	return &Plugins{
 		Connectors: file.Plugins(),
 		NewConverter: func(class string) (connect.Converter, error) {
-			if class == "bad.Converter" {
+			switch class {
+			case "bad.Converter":
 				return nil, fmt.Errorf("no converter %s", class)
+			case "picky.Converter":
+				return pickyConverter{}, nil
 			}
 			return stringConverter{}, nil
 		},
@@ -55,3 +59,14 @@ type noChain struct{}
 
 func (noChain) Apply(r connect.Record) (connect.Record, bool, error) { return r, true, nil }
 func (noChain) Close() error                                         { return nil }
+
+// pickyConverter refuses values that contain "bad", for the error handling
+// tests.
+type pickyConverter struct{ stringConverter }
+
+func (pickyConverter) ToConnectData(topic string, h connect.Headers, b []byte) (*connect.Schema, any, error) {
+	if strings.Contains(string(b), "bad") {
+		return nil, nil, fmt.Errorf("%w: %q is bad", connect.ErrData, b)
+	}
+	return stringConverter{}.ToConnectData(topic, h, b)
+}
