@@ -25,7 +25,8 @@ import (
 // built-in connectors and extra ones (the public connect/worker package
 // passes a user's own).
 func NewConnectCommand(extra ...connect.Plugin) *cobra.Command {
-	var configFile, bootstrap string
+	var conn connection
+	var configFile string
 	var standalone bool
 	cmd := &cobra.Command{
 		Use:   "connect [--standalone] [--config] worker.properties [connector.properties ...]",
@@ -55,8 +56,11 @@ properties with Kafka's names. It serves until interrupted.`,
 			if err != nil {
 				return err
 			}
-			if bootstrap != "" {
-				props["bootstrap.servers"] = bootstrap
+			if cmd.Flags().Changed("bootstrap-server") {
+				props["bootstrap.servers"] = conn.bootstrap
+			}
+			if cmd.Flags().Changed("client-id") {
+				props["client.id"] = conn.clientID
 			}
 			cfg, err := connectrt.ParseWorkerConfig(props, !standalone)
 			if err != nil {
@@ -74,6 +78,24 @@ properties with Kafka's names. It serves until interrupted.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", configFile, err)
 			}
+			// Security from the flags (or --command-config), when the worker
+			// properties have none: one place or the other, not both.
+			sec, err := conn.secure(cmd)
+			if err != nil {
+				return err
+			}
+			if sec.tls != nil || sec.sasl != nil {
+				if len(cfg.Security) > 0 {
+					return fmt.Errorf("security is set both in %s and in flags: set it in one place", configFile)
+				}
+				if sec.tls != nil {
+					opts = append(opts, kgo.DialTLSConfig(sec.tls))
+				}
+				if sec.sasl != nil {
+					opts = append(opts, kgo.SASL(sec.sasl))
+				}
+			}
+			opts = append(opts, kgo.RetryTimeout(conn.timeout))
 			levels := rest.NewLevelVars(slog.LevelInfo)
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: levels.LevelVar("org.apache.kafka.connect")}))
 			ctx, stop := signalContext(cmd)
@@ -101,9 +123,9 @@ properties with Kafka's names. It serves until interrupted.`,
 			return nil
 		},
 	}
+	conn.register(cmd)
 	f := cmd.Flags()
-	f.StringVar(&configFile, "config", "", "the worker properties file (Kafka's worker config names)")
-	f.StringVar(&bootstrap, "bootstrap-server", "", "the Kafka cluster, overriding bootstrap.servers")
+	f.StringVar(&configFile, "config", "", "the worker properties file (Kafka's worker config names); --bootstrap-server and --client-id override its bootstrap.servers and client.id, the security flags stand for its security.protocol, ssl.* and sasl.*")
 	f.BoolVar(&standalone, "standalone", false, "run a standalone worker (offsets in a file, connectors from the files given)")
 	return cmd
 }

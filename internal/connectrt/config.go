@@ -178,6 +178,12 @@ func ParseWorkerConfig(props map[string]string, distributed bool) (WorkerConfig,
 			w.Security[k] = v
 		}
 	}
+	// Client overrides are checked now, not when a task first needs them.
+	for prefix, props := range map[string]map[string]string{"producer.": w.Producer, "consumer.": w.Consumer, "admin.": w.Admin} {
+		if _, err := clientProps(props); err != nil {
+			return WorkerConfig{}, fmt.Errorf("%s*: %w", prefix, err)
+		}
+	}
 	switch p := c.String("connector.client.config.override.policy"); p {
 	case "All", "None", "Principal":
 	default:

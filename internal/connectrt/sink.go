@@ -184,9 +184,10 @@ func fetchError(f kgo.Fetches) error {
 
 // deliver converts, transforms and puts one poll's records.
 func (s *sinkLoop) deliver(ctx context.Context, fetches kgo.Fetches) error {
-	var batch []connect.SinkRecord
+	n := fetches.NumRecords()
+	batch := make([]connect.SinkRecord, 0, n)
 	last := map[connect.TopicPartition]int64{}
-	raw := map[rawKey]*kgo.Record{}
+	raw := make(map[rawKey]*kgo.Record, n)
 	var err error
 	fetches.EachRecord(func(r *kgo.Record) {
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +76,9 @@ func (t *taskRunner) sourceProducer(ctx context.Context, eos bool) (*kgo.Client,
 	}
 	// As Java producers do, a record for a missing topic lets the broker
 	// create it (auto.create.topics.enable decides).
-	opts := t.w.clientOpts(kgo.ClientID(t.w.clientID(fmt.Sprintf("%s-%d", t.id.Connector, t.id.Task))), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation())
+	opts := t.w.clientOpts(kgo.ClientID(t.w.clientID(fmt.Sprintf("%s-%d", t.id.Connector, t.id.Task))), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation(),
+		// Kafka's producers compress nothing unless told (franz-go's default is snappy).
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	opts = append(opts, over...)
 	if eos {
 		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", t.w.cfg.GroupID, t.id.Connector, t.id.Task)),
@@ -211,7 +214,7 @@ func (s *sourceLoop) track(rec connect.SourceRecord) {
 	if rec.SourcePartition == nil {
 		return
 	}
-	key := string(offsetKey(s.t.id.Connector, rec.SourcePartition))
+	key := partitionKey(rec.SourcePartition)
 	s.mu.Lock()
 	s.pending[key] = api.ConnectorOffset{Partition: rec.SourcePartition, Offset: rec.SourceOffset}
 	s.mu.Unlock()
@@ -295,7 +298,7 @@ func (s *sourceLoop) commit(ctx context.Context) error {
 		t.logger.Warn("could not commit source offsets; will retry", "err", err)
 		s.mu.Lock()
 		for _, e := range entries {
-			k := string(offsetKey(t.id.Connector, e.Partition))
+			k := partitionKey(e.Partition)
 			if _, newer := s.pending[k]; !newer {
 				s.pending[k] = e
 			}
@@ -367,4 +370,21 @@ func (t *taskRunner) trackTopic(ctx context.Context, topic string) {
 	if err := t.w.statuses.putTopic(ctx, t.id.Connector, t.id.Task, topic); err != nil && ctx.Err() == nil {
 		t.logger.Warn("could not record the topic the connector used", "topic", topic, "err", err)
 	}
+}
+
+// partitionKey tells source partitions apart in the pending offsets, per
+// record: cheaper than their JSON (the offset topic's key is written once
+// per partition per commit). Values print with their Go type, so 1 and "1"
+// differ.
+func partitionKey(p map[string]any) string {
+	if len(p) == 1 {
+		for k, v := range p {
+			return fmt.Sprintf("%s\x00%T\x00%v", k, v, v)
+		}
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		fmt.Fprintf(&b, "%s\x00%T\x00%v\x01", k, p[k], p[k])
+	}
+	return b.String()
 }

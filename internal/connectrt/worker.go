@@ -151,7 +151,11 @@ func (w *Worker) clientOpts(extra ...kgo.Opt) []kgo.Opt {
 // and runs until ctx ends or Stop.
 func (w *Worker) Start(ctx context.Context) error {
 	w.group = task.NewGroup(ctx)
-	cl, err := kgo.NewClient(w.clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.ClientID(w.clientID("internal")))...)
+	admin, err := clientProps(w.cfg.Admin)
+	if err != nil {
+		return fmt.Errorf("connect worker: admin.*: %w", err)
+	}
+	cl, err := kgo.NewClient(append(w.clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0), kgo.ClientID(w.clientID("internal"))), admin...)...)
 	if err != nil {
 		return fmt.Errorf("connect worker: %w", err)
 	}
