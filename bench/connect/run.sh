@@ -9,7 +9,8 @@
 # part of make test.
 #
 #   LINES (1000000), LINE_BYTES (100), RUNS (3), BATCH_SIZE (2000: FileStreamSource's batch.size),
-#   FLUSH_MS (1000: offset.flush.interval.ms), RUNTIMES (samsa,java)
+#   FLUSH_MS (1000: offset.flush.interval.ms), RUNTIMES (samsa,java),
+#   COMPRESSION (none: the producers' compression.type, Kafka's default; empty for each runtime's own)
 #   OUT (a new directory under ${TMPDIR:-/tmp}): input, logs, results.json; kept
 #   CPUPROFILE=1 writes a CPU profile of each samsa connect run (OUT/bench-samsa-R/cpu.pprof)
 #   JAVA, JAVA_OPTS (connect-standalone.sh's), KAFKA_VERSION, COMPAT_CACHE: as java-worker.sh
@@ -33,5 +34,5 @@ fi
 echo "== bench-connect: files and logs in $out" >&2
 bin/bench-connect -samsa bin/samsa -out "$out" -runtimes "$runtimes" \
   -lines "${LINES:-1000000}" -line-bytes "${LINE_BYTES:-100}" -runs "${RUNS:-3}" \
-  -batch-size "${BATCH_SIZE:-2000}" -offset-flush-ms "${FLUSH_MS:-1000}" \
+  -batch-size "${BATCH_SIZE:-2000}" -offset-flush-ms "${FLUSH_MS:-1000}" -producer-compression "${COMPRESSION-none}" \
   -log4j test/compat/connect/log4j2.properties "${args[@]}"

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ type options struct {
 	lineBytes int
 	runs      int
 	batchSize int
+	compress  string
 	flushMs   int
 	timeout   time.Duration
 	profile   bool
@@ -45,6 +47,7 @@ func main() {
 	flag.IntVar(&o.lineBytes, "line-bytes", 100, "bytes per line, newline included")
 	flag.IntVar(&o.runs, "runs", 3, "runs per runtime (R), each with a fresh worker and topic")
 	flag.IntVar(&o.batchSize, "batch-size", 2000, "FileStreamSource's batch.size")
+	flag.StringVar(&o.compress, "producer-compression", "none", "the workers' producer.compression.type (none is Kafka's default); empty leaves each runtime's default")
 	flag.IntVar(&o.flushMs, "offset-flush-ms", 1000, "the workers' offset.flush.interval.ms")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one run may take")
 	flag.BoolVar(&o.profile, "cpuprofile", false, "write a CPU profile of each samsa connect run (SAMSA_CPUPROFILE) into -out")
@@ -117,23 +120,28 @@ func reversed(s []string) []string {
 	return r
 }
 
-// writeInput writes n distinct lines of lineBytes bytes each (the line's
-// number, then filler), so a duplicate or a lost or reordered line shows
-// when the output is compared with it.
+// writeInput writes n distinct lines of lineBytes bytes each: the line's
+// number, so a duplicate or a lost or reordered line shows when the output
+// is compared with it, then random letters and digits (from a fixed seed),
+// which compress about as little as text does, not as a run of one byte.
 func writeInput(path string, n, lineBytes int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := newBufWriter(f)
-	filler := strings.Repeat("x", lineBytes)
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	rng := rand.New(rand.NewPCG(18, 18))
 	for i := range n {
 		num := fmt.Sprintf("%09d ", i)
 		if len(num) >= lineBytes {
+			f.Close()
 			return fmt.Errorf("-line-bytes %d is too short for line number %d", lineBytes, i)
 		}
 		w.WriteString(num)
-		w.WriteString(filler[:lineBytes-1-len(num)])
+		for range lineBytes - 1 - len(num) {
+			w.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
 		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {

@@ -23,8 +23,8 @@ func report(w io.Writer, o options, results []trial) {
 		{"broker CPU", "µs/record", func(t trial) float64 { return t.BrokerCPUSeconds / float64(t.Records) * 1e6 }},
 		{"worker start-up", "s", func(t trial) float64 { return t.StartupSeconds }},
 	}
-	fmt.Fprintf(w, "\n%d lines of %d bytes, batch.size %d, offset.flush.interval.ms %d; medians of %d runs\n\n",
-		o.lines, o.lineBytes, o.batchSize, o.flushMs, o.runs)
+	fmt.Fprintf(w, "\n%d lines of %d bytes, batch.size %d, offset.flush.interval.ms %d, producer.compression.type %q; medians of %d runs\n\n",
+		o.lines, o.lineBytes, o.batchSize, o.flushMs, o.compress, o.runs)
 	fmt.Fprint(w, "| figure |")
 	for _, rt := range o.runtimes {
 		fmt.Fprintf(w, " %s |", rt)

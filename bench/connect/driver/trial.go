@@ -163,16 +163,22 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 }
 
 // workerProperties are one standalone worker's, the same for both
-// runtimes: String converters, a fresh offsets file, the REST listener.
+// runtimes: String converters, a fresh offsets file, the REST listener, and
+// the producers' compression.type named (samsa connect's producers would
+// otherwise use franz-go's default, snappy, where Kafka's default is none).
 func workerProperties(o options, bootstrap string, port int, dir string) string {
-	return strings.Join([]string{
+	props := []string{
 		"bootstrap.servers=" + bootstrap,
 		"key.converter=org.apache.kafka.connect.storage.StringConverter",
 		"value.converter=org.apache.kafka.connect.storage.StringConverter",
 		"offset.storage.file.filename=" + filepath.Join(dir, "connect.offsets"),
 		"offset.flush.interval.ms=" + strconv.Itoa(o.flushMs),
 		"listeners=http://127.0.0.1:" + strconv.Itoa(port),
-	}, "\n") + "\n"
+	}
+	if o.compress != "" {
+		props = append(props, "producer.compression.type="+o.compress)
+	}
+	return strings.Join(props, "\n") + "\n"
 }
 
 func workerCommand(o options, runtime, props, dir string) *exec.Cmd {
