@@ -104,6 +104,11 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 	want := int64(o.lines) * int64(o.lineBytes)
 	deadline := created.Add(o.timeout)
 	var sourceDone time.Duration
+	// A worker that stops making progress (a JVM out of heap keeps
+	// running with its threads dead) fails the run after stallLimit
+	// rather than at the timeout.
+	const stallLimit = time.Minute
+	lastSize, lastGrowth := int64(0), created
 	for {
 		if !w.alive() {
 			return t, fmt.Errorf("worker exited (log %s)", w.log)
@@ -111,6 +116,11 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 		now := time.Now()
 		if now.After(deadline) {
 			return t, fmt.Errorf("not done after %s: output %d of %d bytes (log %s)", o.timeout, fileSize(output), want, w.log)
+		}
+		if size := fileSize(output); size != lastSize {
+			lastSize, lastGrowth = size, now
+		} else if now.Sub(lastGrowth) > stallLimit {
+			return t, fmt.Errorf("no progress for %s: output %d of %d bytes (log %s)", stallLimit, size, want, w.log)
 		}
 		if sourceDone == 0 {
 			end, err := b.endOffset(ctx, name)
