@@ -113,6 +113,9 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 		if !w.alive() {
 			return t, fmt.Errorf("worker exited (log %s)", w.log)
 		}
+		if !b.alive() {
+			return t, fmt.Errorf("broker exited (log %s)", b.log)
+		}
 		now := time.Now()
 		if now.After(deadline) {
 			return t, fmt.Errorf("not done after %s: output %d of %d bytes (log %s)", o.timeout, fileSize(output), want, w.log)
