@@ -6,30 +6,35 @@ import (
 	"slices"
 )
 
-// report prints, per runtime, the medians of the runs and, when both ran,
-// Samsa's figure over Java's.
+// figure is one row of the report.
+type figure struct {
+	name string
+	unit string
+	get  func(trial) float64
+}
+
+var figures = []figure{
+	{"end to end", "records/s", func(t trial) float64 { return t.EndToEndRate }},
+	{"source only", "records/s", func(t trial) float64 { return t.SourceRate }},
+	{"peak RSS (VmHWM)", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
+	{"mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
+	{"worker CPU", "µs/record", func(t trial) float64 { return t.CPUMicrosPerRec }},
+	{"broker CPU", "µs/record", func(t trial) float64 { return t.BrokerCPUSeconds / float64(t.Records) * 1e6 }},
+	{"worker start-up", "s", func(t trial) float64 { return t.StartupSeconds }},
+}
+
+// report prints, per runtime, the median and [min..max] of the runs and,
+// when both ran, Samsa's figure over Java's taken per run (the two ran one
+// after the other in the same round) as the median and [min..max] of those
+// ratios, as docs/PERFORMANCE.md reports ratios.
 func report(w io.Writer, o options, results []trial) {
-	type row struct {
-		name string
-		unit string
-		get  func(trial) float64
-	}
-	rows := []row{
-		{"end to end", "records/s", func(t trial) float64 { return t.EndToEndRate }},
-		{"source only", "records/s", func(t trial) float64 { return t.SourceRate }},
-		{"peak RSS (VmHWM)", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
-		{"mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
-		{"worker CPU", "µs/record", func(t trial) float64 { return t.CPUMicrosPerRec }},
-		{"broker CPU", "µs/record", func(t trial) float64 { return t.BrokerCPUSeconds / float64(t.Records) * 1e6 }},
-		{"worker start-up", "s", func(t trial) float64 { return t.StartupSeconds }},
-	}
-	fmt.Fprintf(w, "\n%d lines of %d bytes, batch.size %d, offset.flush.interval.ms %d, producer.compression.type %q; medians of %d runs\n\n",
+	fmt.Fprintf(w, "\n%d lines of %d bytes, batch.size %d, offset.flush.interval.ms %d, producer.compression.type %q; median [min..max] of %d runs\n\n",
 		o.lines, o.lineBytes, o.batchSize, o.flushMs, o.compress, o.runs)
+	both := slices.Contains(o.runtimes, "samsa") && slices.Contains(o.runtimes, "java")
 	fmt.Fprint(w, "| figure |")
 	for _, rt := range o.runtimes {
 		fmt.Fprintf(w, " %s |", rt)
 	}
-	both := slices.Contains(o.runtimes, "samsa") && slices.Contains(o.runtimes, "java")
 	if both {
 		fmt.Fprint(w, " Samsa/Java |")
 	}
@@ -41,21 +46,13 @@ func report(w io.Writer, o options, results []trial) {
 		fmt.Fprint(w, "---:|")
 	}
 	fmt.Fprintln(w)
-	for _, r := range rows {
-		med := map[string]float64{}
-		fmt.Fprintf(w, "| %s (%s) |", r.name, r.unit)
+	for _, f := range figures {
+		fmt.Fprintf(w, "| %s (%s) |", f.name, f.unit)
 		for _, rt := range o.runtimes {
-			var vs []float64
-			for _, t := range results {
-				if t.Runtime == rt {
-					vs = append(vs, r.get(t))
-				}
-			}
-			med[rt] = median(vs)
-			fmt.Fprintf(w, " %s |", format(med[rt]))
+			fmt.Fprintf(w, " %s |", spread(values(results, rt, f.get)))
 		}
 		if both {
-			fmt.Fprintf(w, " %.2f |", med["samsa"]/med["java"])
+			fmt.Fprintf(w, " %s |", spread(ratios(results, f.get)))
 		}
 		fmt.Fprintln(w)
 	}
@@ -63,6 +60,40 @@ func report(w io.Writer, o options, results []trial) {
 	for _, t := range results {
 		fmt.Fprintf(w, "  %s run %d: %s\n", t.Runtime, t.Run, t)
 	}
+}
+
+func values(results []trial, runtime string, get func(trial) float64) []float64 {
+	var vs []float64
+	for _, t := range results {
+		if t.Runtime == runtime {
+			vs = append(vs, get(t))
+		}
+	}
+	return vs
+}
+
+// ratios are Samsa's figure over Java's, run by run.
+func ratios(results []trial, get func(trial) float64) []float64 {
+	java := map[int]float64{}
+	for _, t := range results {
+		if t.Runtime == "java" {
+			java[t.Run] = get(t)
+		}
+	}
+	var rs []float64
+	for _, t := range results {
+		if j, ok := java[t.Run]; ok && t.Runtime == "samsa" && j != 0 {
+			rs = append(rs, get(t)/j)
+		}
+	}
+	return rs
+}
+
+func spread(vs []float64) string {
+	if len(vs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s [%s..%s]", format(median(vs)), format(slices.Min(vs)), format(slices.Max(vs)))
 }
 
 func median(vs []float64) float64 {
