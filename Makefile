@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: quota-rates test unit race noraces lint fuzz fuzz-campaign bench build compat registry-on-kafka failover-soak grow-soak
+.PHONY: quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -82,6 +82,14 @@ BENCH ?= .
 COUNT ?= 5
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
+
+# Connect's benchmark (issue 18, bench/connect/run.sh): FileStreamSource →
+# broker → FileStreamSink on samsa connect and on Apache Kafka's standalone
+# worker, one Samsa broker; records/s, RSS and CPU per record, medians of
+# RUNS (3) with LINES (1000000) lines. A timing, so by hand, not in make
+# test; docs/PERFORMANCE.md#connect records the figures.
+bench-connect:
+	bench/connect/run.sh
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -11,7 +12,14 @@ import (
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	err = newRoot().Execute()
+	stopProfiles()
+	if err != nil {
 		os.Exit(1)
 	}
 }
