@@ -127,6 +127,7 @@ func checkReplays(t *testing.T, got []int, n int) (dups, replays int) {
 }
 
 func testKillSourceWorker(t *testing.T, exactlyOnce bool) {
+	t.Parallel() // most of each test is waiting for a session to time out
 	bin, broker := startBroker(t)
 	var extra []string
 	if exactlyOnce {
@@ -192,6 +193,7 @@ func mustClient(t *testing.T, broker string, opts ...kgo.Opt) *kgo.Client {
 // committed offsets: every record is written, and records written twice
 // are only of the killed worker's partitions.
 func TestKillWorkerRunningSink(t *testing.T) {
+	t.Parallel()
 	bin, broker := startBroker(t)
 	cl := mustClient(t, broker, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	admin := kadm.NewClient(cl)
