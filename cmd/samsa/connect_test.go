@@ -169,7 +169,7 @@ func TestConnectWorkerConfig(t *testing.T) {
 
 	v := values(t, map[string]string{"samsa.connect.listener": "127.0.0.1:0", "samsa.connect.group.id": "g",
 		"samsa.connect.offset.storage.replication.factor": "1",
-		"samsa.connect.worker.config": file("offset.storage.partitions=3\nvalue.converter.schemas.enable=false\nrest.advertised.host.name=node1\n")})
+		"samsa.connect.worker.config":                     file("offset.storage.partitions=3\nvalue.converter.schemas.enable=false\nrest.advertised.host.name=node1\n")})
 	cfg, err := connectWorkerConfig(v, "127.0.0.1:9092", "127.0.0.1:18083")
 	if err != nil {
 		t.Fatal(err)
