@@ -43,6 +43,10 @@ var connectWorkerNames = map[string]string{
 // again (the cluster cannot hold its topics yet).
 const connectRetry = 2 * time.Second
 
+// connectStopGrace is how much longer than its tasks' graceful timeout
+// serve waits for the worker to stop.
+const connectStopGrace = 5 * time.Second
+
 // startConnect runs a distributed Kafka Connect worker inside samsa serve
 // when samsa.connect.listener is set: a Kafka client of this broker's
 // first PLAINTEXT listener, as samsa connect is of any cluster, serving
@@ -136,7 +140,7 @@ func (c *inServeConnect) stop() {
 	r := c.running
 	c.mu.Unlock()
 	if r != nil {
-		r.Stop()
+		c.stopWorker(r)
 	}
 	c.group.Stop()
 	if r == nil {
@@ -144,10 +148,30 @@ func (c *inServeConnect) stop() {
 		r = c.running // started as the stop came
 		c.mu.Unlock()
 		if r != nil {
-			r.Stop()
+			c.stopWorker(r)
 		}
 	}
-	c.logger.Info("connect worker stopped", "component", "connect")
+}
+
+// stopWorker stops a started worker, waiting for it as long as its tasks
+// are given to stop (task.shutdown.graceful.timeout.ms) and a few seconds
+// more: a commit that cannot reach its coordinator (the last node of a
+// cluster that lost its quorum) must not keep the broker from closing. A
+// worker not stopped by then is left to end with the process; its
+// uncommitted records are delivered again, as after a crash.
+func (c *inServeConnect) stopWorker(r *builtin.Running) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Stop()
+	}()
+	wait := c.opts.Config.TaskShutdownTimeout + connectStopGrace
+	select {
+	case <-done:
+		c.logger.Info("connect worker stopped", "component", "connect")
+	case <-time.After(wait):
+		c.logger.Warn("connect worker did not stop in time; closing the broker without it", "component", "connect", "waited", wait)
+	}
 }
 
 // connectOffSettings refuses samsa.connect.* settings given while Connect
