@@ -76,6 +76,7 @@ func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (
 		ln.Close()
 		return nil, err
 	}
+	shared := newSharedListener(ln)
 	levels := rest.NewLevelVars(lowestLevel(logger))
 	o := builtin.Options{
 		Config:     cfg,
@@ -83,9 +84,8 @@ func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (
 		Logger:     slog.New(levelHandler{inner: logger.Handler(), level: levels.LevelVar("org.apache.kafka.connect")}),
 		Levels:     levels,
 		Version:    version.String(),
-		Listener:   ln,
 	}
-	c := &inServeConnect{opts: o, addr: ln.Addr().String(), logger: logger}
+	c := &inServeConnect{opts: o, ln: shared, addr: ln.Addr().String(), logger: logger}
 	c.group = task.NewGroup(context.Background())
 	c.group.Go(c.run)
 	logger.Info("connect worker starting", "component", "connect", "listener", c.addr, "group", cfg.GroupID, "cluster", seed)
@@ -95,6 +95,7 @@ func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (
 // inServeConnect is the Connect worker serve runs.
 type inServeConnect struct {
 	opts   builtin.Options
+	ln     *sharedListener
 	addr   string
 	logger *slog.Logger
 	group  *task.Group
@@ -103,11 +104,16 @@ type inServeConnect struct {
 	running *builtin.Running
 }
 
-// run starts the worker, again after a failed start (builtin.Start closes
-// the listener then, so each retry binds the same address anew).
+// run starts the worker, again after a failed start. Each attempt serves
+// on a view of the one bound listener (builtin.Start closes its listener
+// when the start fails), so the port stays bound throughout: a request
+// between attempts waits for the next one, which answers 503 until the
+// worker is ready.
 func (c *inServeConnect) run(ctx context.Context) {
 	for {
-		r, err := builtin.Start(ctx, c.opts)
+		o := c.opts
+		o.Listener = c.ln.view()
+		r, err := builtin.Start(ctx, o)
 		if err == nil {
 			c.mu.Lock()
 			c.running = r
@@ -123,10 +129,6 @@ func (c *inServeConnect) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(connectRetry):
-		}
-		if c.opts.Listener, err = net.Listen("tcp", c.addr); err != nil {
-			c.logger.Error("connect worker stopped: its listener is gone", "component", "connect", "listener", c.addr, "err", err)
-			return
 		}
 	}
 }
@@ -151,6 +153,7 @@ func (c *inServeConnect) stop() {
 			c.stopWorker(r)
 		}
 	}
+	c.ln.Close()
 }
 
 // stopWorker stops a started worker, waiting for it as long as its tasks
@@ -338,3 +341,83 @@ func (h levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h levelHandler) WithGroup(name string) slog.Handler {
 	return levelHandler{inner: h.inner.WithGroup(name), level: h.level}
 }
+
+// sharedListener keeps the Connect port bound across the worker's start
+// attempts: one goroutine accepts on the real listener and hands each
+// connection to the view being served.
+type sharedListener struct {
+	net.Listener
+	conns chan net.Conn
+	stop  chan struct{} // Close was called
+	done  chan struct{} // the accept loop ended
+	once  sync.Once
+}
+
+func newSharedListener(ln net.Listener) *sharedListener {
+	s := &sharedListener{Listener: ln, conns: make(chan net.Conn), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.accept()
+	return s
+}
+
+func (s *sharedListener) accept() {
+	defer close(s.done)
+	for {
+		conn, err := s.Listener.Accept()
+		if err != nil {
+			return // closed
+		}
+		select {
+		case s.conns <- conn:
+		case <-s.stop:
+			conn.Close()
+			return
+		}
+	}
+}
+
+// Close closes the real listener.
+func (s *sharedListener) Close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.stop)
+		err = s.Listener.Close()
+		<-s.done
+	})
+	return err
+}
+
+// view is a listener of its own for one start attempt: closing it leaves
+// the port bound.
+func (s *sharedListener) view() net.Listener {
+	return &listenerView{s: s, closed: make(chan struct{})}
+}
+
+type listenerView struct {
+	s      *sharedListener
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (v *listenerView) Accept() (net.Conn, error) {
+	select {
+	case conn := <-v.s.conns:
+		select {
+		case <-v.closed: // closed as the connection came: the attempt is over
+			conn.Close()
+			return nil, net.ErrClosed
+		default:
+			return conn, nil
+		}
+	case <-v.closed:
+		return nil, net.ErrClosed
+	case <-v.s.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (v *listenerView) Close() error {
+	v.once.Do(func() { close(v.closed) })
+	return nil
+}
+
+func (v *listenerView) Addr() net.Addr { return v.s.Addr() }

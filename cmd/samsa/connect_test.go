@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/broker"
 	"github.com/samsa-io/samsa/internal/config"
+	"github.com/samsa-io/samsa/internal/freeport"
 )
 
 // connectOverrides are a single node's configs with everything but
@@ -237,5 +239,58 @@ func TestConnectOff(t *testing.T) {
 	}
 	if _, err := startConnect(nil, v, logger); err == nil || !strings.Contains(err.Error(), "samsa.connect.group.id set but samsa.connect.listener is empty") {
 		t.Fatalf("settings without a listener: %v", err)
+	}
+}
+
+// TestServeConnectRetriesStart: a worker that cannot start (its config
+// topic exists and is not compacted) is retried with its port kept bound,
+// and starts once the cause is gone; serve stops cleanly meanwhile too.
+func TestServeConnectRetriesStart(t *testing.T) {
+	ports, err := freeport.Pick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kafka, connectAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	data := filepath.Join(t.TempDir(), "data")
+	ov := map[string]string{"listeners": "PLAINTEXT://" + kafka, "log.dirs": data,
+		"samsa.http.listener": "", "samsa.schema.registry.listener": "", "samsa.rest.listener": ""}
+	_, stop := runServe(t, ov, `msg="samsa serving"`)
+	kc, err := kgo.NewClient(kgo.SeedBrokers(kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	adm := kadm.NewClient(kc)
+	if r, err := adm.CreateTopic(t.Context(), 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("delete")}, "connect-configs"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	ov["samsa.connect.listener"] = connectAddr
+	_, stop = runServe(t, ov, `msg="connect worker did not start; retrying".*cleanup.policy=delete`)
+	if ln, err := net.Listen("tcp", connectAddr); err == nil {
+		ln.Close()
+		t.Fatal("the Connect port was let go after a failed start")
+	}
+	if _, err := adm.AlterTopicConfigs(t.Context(), []kadm.AlterConfig{{Name: "cleanup.policy", Value: kadm.StringPtr("compact")}}, "connect-configs"); err != nil {
+		t.Fatal(err)
+	}
+	waitConnectReady(t, &http.Client{Timeout: 20 * time.Second}, "http://"+connectAddr)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Stopped while a start is failing: serve returns promptly.
+	ov["samsa.connect.config.storage.replication.factor"] = "3" // one broker: never enough
+	ov["samsa.connect.config.storage.topic"] = "other-configs"
+	_, stop = runServe(t, ov, `msg="connect worker did not start; retrying"`)
+	begin := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("serve took %v to stop during a failing start", d)
 	}
 }
