@@ -45,6 +45,7 @@ type devClusterOptions struct {
 	dir         string
 	binary      string
 	keep        bool
+	connect     bool
 	overrides   []string
 }
 
@@ -71,7 +72,12 @@ log, then waits. Ctrl-C (or SIGTERM) stops the nodes one by one with SIGTERM,
 a controlled shutdown each, and reports each exit; a second Ctrl-C kills them.
 Without --dir the cluster lives in a new temporary directory, removed on exit
 unless --keep; a directory kept (or given) starts the same cluster again with
-the same --nodes.`,
+the same --nodes.
+
+--connect runs a Kafka Connect worker in every broker node
+(samsa.connect.listener on 127.0.0.1:(base+500+i-1)), all of one Connect
+cluster (group connect-cluster): connectors created through any node's REST
+API are spread over the nodes, and move when a node stops.`,
 		Example: `  samsa dev cluster --nodes 3
   samsa topic create t -p 6 --bootstrap-server 127.0.0.1:19092,127.0.0.1:19093,127.0.0.1:19094`,
 		Args: cobra.NoArgs,
@@ -91,6 +97,7 @@ the same --nodes.`,
 	f.StringVar(&o.dir, "dir", "", "the cluster's directory (default: a new temporary directory)")
 	f.StringVar(&o.binary, "binary", "", "the samsa binary the nodes run (default: this one)")
 	f.BoolVar(&o.keep, "keep", false, "keep the temporary directory on exit")
+	f.BoolVar(&o.connect, "connect", false, "run a Kafka Connect worker in every broker node (off in samsa serve by default)")
 	f.StringArrayVar(&o.overrides, "override", nil, "a broker config for every node, as name=value (repeatable)")
 	return cmd
 }
@@ -145,7 +152,7 @@ func runDevCluster(ctx context.Context, unhook func(), o devClusterOptions, out 
 		return err
 	}
 	c, err := devcluster.New(devcluster.Config{Binary: binary, Dir: dir, Nodes: o.nodes, BasePort: o.basePort,
-		Overrides: o.overrideMap(), StopTimeout: devStopTimeout, Roles: o.roles()})
+		Overrides: o.overrideMap(), StopTimeout: devStopTimeout, Roles: o.roles(), Connect: o.connect})
 	if err != nil {
 		cleanup(false)
 		return err
@@ -222,9 +229,9 @@ func printSettings(out io.Writer, o devClusterOptions) {
 func printCluster(out io.Writer, c *devcluster.Cluster) {
 	fmt.Fprintf(out, "\nCluster %s is up with %d nodes.\n\n", c.ClusterID(), len(c.Nodes()))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tREGISTRY\tREST\tPID\tDIR\tLOG")
+	fmt.Fprintln(tw, "NODE\tROLES\tKAFKA\tCONTROLLER\tHTTP\tREGISTRY\tREST\tCONNECT\tPID\tDIR\tLOG")
 	for _, n := range c.Nodes() {
-		kafka, ctrl, web, reg, rest := "-", "-", "-", "-", "-"
+		kafka, ctrl, web, reg, rest, conn := "-", "-", "-", "-", "-", "-"
 		if n.Broker() {
 			kafka = n.Addr()
 		}
@@ -240,7 +247,10 @@ func printCluster(out io.Writer, c *devcluster.Cluster) {
 		if n.RestAddr() != "" {
 			rest = n.RestAddr()
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, reg, rest, n.Pid(), n.Dir, n.LogPath())
+		if n.ConnectAddr() != "" {
+			conn = n.ConnectAddr()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.ID, n.Roles, kafka, ctrl, web, reg, rest, conn, n.Pid(), n.Dir, n.LogPath())
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "\nBootstrap: %s\n  export SAMSA_BOOTSTRAP=%s\n", c.Bootstrap(), c.Bootstrap())
@@ -264,6 +274,15 @@ func printCluster(out io.Writer, c *devcluster.Cluster) {
 	}
 	if len(proxies) > 0 {
 		fmt.Fprintf(out, "REST Proxy: %s (one per broker node, each a client of the whole cluster)\n", strings.Join(proxies, ","))
+	}
+	var workers []string
+	for _, n := range c.Nodes() {
+		if n.ConnectAddr() != "" {
+			workers = append(workers, "http://"+n.ConnectAddr())
+		}
+	}
+	if len(workers) > 0 {
+		fmt.Fprintf(out, "Connect: %s (one worker per broker node, one Connect cluster; any worker's REST API manages it)\n", strings.Join(workers, ","))
 	}
 	fmt.Fprintln(out, "Ctrl-C stops the cluster.")
 }

@@ -133,7 +133,7 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		return err
 	}
 	logger.Info("samsa serving", append([]any{"component", "main"}, append(b.Summary(), "startup", time.Since(start).Round(time.Millisecond))...)...)
-	// The registry and the REST Proxy are clients of the broker, started
+	// The registry, the REST Proxy and Connect are clients of the broker, started
 	// once it serves and stopped before it closes.
 	onReady := func(*schemaregistry.Registry) {}
 	if inProcess != nil {
@@ -151,7 +151,23 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		}
 		return errors.Join(err, b.Close())
 	}
+	// Connect last: its connectors may use the others.
+	stopConnect, err := startConnect(b, values, logger)
+	if err != nil {
+		if stopRest != nil {
+			stopRest()
+		}
+		if stopRegistry != nil {
+			stopRegistry()
+		}
+		return errors.Join(err, b.Close())
+	}
 	closeAll := func() error {
+		// Connect first: its tasks commit their offsets to the broker
+		// and leave the group while the broker still serves.
+		if stopConnect != nil {
+			stopConnect()
+		}
 		if stopRest != nil {
 			stopRest()
 		}

@@ -97,6 +97,56 @@ func restEntries() []*Entry {
 	}, restSecurityEntries(where)...)
 }
 
+// connectEntries configure the Kafka Connect worker run inside samsa
+// serve (cmd/samsa/connect.go, docs/DESIGN-connect.md). Connect is off by
+// default, unlike the registry and the REST Proxy: its REST API has no
+// authentication yet, and the connectors it creates run with the broker
+// process's rights (FileStream reads and writes any file the broker can,
+// the HTTP sink and JDBC open connections from it).
+func connectEntries() []*Entry {
+	const where = " (cmd/samsa/connect.go)"
+	const sample = "; the default is the value of Kafka's sample connect-distributed.properties, so a worker started with that file against this cluster joins the same Connect cluster"
+	const fileToo = "; setting it here and in samsa.connect.worker.config as well is refused"
+	return []*Entry{
+		{Name: "samsa.connect.listener", Type: TypeString, Default: "", Validator: hostPort{}, Importance: High,
+			Wired: "samsa serve binds this host:port once the broker serves (a port in use, or no PLAINTEXT listener, stops the start) and runs a distributed Kafka Connect worker with Kafka Connect's REST API on it (internal/connectrt, docs/DESIGN-connect.md), a Kafka client of the broker's first PLAINTEXT listener, started in the background and retried until the cluster can hold its topics, stopped before the broker on shutdown; empty turns it off, and then any other samsa.connect.* set is refused" + where,
+			Doc:   "host:port of the Kafka Connect worker (Kafka Connect's REST API, as connect-distributed.sh's listeners=http://...:8083) run inside samsa serve; empty (the default) for none. Off by default because the API has no authentication and connectors run with the broker process's file and network access. Port 0 picks a free port. Several nodes on one machine need one port each."},
+		{Name: "samsa.connect.group.id", Type: TypeString, Default: "connect-cluster", Importance: Medium,
+			Wired: "the worker's group.id: serve nodes with the same one form one Connect cluster, sharing the three storage topics" + fileToo + where,
+			Doc:   "Group of the Connect workers run by serve (Kafka's group.id)" + sample + "."},
+		{Name: "samsa.connect.config.storage.topic", Type: TypeString, Default: "connect-configs", Importance: Medium,
+			Wired: "the worker's config.storage.topic, created compacted with one partition when missing" + fileToo + where,
+			Doc:   "Topic of connector and task configs (Kafka's config.storage.topic)" + sample + "."},
+		{Name: "samsa.connect.offset.storage.topic", Type: TypeString, Default: "connect-offsets", Importance: Medium,
+			Wired: "the worker's offset.storage.topic, created compacted with offset.storage.partitions (25) when missing" + fileToo + where,
+			Doc:   "Topic of source connectors' offsets (Kafka's offset.storage.topic)" + sample + "."},
+		{Name: "samsa.connect.status.storage.topic", Type: TypeString, Default: "connect-status", Importance: Medium,
+			Wired: "the worker's status.storage.topic, created compacted with status.storage.partitions (5) when missing" + fileToo + where,
+			Doc:   "Topic of connector and task statuses (Kafka's status.storage.topic)" + sample + "."},
+		{Name: "samsa.connect.config.storage.replication.factor", Type: TypeShort, Default: "-1", Validator: atLeast(-1), Importance: Low,
+			Wired: "the worker's config.storage.replication.factor; -1 leaves it to default.replication.factor, as the Schema Registry's topic does (KIP-464)" + fileToo + where,
+			Doc:   "Replication factor of the config topic when serve creates it; -1 for the broker's default.replication.factor."},
+		{Name: "samsa.connect.offset.storage.replication.factor", Type: TypeShort, Default: "-1", Validator: atLeast(-1), Importance: Low,
+			Wired: "the worker's offset.storage.replication.factor; -1 leaves it to default.replication.factor" + fileToo + where,
+			Doc:   "Replication factor of the offset topic when serve creates it; -1 for the broker's default.replication.factor."},
+		{Name: "samsa.connect.status.storage.replication.factor", Type: TypeShort, Default: "-1", Validator: atLeast(-1), Importance: Low,
+			Wired: "the worker's status.storage.replication.factor; -1 leaves it to default.replication.factor" + fileToo + where,
+			Doc:   "Replication factor of the status topic when serve creates it; -1 for the broker's default.replication.factor."},
+		{Name: "samsa.connect.key.converter", Type: TypeString, Default: "org.apache.kafka.connect.json.JsonConverter", Importance: Medium,
+			Wired: "the worker's key.converter, checked at start-up (an unknown class stops the start); its options (key.converter.*) go in samsa.connect.worker.config" + fileToo + where,
+			Doc:   "Converter of record keys for connectors that name none (Kafka's key.converter)."},
+		{Name: "samsa.connect.value.converter", Type: TypeString, Default: "org.apache.kafka.connect.json.JsonConverter", Importance: Medium,
+			Wired: "the worker's value.converter, checked at start-up (an unknown class stops the start); its options (value.converter.*) go in samsa.connect.worker.config" + fileToo + where,
+			Doc:   "Converter of record values for connectors that name none (Kafka's value.converter)."},
+		{Name: "samsa.connect.offset.flush.interval.ms", Type: TypeLong, Default: "10000", Validator: atLeast(1), Importance: Low,
+			Wired: "the worker's offset.flush.interval.ms: how often source offsets are written and sink offsets committed" + fileToo + where,
+			Doc:   "How often Connect tasks commit their offsets (Kafka's offset.flush.interval.ms); the default is the value of Kafka's sample connect-distributed.properties (a worker's own default is 60000)."},
+		{Name: "samsa.connect.worker.config", Type: TypeString, Default: "", Importance: Medium,
+			Wired: "read at start-up as a worker properties file (Kafka's names, as samsa connect reads them) for every other worker setting; bootstrap.servers, listeners, security.protocol, ssl.* and sasl.* in it are refused (serve sets the first two; the worker reaches the broker through PLAINTEXT), as is a setting that one of samsa.connect.* also sets" + where,
+			Doc:   "Path of a worker.properties with further Connect worker settings (converter options, partitions, timeouts, rest.advertised.*); empty for none."},
+	}
+}
+
 // restSecurityEntries are the REST Proxy's listener security: the
 // registry's, and a user the Kafka login accepts runs its requests with a
 // Kafka client logged in as itself.

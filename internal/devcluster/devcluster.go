@@ -57,6 +57,11 @@ type Config struct {
 	// formats each controller with --initial-controllers naming all of
 	// them, each with a directory ID of its own (KIP-853's bootstrapping).
 	BootstrapServers bool
+	// Connect runs a Kafka Connect worker in every broker node
+	// (samsa.connect.listener on a port of its own, ConnectPortOffset above
+	// the Kafka port with a BasePort), all of one Connect cluster: Connect
+	// is off in samsa serve by default.
+	Connect bool
 	// ClientOpts are what a client needs to reach the nodes' Kafka
 	// listeners (TLS, a SASL login) when Overrides secure them; the
 	// readiness check uses them.
@@ -103,6 +108,9 @@ func New(cfg Config) (*Cluster, error) {
 		n := &Node{ID: int32(i + 1), Host: "127.0.0.1", KafkaPort: p.kafka[i], ControllerPort: p.controller[i], HTTPPort: p.http[i],
 			RegistryPort: p.registry[i], RestPort: p.rest[i],
 			Dir: filepath.Join(cfg.Dir, fmt.Sprintf("node-%d", i+1)), cluster: c}
+		if i < len(p.connect) {
+			n.ConnectPort = p.connect[i]
+		}
 		if len(cfg.Hosts) != 0 {
 			n.Host = cfg.Hosts[i]
 		}
@@ -171,15 +179,25 @@ func (c *Cluster) layout() (ports, error) {
 			p.http = append(p.http, c.cfg.BasePort+HTTPPortOffset)
 			p.registry = append(p.registry, c.cfg.BasePort+RegistryPortOffset)
 			p.rest = append(p.rest, c.cfg.BasePort+RestPortOffset)
+			if c.cfg.Connect {
+				p.connect = append(p.connect, c.cfg.BasePort+ConnectPortOffset)
+			}
 		}
 	case c.cfg.BasePort != 0:
-		p, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes)
+		p, err = portsFrom(c.cfg.BasePort, c.cfg.Nodes, c.cfg.Connect)
 	default:
+		lists := 5
+		if c.cfg.Connect {
+			lists = 6
+		}
 		var free []int
-		free, err = freePorts(5 * c.cfg.Nodes)
+		free, err = freePorts(lists * c.cfg.Nodes)
 		if err == nil {
 			n := c.cfg.Nodes
-			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n : 3*n], registry: free[3*n : 4*n], rest: free[4*n:]}
+			p = ports{kafka: free[:n], controller: free[n : 2*n], http: free[2*n : 3*n], registry: free[3*n : 4*n], rest: free[4*n : 5*n]}
+			if c.cfg.Connect {
+				p.connect = free[5*n:]
+			}
 		}
 	}
 	if err != nil {
@@ -193,11 +211,15 @@ func (c *Cluster) layout() (ports, error) {
 
 // writeState records the cluster ID and the ports in the directory.
 func (c *Cluster) writeState(state string, p ports) error {
-	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", map[string]string{
+	rec := map[string]string{
 		"cluster.id": c.clusterID, "nodes": strconv.Itoa(c.cfg.Nodes),
 		"kafka.ports": joinInts(p.kafka), "controller.ports": joinInts(p.controller), "http.ports": joinInts(p.http),
 		"registry.ports": joinInts(p.registry), "rest.ports": joinInts(p.rest),
-	})
+	}
+	if len(p.connect) != 0 {
+		rec["connect.ports"] = joinInts(p.connect)
+	}
+	data := formatProperties("Written by samsa dev cluster: the cluster this directory holds.", rec)
 	if err := os.WriteFile(state, data, 0o644); err != nil {
 		return fmt.Errorf("devcluster: %w", err)
 	}
@@ -214,7 +236,7 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	}
 	c.clusterID = rec["cluster.id"]
 	var p ports
-	var err1, err2, err3, err4, err5 error
+	var err1, err2, err3, err4, err5, err6 error
 	p.kafka, err1 = splitInts(rec["kafka.ports"])
 	p.controller, err2 = splitInts(rec["controller.ports"])
 	if rec["http.ports"] != "" {
@@ -226,7 +248,10 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	if rec["rest.ports"] != "" {
 		p.rest, err5 = splitInts(rec["rest.ports"])
 	}
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil || c.clusterID == "" {
+	if rec["connect.ports"] != "" {
+		p.connect, err6 = splitInts(rec["connect.ports"])
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil || c.clusterID == "" {
 		return ports{}, fmt.Errorf("devcluster: %s is damaged: %v", state, err)
 	}
 	if len(p.kafka) != c.cfg.Nodes {
@@ -238,6 +263,9 @@ func (c *Cluster) reuse(state string) (ports, error) {
 	if err := c.addPorts(state, &p); err != nil {
 		return ports{}, err
 	}
+	if !c.cfg.Connect {
+		p.connect = nil // recorded for a run with Connect; unused in this one
+	}
 	if len(c.cfg.Hosts) != 0 {
 		return p, nil // addresses of their own, maybe in other namespaces
 	}
@@ -245,10 +273,14 @@ func (c *Cluster) reuse(state string) (ports, error) {
 }
 
 // addPorts gives a directory recorded before the nodes had HTTP, registry
-// or REST listeners free ports for them, recorded from then on.
+// or REST listeners (or without Connect, now asked for) free ports for them, recorded from then on.
 func (c *Cluster) addPorts(state string, p *ports) error {
 	changed := false
-	for _, l := range []*[]int{&p.http, &p.registry, &p.rest} {
+	lists := []*[]int{&p.http, &p.registry, &p.rest}
+	if c.cfg.Connect {
+		lists = append(lists, &p.connect)
+	}
+	for _, l := range lists {
 		if len(*l) == len(p.kafka) {
 			continue
 		}

@@ -137,6 +137,17 @@ func TestNodeConfigSecuredListeners(t *testing.T) {
 	if got := nodeConfig(n, nil, 1, nil)["samsa.rest.listener"]; got != "127.0.0.1:19492" {
 		t.Errorf("REST listener %q by default", got)
 	}
+	if _, ok := nodeConfig(n, nil, 1, nil)["samsa.connect.listener"]; ok {
+		t.Error("a node of a cluster without Connect sets samsa.connect.listener")
+	}
+	n.ConnectPort = 19592
+	if got := nodeConfig(n, nil, 1, nil)["samsa.connect.listener"]; got != "127.0.0.1:19592" {
+		t.Errorf("Connect listener %q with Connect on", got)
+	}
+	if got, ok := nodeConfig(n, nil, 1, secured)["samsa.connect.listener"]; ok {
+		t.Errorf("Connect listener %q with every listener secured", got)
+	}
+	n.ConnectPort = 0
 	if got := nodeConfig(n, nil, 1, nil)["samsa.schema.registry.listener"]; got != "127.0.0.1:19392" {
 		t.Errorf("registry listener %q by default", got)
 	}
@@ -159,15 +170,20 @@ func TestPortsFromNamesTheBusyPort(t *testing.T) {
 	// busy-101; the ports below it may be taken by others too, so only a
 	// failure naming another port is tolerated.
 	base := busy - ControllerPortOffset - 1
-	_, err = portsFrom(base, 3)
+	_, err = portsFrom(base, 3, false)
 	if !errors.Is(err, ErrPortInUse) {
 		t.Fatalf("portsFrom(%d, 3) = %v, want ErrPortInUse", base, err)
 	}
 	if want := fmt.Sprintf("127.0.0.1:%d (node 2's controller listener)", busy); !strings.Contains(err.Error(), want) && strings.Contains(err.Error(), fmt.Sprint(busy)) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
-	if _, err := portsFrom(65400, 3); err == nil || !strings.Contains(err.Error(), "65535") {
+	if _, err := portsFrom(65400, 3, false); err == nil || !strings.Contains(err.Error(), "65535") {
 		t.Errorf("ports past 65535: %v", err)
+	}
+	// Connect's ports are the highest: a base that fits without them
+	// does not with them.
+	if _, err := portsFrom(65100, 3, true); err == nil || !strings.Contains(err.Error(), "65535") {
+		t.Errorf("Connect ports past 65535: %v", err)
 	}
 }
 

@@ -36,6 +36,9 @@ type Node struct {
 	// RestPort is the node's samsa.rest.listener port: the REST Proxy a
 	// broker node runs.
 	RestPort int
+	// ConnectPort is the node's samsa.connect.listener port, 0 when the
+	// cluster runs no Connect (Config.Connect).
+	ConnectPort int
 	// Dir holds server.properties, node.log and the data directory.
 	Dir string
 
@@ -91,6 +94,16 @@ func (n *Node) RestAddr() string {
 		return ""
 	}
 	return net.JoinHostPort(n.Host, strconv.Itoa(n.RestPort))
+}
+
+// ConnectAddr is the node's Connect worker address
+// (samsa.connect.listener), "" when it runs none: the cluster runs no
+// Connect, or the node is controller-only.
+func (n *Node) ConnectAddr() string {
+	if n.ConnectPort == 0 || !n.Broker() {
+		return ""
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(n.ConnectPort))
 }
 
 // ConfigPath is the node's server.properties.

@@ -28,9 +28,15 @@ const RegistryPortOffset = 3 * ControllerPortOffset
 // above the registry listeners: 19492-19494 for three nodes from 19092.
 const RestPortOffset = 4 * ControllerPortOffset
 
-// ports are the nodes' ports, by listener, node i's at index i-1.
+// ConnectPortOffset puts the Connect workers' listeners
+// (samsa.connect.listener, with Config.Connect) above the REST Proxy
+// listeners: 19592-19594 for three nodes from 19092.
+const ConnectPortOffset = 5 * ControllerPortOffset
+
+// ports are the nodes' ports, by listener, node i's at index i-1. connect
+// is empty unless the cluster runs Connect.
 type ports struct {
-	kafka, controller, http, registry, rest []int
+	kafka, controller, http, registry, rest, connect []int
 }
 
 // ErrPortInUse marks a start that failed because a port was taken: by
@@ -39,13 +45,17 @@ type ports struct {
 // other ports.
 var ErrPortInUse = errors.New("port in use")
 
-// portsFrom lays out the Kafka, controller, HTTP, registry and REST ports of n nodes from
+// portsFrom lays out the Kafka, controller, HTTP, registry, REST (and Connect) ports of n nodes from
 // base and checks that each is free now, naming the first that is not.
-func portsFrom(base, n int) (ports, error) {
+func portsFrom(base, n int, connect bool) (ports, error) {
 	if n > ControllerPortOffset {
 		return ports{}, fmt.Errorf("%d nodes do not fit between the Kafka and controller ports (%d apart)", n, ControllerPortOffset)
 	}
-	if base < 1 || base+RestPortOffset+n-1 > 65535 {
+	top := RestPortOffset
+	if connect {
+		top = ConnectPortOffset
+	}
+	if base < 1 || base+top+n-1 > 65535 {
 		return ports{}, fmt.Errorf("base port %d: the ports of %d nodes run past 1-65535", base, n)
 	}
 	var p ports
@@ -55,6 +65,9 @@ func portsFrom(base, n int) (ports, error) {
 		p.http = append(p.http, base+HTTPPortOffset+i)
 		p.registry = append(p.registry, base+RegistryPortOffset+i)
 		p.rest = append(p.rest, base+RestPortOffset+i)
+		if connect {
+			p.connect = append(p.connect, base+ConnectPortOffset+i)
+		}
 	}
 	return p, p.checkFree()
 }
@@ -77,6 +90,11 @@ func (p ports) checkFree() error {
 		}
 		if err := checkFree(p.rest[i], fmt.Sprintf("node %d's REST Proxy listener", i+1)); err != nil {
 			return err
+		}
+		if i < len(p.connect) {
+			if err := checkFree(p.connect[i], fmt.Sprintf("node %d's Connect listener", i+1)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -92,6 +92,9 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"samsa.schema.registry.listener": n.RegistryAddr(),
 		"samsa.rest.listener":            n.RestAddr(),
 	}
+	if n.ConnectAddr() != "" {
+		cfg["samsa.connect.listener"] = n.ConnectAddr()
+	}
 	maps.Copy(cfg, quorum)
 	maps.Copy(cfg, ReplicationDefaults(nodes))
 	maps.Copy(cfg, FailureDetection)
@@ -104,6 +107,9 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 	}
 	if _, set := overrides["samsa.rest.listener"]; !set && !plaintextListener(cfg) {
 		cfg["samsa.rest.listener"] = "" // as the registry: it too reaches its broker through PLAINTEXT
+	}
+	if _, set := overrides["samsa.connect.listener"]; !set && !plaintextListener(cfg) {
+		delete(cfg, "samsa.connect.listener") // as the registry
 	}
 	return cfg
 }
