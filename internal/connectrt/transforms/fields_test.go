@@ -78,9 +78,9 @@ func TestMaskField(t *testing.T) {
 	wantErr(t, err, "Cannot mask value of type: class [B")
 
 	_, err = configure("MaskField$Value", map[string]string{"fields": ""})
-	wantErr(t, err, "Invalid value  for configuration fields: Empty list")
+	wantErr(t, err, "Invalid value [] for configuration fields: Empty list")
 	_, err = configure("MaskField$Value", map[string]string{"fields": "a", "replacement": ""})
-	wantErr(t, err, "String may not be empty")
+	wantErr(t, err, "String must be non-empty")
 }
 
 func TestMaskFieldWithSchema(t *testing.T) {
