@@ -42,7 +42,7 @@ func TestReplaceFieldWithSchema(t *testing.T) {
 func TestReplaceFieldBadRenames(t *testing.T) {
 	for _, bad := range []string{"a", "a:b:c", "a:"} {
 		_, err := configure("ReplaceField$Value", map[string]string{"renames": bad})
-		wantErr(t, err, "Invalid value "+bad+" for configuration renames: Invalid rename mapping: "+bad)
+		wantErr(t, err, "Invalid value ["+bad+"] for configuration renames: Invalid rename mapping: "+bad)
 	}
 	// Java's split keeps a leading empty part: ":b" renames "" to b.
 	if _, err := configure("ReplaceField$Value", map[string]string{"renames": ":b"}); err != nil {
