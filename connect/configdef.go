@@ -281,6 +281,11 @@ func (d *ConfigDef) Validate(props map[string]string) []ConfigValue {
 		} else if s := k.DefaultString(); s != nil {
 			cv.Value = *s
 		}
+		if s, ok := cv.Value.(string); ok && k.Type == TypePassword {
+			// config/validate answers with the value: a password's shows
+			// as [hidden], as in Kafka, never as given.
+			cv.Value = Password(s)
+		}
 		if _, err := k.parse(props); err != nil {
 			cv.Errors = append(cv.Errors, err.Error())
 			// As Kafka's ConfigDef.validate: a value that does not parse
