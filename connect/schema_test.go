@@ -170,7 +170,9 @@ func TestPrimitiveSchemas(t *testing.T) {
 	}
 }
 
-func dec(unscaled int64, scale int) Decimal { return Decimal{Unscaled: big.NewInt(unscaled), Scale: scale} }
+func dec(unscaled int64, scale int) Decimal {
+	return Decimal{Unscaled: big.NewInt(unscaled), Scale: scale}
+}
 
 func TestSchemaValidate(t *testing.T) {
 	now := time.Unix(1700000000, 0)
