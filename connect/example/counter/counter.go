@@ -170,7 +170,7 @@ func (t *Task) Start(ctx connect.SourceTaskContext, props map[string]string) err
 	if n, ok := offset["count"].(int64); ok {
 		t.next = n + 1
 	}
-	t.log.Info("counter starting", "task", id, "from", t.next)
+	t.log.Info("counter starting", "from", t.next)
 	return nil
 }
 
@@ -228,7 +228,7 @@ func (t *Task) CommitRecord(r connect.SourceRecord, md *connect.RecordMetadata) 
 
 // Commit is called after the runtime wrote offsets (connect.SourceTaskCommitter).
 func (t *Task) Commit() error {
-	t.log.Debug("counter offsets committed", "task", t.id, "through", t.committed.Load())
+	t.log.Debug("counter offsets committed", "through", t.committed.Load())
 	return nil
 }
 
