@@ -103,12 +103,112 @@ func (d *ConfigDef) Define(k ConfigKey) *ConfigDef {
 		k.Importance = Medium
 	}
 	if k.Default != NoDefault && k.Default != nil {
+		v, err := normalizeDefault(k.Type, k.Default)
+		if err != nil {
+			panic(fmt.Sprintf("connect: invalid default for %s: Invalid value %v for configuration %s: %v", k.Name, k.Default, k.Name, err))
+		}
+		k.Default = v
 		if err := checkDefault(k); err != nil {
 			panic(err)
 		}
 	}
 	d.keys = append(d.keys, k)
 	return d
+}
+
+// normalizeDefault turns a default given in code into the parsed value of
+// the key's type, as Kafka's ConfigKey does: a string is parsed, an int
+// literal becomes the INT's int32 or the LONG's int64, any number a DOUBLE's
+// float64. Without it, a DOUBLE default written as 1 would read as 0 through
+// Config.Float, and a config's value would change type with whether it was
+// given.
+func normalizeDefault(t ConfigType, v any) (any, error) {
+	if s, ok := v.(string); ok && t != TypeString && t != TypeClass {
+		return ParseValue(t, s)
+	}
+	switch t {
+	case TypeInt, TypeShort, TypeLong:
+		return normalizeInteger(t, v)
+	case TypeDouble:
+		if f, ok := toFloat(v); ok {
+			return f, nil
+		}
+		return nil, fmt.Errorf("Expected value to be a double, but it was a %T", v)
+	case TypeBoolean:
+		if _, ok := v.(bool); ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("Expected value to be either true or false")
+	case TypeString, TypeClass:
+		if _, ok := v.(string); ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("Expected value to be a string, but it was a %T", v)
+	case TypePassword:
+		if _, ok := v.(Password); ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("Expected value to be a string, but it was a %T", v)
+	case TypeList:
+		if _, ok := v.([]string); ok {
+			return v, nil
+		}
+		return nil, fmt.Errorf("Expected a comma separated list.")
+	}
+	return nil, fmt.Errorf("unknown config type %s", t)
+}
+
+func normalizeInteger(t ConfigType, v any) (any, error) {
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int8:
+		n = int64(x)
+	case int16:
+		n = int64(x)
+	case int32:
+		n = int64(x)
+	case int64:
+		n = x
+	default:
+		return nil, fmt.Errorf("Expected value to be a %s, but it was a %T", integerWords[t], v)
+	}
+	switch t {
+	case TypeInt:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("Not a number of type %s", t)
+		}
+		return int32(n), nil
+	case TypeShort:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, fmt.Errorf("Not a number of type %s", t)
+		}
+		return int16(n), nil
+	}
+	return n, nil
+}
+
+var integerWords = map[ConfigType]string{TypeInt: "32-bit integer", TypeShort: "16-bit integer (short)", TypeLong: "64-bit integer (long)"}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 func checkDefault(k ConfigKey) error {
@@ -181,6 +281,11 @@ func (d *ConfigDef) Validate(props map[string]string) []ConfigValue {
 		} else if s := k.DefaultString(); s != nil {
 			cv.Value = *s
 		}
+		if s, ok := cv.Value.(string); ok && k.Type == TypePassword {
+			// config/validate answers with the value: a password's shows
+			// as [hidden], as in Kafka, never as given.
+			cv.Value = Password(s)
+		}
 		if _, err := k.parse(props); err != nil {
 			cv.Errors = append(cv.Errors, err.Error())
 			// As Kafka's ConfigDef.validate: a value that does not parse
@@ -212,10 +317,55 @@ func (k ConfigKey) parse(props map[string]string) (any, error) {
 	}
 	if k.Validator != nil {
 		if err := k.Validator.Validate(k.Name, v); err != nil {
-			return nil, fmt.Errorf("Invalid value %s for configuration %s: %s", raw, k.Name, err.Error())
+			// The parsed value, as Kafka's ConfigException shows it: a
+			// password stays [hidden] in the message users and logs see.
+			return nil, fmt.Errorf("Invalid value %s for configuration %s: %s", javaString(v), k.Name, err.Error())
 		}
 	}
 	return v, nil
+}
+
+// javaString renders a parsed value as Java's toString does in Kafka's
+// messages: a list as [a, b], a password hidden, a double as Double.toString.
+func javaString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case []string:
+		return "[" + strings.Join(x, ", ") + "]"
+	case float64:
+		return javaDouble(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// javaDouble is Java's Double.toString: plain notation with at least one
+// decimal between 10^-3 and 10^7, computerized scientific notation outside.
+func javaDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		if f == 0 && math.Signbit(f) {
+			return "-0.0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(n)
 }
 
 // ParseValue reads a config string as a Kafka config type: BOOLEAN true or
@@ -277,6 +427,10 @@ func FormatValue(t ConfigType, v any) string {
 		return strings.Join(x, ",")
 	case Password:
 		return "[hidden]"
+	case float64:
+		if t == TypeDouble {
+			return javaDouble(x)
+		}
 	}
 	return fmt.Sprint(v)
 }
@@ -390,12 +544,13 @@ func (o OneOf) Validate(name string, v any) error {
 	return fmt.Errorf("String must be one of: %s", strings.Join(o.Values, ", "))
 }
 
-// NonEmptyString refuses "" (Kafka's ConfigDef.NonEmptyString).
+// NonEmptyString refuses "" (Kafka's ConfigDef.NonEmptyString); null
+// passes, as in Kafka, so an optional config may default to null.
 type NonEmptyString struct{}
 
 func (NonEmptyString) Validate(name string, v any) error {
-	if s, _ := v.(string); s == "" {
-		return fmt.Errorf("String may not be empty")
+	if s, ok := v.(string); ok && s == "" {
+		return fmt.Errorf("String must be non-empty")
 	}
 	return nil
 }

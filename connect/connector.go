@@ -158,11 +158,23 @@ type ErrantRecordReporter interface {
 // the task.
 type RetriableError struct{ Err error }
 
-func (e *RetriableError) Error() string { return "retriable: " + e.Err.Error() }
+func (e *RetriableError) Error() string {
+	if e.Err == nil {
+		return "retriable"
+	}
+	return "retriable: " + e.Err.Error()
+}
+
 func (e *RetriableError) Unwrap() error { return e.Err }
 
-// Retriable wraps err as retriable.
-func Retriable(err error) error { return &RetriableError{Err: err} }
+// Retriable wraps err as retriable; nil stays nil, so that
+// `return connect.Retriable(err)` after a call that succeeded is no failure.
+func Retriable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RetriableError{Err: err}
+}
 
 // IsRetriable reports whether err says to try again.
 func IsRetriable(err error) bool {

@@ -24,5 +24,7 @@
 //
 // Plugins (plugin.go) name a connector by the class name Kafka uses and its
 // aliases, so configs written for Kafka Connect's FileStream connectors run
-// unchanged. docs/CONNECT-SDK.md is the guide: a connector in one file.
+// unchanged. Package connect/worker runs a worker with a user's own plugins
+// beside the built-in ones. docs/CONNECT-SDK.md is the guide: a connector in
+// one file, connect/example the guide's code.
 package connect

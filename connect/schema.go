@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -426,12 +427,26 @@ func valuesEqual(a, b any) bool {
 		return ok && x.Equal(y)
 	case Decimal:
 		y, ok := b.(Decimal)
-		return ok && x.Scale == y.Scale && x.Unscaled.Cmp(y.Unscaled) == 0
+		return ok && x.Scale == y.Scale && unscaled(x).Cmp(unscaled(y)) == 0
 	case time.Time:
 		y, ok := b.(time.Time)
 		return ok && x.Equal(y)
 	}
+	// Values outside the data model (a []string, a struct holding a map)
+	// are not comparable with ==, which would panic; they are not equal.
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	if ta != tb || !ta.Comparable() {
+		return false
+	}
 	return a == b
+}
+
+// unscaled reads a Decimal built without its big.Int as zero, as String does.
+func unscaled(d Decimal) *big.Int {
+	if d.Unscaled == nil {
+		return new(big.Int)
+	}
+	return d.Unscaled
 }
 
 // ValuesEqual compares two Connect values deeply (structs, maps, arrays, bytes).

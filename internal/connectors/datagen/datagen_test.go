@@ -134,7 +134,7 @@ func TestConfigRefused(t *testing.T) {
 		want  string
 	}{
 		{"no topic", map[string]string{"quickstart": "users"}, `Missing required configuration "kafka.topic" which has no default value.`},
-		{"empty topic", props("kafka.topic", ""), "Invalid value  for configuration kafka.topic: String may not be empty"},
+		{"empty topic", props("kafka.topic", ""), "Invalid value  for configuration kafka.topic: String must be non-empty"},
 		{"negative interval", props("max.interval", "-1"), "Invalid value -1 for configuration max.interval: Value must be at least 0"},
 		{"interval not a number", props("max.interval", "soon"), "Invalid value soon for configuration max.interval: Not a number of type LONG"},
 		{"iterations not a number", props("iterations", "1.5"), "Invalid value 1.5 for configuration iterations: Not a number of type INT"},

@@ -62,7 +62,7 @@ func TestConfigRefused(t *testing.T) {
 		want  string
 	}{
 		{"no topic", false, map[string]string{"file": "/x"}, `Missing required configuration "topic" which has no default value.`},
-		{"empty topic", false, map[string]string{"topic": ""}, "Invalid value  for configuration topic: String may not be empty"},
+		{"empty topic", false, map[string]string{"topic": ""}, "Invalid value  for configuration topic: String must be non-empty"},
 		{"batch.size not a number", false, map[string]string{"topic": "t", "batch.size": "many"}, "Invalid value many for configuration batch.size: Not a number of type INT"},
 		{"batch.size zero", false, map[string]string{"topic": "t", "batch.size": "0"}, "Invalid value 0 for configuration batch.size: Value must be at least 1"},
 		{"batch.size too big", false, map[string]string{"topic": "t", "batch.size": "3000000000"}, "Invalid value 3000000000 for configuration batch.size: Not a number of type INT"},

@@ -23,7 +23,7 @@ func TestConfigRefused(t *testing.T) {
 		{"method", props(u, "request.method", "GET"), "request.method", "Invalid value GET for configuration request.method: String must be one of: POST, PUT, PATCH"},
 		{"header without colon", props(u, "headers", "X-A:1|broken"), "headers", `Invalid value X-A:1|broken for configuration headers: the entry "broken" is not name:value (entries are separated by "|")`},
 		{"header empty name", props(u, "headers", ":v"), "headers", `Invalid value :v for configuration headers: the entry ":v" is not name:value (entries are separated by "|")`},
-		{"empty header separator", props(u, "header.separator", ""), "header.separator", "Invalid value  for configuration header.separator: String may not be empty"},
+		{"empty header separator", props(u, "header.separator", ""), "header.separator", "Invalid value  for configuration header.separator: String must be non-empty"},
 		{"auth type", props(u, "auth.type", "DIGEST"), "auth.type", "Invalid value DIGEST for configuration auth.type: String must be one of: NONE, BASIC, OAUTH2"},
 		{"oauth2", props(u, "auth.type", "OAUTH2"), "auth.type", "auth.type=OAUTH2 is not supported by Samsa's HTTP sink: send a bearer token with headers=Authorization:Bearer <token>"},
 		{"basic without user", props(u, "auth.type", "BASIC"), "connection.user", "auth.type=BASIC needs connection.user"},

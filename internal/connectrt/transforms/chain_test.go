@@ -102,7 +102,7 @@ func TestChainErrors(t *testing.T) {
 		props map[string]string
 		msg   string
 	}{
-		{"duplicate alias", base("transforms", "a,b,a"), "Invalid value a,b,a for configuration transforms: Duplicate alias provided."},
+		{"duplicate alias", base("transforms", "a,b,a"), "Invalid value [a, b, a] for configuration transforms: Duplicate alias provided."},
 		{"no type", base("transforms.a.type", "<unset>"), `Missing required configuration "transforms.a.type" which has no default value.`},
 		{"unknown type", base("transforms.a.type", "com.example.Nope"), "Invalid value com.example.Nope for configuration transforms.a.type: Class com.example.Nope could not be found."},
 		{"predicate class as a transform", base("transforms.a.type", "RecordIsTombstone"), "Class RecordIsTombstone could not be found."},

@@ -42,7 +42,7 @@ func TestReplaceFieldWithSchema(t *testing.T) {
 func TestReplaceFieldBadRenames(t *testing.T) {
 	for _, bad := range []string{"a", "a:b:c", "a:"} {
 		_, err := configure("ReplaceField$Value", map[string]string{"renames": bad})
-		wantErr(t, err, "Invalid value "+bad+" for configuration renames: Invalid rename mapping: "+bad)
+		wantErr(t, err, "Invalid value ["+bad+"] for configuration renames: Invalid rename mapping: "+bad)
 	}
 	// Java's split keeps a leading empty part: ":b" renames "" to b.
 	if _, err := configure("ReplaceField$Value", map[string]string{"renames": ":b"}); err != nil {
@@ -78,9 +78,9 @@ func TestMaskField(t *testing.T) {
 	wantErr(t, err, "Cannot mask value of type: class [B")
 
 	_, err = configure("MaskField$Value", map[string]string{"fields": ""})
-	wantErr(t, err, "Invalid value  for configuration fields: Empty list")
+	wantErr(t, err, "Invalid value [] for configuration fields: Empty list")
 	_, err = configure("MaskField$Value", map[string]string{"fields": "a", "replacement": ""})
-	wantErr(t, err, "String may not be empty")
+	wantErr(t, err, "String must be non-empty")
 }
 
 func TestMaskFieldWithSchema(t *testing.T) {

@@ -42,7 +42,7 @@ func TestPredicates(t *testing.T) {
 	}
 
 	_, err = newPredicate(t, "TopicNameMatches", map[string]string{"pattern": ""})
-	wantErr(t, err, "Invalid value  for configuration pattern: String may not be empty")
+	wantErr(t, err, "Invalid value  for configuration pattern: String must be non-empty")
 	_, err = newPredicate(t, "TopicNameMatches", map[string]string{"pattern": "[a"})
 	wantErr(t, err, "Invalid value [a for configuration pattern: Invalid regex:")
 	_, err = newPredicate(t, "HasHeaderKey", map[string]string{})

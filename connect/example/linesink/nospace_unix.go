@@ -1,0 +1,7 @@
+//go:build unix
+
+package linesink
+
+import "syscall"
+
+var errNoSpace error = syscall.ENOSPC
