@@ -118,7 +118,10 @@ func (t *taskRunner) openDLQ(ctx context.Context) error {
 }
 
 func (s *sinkLoop) close() {
-	ctx := context.Background()
+	// The last flush and commit are bounded, so a cluster that is gone
+	// cannot hold the task's stop.
+	ctx, cancel := context.WithTimeout(context.Background(), s.t.w.cfg.OffsetFlushTimeout+s.t.w.cfg.TaskShutdownTimeout)
+	defer cancel()
 	if s.started {
 		s.commitAll(ctx, true)
 		s.taskMu.Lock()

@@ -140,8 +140,11 @@ func (s *sourceLoop) run(ctx context.Context) error {
 			}
 		}
 	}
-	// A last commit on the way out, so a clean stop loses nothing it read.
-	return s.commit(context.WithoutCancel(ctx))
+	// A last commit on the way out, so a clean stop loses nothing it read;
+	// bounded, so a cluster that is gone cannot hold the stop.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.w.cfg.OffsetFlushTimeout+t.w.cfg.TaskShutdownTimeout)
+	defer cancel()
+	return s.commit(fctx)
 }
 
 // send transforms, converts and produces the records.
@@ -175,7 +178,9 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 			}
 		}
 		t.trackTopic(ctx, kr.Topic)
-		s.prod.Produce(ctx, kr, func(r *kgo.Record, err error) {
+		// The record outlives the task's context: a stop must not fail what
+		// is buffered, so the last commit can still flush and store it.
+		s.prod.Produce(context.WithoutCancel(ctx), kr, func(r *kgo.Record, err error) {
 			if err != nil {
 				s.mu.Lock()
 				if s.sendErr == nil {

@@ -114,9 +114,10 @@ func (t *taskRunner) stop() {
 	t.cancel()
 	select {
 	case <-t.done:
-	case <-time.After(t.w.cfg.TaskShutdownTimeout + 30*time.Second):
+	case <-time.After(t.w.cfg.OffsetFlushTimeout + 2*t.w.cfg.TaskShutdownTimeout):
 		// Kafka abandons a task that does not stop in time; so does Samsa,
-		// logging it, so a stuck connector cannot hold the worker.
+		// logging it, so a stuck connector cannot hold the worker. (The
+		// task's last commit is bounded by the flush and shutdown timeouts.)
 		t.logger.Error("task did not stop in time; abandoned", "timeout", t.w.cfg.TaskShutdownTimeout)
 	}
 }

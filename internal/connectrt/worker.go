@@ -105,7 +105,36 @@ func New(opts Options) (*Worker, error) {
 		w.mu.assignment = assignment{all: true}
 		w.offsets.file = w.cfg.OffsetFile
 	}
+	if err := w.checkConverters(); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// checkConverters makes and configures the worker's converters once, so
+// a class that does not exist or a bad option stops the worker at start,
+// as Kafka's does, rather than failing every task later.
+func (w *Worker) checkConverters() error {
+	for _, c := range []struct {
+		prefix, class string
+		key           bool
+	}{{"key.converter", w.cfg.KeyConverter, true}, {"value.converter", w.cfg.ValueConverter, false}} {
+		conv, err := w.plugins.NewConverter(c.class)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.prefix, err)
+		}
+		if err := conv.Configure(prefixed(w.cfg.ConverterProps, c.prefix+"."), c.key); err != nil {
+			return fmt.Errorf("%s %s: %w", c.prefix, c.class, err)
+		}
+	}
+	h, err := w.plugins.NewHeaderConverter(w.cfg.HeaderConverter)
+	if err != nil {
+		return fmt.Errorf("header.converter: %w", err)
+	}
+	if err := h.Configure(prefixed(w.cfg.ConverterProps, "header.converter.")); err != nil {
+		return fmt.Errorf("header.converter %s: %w", w.cfg.HeaderConverter, err)
+	}
+	return nil
 }
 
 // HealthCheck returns once the worker's loop answered (KIP-1017's GET

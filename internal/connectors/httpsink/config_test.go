@@ -1,6 +1,7 @@
 package httpsink
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,7 +55,9 @@ func TestConfigRefused(t *testing.T) {
 			if err := NewTask().Start(sinkCtx{}, tc.props); err == nil || err.Error() != tc.want {
 				t.Errorf("task start error = %v\nwant %q", err, tc.want)
 			}
-			got := validate(tc.props)
+			// After a value that does not parse, Kafka's validate also reports
+			// the validator's view of null; that second message is Kafka's too.
+			got := slices.DeleteFunc(validate(tc.props), func(e string) bool { return strings.Contains(e, ": Invalid value null for configuration ") })
 			if diff := cmp.Diff([]string{tc.key + ": " + tc.want}, got); diff != "" {
 				t.Errorf("validate (-want +got):\n%s", diff)
 			}
