@@ -30,38 +30,14 @@ import (
 )
 
 var (
-	brokerServingRE = regexp.MustCompile(`samsa serving.*`)
-	listenerRE      = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
-	workerURLRE     = regexp.MustCompile(`serving on (http://\S+)`)
+	workerURLRE = regexp.MustCompile(`serving on (http://\S+)`)
 )
 
 // startBroker runs `samsa serve` on a loopback port for the test.
 func startBroker(t *testing.T) string {
 	t.Helper()
-	bin, err := devcluster.BuildOnce(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	serve, found, err := devcluster.StartServe(ctx, bin, []string{
-		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
-		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"),
-	}, brokerServingRE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		serve.Kill()
-		if t.Failed() {
-			t.Logf("broker log (last lines):\n%s", serve.Tail())
-		}
-	})
-	m := listenerRE.FindStringSubmatch(found[0][0])
-	if m == nil {
-		t.Fatalf("no PLAINTEXT listener in %q", found[0][0])
-	}
-	return m[1]
+	addr, _ := devcluster.StartTestBroker(t)
+	return addr
 }
 
 func writeProps(t *testing.T, path string, props ...string) string {
