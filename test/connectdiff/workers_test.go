@@ -188,13 +188,9 @@ func startJavaWorker(t *testing.T, b broker) *worker {
 	return w
 }
 
-// errNoSamsaWorker says the samsa binary has no connect command yet.
-var errNoSamsaWorker = errors.New("samsa connect does not exist in this build")
-
 // startSamsaWorker runs `samsa connect --config worker.properties` with
 // Kafka's worker config names against the broker and waits until GET
-// /health answers 200. (The lead's: until samsa connect exists it answers
-// errNoSamsaWorker and the comparison waits for it.)
+// /health answers 200.
 func startSamsaWorker(t *testing.T, b broker) (*worker, error) {
 	t.Helper()
 	dir := workerDir(t)

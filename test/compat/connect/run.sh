@@ -4,9 +4,9 @@
 # Maven Central) against $SAMSA_BOOTSTRAP, driven through its REST API by
 # test/connectdiff's sequence (FileStream connectors created, paused,
 # stopped, restarted, their offsets altered and reset, plugins, loggers)
-# with its answers checked against the recorded ones; then, once `samsa
-# connect` exists, Samsa's worker through the same sequence, compared with
-# the Java worker's answers. Appends its result lines to $COMPAT_RESULTS.
+# with its answers checked against the recorded ones; then Samsa's worker
+# (`samsa connect`) through the same sequence, compared with the Java
+# worker's answers. Appends its result lines to $COMPAT_RESULTS.
 #
 #   SAMSA_BOOTSTRAP, COMPAT_RESULTS, COMPAT_CACHE: the runner's
 #
