@@ -179,7 +179,9 @@ func (w *Worker) clientOpts(extra ...kgo.Opt) []kgo.Opt {
 // Start connects, creates and reads the internal topics, joins the group,
 // and runs until ctx ends or Stop.
 func (w *Worker) Start(ctx context.Context) error {
-	w.group = task.NewGroup(ctx)
+	// Only Stop ends the worker: a caller's context that ends (a signal) must
+	// not stop the topic readers before the tasks have made their last commits.
+	w.group = task.NewGroup(context.WithoutCancel(ctx))
 	admin, err := clientProps(w.cfg.Admin)
 	if err != nil {
 		return fmt.Errorf("connect worker: admin.*: %w", err)
