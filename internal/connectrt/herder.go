@@ -132,8 +132,42 @@ func (w *Worker) PutConnectorConfig(ctx context.Context, name string, cfg map[st
 	if err := w.writeConfigs(ctx, recs); err != nil {
 		return api.ConnectorInfo{}, false, err
 	}
-	info, err := w.ConnectorInfo(ctx, name)
-	return info, !exists, err
+	if exists {
+		info, err := w.ConnectorInfo(ctx, name)
+		return info, false, err
+	}
+	// Kafka answers a creation before the connector has tasks, and its
+	// herder, one request at a time, has made them before it takes the
+	// next request. The answer here is the same, and it is sent once the
+	// connector's task configs are in (or it failed, or a bound passed), so
+	// a client's next request sees the tasks as Kafka's would.
+	info := api.ConnectorInfo{Name: name, Config: cfg, Tasks: []api.TaskID{}, Type: w.plugins.connectorType(cfg)}
+	if initial == api.TargetRunning {
+		w.awaitTaskConfigs(ctx, name, 10*time.Second)
+	}
+	return info, true, nil
+}
+
+// awaitTaskConfigs waits until a new connector's task configs are
+// committed, its connector failed, or d passed.
+func (w *Worker) awaitTaskConfigs(ctx context.Context, name string, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		w.mu.Lock()
+		_, committed := w.mu.state.tasks[name]
+		_, exists := w.mu.state.connectors[name]
+		w.mu.Unlock()
+		if committed || !exists {
+			return
+		}
+		if st, ok := w.statuses.connector(name); ok && st.State == api.StateFailed {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // validateForWrite refuses an invalid config with Kafka's message.

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,8 +172,7 @@ func startJavaWorker(t *testing.T, b broker) *worker {
 	}
 	exited := waitFor(t, cmd)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
+		stopWorker(cmd, exited)
 		if t.Failed() {
 			t.Logf("Java worker log (last lines):\n%s", log.String())
 		}
@@ -224,8 +224,7 @@ func startSamsaWorker(t *testing.T, b broker) (*worker, error) {
 	}
 	exited := waitFor(t, cmd)
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
+		stopWorker(cmd, exited)
 		if t.Failed() {
 			t.Logf("samsa connect log (last lines):\n%s", log.String())
 		}
@@ -238,6 +237,20 @@ func startSamsaWorker(t *testing.T, b broker) (*worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// stopWorker stops a worker as an operator does (SIGTERM), so its sink
+// tasks leave their consumer groups: on a broker shared with the other
+// worker's run (make compat), a member left behind until its session
+// times out would make that run's offset changes fail. SIGKILL after 20 s.
+func stopWorker(cmd *exec.Cmd, exited <-chan struct{}) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
 }
 
 // waitFor waits for the process in a goroutine of the test's own; the
