@@ -8,16 +8,11 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
-	"github.com/samsa-io/samsa/internal/freeport"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -37,43 +32,13 @@ func startBroker(t *testing.T) (bin, addr string) {
 	return bin, addr
 }
 
-// worker is one `samsa connect` process.
-type worker struct {
-	id     string // host:port, as statuses name it
-	url    string
-	cmd    *exec.Cmd
-	log    *lockedBuffer
-	exited chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	if len(s) > 6000 {
-		s = s[len(s)-6000:]
-	}
-	return s
-}
-
 // cluster is three workers of one group.
 type cluster struct {
 	t       *testing.T
 	bin     string
 	dir     string
 	props   string
-	workers []*worker
+	workers []*devcluster.ConnectWorker
 	tasks   *task.Group
 }
 
@@ -101,69 +66,29 @@ func startCluster(t *testing.T, bin, broker string, n int, extra ...string) *clu
 	for range n {
 		c.start()
 	}
-	for _, w := range c.workers {
-		waitHealthy(t, w)
-	}
 	return c
 }
 
-func (c *cluster) start() *worker {
-	t := c.t
-	port, err := freeport.One()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(c.dir, fmt.Sprintf("worker-%d.properties", port))
-	if err := os.WriteFile(cfg, []byte(c.props+fmt.Sprintf("listeners=http://127.0.0.1:%d\n", port)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{id: fmt.Sprintf("127.0.0.1:%d", port), url: fmt.Sprintf("http://127.0.0.1:%d", port), log: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(c.bin, "connect", "--config", cfg)
-	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c.tasks.Go(func(context.Context) { w.cmd.Wait(); close(w.exited) })
-	t.Cleanup(func() {
-		w.cmd.Process.Kill()
-		<-w.exited
-		if t.Failed() {
-			t.Logf("worker %s log (last lines):\n%s", w.id, w.log.String())
-		}
-	})
+func (c *cluster) start() *devcluster.ConnectWorker {
+	w := devcluster.StartConnectWorker(c.t, c.bin, c.dir, c.props, nil)
 	c.workers = append(c.workers, w)
 	return w
-}
-
-func waitHealthy(t *testing.T, w *worker) {
-	t.Helper()
-	eventually(t, 2*time.Minute, "worker "+w.id+" healthy", func() (bool, string) {
-		resp, err := http.Get(w.url + "/health")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200, resp.Status
-	})
 }
 
 // kill stops a worker with SIGKILL: no leave, no commit, no flush.
 func (c *cluster) kill(id string) {
 	for _, w := range c.workers {
-		if w.id == id {
-			w.cmd.Process.Signal(syscall.SIGKILL)
-			<-w.exited
+		if w.ID == id {
+			w.Kill()
 			return
 		}
 	}
 	c.t.Fatalf("no worker %s", id)
 }
 
-func (c *cluster) alive() *worker {
+func (c *cluster) alive() *devcluster.ConnectWorker {
 	for _, w := range c.workers {
-		select {
-		case <-w.exited:
-		default:
+		if w.Alive() {
 			return w
 		}
 	}
@@ -179,7 +104,7 @@ func (c *cluster) call(method, path string, body any, out any) int {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, c.alive().url+path, r)
+	req, _ := http.NewRequest(method, c.alive().URL+path, r)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {

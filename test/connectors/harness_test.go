@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
-	"github.com/samsa-io/samsa/internal/freeport"
 )
 
 // One broker (with its Schema Registry) serves every test of the package:
@@ -81,42 +77,12 @@ func run(m *testing.M) int {
 	return code
 }
 
-// worker is one `samsa connect` process.
-type worker struct {
-	id     string // host:port, as statuses name it
-	url    string
-	cmd    *exec.Cmd
-	log    *lockedBuffer
-	exited chan struct{}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.b.String()
-	if len(s) > 8000 {
-		s = s[len(s)-8000:]
-	}
-	return s
-}
-
 // group is the workers of one Connect cluster (one group.id).
 type group struct {
 	t       *testing.T
 	dir     string
 	props   string
-	workers []*worker
+	workers []*devcluster.ConnectWorker
 }
 
 // jsonConverters are the workers' converters unless a test says otherwise:
@@ -151,83 +117,40 @@ func startGroup(t *testing.T, name string, extra ...string) *group {
 }
 
 // start runs another worker process and waits until it is healthy.
-func (g *group) start() *worker {
+func (g *group) start() *devcluster.ConnectWorker {
 	t := g.t
 	t.Helper()
-	port, err := freeport.One()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(g.dir, fmt.Sprintf("worker-%d.properties", port))
-	if err := os.WriteFile(cfg, []byte(g.props+fmt.Sprintf("listeners=http://127.0.0.1:%d\n", port)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{id: fmt.Sprintf("127.0.0.1:%d", port), url: fmt.Sprintf("http://127.0.0.1:%d", port), log: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(bin, "connect", "--config", cfg)
-	w.cmd.Stdout, w.cmd.Stderr = w.log, w.log
+	var more io.Writer
 	if d := os.Getenv("CONNECTORS_E2E_LOGS"); d != "" {
 		// Whole worker logs (goroutine dumps included) for debugging.
-		f, err := os.Create(filepath.Join(d, t.Name()+"-"+strings.ReplaceAll(w.id, ":", "_")+".log"))
+		f, err := os.Create(filepath.Join(d, fmt.Sprintf("%s-%d.log", t.Name(), len(g.workers))))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		w.cmd.Stdout = io.MultiWriter(w.log, f)
-		w.cmd.Stderr = w.cmd.Stdout
+		more = f
 	}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = w.cmd.Wait(); close(w.exited) }()
-	t.Cleanup(func() {
-		_ = w.cmd.Process.Kill()
-		<-w.exited
-		if t.Failed() {
-			t.Logf("worker %s log (last lines):\n%s", w.id, w.log.String())
-		}
-	})
+	w := devcluster.StartConnectWorker(t, bin, g.dir, g.props, more)
 	g.workers = append(g.workers, w)
-	eventually(t, 2*time.Minute, "worker "+w.id+" healthy", func() (bool, string) {
-		select {
-		case <-w.exited:
-			t.Fatalf("worker %s exited: %s", w.id, w.log.String())
-		default:
-		}
-		resp, err := http.Get(w.url + "/health")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200, resp.Status
-	})
 	return w
 }
 
-// stop ends a worker with SIGTERM (an orderly stop) and waits for it.
-func (g *group) stop(w *worker) {
+// stop ends a worker with SIGTERM (an orderly stop) and waits for it; one
+// that does not stop in 30 s dumps its goroutines to its log and fails
+// the test.
+func (g *group) stop(w *devcluster.ConnectWorker) {
 	g.t.Helper()
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-w.exited:
-	case <-time.After(30 * time.Second):
-		// A goroutine dump says where it hangs.
-		_ = w.cmd.Process.Signal(syscall.SIGQUIT)
-		<-w.exited
-		g.t.Fatalf("worker %s did not stop within 30s of SIGTERM", w.id)
+	if err := w.Stop(30 * time.Second); err != nil {
+		g.t.Fatal(err)
 	}
 }
 
 // kill ends a worker with SIGKILL: no leave, no flush, no commit.
-func (g *group) kill(w *worker) {
-	_ = w.cmd.Process.Signal(syscall.SIGKILL)
-	<-w.exited
-}
+func (g *group) kill(w *devcluster.ConnectWorker) { w.Kill() }
 
-func (g *group) alive() *worker {
+func (g *group) alive() *devcluster.ConnectWorker {
 	for _, w := range g.workers {
-		select {
-		case <-w.exited:
-		default:
+		if w.Alive() {
 			return w
 		}
 	}
@@ -243,7 +166,7 @@ func (g *group) call(method, path string, body any, out any) (int, string) {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, g.alive().url+path, r)
+	req, _ := http.NewRequest(method, g.alive().URL+path, r)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
@@ -287,10 +210,8 @@ func (g *group) running(name string, tasks int) {
 	g.t.Helper()
 	alive := map[string]bool{}
 	for _, w := range g.workers {
-		select {
-		case <-w.exited:
-		default:
-			alive[w.id] = true
+		if w.Alive() {
+			alive[w.ID] = true
 		}
 	}
 	eventually(g.t, 90*time.Second, name+" running", func() (bool, string) {
