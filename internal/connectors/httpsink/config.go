@@ -274,7 +274,7 @@ func rawString(props map[string]string, name, dflt string) string {
 }
 
 // refuseUnsupported names the first (in name order) of Confluent's configs
-// that is set and not implemented.
+// that is set and that this sink refuses (with what to use instead).
 func refuseUnsupported(props map[string]string) error {
 	var names []string
 	for name := range props {

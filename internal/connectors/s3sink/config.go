@@ -21,6 +21,13 @@ const (
 	cfgAccessKeyID      = "aws.access.key.id"
 	cfgSecretAccessKey  = "aws.secret.access.key"
 	cfgPartSize         = "s3.part.size"
+	cfgSSEA             = "s3.ssea.name"
+	cfgSSEKMSKeyID      = "s3.sse.kms.key.id"
+	cfgSSECustomerKey   = "s3.sse.customer.key"
+	cfgACLCanned        = "s3.acl.canned"
+	cfgObjectTagging    = "s3.object.tagging"
+	cfgCompressionType  = "s3.compression.type"
+	cfgCompressionLevel = "s3.compression.level"
 	cfgPartRetries      = "s3.part.retries"
 	cfgRetryBackoffMs   = "s3.retry.backoff.ms"
 	cfgTopicsDir        = "topics.dir"
@@ -63,23 +70,17 @@ const (
 // minPartSize is S3's smallest multipart part (every part but the last).
 const minPartSize = 5 * 1024 * 1024
 
-// unsupportedConfigs are Confluent S3 sink configs this sink does not
-// implement. Setting one is refused rather than ignored, so nobody believes
-// their objects are encrypted, tagged or compressed when they are not.
+// unsupportedConfigs are Confluent S3 sink configs this sink refuses, each
+// with what to use instead or why (docs/connect/s3-sink.md, Left out):
+// refused rather than ignored, so nobody believes a setting took effect.
 var unsupportedConfigs = map[string]string{
-	"s3.sse.customer.key":            "server-side encryption is not implemented",
-	"s3.sse.kms.key.id":              "server-side encryption is not implemented",
-	"s3.ssea.name":                   "server-side encryption is not implemented",
-	"s3.acl.canned":                  "canned ACLs are not implemented",
-	"s3.object.tagging":              "object tagging is not implemented",
-	"s3.compression.type":            "gzip of JSON and ByteArray files is not implemented",
-	"s3.credentials.provider.class":  "only aws.access.key.id/aws.secret.access.key or the SDK's default chain are supported",
-	"s3.proxy.url":                   "HTTP proxies are not implemented",
-	"store.kafka.keys":               "writing keys to separate files is not implemented",
-	"store.kafka.headers":            "writing headers to separate files is not implemented",
-	"schema.compatibility":           "schema projection is not implemented: every schema change rotates files (NONE)",
-	"partitioner.max.open.files":     "a bound on open files is not implemented",
-	"s3.schema.partition.affix.type": "schema-name path affixes are not implemented",
+	"s3.credentials.provider.class":  "credential provider classes are Java classes; give aws.access.key.id and aws.secret.access.key, or leave them empty for the AWS SDK's default chain (environment, shared files, instance roles)",
+	"s3.proxy.url":                   "set HTTPS_PROXY/HTTP_PROXY in the worker's environment: the AWS SDK's client uses them",
+	"store.kafka.keys":               "keys are not written: the files hold record values, as Confluent's sink does by default",
+	"store.kafka.headers":            "headers are not written: the files hold record values, as Confluent's sink does by default",
+	"schema.compatibility":           "only NONE: every schema change starts new files (no projection of records to another schema)",
+	"partitioner.max.open.files":     "no bound on open files: a commit holds at most flush.size records per Kafka partition",
+	"s3.schema.partition.affix.type": "no schema-name affixes in paths: name directories with partitioner.class and path.format",
 }
 
 var (
@@ -105,6 +106,13 @@ func configDef() *connect.ConfigDef {
 	d.Define(connect.ConfigKey{Name: cfgPartSize, Type: connect.TypeInt, Default: int32(25 * 1024 * 1024), Validator: connect.Between(minPartSize, 2147483647), Importance: connect.High, Documentation: "The part size of multipart uploads; a file this big or bigger is uploaded in parts."})
 	d.Define(connect.ConfigKey{Name: cfgPartRetries, Type: connect.TypeInt, Default: int32(3), Validator: connect.AtLeast(0), Importance: connect.Medium, Documentation: "Retries of a failed S3 request (the SDK's retryer) before the task sees a retriable error."})
 	long(cfgRetryBackoffMs, 200, connect.AtLeast(0), "The largest backoff between S3 request retries.")
+	str(cfgSSEA, "", connect.Low, "Server-side encryption of the objects: AES256 (S3-managed keys, or with s3.sse.customer.key the customer's key) or aws:kms; empty for none.", connect.OneOf{Values: sseAlgorithms}, sseAlgorithms...)
+	str(cfgSSEKMSKeyID, "", connect.Low, "aws:kms: the KMS key's ID or ARN; empty uses the account's default S3 key.", nil)
+	d.Define(connect.ConfigKey{Name: cfgSSECustomerKey, Type: connect.TypePassword, Default: connect.Password(""), Importance: connect.Low, Documentation: "SSE-C: the customer's 256-bit AES key, base64; every object is written, and read back at recovery, with it."})
+	str(cfgACLCanned, "", connect.Low, "The canned ACL of each object (private, bucket-owner-full-control ...); empty for the bucket's default.", connect.OneOf{Values: cannedACLs}, cannedACLs...)
+	str(cfgCompressionType, "none", connect.Low, "JsonFormat and ByteArrayFormat: none, or gzip (the files end in .gz); Avro and Parquet use avro.codec and parquet.codec.", connect.OneOf{Values: []string{"none", "gzip"}}, "none", "gzip")
+	d.Define(connect.ConfigKey{Name: cfgCompressionLevel, Type: connect.TypeInt, Default: int32(-1), Validator: connect.Between(-1, 9), Importance: connect.Low, Documentation: "The gzip level: -1 the default, 0 none to 9 best."})
+	d.Define(connect.ConfigKey{Name: cfgObjectTagging, Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Documentation: "Tag each object with its startOffset, endOffset and recordCount, as Confluent's sink does."})
 	str(cfgTopicsDir, "topics", connect.High, "The top-level directory of the objects.", nil)
 	str(cfgDirectoryDelim, "/", connect.Medium, "The directory delimiter in keys.", connect.NonEmptyString{})
 	str(cfgFileDelim, "+", connect.Medium, "The delimiter between topic, partition and offset in file names.", connect.NonEmptyString{})
@@ -161,6 +169,8 @@ type config struct {
 	partitioner              partitioner
 	extractor                timestampExtractor
 	location                 *time.Location // rotate.schedule.interval.ms's day boundaries
+	objects                  objectOptions
+	gzipLevel                int // -2: no gzip (s3.compression.type=none)
 }
 
 // parseConfig reads and cross-checks props; every error names its config.
@@ -195,6 +205,16 @@ func parseConfig(props map[string]string) (*config, error) {
 	}
 	if err := c.checkFormat(); err != nil {
 		return nil, err
+	}
+	if c.objects, err = parseObjectOptions(raw); err != nil {
+		return nil, err
+	}
+	c.gzipLevel = -2
+	if raw.String(cfgCompressionType) == "gzip" {
+		if c.format == formatAvro || c.format == formatParquet {
+			return nil, fmt.Errorf("Invalid value gzip for configuration %s: Avro and Parquet files compress with %s and %s", cfgCompressionType, cfgAvroCodec, cfgParquetCodec)
+		}
+		c.gzipLevel = int(raw.Int(cfgCompressionLevel))
 	}
 	if c.extractor, err = newTimestampExtractor(raw); err != nil {
 		return nil, err
@@ -267,7 +287,14 @@ func (c *config) extension() string {
 	case formatParquet:
 		return parquetCodecs[c.parquetCodec].ext + ".parquet"
 	case formatByteArray:
-		return c.byteArrayExt
+		return c.byteArrayExt + c.gzipSuffix()
 	}
-	return ".json"
+	return ".json" + c.gzipSuffix()
+}
+
+func (c *config) gzipSuffix() string {
+	if c.gzipLevel == -2 {
+		return ""
+	}
+	return ".gz"
 }

@@ -2,6 +2,7 @@ package s3sink
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -39,9 +40,42 @@ func (c *config) newEncoder(schema *connect.Schema) (fileEncoder, error) {
 	case formatParquet:
 		return newParquetEncoder(schema, c.parquetCodec)
 	case formatByteArray:
-		return &byteArrayEncoder{sep: []byte(c.byteArraySep)}, nil
+		return c.gzipped(&byteArrayEncoder{sep: []byte(c.byteArraySep)}), nil
 	}
-	return &jsonEncoder{}, nil
+	return c.gzipped(&jsonEncoder{}), nil
+}
+
+// gzipped compresses a file's bytes when it is finished
+// (s3.compression.type=gzip): one gzip member per object, as Confluent's.
+func (c *config) gzipped(e fileEncoder) fileEncoder {
+	if c.gzipLevel == -2 {
+		return e
+	}
+	return gzipEncoder{fileEncoder: e, level: c.gzipLevel}
+}
+
+type gzipEncoder struct {
+	fileEncoder
+	level int
+}
+
+func (g gzipEncoder) finish() ([]byte, error) {
+	raw, err := g.fileEncoder.finish()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, g.level)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // schemaBound reports whether a file holds one value schema, so a record

@@ -22,6 +22,7 @@ type store struct {
 	client   *s3.Client
 	bucket   string
 	partSize int64
+	objects  objectOptions
 }
 
 func newStore(ctx context.Context, c *config) (*store, error) {
@@ -52,26 +53,36 @@ func newStore(ctx context.Context, c *config) (*store, error) {
 		}
 		o.UsePathStyle = c.pathStyle
 	})
-	return &store{client: client, bucket: c.bucket, partSize: c.partSize}, nil
+	return &store{client: client, bucket: c.bucket, partSize: c.partSize, objects: c.objects}, nil
 }
 
-// put writes an object whole, with user metadata.
-func (s *store) put(ctx context.Context, key string, body []byte, meta map[string]string) error {
+// put writes an object whole, with user metadata and tags (URL-encoded,
+// empty for none), encrypted and with the ACL s.objects says.
+func (s *store) put(ctx context.Context, key string, body []byte, meta map[string]string, tags string) error {
 	if int64(len(body)) < s.partSize {
-		_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		in := &s3.PutObjectInput{
 			Bucket: &s.bucket, Key: &key, Body: bytes.NewReader(body),
 			ContentLength: aws.Int64(int64(len(body))), Metadata: meta,
-		})
-		if err != nil {
+		}
+		o := s.objects
+		in.ServerSideEncryption, in.SSEKMSKeyId, in.ACL = o.sse, o.kmsKeyID, o.acl
+		in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = o.customerAlgorithm, o.customerKey, o.customerKeyMD5
+		in.Tagging = optional(tags)
+		if _, err := s.client.PutObject(ctx, in); err != nil {
 			return fmt.Errorf("s3sink: put %s: %w", key, err)
 		}
 		return nil
 	}
-	return s.putMultipart(ctx, key, body, meta)
+	return s.putMultipart(ctx, key, body, meta, tags)
 }
 
-func (s *store) putMultipart(ctx context.Context, key string, body []byte, meta map[string]string) error {
-	created, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: &key, Metadata: meta})
+func (s *store) putMultipart(ctx context.Context, key string, body []byte, meta map[string]string, tags string) error {
+	in := &s3.CreateMultipartUploadInput{Bucket: &s.bucket, Key: &key, Metadata: meta}
+	o := s.objects
+	in.ServerSideEncryption, in.SSEKMSKeyId, in.ACL = o.sse, o.kmsKeyID, o.acl
+	in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = o.customerAlgorithm, o.customerKey, o.customerKeyMD5
+	in.Tagging = optional(tags)
+	created, err := s.client.CreateMultipartUpload(ctx, in)
 	if err != nil {
 		return fmt.Errorf("s3sink: start multipart upload of %s: %w", key, err)
 	}
@@ -101,6 +112,8 @@ func (s *store) uploadParts(ctx context.Context, key string, uploadID *string, b
 		out, err := s.client.UploadPart(ctx, &s3.UploadPartInput{
 			Bucket: &s.bucket, Key: &key, UploadId: uploadID, PartNumber: aws.Int32(n),
 			Body: bytes.NewReader(body[off:end]), ContentLength: aws.Int64(end - off),
+			// SSE-C sends the key with every part.
+			SSECustomerAlgorithm: s.objects.customerAlgorithm, SSECustomerKey: s.objects.customerKey, SSECustomerKeyMD5: s.objects.customerKeyMD5,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("part %d: %w", n, err)
@@ -140,7 +153,9 @@ func (s *store) list(ctx context.Context, prefix string) ([]string, error) {
 
 // metadata is an object's user metadata (keys lower-case).
 func (s *store) metadata(ctx context.Context, key string) (map[string]string, error) {
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key})
+	// An SSE-C object's metadata is read with its key.
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &key,
+		SSECustomerAlgorithm: s.objects.customerAlgorithm, SSECustomerKey: s.objects.customerKey, SSECustomerKeyMD5: s.objects.customerKeyMD5})
 	if err != nil {
 		return nil, fmt.Errorf("s3sink: head %s: %w", key, err)
 	}

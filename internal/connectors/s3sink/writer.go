@@ -54,9 +54,10 @@ type partitionWriter struct {
 }
 
 type openFile struct {
-	key   string
-	start int64
-	enc   fileEncoder
+	key        string
+	start, end int64 // first and last offset written
+	records    int64
+	enc        fileEncoder
 }
 
 type sealedCommit struct {
@@ -65,9 +66,11 @@ type sealedCommit struct {
 }
 
 type sealedObject struct {
-	key      string
-	body     []byte
-	uploaded bool
+	key        string
+	body       []byte
+	start, end int64 // s3.object.tagging's startOffset and endOffset
+	records    int64
+	uploaded   bool
 }
 
 func newPartitionWriter(tp connect.TopicPartition, cfg *config, st *store, log *slog.Logger, now time.Time) *partitionWriter {
@@ -150,6 +153,7 @@ func (w *partitionWriter) write(r *connect.SinkRecord, encoded string) error {
 	if err := f.enc.write(r); err != nil {
 		return err
 	}
+	f.end, f.records = r.Offset(), f.records+1
 	if !ok {
 		w.files[encoded] = f
 		w.order = append(w.order, encoded)
@@ -193,7 +197,7 @@ func (w *partitionWriter) commit(ctx context.Context, now time.Time) error {
 			return err
 		}
 		sc.start = min(sc.start, f.start)
-		sc.objects = append(sc.objects, sealedObject{key: f.key, body: body})
+		sc.objects = append(sc.objects, sealedObject{key: f.key, body: body, start: f.start, end: f.end, records: f.records})
 	}
 	w.files, w.order, w.recordCount, w.schema = map[string]*openFile{}, nil, 0, nil
 	w.sealed = sc
@@ -216,7 +220,7 @@ func (w *partitionWriter) uploadSealed(ctx context.Context) error {
 		if o.uploaded {
 			continue
 		}
-		if err := w.store.put(ctx, o.key, o.body, meta); err != nil {
+		if err := w.store.put(ctx, o.key, o.body, meta, w.objectTags(o)); err != nil {
 			return connect.Retriable(err)
 		}
 		o.uploaded = true
