@@ -99,4 +99,7 @@ func TestConnectRefusals(t *testing.T) {
 	c.fails("connector property files", "connect", write(base+"group.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\n"), "extra.properties")
 	c.fails("exactly.once.source.support=preparing", "connect", write(base+"group.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nexactly.once.source.support=preparing\n"))
 	c.fails("client property max.block.ms is not supported", "connect", "--standalone", write(base+"offset.storage.file.filename=/tmp/x\nproducer.max.block.ms=100\n"))
+	c.fails("client property max.poll.interval.ms is not supported", "connect", "--standalone", write(base+"offset.storage.file.filename=/tmp/x\nconsumer.max.poll.interval.ms=1000\n"))
+	c.fails("unknown worker property internal.key.converter", "connect", "--standalone", write(base+"offset.storage.file.filename=/tmp/x\ninternal.key.converter=x\n"))
+	c.fails("Invalid value https for configuration rest.advertised.listener", "connect", "--standalone", write(base+"offset.storage.file.filename=/tmp/x\nrest.advertised.listener=https\n"))
 }

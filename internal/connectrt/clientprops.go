@@ -105,8 +105,11 @@ func clientProp(k, v string) (kgo.Opt, error) {
 		return nil, fmt.Errorf("isolation.level=%q: want read_committed or read_uncommitted", v)
 	case "client.id":
 		return kgo.ClientID(v), nil
-	case "max.poll.records", "max.poll.interval.ms":
-		// Read by the sink loop itself (sinkPollRecords); not a client option.
+	case "max.poll.records":
+		// Read by the sink loop itself (maxPollRecords); not a client option.
+		if n, err := num(); err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: want a positive number", k, v)
+		}
 		return nil, nil
 	}
 	return nil, fmt.Errorf("client property %s is not supported by Samsa's Connect worker", k)

@@ -72,7 +72,8 @@ func workerDef(distributed bool) *connect.ConfigDef {
 	d.Define(connect.ConfigKey{Name: "topic.tracking.allow.reset", Type: connect.TypeBoolean, Default: true, Documentation: "allow resetting the recorded topics"})
 	str("rest.advertised.host.name", nil, "host name other workers reach this one at")
 	num("rest.advertised.port", connect.TypeInt, nil, 0, "port other workers reach this one at")
-	str("rest.advertised.listener", nil, "http or https")
+	d.Define(connect.ConfigKey{Name: "rest.advertised.listener", Type: connect.TypeString, Default: nil, Documentation: "the scheme other workers reach this one with: http (the only listener Samsa's workers have)",
+		Validator: connect.OneOf{Values: []string{"http"}}})
 	num("offset.flush.interval.ms", connect.TypeLong, int64(60000), 0, "how often source offsets are committed")
 	num("offset.flush.timeout.ms", connect.TypeLong, int64(5000), 0, "how long a commit may wait for records")
 	num("task.shutdown.graceful.timeout.ms", connect.TypeLong, int64(5000), 0, "how long tasks get to stop")
@@ -107,7 +108,7 @@ func workerDef(distributed bool) *connect.ConfigDef {
 // accept: the converters' own options, client overrides and security.
 func workerAccepted(k string) bool {
 	for _, p := range []string{"key.converter.", "value.converter.", "header.converter.", "producer.", "consumer.", "admin.",
-		"ssl.", "sasl.", "internal."} {
+		"ssl.", "sasl."} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}

@@ -120,8 +120,8 @@ func sourceConnectorDef(dc defContext) *connect.ConfigDef {
 		Documentation: "Groups of settings for topics the connector's records create.", Group: topicCreationGroup, OrderInGroup: next(), Width: connect.WidthLong, DisplayName: "Topic Creation Groups"})
 	d.Define(connect.ConfigKey{Name: "exactly.once.support", Type: connect.TypeString, Default: "requested", Validator: connect.OneOf{Values: []string{"requested", "required"}, CaseInsensitive: true}, Importance: connect.Medium,
 		Documentation: "requested: run even if the connector cannot promise exactly-once; required: refuse to.", Group: eosGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Exactly once support"})
-	d.Define(connect.ConfigKey{Name: "transaction.boundary", Type: connect.TypeString, Default: "poll", Validator: connect.OneOf{Values: []string{"poll", "interval", "connector"}, CaseInsensitive: true}, Importance: connect.Medium,
-		Documentation: "When transactions commit with exactly-once sources: after each poll, on an interval, or as the connector says.", Group: eosGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Transaction Boundary"})
+	d.Define(connect.ConfigKey{Name: "transaction.boundary", Type: connect.TypeString, Default: "poll", Validator: connect.OneOf{Values: []string{"poll", "interval"}, CaseInsensitive: true}, Importance: connect.Medium,
+		Documentation: "When transactions commit with exactly-once sources: after each poll, or on an interval (Kafka's connector-defined boundaries need a transaction context Samsa's SDK does not offer).", Group: eosGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Transaction Boundary"})
 	d.Define(connect.ConfigKey{Name: "transaction.boundary.interval.ms", Type: connect.TypeLong, Default: nil, Importance: connect.Low,
 		Documentation: "The interval of transaction.boundary=interval; the worker's offset.flush.interval.ms when unset.", Group: eosGroup, OrderInGroup: next(), Width: connect.WidthShort, DisplayName: "Transaction boundary interval"})
 	d.Define(connect.ConfigKey{Name: "offsets.storage.topic", Type: connect.TypeString, Default: nil, Importance: connect.Low,

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,19 @@ import (
 	"github.com/samsa-io/samsa/connect"
 	"github.com/samsa-io/samsa/internal/connectrt/api"
 )
+
+// maxPollRecords is consumer.max.poll.records, the connector's
+// consumer.override.max.poll.records winning (Kafka's default 500).
+func (t *taskRunner) maxPollRecords() int {
+	v, ok := t.connConfig["consumer.override.max.poll.records"]
+	if !ok || t.w.cfg.ConnectorOverridePolicy == "None" {
+		v, ok = t.w.cfg.Consumer["max.poll.records"]
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); ok && err == nil && n > 0 {
+		return n
+	}
+	return 500
+}
 
 // sinkGroup is the consumer group of a sink connector's tasks, as Kafka names it.
 func sinkGroup(connector string) string { return "connect-" + connector }
@@ -140,12 +154,7 @@ func (s *sinkLoop) close() {
 func (s *sinkLoop) run(ctx context.Context) error {
 	t := s.t
 	s.lastCommit = time.Now()
-	maxPoll := 500
-	if v, ok := t.w.cfg.Consumer["max.poll.records"]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			maxPoll = n
-		}
-	}
+	maxPoll := t.maxPollRecords()
 	for ctx.Err() == nil {
 		if t.waitRunning(ctx) {
 			s.applyPause()
