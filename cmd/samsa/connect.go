@@ -164,10 +164,13 @@ func (c *inServeConnect) stop() {
 // uncommitted records are delivered again, as after a crash.
 func (c *inServeConnect) stopWorker(r *builtin.Running) {
 	done := make(chan struct{})
-	go func() {
+	// A group of its own that is not waited for when the wait runs out:
+	// that goroutine is the worker left to end with the process.
+	stopping := task.NewGroup(context.Background())
+	stopping.Go(func(context.Context) {
 		defer close(done)
 		r.Stop()
-	}()
+	})
 	wait := c.opts.Config.TaskShutdownTimeout + connectStopGrace
 	select {
 	case <-done:
@@ -347,19 +350,20 @@ func (h levelHandler) WithGroup(name string) slog.Handler {
 // connection to the view being served.
 type sharedListener struct {
 	net.Listener
-	conns chan net.Conn
-	stop  chan struct{} // Close was called
-	done  chan struct{} // the accept loop ended
-	once  sync.Once
+	conns  chan net.Conn
+	stop   chan struct{} // Close was called
+	done   chan struct{} // the accept loop ended
+	accept *task.Group   // owns the accept loop
+	once   sync.Once
 }
 
 func newSharedListener(ln net.Listener) *sharedListener {
-	s := &sharedListener{Listener: ln, conns: make(chan net.Conn), stop: make(chan struct{}), done: make(chan struct{})}
-	go s.accept()
+	s := &sharedListener{Listener: ln, conns: make(chan net.Conn), stop: make(chan struct{}), done: make(chan struct{}), accept: task.NewGroup(context.Background())}
+	s.accept.Go(s.acceptLoop)
 	return s
 }
 
-func (s *sharedListener) accept() {
+func (s *sharedListener) acceptLoop(context.Context) {
 	defer close(s.done)
 	for {
 		conn, err := s.Listener.Accept()
@@ -381,7 +385,7 @@ func (s *sharedListener) Close() error {
 	s.once.Do(func() {
 		close(s.stop)
 		err = s.Listener.Close()
-		<-s.done
+		s.accept.Stop()
 	})
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/freeport"
+	"github.com/samsa-io/samsa/internal/task"
 )
 
 // Server is a running PostgreSQL.
@@ -184,7 +185,9 @@ func (s *Server) stop() {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
+	g := task.NewGroup(context.Background())
+	defer g.Stop()
+	g.Go(func(context.Context) { _ = s.cmd.Wait(); close(done) })
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
