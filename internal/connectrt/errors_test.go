@@ -96,3 +96,35 @@ func TestSinkErrorTolerance(t *testing.T) {
 		}
 	}
 }
+
+// TestPanickingTaskFailsAlone: a task whose plugin code panics is FAILED
+// with the panic as its trace; the worker and its other connectors run on.
+func TestPanickingTaskFailsAlone(t *testing.T) {
+	broker := startBroker(t)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
+	writeLines(t, in, 0, 10)
+	w := startStandalone(t, broker, filepath.Join(dir, "offsets.json"))
+	ctx := context.Background()
+	if _, _, err := w.PutConnectorConfig(ctx, "bad", map[string]string{"connector.class": "test.PanickingSource"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the panicking task fails", func() (bool, string) {
+		st, err := w.ConnectorStatus(ctx, "bad")
+		if err != nil || len(st.Tasks) != 1 {
+			return false, fmt.Sprint(st, err)
+		}
+		return st.Tasks[0].State == api.StateFailed && strings.Contains(st.Tasks[0].Trace, "panic: boom") &&
+			st.Connector.State == api.StateRunning, fmt.Sprintf("%+v", st)
+	})
+	for _, c := range []struct{ name, class, key, topic string }{{"src", "FileStreamSource", "topic", "good"}, {"sink", "FileStreamSink", "topics", "good"}} {
+		file := in
+		if c.name == "sink" {
+			file = out
+		}
+		if _, _, err := w.PutConnectorConfig(ctx, c.name, map[string]string{"connector.class": c.class, "file": file, c.key: c.topic}, false, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantLines(t, out, 10)
+}

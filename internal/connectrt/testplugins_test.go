@@ -1,6 +1,7 @@
 package connectrt
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -14,7 +15,8 @@ import (
 // transforms are wired by cmd/samsa and tested end to end there.
 func testPlugins() *Plugins {
 	return &Plugins{
-		Connectors: file.Plugins(),
+		Connectors: append(file.Plugins(), connect.Plugin{Class: "test.PanickingSource", Type: connect.PluginSource, Version: "test",
+			New: func() connect.Connector { return panickingSource{} }}),
 		NewConverter: func(class string) (connect.Converter, error) {
 			switch class {
 			case "bad.Converter":
@@ -70,3 +72,25 @@ func (pickyConverter) ToConnectData(topic string, h connect.Headers, b []byte) (
 	}
 	return stringConverter{}.ToConnectData(topic, h, b)
 }
+
+// panickingSource's task panics in its first Poll: a plugin's bug.
+type panickingSource struct{}
+
+func (panickingSource) Version() string            { return "test" }
+func (panickingSource) Config() *connect.ConfigDef { return connect.NewConfigDef() }
+func (panickingSource) Start(connect.ConnectorContext, map[string]string) error {
+	return nil
+}
+func (panickingSource) TaskConfigs(int) ([]map[string]string, error) {
+	return []map[string]string{{}}, nil
+}
+func (panickingSource) Stop() error                 { return nil }
+func (panickingSource) NewTask() connect.SourceTask { return panickingTask{} }
+
+type panickingTask struct{}
+
+func (panickingTask) Start(connect.SourceTaskContext, map[string]string) error { return nil }
+func (panickingTask) Poll(context.Context) ([]connect.SourceRecord, error) {
+	panic("boom")
+}
+func (panickingTask) Stop() error { return nil }
