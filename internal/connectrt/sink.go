@@ -199,6 +199,7 @@ func (s *sinkLoop) deliver(ctx context.Context, fetches kgo.Fetches) error {
 	n := fetches.NumRecords()
 	batch := make([]connect.SinkRecord, 0, n)
 	last := map[connect.TopicPartition]int64{}
+	owned := map[connect.TopicPartition]bool{}
 	raw := make(map[rawKey]*kgo.Record, n)
 	var err error
 	fetches.EachRecord(func(r *kgo.Record) {
@@ -206,7 +207,12 @@ func (s *sinkLoop) deliver(ctx context.Context, fetches kgo.Fetches) error {
 			return
 		}
 		tp := connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		if !s.owns(tp) {
+		own, known := owned[tp]
+		if !known {
+			own = s.owns(tp) // once per partition and poll, not per record
+			owned[tp] = own
+		}
+		if !own {
 			// Fetched before its partition was revoked: its new owner reads
 			// it from the committed offset.
 			return
