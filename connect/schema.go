@@ -400,28 +400,10 @@ func valuesEqual(a, b any) bool {
 		return true
 	case map[any]any:
 		y, ok := b.(map[any]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !valuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapsEqual(x, y)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !valuesEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapsEqual(x, y)
 	case *Struct:
 		y, ok := b.(*Struct)
 		return ok && x.Equal(y)
@@ -460,4 +442,18 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// mapsEqual compares two maps' values deeply.
+func mapsEqual[K comparable](x, y map[K]any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for k, v := range x {
+		w, ok := y[k]
+		if !ok || !valuesEqual(v, w) {
+			return false
+		}
+	}
+	return true
 }

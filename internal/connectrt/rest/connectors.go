@@ -159,19 +159,29 @@ func (s *Server) getConnectorConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, emptyMapIfNil(config))
 }
 
-// putConnectorConfig creates (201) or replaces (200) a connector.
-func (s *Server) putConnectorConfig(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("connector")
+// readConfig reads a request body that is a connector config (an object
+// of strings), answering the error itself when it is not.
+func (s *Server) readConfig(w http.ResponseWriter, r *http.Request) ([]byte, map[string]string, bool) {
 	body, err := s.readBody(w, r)
 	if s.failed(w, r, nil, err) {
-		return
+		return nil, nil, false
 	}
 	var raw map[string]json.RawMessage
 	if err := decodeBody(body, &raw, false); s.failed(w, r, nil, err) {
-		return
+		return nil, nil, false
 	}
 	config, err := connectorConfig(raw)
 	if s.failed(w, r, nil, err) {
+		return nil, nil, false
+	}
+	return body, config, true
+}
+
+// putConnectorConfig creates (201) or replaces (200) a connector.
+func (s *Server) putConnectorConfig(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("connector")
+	body, config, ok := s.readConfig(w, r)
+	if !ok {
 		return
 	}
 	if err := checkAndPutName(name, config); s.failed(w, r, nil, err) {

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -42,16 +41,8 @@ func (s *Server) pluginConfig(w http.ResponseWriter, r *http.Request) {
 // body's connector.class, as Kafka's does.
 func (s *Server) validateConfig(w http.ResponseWriter, r *http.Request) {
 	plugin := r.PathValue("plugin")
-	body, err := s.readBody(w, r)
-	if s.failed(w, r, nil, err) {
-		return
-	}
-	var raw map[string]json.RawMessage
-	if err := decodeBody(body, &raw, false); s.failed(w, r, nil, err) {
-		return
-	}
-	config, err := connectorConfig(raw)
-	if s.failed(w, r, nil, err) {
+	_, config, ok := s.readConfig(w, r)
+	if !ok {
 		return
 	}
 	if included, ok := config["connector.class"]; ok && !strings.HasSuffix(normalizedPluginName(included), normalizedPluginName(plugin)) {
