@@ -3,6 +3,7 @@ package devcluster
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,4 +143,38 @@ func (l *tailBuffer) String() string {
 		s = s[len(s)-8000:]
 	}
 	return s
+}
+
+// Call makes a REST call to the worker (body marshalled as JSON when not
+// nil) and answers the status and the body; a 2xx body is decoded into out
+// when out is not nil.
+func (w *ConnectWorker) Call(method, path string, body, out any) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, w.URL+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if out != nil && len(data) > 0 && resp.StatusCode < 300 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, data, fmt.Errorf("%s %s: %w: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode, data, nil
 }

@@ -1,12 +1,8 @@
 package connectfail
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -99,25 +95,11 @@ func (c *cluster) alive() *devcluster.ConnectWorker {
 // call makes a REST call to a live worker and decodes the answer into out.
 func (c *cluster) call(method, path string, body any, out any) int {
 	c.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, c.alive().URL+path, r)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	code, _, err := c.alive().Call(method, path, body, out)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		c.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			c.t.Fatalf("%s %s: %v: %s", method, path, err, data)
-		}
-	}
-	return resp.StatusCode
+	return code
 }
 
 func (c *cluster) create(name string, config map[string]string) {

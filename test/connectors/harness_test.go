@@ -1,12 +1,10 @@
 package connectors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,28 +156,15 @@ func (g *group) alive() *devcluster.ConnectWorker {
 	return nil
 }
 
-// call makes a REST call to a live worker and decodes the answer into out.
+// call makes a REST call to a live worker and decodes a 2xx answer into
+// out; it answers the status and the body.
 func (g *group) call(method, path string, body any, out any) (int, string) {
 	g.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, g.alive().URL+path, r)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
+	code, data, err := g.alive().Call(method, path, body, out)
 	if err != nil {
-		g.t.Fatalf("%s %s: %v", method, path, err)
+		g.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && len(data) > 0 && resp.StatusCode < 300 {
-		if err := json.Unmarshal(data, out); err != nil {
-			g.t.Fatalf("%s %s: %v: %s", method, path, err, data)
-		}
-	}
-	return resp.StatusCode, string(data)
+	return code, string(data)
 }
 
 // create makes a connector through PUT /connectors/<name>/config.
