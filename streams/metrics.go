@@ -1,0 +1,44 @@
+package streams
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are an application's Prometheus metrics, in a registry of its
+// own (never the global one), served by App.MetricsHandler.
+type metrics struct {
+	reg          *prometheus.Registry
+	processed    *prometheus.CounterVec
+	skipped      *prometheus.CounterVec
+	dropped      *prometheus.CounterVec
+	punctuations *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	vec := func(name, help string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "samsa", Subsystem: "streams", Name: name, Help: help}, []string{"task"})
+		m.reg.MustRegister(c)
+		return c
+	}
+	m.processed = vec("records_processed_total", "Records a task processed (Kafka Streams' process-total).")
+	m.skipped = vec("records_skipped_total", "Records skipped before processing: a deserialization error under LogAndContinue, a negative timestamp.")
+	m.dropped = vec("records_dropped_total", "Records a processor dropped (Kafka Streams' dropped-records-total): null keys, late records past the grace period, expired windows.")
+	m.punctuations = vec("punctuations_total", "Punctuations run.")
+	return m
+}
+
+// taskMetrics are one task's counters.
+type taskMetrics struct {
+	processed, skipped, dropped, punctuations prometheus.Counter
+}
+
+func (m *metrics) forTask(id TaskID) *taskMetrics {
+	l := id.String()
+	return &taskMetrics{
+		processed:    m.processed.WithLabelValues(l),
+		skipped:      m.skipped.WithLabelValues(l),
+		dropped:      m.dropped.WithLabelValues(l),
+		punctuations: m.punctuations.WithLabelValues(l),
+	}
+}

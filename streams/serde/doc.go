@@ -1,0 +1,2 @@
+// Package serde holds the serializers of the streams library.
+package serde
