@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +33,15 @@ func TestMain(m *testing.M) {
 
 var registryRE = regexp.MustCompile(`msg="schema registry serving".* listener=([0-9.:]+)`)
 
-func startRegistry(t *testing.T) *sr.Client {
+// countingTransport counts the requests that reach the registry.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func startRegistry(t *testing.T) (*sr.Client, *countingTransport) {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(context.Background())
 	if err != nil {
@@ -45,11 +55,12 @@ func startRegistry(t *testing.T) *sr.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(proc.Kill)
-	cl, err := sr.NewClient(sr.URLs("http://" + found[0][1]))
+	ct := &countingTransport{}
+	cl, err := sr.NewClient(sr.URLs("http://"+found[0][1]), sr.HTTPClient(&http.Client{Transport: ct, Timeout: 10 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cl
+	return cl, ct
 }
 
 type order struct {
@@ -84,7 +95,7 @@ func registered(t *testing.T, cl *sr.Client, subject string) int {
 }
 
 func TestRegistrySerdes(t *testing.T) {
-	cl := startRegistry(t)
+	cl, calls := startRegistry(t)
 	reg := pkgserde.New(cl)
 
 	t.Run("avro", func(t *testing.T) {
@@ -105,6 +116,20 @@ func TestRegistrySerdes(t *testing.T) {
 		if err != nil || back != (order{7, "tea"}) {
 			t.Errorf("read back %+v %v", back, err)
 		}
+		// The topic's encoder and the ID's schema are kept: no more requests.
+		before := calls.n.Load()
+		for i := range 50 {
+			b, err := s.Serialize("orders", order{ID: int64(i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Deserialize("orders", b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := calls.n.Load() - before; n != 0 {
+			t.Errorf("%d registry requests for 50 records of a known topic", n)
+		}
 		k := Avro[order](reg, orderAvro, true)
 		kb, err := k.Serialize("orders", order{ID: 1})
 		if err != nil {
@@ -112,6 +137,33 @@ func TestRegistrySerdes(t *testing.T) {
 		}
 		if id := wireHeader(t, kb); id != registered(t, cl, "orders-key") {
 			t.Errorf("key written with schema %d, not the one of orders-key", id)
+		}
+	})
+
+	t.Run("use latest version", func(t *testing.T) {
+		ctx := context.Background()
+		latestID, err := cl.RegisterSchema(ctx, "latest-value", sr.Schema{Schema: orderAvro}, -1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Confluent's use.latest.version keeps the latest it found (its
+		// cache TTL is forever by default); so does the topic's encoder.
+		s := Avro[order](pkgserde.New(cl, pkgserde.UseLatestVersion(true), pkgserde.AutoRegister(false)), `"string"`, false)
+		b, err := s.Serialize("latest", order{ID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := wireHeader(t, b); id != latestID {
+			t.Errorf("written with schema %d, the latest is %d", id, latestID)
+		}
+		before := calls.n.Load()
+		for range 20 {
+			if _, err := s.Serialize("latest", order{ID: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := calls.n.Load() - before; n != 0 {
+			t.Errorf("%d registry requests for 20 records of a known topic", n)
 		}
 	})
 
