@@ -43,16 +43,17 @@ func TestListErrors(t *testing.T) {
 		ints  bool
 		match string
 	}{
-		"empty":              {"", true, "bytes wanted"},
-		"strategy flag 2":    {"02 00000000", false, "strategy flag 2"},
-		"null index":         {"00 00000001 00000000 00000001 00000005", true, "null entries"},
-		"null entry":         {"01 00000001 ffffffff", false, "is null"},
-		"negative count":     {"01 ffffff00", false, "negative entry count"},
-		"truncated entry":    {"01 00000001 00000005 6162", false, "bytes wanted"},
-		"truncated constant": {"00 00000000 00000002 00000001 0000", true, "bytes wanted"},
-		"count past the end": {"00 00000000 7fffffff", true, "bytes wanted"},
-		"trailing bytes":     {"01 00000000 00", false, "after the last entry"},
-		"constant, variable": {"00 00000000 00000000", false, "fixed-size inner serde"},
+		"empty":               {"", true, "bytes wanted"},
+		"strategy flag 2":     {"02 00000000", false, "strategy flag 2"},
+		"null index":          {"00 00000001 00000000 00000001 00000005", true, "null entries"},
+		"null entry":          {"01 00000001 ffffffff", false, "is null"},
+		"negative count":      {"01 ffffff00", false, "negative entry count"},
+		"truncated entry":     {"01 00000001 00000005 6162", false, "bytes wanted"},
+		"negative entry size": {"01 00000001 fffffffe", false, "-2 bytes wanted"},
+		"truncated constant":  {"00 00000000 00000002 00000001 0000", true, "bytes wanted"},
+		"count past the end":  {"00 00000000 7fffffff", true, "bytes wanted"},
+		"trailing bytes":      {"01 00000000 00", false, "after the last entry"},
+		"constant, variable":  {"00 00000000 00000000", false, "fixed-size inner serde"},
 	} {
 		var err error
 		if c.ints {
