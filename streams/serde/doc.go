@@ -12,7 +12,7 @@
 // The built-in serdes follow org.apache.kafka.common.serialization.Serdes:
 // String (UTF-8), Bytes, Int16 (Short), Int32 (Integer), Int64 (Long),
 // Float32 (Float), Float64 (Double) big-endian, Bool (one byte, 0 or 1),
-// UUID (its string form) and Void (always null). JSON[T] is
+// UUID (its string form), Void (always null) and List. JSON[T] is
 // encoding/json; Func adapts two functions. TimeWindowed and
 // SessionWindowed are Kafka Streams' windowed key serdes, and the
 // exported byte helpers (WindowKey, SessionKey, WindowStoreKey and their
