@@ -124,7 +124,7 @@ func (s *assignState) moveOneStandby() bool {
 		from := order[i]
 		for _, to := range order[:i] {
 			if !s.worthMoving(from, to) {
-				break
+				continue // with unequal thread counts, a lighter client may still be worth it
 			}
 			if t, ok := s.movableStandby(from, to); ok {
 				s.takeStandby(t, from)
