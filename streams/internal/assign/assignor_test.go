@@ -242,7 +242,7 @@ func TestAssignStandby(t *testing.T) {
 func TestAssignSplitsStandbysOverThreads(t *testing.T) {
 	six := tasks("0_0", "0_1", "0_2", "0_3", "0_4", "0_5")
 	in := Input{Tasks: six, Stateful: allStateful(six), NumStandbyReplicas: 1, Clients: []Client{
-		{ProcessID: "a", Members: []Member{{ID: "a-0", PrevStandby: tasks("0_3", "0_4")}, {ID: "a-1"}}},
+		{ProcessID: "a", Members: []Member{{ID: "a-0"}, {ID: "a-1", PrevStandby: tasks("0_3", "0_4")}}},
 		{ProcessID: "b", Members: []Member{{ID: "b-0", PrevActive: tasks("0_3", "0_4", "0_5")}, {ID: "b-1"}}},
 	}}
 	out, err := Assign(in)
@@ -256,8 +256,9 @@ func TestAssignSplitsStandbysOverThreads(t *testing.T) {
 			got[m.ID] = taskList(m.Standby)
 		}
 	}
-	// a-0 keeps 0_3 and 0_4 from its two previous standbys, within its share of three.
-	want := map[string]string{"a-0": "0_3 0_4", "a-1": "0_5", "b-0": "0_0 0_1", "b-1": "0_2"}
+	// a-1 keeps its two previous standbys 0_3 and 0_4 (the larger share
+	// of a's three goes to it), though a-0 comes first.
+	want := map[string]string{"a-0": "0_5", "a-1": "0_3 0_4", "b-0": "0_0 0_1", "b-1": "0_2"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("members' standbys (-want +got):\n%s", diff)
 	}
