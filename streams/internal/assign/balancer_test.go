@@ -308,3 +308,22 @@ func TestNewBalancerRejects(t *testing.T) {
 		}
 	}
 }
+
+// A member told of an error runs nothing, whatever partitions came along.
+func TestBalancerErrorAssignmentHasNoPartitions(t *testing.T) {
+	b := newTestMember(t, "a", "p1", "", wordsAndClicks()).b
+	ud, err := EncodeAssignment(MemberUserData{ErrorCode: ErrAssignment, Active: tasks("0_0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := kmsg.NewConsumerMemberAssignment()
+	ca.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "words", Partitions: []int32{0}}}
+	ca.UserData = ud
+	parts, err := b.ParseSyncAssignment(ca.AppendTo(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 0 || b.LastAssignment().ErrorCode != ErrAssignment {
+		t.Fatalf("partitions %v, error %v", parts, b.LastAssignment().ErrorCode)
+	}
+}

@@ -3,6 +3,7 @@ package assign
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -222,4 +223,23 @@ func FuzzDecodeAssignment(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A corrupt array length is checked against the bytes left before
+// anything is allocated for it.
+func TestDecodeHugeCountAllocatesLittle(t *testing.T) {
+	b, err := EncodeSubscription(Subscription{ProcessID: "p", PrevActive: tasks("0_1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.BigEndian.PutUint32(b[13:], 1<<28)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := DecodeSubscription(b); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("err = %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("decoding a count of 2^28 allocated %d bytes", n)
+	}
 }
