@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -51,7 +52,10 @@ type App struct {
 	threads []*streamThread
 	plan    *topicPlan
 	admin   *kgo.Client
-	done    chan struct{}
+	// processID names this instance to the group's assignor (Kafka's
+	// process UUID): its threads' tasks are balanced as one instance's.
+	processID string
+	done      chan struct{}
 }
 
 // New checks the topology and the configuration.
@@ -64,7 +68,7 @@ func New(topo *Topology, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &App{topo: topo, bt: bt, cfg: cfg, mets: newMetrics(), done: make(chan struct{}),
+	return &App{topo: topo, bt: bt, cfg: cfg, mets: newMetrics(), done: make(chan struct{}), processID: uuid.NewString(),
 		log: slog.Default().With("component", "streams", "application.id", cfg.ApplicationID)}, nil
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/streams/internal/assign"
 )
 
 // streamThread is one member of the application's group: a client that
@@ -31,6 +33,8 @@ type streamThread struct {
 	mu       sync.Mutex
 	assigned map[topicPartition]bool // as the group says; tasks follow in the loop
 	lost     bool
+	// prevActive are the tasks the thread ran, for its next subscription.
+	prevActive []assign.TaskID
 
 	tasks      map[TaskID]*task
 	byPart     map[topicPartition]*task
@@ -60,6 +64,13 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 	if a.cfg.AutoOffsetReset == "latest" {
 		reset = kgo.NewOffset().AtEnd()
 	}
+	bal, err := assign.NewBalancer(assign.Config{
+		ProcessID: a.processID, Endpoint: a.cfg.ApplicationServer, PrevTasks: th.prevTasks,
+		Source: taskSource{a}, NumStandbyReplicas: a.cfg.NumStandbyReplicas, Logger: th.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("streams: %w", err)
+	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(a.cfg.BootstrapServers...),
 		kgo.ConsumerGroup(a.cfg.ApplicationID),
@@ -67,7 +78,7 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 		kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.Balancers(kgo.RangeBalancer()),
+		kgo.Balancers(bal),
 		kgo.OnPartitionsAssigned(th.onAssigned),
 		kgo.OnPartitionsRevoked(th.onRevoked),
 		kgo.OnPartitionsLost(th.onLost),
@@ -82,7 +93,6 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 			kgo.RequireStableFetchOffsets())
 	}
 	opts = append(opts, a.cfg.ClientOptions...)
-	var err error
 	if th.eos {
 		th.sess, err = kgo.NewGroupTransactSession(opts...)
 		if err == nil {
@@ -355,9 +365,13 @@ func (th *streamThread) syncTasks(ctx context.Context) error {
 			return err
 		}
 	}
-	if len(th.tasks) > 0 || len(want) == 0 {
-		th.app.setState(Running)
+	th.mu.Lock()
+	th.prevActive = th.prevActive[:0]
+	for id := range th.tasks {
+		th.prevActive = append(th.prevActive, assign.TaskID{Subtopology: id.Subtopology, Partition: id.Partition})
 	}
+	th.mu.Unlock()
+	th.app.setState(Running)
 	return nil
 }
 
