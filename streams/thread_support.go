@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/streams/internal/assign"
 )
 
 type (
@@ -173,4 +175,41 @@ func (th *streamThread) restoreStore(ctx context.Context, topic string, partitio
 			return n, nil
 		}
 	}
+}
+
+// taskSource answers the leader's balancer: the tasks of every
+// subtopology, sized by the plan made at start (the internal topics exist
+// by then), with their source partitions.
+type taskSource struct{ app *App }
+
+func (s taskSource) Tasks(_ context.Context, topics map[string]int32) (assign.Tasks, error) {
+	a := s.app
+	out := assign.Tasks{Partitions: map[assign.TaskID][]assign.TopicPartition{}, Stateful: map[assign.TaskID]bool{}}
+	for _, st := range a.bt.subtopologies {
+		n := a.plan.tasks[st.id]
+		for p := int32(0); p < n; p++ {
+			id := assign.TaskID{Subtopology: st.id, Partition: p}
+			for name := range st.topics {
+				topic := a.resolveTopic(name)
+				count, ok := topics[topic]
+				if !ok {
+					return assign.Tasks{}, fmt.Errorf("streams: topic %s has no metadata: %w", topic, assign.ErrIncompleteSourceTopicMetadata)
+				}
+				if p < count {
+					out.Partitions[id] = append(out.Partitions[id], assign.TopicPartition{Topic: topic, Partition: p})
+				}
+			}
+			if len(st.stores) > 0 {
+				out.Stateful[id] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// prevTasks answers the balancer, at each join, the tasks this thread ran.
+func (th *streamThread) prevTasks() (active, standby []assign.TaskID, sums map[assign.TaskID]int64) {
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	return append([]assign.TaskID(nil), th.prevActive...), nil, nil
 }
