@@ -107,6 +107,12 @@ func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) {
 	switch def.kind {
 	case keyValueStore:
 		return newMemKV(def), nil
+	case windowStore:
+		return newMemWindow(def), nil
+	case sessionStore:
+		return newMemSession(def), nil
+	case suppressionBuffer:
+		return newTimeOrderedBuffer(def), nil
 	}
 	return nil, fmt.Errorf("streams: the test driver cannot open store %s of this kind yet", def.name)
 }

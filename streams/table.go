@@ -35,6 +35,8 @@ type tableNode struct {
 	// storesForGetter are the stores the getter reads: a processor that
 	// uses the getter must be connected to them.
 	storesForGetter func() []string
+	// windowed is set on a windowed aggregation's node (windows.go).
+	windowed *windowedTable
 }
 
 // valueGetter looks up a table's current value (nil: none) and its

@@ -74,6 +74,9 @@ const (
 	windowStore
 	sessionStore
 	versionedStore
+	// suppressionBuffer is Suppress's buffer (Kafka's
+	// InMemoryTimeOrderedKeyValueChangeBuffer, logged to a changelog).
+	suppressionBuffer
 )
 
 // storeDef is what the runtime needs to open a store in a task.
