@@ -379,7 +379,7 @@ func (b *timeOrderedBuffer) minTimestamp() int64 {
 	return b.entries[0].time
 }
 
-func (b *timeOrderedBuffer) numRecords() int  { return len(b.entries) }
+func (b *timeOrderedBuffer) numRecords() int   { return len(b.entries) }
 func (b *timeOrderedBuffer) bufferSize() int64 { return b.size }
 
 func (b *timeOrderedBuffer) priorValue(key []byte) (any, bool) {

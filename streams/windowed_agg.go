@@ -126,10 +126,14 @@ func timeWindowedAggregate[K, V, VA any](w *TimeWindowedStream[K, V], prefix str
 		mk := windowedKey[K]
 		if w.sliding != nil {
 			sw := *w.sliding
-			return func() processor { return &slidingWindowAggProc{windows: sw, agg: agg, def: def, tn: tn, mkKey: mk, observed: -1} }
+			return func() processor {
+				return &slidingWindowAggProc{windows: sw, agg: agg, def: def, tn: tn, mkKey: mk, observed: -1}
+			}
 		}
 		tw := w.windows
-		return func() processor { return &timeWindowAggProc{windows: tw, agg: agg, def: def, tn: tn, mkKey: mk, observed: -1} }
+		return func() processor {
+			return &timeWindowAggProc{windows: tw, agg: agg, def: def, tn: tn, mkKey: mk, observed: -1}
+		}
 	})
 }
 
