@@ -52,10 +52,14 @@ func TestSuppressBufferOrderAndBytes(t *testing.T) {
 	buf.put(20, "b", bufferedRecord{key: "b", newV: int64(1), ts: 5, md: md, newSize: 8})
 	buf.put(10, "z", bufferedRecord{key: "z", newV: int64(1), ts: 6, md: md, newSize: 8})
 	buf.put(20, "a", bufferedRecord{key: "a", newV: int64(1), oldV: int64(7), ts: 7, md: md, newSize: 8, oldSize: 8})
-	buf.put(99, "a", bufferedRecord{key: "a", newV: int64(2), oldV: int64(1), ts: 8, md: md, newSize: 8, oldSize: 8})
 	// Kafka's estimate: 8 (time) + key + prior + old (unless it is the
 	// prior) + new + 8+8+len(topic)+4 of record context (22 here). b and
-	// z: 8+1+0+8+22; a after its second put: 8+1+8 (prior) +8 (old) +8+22.
+	// z: 8+1+0+8+22; a after its first put 8+1+8 (prior, the old value)
+	// +8+22, after its second 8+1+8 (prior) +8 (old) +8+22.
+	if got, want := buf.bufferSize(), int64(39+39+47); got != want {
+		t.Errorf("buffer size %d, want %d", got, want)
+	}
+	buf.put(99, "a", bufferedRecord{key: "a", newV: int64(2), oldV: int64(1), ts: 8, md: md, newSize: 8, oldSize: 8})
 	want := int64(39 + 39 + 55)
 	if got := buf.bufferSize(); got != want {
 		t.Errorf("buffer size %d, want %d", got, want)

@@ -223,3 +223,48 @@ func TestSessionWindowsMerge(t *testing.T) {
 		t.Errorf("dropped %d, want 2 (the late record, by each aggregation)", n)
 	}
 }
+
+// Window and session stores hide what is past retention behind the
+// largest time put, as Kafka's stores do on reads (the segmented stores
+// drop whole segments later; a read never returns an expired window).
+func TestWindowStoreExpiry(t *testing.T) {
+	def := &storeDef{name: "w", retention: 10, keySerde: box(serde.String()), valueSerde: box(serde.Int64())}
+	ws := newMemWindow(def)
+	for _, start := range []int64{0, 5, 10} {
+		if err := ws.put("k", start, start, start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Observed 10, retention 10: start 0 is expired, 5 and 10 live.
+	if _, _, ok, _ := ws.fetch("k", 0); ok {
+		t.Error("window 0 is past retention but fetched")
+	}
+	rows, err := ws.fetchRange("k", 0, 100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].start != 10 || rows[1].start != 5 {
+		t.Errorf("backward fetch: %+v, want starts 10, 5", rows)
+	}
+	if err := ws.put("k", 0, int64(99), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := ws.fetch("k", 0); ok {
+		t.Error("a put past retention was kept")
+	}
+
+	ss := newMemSession(&storeDef{name: "s", retention: 10, keySerde: box(serde.String()), valueSerde: box(serde.Int64())})
+	for _, w := range []Window{{Start: 0, End: 3}, {Start: 4, End: 6}, {Start: 8, End: 13}} {
+		if err := ss.put("k", w, w.End); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, err := ss.findSessions("k", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Observed end 13, retention 10: the session ending at 3 is expired.
+	if len(found) != 2 || found[0].window.End != 6 || found[1].window.End != 13 {
+		t.Errorf("sessions %+v, want the ones ending at 6 and 13", found)
+	}
+}
