@@ -64,8 +64,10 @@ type Materialized[K, V any] struct {
 	Key       serde.Serde[K]
 	Value     serde.Serde[V]
 	StoreOptions
-	// Retention of a windowed store (default: the window size plus grace,
-	// or one day, as Kafka's).
+	// Retention of a windowed store, as Kafka's Materialized.withRetention.
+	// Zero takes the least the windows need (Kafka's default): size plus
+	// grace for time windows, twice the time difference plus grace for
+	// sliding windows, gap plus grace for sessions; less is refused.
 	Retention time.Duration
 }
 
