@@ -113,13 +113,9 @@ func (t *Table[K, V]) Suppress(s Suppressed) *Table[K, V] {
 		p.timeLimit, p.windowEnd = wt.closeAfter, wt.windowEnd
 	}
 	p.validate(b, name)
-	switch wt := t.tn.windowedInfo(); {
-	case t.keySerde != nil:
-		p.keyBytes = box(t.keySerde).serialize
-	case wt != nil:
-		p.keyBytes = wt.keyBytes
-	default:
-		p.keyBytes = box(serdeOr(b, t.keySerde)).serialize
+	// The buffer orders keys by their serialized bytes, as Kafka's.
+	if ks := serdeOr(b, t.keySerde); ks != nil {
+		p.keyBytes = box(ks).serialize
 	}
 	if t.valueSerde != nil {
 		vs := box(t.valueSerde)

@@ -180,8 +180,7 @@ func windowedAggregate[K, V, VA any](g *GroupedStream[K, V], prefix string, m []
 		keySerde: box(ks), valueSerde: box(vs)}
 	b.addStore(def)
 	tn := &tableNode{store: storeName, windowed: &windowedTable{closeAfter: spec.closeAfter,
-		windowEnd: func(key any) int64 { return key.(Windowed[K]).Window.End },
-		keyBytes:  windowedKeyBytes[K](box(ks), spec.kind == sessionStore)}}
+		windowEnd: func(key any) int64 { return key.(Windowed[K]).Window.End }}}
 	tn.storesForGetter = func() []string { return []string{storeName} }
 	if spec.kind == sessionStore {
 		tn.getter = sessionGetter[K](storeName)
@@ -189,7 +188,21 @@ func windowedAggregate[K, V, VA any](g *GroupedStream[K, V], prefix string, m []
 		tn.getter = windowGetter[K](storeName)
 	}
 	b.addProcessor(name, []string{source}, newProc(def, tn), storeName)
-	return &Table[Windowed[K], VA]{b: b, name: name, valueSerde: vs, tn: tn}
+	return &Table[Windowed[K], VA]{b: b, name: name, keySerde: windowedSerde(ks, spec), valueSerde: vs, tn: tn}
+}
+
+// windowedSerde is the windowed table's key serde, as Kafka's: the
+// session layout for sessions, else the time-window layout that reads the
+// end back as start + size (FullTimeWindowedSerde; the time difference
+// for sliding windows).
+func windowedSerde[K any](ks serde.Serde[K], spec windowedStoreSpec) serde.Serde[Windowed[K]] {
+	if ks == nil {
+		return nil
+	}
+	if spec.kind == sessionStore {
+		return serde.SessionWindowed(ks)
+	}
+	return serde.TimeWindowed(ks, spec.windowSize)
 }
 
 // windowGetter reads a windowed table's row from its window store (Kafka's

@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -156,29 +155,6 @@ type windowedTable struct {
 	closeAfter int64
 	// windowEnd reads the end of a row's window from its Windowed key.
 	windowEnd func(key any) int64
-	// keyBytes serializes a Windowed key as Kafka's windowed serdes do
-	// (the key, then the start; for sessions the key, the end, the start):
-	// Suppress orders and sizes its buffer by these bytes, as Kafka's.
-	keyBytes func(topic string, key any) ([]byte, error)
-}
-
-// windowedKeyBytes is Kafka's windowed key layout over the inner key's
-// serde (WindowKeySchema.toBinary without a sequence number, and
-// SessionKeySchema.toBinary).
-func windowedKeyBytes[K any](inner anySerde, session bool) func(topic string, key any) ([]byte, error) {
-	return func(topic string, key any) ([]byte, error) {
-		wk := key.(Windowed[K])
-		kb, err := inner.serialize(topic, wk.Key)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]byte, 0, len(kb)+16)
-		out = append(out, kb...)
-		if session {
-			out = binary.BigEndian.AppendUint64(out, uint64(wk.Window.End))
-		}
-		return binary.BigEndian.AppendUint64(out, uint64(wk.Window.Start)), nil
-	}
 }
 
 // windowedInfo finds the windowed aggregation a table comes from, through

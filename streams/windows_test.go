@@ -268,3 +268,32 @@ func TestWindowStoreExpiry(t *testing.T) {
 		t.Errorf("sessions %+v, want the ones ending at 6 and 13", found)
 	}
 }
+
+// A windowed table's keys go out in Kafka's windowed layouts by default:
+// the time-window key (start only; the reader adds the size back) and the
+// session key (end and start).
+func TestWindowedKeySerdeDefault(t *testing.T) {
+	b := NewBuilder()
+	grouped := From[string, string](b, []string{"in"}).GroupByKey()
+	WindowedCount(grouped.WindowedBy(OfSizeWithNoGrace(10 * ms))).ToStream().To("timed")
+	SessionCount(grouped.WindowedBySession(OfInactivityGapWithNoGrace(10 * ms))).ToStream().To("sessions")
+	d := run(t, b, []pipeRec{{"a", "x", 13}, {"a", "x", 17}})
+	timed, err := NewOutputTopic(d, "timed", serde.TimeWindowed(serde.String(), 10), serde.Int64()).ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := NewOutputTopic(d, "sessions", serde.SessionWindowed(serde.String()), serde.Int64()).ReadRecords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range append(timed, sessions...) {
+		v := fmt.Sprint(r.Value)
+		if r.NullValue {
+			v = "null"
+		}
+		got = append(got, fmt.Sprintf("%s%v=%s", r.Key.Key, r.Key.Window, v))
+	}
+	expect(t, "windowed keys", strings.Join(got, " "),
+		"a{10 20}=1 a{10 20}=2 a{13 13}=1 a{13 13}=null a{13 17}=2")
+}
