@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect build compat registry-on-kafka failover-soak grow-soak
+.PHONY: streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -123,3 +123,10 @@ STEADY ?= 20s
 grow-soak:
 	$(GO) test -count=1 -timeout 60m -run '^TestGrowRebalanceDecommission$$' -v ./test/cluster \
 	  -grow.bulk-mb=$(BULK_MB) -grow.steady=$(STEADY) $(if $(HISTORY),-grow.history=$(abspath $(HISTORY)))
+
+# The exactly-once kill test of the streams library for SOAK (10m unless
+# given): three instances under load, one killed every 8 s
+# (docs/PERFORMANCE.md#streams records the figures).
+SOAK ?= 10m
+streams-eos-soak:
+	SAMSA_STREAMS_SOAK=$(SOAK) $(GO) test -count=1 -v -timeout 0 -run TestExactlyOnceUnderKills ./test/streamseos/

@@ -88,7 +88,13 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 	}
 	if th.eos {
 		opts = append(opts,
-			kgo.TransactionalID(fmt.Sprintf("%s-%d", a.cfg.ApplicationID, id)),
+			// Kafka Streams' EOS v2 transactional.id: one per thread of each
+			// process; zombies are fenced by the group generation their
+			// offsets commit carries (KIP-447), not by the ID.
+			kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", a.cfg.ApplicationID, a.processID, id)),
+			// A killed instance's open transaction holds back read_committed
+			// readers until it times out: Kafka Streams sets 10 s.
+			kgo.TransactionTimeout(10*time.Second),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 			kgo.RequireStableFetchOffsets())
 	}
