@@ -38,7 +38,9 @@ type windowEntry struct {
 	value []byte
 }
 
-func (e windowEntry) String() string { return fmt.Sprintf("%q@%d#%d=%q", e.key, e.start, e.seq, e.value) }
+func (e windowEntry) String() string {
+	return fmt.Sprintf("%q@%d#%d=%q", e.key, e.start, e.seq, e.value)
+}
 
 // windowModel is the specification of a window store: every live put, and
 // the rule that reads see only windows starting after streamTime-retention.
