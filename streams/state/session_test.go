@@ -180,3 +180,45 @@ func TestSessionStoreRefusesEndBeforeStart(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionStoreFindSessionsBounds: both bounds are inclusive, as
+// Kafka's findSessions; keys that are prefixes of each other stay apart.
+func TestSessionStoreFindSessionsBounds(t *testing.T) {
+	o := SessionOptions{RetentionPeriod: 1000, SegmentInterval: 10}
+	for name, open := range sessionVariants(t, o) {
+		t.Run(name, func(t *testing.T) {
+			s := open()
+			defer s.Close()
+			for _, k := range []string{"a", "a\x00"} {
+				must(t, s.Put([]byte(k), Window{Start: 10, End: 20}, []byte(k+"1")))
+				must(t, s.Put([]byte(k), Window{Start: 15, End: 25}, []byte(k+"2")))
+			}
+			for _, c := range []struct {
+				earliestEnd, latestStart int64
+				backward                 bool
+				want                     []string
+			}{
+				{20, 15, false, []string{"a1", "a2"}},
+				{20, 15, true, []string{"a2", "a1"}},
+				{21, 15, false, []string{"a2"}},
+				{20, 14, false, []string{"a1"}},
+				{21, 14, false, nil},
+			} {
+				var it WindowedIterator
+				var err error
+				if c.backward {
+					it, err = s.BackwardFindSessions([]byte("a"), c.earliestEnd, c.latestStart)
+				} else {
+					it, err = s.FindSessions([]byte("a"), c.earliestEnd, c.latestStart)
+				}
+				var got []string
+				for _, e := range collectSessions(t, it, err) {
+					got = append(got, string(e.value))
+				}
+				if !slices.Equal(got, c.want) {
+					t.Errorf("FindSessions(a, %d, %d, backward=%v) = %q; want %q", c.earliestEnd, c.latestStart, c.backward, got, c.want)
+				}
+			}
+		})
+	}
+}
