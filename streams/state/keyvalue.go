@@ -179,6 +179,8 @@ func (s *keyValueStore) ApproximateNumEntries() (int64, error) {
 	return s.eng.approximateCount()
 }
 
+func (s *keyValueStore) Flush() error { return nil }
+
 func (s *keyValueStore) Commit() error {
 	if err := closedCheck(s.closed, s.name); err != nil {
 		return err

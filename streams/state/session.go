@@ -206,6 +206,8 @@ func (it *sessionIter) Key() []byte    { return it.key }
 func (it *sessionIter) Value() []byte  { return it.value }
 func (it *sessionIter) Window() Window { return Window{Start: orderedInt64(it.rest), End: it.first} }
 
+func (s *sessionStore) Flush() error { return nil }
+
 func (s *sessionStore) Commit() error {
 	if err := closedCheck(s.closed, s.name); err != nil {
 		return err

@@ -14,6 +14,11 @@ type Store interface {
 	// Persistent reports whether the store survives a restart (pebble)
 	// or must be restored from its changelog (memory).
 	Persistent() bool
+	// Flush hands what a caching layer holds to the layers below (and so
+	// to the changelog); the runtime calls it before the producer's flush
+	// or the transaction's commit. Stores without a cache have nothing to
+	// flush.
+	Flush() error
 	// Commit makes the buffered writes durable.
 	Commit() error
 	// Abort discards the writes since the last Commit.

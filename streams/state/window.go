@@ -272,6 +272,8 @@ func (it *windowIter) Window() Window {
 	return Window{Start: it.first, End: end}
 }
 
+func (s *windowStore) Flush() error { return nil }
+
 func (s *windowStore) Commit() error {
 	if err := closedCheck(s.closed, s.name); err != nil {
 		return err
