@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // BlockCache is pebble's block cache, shared by the persistent stores of an
@@ -36,6 +37,8 @@ type PebbleOptions struct {
 	// Logger receives pebble's errors (nil: slog.Default()); its
 	// informational lines are dropped.
 	Logger *slog.Logger
+
+	fs vfs.FS // tests: a crashable in-memory filesystem
 }
 
 // DefaultBlockCacheSize is the cache of a store opened without a shared one.
@@ -54,7 +57,7 @@ type pebbleEngine struct {
 }
 
 func openPebble(dir string, o PebbleOptions) (*pebbleEngine, error) {
-	opts := &pebble.Options{Logger: pebbleLogger{log: o.Logger}}
+	opts := &pebble.Options{Logger: pebbleLogger{log: o.Logger}, FS: o.fs}
 	if o.BlockCache != nil {
 		opts.Cache = o.BlockCache.cache
 	} else {
