@@ -264,12 +264,15 @@ type windowIter struct {
 func (it *windowIter) Key() []byte   { return it.key }
 func (it *windowIter) Value() []byte { return it.value }
 
-func (it *windowIter) Window() Window {
-	end := it.first + it.size
-	if end < it.first { // overflow, as Kafka's TimeWindow clamps
+func (it *windowIter) Window() Window { return timeWindow(it.first, it.size) }
+
+// timeWindow is [start, start+size), the end clamped on overflow.
+func timeWindow(start, size int64) Window {
+	end := start + size
+	if end < start {
 		end = math.MaxInt64
 	}
-	return Window{Start: it.first, End: end}
+	return Window{Start: start, End: end}
 }
 
 func (s *windowStore) Flush() error { return nil }
