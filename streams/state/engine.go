@@ -1,5 +1,7 @@
 package state
 
+import "errors"
+
 // engine is the sorted byte map every store is built on: pebble on disk or a
 // B-tree in memory. Both run the same store code, so the two variants of a
 // store cannot drift apart in semantics; only durability and speed differ.
@@ -24,7 +26,13 @@ type engine interface {
 	persistent() bool
 	// approximateCount is a cheap estimate of the number of keys.
 	approximateCount() (int64, error)
+	// committed is a read-only engine over the state as of the last
+	// commit, safe for use by other goroutines (its writes fail).
+	committed() engine
 }
+
+// errReadOnly is a write to a committed view.
+var errReadOnly = errors.New("state: a committed view is read-only")
 
 // rawIter walks an engine in one direction. seek moves to the first key at
 // or after k (forward) or at or before k (reverse); next moves one step in

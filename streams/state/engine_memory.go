@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"iter"
+	"sync/atomic"
 
 	"github.com/RaduBerinde/btreemap"
 )
@@ -14,6 +15,9 @@ import (
 type memoryEngine struct {
 	tree *btreemap.BTreeMap[[]byte, []byte]
 	undo []undoEntry
+	// snapshot is the tree as of the last commit, a lazy copy-on-write
+	// clone that no one writes: the committed view reads it.
+	snapshot atomic.Pointer[btreemap.BTreeMap[[]byte, []byte]]
 }
 
 // undoEntry is what a write replaced: the old value, or absent.
@@ -26,7 +30,9 @@ type undoEntry struct {
 const memoryDegree = 32
 
 func newMemoryEngine() *memoryEngine {
-	return &memoryEngine{tree: btreemap.New[[]byte, []byte](memoryDegree, bytes.Compare)}
+	e := &memoryEngine{tree: btreemap.New[[]byte, []byte](memoryDegree, bytes.Compare)}
+	e.snapshot.Store(e.tree.Clone())
+	return e
 }
 
 func (e *memoryEngine) persistent() bool { return false }
@@ -68,6 +74,9 @@ func (e *memoryEngine) deleteRange(start, end []byte) error {
 }
 
 func (e *memoryEngine) commit() error {
+	if len(e.undo) > 0 {
+		e.snapshot.Store(e.tree.Clone())
+	}
 	e.undo = e.undo[:0]
 	return nil
 }
@@ -183,3 +192,34 @@ func cloneValue(v []byte) []byte {
 	}
 	return append(make([]byte, 0, len(v)), v...)
 }
+
+func (e *memoryEngine) committed() engine { return committedMemory{e: e} }
+
+// committedMemory reads the last commit's snapshot. Readers never clone it
+// (a clone writes the tree it is taken from); they walk it as it is.
+type committedMemory struct{ e *memoryEngine }
+
+func (c committedMemory) get(key []byte) ([]byte, error) {
+	_, v, ok := c.e.snapshot.Load().Get(key)
+	if !ok {
+		return nil, nil
+	}
+	return cloneValue(v), nil
+}
+
+func (c committedMemory) newIter(lower, upper []byte, reverse bool) (rawIter, error) {
+	return &memoryIter{tree: c.e.snapshot.Load(), lower: bytes.Clone(lower), upper: bytes.Clone(upper), reverse: reverse}, nil
+}
+
+func (c committedMemory) approximateCount() (int64, error) {
+	return int64(c.e.snapshot.Load().Len()), nil
+}
+
+func (committedMemory) set(_, _ []byte) error         { return errReadOnly }
+func (committedMemory) delete([]byte) error           { return errReadOnly }
+func (committedMemory) deleteRange(_, _ []byte) error { return errReadOnly }
+func (committedMemory) commit() error                 { return errReadOnly }
+func (committedMemory) abort() error                  { return errReadOnly }
+func (committedMemory) close() error                  { return nil }
+func (committedMemory) persistent() bool              { return false }
+func (c committedMemory) committed() engine           { return c }

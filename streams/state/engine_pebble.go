@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -54,6 +55,10 @@ const DefaultBlockCacheSize = 8 << 20
 type pebbleEngine struct {
 	db    *pebble.DB
 	batch *pebble.Batch
+	// mu orders the committed views' reads of db before close: pebble
+	// must not be read once closed.
+	mu     sync.RWMutex
+	closed bool // guarded by mu
 }
 
 func openPebble(dir string, o PebbleOptions) (*pebbleEngine, error) {
@@ -127,6 +132,9 @@ func (e *pebbleEngine) abort() error {
 }
 
 func (e *pebbleEngine) close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
 	err := e.batch.Close()
 	return errors.Join(err, e.db.Close())
 }
@@ -140,11 +148,15 @@ const exactCountBelow = 100_000
 // RocksDB's estimate-num-keys that Kafka's store reports does (overwrites in
 // different tables count twice); below exactCountBelow it counts exactly.
 func (e *pebbleEngine) approximateCount() (int64, error) {
-	n, err := e.tableEstimate()
+	return approximatePebbleCount(e.db, e.newIter)
+}
+
+func approximatePebbleCount(db *pebble.DB, newIter func(lower, upper []byte, reverse bool) (rawIter, error)) (int64, error) {
+	n, err := tableEstimate(db)
 	if err != nil || n >= exactCountBelow {
 		return n, err
 	}
-	it, err := e.newIter(nil, nil, false)
+	it, err := newIter(nil, nil, false)
 	if err != nil {
 		return 0, err
 	}
@@ -155,8 +167,8 @@ func (e *pebbleEngine) approximateCount() (int64, error) {
 	return n, errors.Join(it.err(), it.close())
 }
 
-func (e *pebbleEngine) tableEstimate() (int64, error) {
-	tables, err := e.db.SSTables(pebble.WithProperties())
+func tableEstimate(db *pebble.DB) (int64, error) {
+	tables, err := db.SSTables(pebble.WithProperties())
 	if err != nil {
 		return 0, fmt.Errorf("state: sstables: %w", err)
 	}
@@ -246,4 +258,84 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	l.logger().Error(fmt.Sprintf(format, args...), "component", "streams/state")
 	panic(fmt.Sprintf("pebble: "+format, args...))
+}
+
+func (e *pebbleEngine) committed() engine { return committedPebble{e: e} }
+
+// committedPebble reads the database itself, which holds only committed
+// batches, under the engine's read lock.
+type committedPebble struct{ e *pebbleEngine }
+
+var errEngineClosed = errors.New("state: store closed")
+
+func (c committedPebble) get(key []byte) ([]byte, error) {
+	c.e.mu.RLock()
+	defer c.e.mu.RUnlock()
+	if c.e.closed {
+		return nil, errEngineClosed
+	}
+	v, closer, err := c.e.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state: get: %w", err)
+	}
+	out := append([]byte{}, v...)
+	return out, closer.Close()
+}
+
+// newIter holds the read lock until the iterator is closed.
+func (c committedPebble) newIter(lower, upper []byte, reverse bool) (rawIter, error) {
+	c.e.mu.RLock()
+	if c.e.closed {
+		c.e.mu.RUnlock()
+		return nil, errEngineClosed
+	}
+	it, err := c.e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		c.e.mu.RUnlock()
+		return nil, fmt.Errorf("state: iterator: %w", err)
+	}
+	return &lockedIter{pebbleIter: pebbleIter{it: it, reverse: reverse}, unlock: c.e.mu.RUnlock}, nil
+}
+
+func (c committedPebble) approximateCount() (int64, error) {
+	c.e.mu.RLock()
+	defer c.e.mu.RUnlock()
+	if c.e.closed {
+		return 0, errEngineClosed
+	}
+	return approximatePebbleCount(c.e.db, func(lower, upper []byte, reverse bool) (rawIter, error) {
+		it, err := c.e.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return nil, err
+		}
+		return &pebbleIter{it: it, reverse: reverse}, nil
+	})
+}
+
+func (committedPebble) set(_, _ []byte) error         { return errReadOnly }
+func (committedPebble) delete([]byte) error           { return errReadOnly }
+func (committedPebble) deleteRange(_, _ []byte) error { return errReadOnly }
+func (committedPebble) commit() error                 { return errReadOnly }
+func (committedPebble) abort() error                  { return errReadOnly }
+func (committedPebble) close() error                  { return nil }
+func (committedPebble) persistent() bool              { return true }
+func (c committedPebble) committed() engine           { return c }
+
+// lockedIter releases the engine's read lock when closed.
+type lockedIter struct {
+	pebbleIter
+	unlock func()
+}
+
+func (l *lockedIter) close() error {
+	if l.unlock == nil {
+		return nil
+	}
+	err := l.pebbleIter.close()
+	l.unlock()
+	l.unlock = nil
+	return err
 }

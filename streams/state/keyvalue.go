@@ -6,22 +6,11 @@ import (
 	"path/filepath"
 )
 
-// KeyValueStore is Kafka Streams' KeyValueStore over bytes, ordered as
-// Kafka's RocksDB store: lexicographically by unsigned bytes. A nil value
-// is a delete; an empty value is a value.
-type KeyValueStore interface {
-	Store
+// ReadOnlyKeyValueStore is the reading half of a KeyValueStore (Kafka's
+// ReadOnlyKeyValueStore), which interactive queries get.
+type ReadOnlyKeyValueStore interface {
 	// Get returns the value of key, nil when absent.
 	Get(key []byte) ([]byte, error)
-	// Put sets key to value; a nil value deletes key.
-	Put(key, value []byte) error
-	// PutIfAbsent puts only when key is absent and returns the value that
-	// was there (nil when it put).
-	PutIfAbsent(key, value []byte) ([]byte, error)
-	// PutAll puts each pair in order.
-	PutAll(entries []KeyValue) error
-	// Delete removes key and returns its old value.
-	Delete(key []byte) ([]byte, error)
 	// Range iterates over from..to, both inclusive, nil meaning unbounded;
 	// from > to gives nothing.
 	Range(from, to []byte) (KeyValueIterator, error)
@@ -33,6 +22,27 @@ type KeyValueStore interface {
 	ReverseAll() (KeyValueIterator, error)
 	// ApproximateNumEntries is exact in memory and an estimate on pebble.
 	ApproximateNumEntries() (int64, error)
+}
+
+// KeyValueStore is Kafka Streams' KeyValueStore over bytes, ordered as
+// Kafka's RocksDB store: lexicographically by unsigned bytes. A nil value
+// is a delete; an empty value is a value.
+type KeyValueStore interface {
+	Store
+	ReadOnlyKeyValueStore
+	// Put sets key to value; a nil value deletes key.
+	Put(key, value []byte) error
+	// PutIfAbsent puts only when key is absent and returns the value that
+	// was there (nil when it put).
+	PutIfAbsent(key, value []byte) ([]byte, error)
+	// PutAll puts each pair in order.
+	PutAll(entries []KeyValue) error
+	// Delete removes key and returns its old value.
+	Delete(key []byte) ([]byte, error)
+	// Committed is a view of the state as of the last Commit, safe for
+	// use by other goroutines while the task writes (interactive queries).
+	// Close waits for the view's open iterators.
+	Committed() ReadOnlyKeyValueStore
 }
 
 // KeyValue is one pair.
@@ -69,7 +79,11 @@ func kvKey(key []byte) []byte {
 	return append(append(k, kvPrefix), key...)
 }
 
-func (s *keyValueStore) Name() string     { return s.name }
+func (s *keyValueStore) Name() string { return s.name }
+
+func (s *keyValueStore) Committed() ReadOnlyKeyValueStore {
+	return &keyValueStore{name: s.name, eng: s.eng.committed()}
+}
 func (s *keyValueStore) Persistent() bool { return s.eng.persistent() }
 
 func (s *keyValueStore) check(key []byte) error {

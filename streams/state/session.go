@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // SessionStore is Kafka Streams' SessionStore over bytes: one value per key
@@ -14,10 +15,21 @@ import (
 // session store.
 type SessionStore interface {
 	Store
+	ReadOnlySessionStore
 	// Put stores value for key's session; a nil value removes it. A
 	// session that ended before the retention period is dropped.
 	Put(key []byte, session Window, value []byte) error
 	Remove(key []byte, session Window) error
+	ObservedStreamTime() int64
+	DroppedRecords() int64
+	// Committed is a view of the state as of the last Commit, safe for
+	// use by other goroutines while the task writes (interactive queries).
+	Committed() ReadOnlySessionStore
+}
+
+// ReadOnlySessionStore is the reading half of a SessionStore (Kafka's
+// ReadOnlySessionStore).
+type ReadOnlySessionStore interface {
 	// FetchSession returns the value of exactly that session, nil when
 	// absent or expired.
 	FetchSession(key []byte, sessionStart, sessionEnd int64) ([]byte, error)
@@ -35,8 +47,6 @@ type SessionStore interface {
 	BackwardFetch(key []byte) (WindowedIterator, error)
 	FetchRange(keyFrom, keyTo []byte) (WindowedIterator, error)
 	BackwardFetchRange(keyFrom, keyTo []byte) (WindowedIterator, error)
-	ObservedStreamTime() int64
-	DroppedRecords() int64
 }
 
 // SessionOptions configure a session store.
@@ -55,6 +65,9 @@ type sessionStore struct {
 	eng    engine
 	seg    segments
 	closed bool
+	// committedStreamTime is the stream time of the last commit, for the
+	// committed views' retention.
+	committedStreamTime atomic.Int64
 }
 
 // NewInMemorySessionStore returns an empty session store in memory.
@@ -88,7 +101,61 @@ func newSessionStore(name string, o SessionOptions, eng engine) (*sessionStore, 
 	if err := seg.load(eng); err != nil {
 		return nil, err
 	}
-	return &sessionStore{name: name, eng: eng, seg: seg}, nil
+	s := &sessionStore{name: name, eng: eng, seg: seg}
+	s.committedStreamTime.Store(seg.streamTime)
+	return s, nil
+}
+
+func (s *sessionStore) Committed() ReadOnlySessionStore {
+	return &sessionView{name: s.name, retention: s.seg.retention, interval: s.seg.interval,
+		eng: s.eng.committed(), streamTime: &s.committedStreamTime}
+}
+
+// sessionView reads a session store's committed state, as windowView.
+type sessionView struct {
+	name                string
+	retention, interval int64
+	eng                 engine
+	streamTime          *atomic.Int64
+}
+
+func (v *sessionView) store() *sessionStore {
+	return &sessionStore{name: v.name, eng: v.eng,
+		seg: segments{retention: v.retention, interval: v.interval, streamTime: v.streamTime.Load()}}
+}
+
+func (v *sessionView) FetchSession(key []byte, start, end int64) ([]byte, error) {
+	return v.store().FetchSession(key, start, end)
+}
+
+func (v *sessionView) FindSessions(key []byte, earliestEnd, latestStart int64) (WindowedIterator, error) {
+	return v.store().FindSessions(key, earliestEnd, latestStart)
+}
+
+func (v *sessionView) BackwardFindSessions(key []byte, earliestEnd, latestStart int64) (WindowedIterator, error) {
+	return v.store().BackwardFindSessions(key, earliestEnd, latestStart)
+}
+
+func (v *sessionView) FindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) (WindowedIterator, error) {
+	return v.store().FindSessionsRange(keyFrom, keyTo, earliestEnd, latestStart)
+}
+
+func (v *sessionView) BackwardFindSessionsRange(keyFrom, keyTo []byte, earliestEnd, latestStart int64) (WindowedIterator, error) {
+	return v.store().BackwardFindSessionsRange(keyFrom, keyTo, earliestEnd, latestStart)
+}
+
+func (v *sessionView) Fetch(key []byte) (WindowedIterator, error) { return v.store().Fetch(key) }
+
+func (v *sessionView) BackwardFetch(key []byte) (WindowedIterator, error) {
+	return v.store().BackwardFetch(key)
+}
+
+func (v *sessionView) FetchRange(keyFrom, keyTo []byte) (WindowedIterator, error) {
+	return v.store().FetchRange(keyFrom, keyTo)
+}
+
+func (v *sessionView) BackwardFetchRange(keyFrom, keyTo []byte) (WindowedIterator, error) {
+	return v.store().BackwardFetchRange(keyFrom, keyTo)
 }
 
 func (s *sessionStore) Name() string              { return s.name }
@@ -212,7 +279,11 @@ func (s *sessionStore) Commit() error {
 	if err := closedCheck(s.closed, s.name); err != nil {
 		return err
 	}
-	return s.seg.commit(s.eng)
+	if err := s.seg.commit(s.eng); err != nil {
+		return err
+	}
+	s.committedStreamTime.Store(s.seg.streamTime)
+	return nil
 }
 
 func (s *sessionStore) Abort() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // Window is a window's bounds in milliseconds: [Start, End) for time
@@ -31,11 +32,25 @@ type WindowedIterator interface {
 // Kafka's RocksDB window store.
 type WindowStore interface {
 	Store
+	ReadOnlyWindowStore
 	// Put stores value for key's window starting at windowStart; a nil
 	// value deletes it (and is ignored when duplicates are retained). A
 	// window older than the retention period is dropped, counted in
 	// DroppedRecords.
 	Put(key, value []byte, windowStart int64) error
+	// ObservedStreamTime is the largest window start put (-1 before any).
+	ObservedStreamTime() int64
+	// DroppedRecords counts puts dropped as expired (Kafka's
+	// dropped-records metric).
+	DroppedRecords() int64
+	// Committed is a view of the state as of the last Commit, safe for
+	// use by other goroutines while the task writes (interactive queries).
+	Committed() ReadOnlyWindowStore
+}
+
+// ReadOnlyWindowStore is the reading half of a WindowStore (Kafka's
+// ReadOnlyWindowStore).
+type ReadOnlyWindowStore interface {
 	// Fetch returns the value of the window of key starting at windowStart
 	// (the first one, with duplicates), nil when absent or expired.
 	Fetch(key []byte, windowStart int64) ([]byte, error)
@@ -51,11 +66,6 @@ type WindowStore interface {
 	BackwardFetchAll(timeFrom, timeTo int64) (WindowedIterator, error)
 	All() (WindowedIterator, error)
 	BackwardAll() (WindowedIterator, error)
-	// ObservedStreamTime is the largest window start put (-1 before any).
-	ObservedStreamTime() int64
-	// DroppedRecords counts puts dropped as expired (Kafka's
-	// dropped-records metric).
-	DroppedRecords() int64
 }
 
 // WindowOptions configure a window store.
@@ -91,6 +101,9 @@ type windowStore struct {
 	seg    segments
 	seqnum uint32
 	closed bool
+	// committedStreamTime is the stream time of the last commit, for the
+	// committed views' retention.
+	committedStreamTime atomic.Int64
 }
 
 // NewInMemoryWindowStore returns an empty window store in memory.
@@ -129,8 +142,61 @@ func newWindowStore(name string, o WindowOptions, eng engine) (*windowStore, err
 	if err := seg.load(eng); err != nil {
 		return nil, err
 	}
-	return &windowStore{name: name, opts: o, eng: eng, seg: seg}, nil
+	s := &windowStore{name: name, opts: o, eng: eng, seg: seg}
+	s.committedStreamTime.Store(seg.streamTime)
+	return s, nil
 }
+
+func (s *windowStore) Committed() ReadOnlyWindowStore {
+	return &windowView{name: s.name, opts: s.opts, retention: s.seg.retention, interval: s.seg.interval,
+		eng: s.eng.committed(), streamTime: &s.committedStreamTime}
+}
+
+// windowView reads a window store's committed state: each read runs the
+// store's code over the committed engine with the committed stream time.
+type windowView struct {
+	name                string
+	opts                WindowOptions
+	retention, interval int64
+	eng                 engine
+	streamTime          *atomic.Int64
+}
+
+func (v *windowView) store() *windowStore {
+	return &windowStore{name: v.name, opts: v.opts, eng: v.eng,
+		seg: segments{retention: v.retention, interval: v.interval, streamTime: v.streamTime.Load()}}
+}
+
+func (v *windowView) Fetch(key []byte, windowStart int64) ([]byte, error) {
+	return v.store().Fetch(key, windowStart)
+}
+
+func (v *windowView) FetchTimeRange(key []byte, from, to int64) (WindowedIterator, error) {
+	return v.store().FetchTimeRange(key, from, to)
+}
+
+func (v *windowView) BackwardFetchTimeRange(key []byte, from, to int64) (WindowedIterator, error) {
+	return v.store().BackwardFetchTimeRange(key, from, to)
+}
+
+func (v *windowView) FetchRange(keyFrom, keyTo []byte, from, to int64) (WindowedIterator, error) {
+	return v.store().FetchRange(keyFrom, keyTo, from, to)
+}
+
+func (v *windowView) BackwardFetchRange(keyFrom, keyTo []byte, from, to int64) (WindowedIterator, error) {
+	return v.store().BackwardFetchRange(keyFrom, keyTo, from, to)
+}
+
+func (v *windowView) FetchAll(from, to int64) (WindowedIterator, error) {
+	return v.store().FetchAll(from, to)
+}
+
+func (v *windowView) BackwardFetchAll(from, to int64) (WindowedIterator, error) {
+	return v.store().BackwardFetchAll(from, to)
+}
+
+func (v *windowView) All() (WindowedIterator, error)         { return v.store().All() }
+func (v *windowView) BackwardAll() (WindowedIterator, error) { return v.store().BackwardAll() }
 
 func (s *windowStore) Name() string              { return s.name }
 func (s *windowStore) Persistent() bool          { return s.eng.persistent() }
@@ -281,7 +347,11 @@ func (s *windowStore) Commit() error {
 	if err := closedCheck(s.closed, s.name); err != nil {
 		return err
 	}
-	return s.seg.commit(s.eng)
+	if err := s.seg.commit(s.eng); err != nil {
+		return err
+	}
+	s.committedStreamTime.Store(s.seg.streamTime)
+	return nil
 }
 
 func (s *windowStore) Abort() error {
