@@ -14,8 +14,18 @@ func TestCommittedViewsSeeOnlyCommits(t *testing.T) {
 		t.Run("keyvalue/"+name, func(t *testing.T) {
 			s := open()
 			defer s.Close()
-			view := s.Committed()
+			must(t, s.Put([]byte("b"), []byte("0")))
+			must(t, s.Commit())
+			must(t, s.Put([]byte("b"), []byte("1")))
+			must(t, s.Put([]byte("c"), []byte("1")))
+			view := s.Committed() // asked for in a transaction
 			must(t, s.Put([]byte("a"), []byte("1")))
+			if v, err := view.Get([]byte("b")); err != nil || string(v) != "0" {
+				t.Fatalf("view of b = %q, %v; want the committed 0", v, err)
+			}
+			if v, err := view.Get([]byte("c")); err != nil || v != nil {
+				t.Fatalf("uncommitted write visible: %q, %v", v, err)
+			}
 			if v, err := view.Get([]byte("a")); err != nil || v != nil {
 				t.Fatalf("uncommitted write visible: %q, %v", v, err)
 			}
@@ -25,7 +35,7 @@ func TestCommittedViewsSeeOnlyCommits(t *testing.T) {
 			if v, err := view.Get([]byte("a")); err != nil || string(v) != "1" {
 				t.Fatalf("Get = %q, %v; want the committed 1", v, err)
 			}
-			if n, err := view.ApproximateNumEntries(); err != nil || n != 1 {
+			if n, err := view.ApproximateNumEntries(); err != nil || n != 3 {
 				t.Fatalf("ApproximateNumEntries = %d, %v", n, err)
 			}
 		})

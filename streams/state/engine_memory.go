@@ -16,8 +16,11 @@ type memoryEngine struct {
 	tree *btreemap.BTreeMap[[]byte, []byte]
 	undo []undoEntry
 	// snapshot is the tree as of the last commit, a lazy copy-on-write
-	// clone that no one writes: the committed view reads it.
+	// clone that no one writes: the committed views read it. It is kept
+	// only once a view was asked for, since every commit's clone makes
+	// the next writes copy the nodes they touch.
 	snapshot atomic.Pointer[btreemap.BTreeMap[[]byte, []byte]]
+	viewed   bool
 }
 
 // undoEntry is what a write replaced: the old value, or absent.
@@ -30,9 +33,7 @@ type undoEntry struct {
 const memoryDegree = 32
 
 func newMemoryEngine() *memoryEngine {
-	e := &memoryEngine{tree: btreemap.New[[]byte, []byte](memoryDegree, bytes.Compare)}
-	e.snapshot.Store(e.tree.Clone())
-	return e
+	return &memoryEngine{tree: btreemap.New[[]byte, []byte](memoryDegree, bytes.Compare)}
 }
 
 func (e *memoryEngine) persistent() bool { return false }
@@ -74,7 +75,7 @@ func (e *memoryEngine) deleteRange(start, end []byte) error {
 }
 
 func (e *memoryEngine) commit() error {
-	if len(e.undo) > 0 {
+	if e.viewed && len(e.undo) > 0 {
 		e.snapshot.Store(e.tree.Clone())
 	}
 	e.undo = e.undo[:0]
@@ -193,7 +194,24 @@ func cloneValue(v []byte) []byte {
 	return append(make([]byte, 0, len(v)), v...)
 }
 
-func (e *memoryEngine) committed() engine { return committedMemory{e: e} }
+// committed starts keeping snapshots: the first is the tree with the open
+// transaction's writes undone on the clone.
+func (e *memoryEngine) committed() engine {
+	if !e.viewed {
+		e.viewed = true
+		snap := e.tree.Clone()
+		for i := len(e.undo) - 1; i >= 0; i-- {
+			u := e.undo[i]
+			if u.existed {
+				snap.ReplaceOrInsert(u.key, u.value)
+			} else {
+				snap.Delete(u.key)
+			}
+		}
+		e.snapshot.Store(snap)
+	}
+	return committedMemory{e: e}
+}
 
 // committedMemory reads the last commit's snapshot. Readers never clone it
 // (a clone writes the tree it is taken from); they walk it as it is.
