@@ -258,6 +258,17 @@ func (s *windowStore) putSeq(key, value []byte, windowStart int64, seq uint32) e
 }
 
 func (s *windowStore) Fetch(key []byte, windowStart int64) ([]byte, error) {
+	if !s.opts.RetainDuplicates {
+		// One window, one key: a point read (the windowed aggregation's
+		// read per record and window).
+		if err := s.check(key); err != nil {
+			return nil, err
+		}
+		if windowStart < s.seg.actualFrom(windowStart) {
+			return nil, nil
+		}
+		return s.eng.get(s.windowKey(key, windowStart, 0))
+	}
 	it, err := s.FetchTimeRange(key, windowStart, windowStart)
 	if err != nil {
 		return nil, err
