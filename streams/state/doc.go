@@ -17,7 +17,8 @@
 // RestoreBatch to rebuild a store from those records), the record cache
 // (dirty entries deduplicated per key, flushed to a listener on commit or
 // eviction, which is how KTable emits are deduplicated), and the timestamped
-// key-value format of KTables. Checkpoint files (Kafka's .checkpoint format)
+// key-value format of KTables. Committed() views read the last commit from
+// other goroutines (interactive queries). Checkpoint files (Kafka's .checkpoint format)
 // and the per-task state directories with their lock files are here too.
 //
 // See docs/DESIGN-streams.md, section "state".

@@ -71,6 +71,9 @@ func openPebble(dir string, o PebbleOptions) (*pebbleEngine, error) {
 		opts.Cache = c
 	}
 	bits := o.BloomBitsPerKey
+	if bits < 0 {
+		return nil, fmt.Errorf("state: bloom bits per key %d must not be negative", bits)
+	}
 	if bits == 0 {
 		bits = 10
 	}
