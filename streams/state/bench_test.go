@@ -98,3 +98,39 @@ func BenchmarkCachingKeyValuePut(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPebbleCommit is one commit of 100 writes: the WAL fsync is the
+// cost the runtime pays per store per commit interval.
+func BenchmarkPebbleCommit(b *testing.B) {
+	s, err := OpenPebbleKeyValueStore("kv", b.TempDir(), PebbleOptions{})
+	must(b, err)
+	defer s.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for j := range 100 {
+			must(b, s.Put(benchKey(i*100+j), benchValue))
+		}
+		must(b, s.Commit())
+	}
+}
+
+// BenchmarkRestore applies changelog batches of 1,000 records and commits
+// each, as a restore does per poll.
+func BenchmarkRestore(b *testing.B) {
+	for name, open := range kvVariants(b) {
+		b.Run(name, func(b *testing.B) {
+			s := LogKeyValueStore(open(), &RecordContext{}, nil)
+			defer s.Close()
+			batch := make([]ChangelogRecord, 1000)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(batch) * len(benchValue)))
+			for i := 0; b.Loop(); i++ {
+				for j := range batch {
+					batch[j] = ChangelogRecord{Key: benchKey(i*len(batch) + j), Value: benchValue}
+				}
+				must(b, s.RestoreBatch(batch))
+				must(b, s.Commit())
+			}
+		})
+	}
+}
