@@ -42,13 +42,12 @@ var ErrClosed = errors.New("state: store closed")
 // ErrNilKey is returned for a nil key, which Kafka's stores refuse too.
 var ErrNilKey = errors.New("state: nil key")
 
-// keyValueIter adapts a raw iterator: copies the pairs out, stops at a
-// bound the raw bounds cannot express, strips the keyspace prefix.
+// keyValueIter adapts a raw iterator: copies the pairs out and strips the
+// keyspace prefix.
 type keyValueIter struct {
 	raw     rawIter
 	started bool
 	first   func(rawIter) bool
-	stop    func(key []byte) bool // true once past the range
 	strip   int
 	k, v    []byte
 	done    bool
@@ -65,7 +64,7 @@ func (it *keyValueIter) Next() bool {
 	} else {
 		ok = it.raw.next()
 	}
-	if !ok || (it.stop != nil && it.stop(it.raw.key())) {
+	if !ok {
 		it.done = true
 		it.k, it.v = nil, nil
 		return false
