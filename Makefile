@@ -1,6 +1,12 @@
 # Samsa's everyday commands. `make test` is what CI runs (.ci/run).
 GO ?= go
 PKGS := ./...
+# Build tags of every go command here. pebblegozstd: pebble (streams/state)
+# compresses with the pure-Go zstd instead of cgo's DataDog/zstd, so the
+# tree builds and tests without a C toolchain. Scripts that call go
+# directly (bench/*/run.sh, test/fuzz-campaign.sh) add the same tag.
+TAGS ?= pebblegozstd
+GOTAGS = -tags '$(TAGS)'
 
 .PHONY: streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect build compat registry-on-kafka failover-soak grow-soak
 
@@ -13,31 +19,31 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 BIN ?= bin/samsa
 
 build:
-	$(GO) build -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=$(VERSION)" -o $(BIN) ./cmd/samsa
+	$(GO) build $(GOTAGS) -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=$(VERSION)" -o $(BIN) ./cmd/samsa
 
 # lint, then every test with the race detector, then the tests that skip
 # under it.
 test: lint race noraces
 
 unit:
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 $(PKGS)
 
 race:
-	$(GO) test -count=1 -race -timeout 20m $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 -race -timeout 20m $(PKGS)
 
 # The race detector changes allocation counts, so allocation tests skip under
 # it; they are named Test...Allocs (internal/archtest fails on a test that
 # depends on the race detector under another name) and run here without it.
 noraces:
-	$(GO) test -count=1 -run 'Allocs$$' $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 -run 'Allocs$$' $(PKGS)
 
 # gofmt, go vet, and the layering test (internal/archtest): a package that
 # imports a layer above it fails.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet $(PKGS)
-	$(GO) test -count=1 ./internal/archtest/
+	$(GO) vet $(GOTAGS) $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 ./internal/archtest/
 
 # Short runs of every fuzz target (FUZZTIME per target), one worker each
 # (FUZZPARALLEL). New inputs get FUZZMINIMIZE minimization tries: the
@@ -47,9 +53,9 @@ FUZZTIME ?= 20s
 FUZZPARALLEL ?= 1
 FUZZMINIMIZE ?= 50x
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) \
+	@for pkg in $$($(GO) list $(GOTAGS) ./...); do \
+	  for f in $$($(GO) test $(GOTAGS) -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test $(GOTAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) \
 	      -fuzzminimizetime $(FUZZMINIMIZE) -parallel $(FUZZPARALLEL) $$pkg || exit 1; \
 	  done; \
 	done
@@ -81,7 +87,7 @@ registry-on-kafka:
 BENCH ?= .
 COUNT ?= 5
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
+	$(GO) test $(GOTAGS) -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) $(PKGS)
 
 # Connect's benchmark (issue 18, bench/connect/run.sh): FileStreamSource →
 # broker → FileStreamSink on samsa connect and on Apache Kafka's standalone
@@ -99,8 +105,8 @@ bench-connect:
 # records the figures.
 QUOTA_COUNT ?= 3
 quota-rates:
-	cd test/compat/go && CGO_ENABLED=1 $(GO) build -o $(CURDIR)/bin/quotaprobe ./quotaprobe
-	SAMSA_QUOTA_RATES=1 SAMSA_QUOTA_LIBRDKAFKA=$(CURDIR)/bin/quotaprobe $(GO) test -count=$(QUOTA_COUNT) -timeout 30m \
+	cd test/compat/go && CGO_ENABLED=1 $(GO) build $(GOTAGS) -o $(CURDIR)/bin/quotaprobe ./quotaprobe
+	SAMSA_QUOTA_RATES=1 SAMSA_QUOTA_LIBRDKAFKA=$(CURDIR)/bin/quotaprobe $(GO) test $(GOTAGS) -count=$(QUOTA_COUNT) -timeout 30m \
 	  -run '^TestQuotasHold' -v ./internal/broker | grep -E 'quota|^(--- |ok|FAIL)'
 
 # The long failover run of issue 12 (test/cluster): 50 kill -9 and 20
@@ -112,7 +118,7 @@ KILLS ?= 50
 TERMS ?= 20
 HISTORY ?=
 failover-soak:
-	$(GO) test -count=1 -timeout 60m -run '^TestFailoverUnderLoad$$' -v ./test/cluster \
+	$(GO) test $(GOTAGS) -count=1 -timeout 60m -run '^TestFailoverUnderLoad$$' -v ./test/cluster \
 	  -failover.kills=$(KILLS) -failover.terms=$(TERMS) $(if $(HISTORY),-failover.history=$(abspath $(HISTORY)))
 
 # Issue 15's grow-and-shrink run with more data than CI's: three brokers
@@ -121,7 +127,7 @@ failover-soak:
 BULK_MB ?= 512
 STEADY ?= 20s
 grow-soak:
-	$(GO) test -count=1 -timeout 60m -run '^TestGrowRebalanceDecommission$$' -v ./test/cluster \
+	$(GO) test $(GOTAGS) -count=1 -timeout 60m -run '^TestGrowRebalanceDecommission$$' -v ./test/cluster \
 	  -grow.bulk-mb=$(BULK_MB) -grow.steady=$(STEADY) $(if $(HISTORY),-grow.history=$(abspath $(HISTORY)))
 
 # The exactly-once kill test of the streams library for SOAK (10m unless

@@ -17,6 +17,9 @@
 # package's testdata/fuzz/<target>/, as go test says.
 set -u
 cd "$(dirname "$0")/.."
+# pebble (streams/state) uses the pure-Go zstd, as the Makefile's TAGS.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=pebblegozstd"
+
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-3m}
 DECODER_FUZZTIME=${DECODER_FUZZTIME:-5m}

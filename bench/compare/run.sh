@@ -15,6 +15,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+# pebble (streams/state) uses the pure-Go zstd, as the Makefile's TAGS.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=pebblegozstd"
 
 quick=0
 cluster=0

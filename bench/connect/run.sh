@@ -17,6 +17,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+# pebble (streams/state) uses the pure-Go zstd, as the Makefile's TAGS.
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=pebblegozstd"
+
 cache=${COMPAT_CACHE:-$HOME/.cache/samsa-compat}
 version=${KAFKA_VERSION:-4.3.0}
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bench-connect.XXXXXX")}
