@@ -16,6 +16,8 @@ type joinHarness struct {
 	d   *streams.TestDriver
 	in  map[string]*streams.InputTopic[string, string]
 	out *streams.OutputTopic[string, string]
+	// outs are further output topics read with expectOn.
+	outs map[string]*streams.OutputTopic[string, string]
 }
 
 func newJoinHarness(t *testing.T, b *streams.Builder, out string) *joinHarness {
@@ -30,7 +32,7 @@ func newJoinHarness(t *testing.T, b *streams.Builder, out string) *joinHarness {
 	}
 	t.Cleanup(func() { d.Close() })
 	return &joinHarness{t: t, d: d, in: map[string]*streams.InputTopic[string, string]{},
-		out: streams.NewOutputTopic(d, out, serde.String(), serde.String())}
+		out: streams.NewOutputTopic(d, out, serde.String(), serde.String()), outs: map[string]*streams.OutputTopic[string, string]{}}
 }
 
 // pipe sends key=value@ts; "null" makes a null key or value.
@@ -50,7 +52,23 @@ func (h *joinHarness) pipe(topic, key, value string, ts int64) {
 // expect checks the records written since the last call.
 func (h *joinHarness) expect(want string) {
 	h.t.Helper()
-	recs, err := h.out.ReadRecords()
+	h.check(h.out, want)
+}
+
+// expectOn checks the records written to topic since the last call.
+func (h *joinHarness) expectOn(topic, want string) {
+	h.t.Helper()
+	out, ok := h.outs[topic]
+	if !ok {
+		out = streams.NewOutputTopic(h.d, topic, serde.String(), serde.String())
+		h.outs[topic] = out
+	}
+	h.check(out, want)
+}
+
+func (h *joinHarness) check(out *streams.OutputTopic[string, string], want string) {
+	h.t.Helper()
+	recs, err := out.ReadRecords()
 	if err != nil {
 		h.t.Fatal(err)
 	}
