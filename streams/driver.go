@@ -143,6 +143,14 @@ func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) {
 	switch def.kind {
 	case keyValueStore:
 		return newMemKV(def), nil
+	case windowStore:
+		if def.retainDuplicates {
+			return newMemJoinWindow(def), nil
+		}
+	case listValueStore:
+		return newMemOuterJoin(def), nil
+	case subscriptionStore:
+		return newMemSubscriptions(def), nil
 	}
 	return nil, fmt.Errorf("streams: the test driver cannot open store %s of this kind yet", def.name)
 }

@@ -74,6 +74,14 @@ const (
 	windowStore
 	sessionStore
 	versionedStore
+	// listValueStore is a key-value store keeping a list of values per key
+	// (Kafka's ListValueStore): the stream-stream outer join's shared
+	// store of records not joined yet.
+	listValueStore
+	// subscriptionStore is the foreign-key join's store of subscriptions:
+	// a key-value store keyed by (foreign key, primary key) that scans by
+	// foreign key (Kafka's CombinedKey prefix scan).
+	subscriptionStore
 )
 
 // storeDef is what the runtime needs to open a store in a task.
