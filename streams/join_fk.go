@@ -60,9 +60,9 @@ func ForeignKeyLeftJoin[K, V, KO, VO, VR any](l *Table[K, V], r *Table[KO, VO], 
 // the builder's counter in Kafka's order (KTableImpl#doJoinOnForeignKey).
 type fkJoinNames struct {
 	registrationTopic, send, registrationSink, registrationSource string
-	store, receive, joinForeign, foreignJoin                       string
-	responseTopic, responseSink, responseSource, resolver, result   string
-	resultStore                                                     string
+	store, receive, joinForeign, foreignJoin                      string
+	responseTopic, responseSink, responseSource, resolver, result string
+	resultStore                                                   string
 }
 
 func newFKJoinNames(b *Builder, name string) fkJoinNames {
