@@ -106,7 +106,7 @@ func streamStreamJoin[K, V, VO, VR any](l *Stream[K, V], r *Stream[K, VO], leftO
 		left = repartitionFor(l, suffixOr(sj.Name, "-left", l.name), ks, vs, 0, nil)
 	}
 	if r.repartition {
-		right = repartitionFor(derive(r, r.name, ks, ovs, true), suffixOr(sj.Name, "-right", r.name), ks, ovs, 0, nil)
+		right = repartitionFor(r, suffixOr(sj.Name, "-right", r.name), ks, ovs, 0, nil)
 	}
 	if b.err != nil {
 		return &Stream[K, VR]{b: b}

@@ -1,6 +1,7 @@
 package streams_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,29 @@ func TestStreamStreamLeftJoinAsymmetricGrace(t *testing.T) {
 	h.pipe("L", "q", "Lq", 30)
 	h.pipe("R", "q", "Rq", 29)
 	h.expect("y=Ly/Ry@25")
+}
+
+// Both sides re-keyed: each goes through its repartition topic
+// (<name>-left-repartition, <name>-right-repartition) before the windowed
+// nodes, then joins as usual; without a StoreName the stores keep the
+// generated names, as Kafka.
+func TestStreamStreamJoinAfterKeyChange(t *testing.T) {
+	b := streams.NewBuilder()
+	l := streams.SelectKey(streams.From[string, string](b, []string{"L"}), func(_, v string) string { return v[:1] })
+	r := streams.SelectKey(streams.From[string, string](b, []string{"R"}), func(_, v string) string { return v[:1] })
+	w := streams.JoinWindowsOfTimeDifferenceWithNoGrace(10 * time.Millisecond)
+	streams.StreamStreamJoin(l, r, func(k, a, c string) string { return a + "/" + c }, w,
+		streams.StreamJoined[string, string, string]{Name: "j"}).To("out")
+	h := newJoinHarness(t, b, "out")
+	h.pipe("L", "k1", "x1", 1)
+	h.pipe("R", "k2", "x2", 2)
+	h.pipe("R", "k3", "y3", 3)
+	h.expect("x=x1/x2@2")
+	topo, _ := b.Build()
+	d, _ := topo.Describe()
+	for _, want := range []string{"Sink: j-left-repartition-sink (topic: j-left-repartition)", "Processor: j-this-join (stores: [KSTREAM-JOINOTHER-0000000011-store])", "Source: j-right-repartition-source (topics: [j-right-repartition])"} {
+		if !strings.Contains(d.String(), want) {
+			t.Fatalf("no %q in\n%s", want, d)
+		}
+	}
 }

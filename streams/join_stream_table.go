@@ -11,21 +11,21 @@ import (
 // and outer joins) the joiner takes a pointer, nil when that side is absent;
 // an inner join's joiner never sees an absent side.
 
-// Joined configures a stream-table join (Kafka's Joined): the serdes of the
+// Joined configures a stream-table join (Kafka's Joined; the table's
+// value serde is the table's own): the serdes of the
 // repartition topic a key-changed stream is written through, and the name
 // of the join's node (and of that repartition topic, <name>-repartition).
-type Joined[K, V, VO any] struct {
-	Key        serde.Serde[K]
-	Value      serde.Serde[V]
-	OtherValue serde.Serde[VO]
-	Name       string
+type Joined[K, V any] struct {
+	Key   serde.Serde[K]
+	Value serde.Serde[V]
+	Name  string
 }
 
 // StreamTableJoin joins each stream record with the table's current row of
 // its key (Kafka's KStream#join(KTable)): records with a null key or value
 // and records whose key has no row are dropped; table updates produce
 // nothing; the result keeps the stream record's key and timestamp.
-func StreamTableJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], joiner func(key K, value V, other VO) VR, j ...Joined[K, V, VO]) *Stream[K, VR] {
+func StreamTableJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], joiner func(key K, value V, other VO) VR, j ...Joined[K, V]) *Stream[K, VR] {
 	return streamTableJoin[K, V, VO, VR](s, t, false, func(k, v, o any) any {
 		return joiner(as[K](k), as[V](v), o.(VO))
 	}, j)
@@ -34,7 +34,7 @@ func StreamTableJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], joiner 
 // StreamTableLeftJoin is StreamTableJoin keeping the stream records whose
 // key has no row (other is nil), and those with a null key (Kafka's
 // KIP-962: they cannot match, but are not dropped).
-func StreamTableLeftJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], joiner func(key K, value V, other *VO) VR, j ...Joined[K, V, VO]) *Stream[K, VR] {
+func StreamTableLeftJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], joiner func(key K, value V, other *VO) VR, j ...Joined[K, V]) *Stream[K, VR] {
 	return streamTableJoin[K, V, VO, VR](s, t, true, func(k, v, o any) any {
 		return joiner(as[K](k), as[V](v), ptrTo[VO](o))
 	}, j)
@@ -49,7 +49,7 @@ func ptrTo[T any](v any) *T {
 	return &t
 }
 
-func streamTableJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], left bool, joiner func(k, v, o any) any, opts []Joined[K, V, VO]) *Stream[K, VR] {
+func streamTableJoin[K, V, VO, VR any](s *Stream[K, V], t *Table[K, VO], left bool, joiner func(k, v, o any) any, opts []Joined[K, V]) *Stream[K, VR] {
 	b := s.b
 	jd, err := optional(opts)
 	b.fail(err)
