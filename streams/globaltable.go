@@ -57,7 +57,8 @@ func GlobalTableFrom[K, V any](b *Builder, topic string, c Consumed[K, V], m ...
 // StreamGlobalTableJoin joins each stream record with the global table's
 // row of keyMapper(key, value) (Kafka's KStream#join(GlobalKTable)); a
 // mapper returning ok=false is Kafka's null join key: the record is
-// dropped, as records with a null value and those without a row. The
+// dropped, as records with a null value (the mapper is not called for
+// them) and those without a row. The
 // result keeps the stream record's key and timestamp; no repartition is
 // needed, whatever the stream's key.
 func StreamGlobalTableJoin[K, V, KG, VG, VR any](s *Stream[K, V], g *GlobalTable[KG, VG], keyMapper func(key K, value V) (KG, bool), joiner func(key K, value V, other VG) VR, name ...Named) *Stream[K, VR] {
@@ -67,9 +68,10 @@ func StreamGlobalTableJoin[K, V, KG, VG, VR any](s *Stream[K, V], g *GlobalTable
 }
 
 // StreamGlobalTableLeftJoin is StreamGlobalTableJoin keeping the records
-// without a row (other is nil) and those with a null key (the mapper still
-// sees them, as Kafka's, and its key is looked up); a record whose mapper
-// says no key is dropped, as Kafka's.
+// without a row (other is nil), those whose mapper says no key, and those
+// with a null key (the mapper still sees them and its key is looked up),
+// as Kafka 4.4. Records with a null value are dropped (before the mapper
+// is called: Kafka calls it with the null).
 func StreamGlobalTableLeftJoin[K, V, KG, VG, VR any](s *Stream[K, V], g *GlobalTable[KG, VG], keyMapper func(key K, value V) (KG, bool), joiner func(key K, value V, other *VG) VR, name ...Named) *Stream[K, VR] {
 	return streamGlobalJoin[K, V, VR](s, g.store, true, globalKeyMapper(keyMapper), func(k, v, o any) any {
 		return joiner(as[K](k), as[V](v), ptrTo[VG](o))

@@ -71,14 +71,14 @@ func newFKJoinNames(b *Builder, name string) fkJoinNames {
 	n.registrationTopic = suffixOrNew(b, name, "-subscription-registration", fk+"SUBSCRIPTION-REGISTRATION-") + "-topic"
 	n.send = suffixOrNew(b, name, "-subscription-registration-processor", fk+"SUBSCRIPTION-REGISTRATION-")
 	n.registrationSink = suffixOrNew(b, name, "-subscription-registration-sink", "KTABLE-SINK-")
-	n.registrationSource = suffixOrNew(b, name, "-subscription-registration-source", "KSTREAM-SOURCE-")
+	n.registrationSource = suffixOrNew(b, name, "-subscription-registration-source", "KTABLE-SOURCE-")
 	n.store = suffixOrNew(b, name, "-subscription-store", fk+"SUBSCRIPTION-STATE-STORE-")
 	n.receive = suffixOrNew(b, name, "-subscription-receive", fk+"SUBSCRIPTION-PROCESSOR-")
 	n.joinForeign = suffixOrNew(b, name, "-subscription-join-foreign", fk+"SUBSCRIPTION-PROCESSOR-")
 	n.foreignJoin = suffixOrNew(b, name, "-foreign-join-subscription", fk+"SUBSCRIPTION-PROCESSOR-")
 	n.responseTopic = suffixOrNew(b, name, "-subscription-response", fk+"SUBSCRIPTION-RESPONSE-") + "-topic"
 	n.responseSink = suffixOrNew(b, name, "-subscription-response-sink", "KTABLE-SINK-")
-	n.responseSource = suffixOrNew(b, name, "-subscription-response-source", "KSTREAM-SOURCE-")
+	n.responseSource = suffixOrNew(b, name, "-subscription-response-source", "KTABLE-SOURCE-")
 	n.resolver = suffixOrNew(b, name, "-subscription-response-resolver", fk+"SUBSCRIPTION-RESPONSE-RESOLVER-PROCESSOR-")
 	n.result = suffixOrNew(b, name, "-result", fk+"OUTPUT-")
 	return n
@@ -223,30 +223,19 @@ func (p *subscriptionSendProc) process(r rec) error {
 	}
 	oldFK, newFK := fkOf(c.oldV), fkOf(c.newV)
 	if p.left {
-		if c.oldV != nil {
-			changed, err := p.fkChanged(oldFK, newFK)
-			if err != nil {
-				return err
-			}
-			if oldFK != nil && changed {
-				if err := send(oldFK, deleteKeyAndPropagate); err != nil {
-					return err
-				}
-			}
-			return send(newFK, propagateNullIfNoFKValAvailable)
-		}
-		if c.newV != nil {
-			return send(newFK, propagateNullIfNoFKValAvailable)
-		}
+		return p.leftJoinInstructions(c, oldFK, newFK, send)
+	}
+	return p.innerJoinInstructions(c, oldFK, newFK, send)
+}
+
+// leftJoinInstructions are Kafka 4.4's for a left join: unsubscribe the
+// old foreign key silently when it changed, then ask the new one (null
+// included) for its row or null.
+func (p *subscriptionSendProc) leftJoinInstructions(c change, oldFK, newFK any, send func(any, subscriptionInstruction) error) error {
+	if c.oldV == nil && c.newV == nil {
 		return nil
 	}
-	switch {
-	case c.oldV != nil && oldFK == nil, c.oldV != nil && c.newV != nil && newFK == nil:
-		// Kafka skips the change whole (and counts a drop) when either
-		// foreign key of an inner join's update is null.
-		p.nc.task.dropped("a foreign-key join row with a null foreign key")
-		return nil
-	case c.oldV != nil && c.newV != nil:
+	if oldFK != nil {
 		changed, err := p.fkChanged(oldFK, newFK)
 		if err != nil {
 			return err
@@ -256,16 +245,42 @@ func (p *subscriptionSendProc) process(r rec) error {
 				return err
 			}
 		}
-		return send(newFK, propagateNullIfNoFKValAvailable)
-	case c.oldV != nil:
-		return send(oldFK, deleteKeyAndPropagate)
-	case c.newV != nil && newFK == nil:
-		p.nc.task.dropped("a foreign-key join row with a null foreign key")
+	}
+	return send(newFK, propagateNullIfNoFKValAvailable)
+}
+
+// innerJoinInstructions are Kafka 4.4's for an inner join: a delete, or a
+// move to a null foreign key, retracts through the old key; a changed
+// foreign key unsubscribes the old one and asks the new one for its row
+// or null (the old result must go); otherwise only a present row answers.
+func (p *subscriptionSendProc) innerJoinInstructions(c change, oldFK, newFK any, send func(any, subscriptionInstruction) error) error {
+	if c.newV == nil {
+		if oldFK != nil {
+			return send(oldFK, deleteKeyAndPropagate)
+		}
 		return nil
-	case c.newV != nil:
+	}
+	if newFK == nil {
+		p.nc.task.dropped("a foreign-key join row with a null foreign key")
+		if oldFK != nil {
+			return send(oldFK, deleteKeyAndPropagate)
+		}
+		return nil
+	}
+	if oldFK == nil {
 		return send(newFK, propagateOnlyIfFKValAvailable)
 	}
-	return nil
+	changed, err := p.fkChanged(oldFK, newFK)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return send(newFK, propagateOnlyIfFKValAvailable)
+	}
+	if err := send(oldFK, deleteKeyNoPropagate); err != nil {
+		return err
+	}
+	return send(newFK, propagateNullIfNoFKValAvailable)
 }
 
 // fkChanged compares foreign keys as Kafka does: by their serialized

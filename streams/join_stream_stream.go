@@ -246,10 +246,26 @@ type timeTracker struct {
 	nextTimeToEmit int64
 }
 
-// outerJoinEmitIntervalMs throttles the scans of the shared store, as
-// Kafka's internal emit.interval.ms.kstreams.outer.join.spurious.results.fix
+// defaultOuterJoinEmitIntervalMs throttles the scans of the shared store,
+// as Kafka's internal emit.interval.ms.kstreams.outer.join.spurious.results.fix
 // (default 1000): a scan runs at most once per interval of wall-clock time.
-const outerJoinEmitIntervalMs = 1000
+const defaultOuterJoinEmitIntervalMs = 1000
+
+// outerJoinEmitIntervaler is a task environment that sets the interval;
+// the TestDriver sets 0, as Kafka's TopologyTestDriver, so that results
+// do not depend on the mock wall clock.
+type outerJoinEmitIntervaler interface {
+	outerJoinEmitIntervalMs() int64
+}
+
+func (d *TestDriver) outerJoinEmitIntervalMs() int64 { return 0 }
+
+func outerJoinEmitInterval(env taskEnv) int64 {
+	if e, ok := env.(outerJoinEmitIntervaler); ok {
+		return e.outerJoinEmitIntervalMs()
+	}
+	return defaultOuterJoinEmitIntervalMs
+}
 
 type timeTrackers struct {
 	mu     sync.Mutex
@@ -377,7 +393,7 @@ func (p *streamJoinProc) emitNonJoined(r rec) error {
 	if now < tt.nextTimeToEmit {
 		return nil
 	}
-	tt.nextTimeToEmit = now + outerJoinEmitIntervalMs
+	tt.nextTimeToEmit = now + outerJoinEmitInterval(p.nc.task.env)
 	tt.minTime = maxInt64
 	leftOpen, rightOpen := false, false
 	type entryKey struct {

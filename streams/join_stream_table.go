@@ -127,8 +127,10 @@ func (p *streamTableJoinProc) process(r rec) error {
 		p.nc.task.dropped("a stream-table join record with a null value")
 		return nil
 	}
+	// Kafka 4.4's rule (KIP-962 and after): a left join keeps a record
+	// whose join key is null, an inner join drops it.
 	mapped := p.keyMapper(r.key, r.value)
-	if mapped == nil && !(p.left && r.key == nil) {
+	if mapped == nil && !p.left {
 		p.nc.task.dropped("a stream-table join record with a null join key")
 		return nil
 	}
