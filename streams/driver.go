@@ -147,6 +147,11 @@ func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) {
 		if def.retainDuplicates {
 			return newMemJoinWindow(def), nil
 		}
+		return newMemWindow(def), nil
+	case sessionStore:
+		return newMemSession(def), nil
+	case suppressionBuffer:
+		return newTimeOrderedBuffer(def), nil
 	case listValueStore:
 		return newMemOuterJoin(def), nil
 	case subscriptionStore:

@@ -64,8 +64,10 @@ type Materialized[K, V any] struct {
 	Key       serde.Serde[K]
 	Value     serde.Serde[V]
 	StoreOptions
-	// Retention of a windowed store (default: the window size plus grace,
-	// or one day, as Kafka's).
+	// Retention of a windowed store, as Kafka's Materialized.withRetention.
+	// Zero takes the least the windows need (Kafka's default): size plus
+	// grace for time windows, twice the time difference plus grace for
+	// sliding windows, gap plus grace for sessions; less is refused.
 	Retention time.Duration
 }
 
@@ -79,8 +81,9 @@ type kvState interface {
 // memKV is the in-memory timestamped key-value store the runtime uses
 // until stores are opened through streams/state.
 type memKV struct {
-	def  *storeDef
-	data map[string]memEntry
+	def    *storeDef
+	data   map[string]memEntry
+	logger func(key, value []byte, ts int64) // the changelog, when logged
 }
 
 type memEntry struct {
@@ -110,6 +113,9 @@ func (m *memKV) put(key, value any, ts int64) error {
 	}
 	if value == nil {
 		delete(m.data, string(kb))
+		if m.logger != nil {
+			m.logger(kb, nil, ts)
+		}
 		return nil
 	}
 	vb, err := m.def.valueSerde.serialize(m.def.name, value)
@@ -120,5 +126,17 @@ func (m *memKV) put(key, value any, ts int64) error {
 		return fmt.Errorf("streams: store %s: the value serde made nil of a value", m.def.name)
 	}
 	m.data[string(kb)] = memEntry{value: vb, ts: ts}
+	if m.logger != nil {
+		m.logger(kb, vb, ts)
+	}
 	return nil
+}
+
+// restore applies a changelog record.
+func (m *memKV) restore(key, value []byte, ts int64) {
+	if value == nil {
+		delete(m.data, string(key))
+		return
+	}
+	m.data[string(key)] = memEntry{value: append([]byte(nil), value...), ts: ts}
 }

@@ -38,6 +38,8 @@ type tableNode struct {
 	// onSendOld is called when a downstream asks for old values: a node of
 	// two parents (a table-table join) asks both.
 	onSendOld func()
+	// windowed is set on a windowed aggregation's node (windows.go).
+	windowed *windowedTable
 }
 
 // valueGetter looks up a table's current value (nil: none) and its

@@ -74,6 +74,9 @@ const (
 	windowStore
 	sessionStore
 	versionedStore
+	// suppressionBuffer is Suppress's buffer (Kafka's
+	// InMemoryTimeOrderedKeyValueChangeBuffer, logged to a changelog).
+	suppressionBuffer
 	// listValueStore is a key-value store keeping a list of values per key
 	// (Kafka's ListValueStore): the stream-stream outer join's shared
 	// store of records not joined yet.
