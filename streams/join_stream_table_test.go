@@ -119,14 +119,14 @@ func TestStreamGlobalTableJoin(t *testing.T) {
 	h.expect("o1=c1,book/null@10 o2=c1,pen/alice@20 o3=nocomma/null@21 null=c2,ink/null@23")
 }
 
-// What Kafka Streams prints for
+// What Kafka Streams 4.4 prints for
 //
 //	builder.stream("orders").join(builder.table("prices"), joiner).to("out")
 //
-// derived from its naming: the table's store name is generated first
-// (MaterializedInternal with the prefix "prices-"), then its two nodes,
-// the join, the sink; the join processor is connected to the table's
-// store, which the lookup materializes.
+// (a Java run, testdata/joins_reference): the table's store name is
+// generated first (prefix "prices-"), then its two nodes, the join, the
+// sink; the join processor is connected to the table's store, which the
+// lookup materializes.
 const streamTableDescription = `Topologies:
    Sub-topology: 0
     Source: KSTREAM-SOURCE-0000000000 (topics: [orders])
@@ -158,7 +158,7 @@ func TestStreamTableJoinDescribe(t *testing.T) {
 	}
 }
 
-// What Kafka prints for a stream joined with a global table: the global
+// What Kafka 4.4 prints for a stream joined with a global table: the global
 // store's group is numbered after the stream's subtopology and makes no
 // tasks; the inner global join is named KSTREAM-LEFTJOIN- as in Kafka.
 const globalDescription = `Topologies:
