@@ -74,12 +74,48 @@ func NewTestDriver(topo *Topology, c TestDriverConfig) (*TestDriver, error) {
 		}
 		d.tasks = append(d.tasks, t)
 	}
+	if err := d.addGlobalTasks(tc); err != nil {
+		return nil, err
+	}
 	for _, t := range d.tasks {
 		if err := t.open(); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// addGlobalTasks opens the global stores, gives them to every task, and
+// makes a task of each global store's source and processor, so that a
+// record piped into a global topic updates the store at once (as Kafka's
+// TopologyTestDriver does).
+func (d *TestDriver) addGlobalTasks(tc *taskConfig) error {
+	globals := map[string]any{}
+	for _, name := range d.bt.globalStores {
+		s, err := d.openStore(nil, d.topo.stores[name])
+		if err != nil {
+			return err
+		}
+		globals[name] = s
+	}
+	for _, st := range d.bt.globalGroups {
+		var parts []topicPartition
+		for topic := range st.topics {
+			parts = append(parts, topicPartition{topic, 0})
+		}
+		t, err := newTask(TaskID{st.id, 0}, d.topo, st, d, parts, tc)
+		if err != nil {
+			return err
+		}
+		for topic := range st.topics {
+			d.byTopic[topic] = t
+		}
+		d.tasks = append(d.tasks, t)
+	}
+	for _, t := range d.tasks {
+		t.addGlobalStores(globals)
+	}
+	return nil
 }
 
 func (d *TestDriver) now() int64                         { return d.wall }
@@ -108,11 +144,18 @@ func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) {
 	case keyValueStore:
 		return newMemKV(def), nil
 	case windowStore:
+		if def.retainDuplicates {
+			return newMemJoinWindow(def), nil
+		}
 		return newMemWindow(def), nil
 	case sessionStore:
 		return newMemSession(def), nil
 	case suppressionBuffer:
 		return newTimeOrderedBuffer(def), nil
+	case listValueStore:
+		return newMemOuterJoin(def), nil
+	case subscriptionStore:
+		return newMemSubscriptions(def), nil
 	}
 	return nil, fmt.Errorf("streams: the test driver cannot open store %s of this kind yet", def.name)
 }

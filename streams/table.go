@@ -35,6 +35,9 @@ type tableNode struct {
 	// storesForGetter are the stores the getter reads: a processor that
 	// uses the getter must be connected to them.
 	storesForGetter func() []string
+	// onSendOld is called when a downstream asks for old values: a node of
+	// two parents (a table-table join) asks both.
+	onSendOld func()
 	// windowed is set on a windowed aggregation's node (windows.go).
 	windowed *windowedTable
 }
@@ -46,6 +49,9 @@ type valueGetter func(key any) (value any, ts int64, err error)
 func (tn *tableNode) enableSendOld() {
 	for n := tn; n != nil; n = n.parent {
 		n.sendOld = true
+		if n.onSendOld != nil {
+			n.onSendOld()
+		}
 		if n.store != "" {
 			return
 		}

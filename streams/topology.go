@@ -77,6 +77,14 @@ const (
 	// suppressionBuffer is Suppress's buffer (Kafka's
 	// InMemoryTimeOrderedKeyValueChangeBuffer, logged to a changelog).
 	suppressionBuffer
+	// listValueStore is a key-value store keeping a list of values per key
+	// (Kafka's ListValueStore): the stream-stream outer join's shared
+	// store of records not joined yet.
+	listValueStore
+	// subscriptionStore is the foreign-key join's store of subscriptions:
+	// a key-value store keyed by (foreign key, primary key) that scans by
+	// foreign key (Kafka's CombinedKey prefix scan).
+	subscriptionStore
 )
 
 // storeDef is what the runtime needs to open a store in a task.
