@@ -253,8 +253,8 @@ func streamStreamInput() []inRecord {
 		r := func(key, v string, s float64) inRecord { return rec("ssj-right", k(key), []byte(v), s+d) }
 		out = append(out,
 			l("j1", "L1", 1), r("j1", "R1", 3), // joined
-			l("j2", "L2", 2), // never matched: left and outer emit L2+null once the window closes
-			r("j3", "R3", 4), // never matched: outer emits null+R3
+			l("j2", "L2", 2),                                       // never matched: left and outer emit L2+null once the window closes
+			r("j3", "R3", 4),                                       // never matched: outer emits null+R3
 			l("j4", "L4a", 5), l("j4", "L4b", 6), r("j4", "R4", 8), // two joins
 			r("j5", "R5", 14), l("j5", "L5", 20), // 6 s apart: no join
 			r("j7", "R7", 12),

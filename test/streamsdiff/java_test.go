@@ -32,9 +32,10 @@ func requireJava(t *testing.T) {
 	}
 }
 
-// describeDir is where the Java run left each application's
-// Topology.describe() (DESCRIBE_DIR keeps them; else a temporary one).
-var describeDir string
+// javaDescribe holds each application's Topology.describe() as the last
+// Java run wrote it, by application name, the output topics' prefix
+// written $PREFIX.
+var javaDescribe = map[string]string{}
 
 // startJava runs the Kafka Streams reference topologies (java/run.sh)
 // against the cluster and waits until each application reports RUNNING;
@@ -72,10 +73,17 @@ func startJava(t *testing.T, bootstrap, prefix string) {
 			t.Logf("Kafka Streams log (last lines):\n%s", log.String())
 		}
 	})
-	describeDir = filepath.Join(dir, "describe")
 	// The first run builds Main.java and copies the jars: minutes.
 	if err := awaitRunning(t.Context(), prefix, lines, exited, 10*time.Minute); err != nil {
 		t.Fatalf("Kafka Streams: %v", err)
+	}
+	for _, app := range apps {
+		b, err := os.ReadFile(filepath.Join(dir, "describe", app.name+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The sinks name the run's prefix; the goldens say $PREFIX.
+		javaDescribe[app.name] = strings.ReplaceAll(string(b), "(topic: "+prefix, "(topic: $PREFIX")
 	}
 }
 
