@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,21 +34,6 @@ var apps = []struct {
 // cluster, with application IDs and output topics under prefix, and
 // returns once they run; they stop when the test ends.
 type starter func(t *testing.T, bootstrap, prefix string)
-
-// failures holds, per run prefix, the first failure an implementation
-// reported after its applications started, so that settle stops at once
-// instead of waiting for input that will never be consumed.
-var failures sync.Map
-
-// reportFailure records a run's failure (the first one wins).
-func reportFailure(prefix string, err error) { failures.LoadOrStore(prefix, err) }
-
-func failure(prefix string) error {
-	if err, ok := failures.Load(prefix); ok {
-		return err.(error)
-	}
-	return nil
-}
 
 // settleLimit bounds the wait for an application to consume its input.
 const settleLimit = 3 * time.Minute
