@@ -15,7 +15,7 @@ type figure struct {
 
 var figures = []figure{
 	{"throughput", "records/s", func(t trial) float64 { return t.Rate }},
-	{"peak RSS (VmHWM)", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
+	{"peak RSS, VmHWM", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
 	{"mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
 	{"application CPU", "µs/record", func(t trial) float64 { return t.CPUMicrosPerRec }},
 	{"broker CPU", "µs/record", func(t trial) float64 { return t.BrokerCPUSeconds / float64(t.Records) * 1e6 }},
