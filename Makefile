@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect build compat registry-on-kafka failover-soak grow-soak
+.PHONY: streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -96,6 +96,14 @@ bench:
 # test; docs/PERFORMANCE.md#connect records the figures.
 bench-connect:
 	bench/connect/run.sh
+
+# The streams benchmark (issue 19, bench/streams/run.sh): word count and a
+# windowed count on Kafka Streams 4.4 and (SAMSA_APP, RUNTIMES=samsa,java)
+# on Samsa's library, one Samsa broker; records/s, RSS and CPU per record,
+# medians of RUNS (3) with RECORDS (1000000). By hand, not in make test;
+# docs/PERFORMANCE.md#streams records the figures.
+bench-streams:
+	bench/streams/run.sh
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka
