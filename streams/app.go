@@ -52,6 +52,7 @@ type App struct {
 	threads []*streamThread
 	plan    *topicPlan
 	admin   *kgo.Client
+	global  *globalThread // nil without global stores
 	// processID names this instance to the group's assignor (Kafka's
 	// process UUID): its threads' tasks are balanced as one instance's.
 	processID string
@@ -127,6 +128,23 @@ func (a *App) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.group = tasks.NewGroup(runCtx)
+	if len(a.bt.globalGroups) > 0 {
+		g, err := newGlobalThread(a)
+		if err == nil {
+			err = g.bootstrap(ctx)
+		}
+		if err != nil {
+			a.fail(err)
+			a.stopThreads()
+			return err
+		}
+		a.global = g
+		a.group.Go(func(ctx context.Context) {
+			if err := g.run(ctx); err != nil {
+				a.fail(err)
+			}
+		})
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < a.cfg.NumStreamThreads; i++ {
 		th, err := newStreamThread(a, i+1)

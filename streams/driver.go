@@ -139,7 +139,11 @@ func (d *TestDriver) send(r outRecord) error {
 	return nil
 }
 
-func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) {
+func (d *TestDriver) openStore(t *task, def *storeDef) (any, error) { return openMemoryStore(def) }
+
+// openMemoryStore opens the in-memory store of a kind (the test driver's
+// stores).
+func openMemoryStore(def *storeDef) (any, error) {
 	switch def.kind {
 	case keyValueStore:
 		return newMemKV(def), nil

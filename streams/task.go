@@ -183,6 +183,9 @@ func newTask(id TaskID, topo *Topology, st *subtopology, env taskEnv, partitions
 // before children as Kafka does.
 func (t *task) open() error {
 	for _, name := range t.st.stores {
+		if _, shared := t.stores[name]; shared {
+			continue // a global store, opened once for every task
+		}
 		s, err := t.env.openStore(t, t.topo.stores[name])
 		if err != nil {
 			return fmt.Errorf("streams: task %s: open store %s: %w", t.id, name, err)

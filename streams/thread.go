@@ -408,6 +408,9 @@ func (th *streamThread) createTask(ctx context.Context, id TaskID, parts []topic
 	if err != nil {
 		return err
 	}
+	if g := th.app.global; g != nil {
+		t.addGlobalStores(g.stores)
+	}
 	if err := t.open(); err != nil {
 		return err
 	}

@@ -88,7 +88,10 @@ func isManual(r *kgo.Record) bool {
 // the changelog partition of the task.
 func (th *streamThread) openStore(t *task, def *storeDef) (any, error) {
 	if def.kind != keyValueStore {
-		return nil, fmt.Errorf("streams: store %s: only key-value stores run outside the test driver yet", def.name)
+		// Until these kinds are backed by streams/state with their
+		// changelogs, they live in memory: correct while the task runs,
+		// empty after it moves (docs/DESIGN-streams.md, in progress).
+		return openMemoryStore(def)
 	}
 	kv := newMemKV(def)
 	if def.logging {
@@ -106,10 +109,10 @@ func (th *streamThread) openStore(t *task, def *storeDef) (any, error) {
 func (th *streamThread) restore(ctx context.Context, t *task) error {
 	for name, s := range t.stores {
 		def := th.app.topo.stores[name]
-		if !def.logging {
+		kv, ok := s.(*memKV)
+		if !def.logging || def.global || !ok {
 			continue
 		}
-		kv := s.(*memKV)
 		topic := changelogName(th.app.cfg.ApplicationID, name)
 		n, err := th.restoreStore(ctx, topic, t.id.Partition, kv)
 		if err != nil {
