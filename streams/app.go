@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	tasks "github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/streams/state"
 )
 
 // State is an application's lifecycle state (Kafka's KafkaStreams.State).
@@ -53,6 +54,12 @@ type App struct {
 	plan    *topicPlan
 	admin   *kgo.Client
 	global  *globalThread // nil without global stores
+	// stateDir is <state.dir>/<application.id>, opened when the topology
+	// has a persistent store; blockCache is pebble's cache, shared by the
+	// instance's stores.
+	stateDir   *state.StateDirectory
+	persistent bool
+	blockCache *state.BlockCache
 	// processID names this instance to the group's assignor (Kafka's
 	// process UUID): its threads' tasks are balanced as one instance's.
 	processID string
@@ -210,6 +217,19 @@ func (a *App) prepare(ctx context.Context) error {
 		return err
 	}
 	a.plan = plan
+	for _, def := range a.topo.stores {
+		if !def.inMemory && !def.global && (def.kind == keyValueStore || def.kind == windowStore || def.kind == sessionStore) {
+			a.persistent = true
+		}
+	}
+	if a.persistent {
+		dir, err := state.OpenStateDirectory(a.cfg.StateDir, a.cfg.ApplicationID)
+		if err != nil {
+			return fmt.Errorf("streams: state.dir: %w", err)
+		}
+		a.stateDir = dir
+		a.blockCache = state.NewBlockCache(state.DefaultBlockCacheSize)
+	}
 	return ensureTopics(ctx, adm, plan, a.cfg.ReplicationFactor)
 }
 
@@ -245,6 +265,9 @@ func (a *App) Close() error {
 	<-a.done
 	if a.admin != nil {
 		a.admin.Close()
+	}
+	if a.blockCache != nil {
+		a.blockCache.Close()
 	}
 	return a.Err()
 }

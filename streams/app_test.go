@@ -80,13 +80,13 @@ func readCounts(t *testing.T, bootstrap string, want map[string]int64, readCommi
 	return nil
 }
 
-func startWordCount(t *testing.T, bootstrap, guarantee string) *streams.App {
+func startWordCount(t *testing.T, bootstrap, guarantee, stateDir string) *streams.App {
 	t.Helper()
 	zero := int64(0)
 	app, err := streams.New(wordCount(t, "counts"), streams.Config{
 		ApplicationID: "wc-" + strings.ReplaceAll(guarantee, "_", "-"), BootstrapServers: []string{bootstrap},
 		ProcessingGuarantee: guarantee, CommitInterval: 100 * time.Millisecond, CacheMaxBytes: &zero,
-		StateDir: t.TempDir(),
+		StateDir: stateDir,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,8 @@ func TestWordCountOnBroker(t *testing.T) {
 				}
 			}
 			want := produceLines(t, cl, 200)
-			app := startWordCount(t, bootstrap, guarantee)
+			stateDir := t.TempDir()
+			app := startWordCount(t, bootstrap, guarantee, stateDir)
 			got := readCounts(t, bootstrap, want, guarantee == streams.ExactlyOnceV2)
 			// Every update is emitted (caching off): word w's counts run 1..n.
 			for w, counts := range got {
@@ -125,14 +126,25 @@ func TestWordCountOnBroker(t *testing.T) {
 			if err := app.Close(); err != nil {
 				t.Fatal(err)
 			}
-			// A restart restores the counts from the changelog and goes on.
-			more := produceLines(t, cl, 100)
-			for w, n := range more {
-				want[w] += n
+			// A restart on the same state goes on from its checkpoint; one
+			// on a wiped state directory restores the counts from the
+			// changelog first.
+			for _, wipe := range []bool{false, true} {
+				if wipe {
+					if err := os.RemoveAll(stateDir); err != nil {
+						t.Fatal(err)
+					}
+				}
+				more := produceLines(t, cl, 100)
+				for w, n := range more {
+					want[w] += n
+				}
+				app = startWordCount(t, bootstrap, guarantee, stateDir)
+				readCounts(t, bootstrap, want, guarantee == streams.ExactlyOnceV2)
+				if err := app.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
-			app = startWordCount(t, bootstrap, guarantee)
-			defer app.Close()
-			readCounts(t, bootstrap, want, guarantee == streams.ExactlyOnceV2)
 		})
 	}
 }

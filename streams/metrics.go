@@ -12,6 +12,7 @@ type metrics struct {
 	skipped      *prometheus.CounterVec
 	dropped      *prometheus.CounterVec
 	punctuations *prometheus.CounterVec
+	restored     *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -25,6 +26,9 @@ func newMetrics() *metrics {
 	m.skipped = vec("records_skipped_total", "Records skipped before processing: a deserialization error under LogAndContinue, a negative timestamp.")
 	m.dropped = vec("records_dropped_total", "Records a processor dropped (Kafka Streams' dropped-records-total): null keys, late records past the grace period, expired windows.")
 	m.punctuations = vec("punctuations_total", "Punctuations run.")
+	m.restored = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "samsa", Subsystem: "streams", Name: "restored_records_total",
+		Help: "Changelog records restored into a task's store (Kafka Streams' restore-total)."}, []string{"task", "store"})
+	m.reg.MustRegister(m.restored)
 	return m
 }
 

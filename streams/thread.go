@@ -45,14 +45,15 @@ type streamThread struct {
 
 	produceMu  sync.Mutex
 	produceErr error
-	changelogs map[topicPartition]int64 // last offset written per changelog partition
+	changelogs map[topicPartition]int64 // the offset after the last record written, per changelog partition
+	stores     map[TaskID]*taskStores
 }
 
 func newStreamThread(a *App, id int) (*streamThread, error) {
 	th := &streamThread{app: a, id: id, eos: a.cfg.ProcessingGuarantee == ExactlyOnceV2,
 		log:      a.log.With("thread", id),
 		assigned: map[topicPartition]bool{}, tasks: map[TaskID]*task{}, byPart: map[topicPartition]*task{},
-		fetchPos: map[topicPartition]int64{}, changelogs: map[topicPartition]int64{}}
+		fetchPos: map[topicPartition]int64{}, changelogs: map[topicPartition]int64{}, stores: map[TaskID]*taskStores{}}
 	var topics []string
 	for _, st := range a.bt.subtopologies {
 		for topic := range st.topics {
@@ -429,6 +430,7 @@ func (th *streamThread) closeTask(t *task) {
 	if err := t.close(); err != nil {
 		th.log.Warn("closing a task", "task", t.id.String(), "error", err)
 	}
+	th.closeStores(t.id)
 	for tp := range t.queues {
 		delete(th.byPart, tp)
 		delete(th.fetchPos, tp)
@@ -465,14 +467,21 @@ func (th *streamThread) commit(ctx context.Context) error {
 			return fmt.Errorf("streams: end transaction: %w", err)
 		}
 		if !committed {
+			th.abortStores()
 			return th.abortTasks(ctx)
 		}
-		return th.takeProduceErr()
+		if err := th.takeProduceErr(); err != nil {
+			return err
+		}
+		return th.commitStores()
 	}
 	if err := th.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("streams: flush: %w", err)
 	}
 	if err := th.takeProduceErr(); err != nil {
+		return err
+	}
+	if err := th.commitStores(); err != nil {
 		return err
 	}
 	if len(offsets) == 0 {
@@ -582,11 +591,18 @@ func (e *threadEnv) send(r outRecord) error {
 	if r.partition >= 0 {
 		kr.Context = context.WithValue(context.Background(), manualPartition{}, true)
 	}
+	changelog := r.partition >= 0 && th.app.plan.changelogs[r.topic].partitions > 0
 	promise := func(rec *kgo.Record, err error) {
 		th.produceMu.Lock()
 		defer th.produceMu.Unlock()
 		if err != nil && th.produceErr == nil {
 			th.produceErr = err
+		}
+		if err == nil && changelog {
+			tp := topicPartition{rec.Topic, rec.Partition}
+			if rec.Offset+1 > th.changelogs[tp] {
+				th.changelogs[tp] = rec.Offset + 1
+			}
 		}
 	}
 	if th.eos {

@@ -2,7 +2,9 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/streams/internal/assign"
+	"github.com/samsa-io/samsa/streams/state"
 )
 
 type (
@@ -84,76 +87,126 @@ func isManual(r *kgo.Record) bool {
 	return r.Context != nil && r.Context.Value(manualPartition{}) != nil
 }
 
-// openStore opens a task's store: logged stores write every change to
-// the changelog partition of the task.
+// openStore opens a task's store in the task's directory; a logged store
+// writes every change to the changelog partition of the task.
 func (th *streamThread) openStore(t *task, def *storeDef) (any, error) {
-	if def.kind != keyValueStore {
-		// Until these kinds are backed by streams/state with their
-		// changelogs, they live in memory: correct while the task runs,
-		// empty after it moves (docs/DESIGN-streams.md, in progress).
-		return openMemoryStore(def)
-	}
-	kv := newMemKV(def)
-	if def.logging {
-		topic := changelogName(th.app.cfg.ApplicationID, def.name)
-		partition := t.id.Partition
-		env := &threadEnv{th: th}
-		kv.logger = func(key, value []byte, ts int64) {
-			_ = env.send(outRecord{topic: topic, partition: partition, key: key, value: value, ts: ts})
+	ts := th.taskState(t.id)
+	if ts.dir == nil && th.app.stateDir != nil && th.app.persistent {
+		dir, err := th.app.stateDir.LockTask(t.id.String())
+		if err != nil {
+			return nil, fmt.Errorf("streams: task %s: %w", t.id, err)
 		}
+		ts.dir = dir
 	}
-	return kv, nil
+	topic := changelogName(th.app.cfg.ApplicationID, def.name)
+	partition := t.id.Partition
+	env := &threadEnv{th: th}
+	log := func(key, value []byte, ts int64) {
+		_ = env.send(outRecord{topic: topic, partition: partition, key: key, value: value, ts: ts})
+	}
+	s, h, err := openStateStore(t, def, ts.dir, th.app.blockCache, log)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil {
+		h.changelog = topicPartition{topic, partition}
+		ts.handles = append(ts.handles, h)
+	}
+	return s, nil
 }
 
-// restore replays the changelog partitions of the task's logged stores.
+// taskStores is what the thread keeps of a task's state: its directory
+// (locked while the task lives here) and its stores.
+type taskStores struct {
+	dir     *state.TaskDirectory
+	handles []*storeHandle
+}
+
+func (th *streamThread) taskState(id TaskID) *taskStores {
+	ts := th.stores[id]
+	if ts == nil {
+		ts = &taskStores{}
+		th.stores[id] = ts
+	}
+	return ts
+}
+
+// restore brings the task's logged stores up to their changelogs' ends,
+// from the offsets in the task's checkpoint file (persistent stores) or
+// from the start.
 func (th *streamThread) restore(ctx context.Context, t *task) error {
-	for name, s := range t.stores {
-		def := th.app.topo.stores[name]
-		kv, ok := s.(*memKV)
-		if !def.logging || def.global || !ok {
+	ts := th.taskState(t.id)
+	checkpoint := map[state.TopicPartition]int64{}
+	if ts.dir != nil {
+		cp, err := state.ReadCheckpoint(ts.dir.CheckpointPath())
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			th.log.Warn("unreadable checkpoint; restoring from the changelogs' start", "task", t.id.String(), "error", err)
+		} else if err == nil {
+			checkpoint = cp
+		}
+	}
+	for _, h := range ts.handles {
+		if h.restorer == nil {
 			continue
 		}
-		topic := changelogName(th.app.cfg.ApplicationID, name)
-		n, err := th.restoreStore(ctx, topic, t.id.Partition, kv)
+		from := int64(-1)
+		if off, ok := checkpoint[state.TopicPartition{Topic: h.changelog.topic, Partition: h.changelog.partition}]; ok && h.store.Persistent() {
+			from = off
+		}
+		n, end, err := th.restoreStore(ctx, h, from)
 		if err != nil {
-			return fmt.Errorf("streams: task %s: restore %s: %w", t.id, name, err)
+			return fmt.Errorf("streams: task %s: restore %s: %w", t.id, h.def.name, err)
 		}
+		th.setChangelogEnd(h.changelog, end)
 		if n > 0 {
-			th.log.Info("store restored", "task", t.id.String(), "store", name, "records", n)
+			th.log.Info("store restored", "task", t.id.String(), "store", h.def.name, "records", n)
 		}
+		th.app.mets.restored.WithLabelValues(t.id.String(), h.def.name).Add(float64(n))
 	}
-	return nil
+	return th.checkpoint(t.id)
 }
 
-func (th *streamThread) restoreStore(ctx context.Context, topic string, partition int32, kv *memKV) (int, error) {
+// restoreStore replays one changelog partition from offset from (-1: its
+// start) to its end (the last stable offset under exactly once), in
+// committed batches. It answers the records applied and the end reached.
+func (th *streamThread) restoreStore(ctx context.Context, h *storeHandle, from int64) (int, int64, error) {
+	topic, partition := h.changelog.topic, h.changelog.partition
 	ends, err := th.adm.ListEndOffsets(ctx, topic)
 	if th.eos && err == nil {
 		ends, err = th.adm.ListCommittedOffsets(ctx, topic)
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	end, ok := ends.Lookup(topic, partition)
 	if !ok || end.Err != nil {
-		return 0, fmt.Errorf("end offset of %s-%d: %v", topic, partition, end.Err)
+		return 0, 0, fmt.Errorf("end offset of %s-%d: %v", topic, partition, end.Err)
 	}
 	starts, err := th.adm.ListStartOffsets(ctx, topic)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	start, _ := starts.Lookup(topic, partition)
-	if start.Offset >= end.Offset {
-		return 0, nil
+	if from > end.Offset {
+		// The changelog is shorter than the checkpoint says (the topic was
+		// recreated): the local state is not this changelog's.
+		return 0, 0, fmt.Errorf("checkpoint offset %d is past the end %d of %s-%d; delete the task's state directory", from, end.Offset, topic, partition)
+	}
+	if from < start.Offset {
+		from = start.Offset
+	}
+	if from >= end.Offset {
+		return 0, end.Offset, nil
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(th.app.cfg.BootstrapServers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(start.Offset)}})}
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}})}
 	if th.eos {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
 	opts = append(opts, th.app.cfg.ClientOptions...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer cl.Close()
 	n := 0
@@ -164,20 +217,112 @@ func (th *streamThread) restoreStore(ctx context.Context, topic string, partitio
 		fs := cl.PollFetches(pollCtx)
 		cancel()
 		if ctx.Err() != nil {
-			return n, ctx.Err()
+			return n, 0, ctx.Err()
 		}
+		var batch []state.ChangelogRecord
 		done := fs.NumRecords() == 0
 		fs.EachRecord(func(r *kgo.Record) {
-			kv.restore(r.Key, r.Value, r.Timestamp.UnixMilli())
-			n++
+			batch = append(batch, state.ChangelogRecord{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp.UnixMilli()})
 			if r.Offset+1 >= end.Offset {
 				done = true
 			}
 		})
+		if len(batch) > 0 {
+			if err := h.restorer.RestoreBatch(batch); err != nil {
+				return n, 0, err
+			}
+			if err := h.store.Commit(); err != nil {
+				return n, 0, err
+			}
+			n += len(batch)
+		}
 		if done {
-			return n, nil
+			return n, end.Offset, nil
 		}
 	}
+}
+
+// setChangelogEnd notes the offset after the last record of a changelog
+// partition, for the checkpoint.
+func (th *streamThread) setChangelogEnd(tp topicPartition, end int64) {
+	th.produceMu.Lock()
+	defer th.produceMu.Unlock()
+	if end > th.changelogs[tp] {
+		th.changelogs[tp] = end
+	}
+}
+
+// commitStores makes the tasks' store writes durable and checkpoints the
+// changelog offsets they reflect; it runs after the producer flushed (at
+// least once) or the transaction committed (exactly once).
+func (th *streamThread) commitStores() error {
+	for id, ts := range th.stores {
+		for _, h := range ts.handles {
+			if err := h.store.Commit(); err != nil {
+				return fmt.Errorf("streams: task %s: commit store %s: %w", id, h.def.name, err)
+			}
+		}
+		if err := th.checkpoint(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abortStores drops the writes since the last commit.
+func (th *streamThread) abortStores() {
+	for id, ts := range th.stores {
+		for _, h := range ts.handles {
+			if err := h.store.Abort(); err != nil {
+				th.log.Warn("abort store", "task", id.String(), "store", h.def.name, "error", err)
+			}
+		}
+	}
+}
+
+// checkpoint writes the task's checkpoint file: the changelog offset each
+// persistent store reflects.
+func (th *streamThread) checkpoint(id TaskID) error {
+	ts := th.stores[id]
+	if ts == nil || ts.dir == nil {
+		return nil
+	}
+	offsets := map[state.TopicPartition]int64{}
+	th.produceMu.Lock()
+	for _, h := range ts.handles {
+		if h.restorer != nil && h.store.Persistent() {
+			if end, ok := th.changelogs[h.changelog]; ok {
+				offsets[state.TopicPartition{Topic: h.changelog.topic, Partition: h.changelog.partition}] = end
+			}
+		}
+	}
+	th.produceMu.Unlock()
+	if len(offsets) == 0 {
+		return nil
+	}
+	if err := state.WriteCheckpoint(ts.dir.CheckpointPath(), offsets); err != nil {
+		return fmt.Errorf("streams: task %s: %w", id, err)
+	}
+	return nil
+}
+
+// closeStores closes a task's stores and unlocks its directory.
+func (th *streamThread) closeStores(id TaskID) {
+	ts := th.stores[id]
+	if ts == nil {
+		return
+	}
+	for _, h := range ts.handles {
+		if err := h.store.Close(); err != nil {
+			th.log.Warn("close store", "task", id.String(), "store", h.def.name, "error", err)
+		}
+	}
+	if ts.dir != nil {
+		if err := ts.dir.Unlock(); err != nil {
+			th.log.Warn("unlock task directory", "task", id.String(), "error", err)
+		}
+	}
+	delete(th.stores, id)
 }
 
 // taskSource answers the leader's balancer: the tasks of every

@@ -87,7 +87,7 @@ func TestExactlyOnceUnderKills(t *testing.T) {
 	bootstrap, _ := devcluster.StartTestBroker(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "eosapp")
-	build := exec.Command("go", "build", "-o", bin, "./eosapp")
+	build := exec.Command("go", "build", "-tags", "pebblegozstd", "-o", bin, "./eosapp")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build eosapp: %v\n%s", err, out)
 	}
