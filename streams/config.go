@@ -86,9 +86,6 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("streams: processing.guarantee %q is neither at_least_once nor exactly_once_v2", c.ProcessingGuarantee)
 	}
-	if c.NumStandbyReplicas > 0 {
-		return c, fmt.Errorf("streams: num.standby.replicas=%d: standby tasks are not built yet (issue 19 in progress); use 0", c.NumStandbyReplicas)
-	}
 	if c.NumStandbyReplicas < 0 {
 		return c, fmt.Errorf("streams: num.standby.replicas %d is negative", c.NumStandbyReplicas)
 	}

@@ -13,6 +13,8 @@ type metrics struct {
 	dropped      *prometheus.CounterVec
 	punctuations *prometheus.CounterVec
 	restored     *prometheus.CounterVec
+	// standbyRecords counts changelog records applied to standby stores.
+	standbyRecords prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -29,6 +31,9 @@ func newMetrics() *metrics {
 	m.restored = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "samsa", Subsystem: "streams", Name: "restored_records_total",
 		Help: "Changelog records restored into a task's store (Kafka Streams' restore-total)."}, []string{"task", "store"})
 	m.reg.MustRegister(m.restored)
+	m.standbyRecords = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "samsa", Subsystem: "streams", Name: "standby_records_total",
+		Help: "Changelog records applied to standby tasks' stores (Kafka Streams' update-total of standby tasks)."})
+	m.reg.MustRegister(m.standbyRecords)
 	return m
 }
 

@@ -47,13 +47,23 @@ type streamThread struct {
 	produceErr error
 	changelogs map[topicPartition]int64 // the offset after the last record written, per changelog partition
 	stores     map[TaskID]*taskStores
+
+	// standbyWant is the assignor's standby set (set in the balancer's
+	// callback, under mu); standbys are the standby tasks kept, read by
+	// standbyClient.
+	standbyWant    map[TaskID]bool
+	standbys       map[TaskID]*taskStores
+	standbyClient  *kgo.Client
+	standbyHandles map[topicPartition]*storeHandle
+	// prevStandby are the standby tasks, for the next subscription.
+	prevStandby []assign.TaskID
 }
 
 func newStreamThread(a *App, id int) (*streamThread, error) {
 	th := &streamThread{app: a, id: id, eos: a.cfg.ProcessingGuarantee == ExactlyOnceV2,
 		log:      a.log.With("thread", id),
 		assigned: map[topicPartition]bool{}, tasks: map[TaskID]*task{}, byPart: map[topicPartition]*task{},
-		fetchPos: map[topicPartition]int64{}, changelogs: map[topicPartition]int64{}, stores: map[TaskID]*taskStores{}}
+		fetchPos: map[topicPartition]int64{}, changelogs: map[topicPartition]int64{}, stores: map[TaskID]*taskStores{}, standbys: map[TaskID]*taskStores{}}
 	var topics []string
 	for _, st := range a.bt.subtopologies {
 		for topic := range st.topics {
@@ -67,7 +77,7 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 	}
 	bal, err := assign.NewBalancer(assign.Config{
 		ProcessID: a.processID, Endpoint: a.cfg.ApplicationServer, PrevTasks: th.prevTasks,
-		Source: taskSource{a}, NumStandbyReplicas: a.cfg.NumStandbyReplicas, Logger: th.log,
+		Source: taskSource{a}, NumStandbyReplicas: a.cfg.NumStandbyReplicas, Logger: th.log, OnAssignment: th.onAssignment,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("streams: %w", err)
@@ -244,6 +254,9 @@ func (th *streamThread) step(ctx context.Context, fetches kgo.Fetches) error {
 	if err := th.takeProduceErr(); err != nil {
 		return err
 	}
+	if err := th.updateStandbys(ctx); err != nil {
+		return err
+	}
 	due := time.Since(th.lastCommit) >= th.app.cfg.CommitInterval
 	for _, t := range th.tasks {
 		if t.commitRequested {
@@ -358,10 +371,24 @@ func (th *streamThread) syncTasks(ctx context.Context) error {
 		want[id] = append(want[id], tp)
 	}
 	th.lost = false
+	standbyWant := map[TaskID]bool{}
+	for id := range th.standbyWant {
+		standbyWant[id] = true
+	}
 	th.mu.Unlock()
 	for id, t := range th.tasks {
 		if _, keep := want[id]; !keep {
 			th.closeTask(t)
+		}
+	}
+	for id := range want {
+		if th.standbys[id] != nil {
+			// A standby becoming active: close it (checkpointed) so the
+			// active task restores only the changelog's tail.
+			th.closeStandby(id)
+			if err := th.remakeStandbyClient(); err != nil {
+				return err
+			}
 		}
 	}
 	for id, parts := range want {
@@ -372,7 +399,11 @@ func (th *streamThread) syncTasks(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := th.syncStandbys(ctx, standbyWant); err != nil {
+		return err
+	}
 	th.mu.Lock()
+	th.prevStandby = th.standbyTasks()
 	th.prevActive = th.prevActive[:0]
 	for id := range th.tasks {
 		th.prevActive = append(th.prevActive, assign.TaskID{Subtopology: id.Subtopology, Partition: id.Partition})
@@ -444,6 +475,9 @@ func (th *streamThread) closeTask(t *task) {
 // transaction with the offsets in it commits.
 func (th *streamThread) commit(ctx context.Context) error {
 	th.lastCommit = time.Now()
+	if err := th.commitStandbys(); err != nil {
+		return err
+	}
 	offsets := map[string]map[int32]kgo.EpochOffset{}
 	for _, t := range th.tasks {
 		t.commitRequested = false
@@ -563,6 +597,12 @@ func (th *streamThread) shutdown() {
 	}
 	for _, t := range th.tasks {
 		th.closeTask(t)
+	}
+	for id := range th.standbys {
+		th.closeStandby(id)
+	}
+	if th.standbyClient != nil {
+		th.standbyClient.Close()
 	}
 	if th.eos {
 		th.sess.Close()

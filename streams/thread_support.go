@@ -359,5 +359,5 @@ func (s taskSource) Tasks(_ context.Context, topics map[string]int32) (assign.Ta
 func (th *streamThread) prevTasks() (active, standby []assign.TaskID, sums map[assign.TaskID]int64) {
 	th.mu.Lock()
 	defer th.mu.Unlock()
-	return append([]assign.TaskID(nil), th.prevActive...), nil, nil
+	return append([]assign.TaskID(nil), th.prevActive...), append([]assign.TaskID(nil), th.prevStandby...), nil
 }
