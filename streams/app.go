@@ -54,6 +54,7 @@ type App struct {
 	plan    *topicPlan
 	admin   *kgo.Client
 	global  *globalThread // nil without global stores
+	query   queryables
 	// stateDir is <state.dir>/<application.id>, opened when the topology
 	// has a persistent store; blockCache is pebble's cache, shared by the
 	// instance's stores.

@@ -26,6 +26,7 @@ import (
 
 // onAssignment receives the assignor's user data for this member.
 func (th *streamThread) onAssignment(ud assign.MemberUserData) {
+	th.app.query.setHosts(ud.ActiveHosts)
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	th.standbyWant = map[TaskID]bool{}

@@ -450,6 +450,9 @@ func (th *streamThread) createTask(ctx context.Context, id TaskID, parts []topic
 		return err
 	}
 	th.tasks[id] = t
+	for _, h := range th.taskState(id).handles {
+		th.app.query.add(id, h)
+	}
 	for _, tp := range parts {
 		th.byPart[tp] = t
 	}
@@ -460,6 +463,9 @@ func (th *streamThread) createTask(ctx context.Context, id TaskID, parts []topic
 func (th *streamThread) closeTask(t *task) {
 	if err := t.close(); err != nil {
 		th.log.Warn("closing a task", "task", t.id.String(), "error", err)
+	}
+	for _, h := range th.taskState(t.id).handles {
+		th.app.query.remove(t.id, h.def.name)
 	}
 	th.closeStores(t.id)
 	for tp := range t.queues {
