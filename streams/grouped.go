@@ -130,10 +130,11 @@ func aggregateWith[K, V, VA any](g *GroupedStream[K, V], prefix string, mat Mate
 // with a null key or value are dropped; the aggregate's timestamp is the
 // largest of its records'.
 type streamAggregateProc struct {
-	nc    *nodeContext
-	tn    *tableNode
-	store kvState
-	fn    func(k, v, agg any, found bool) any
+	nc     *nodeContext
+	tn     *tableNode
+	store  kvState
+	fn     func(k, v, agg any, found bool) any
+	cached bool
 }
 
 func (p *streamAggregateProc) init(nc *nodeContext) error {
@@ -143,7 +144,24 @@ func (p *streamAggregateProc) init(nc *nodeContext) error {
 		return err
 	}
 	p.store = s.(kvState)
+	p.cached = forwardOnFlush(nc, s, p.tn)
 	return nil
+}
+
+// forwardOnFlush makes a caching store's flushes the node's output (Kafka's
+// TimestampedTupleForwarder): the processor then does not forward itself.
+func forwardOnFlush(nc *nodeContext, s any, tn *tableNode) bool {
+	cs, ok := s.(cachingState)
+	if !ok || !cs.caching() {
+		return false
+	}
+	cs.setFlushListener(func(key, newV, oldV any, ts int64) error {
+		if !tn.sendOld {
+			oldV = nil
+		}
+		return nc.forward(rec{key: key, value: change{newV: newV, oldV: oldV}, ts: ts})
+	})
+	return true
 }
 
 func (p *streamAggregateProc) process(r rec) error {
@@ -162,6 +180,9 @@ func (p *streamAggregateProc) process(r rec) error {
 	}
 	if err := p.store.put(r.key, agg, ts); err != nil {
 		return err
+	}
+	if p.cached {
+		return nil
 	}
 	var oldV any
 	if p.tn.sendOld && found {

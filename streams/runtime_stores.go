@@ -22,10 +22,20 @@ type storeHandle struct {
 	restorer  state.Restorer // nil when not logged
 	changelog topicPartition
 	rc        *state.RecordContext
+	// cache is the store's view when it caches: flushed before commits.
+	cache cachingState
 }
 
 // openStateStore opens def for task t in its directory.
 func openStateStore(t *task, def *storeDef, dir *state.TaskDirectory, cache *state.BlockCache, log state.ChangeLogger) (any, *storeHandle, error) {
+	return openStateStoreCached(t, def, dir, cache, log, nil, "")
+}
+
+// openStateStoreCached is openStateStore with a record cache for the
+// key-value stores that cache (Kafka's caching layer): their updates reach
+// the changelog and the processors downstream when the cache flushes (on
+// commit or eviction), one per key, as Kafka Streams' KTables emit.
+func openStateStoreCached(t *task, def *storeDef, dir *state.TaskDirectory, cache *state.BlockCache, log state.ChangeLogger, records *state.Cache, namespace string) (any, *storeHandle, error) {
 	rc := &state.RecordContext{}
 	h := &storeHandle{def: def, rc: rc}
 	persistent := !def.inMemory && dir != nil
@@ -55,8 +65,18 @@ func openStateStore(t *task, def *storeDef, dir *state.TaskDirectory, cache *sta
 			logged := state.LogTimestampedKeyValueStore(inner, rc, log)
 			kv, h.restorer = logged, logged
 		}
+		sk := &stateKV{def: def, rc: rc}
+		if records != nil && def.caching {
+			cached, err := state.NewCachingKeyValueStore(kv, records, namespace, rc, sk.flushed)
+			if err != nil {
+				return nil, nil, err
+			}
+			kv, sk.cached = cached, true
+			h.cache = sk
+		}
+		sk.s = kv
 		h.store = kv
-		return &stateKV{def: def, s: kv, rc: rc}, h, nil
+		return sk, h, nil
 	case windowStore:
 		o := state.WindowOptions{RetentionPeriod: def.retention, WindowSize: max(def.windowSize, 1), RetainDuplicates: def.retainDuplicates, SegmentInterval: def.segmentInterval}
 		if o.RetentionPeriod < o.WindowSize {
@@ -115,6 +135,59 @@ type stateKV struct {
 	def *storeDef
 	s   state.KeyValueStore
 	rc  *state.RecordContext
+	// cached stores forward through onFlush, which the processor that
+	// writes the store sets (cachingState).
+	cached  bool
+	onFlush func(key, newV, oldV any, ts int64) error
+	err     error // the first error onFlush returned, for the committer
+}
+
+// cachingState is a store whose writes reach downstream when its cache
+// flushes: the processor forwards from the listener instead of at once.
+type cachingState interface {
+	caching() bool
+	setFlushListener(fn func(key, newV, oldV any, ts int64) error)
+	flushErr() error
+}
+
+func (k *stateKV) caching() bool { return k.cached }
+func (k *stateKV) setFlushListener(fn func(key, newV, oldV any, ts int64) error) {
+	k.onFlush = fn
+}
+func (k *stateKV) flushErr() error {
+	err := k.err
+	k.err = nil
+	return err
+}
+
+// flushed is the cache's listener: it decodes the entry and hands it to the
+// processor's listener.
+func (k *stateKV) flushed(key, newValue, oldValue []byte, ts int64) {
+	if k.onFlush == nil || k.err != nil {
+		return
+	}
+	decode := func(b []byte) (any, error) {
+		if b == nil {
+			return nil, nil
+		}
+		vb, _, err := state.SplitValueAndTimestamp(b)
+		if err != nil {
+			return nil, err
+		}
+		return k.def.valueSerde.deserialize(k.def.name, vb)
+	}
+	kv, err := k.def.keySerde.deserialize(k.def.name, key)
+	var nv, ov any
+	if err == nil {
+		nv, err = decode(newValue)
+	}
+	if err == nil {
+		ov, err = decode(oldValue)
+	}
+	if err == nil {
+		err = k.onFlush(kv, nv, ov, ts)
+	}
+	k.err = err
 }
 
 func (k *stateKV) get(key any) (any, int64, bool, error) {

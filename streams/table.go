@@ -127,9 +127,10 @@ func firstSerde[T any](a, b serde.Serde[T]) serde.Serde[T] {
 // tableSourceProc is Kafka's KTableSource: drop null keys, keep the store
 // (when materialized), forward the change.
 type tableSourceProc struct {
-	nc    *nodeContext
-	tn    *tableNode
-	store kvState
+	nc     *nodeContext
+	tn     *tableNode
+	store  kvState
+	cached bool
 }
 
 func (p *tableSourceProc) init(nc *nodeContext) error {
@@ -140,6 +141,7 @@ func (p *tableSourceProc) init(nc *nodeContext) error {
 			return err
 		}
 		p.store = s.(kvState)
+		p.cached = forwardOnFlush(nc, s, p.tn)
 	}
 	return nil
 }
@@ -160,6 +162,9 @@ func (p *tableSourceProc) process(r rec) error {
 		}
 		if err := p.store.put(r.key, r.value, r.ts); err != nil {
 			return err
+		}
+		if p.cached {
+			return nil
 		}
 	}
 	if !p.tn.sendOld {

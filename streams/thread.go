@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/streams/internal/assign"
+	"github.com/samsa-io/samsa/streams/state"
 )
 
 // streamThread is one member of the application's group: a client that
@@ -47,6 +48,9 @@ type streamThread struct {
 	produceErr error
 	changelogs map[topicPartition]int64 // the offset after the last record written, per changelog partition
 	stores     map[TaskID]*taskStores
+	// recordCache is the thread's share of statestore.cache.max.bytes (nil
+	// when 0: every update goes downstream at once).
+	recordCache *state.Cache
 
 	// standbyWant is the assignor's standby set (set in the balancer's
 	// callback, under mu); standbys are the standby tasks kept, read by
@@ -122,6 +126,11 @@ func newStreamThread(a *App, id int) (*streamThread, error) {
 		return nil, fmt.Errorf("streams: thread %d: %w", id, err)
 	}
 	th.adm = kadm.NewClient(th.cl)
+	if n := *a.cfg.CacheMaxBytes / int64(a.cfg.NumStreamThreads); n > 0 {
+		if th.recordCache, err = state.NewCache(n); err != nil {
+			return nil, fmt.Errorf("streams: %w", err)
+		}
+	}
 	return th, nil
 }
 
@@ -481,6 +490,9 @@ func (th *streamThread) closeTask(t *task) {
 // transaction with the offsets in it commits.
 func (th *streamThread) commit(ctx context.Context) error {
 	th.lastCommit = time.Now()
+	if err := th.flushCaches(); err != nil {
+		return err
+	}
 	if err := th.commitStandbys(); err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func (th *streamThread) openStore(t *task, def *storeDef) (any, error) {
 	log := func(key, value []byte, ts int64) {
 		_ = env.send(outRecord{topic: topic, partition: partition, key: key, value: value, ts: ts})
 	}
-	s, h, err := openStateStore(t, def, ts.dir, th.app.blockCache, log)
+	s, h, err := openStateStoreCached(t, def, ts.dir, th.app.blockCache, log, th.recordCache, t.id.String()+"-"+def.name)
 	if err != nil {
 		return nil, err
 	}
@@ -360,4 +360,24 @@ func (th *streamThread) prevTasks() (active, standby []assign.TaskID, sums map[a
 	th.mu.Lock()
 	defer th.mu.Unlock()
 	return append([]assign.TaskID(nil), th.prevActive...), append([]assign.TaskID(nil), th.prevStandby...), nil
+}
+
+// flushCaches flushes the tasks' record caches before a commit: what they
+// forward downstream and write to the changelogs must be in the producer's
+// flush (or the transaction) that the commit waits for.
+func (th *streamThread) flushCaches() error {
+	for _, t := range th.sortedTasks() {
+		for _, h := range th.taskState(t.id).handles {
+			if h.cache == nil {
+				continue
+			}
+			if err := h.store.Flush(); err != nil {
+				return fmt.Errorf("streams: task %s: flush the cache of %s: %w", t.id, h.def.name, err)
+			}
+			if err := h.cache.flushErr(); err != nil {
+				return fmt.Errorf("streams: task %s: forwarding the cache of %s: %w", t.id, h.def.name, err)
+			}
+		}
+	}
+	return nil
 }
