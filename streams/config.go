@@ -65,6 +65,13 @@ type Config struct {
 	// ClientOptions are franz-go options added to every client the
 	// application makes (TLS, SASL, ...).
 	ClientOptions []kgo.Opt
+	// OuterJoinEmitInterval is Kafka's internal
+	// __emit.interval.ms.kstreams.outer.join.spurious.results.fix__: left
+	// and outer stream-stream joins look for unmatched records whose
+	// window closed at most once per this much wall-clock time (1 s when
+	// nil). 0 looks on every record, so the results depend on the input
+	// alone (Kafka's TopologyTestDriver does that).
+	OuterJoinEmitInterval *time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -135,6 +142,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.WindowStoreChangelogAdditionalRetention == 0 {
 		c.WindowStoreChangelogAdditionalRetention = 24 * time.Hour
+	}
+	if c.OuterJoinEmitInterval == nil {
+		d := time.Duration(defaultOuterJoinEmitIntervalMs) * time.Millisecond
+		c.OuterJoinEmitInterval = &d
+	}
+	if *c.OuterJoinEmitInterval < 0 {
+		return c, fmt.Errorf("streams: %s %v is negative", outerJoinEmitIntervalConfig, *c.OuterJoinEmitInterval)
 	}
 	return c, nil
 }
@@ -214,6 +228,10 @@ func ParseConfig(props map[string]string) (Config, error) {
 			c.PollInterval, err = ms(k, v)
 		case "windowstore.changelog.additional.retention.ms":
 			c.WindowStoreChangelogAdditionalRetention, err = ms(k, v)
+		case outerJoinEmitIntervalConfig:
+			var d time.Duration
+			d, err = ms(k, v)
+			c.OuterJoinEmitInterval = &d
 		case "topology.optimization":
 			if v != "none" {
 				err = fmt.Errorf("streams: topology.optimization=%q: the builder does not merge repartition topics or reuse source topics as changelogs; use none", v)

@@ -40,8 +40,9 @@ func (t *Topology) Describe() (TopologyDescription, error) {
 			continue
 		}
 		fmt.Fprintf(&b, "Sub-topology: %d\n", st.id)
+		succs, preds := kafkaEdgeOrder(st)
 		for _, n := range describeOrder(st.nodes) {
-			b.WriteString("    " + t.describeNode(n) + "\n")
+			b.WriteString("    " + t.describeEdges(n, succs[n], preds[n]) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -86,15 +87,21 @@ func describeOrder(nodes []*node) []*node {
 }
 
 func (t *Topology) describeNode(n *node) string {
+	return t.describeEdges(n, describeOrder(n.children), describeOrder(n.parents))
+}
+
+// describeEdges prints a node with its successors and predecessors in the
+// order given.
+func (t *Topology) describeEdges(n *node, succs, preds []*node) string {
 	switch n.kind {
 	case sourceNode:
 		topics := "[" + strings.Join(n.topics, ", ") + "]"
 		if n.pattern != nil {
 			topics = n.pattern.String()
 		}
-		return fmt.Sprintf("Source: %s (topics: %s)\n      --> %s", n.name, topics, describeNames(n.children))
+		return fmt.Sprintf("Source: %s (topics: %s)\n      --> %s", n.name, topics, describeNames(succs))
 	case sinkNode:
-		return fmt.Sprintf("Sink: %s (topic: %s)\n      <-- %s", n.name, n.topic, describeNames(n.parents))
+		return fmt.Sprintf("Sink: %s (topic: %s)\n      <-- %s", n.name, n.topic, describeNames(preds))
 	}
 	stores := append([]string(nil), n.stores...)
 	for name, def := range t.stores {
@@ -102,13 +109,15 @@ func (t *Topology) describeNode(n *node) string {
 			stores = append(stores, name)
 		}
 	}
+	// Kafka's Processor holds its store names in a HashSet.
+	stores = javaHashOrder(stores, copiedCapacity(len(stores)))
 	return fmt.Sprintf("Processor: %s (stores: [%s])\n      --> %s\n      <-- %s",
-		n.name, strings.Join(stores, ", "), describeNames(n.children), describeNames(n.parents))
+		n.name, strings.Join(stores, ", "), describeNames(succs), describeNames(preds))
 }
 
 func describeNames(ns []*node) string {
 	if len(ns) == 0 {
 		return "none"
 	}
-	return nodeNames(describeOrder(ns))
+	return nodeNames(ns)
 }

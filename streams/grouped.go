@@ -75,6 +75,12 @@ func (g *GroupedStream[K, V]) aggregateSource(storeName string) string {
 // Count counts the records of each key (records with a null key or value
 // are dropped, as Kafka's).
 func (g *GroupedStream[K, V]) Count(m ...Materialized[K, int64]) *Table[K, int64] {
+	if len(m) == 1 && m[0].StoreName == "" {
+		// Kafka's count(Materialized) burns a store name first, for the
+		// compatibility of its topologies (KGroupedStreamImpl.count);
+		// count() does not.
+		g.s.b.newStoreName("KSTREAM-AGGREGATE-")
+	}
 	return Aggregate(g, func() int64 { return 0 }, func(_ K, _ V, agg int64) int64 { return agg + 1 }, m...)
 }
 

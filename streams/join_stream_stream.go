@@ -251,6 +251,9 @@ type timeTracker struct {
 // (default 1000): a scan runs at most once per interval of wall-clock time.
 const defaultOuterJoinEmitIntervalMs = 1000
 
+// outerJoinEmitIntervalConfig is the interval's (internal) property name.
+const outerJoinEmitIntervalConfig = "__emit.interval.ms.kstreams.outer.join.spurious.results.fix__"
+
 // outerJoinEmitIntervaler is a task environment that sets the interval;
 // the TestDriver sets 0, as Kafka's TopologyTestDriver, so that results
 // do not depend on the mock wall clock.
@@ -259,6 +262,11 @@ type outerJoinEmitIntervaler interface {
 }
 
 func (d *TestDriver) outerJoinEmitIntervalMs() int64 { return 0 }
+
+// The runtime's tasks take Config.OuterJoinEmitInterval.
+func (e *threadEnv) outerJoinEmitIntervalMs() int64 {
+	return e.th.app.cfg.OuterJoinEmitInterval.Milliseconds()
+}
 
 func outerJoinEmitInterval(env taskEnv) int64 {
 	if e, ok := env.(outerJoinEmitIntervaler); ok {

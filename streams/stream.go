@@ -110,6 +110,29 @@ func Map[K, V, KR, VR any](s *Stream[K, V], fn func(key K, value V) (KR, VR), na
 	return derive(s, n, defaultOrNil[KR](), defaultOrNil[VR](), true)
 }
 
+// MapNullable is Map for functions that must see and keep nulls, as
+// Kafka's KStream#map does (its mapper gets a null value and may return
+// one): value is nil for a null value, and a nil result is forwarded as a
+// null (a tombstone stays one). Map itself gives its function V's zero
+// value for a null, so it cannot keep a null through.
+func MapNullable[K, V, KR, VR any](s *Stream[K, V], fn func(key K, value *V) (KR, *VR), name ...Named) *Stream[KR, VR] {
+	n := s.b.nameOr(one(name), "KSTREAM-MAP-")
+	s.b.addProcessor(n, []string{s.name}, stateless(func(nc *nodeContext, r rec) error {
+		var in *V
+		if r.value != nil {
+			v := r.value.(V)
+			in = &v
+		}
+		k, v := fn(as[K](r.key), in)
+		r.key, r.value = k, nil
+		if v != nil {
+			r.value = *v
+		}
+		return nc.forward(r)
+	}))
+	return derive(s, n, defaultOrNil[KR](), defaultOrNil[VR](), true)
+}
+
 // MapValues replaces each record's value, keeping its key (and partition).
 func MapValues[K, V, VR any](s *Stream[K, V], fn func(key K, value V) VR, name ...Named) *Stream[K, VR] {
 	n := s.b.nameOr(one(name), "KSTREAM-MAPVALUES-")

@@ -64,6 +64,15 @@ func planTopics(appID string, t *Topology, bt *builtTopology, counts map[string]
 			fixed[name] = it.partitions
 		}
 	}
+	// An internal topic co-partitioned with external topics takes their
+	// count, not its writers' (Kafka's CopartitionedTopicsEnforcer): the
+	// foreign-key join's registration topic has the right table's count
+	// although the left side writes it, and its response topic the left
+	// table's. This also breaks the cycle the two make between the join's
+	// subtopologies.
+	if err := copartitionFixed(t, counts, fixed, internal); err != nil {
+		return nil, err
+	}
 	// A repartition topic takes the largest task count of the subtopologies
 	// writing it; resolve until nothing changes (subtopologies may chain).
 	writers := map[string][]*subtopology{}
@@ -157,6 +166,37 @@ func planTopics(appID string, t *Topology, bt *builtTopology, counts map[string]
 		}
 	}
 	return p, nil
+}
+
+// copartitionFixed sets the count of every internal topic of a
+// co-partition group that has external topics to theirs, which must
+// agree; a count the DSL fixed must agree too.
+func copartitionFixed(t *Topology, counts, fixed map[string]int32, internal func(string) bool) error {
+	for _, group := range t.copartition {
+		external := int32(-1)
+		for _, topic := range group {
+			if internal(topic) {
+				continue
+			}
+			if external >= 0 && counts[topic] != external {
+				return fmt.Errorf("streams: topics not co-partitioned: [%s] (a join needs equal partition counts; repartition one side with Repartition)", strings.Join(group, ","))
+			}
+			external = counts[topic]
+		}
+		if external < 0 {
+			continue
+		}
+		for _, topic := range group {
+			if !internal(topic) {
+				continue
+			}
+			if c, ok := fixed[topic]; ok && c != external {
+				return fmt.Errorf("streams: internal topic %s has %d partitions but is co-partitioned with topics of %d: [%s]", topic, c, external, strings.Join(group, ","))
+			}
+			fixed[topic] = external
+		}
+	}
+	return nil
 }
 
 // ensureTopics creates the internal topics, and checks the partition

@@ -122,6 +122,9 @@ func timeWindowedAggregate[K, V, VA any](w *TimeWindowedStream[K, V], prefix str
 		spec.closeAfter = tw.grace
 		spec.what = fmt.Sprintf("must be no smaller than its window size plus the grace period. Got size=[%d], grace=[%d]", tw.size, tw.grace)
 	}
+	// Kafka's sliding windowed count has no burned name
+	// (SlidingWindowedKStreamImpl.count); the time windowed one has.
+	countQuirk = countQuirk && w.sliding == nil
 	return windowedAggregate(w.g, prefix, m, countQuirk, defaultVS, spec, func(def *storeDef, tn *tableNode) func() processor {
 		mk := windowedKey[K]
 		if w.sliding != nil {
