@@ -49,10 +49,43 @@ func printTopic[K, V any](d *streams.TestDriver, topic string, ks serde.Serde[K]
 	}
 }
 
-// key prints windowed keys with their window.
+// key prints windowed keys with their window: [start,end) for time
+// windows, which end before their end, [start,end] for sessions, which
+// include it.
 func key(k any) string {
-	if w, ok := k.(serde.Windowed[string]); ok {
+	switch w := k.(type) {
+	case timeWindowed:
+		return fmt.Sprintf("%s[%d,%d)", w.Key, w.Window.Start, w.Window.End)
+	case sessionWindowed:
 		return fmt.Sprintf("%s[%d,%d]", w.Key, w.Window.Start, w.Window.End)
 	}
 	return fmt.Sprint(k)
+}
+
+// timeWindowed and sessionWindowed tell key how to print a window.
+type (
+	timeWindowed    serde.Windowed[string]
+	sessionWindowed serde.Windowed[string]
+)
+
+// timeWindowedSerde reads keys of time windows of size.
+func timeWindowedSerde(size int64) serde.Serde[timeWindowed] {
+	inner := serde.TimeWindowed(serde.String(), size)
+	return serde.Func(func(topic string, w timeWindowed) ([]byte, error) {
+		return inner.Serialize(topic, serde.Windowed[string](w))
+	}, func(topic string, b []byte) (timeWindowed, error) {
+		w, err := inner.Deserialize(topic, b)
+		return timeWindowed(w), err
+	})
+}
+
+// sessionWindowedSerde reads keys of session windows.
+func sessionWindowedSerde() serde.Serde[sessionWindowed] {
+	inner := serde.SessionWindowed(serde.String())
+	return serde.Func(func(topic string, w sessionWindowed) ([]byte, error) {
+		return inner.Serialize(topic, serde.Windowed[string](w))
+	}, func(topic string, b []byte) (sessionWindowed, error) {
+		w, err := inner.Deserialize(topic, b)
+		return sessionWindowed(w), err
+	})
 }
