@@ -10,7 +10,7 @@ import (
 func RoutePayments() (*streams.Topology, error) {
 	b := streams.NewBuilder()
 	payments := streams.From[string, int64](b, []string{"payments"})
-	split := payments.Split(streams.Named("route-"))
+	split := payments.Split(streams.Named("route"))
 	split.Branch(func(_ string, cents int64) bool { return cents >= 100_000 }, "large").To("payments-large")
 	split.Branch(func(_ string, cents int64) bool { return cents <= 0 }, "invalid").To("payments-invalid")
 	split.Default("normal").To("payments-normal")
