@@ -264,28 +264,30 @@ func (s *Stream[K, V]) Split(name ...Named) *Splitter[K, V] {
 }
 
 // Branch adds a branch taking the records pred holds for (and that no
-// earlier branch took); the branch's node is named split name + name.
+// earlier branch took). Its node is named as Kafka's: the split's name then
+// name, or then the branch's number (from 1) when name is empty.
 func (sp *Splitter[K, V]) Branch(pred func(key K, value V) bool, name string) *Stream[K, V] {
-	return sp.add(func(k, v any) bool { return pred(as[K](k), as[V](v)) }, name)
+	return sp.add(func(k, v any) bool { return pred(as[K](k), as[V](v)) }, name, len(*sp.branches)+1)
 }
 
-// Default adds the branch that takes every record no branch took; no
-// branch can follow it.
+// Default adds the branch that takes every record no branch took (number 0
+// when unnamed, as Kafka's); no branch can follow it.
 func (sp *Splitter[K, V]) Default(name string) *Stream[K, V] {
-	st := sp.add(nil, name)
+	st := sp.add(nil, name, 0)
 	sp.done = true
 	return st
 }
 
-func (sp *Splitter[K, V]) add(pred func(k, v any) bool, name string) *Stream[K, V] {
+func (sp *Splitter[K, V]) add(pred func(k, v any) bool, name string, index int) *Stream[K, V] {
 	b := sp.s.b
 	if sp.done {
 		b.failf("split %s: no branch can follow the default branch", sp.name)
 	}
+	child := sp.name + name
 	if name == "" {
-		name = fmt.Sprint(len(*sp.branches) + 1)
+		child = sp.name + fmt.Sprint(index)
 	}
-	child := sp.name + "-" + name
+	b.newName("KSTREAM-BRANCHCHILD-") // Kafka burns an index per branch
 	*sp.branches = append(*sp.branches, branch{pred: pred, child: child})
 	b.addProcessor(child, []string{sp.name}, stateless(func(nc *nodeContext, r rec) error { return nc.forward(r) }))
 	return derive(sp.s, child, sp.s.keySerde, sp.s.valueSerde, sp.s.repartition)

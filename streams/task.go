@@ -385,20 +385,21 @@ func (t *task) punctuate(typ PunctuationType, now int64) error {
 		if p.cancelled || p.typ != typ {
 			continue
 		}
-		if p.next < 0 {
-			// A stream-time punctuation is first due at the first stream time
-			// seen, as Kafka's.
-			p.next = now
-		}
 		if now < p.next {
 			continue
 		}
 		t.current = nil
 		p.fn(now)
 		t.m.punctuations.Inc()
-		// The next is one interval on from now, not from the missed times:
-		// Kafka fires once after a jump, not once per missed interval.
-		p.next = now + p.interval
+		// Kafka's PunctuationSchedule.next: one interval on from the time
+		// that was due, unless time jumped past that too; then one interval
+		// on from now (one punctuation per jump, not one per missed
+		// interval).
+		next := p.next + p.interval
+		if now >= next {
+			next = now + p.interval
+		}
+		p.next = next
 	}
 	live := t.punctuations[:0]
 	for _, p := range t.punctuations {
@@ -457,7 +458,9 @@ func (nc *nodeContext) schedule(interval time.Duration, typ PunctuationType, fn 
 	if ms < 1 {
 		ms = 1
 	}
-	p := &punctuation{interval: ms, typ: typ, fn: fn, node: nc, next: -1}
+	// A stream-time punctuation is scheduled at time 0, so the first record
+	// fires it; a wall-clock one an interval from now (Kafka's).
+	p := &punctuation{interval: ms, typ: typ, fn: fn, node: nc, next: 0}
 	if typ == WallClockTime {
 		p.next = nc.task.env.now() + ms
 	}
