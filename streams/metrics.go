@@ -15,6 +15,9 @@ type metrics struct {
 	restored     *prometheus.CounterVec
 	// standbyRecords counts changelog records applied to standby stores.
 	standbyRecords prometheus.Counter
+	lag            *prometheus.GaugeVec
+	storeEntries   *prometheus.GaugeVec
+	restoreLeft    *prometheus.GaugeVec
 }
 
 func newMetrics() *metrics {
@@ -34,6 +37,13 @@ func newMetrics() *metrics {
 	m.standbyRecords = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "samsa", Subsystem: "streams", Name: "standby_records_total",
 		Help: "Changelog records applied to standby tasks' stores (Kafka Streams' update-total of standby tasks)."})
 	m.reg.MustRegister(m.standbyRecords)
+	m.lag = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "samsa", Subsystem: "streams", Name: "task_lag_records",
+		Help: "Records of a task's source partitions not processed yet: fetched and waiting, plus what the broker has past the fetch position (updated at each commit)."}, []string{"task"})
+	m.storeEntries = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "samsa", Subsystem: "streams", Name: "store_entries",
+		Help: "Approximate number of entries of a task's key-value store (updated at each commit; pebble estimates)."}, []string{"task", "store"})
+	m.restoreLeft = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "samsa", Subsystem: "streams", Name: "restore_remaining_records",
+		Help: "Changelog records a restoring store still has to read (0 once restored)."}, []string{"task", "store"})
+	m.reg.MustRegister(m.lag, m.storeEntries, m.restoreLeft)
 	return m
 }
 

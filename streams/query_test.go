@@ -98,6 +98,13 @@ func TestInteractiveQueries(t *testing.T) {
 	if local[0] == 0 || local[1] == 0 {
 		t.Fatalf("the keys did not spread over both instances: %v", local)
 	}
+	// The metrics count what was processed and the store's entries.
+	waitFor(t, 10*time.Second, func() bool {
+		return metricSum(t, apps[0], "samsa_streams_store_entries")+metricSum(t, apps[1], "samsa_streams_store_entries") == float64(len(want))
+	})
+	if n := metricSum(t, apps[0], "samsa_streams_records_processed_total") + metricSum(t, apps[1], "samsa_streams_records_processed_total"); n < 500 {
+		t.Fatalf("the instances processed %v records, want at least the 500 lines", n)
+	}
 	resp, err := http.Get(servers[0].URL + "/v1/stores/counts/keys/no-such-word")
 	if err != nil {
 		t.Fatal(err)

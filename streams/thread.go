@@ -490,6 +490,7 @@ func (th *streamThread) closeTask(t *task) {
 // transaction with the offsets in it commits.
 func (th *streamThread) commit(ctx context.Context) error {
 	th.lastCommit = time.Now()
+	th.updateGauges()
 	if err := th.flushCaches(); err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func (th *streamThread) restore(ctx context.Context, t *task) error {
 		if off, ok := checkpoint[state.TopicPartition{Topic: h.changelog.topic, Partition: h.changelog.partition}]; ok && h.store.Persistent() {
 			from = off
 		}
-		n, end, err := th.restoreStore(ctx, h, from)
+		n, end, err := th.restoreStore(ctx, h, from, t.id)
 		if err != nil {
 			return fmt.Errorf("streams: task %s: restore %s: %w", t.id, h.def.name, err)
 		}
@@ -169,7 +169,9 @@ func (th *streamThread) restore(ctx context.Context, t *task) error {
 // restoreStore replays one changelog partition from offset from (-1: its
 // start) to its end (the last stable offset under exactly once), in
 // committed batches. It answers the records applied and the end reached.
-func (th *streamThread) restoreStore(ctx context.Context, h *storeHandle, from int64) (int, int64, error) {
+func (th *streamThread) restoreStore(ctx context.Context, h *storeHandle, from int64, id TaskID) (int, int64, error) {
+	left := th.app.mets.restoreLeft.WithLabelValues(id.String(), h.def.name)
+	defer left.Set(0)
 	topic, partition := h.changelog.topic, h.changelog.partition
 	ends, err := th.adm.ListEndOffsets(ctx, topic)
 	if th.eos && err == nil {
@@ -226,6 +228,7 @@ func (th *streamThread) restoreStore(ctx context.Context, h *storeHandle, from i
 			if r.Offset+1 >= end.Offset {
 				done = true
 			}
+			left.Set(float64(end.Offset - r.Offset - 1))
 		})
 		if len(batch) > 0 {
 			if err := h.restorer.RestoreBatch(batch); err != nil {
@@ -380,4 +383,26 @@ func (th *streamThread) flushCaches() error {
 		}
 	}
 	return nil
+}
+
+// updateGauges sets the lag and store-size gauges at a commit.
+func (th *streamThread) updateGauges() {
+	m := th.app.mets
+	for id, t := range th.tasks {
+		var lag int64
+		for _, q := range t.order {
+			lag += int64(len(q.recs) - q.head)
+			if q.lag > 0 {
+				lag += q.lag
+			}
+		}
+		m.lag.WithLabelValues(id.String()).Set(float64(lag))
+		for _, h := range th.taskState(id).handles {
+			if kv, ok := h.store.(state.KeyValueStore); ok {
+				if n, err := kv.ApproximateNumEntries(); err == nil {
+					m.storeEntries.WithLabelValues(id.String(), h.def.name).Set(float64(n))
+				}
+			}
+		}
+	}
 }
