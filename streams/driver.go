@@ -1,8 +1,11 @@
 package streams
 
 import (
+	"net/http"
+
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"io"
 	"log/slog"
 	"time"
@@ -36,7 +39,8 @@ type TestDriver struct {
 type TestDriverConfig struct {
 	ApplicationID string
 	StartTime     time.Time
-	// MaxTaskIdle and the deserialization handler as in Config.
+	// DeserializationHandler is default.deserialization.exception.handler,
+	// as in Config.
 	DeserializationHandler DeserializationHandler
 }
 
@@ -320,4 +324,10 @@ func (o *OutputTopic[K, V]) ReadRecords() ([]Record[K, V], error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// MetricsHandler serves the driver's metrics (records processed, skipped
+// and dropped, punctuations) in Prometheus' text format, as App's does.
+func (d *TestDriver) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(d.mets.reg, promhttp.HandlerOpts{})
 }
