@@ -65,6 +65,7 @@ type App struct {
 	// process UUID): its threads' tasks are balanced as one instance's.
 	processID string
 	done      chan struct{}
+	doneOnce  sync.Once
 }
 
 // New checks the topology and the configuration.
@@ -180,10 +181,12 @@ func (a *App) Start(ctx context.Context) error {
 			a.state = NotRunning
 		}
 		a.mu.Unlock()
-		close(a.done)
+		a.markDone()
 	})
 	return nil
 }
+
+func (a *App) markDone() { a.doneOnce.Do(func() { close(a.done) }) }
 
 func (a *App) prepare(ctx context.Context) error {
 	opts := append([]kgo.Opt{kgo.SeedBrokers(a.cfg.BootstrapServers...)}, a.cfg.ClientOptions...)
@@ -255,14 +258,19 @@ func (a *App) Close() error {
 	if a.state == Created {
 		a.state = NotRunning
 		a.mu.Unlock()
-		close(a.done)
+		a.markDone()
 		return nil
 	}
+	started := len(a.threads) > 0 || a.global != nil
 	if a.state != Error && a.state != NotRunning {
 		a.state = PendingShutdown
 	}
 	a.mu.Unlock()
 	a.stopThreads()
+	if !started {
+		// Start failed before any thread ran: nothing will mark it done.
+		a.markDone()
+	}
 	<-a.done
 	if a.admin != nil {
 		a.admin.Close()

@@ -148,3 +148,21 @@ func TestWordCountOnBroker(t *testing.T) {
 		})
 	}
 }
+
+// TestStartRefusesMissingSourceTopic: a source topic that does not exist
+// stops Start with Kafka's reason, and the application is in ERROR.
+func TestStartRefusesMissingSourceTopic(t *testing.T) {
+	bootstrap, _ := devcluster.StartTestBroker(t)
+	app, err := streams.New(wordCount(t, "counts"), streams.Config{ApplicationID: "missing", BootstrapServers: []string{bootstrap}, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = app.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "source topics wc-in are missing") {
+		t.Fatalf("Start answered %v", err)
+	}
+	if app.State() != streams.Error {
+		t.Fatalf("state %s after a failed start", app.State())
+	}
+	_ = app.Close()
+}
