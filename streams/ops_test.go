@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/samsa-io/samsa/streams"
@@ -87,6 +88,19 @@ func TestToTableAfterKeyChange(t *testing.T) {
 	counts := streams.GroupTableBy(tbl, func(k, v string) (string, string) { return v, k }).Count()
 	streams.MapTableValues(counts, func(_ string, n int64) string { return strconv.FormatInt(n, 10) }).ToStream().To("counts")
 	tbl.ToStream().To("out")
+	// Kafka's toTable repartitions through <node>-repartition, the node
+	// being KSTREAM-TOTABLE-2 (after the source and the key select).
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := topo.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.String(), "(topics: [KSTREAM-TOTABLE-0000000002-repartition])\n      --> KSTREAM-TOTABLE-0000000002\n") {
+		t.Fatalf("no repartition before the table:\n%s", d)
+	}
 	h := newJoinHarness(t, b, "out")
 	h.pipe("in", "a", "x", 1)
 	h.pipe("in", "b", "x", 2)
