@@ -183,3 +183,22 @@ func TestTableGroupByDescribe(t *testing.T) {
 	streams.GroupTableBy(users, func(k, v string) (string, string) { return v, k }).Count().ToStream().To("out")
 	checkDescribe(t, b, tableGroupByDescription)
 }
+
+// A table read with a named store builds, and its source node keeps the
+// store (it used to be connected before the node existed).
+func TestTableFromNamedStore(t *testing.T) {
+	b := streams.NewBuilder()
+	users := streams.TableFrom(b, "users", streams.Consumed[string, string]{}, streams.Materialized[string, string]{StoreName: "u"})
+	streams.GroupTableBy(users, func(k, v string) (string, string) { return v, k }).Count().ToStream().To("out")
+	topo, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := topo.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.String(), "Processor: KTABLE-SOURCE-0000000001 (stores: [u])") {
+		t.Fatalf("the table source does not keep store u:\n%s", d)
+	}
+}
