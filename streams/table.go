@@ -110,10 +110,10 @@ func TableFrom[K, V any](b *Builder, topic string, c Consumed[K, V], m ...Materi
 	}
 	tn.getter = func(nc *nodeContext) (valueGetter, error) { return storeGetter(tn.store)(nc) }
 	tn.storesForGetter = func() []string { return []string{tn.materialize()} }
-	if mat.StoreName != "" {
-		tn.materialize()
-	}
 	b.addProcessor(tableSource, []string{source}, func() processor { return &tableSourceProc{tn: tn} })
+	if mat.StoreName != "" {
+		tn.materialize() // after the node exists: it connects the store to it
+	}
 	return &Table[K, V]{b: b, name: tableSource, keySerde: ks, valueSerde: vs, tn: tn}
 }
 
