@@ -9,7 +9,8 @@
 # bench/streams/driver). By hand only; not part of make test.
 #
 #   RECORDS (1000000), PARTITIONS (4), RUNS (3), TOPOLOGIES (wordcount,windowed),
-#   RUNTIMES (java; samsa,java once SAMSA_APP exists), SAMSA_APP (the Samsa side's binary),
+#   RUNTIMES (samsa,java; java or samsa for one side), SAMSA_APP (the Samsa side's binary;
+#   default: bench/streams/samsa-app built into bin/samsa-app),
 #   COMMIT_MS (1000: commit.interval.ms), CACHE_BYTES (10485760: statestore.cache.max.bytes),
 #   OUT (a new directory under ${TMPDIR:-/tmp}): logs, state, results.json; kept
 #   JAVA, JAVA_OPTS, KAFKA_VERSION (4.4.0), COMPAT_CACHE (~/.cache/samsa-compat)
@@ -25,7 +26,11 @@ stamp=$(cat "$here/pom.xml" "$here"/src/main/java/io/samsa/benchstreams/*.java |
 
 make -s build
 go build -o bin/bench-streams ./bench/streams/driver
-runtimes=${RUNTIMES:-java}
+runtimes=${RUNTIMES:-samsa,java}
+if [[ $runtimes == *samsa* && -z ${SAMSA_APP:-} ]]; then
+  go build -tags "${TAGS:-pebblegozstd}" -o bin/samsa-app ./bench/streams/samsa-app
+  SAMSA_APP=bin/samsa-app
+fi
 args=()
 if [[ $runtimes == *java* ]]; then
   if [ "$(cat "$build/stamp" 2>/dev/null)" != "$stamp" ]; then
