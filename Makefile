@@ -98,9 +98,10 @@ bench-connect:
 	bench/connect/run.sh
 
 # The streams benchmark (issue 19, bench/streams/run.sh): word count and a
-# windowed count on Kafka Streams 4.4 and (SAMSA_APP, RUNTIMES=samsa,java)
-# on Samsa's library, one Samsa broker; records/s, RSS and CPU per record,
-# medians of RUNS (3) with RECORDS (1000000). By hand, not in make test;
+# windowed count on Kafka Streams 4.4 and on Samsa's library
+# (bench/streams/samsa-app; RUNTIMES=java or samsa for one side), one Samsa
+# broker; records/s, RSS and CPU per record, medians of RUNS (3) with
+# RECORDS (1000000) and the Samsa/Java ratio. By hand, not in make test;
 # docs/PERFORMANCE.md#streams records the figures.
 bench-streams:
 	bench/streams/run.sh

@@ -9,9 +9,11 @@
 # bench/streams/driver). By hand only; not part of make test.
 #
 #   RECORDS (1000000), PARTITIONS (4), RUNS (3), TOPOLOGIES (wordcount,windowed),
-#   RUNTIMES (java; samsa,java once SAMSA_APP exists), SAMSA_APP (the Samsa side's binary),
+#   RUNTIMES (samsa,java; java or samsa for one side), SAMSA_APP (the Samsa side's binary;
+#   default: bench/streams/samsa-app built into bin/samsa-app),
 #   COMMIT_MS (1000: commit.interval.ms), CACHE_BYTES (10485760: statestore.cache.max.bytes),
 #   OUT (a new directory under ${TMPDIR:-/tmp}): logs, state, results.json; kept
+#   CPUPROFILE (1: each Samsa run writes a CPU profile to $OUT/profiles/<application.id>.cpu.pprof)
 #   JAVA, JAVA_OPTS, KAFKA_VERSION (4.4.0), COMPAT_CACHE (~/.cache/samsa-compat)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +27,11 @@ stamp=$(cat "$here/pom.xml" "$here"/src/main/java/io/samsa/benchstreams/*.java |
 
 make -s build
 go build -o bin/bench-streams ./bench/streams/driver
-runtimes=${RUNTIMES:-java}
+runtimes=${RUNTIMES:-samsa,java}
+if [[ $runtimes == *samsa* && -z ${SAMSA_APP:-} ]]; then
+  go build -tags "${TAGS:-pebblegozstd}" -o bin/samsa-app ./bench/streams/samsa-app
+  SAMSA_APP=bin/samsa-app
+fi
 args=()
 if [[ $runtimes == *java* ]]; then
   if [ "$(cat "$build/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -39,6 +45,10 @@ if [[ $runtimes == *java* ]]; then
   [ -n "${JAVA_OPTS:-}" ] && args+=(-java-opts "$JAVA_OPTS")
 fi
 [ -n "${SAMSA_APP:-}" ] && args+=(-samsa-app "$SAMSA_APP")
+if [ "${CPUPROFILE:-}" = 1 ]; then
+  mkdir -p "$out/profiles"
+  export BENCH_STREAMS_PROFILE_DIR=$out/profiles
+fi
 echo "== bench-streams: logs and state in $out" >&2
 bin/bench-streams -samsa bin/samsa -out "$out" -runtimes "$runtimes" -topologies "${TOPOLOGIES:-wordcount,windowed}" \
   -records "${RECORDS:-1000000}" -partitions "${PARTITIONS:-4}" -runs "${RUNS:-3}" \
