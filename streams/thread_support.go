@@ -173,32 +173,43 @@ func (th *streamThread) restoreStore(ctx context.Context, h *storeHandle, from i
 	left := th.app.mets.restoreLeft.WithLabelValues(id.String(), h.def.name)
 	defer left.Set(0)
 	topic, partition := h.changelog.topic, h.changelog.partition
-	ends, err := th.adm.ListEndOffsets(ctx, topic)
-	if th.eos && err == nil {
-		ends, err = th.adm.ListCommittedOffsets(ctx, topic)
-	}
+	// The log end says whether the checkpoint belongs to this changelog;
+	// the restore reads to the last stable offset under exactly once (an
+	// open transaction of a killed instance may hold it below the
+	// checkpoint: then there is nothing to read yet that is committed).
+	logEnds, err := th.adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0, 0, err
 	}
-	end, ok := ends.Lookup(topic, partition)
-	if !ok || end.Err != nil {
-		return 0, 0, fmt.Errorf("end offset of %s-%d: %v", topic, partition, end.Err)
+	logEnd, ok := logEnds.Lookup(topic, partition)
+	if !ok || logEnd.Err != nil {
+		return 0, 0, fmt.Errorf("end offset of %s-%d: %v", topic, partition, logEnd.Err)
+	}
+	end := logEnd
+	if th.eos {
+		stable, err := th.adm.ListCommittedOffsets(ctx, topic)
+		if err != nil {
+			return 0, 0, err
+		}
+		if end, ok = stable.Lookup(topic, partition); !ok || end.Err != nil {
+			return 0, 0, fmt.Errorf("last stable offset of %s-%d: %v", topic, partition, end.Err)
+		}
 	}
 	starts, err := th.adm.ListStartOffsets(ctx, topic)
 	if err != nil {
 		return 0, 0, err
 	}
 	start, _ := starts.Lookup(topic, partition)
-	if from > end.Offset {
+	if from > logEnd.Offset {
 		// The changelog is shorter than the checkpoint says (the topic was
 		// recreated): the local state is not this changelog's.
-		return 0, 0, fmt.Errorf("checkpoint offset %d is past the end %d of %s-%d; delete the task's state directory", from, end.Offset, topic, partition)
+		return 0, 0, fmt.Errorf("checkpoint offset %d is past the end %d of %s-%d; delete the task's state directory", from, logEnd.Offset, topic, partition)
 	}
 	if from < start.Offset {
 		from = start.Offset
 	}
 	if from >= end.Offset {
-		return 0, end.Offset, nil
+		return 0, max(from, end.Offset), nil
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(th.app.cfg.BootstrapServers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}})}
