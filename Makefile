@@ -144,4 +144,4 @@ grow-soak:
 # (docs/PERFORMANCE.md#streams records the figures).
 SOAK ?= 10m
 streams-eos-soak:
-	SAMSA_STREAMS_SOAK=$(SOAK) $(GO) test -count=1 -v -timeout 0 -run TestExactlyOnceUnderKills ./test/streamseos/
+	SAMSA_STREAMS_SOAK=$(SOAK) $(GO) test $(GOTAGS) -count=1 -v -timeout 0 -run TestExactlyOnceUnderKills ./test/streamseos/
