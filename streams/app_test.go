@@ -166,3 +166,41 @@ func TestStartRefusesMissingSourceTopic(t *testing.T) {
 	}
 	_ = app.Close()
 }
+
+// TestRecordCacheFoldsUpdates: with the record cache on, a key's updates
+// between commits reach the output once (Kafka's caching), and the final
+// counts are the same.
+func TestRecordCacheFoldsUpdates(t *testing.T) {
+	bootstrap, _ := devcluster.StartTestBroker(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, topic := range []string{"wc-in", "wc-out"} {
+		if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 2, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := produceLines(t, cl, 1000)
+	cache := int64(1 << 20)
+	app, err := streams.New(wordCount(t, "counts"), streams.Config{ApplicationID: "cached", BootstrapServers: []string{bootstrap},
+		CacheMaxBytes: &cache, CommitInterval: time.Second, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	got := readCounts(t, bootstrap, want, false)
+	updates, occurrences := 0, int64(0)
+	for w, c := range got {
+		updates += len(c)
+		occurrences += want[w]
+	}
+	if int64(updates) >= occurrences/4 {
+		t.Fatalf("%d updates reached the output for %d word occurrences: the cache did not fold them", updates, occurrences)
+	}
+	t.Logf("%d updates out for %d word occurrences", updates, occurrences)
+}

@@ -23,7 +23,7 @@ type storeHandle struct {
 	changelog topicPartition
 	rc        *state.RecordContext
 	// cache is the store's view when it caches: flushed before commits.
-	cache cachingState
+	cache interface{ flushErr() error }
 }
 
 // openStateStore opens def for task t in its directory.
@@ -100,11 +100,22 @@ func openStateStoreCached(t *task, def *storeDef, dir *state.TaskDirectory, cach
 			}
 			ws, h.restorer = logged, logged
 		}
-		h.store = ws
 		if def.retainDuplicates {
+			h.store = ws
 			return &stateJoinWindow{def: def, s: ws, rc: rc}, h, nil
 		}
-		return &stateWindow{def: def, s: ws, rc: rc}, h, nil
+		sw := &stateWindow{def: def, rc: rc}
+		if records != nil && def.caching {
+			cached, err := state.NewCachingWindowStore(ws, records, namespace, rc, sw.flushed)
+			if err != nil {
+				return nil, nil, err
+			}
+			ws, sw.cached = cached, true
+			h.cache = sw
+		}
+		sw.s = ws
+		h.store = ws
+		return sw, h, nil
 	case sessionStore:
 		o := state.SessionOptions{RetentionPeriod: def.retention, SegmentInterval: def.segmentInterval}
 		var inner state.SessionStore
@@ -232,6 +243,55 @@ type stateWindow struct {
 	def *storeDef
 	s   state.WindowStore
 	rc  *state.RecordContext
+	// cached, onFlush, err: as stateKV's, for the windowed aggregation.
+	cached  bool
+	onFlush func(key any, start int64, newV, oldV any, ts int64) error
+	err     error
+}
+
+// cachingWindowState is a window store whose writes reach downstream when
+// its cache flushes.
+type cachingWindowState interface {
+	caching() bool
+	setFlushListener(fn func(key any, start int64, newV, oldV any, ts int64) error)
+}
+
+func (w *stateWindow) caching() bool { return w.cached }
+func (w *stateWindow) setFlushListener(fn func(key any, start int64, newV, oldV any, ts int64) error) {
+	w.onFlush = fn
+}
+func (w *stateWindow) flushErr() error {
+	err := w.err
+	w.err = nil
+	return err
+}
+
+func (w *stateWindow) flushed(key []byte, win state.Window, newValue, oldValue []byte, ts int64) {
+	if w.onFlush == nil || w.err != nil {
+		return
+	}
+	decode := func(b []byte) (any, error) {
+		if b == nil {
+			return nil, nil
+		}
+		vb, _, err := state.SplitValueAndTimestamp(b)
+		if err != nil {
+			return nil, err
+		}
+		return w.def.valueSerde.deserialize(w.def.name, vb)
+	}
+	k, err := w.def.keySerde.deserialize(w.def.name, key)
+	var nv, ov any
+	if err == nil {
+		nv, err = decode(newValue)
+	}
+	if err == nil {
+		ov, err = decode(oldValue)
+	}
+	if err == nil {
+		err = w.onFlush(k, win.Start, nv, ov, ts)
+	}
+	w.err = err
 }
 
 func (w *stateWindow) fetch(key any, start int64) (any, int64, bool, error) {

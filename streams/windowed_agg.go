@@ -241,6 +241,7 @@ type timeWindowAggProc struct {
 	agg      aggregation
 	mkKey    func(k any, w Window) any
 	observed int64 // Kafka's observedStreamTime: this processor's largest record timestamp
+	cached   bool  // the store's cache forwards (Kafka's TimestampedTupleForwarder)
 }
 
 func (p *timeWindowAggProc) init(nc *nodeContext) error {
@@ -254,6 +255,16 @@ func (p *timeWindowAggProc) init(nc *nodeContext) error {
 		return fmt.Errorf("streams: store %s is a %T, not a window store", p.def.name, s)
 	}
 	p.store = ws
+	if cs, ok := s.(cachingWindowState); ok && cs.caching() {
+		p.cached = true
+		cs.setFlushListener(func(key any, start int64, newV, oldV any, ts int64) error {
+			if !p.tn.sendOld {
+				oldV = nil
+			}
+			w := Window{Start: start, End: start + p.windows.size}
+			return nc.forward(rec{key: p.mkKey(key, w), value: change{newV: newV, oldV: oldV}, ts: ts})
+		})
+	}
 	return nil
 }
 
@@ -293,6 +304,9 @@ func (p *timeWindowAggProc) update(r rec, w Window) error {
 	newAgg := p.agg.add(r.key, r.value, agg)
 	if err := p.store.put(r.key, w.Start, newAgg, ts); err != nil {
 		return err
+	}
+	if p.cached {
+		return nil
 	}
 	return p.nc.forward(rec{key: p.mkKey(r.key, w), value: p.change(newAgg, old, found), ts: ts, headers: r.headers})
 }
