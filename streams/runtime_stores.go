@@ -177,24 +177,7 @@ func (k *stateKV) flushed(key, newValue, oldValue []byte, ts int64) {
 	if k.onFlush == nil || k.err != nil {
 		return
 	}
-	decode := func(b []byte) (any, error) {
-		if b == nil {
-			return nil, nil
-		}
-		vb, _, err := state.SplitValueAndTimestamp(b)
-		if err != nil {
-			return nil, err
-		}
-		return k.def.valueSerde.deserialize(k.def.name, vb)
-	}
-	kv, err := k.def.keySerde.deserialize(k.def.name, key)
-	var nv, ov any
-	if err == nil {
-		nv, err = decode(newValue)
-	}
-	if err == nil {
-		ov, err = decode(oldValue)
-	}
+	kv, nv, ov, err := decodeFlushed(k.def, key, newValue, oldValue)
 	if err == nil {
 		err = k.onFlush(kv, nv, ov, ts)
 	}
@@ -270,24 +253,7 @@ func (w *stateWindow) flushed(key []byte, win state.Window, newValue, oldValue [
 	if w.onFlush == nil || w.err != nil {
 		return
 	}
-	decode := func(b []byte) (any, error) {
-		if b == nil {
-			return nil, nil
-		}
-		vb, _, err := state.SplitValueAndTimestamp(b)
-		if err != nil {
-			return nil, err
-		}
-		return w.def.valueSerde.deserialize(w.def.name, vb)
-	}
-	k, err := w.def.keySerde.deserialize(w.def.name, key)
-	var nv, ov any
-	if err == nil {
-		nv, err = decode(newValue)
-	}
-	if err == nil {
-		ov, err = decode(oldValue)
-	}
+	k, nv, ov, err := decodeFlushed(w.def, key, newValue, oldValue)
 	if err == nil {
 		err = w.onFlush(k, win.Start, nv, ov, ts)
 	}
@@ -525,4 +491,27 @@ func sortWindowRows(rows []windowRow, def *storeDef) {
 		sorted[i] = rows[j]
 	}
 	copy(rows, sorted)
+}
+
+// decodeFlushed reads a cache flush's key and timestamped new and old
+// values (nil stays nil).
+func decodeFlushed(def *storeDef, key, newValue, oldValue []byte) (k, nv, ov any, err error) {
+	decode := func(b []byte) (any, error) {
+		if b == nil {
+			return nil, nil
+		}
+		vb, _, err := state.SplitValueAndTimestamp(b)
+		if err != nil {
+			return nil, err
+		}
+		return def.valueSerde.deserialize(def.name, vb)
+	}
+	if k, err = def.keySerde.deserialize(def.name, key); err != nil {
+		return nil, nil, nil, err
+	}
+	if nv, err = decode(newValue); err != nil {
+		return nil, nil, nil, err
+	}
+	ov, err = decode(oldValue)
+	return k, nv, ov, err
 }
