@@ -136,6 +136,15 @@ func openStateStoreCached(t *task, def *storeDef, dir *state.TaskDirectory, cach
 		h.store = ss
 		return &stateSession{def: def, s: ss, rc: rc}, h, nil
 	}
+	if def.kind == suppressionBuffer {
+		buf := newTimeOrderedBuffer(def)
+		h.store = buf
+		if def.logging {
+			buf.logger = log
+			h.restorer = buf
+		}
+		return buf, h, nil
+	}
 	s, err := openMemoryStore(def)
 	return s, nil, err
 }

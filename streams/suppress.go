@@ -299,6 +299,10 @@ type timeOrderedBuffer struct {
 	entries []*bufferEntry // by (time, key)
 	index   map[string]*bufferEntry
 	size    int64
+	// logger writes each entry's change to the changelog (nil: not logged).
+	logger func(key, value []byte, ts int64)
+	// logErr is the first changelog encoding error, failing the next put.
+	logErr error
 }
 
 type bufferEntry struct {
@@ -338,15 +342,28 @@ func (b *timeOrderedBuffer) put(bufferTime int64, key string, r bufferedRecord) 
 		e.rec, e.priorIsOld = r, false
 		e.size = e.estimate()
 		b.size += e.size
+		b.noteLog(b.logEntry(e))
 		return
 	}
 	e := &bufferEntry{time: bufferTime, key: key, rec: r, prior: r.oldV, priorSize: r.oldSize, priorIsOld: true}
 	e.size = e.estimate()
+	b.insert(e)
+	b.noteLog(b.logEntry(e))
+}
+
+func (b *timeOrderedBuffer) noteLog(err error) {
+	if err != nil && b.logErr == nil {
+		b.logErr = err
+	}
+}
+
+// insert places a new entry in (time, key) order.
+func (b *timeOrderedBuffer) insert(e *bufferEntry) {
 	b.size += e.size
-	b.index[key] = e
+	b.index[e.key] = e
 	i := sort.Search(len(b.entries), func(i int) bool {
 		o := b.entries[i]
-		return o.time > bufferTime || (o.time == bufferTime && o.key > key)
+		return o.time > e.time || (o.time == e.time && o.key > e.key)
 	})
 	b.entries = append(b.entries, nil)
 	copy(b.entries[i+1:], b.entries[i:])
@@ -364,8 +381,11 @@ func (b *timeOrderedBuffer) evictWhile(pred func() bool, emit func(bufferedRecor
 		b.entries = b.entries[1:]
 		delete(b.index, e.key)
 		b.size -= e.size
+		if b.logger != nil {
+			b.logger([]byte(e.key), nil, e.rec.ts)
+		}
 	}
-	return nil
+	return b.logErr
 }
 
 func (b *timeOrderedBuffer) minTimestamp() int64 {
