@@ -125,8 +125,9 @@ func (m *memJoinWindow) fetch(key any, from, to int64, fn func(int64, any) error
 
 // memOuterJoin is the in-memory outerJoinState.
 type memOuterJoin struct {
-	def  *storeDef
-	data map[string]*outerEntry // by the store's byte key
+	def    *storeDef
+	data   map[string]*outerEntry // by the store's byte key
+	logger func(key, value []byte, ts int64)
 }
 
 type outerEntry struct {
@@ -171,7 +172,7 @@ func (m *memOuterJoin) add(ts int64, left bool, key, value any) error {
 		m.data[k] = e
 	}
 	e.values = append(e.values, value)
-	return nil
+	return m.log(k, e)
 }
 
 func (m *memOuterJoin) remove(ts int64, left bool, key any) error {
@@ -180,6 +181,9 @@ func (m *memOuterJoin) remove(ts int64, left bool, key any) error {
 		return err
 	}
 	delete(m.data, k)
+	if m.logger != nil {
+		m.logger([]byte(k), nil, ts)
+	}
 	return nil
 }
 
@@ -213,8 +217,9 @@ type subscription struct {
 // memSubscriptions is the in-memory subscriptionState: by serialized
 // foreign key, then serialized primary key.
 type memSubscriptions struct {
-	def  *storeDef // keySerde: the foreign key's; valueSerde: the primary key's
-	data map[string]map[string]subEntry
+	def    *storeDef // keySerde: the foreign key's; valueSerde: the primary key's
+	data   map[string]map[string]subEntry
+	logger func(key, value []byte, ts int64)
 }
 
 type subEntry struct {
@@ -256,7 +261,7 @@ func (m *memSubscriptions) put(fk, pk any, sub *subscription, ts int64) error {
 		m.data[f] = map[string]subEntry{}
 	}
 	m.data[f][p] = subEntry{sub: sub, ts: ts}
-	return nil
+	return m.log(f, p, sub, ts)
 }
 
 func (m *memSubscriptions) remove(fk, pk any) error {
@@ -267,6 +272,9 @@ func (m *memSubscriptions) remove(fk, pk any) error {
 	delete(m.data[f], p)
 	if len(m.data[f]) == 0 {
 		delete(m.data, f)
+	}
+	if m.logger != nil {
+		m.logger(subscriptionLogKey(f, p), nil, 0)
 	}
 	return nil
 }

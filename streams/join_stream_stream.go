@@ -125,7 +125,7 @@ func streamStreamJoin[K, V, VO, VR any](l *Stream[K, V], r *Stream[K, VO], leftO
 	var shared []string
 	if leftOuter {
 		b.addStore(&storeDef{name: n.outerStore, kind: listValueStore, inMemory: sj.InMemory,
-			logging: !sj.LoggingDisabled, logConfig: sj.LogConfig, keySerde: box(ks)})
+			logging: !sj.LoggingDisabled, logConfig: sj.LogConfig, keySerde: box(ks), valueSerde: box(vs), otherValueSerde: box(ovs)})
 		shared = []string{n.outerStore}
 	}
 	b.addProcessor(n.thisWindowed, []string{left}, joinWindowProc(n.thisStore), n.thisStore)

@@ -145,6 +145,22 @@ func openStateStoreCached(t *task, def *storeDef, dir *state.TaskDirectory, cach
 		}
 		return buf, h, nil
 	}
+	switch def.kind {
+	case listValueStore:
+		m := newMemOuterJoin(def)
+		h.store = m
+		if def.logging {
+			m.logger, h.restorer = log, m
+		}
+		return m, h, nil
+	case subscriptionStore:
+		m := newMemSubscriptions(def)
+		h.store = m
+		if def.logging {
+			m.logger, h.restorer = log, m
+		}
+		return m, h, nil
+	}
 	s, err := openMemoryStore(def)
 	return s, nil, err
 }

@@ -102,9 +102,12 @@ type storeDef struct {
 	retainDuplicates bool
 	keySerde         anySerde
 	valueSerde       anySerde
-	processors       []string
-	global           bool
-	changelog        string // the topic when global (the source topic), else derived
+	// otherValueSerde is the right side's value serde of a stream-stream
+	// outer join's shared store (valueSerde is the left's).
+	otherValueSerde anySerde
+	processors      []string
+	global          bool
+	changelog       string // the topic when global (the source topic), else derived
 }
 
 // NewTopology returns an empty topology.
