@@ -133,8 +133,18 @@ func openStateStoreCached(t *task, def *storeDef, dir *state.TaskDirectory, cach
 			logged := state.LogSessionStore(inner, rc, log)
 			ss, h.restorer = logged, logged
 		}
+		sess := &stateSession{def: def, rc: rc}
+		if records != nil && def.caching {
+			cached, err := state.NewCachingSessionStore(ss, records, namespace, rc, sess.flushed)
+			if err != nil {
+				return nil, nil, err
+			}
+			ss, sess.cached = cached, true
+			h.cache = sess
+		}
+		sess.s = ss
 		h.store = ss
-		return &stateSession{def: def, s: ss, rc: rc}, h, nil
+		return sess, h, nil
 	}
 	if def.kind == suppressionBuffer {
 		buf := newTimeOrderedBuffer(def)
@@ -427,6 +437,52 @@ type stateSession struct {
 	def *storeDef
 	s   state.SessionStore
 	rc  *state.RecordContext
+	// cached, onFlush, err: as stateKV's, for the session aggregation.
+	cached  bool
+	onFlush func(key any, w Window, newV, oldV any) error
+	err     error
+}
+
+// cachingSessionState is a session store whose writes reach downstream
+// when its cache flushes.
+type cachingSessionState interface {
+	caching() bool
+	setFlushListener(fn func(key any, w Window, newV, oldV any) error)
+}
+
+func (s *stateSession) caching() bool { return s.cached }
+func (s *stateSession) setFlushListener(fn func(key any, w Window, newV, oldV any) error) {
+	s.onFlush = fn
+}
+func (s *stateSession) flushErr() error {
+	err := s.err
+	s.err = nil
+	return err
+}
+
+// flushed is the cache's listener; session values carry no timestamp.
+func (s *stateSession) flushed(key []byte, win state.Window, newValue, oldValue []byte, _ int64) {
+	if s.onFlush == nil || s.err != nil {
+		return
+	}
+	decode := func(b []byte) (any, error) {
+		if b == nil {
+			return nil, nil
+		}
+		return s.def.valueSerde.deserialize(s.def.name, b)
+	}
+	k, err := s.def.keySerde.deserialize(s.def.name, key)
+	var nv, ov any
+	if err == nil {
+		nv, err = decode(newValue)
+	}
+	if err == nil {
+		ov, err = decode(oldValue)
+	}
+	if err == nil {
+		err = s.onFlush(k, Window{Start: win.Start, End: win.End}, nv, ov)
+	}
+	s.err = err
 }
 
 func (s *stateSession) findSessions(key any, earliestEnd, latestStart int64) ([]sessionRow, error) {

@@ -92,6 +92,7 @@ type sessionAggProc struct {
 	agg      aggregation
 	mkKey    func(k any, w Window) any
 	observed int64
+	cached   bool // the store's cache forwards (Kafka's TimestampedTupleForwarder)
 }
 
 func (p *sessionAggProc) init(nc *nodeContext) error {
@@ -105,6 +106,15 @@ func (p *sessionAggProc) init(nc *nodeContext) error {
 		return fmt.Errorf("streams: store %s is a %T, not a session store", p.def.name, s)
 	}
 	p.store = ss
+	if cs, ok := s.(cachingSessionState); ok && cs.caching() {
+		p.cached = true
+		cs.setFlushListener(func(key any, w Window, newV, oldV any) error {
+			if !p.tn.sendOld {
+				oldV = nil
+			}
+			return nc.forward(rec{key: p.mkKey(key, w), value: change{newV: newV, oldV: oldV}, ts: w.End})
+		})
+	}
 	return nil
 }
 
@@ -150,6 +160,11 @@ func (p *sessionAggProc) process(r rec) error {
 }
 
 func (p *sessionAggProc) forward(r rec, w Window, newV, oldV any) error {
+	if p.cached {
+		// The cache forwards the merged sessions' removals and the new
+		// session when it flushes, one update per session.
+		return nil
+	}
 	if !p.tn.sendOld {
 		oldV = nil
 	}

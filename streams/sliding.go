@@ -21,6 +21,7 @@ type slidingWindowAggProc struct {
 	agg      aggregation
 	mkKey    func(k any, w Window) any
 	observed int64
+	cached   bool // the store's cache forwards (Kafka's TimestampedTupleForwarder)
 }
 
 // aggAt is Kafka's ValueAndTimestamp: an aggregate and the largest
@@ -41,6 +42,16 @@ func (p *slidingWindowAggProc) init(nc *nodeContext) error {
 		return fmt.Errorf("streams: store %s is a %T, not a window store", p.def.name, s)
 	}
 	p.store = ws
+	if cs, ok := s.(cachingWindowState); ok && cs.caching() {
+		p.cached = true
+		cs.setFlushListener(func(key any, start int64, newV, oldV any, ts int64) error {
+			if !p.tn.sendOld {
+				oldV = nil
+			}
+			w := Window{Start: start, End: start + p.windows.timeDifference}
+			return nc.forward(rec{key: p.mkKey(key, w), value: change{newV: newV, oldV: oldV}, ts: ts})
+		})
+	}
 	return nil
 }
 
@@ -216,6 +227,9 @@ func (p *slidingWindowAggProc) createCurrentRight(r rec, right *aggAt) error {
 	if err := p.store.put(r.key, w.Start, right.value, right.ts); err != nil {
 		return err
 	}
+	if p.cached {
+		return nil
+	}
 	return p.nc.forward(rec{key: p.mkKey(r.key, w), value: change{newV: right.value}, ts: right.ts, headers: r.headers})
 }
 
@@ -235,6 +249,9 @@ func (p *slidingWindowAggProc) update(w Window, cur *aggAt, existed bool, r rec,
 	newAgg := p.agg.add(r.key, r.value, old)
 	if err := p.store.put(r.key, w.Start, newAgg, ts); err != nil {
 		return err
+	}
+	if p.cached {
+		return nil
 	}
 	var oldV any
 	if existed && p.tn.sendOld {
