@@ -55,6 +55,7 @@ func Commands() []*cobra.Command {
 		newSchemaCommand(),
 		newRestCommand(),
 		newConnectCommand(),
+		newMirrorCommand(),
 	}
 }
 
