@@ -82,7 +82,9 @@ func (w *SyncWriter) Record(topic string, partition int32, upstream, downstream 
 // Pending is Kafka's MirrorSourceTask.commit for offset syncs: every
 // delayed sync joins the queue to send (promoteDelayedOffsetSyncs) and
 // those that fit under MaxOutstandingOffsetSyncs are returned to send now
-// (firePendingOffsetSyncs), to be Acked as Record's.
+// (firePendingOffsetSyncs), to be Acked as Record's. It drains: what it
+// returns is no longer queued, and Queued shows what is left (syncs that
+// found no room wait for the next Record or Pending).
 //
 // Kafka's worker calls commit after each successful flush of the task's
 // source offsets, that is every offset.flush.interval.ms (60 s by
