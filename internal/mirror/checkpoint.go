@@ -45,6 +45,9 @@ func (fl *flow) runCheckpoints(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// With the checkpoints loaded they keep a checkpoint from moving
+		// backwards, so the syncs' history may be kept while loading.
+		ck.store.SetInitializationMustReadToEnd(false)
 	}
 	if !fl.cfg.OffsetPreserving {
 		ready := make(chan error, 1)
@@ -114,43 +117,79 @@ func (ck *checkpointer) syncErr() error {
 }
 
 // followSyncs reads the offset-syncs topic from its start into the store,
-// says on ready when it has read what was there, and goes on following it.
+// says on ready when it has read what was there when it began (the store
+// translates from then on), and goes on following it with the same
+// consumer, so no sync written meanwhile is missed.
 func (ck *checkpointer) followSyncs(ctx context.Context, ready chan<- error) {
 	fl := ck.fl
-	err := fl.readTopic(ctx, fl.offsetSyncsCluster(), fl.offsetSyncsTopic(), func(r *kgo.Record) {
-		if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
-			ck.mu.Lock()
-			ck.store.Add(s)
-			ck.mu.Unlock()
-		}
-	})
-	ready <- err
+	cluster, topic := fl.offsetSyncsCluster(), fl.offsetSyncsTopic()
+	cl, err := fl.client(cluster, kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
-		return
-	}
-	// Then follow from the end: offsets read above are not read again, as
-	// a sync read twice would only repeat itself.
-	cl, err := fl.client(fl.offsetSyncsCluster(), kgo.ConsumeTopics(fl.offsetSyncsTopic()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		ck.fail(err)
+		ready <- err
 		return
 	}
 	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		ready <- fmt.Errorf("end offsets of %s on %s: %w", topic, cluster, err)
+		return
+	}
+	todo := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			todo[o.Partition] = o.Offset
+		}
+	})
+	loading, idle := true, 0
+	done := func() {
+		ck.mu.Lock()
+		ck.store.ReadToEnd()
+		ck.mu.Unlock()
+		loading = false
+		ready <- nil
+	}
+	if len(todo) == 0 {
+		done()
+	}
 	for ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		var ferr error
 		fs.EachError(func(t string, p int32, e error) {
-			if ctx.Err() == nil {
-				ck.fail(fmt.Errorf("read %s[%d]: %w", t, p, e))
+			if ctx.Err() == nil && !errors.Is(e, context.DeadlineExceeded) && ferr == nil {
+				ferr = fmt.Errorf("read %s[%d] on %s: %w", t, p, cluster, e)
 			}
 		})
+		if ferr != nil {
+			if loading {
+				ready <- ferr
+			} else {
+				ck.fail(ferr)
+			}
+			return
+		}
+		if fs.NumRecords() == 0 && loading {
+			// Only transaction markers can be left before the end.
+			if idle++; idle >= 2 {
+				done()
+			}
+			continue
+		}
 		ck.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {
 				ck.store.Add(s)
 			}
+			if end, ok := todo[r.Partition]; ok && r.Offset+1 >= end {
+				delete(todo, r.Partition)
+			}
 		})
 		ck.mu.Unlock()
+		if loading && len(todo) == 0 {
+			done()
+		}
 	}
 }
 
@@ -236,11 +275,7 @@ func (ck *checkpointer) next(group, topic string, partition int32, upstream int6
 	}
 	ck.mu.Lock()
 	defer ck.mu.Unlock()
-	cp, ok := ck.cps.Next(group, topic, partition, upstream, metadata, ck.store)
-	if ok {
-		cp.Topic = remote
-	}
-	return cp, ok
+	return ck.cps.Next(group, topic, partition, upstream, metadata, ck.store, fl.remote)
 }
 
 // syncGroups commits the checkpoints to the target's groups that have no

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -136,6 +137,17 @@ type copier struct {
 	acked   map[tp]int64 // last source offset the target acknowledged
 	written map[tp]int64 // last source offset in the progress topic
 	failed  error
+	// syncsDone counts offset syncs whose send completed, to hand to
+	// writer.Acked under mu: a producer may call a promise inline, so the
+	// promise itself must not take mu.
+	syncsDone atomic.Int64
+}
+
+// releaseSyncs gives the writer back the room of the syncs sent; c.mu held.
+func (c *copier) releaseSyncs() {
+	for n := c.syncsDone.Swap(0); n > 0; n-- {
+		c.writer.Acked()
+	}
 }
 
 // assign starts consuming the partitions the topic sync added, from the
@@ -248,16 +260,19 @@ func (c *copier) acked1(k tp, upstream int64, o *kgo.Record, ts time.Time, err e
 	c.fl.records.Add(1)
 	c.fl.bytes.Add(int64(len(o.Key) + len(o.Value)))
 	c.fl.lastLatency.Store(time.Since(ts).Milliseconds())
+	c.releaseSyncs()
 	for _, s := range c.writer.Record(k.topic, k.partition, upstream, o.Offset) {
 		c.sendSync(s)
 	}
 }
 
 // sendSync writes an offset sync; losing one costs translation precision,
-// never correctness (the next sync supersedes it), so a failure is logged.
+// never correctness (the next sync supersedes it), so a failure is logged,
+// as Kafka's task does.
 func (c *copier) sendSync(s mm2.OffsetSync) {
 	c.syncs.Produce(context.Background(), &kgo.Record{Topic: c.fl.offsetSyncsTopic(), Partition: 0, Key: s.Key(), Value: s.Value()},
 		func(_ *kgo.Record, err error) {
+			c.syncsDone.Add(1)
 			if err != nil {
 				c.fl.log.Warn("mirror: offset sync not written", "err", err)
 				return
@@ -287,14 +302,21 @@ func (c *copier) commitProgress(ctx context.Context) error {
 		recs = append(recs, c.progressRecord(k, off))
 		c.written[k] = off
 	}
+	c.mu.Unlock()
+	if len(recs) > 0 {
+		if err := c.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return err
+		}
+	}
+	// Kafka's SourceTask.commit: after the offsets are stored, the delayed
+	// syncs go, so a quiet partition's last records get one too.
+	c.mu.Lock()
+	c.releaseSyncs()
 	for _, s := range c.writer.Pending() {
 		c.sendSync(s)
 	}
 	c.mu.Unlock()
-	if len(recs) == 0 {
-		return nil
-	}
-	return c.prod.ProduceSync(ctx, recs...).FirstErr()
+	return nil
 }
 
 func (c *copier) progressRecord(k tp, last int64) *kgo.Record {
@@ -381,6 +403,7 @@ func (c *copier) loopTransactional(ctx context.Context) error {
 			return fmt.Errorf("produce to %s: %w", c.fl.cfg.Target, flushErr)
 		}
 		c.mu.Lock()
+		c.releaseSyncs()
 		for _, p := range pairs {
 			c.fl.records.Add(1)
 			c.fl.bytes.Add(int64(p.size))
