@@ -72,12 +72,17 @@ func mm2Properties(a, b *Kafka) string {
 // reference Samsa's mirror is compared with.
 func TestKafkaToKafkaMM2(t *testing.T) {
 	start := time.Now()
-	nodes := StartKafkas(t, 2)
+	// No auto-creation: MM2 must create what it uses (and the extra
+	// property is shown to reach the broker).
+	nodes := StartKafkas(t, 2, "auto.create.topics.enable=false")
 	a, b := nodes[0], nodes[1]
 	t.Logf("two Kafka %s nodes up after %v", KafkaVersion(), time.Since(start).Round(time.Millisecond))
 	ctx := t.Context()
 	clA, admA := client(t, a)
 	_, admB := client(t, b)
+	if v := brokerConfig(t, admB, "auto.create.topics.enable"); v != "false" {
+		t.Fatalf("auto.create.topics.enable=%q on B, the extra property said false", v)
+	}
 
 	if _, err := admA.CreateTopic(ctx, int32(len(perPartition)), 1, nil, topic); err != nil {
 		t.Fatal(err)
@@ -160,7 +165,27 @@ func TestKafkaToKafkaMM2(t *testing.T) {
 	}
 
 	checkGolden(t, reference(t, a, b, admA, admB))
+	mm2.Stop()
+	if a.Kill(); a.Alive() || mm2.Alive() {
+		t.Errorf("alive after Kill and Stop: A %v, MM2 %v", a.Alive(), mm2.Alive())
+	}
 	t.Logf("done after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// brokerConfig is a broker config's value as the broker reports it.
+func brokerConfig(t *testing.T, adm *kadm.Client, key string) string {
+	rcs, err := adm.DescribeBrokerConfigs(t.Context(), 1) // node.id 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == key {
+				return c.MaybeValue()
+			}
+		}
+	}
+	return ""
 }
 
 // client is a franz-go client and admin on one cluster, closed at the end.
