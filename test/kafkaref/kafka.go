@@ -110,6 +110,7 @@ func startKafka(ctx context.Context, t testing.TB, libs string, extra []string) 
 		if !errors.Is(err, errPortInUse) {
 			return nil, err
 		}
+		t.Logf("kafkaref: %v; again on other ports", err)
 	}
 	return nil, err
 }

@@ -463,9 +463,27 @@ func checkGolden(t *testing.T, got string) {
 		t.Fatalf("%v (run with -update to record it)", err)
 	}
 	if g, w := maskHeartbeat(got), maskHeartbeat(string(want)); g != w {
-		t.Errorf("MirrorMaker 2 created something else than %s records (-update rewrites it):\n--- got\n%s\n--- want\n%s",
-			goldenPath, g, w)
+		t.Errorf("MirrorMaker 2 created something else than %s records (-update rewrites it):\n%s\n--- all of it:\n%s",
+			goldenPath, firstDifference(g, w), got)
 	}
+}
+
+// firstDifference names the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		gl, wl := "(none)", "(none)"
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d:\n got:  %s\n want: %s", i+1, gl, wl)
+		}
+	}
+	return "no line differs"
 }
 
 // maskHeartbeat replaces the timestamp in the heartbeat record's value
