@@ -342,8 +342,8 @@ func latestCheckpoints(t *testing.T, recs []*kgo.Record) []Checkpoint {
 
 // reference is what MirrorMaker 2 left on both clusters, as the golden
 // file's text: the topics with their partition counts and the configs set
-// on them, then raw records of the internal topics (key and value in hex)
-// with their decoding. Only records that every run writes the same way
+// on them, raw records of the internal topics (key and value in hex) with
+// their decoding, and the group's offsets MM2 committed on B. Only records that every run writes the same way
 // are kept: the last offset sync of each partition (which records get a
 // sync before it depends on timing: the source task holds syncs back
 // while earlier ones are in flight, keeping only the latest), the last
@@ -389,6 +389,16 @@ func reference(t *testing.T, a, b *Kafka, admA, admB *kadm.Client) string {
 		c, _ := ParseCheckpoint(r.Key, r.Value)
 		fmt.Fprintf(&out, "record key=%x value=%x\n  # group=%s topic=%s partition=%d upstream=%d downstream=%d metadata=%q\n",
 			r.Key, r.Value, c.Group, c.Topic, c.Partition, c.Upstream, c.Downstream, c.Metadata)
+	}
+
+	fmt.Fprintf(&out, "\n## %s's committed offsets on B, as MM2 synced them\n", group)
+	fetched, err := admB.FetchOffsets(ctx, group)
+	if err != nil || fetched.Error() != nil {
+		t.Fatalf("fetch %s's offsets on B: %v %v", group, err, fetched.Error())
+	}
+	for _, o := range fetched.Sorted() {
+		fmt.Fprintf(&out, "offset topic=%s partition=%d at=%d leader.epoch=%d metadata=%q\n",
+			o.Topic, o.Partition, o.At, o.LeaderEpoch, o.Metadata)
 	}
 
 	out.WriteString("\n## heartbeats on B: the first heartbeat\n")

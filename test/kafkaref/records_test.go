@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// The records below are the ones testdata/mm2-a-to-b.txt recorded from
-// MirrorMaker 2 4.3.0.
+// The records below are MirrorMaker 2 4.3.0's, from TestKafkaToKafkaMM2's
+// runs (testdata/mm2-a-to-b.txt; the heartbeat's timestamp is another
+// run's).
 func unhex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
