@@ -240,7 +240,7 @@ func waitMirror(t *testing.T, mm2 *MM2, what string, check func() error) {
 			t.Fatalf("MirrorMaker 2 exited while waiting for %s (%v)", what, err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s after %v: %v", what, mirrorTimeout, err)
+			t.Fatalf("waited %v for %s: %v", mirrorTimeout, what, err)
 		}
 		select {
 		case <-t.Context().Done():
