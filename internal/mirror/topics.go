@@ -28,6 +28,9 @@ const MirrorSourceConfig = "samsa.mirror.source"
 // the progress topic is a Connect offsets topic.
 const progressPartitions = 25
 
+// statusPartitions is Kafka Connect's status.storage.partitions default.
+const statusPartitions = 5
+
 // runTopics creates the internal topics, then keeps the target's topics in
 // step with the source's: new topics matching the filter, partition counts,
 // configs and ACLs, each on its interval.
@@ -112,8 +115,20 @@ func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.C
 		if err := ensureTopic(ctx, syncAdm, fl.offsetSyncsTopic(), 1, fl.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
 			return err
 		}
-		if err := ensureTopic(ctx, tgtAdm, fl.progressTopic(), progressPartitions, fl.cfg.ReplicationFactor); err != nil {
-			return err
+		// MirrorMaker 2's dedicated mode keeps a Kafka Connect worker's
+		// three topics on the target per source: the offsets (the
+		// progress), and configs and statuses, which Samsa's mirror does
+		// not use but creates as Kafka's does (the same partition counts),
+		// so either can take over the other's flow and tools find what
+		// they expect.
+		for _, it := range []struct {
+			name       string
+			partitions int32
+		}{{fl.progressTopic(), progressPartitions}, {"mm2-configs." + fl.cfg.Source + ".internal", 1},
+			{"mm2-status." + fl.cfg.Source + ".internal", statusPartitions}} {
+			if err := ensureTopic(ctx, tgtAdm, it.name, it.partitions, fl.cfg.ReplicationFactor); err != nil {
+				return err
+			}
 		}
 	}
 	if fl.cfg.EmitCheckpoints {
