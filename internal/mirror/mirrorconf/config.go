@@ -215,6 +215,13 @@ func (p *parser) readAliases(raw string) error {
 		case strings.ContainsAny(a, " \t"):
 			return fmt.Errorf("clusters: alias %q contains a space", a)
 		}
+		// An alias that is the first word of a top-level setting would make that setting
+		// read as the alias's (topics.exclude as cluster "topics"'s "exclude").
+		for _, name := range sorted(settingNames(true)) {
+			if strings.HasPrefix(name, a+".") {
+				return fmt.Errorf("clusters: alias %q would make the setting %s ambiguous: choose another alias", a, name)
+			}
+		}
 		if !slices.Contains(p.aliases, a) {
 			p.aliases = append(p.aliases, a)
 		}

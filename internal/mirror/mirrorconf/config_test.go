@@ -338,6 +338,7 @@ func TestRefusals(t *testing.T) {
 		{"no clusters", map[string]string{"A.bootstrap.servers": "a:1"}, "clusters: required"},
 		{"empty alias", map[string]string{"clusters": "A,,B"}, `clusters = "A,,B": an alias is empty`},
 		{"no alias", map[string]string{"clusters": " "}, "clusters: no alias given"},
+		{"alias prefixes a setting", map[string]string{"clusters": "topics, B"}, `clusters: alias "topics" would make the setting topics.exclude ambiguous`},
 		{"arrow in alias", map[string]string{"clusters": "A->B"}, `alias "A->B" contains "->"`},
 		{"missing bootstrap of source", base("A.bootstrap.servers", ""), `A.bootstrap.servers: "": want a comma-separated list`},
 		{"missing bootstrap", func() map[string]string { m := base(); delete(m, "A.bootstrap.servers"); return m }(),
