@@ -279,7 +279,7 @@ func (p *parser) classifyFlow(k string, i int, v string) {
 	flow := src + "->" + tgt
 	if s, ok := settingByName[name]; ok {
 		if p.checkValue(k, v, s.check) {
-			put(p.flow, flow, name, v)
+			put(p.flow, flow, name, settingValue(name, v))
 		}
 		return
 	}
@@ -336,7 +336,7 @@ func (p *parser) classifyCluster(k, alias, name string, v string) {
 				return
 			}
 			if p.checkValue(k, v, chk) {
-				put(p.cluster, alias, name, v)
+				put(p.cluster, alias, name, strings.TrimSpace(v))
 			}
 			return
 		}
@@ -356,7 +356,7 @@ func (p *parser) classifyTop(k, v string) {
 			return
 		}
 		if p.checkValue(k, v, s.check) {
-			p.top[k] = v
+			p.top[k] = settingValue(k, v)
 		}
 		return
 	}
@@ -402,6 +402,16 @@ func (p *parser) checkValue(k, v string, c check) bool {
 		return false
 	}
 	return true
+}
+
+// settingValue is the value a connector setting is read with: trimmed, as Kafka's ConfigDef
+// trims every typed value, except the separator, which DefaultReplicationPolicy.configure
+// takes as written.
+func settingValue(name, v string) string {
+	if name == "replication.policy.separator" {
+		return v
+	}
+	return strings.TrimSpace(v)
 }
 
 func put(m map[string]map[string]string, outer, name, v string) {

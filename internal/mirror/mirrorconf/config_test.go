@@ -154,6 +154,7 @@ func TestPrecedence(t *testing.T) {
 		"samsa.offset.preserving.enabled", "true",
 		"A->B.samsa.offset.preserving.enabled", "false",
 		"emit.heartbeats.interval.seconds", "5",
+		"offset-syncs.topic.location", " target",
 	))
 	ab, ba := flow(t, c, "A->B"), flow(t, c, "B->A")
 	if !ab.Topics.ShouldReplicateTopic("flow-x") || ab.Topics.ShouldReplicateTopic("top-x") {
@@ -176,6 +177,9 @@ func TestPrecedence(t *testing.T) {
 	}
 	if ab.OffsetPreserving || !ba.OffsetPreserving {
 		t.Errorf("OffsetPreserving %v %v", ab.OffsetPreserving, ba.OffsetPreserving)
+	}
+	if ab.OffsetSyncsTopicLocation != "target" || ba.OffsetSyncsTopicLocation != "target" {
+		t.Errorf("top-level offset-syncs.topic.location %q %q", ab.OffsetSyncsTopicLocation, ba.OffsetSyncsTopicLocation)
 	}
 	if ab.EmitHeartbeatsInterval != 5*time.Second {
 		t.Errorf("EmitHeartbeatsInterval %v", ab.EmitHeartbeatsInterval)
@@ -225,6 +229,8 @@ func TestIntervals(t *testing.T) {
 		"sync.topic.acls.enabled", "false",
 		"A->B.emit.checkpoints.interval.seconds", "15",
 		"sync.group.offsets.enabled", "TRUE",
+		"A->B.offset-syncs.topic.location", "target ",
+		"A.consumer.isolation.level", " read_committed",
 	))
 	f := c.Flows[0]
 	if f.RefreshTopics {
@@ -238,6 +244,13 @@ func TestIntervals(t *testing.T) {
 	}
 	if !f.SyncGroupOffsets {
 		t.Error("TRUE not read as true")
+	}
+	// Values are trimmed, as Kafka's ConfigDef trims them.
+	if f.OffsetSyncsTopicLocation != "target" || f.OffsetSyncsTopic() != "mm2-offset-syncs.A.internal" {
+		t.Errorf("offset syncs topic %q on %q", f.OffsetSyncsTopic(), f.OffsetSyncsTopicLocation)
+	}
+	if got := c.Clusters["A"].Consumer["isolation.level"]; got != "read_committed" {
+		t.Errorf("isolation.level %q", got)
 	}
 }
 

@@ -253,7 +253,7 @@ func isReplicationFactor(v string) error {
 func oneOf(vals ...string) check {
 	return func(v string) error {
 		for _, w := range vals {
-			if v == w {
+			if strings.TrimSpace(v) == w {
 				return nil
 			}
 		}
