@@ -518,24 +518,47 @@ func (p *parser) build() *Config {
 			p.buildPair(c, src, tgt)
 		}
 	}
-	// A flow's settings for a pair that does not exist would reach nothing.
-	for _, flow := range slices.Sorted(maps.Keys(p.flow)) {
-		set := p.flow[flow]
-		// enabled and emit.heartbeats.enabled are what turned the pair off.
-		effective := false
-		for name := range set {
-			effective = effective || name != "enabled" && name != "emit.heartbeats.enabled"
-		}
-		exists := !effective
-		for _, f := range append(slices.Clone(c.Flows), c.HeartbeatFlows...) {
-			exists = exists || f.Name == flow
-		}
-		if !exists {
-			p.fail(flow, "this flow neither replicates (%s.enabled is not true) nor emits heartbeats (emit.heartbeats.enabled is false), so its settings would have no effect", flow)
-		}
-	}
+	p.ignoreIdleFlowSettings(c)
 	sort.Slice(c.Ignored, func(i, j int) bool { return c.Ignored[i].Key < c.Ignored[j].Key })
 	return c
+}
+
+// heartbeatSettings are the settings a heartbeat-only flow reads (MirrorHeartbeatConnector).
+var heartbeatSettings = []string{"enabled", "emit.heartbeats.enabled", "emit.heartbeats.interval.seconds",
+	"heartbeats.topic.replication.factor", "admin.timeout.ms", "replication.policy.class",
+	"replication.policy.separator", "replication.policy.internal.topic.separator.enabled"}
+
+// ignoreIdleFlowSettings lists in Config.Ignored the flow-level settings of pairs that do not
+// replicate: Kafka accepts them and they reach nothing (a file may keep settings of a flow
+// switched off with A->B.enabled = false). The heartbeat settings of a heartbeat flow count.
+func (p *parser) ignoreIdleFlowSettings(c *Config) {
+	runs := map[string]string{}
+	for _, f := range c.Flows {
+		runs[f.Name] = "replicates"
+	}
+	for _, f := range c.HeartbeatFlows {
+		runs[f.Name] = "heartbeats"
+	}
+	for _, flow := range slices.Sorted(maps.Keys(p.flow)) {
+		for _, name := range slices.Sorted(maps.Keys(p.flow[flow])) {
+			var reason string
+			switch runs[flow] {
+			case "replicates":
+				continue
+			case "heartbeats":
+				if slices.Contains(heartbeatSettings, name) {
+					continue
+				}
+				reason = flow + " is not enabled (" + flow + ".enabled is not true): only its heartbeats run"
+			default:
+				if name == "enabled" || name == "emit.heartbeats.enabled" {
+					continue // what switched the pair off
+				}
+				reason = flow + " neither replicates (" + flow + ".enabled is not true) nor emits heartbeats (emit.heartbeats.enabled is false)"
+			}
+			c.Ignored = append(c.Ignored, Ignored{Key: flow + "." + name, Reason: reason})
+		}
+	}
 }
 
 func (p *parser) buildCluster(a string) *Cluster {

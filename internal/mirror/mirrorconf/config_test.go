@@ -223,6 +223,44 @@ func TestPairs(t *testing.T) {
 	}
 }
 
+// TestIdleFlowSettings: settings of pairs that do not replicate are accepted (Kafka takes
+// them) and listed as ignored, but a heartbeat flow's heartbeat settings apply.
+func TestIdleFlowSettings(t *testing.T) {
+	c := mustParse(t, base(
+		"clusters", "A, B, C",
+		"C.bootstrap.servers", "c:9092",
+		"B->A.enabled", "false",
+		"B->A.topics", "x",
+		"B->A.emit.heartbeats.interval.seconds", "7",
+		"C->A.emit.heartbeats.enabled", "false",
+		"C->A.sync.topic.acls.enabled", "false",
+	))
+	var got []string
+	for _, ig := range c.Ignored {
+		got = append(got, ig.Key+": "+ig.Reason)
+	}
+	want := []string{
+		"B->A.topics: B->A is not enabled (B->A.enabled is not true): only its heartbeats run",
+		"C->A.sync.topic.acls.enabled: C->A neither replicates (C->A.enabled is not true) nor emits heartbeats (emit.heartbeats.enabled is false)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Ignored\n%v\nwant\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, f := range c.HeartbeatFlows {
+		if f.Name == "B->A" && f.EmitHeartbeatsInterval != 7*time.Second {
+			t.Errorf("B->A heartbeat interval %v", f.EmitHeartbeatsInterval)
+		}
+		if f.Name == "C->A" {
+			t.Error("C->A emits heartbeats")
+		}
+	}
+	// Only clusters and their addresses: nothing replicates, every pair emits heartbeats.
+	c = mustParse(t, map[string]string{"clusters": "A, B", "A.bootstrap.servers": "a:1", "B.bootstrap.servers": "b:1"})
+	if len(c.Flows) != 0 || !slices.Equal(names(c.HeartbeatFlows), []string{"A->B", "B->A"}) {
+		t.Errorf("only clusters: flows %v, heartbeat flows %v", names(c.Flows), names(c.HeartbeatFlows))
+	}
+}
+
 func TestIntervals(t *testing.T) {
 	c := mustParse(t, base(
 		"refresh.topics.interval.seconds", "-1",
@@ -422,8 +460,6 @@ func TestRefusals(t *testing.T) {
 		{"worker setting", base("task.shutdown.graceful.timeout.ms", "5"), "task.shutdown.graceful.timeout.ms: not supported: a Connect worker setting"},
 		{"top-level bootstrap", base("bootstrap.servers", "x:1"), "bootstrap.servers: not supported: set it per cluster"},
 		{"rest at cluster level", base("A.listeners", "http://:8083"), "A.listeners: unknown MirrorMaker setting"},
-		{"settings of a flow that does not run", base("emit.heartbeats.enabled", "false", "B->A.topics", "x"),
-			"B->A: this flow neither replicates (B->A.enabled is not true) nor emits heartbeats"},
 		{"topic creation", base("A->B.topic.creation.default.partitions", "3"), "not supported: MirrorMaker creates remote topics itself"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
