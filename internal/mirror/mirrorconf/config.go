@@ -152,9 +152,29 @@ func ParseFile(path string) (*Config, error) {
 	}
 	c, err := Parse(p.Map())
 	if err != nil {
-		return nil, fmt.Errorf("mirrorconf: %s: %w", path, err)
+		return nil, fmt.Errorf("mirrorconf: %w", withLines(err, path, keyLines(string(buf))))
 	}
 	return c, nil
+}
+
+// flowErr records an error building flow: the *Error's key becomes the key that set the
+// value (A->B.name, or the top-level name, whose error all flows share and Parse reports
+// once).
+func (p *parser) flowErr(flow string, err error) {
+	var me *Error
+	if !errors.As(err, &me) {
+		p.errs = append(p.errs, fmt.Errorf("%s: %w", flow, err))
+		return
+	}
+	if _, ok := p.flow[flow][me.Key]; ok {
+		me.Key = flow + "." + me.Key
+	}
+	for _, e := range p.errs {
+		if e.Error() == me.Error() {
+			return
+		}
+	}
+	p.errs = append(p.errs, me)
 }
 
 // parser holds the file's settings sorted by where they apply.
@@ -168,7 +188,7 @@ type parser struct {
 }
 
 func (p *parser) fail(key, format string, args ...any) {
-	p.errs = append(p.errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+	p.errs = append(p.errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Parse validates an mm2.properties' settings and resolves its flows. Every setting must be
@@ -193,9 +213,8 @@ func Parse(props map[string]string) (*Config, error) {
 			p.classify(k, props[k])
 		}
 	}
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
-	}
+	// Build even after refusals, so that one pass reports the flows' errors too (a refused
+	// value was not kept: the flow is built with the rest).
 	c := p.build()
 	if len(p.errs) > 0 {
 		return nil, errors.Join(p.errs...)
@@ -657,16 +676,16 @@ func (p *parser) buildFlow(src, tgt string) *Flow {
 	var err error
 	if f.Policy, err = newPolicy(strings.TrimSpace(v("replication.policy.class")), v("replication.policy.separator"),
 		b("replication.policy.internal.topic.separator.enabled"), src); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s: %w", name, err))
+		p.flowErr(name, err)
 	}
 	if f.Topics, err = NewDefaultTopicFilter(v("topics"), v("topics.exclude")); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s: %w", name, err))
+		p.flowErr(name, err)
 	}
 	if f.Groups, err = NewDefaultGroupFilter(v("groups"), v("groups.exclude")); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s: %w", name, err))
+		p.flowErr(name, err)
 	}
 	if f.ConfigFilter, err = NewDefaultConfigPropertyFilter(v("config.properties.exclude"), v("use.defaults.from")); err != nil {
-		p.errs = append(p.errs, fmt.Errorf("%s: %w", name, err))
+		p.flowErr(name, err)
 	}
 	periodic := func(prefix string, on *bool, every *time.Duration) {
 		secs := n(prefix + ".interval.seconds")

@@ -3,6 +3,7 @@ package mirrorconf
 import (
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -406,14 +407,14 @@ func TestRefusals(t *testing.T) {
 		{"unknown source in flow", base("X->B.enabled", "true"), `X->B.enabled: "X" is not one of clusters (A, B)`},
 		{"self flow", base("A->A.enabled", "true"), "A->A.enabled: a flow's source and target must differ"},
 		{"custom policy", base("replication.policy.class", "com.acme.Policy"),
-			"A->B: replication.policy.class com.acme.Policy is not supported: Samsa implements only org.apache.kafka.connect.mirror.DefaultReplicationPolicy and org.apache.kafka.connect.mirror.IdentityReplicationPolicy"},
-		{"empty separator", base("A->B.replication.policy.separator", ""), "A->B: replication.policy.separator is empty"},
+			"replication.policy.class: com.acme.Policy is not supported: Samsa implements only org.apache.kafka.connect.mirror.DefaultReplicationPolicy and org.apache.kafka.connect.mirror.IdentityReplicationPolicy"},
+		{"empty separator", base("A->B.replication.policy.separator", ""), "A->B.replication.policy.separator: empty"},
 		{"custom topic filter", base("topic.filter.class", "com.acme.Filter"),
 			`topic.filter.class: "com.acme.Filter": only org.apache.kafka.connect.mirror.DefaultTopicFilter is supported`},
 		{"custom group filter", base("A->B.group.filter.class", "com.acme.Filter"), "only org.apache.kafka.connect.mirror.DefaultGroupFilter"},
 		{"custom config filter", base("config.property.filter.class", "x"), "only org.apache.kafka.connect.mirror.DefaultConfigPropertyFilter"},
 		{"forwarding admin", base("forwarding.admin.class", "x"), "only org.apache.kafka.clients.admin.ForwardingAdmin"},
-		{"java regex", base("topics", "(?!internal).*"), "A->B: topics: \"(?!internal).*\" is not a regular expression Samsa can match"},
+		{"java regex", base("topics", "(?!internal).*"), "topics: \"(?!internal).*\" is not a regular expression Samsa can match"},
 		{"cluster-level connector setting", base("A.topics", "x"),
 			"A.topics: Kafka's MirrorMaker reads connector settings only at top level or per flow, never per cluster (A.topics would reach no connector): set topics, or <source>-><target>.topics"},
 		{"top-level use.defaults.from", base("use.defaults.from", "source"),
@@ -584,4 +585,43 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseFileLines: ParseFile's errors name the line that sets each bad key, and a bad
+// top-level value shared by several flows is reported once.
+func TestParseFileLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	text := "# comment\n" +
+		"clusters = A, B\n" +
+		"A.bootstrap.servers = a:9092\n" +
+		"B.bootstrap.servers = \\\n  b:9092\n" +
+		"topic = x\n" +
+		"enabled = true\n" +
+		"topics = (?=x)\n" +
+		"A\\u002d>B.offset.lag.max: many\n" +
+		"A->B.tasks.max = \\\n    0\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ParseFile(path)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		path + ":6: topic: unknown MirrorMaker setting (nearest known: topics)",
+		path + ":8: topics: \"(?=x)\" is not a regular expression",
+		path + `:9: A->B.offset.lag.max: "many": want a whole number`,
+		path + `:10: A->B.tasks.max: "0": want a whole number from 1`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error\n%s\ndoes not contain\n%s", msg, want)
+		}
+	}
+	if n := strings.Count(msg, "is not a regular expression"); n != 1 {
+		t.Errorf("the top-level topics error is reported %d times:\n%s", n, msg)
+	}
+	if _, err := ParseFile(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("no error for a missing file")
+	}
 }

@@ -80,8 +80,8 @@ func compilePatternList(name, v string) (patternList, error) {
 	joined := strings.Join(fields, "|")
 	re, err := regexp.Compile(`^(?:` + joined + `)$`)
 	if err != nil {
-		return pl, fmt.Errorf("%s: %q is not a regular expression Samsa can match (Go's RE2 syntax: no look-around, back-references or possessive quantifiers): %w",
-			name, joined, err)
+		return pl, &Error{Key: name, Msg: fmt.Sprintf("%q is not a regular expression Samsa can match (Go's RE2 syntax: no look-around, back-references or possessive quantifiers): %v",
+			joined, err)}
 	}
 	pl.re = re
 	return pl, nil
@@ -143,7 +143,7 @@ func NewDefaultConfigPropertyFilter(exclude, useDefaultsFrom string) (*DefaultCo
 		return nil, err
 	}
 	if useDefaultsFrom != "source" && useDefaultsFrom != "target" {
-		return nil, fmt.Errorf("use.defaults.from %q: want source or target", useDefaultsFrom)
+		return nil, &Error{Key: "use.defaults.from", Msg: fmt.Sprintf("%q: want source or target", useDefaultsFrom)}
 	}
 	return &DefaultConfigPropertyFilter{exclude: ex, useDefaultsFrom: useDefaultsFrom}, nil
 }

@@ -125,5 +125,5 @@ func TestDefaultConfigPropertyFilter(t *testing.T) {
 		t.Error("use.defaults.from=source with no excludes")
 	}
 	_, err = NewDefaultConfigPropertyFilter("", "both")
-	wantErr(t, err, `use.defaults.from "both": want source or target`)
+	wantErr(t, err, `use.defaults.from: "both": want source or target`)
 }

@@ -224,7 +224,7 @@ func (p *IdentityReplicationPolicy) IsInternalTopic(topic string) bool {
 // newPolicy builds the policy replication.policy.class names for a flow from source.
 func newPolicy(class, separator string, internalSeparator bool, source string) (ReplicationPolicy, error) {
 	if separator == "" {
-		return nil, fmt.Errorf("replication.policy.separator is empty: remote topic names could not be split into alias and topic")
+		return nil, &Error{Key: "replication.policy.separator", Msg: "empty: remote topic names could not be split into alias and topic"}
 	}
 	base := DefaultReplicationPolicy{Separator: separator, InternalTopicSeparatorEnabled: internalSeparator}
 	switch class {
@@ -233,6 +233,6 @@ func newPolicy(class, separator string, internalSeparator bool, source string) (
 	case IdentityReplicationPolicyClass, "IdentityReplicationPolicy":
 		return &IdentityReplicationPolicy{DefaultReplicationPolicy: base, SourceAlias: source}, nil
 	}
-	return nil, fmt.Errorf("replication.policy.class %s is not supported: Samsa implements only %s and %s (custom Java policies cannot run)",
-		class, DefaultReplicationPolicyClass, IdentityReplicationPolicyClass)
+	return nil, &Error{Key: "replication.policy.class", Msg: fmt.Sprintf("%s is not supported: Samsa implements only %s and %s (custom Java policies cannot run)",
+		class, DefaultReplicationPolicyClass, IdentityReplicationPolicyClass)}
 }

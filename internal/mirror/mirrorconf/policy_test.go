@@ -206,8 +206,8 @@ func TestNewPolicy(t *testing.T) {
 		}
 	}
 	_, err := newPolicy("com.example.MyPolicy", ".", true, "A")
-	wantErr(t, err, "replication.policy.class com.example.MyPolicy is not supported: Samsa implements only "+
+	wantErr(t, err, "replication.policy.class: com.example.MyPolicy is not supported: Samsa implements only "+
 		DefaultReplicationPolicyClass+" and "+IdentityReplicationPolicyClass)
 	_, err = newPolicy(DefaultReplicationPolicyClass, "", true, "A")
-	wantErr(t, err, "replication.policy.separator is empty")
+	wantErr(t, err, "replication.policy.separator: empty")
 }
