@@ -461,6 +461,8 @@ func TestRefusals(t *testing.T) {
 		{"worker setting", base("task.shutdown.graceful.timeout.ms", "5"), "task.shutdown.graceful.timeout.ms: not supported: a Connect worker setting"},
 		{"top-level bootstrap", base("bootstrap.servers", "x:1"), "bootstrap.servers: not supported: set it per cluster"},
 		{"rest at cluster level", base("A.listeners", "http://:8083"), "A.listeners: unknown MirrorMaker setting"},
+		{"removed in 4.0", base("A->B.topics.blacklist", "x"), "A->B.topics.blacklist: not supported: removed in Kafka 4.0: use topics.exclude"},
+		{"removed in 4.0 at top level", base("use.incremental.alter.configs", "requested"), "use.incremental.alter.configs: not supported: removed in Kafka 4.0"},
 		{"topic creation", base("A->B.topic.creation.default.partitions", "3"), "not supported: MirrorMaker creates remote topics itself"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

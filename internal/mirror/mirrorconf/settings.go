@@ -157,6 +157,12 @@ var refused = map[string]string{
 	"offsets.storage.topic":            "Samsa's mirror runs no Connect worker and keeps no connector offsets topic",
 	"exactly.once.source.support":      "Kafka reads it only per target cluster, as <target>.exactly.once.source.support (at top level or per flow it reaches no worker)",
 	"bootstrap.servers":                "set it per cluster, as <alias>.bootstrap.servers",
+	// Removed in Kafka 4.0 (docs/upgrade.html).
+	"topics.blacklist":              "removed in Kafka 4.0: use topics.exclude",
+	"groups.blacklist":              "removed in Kafka 4.0: use groups.exclude",
+	"config.properties.blacklist":   "removed in Kafka 4.0: use config.properties.exclude",
+	"use.incremental.alter.configs": "removed in Kafka 4.0: topic configs are always synced with IncrementalAlterConfigs",
+	"add.source.alias.to.metrics":   "removed in Kafka 4.0: the metrics always carry the source alias",
 }
 
 // refusedPrefixes are families refused as a whole.
