@@ -58,10 +58,16 @@ type Flow struct {
 	Source, Target string
 	Name           string // "A->B"
 
-	Topics       TopicFilter
-	Groups       GroupFilter
+	// Topics is the topic filter alone: replication asks ShouldReplicateTopic (which adds
+	// heartbeats, internal topics and cycles, as MirrorSourceConnector), checkpoints ask
+	// Topics directly (MirrorCheckpointTask.shouldCheckpointTopic).
+	Topics TopicFilter
+	// Groups selects the consumer groups whose offsets are checkpointed and synced.
+	Groups GroupFilter
+	// ConfigFilter selects the topic configs copied to remote topics.
 	ConfigFilter ConfigPropertyFilter
-	Policy       ReplicationPolicy
+	// Policy names remote and internal topics; the identity policy knows this flow's source.
+	Policy ReplicationPolicy
 
 	// Each periodic task is on when its .enabled is true and its .interval.seconds is
 	// positive (a negative interval disables it in Kafka); the interval is as configured.
