@@ -204,7 +204,7 @@ func Parse(props map[string]string) (*Config, error) {
 	p := &parser{top: map[string]string{}, cluster: map[string]map[string]string{}, flow: map[string]map[string]string{}}
 	raw, ok := props["clusters"]
 	if !ok {
-		return nil, errors.New("clusters: required: the comma-separated aliases of the clusters, e.g. clusters = primary, backup")
+		return nil, &Error{Key: "clusters", Msg: "required: the comma-separated aliases of the clusters, e.g. clusters = primary, backup"}
 	}
 	if err := p.readAliases(raw); err != nil {
 		return nil, err
@@ -234,17 +234,17 @@ func (p *parser) readAliases(raw string) error {
 	for _, a := range splitList(raw) {
 		switch {
 		case a == "":
-			return fmt.Errorf("clusters = %q: an alias is empty", raw)
+			return &Error{Key: "clusters", Msg: fmt.Sprintf("%q: an alias is empty", raw)}
 		case strings.Contains(a, "->"):
-			return fmt.Errorf("clusters: alias %q contains \"->\", which separates the aliases of a flow", a)
+			return &Error{Key: "clusters", Msg: fmt.Sprintf("alias %q contains \"->\", which separates the aliases of a flow", a)}
 		case strings.ContainsAny(a, " \t"):
-			return fmt.Errorf("clusters: alias %q contains a space", a)
+			return &Error{Key: "clusters", Msg: fmt.Sprintf("alias %q contains a space", a)}
 		}
 		// An alias that is the first word of a top-level setting would make that setting
 		// read as the alias's (topics.exclude as cluster "topics"'s "exclude").
 		for _, name := range sorted(settingNames(true)) {
 			if strings.HasPrefix(name, a+".") {
-				return fmt.Errorf("clusters: alias %q would make the setting %s ambiguous: choose another alias", a, name)
+				return &Error{Key: "clusters", Msg: fmt.Sprintf("alias %q would make the setting %s ambiguous: choose another alias", a, name)}
 			}
 		}
 		if !slices.Contains(p.aliases, a) {
@@ -252,7 +252,7 @@ func (p *parser) readAliases(raw string) error {
 		}
 	}
 	if len(p.aliases) == 0 {
-		return errors.New("clusters: no alias given")
+		return &Error{Key: "clusters", Msg: "no alias given"}
 	}
 	// Longest first, so that with aliases "a" and "a.b" the key a.b.bootstrap.servers is b's.
 	sort.Slice(p.aliases, func(i, j int) bool {
@@ -589,8 +589,19 @@ func (p *parser) ignoreIdleFlowSettings(c *Config) {
 func (p *parser) buildCluster(a string) *Cluster {
 	cl := &Cluster{Alias: a, Security: map[string]string{}, Producer: map[string]string{}, Consumer: map[string]string{},
 		Admin: map[string]string{}, ExactlyOnceSourceSupport: "disabled"}
+	// The top-level security settings are every cluster's defaults, but a cluster inherits
+	// ssl.* only if its protocol uses TLS and sasl.* only if it uses SASL: Kafka's clients
+	// ignore the others, and the caller refuses ssl.* or sasl.* beside a protocol without
+	// them (a real mistake when set for the cluster itself).
+	protocol := strings.ToUpper(strings.TrimSpace(p.top["security.protocol"]))
+	if v, ok := p.cluster[a]["security.protocol"]; ok {
+		protocol = strings.ToUpper(strings.TrimSpace(v))
+	}
 	for k, v := range p.top {
-		if isSecurity(k) {
+		switch {
+		case strings.HasPrefix(k, "ssl.") && !strings.HasSuffix(protocol, "SSL"):
+		case strings.HasPrefix(k, "sasl.") && !strings.HasPrefix(protocol, "SASL_"):
+		case isSecurity(k):
 			cl.Security[k] = v
 		}
 	}

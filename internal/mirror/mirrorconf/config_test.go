@@ -308,6 +308,15 @@ func TestClusters(t *testing.T) {
 		"key.converter", byteArrayConverter,
 	))
 	a, b := c.Clusters["A"], c.Clusters["B"]
+	// A cluster inherits top-level ssl.* and sasl.* only when its protocol uses them.
+	plain := mustParse(t, base("security.protocol", "SASL_SSL", "ssl.truststore.location", "/ts", "sasl.mechanism", "PLAIN",
+		"A.security.protocol", "PLAINTEXT", "B.security.protocol", "SSL"))
+	if got := plain.Clusters["A"].Security; !maps.Equal(got, map[string]string{"security.protocol": "PLAINTEXT"}) {
+		t.Errorf("PLAINTEXT cluster inherits %v", got)
+	}
+	if got := plain.Clusters["B"].Security; !maps.Equal(got, map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/ts"}) {
+		t.Errorf("SSL cluster inherits %v", got)
+	}
 	if !maps.Equal(a.Security, map[string]string{"security.protocol": "SSL", "ssl.truststore.location": "/ts.p12"}) {
 		t.Errorf("A security %v", a.Security)
 	}
@@ -388,7 +397,7 @@ func TestRefusals(t *testing.T) {
 		want  string
 	}{
 		{"no clusters", map[string]string{"A.bootstrap.servers": "a:1"}, "clusters: required"},
-		{"empty alias", map[string]string{"clusters": "A,,B"}, `clusters = "A,,B": an alias is empty`},
+		{"empty alias", map[string]string{"clusters": "A,,B"}, `clusters: "A,,B": an alias is empty`},
 		{"no alias", map[string]string{"clusters": " "}, "clusters: no alias given"},
 		{"alias prefixes a setting", map[string]string{"clusters": "topics, B"}, `clusters: alias "topics" would make the setting topics.exclude ambiguous`},
 		{"arrow in alias", map[string]string{"clusters": "A->B"}, `alias "A->B" contains "->"`},
