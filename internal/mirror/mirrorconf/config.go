@@ -654,7 +654,12 @@ func (p *parser) buildPair(c *Config, src, tgt string) {
 			if !enabled {
 				why += ", which emits heartbeats into it (emit.heartbeats.enabled=false stops that)"
 			}
-			p.fail(a+".bootstrap.servers", "required: %s is %s", a, why)
+			if !slices.ContainsFunc(p.errs, func(e error) bool {
+				var me *Error
+				return errors.As(e, &me) && me.Key == a+".bootstrap.servers"
+			}) {
+				p.fail(a+".bootstrap.servers", "required: %s is %s", a, why) // once, for the first flow
+			}
 			return
 		}
 	}

@@ -493,6 +493,14 @@ func TestAllErrorsReported(t *testing.T) {
 	}
 }
 
+func TestMissingBootstrapOnce(t *testing.T) {
+	_, err := Parse(map[string]string{"clusters": "A, B, C", "A.bootstrap.servers": "a:1", "enabled": "true"})
+	wantErr(t, err, "B.bootstrap.servers: required: B is the target of flow A->B")
+	if n := strings.Count(err.Error(), "B.bootstrap.servers"); n != 1 {
+		t.Errorf("B's missing address reported %d times:\n%v", n, err)
+	}
+}
+
 func TestAliases(t *testing.T) {
 	// With aliases "a" and "a.b", a key's alias is the longest that prefixes it.
 	c := mustParse(t, map[string]string{
