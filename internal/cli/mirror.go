@@ -28,6 +28,7 @@ import (
 
 func newMirrorCommand() *cobra.Command {
 	var configFile, metricsListener string
+	var targets []string
 	cmd := &cobra.Command{
 		Use:   "mirror --config mm2.properties",
 		Short: "Mirror topics between Kafka clusters (MirrorMaker 2 compatible, or offset-preserving)",
@@ -49,7 +50,7 @@ Samsa target). It runs until interrupted.`,
 				return err
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-			m, err := mirror.New(mirror.Options{Config: cfg, Clients: clients, Logger: logger})
+			m, err := mirror.New(mirror.Options{Config: cfg, Clients: clients, Logger: logger, Targets: targets})
 			if err != nil {
 				return err
 			}
@@ -64,7 +65,9 @@ Samsa target). It runs until interrupted.`,
 				logger.Info("mirror metrics", "url", "http://"+addr+"/metrics")
 			}
 			for _, f := range cfg.Flows {
-				fmt.Fprintf(cmd.OutOrStdout(), "mirroring %s\n", f.Name)
+				if len(targets) == 0 || slices.Contains(targets, f.Target) {
+					fmt.Fprintf(cmd.OutOrStdout(), "mirroring %s\n", f.Name)
+				}
 			}
 			err = m.Run(ctx)
 			if errors.Is(err, context.Canceled) {
@@ -74,6 +77,7 @@ Samsa target). It runs until interrupted.`,
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "the MirrorMaker 2 properties file (required)")
+	cmd.Flags().StringSliceVar(&targets, "clusters", nil, "run only the flows into these clusters (MirrorMaker's --clusters)")
 	cmd.Flags().StringVar(&metricsListener, "metrics-listener", "", "serve Prometheus metrics and /status on this host:port (off when empty)")
 	_ = cmd.MarkFlagRequired("config")
 	cmd.AddCommand(newMirrorStatusCommand(), newMirrorPromoteCommand())
@@ -194,15 +198,9 @@ func loadMirrorConfig(path string) (*mirrorconf.Config, mirror.ClientFunc, error
 }
 
 func mirrorClusterOpts(c *mirrorconf.Cluster) ([]kgo.Opt, error) {
+	// The producer., consumer. and admin. overrides are the runtime's
+	// (internal/mirror maps each to its clients).
 	opts := []kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID("samsa-mirror")}
-	for _, m := range []struct {
-		role  string
-		props map[string]string
-	}{{"producer", c.Producer}, {"consumer", c.Consumer}, {"admin", c.Admin}} {
-		for _, k := range slices.Sorted(maps.Keys(m.props)) {
-			return nil, fmt.Errorf("%s.%s.%s: client overrides are not supported by samsa mirror (it sets its own acks, batching and isolation for its guarantees); drop it", c.Alias, m.role, k)
-		}
-	}
 	if len(c.Security) == 0 {
 		return opts, nil
 	}

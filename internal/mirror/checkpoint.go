@@ -22,12 +22,12 @@ import (
 // Offset-preserving flows need no syncs: a source offset is its target
 // offset, capped at what the mirror has copied.
 func (fl *flow) runCheckpoints(ctx context.Context) error {
-	src, err := fl.client(fl.cfg.Source)
+	src, err := fl.roleClient(fl.cfg.Source, roleAdmin)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tgt, err := fl.client(fl.cfg.Target, kgo.RequiredAcks(kgo.AllISRAcks()))
+	tgt, err := fl.roleClient(fl.cfg.Target, roleProducer, kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		return err
 	}

@@ -35,12 +35,12 @@ func (fl *flow) runCopy(ctx context.Context) error {
 	if fl.cfg.ExactlyOnce {
 		popts = append(popts, kgo.TransactionalID(fl.transactionalID()), kgo.TransactionTimeout(30*time.Second))
 	}
-	prod, err := fl.client(fl.cfg.Target, popts...)
+	prod, err := fl.roleClient(fl.cfg.Target, roleProducer, popts...)
 	if err != nil {
 		return err
 	}
 	defer prod.Close()
-	syncs, err := fl.client(fl.offsetSyncsCluster(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	syncs, err := fl.roleClient(fl.offsetSyncsCluster(), roleProducer, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (fl *flow) runCopy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cons, err := fl.client(fl.cfg.Source,
+	cons, err := fl.roleClient(fl.cfg.Source, roleConsumer,
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(4<<20),
@@ -183,7 +183,7 @@ func (c *copier) assign(progress map[tp]int64) {
 }
 
 func (c *copier) poll(ctx context.Context) (kgo.Fetches, error) {
-	fs := c.cons.PollRecords(ctx, 20_000)
+	fs := c.cons.PollRecords(ctx, c.fl.pollRecords())
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -261,8 +261,10 @@ func (c *copier) acked1(k tp, upstream int64, o *kgo.Record, ts time.Time, err e
 	c.fl.bytes.Add(int64(len(o.Key) + len(o.Value)))
 	c.fl.lastLatency.Store(time.Since(ts).Milliseconds())
 	c.releaseSyncs()
-	for _, s := range c.writer.Record(k.topic, k.partition, upstream, o.Offset) {
-		c.sendSync(s)
+	if c.fl.cfg.EmitOffsetSyncs {
+		for _, s := range c.writer.Record(k.topic, k.partition, upstream, o.Offset) {
+			c.sendSync(s)
+		}
 	}
 }
 
@@ -408,8 +410,10 @@ func (c *copier) loopTransactional(ctx context.Context) error {
 			c.fl.records.Add(1)
 			c.fl.bytes.Add(int64(p.size))
 			c.fl.lastLatency.Store(time.Since(p.ts).Milliseconds())
-			for _, s := range c.writer.Record(p.k.topic, p.k.partition, p.upstream, p.downstream) {
-				c.sendSync(s)
+			if c.fl.cfg.EmitOffsetSyncs {
+				for _, s := range c.writer.Record(p.k.topic, p.k.partition, p.upstream, p.downstream) {
+					c.sendSync(s)
+				}
 			}
 		}
 		for k, off := range last {

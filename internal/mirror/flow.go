@@ -23,6 +23,9 @@ type flow struct {
 	opts Options
 	name string
 	log  *slog.Logger
+	// heartbeatOnly: a pair that is not enabled but, as in Kafka, still
+	// emits heartbeats into its target.
+	heartbeatOnly bool
 
 	// topics is what the topic sync decided to mirror: source topic ->
 	// partition count. The copier reads it each time it is told of a change.
@@ -59,11 +62,13 @@ func newFlow(f *mirrorconf.Flow, o Options) *flow {
 }
 
 // Internal topic names, as Kafka's MirrorMaker 2 names them.
-func (fl *flow) offsetSyncsTopic() string  { return fl.cfg.Policy.OffsetSyncsTopic(fl.cfg.Target) }
-func (fl *flow) checkpointsTopic() string  { return fl.cfg.Policy.CheckpointsTopic(fl.cfg.Source) }
-func (fl *flow) heartbeatsTopic() string   { return fl.cfg.Policy.HeartbeatsTopic() }
-func (fl *flow) progressTopic() string     { return "mm2-offsets." + fl.cfg.Source + ".internal" }
-func (fl *flow) remote(topic string) string { return fl.cfg.Policy.FormatRemoteTopic(fl.cfg.Source, topic) }
+func (fl *flow) offsetSyncsTopic() string { return fl.cfg.Policy.OffsetSyncsTopic(fl.cfg.Target) }
+func (fl *flow) checkpointsTopic() string { return fl.cfg.Policy.CheckpointsTopic(fl.cfg.Source) }
+func (fl *flow) heartbeatsTopic() string  { return fl.cfg.Policy.HeartbeatsTopic() }
+func (fl *flow) progressTopic() string    { return "mm2-offsets." + fl.cfg.Source + ".internal" }
+func (fl *flow) remote(topic string) string {
+	return fl.cfg.Policy.FormatRemoteTopic(fl.cfg.Source, topic)
+}
 
 // offsetSyncsCluster is where the offset-syncs topic lives
 // (offset-syncs.topic.location: the source by default).
@@ -80,9 +85,13 @@ func (fl *flow) offsetSyncsCluster() string {
 const connectorName = "MirrorSourceConnector"
 
 func (fl *flow) run(ctx context.Context) {
-	fl.log.Info("mirror flow starting", "source", fl.cfg.Source, "target", fl.cfg.Target,
+	fl.log.Info("mirror flow starting", "heartbeats_only", fl.heartbeatOnly, "source", fl.cfg.Source, "target", fl.cfg.Target,
 		"offset_preserving", fl.cfg.OffsetPreserving, "exactly_once", fl.cfg.ExactlyOnce)
 	var wg sync.WaitGroup
+	if fl.heartbeatOnly {
+		fl.retry(ctx, "heartbeats", fl.runHeartbeats)
+		return
+	}
 	loop := func(name string, fn func(context.Context) error) {
 		wg.Add(1)
 		go func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/mirror/mm2"
@@ -16,11 +17,14 @@ import (
 // show each hop of a replication path is alive, and RemoteClusterUtils
 // finds upstream clusters through them.
 func (fl *flow) runHeartbeats(ctx context.Context) error {
-	tgt, err := fl.client(fl.cfg.Target, kgo.RequiredAcks(kgo.AllISRAcks()))
+	tgt, err := fl.roleClient(fl.cfg.Target, roleProducer, kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
+	if err := ensureTopic(ctx, kadm.NewClient(tgt), fl.heartbeatsTopic(), 1, fl.cfg.HeartbeatsTopicReplicationFactor); err != nil {
+		return err
+	}
 	every := fl.cfg.EmitHeartbeatsInterval
 	if every <= 0 {
 		every = time.Second

@@ -41,23 +41,23 @@ func (c clusters) clientFunc() ClientFunc {
 func mm2Config(t *testing.T, c clusters, extra ...string) *mirrorconf.Config {
 	t.Helper()
 	props := map[string]string{
-		"clusters":                               "A, B",
-		"A.bootstrap.servers":                    c["A"],
-		"B.bootstrap.servers":                    c["B"],
-		"A->B.enabled":                           "true",
-		"B->A.enabled":                           "false",
-		"replication.factor":                     "1",
-		"offset-syncs.topic.replication.factor":  "1",
-		"checkpoints.topic.replication.factor":   "1",
-		"heartbeats.topic.replication.factor":    "1",
-		"emit.checkpoints.interval.seconds":      "1",
-		"emit.heartbeats.interval.seconds":       "1",
-		"sync.group.offsets.enabled":             "true",
-		"sync.group.offsets.interval.seconds":    "1",
-		"refresh.topics.interval.seconds":        "1",
-		"refresh.groups.interval.seconds":        "1",
-		"sync.topic.configs.interval.seconds":    "1",
-		"sync.topic.acls.enabled":                "false",
+		"clusters":                              "A, B",
+		"A.bootstrap.servers":                   c["A"],
+		"B.bootstrap.servers":                   c["B"],
+		"A->B.enabled":                          "true",
+		"B->A.enabled":                          "false",
+		"replication.factor":                    "1",
+		"offset-syncs.topic.replication.factor": "1",
+		"checkpoints.topic.replication.factor":  "1",
+		"heartbeats.topic.replication.factor":   "1",
+		"emit.checkpoints.interval.seconds":     "1",
+		"emit.heartbeats.interval.seconds":      "1",
+		"sync.group.offsets.enabled":            "true",
+		"sync.group.offsets.interval.seconds":   "1",
+		"refresh.topics.interval.seconds":       "1",
+		"refresh.groups.interval.seconds":       "1",
+		"sync.topic.configs.interval.seconds":   "1",
+		"sync.topic.acls.enabled":               "false",
 	}
 	for _, kv := range extra {
 		k, v, ok := strings.Cut(kv, "=")
@@ -76,7 +76,7 @@ func mm2Config(t *testing.T, c clusters, extra ...string) *mirrorconf.Config {
 // runMirror runs a Mirror until the test ends.
 func runMirror(t *testing.T, cfg *mirrorconf.Config, c clusters) *Mirror {
 	t.Helper()
-	m, err := New(Options{Config: cfg, Clients: c.clientFunc(), RetryBackoff: 500 * time.Millisecond,
+	m, err := New(Options{Config: cfg, Clients: c.clientFunc(), RetryBackoff: 500 * time.Millisecond, Targets: []string{"B"},
 		ProgressInterval: 500 * time.Millisecond,
 		Logger:           slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {

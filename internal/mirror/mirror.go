@@ -28,6 +28,9 @@ type Options struct {
 	// RetryBackoff is the wait before a part of a flow that failed starts
 	// again (a cluster down, a topic refused); 5 s when zero.
 	RetryBackoff time.Duration
+	// Targets, when set, runs only the flows into these clusters
+	// (MirrorMaker's --clusters).
+	Targets []string
 	// ProgressInterval is how often the at-least-once copier flushes and
 	// records its source offsets (Kafka Connect's offset.flush.interval.ms,
 	// 60 s there); 5 s when zero. Exactly-once and offset-preserving flows
@@ -43,8 +46,8 @@ type Mirror struct {
 
 // New checks the options and prepares the flows; Run starts them.
 func New(o Options) (*Mirror, error) {
-	if o.Config == nil || len(o.Config.Flows) == 0 {
-		return nil, errors.New("mirror: no enabled flow (set clusters and A->B.enabled = true)")
+	if o.Config == nil {
+		return nil, errors.New("mirror: no configuration")
 	}
 	if o.Clients == nil {
 		return nil, errors.New("mirror: no client factory")
@@ -58,9 +61,37 @@ func New(o Options) (*Mirror, error) {
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = 5 * time.Second
 	}
+	for _, ig := range o.Config.Ignored {
+		o.Logger.Info("mirror: setting accepted with no effect", "key", ig.Key, "why", ig.Reason)
+	}
+	for _, t := range o.Targets {
+		if o.Config.Clusters[t] == nil {
+			return nil, fmt.Errorf("mirror: --clusters %s: no such cluster in the configuration", t)
+		}
+	}
 	m := &Mirror{opts: o}
 	for _, f := range o.Config.Flows {
-		m.flows = append(m.flows, newFlow(f, o))
+		if !targeted(o.Targets, f.Target) {
+			continue
+		}
+		fl := newFlow(f, o)
+		if err := checkOverrides(fl); err != nil {
+			return nil, err
+		}
+		m.flows = append(m.flows, fl)
+	}
+	// Kafka runs a heartbeat connector for every other pair too, so the
+	// heartbeats of B->A come back through A->B and show the path alive.
+	for _, f := range o.Config.HeartbeatFlows {
+		if !targeted(o.Targets, f.Target) || !f.EmitHeartbeats {
+			continue
+		}
+		fl := newFlow(f, o)
+		fl.heartbeatOnly = true
+		m.flows = append(m.flows, fl)
+	}
+	if len(m.flows) == 0 {
+		return nil, errors.New("mirror: no flow to run (enable one with A->B.enabled = true)")
 	}
 	return m, nil
 }
@@ -134,6 +165,18 @@ func (m *Mirror) Counters() []Counters {
 		out = append(out, fl.counters())
 	}
 	return out
+}
+
+func targeted(targets []string, t string) bool {
+	if len(targets) == 0 {
+		return true
+	}
+	for _, x := range targets {
+		if x == t {
+			return true
+		}
+	}
+	return false
 }
 
 func flowName(f *mirrorconf.Flow) string {

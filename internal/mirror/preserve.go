@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,11 +28,30 @@ import (
 // high watermark, and an append the target already holds is skipped there,
 // so a crash neither loses nor duplicates (docs/DESIGN-mirror.md).
 
-const (
-	preserveMaxWait           = 500 * time.Millisecond
-	preservePartitionMaxBytes = 4 << 20
-	preserveFetchMaxBytes     = 64 << 20
-)
+// fetchParams are the raw fetches' limits: the source consumer's
+// overrides (fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes,
+// max.partition.fetch.bytes), else these defaults.
+type fetchParams struct {
+	maxWait                          time.Duration
+	minBytes, maxBytes, partitionMax int32
+}
+
+func (fl *flow) fetchParams() fetchParams {
+	f := fetchParams{maxWait: 500 * time.Millisecond, minBytes: 1, maxBytes: 64 << 20, partitionMax: 4 << 20}
+	o := fl.overrides(fl.cfg.Source, roleConsumer)
+	num := func(k string, dst *int32) {
+		if n, err := strconv.ParseInt(o[k], 10, 32); err == nil {
+			*dst = int32(n)
+		}
+	}
+	if d, err := ms(o["fetch.max.wait.ms"]); err == nil {
+		f.maxWait = d
+	}
+	num("fetch.min.bytes", &f.minBytes)
+	num("fetch.max.bytes", &f.maxBytes)
+	num("max.partition.fetch.bytes", &f.partitionMax)
+	return f
+}
 
 var errReplan = errors.New("mirror: leadership changed")
 
@@ -51,12 +71,12 @@ func (fl *flow) runPreserve(ctx context.Context) error {
 	if err := fl.waitTopics(ctx); err != nil {
 		return err
 	}
-	src, err := fl.client(fl.cfg.Source)
+	src, err := fl.roleClient(fl.cfg.Source, roleConsumer)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tgt, err := fl.client(fl.cfg.Target)
+	tgt, err := fl.roleClient(fl.cfg.Target, roleProducer)
 	if err != nil {
 		return err
 	}
@@ -202,12 +222,13 @@ func (p *preserver) fetchLoop(ctx context.Context, leader int32, parts []tp) err
 		return parts[i].partition < parts[j].partition
 	})
 	br := p.src.Broker(int(leader))
+	fp := p.fl.fetchParams()
 	for ctx.Err() == nil {
 		req := kmsg.NewPtrFetchRequest()
 		req.ReplicaID = -1
-		req.MaxWaitMillis = int32(preserveMaxWait / time.Millisecond)
-		req.MinBytes = 1
-		req.MaxBytes = preserveFetchMaxBytes
+		req.MaxWaitMillis = int32(fp.maxWait / time.Millisecond)
+		req.MinBytes = fp.minBytes
+		req.MaxBytes = fp.maxBytes
 		req.IsolationLevel = 1
 		req.SessionEpoch = -1
 		byTopic := map[string]int{}
@@ -235,7 +256,7 @@ func (p *preserver) fetchLoop(ctx context.Context, leader int32, parts []tp) err
 			rp.FetchOffset = off
 			rp.CurrentLeaderEpoch = -1
 			rp.LogStartOffset = -1
-			rp.PartitionMaxBytes = preservePartitionMaxBytes
+			rp.PartitionMaxBytes = fp.partitionMax
 			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 		}
 		if len(req.Topics) == 0 {

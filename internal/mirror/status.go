@@ -198,5 +198,3 @@ func promoteOn(ctx context.Context, adm *kadm.Client, f *mirrorconf.Flow, topics
 	}
 	return done, nil
 }
-
-

@@ -35,12 +35,12 @@ const statusPartitions = 5
 // step with the source's: new topics matching the filter, partition counts,
 // configs and ACLs, each on its interval.
 func (fl *flow) runTopics(ctx context.Context) error {
-	src, err := fl.client(fl.cfg.Source)
+	src, err := fl.roleClient(fl.cfg.Source, roleAdmin)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	tgt, err := fl.client(fl.cfg.Target)
+	tgt, err := fl.roleClient(fl.cfg.Target, roleAdmin)
 	if err != nil {
 		return err
 	}
@@ -111,10 +111,12 @@ func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.C
 	if fl.offsetSyncsCluster() == fl.cfg.Target {
 		syncAdm = tgtAdm
 	}
-	if !fl.cfg.OffsetPreserving {
+	if !fl.cfg.OffsetPreserving && fl.cfg.EmitOffsetSyncs {
 		if err := ensureTopic(ctx, syncAdm, fl.offsetSyncsTopic(), 1, fl.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
 			return err
 		}
+	}
+	if !fl.cfg.OffsetPreserving {
 		// MirrorMaker 2's dedicated mode keeps a Kafka Connect worker's
 		// three topics on the target per source: the offsets (the
 		// progress), and configs and statuses, which Samsa's mirror does
@@ -136,11 +138,6 @@ func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.C
 			return err
 		}
 	}
-	if fl.cfg.EmitHeartbeats {
-		if err := ensureTopic(ctx, tgtAdm, fl.heartbeatsTopic(), 1, fl.cfg.HeartbeatsTopicReplicationFactor); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -148,9 +145,7 @@ func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.C
 // the heartbeats topics, never an internal topic, never one that came from
 // the target (a cycle).
 func (fl *flow) shouldReplicate(topic string) bool {
-	p := fl.cfg.Policy
-	return (fl.cfg.Topics.ShouldReplicateTopic(topic) || p.IsHeartbeatsTopic(topic)) &&
-		!p.IsInternalTopic(topic) && !mirrorconf.IsCycle(p, topic, fl.cfg.Target)
+	return fl.cfg.ShouldReplicateTopic(topic)
 }
 
 // syncTopics creates missing remote topics, grows partition counts and

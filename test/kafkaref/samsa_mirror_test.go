@@ -56,7 +56,7 @@ func TestSamsaMirrorMatchesMM2(t *testing.T) {
 	clients := func(cluster string, opts ...kgo.Opt) (*kgo.Client, error) {
 		return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs[cluster])}, opts...)...)
 	}
-	m, err := mirror.New(mirror.Options{Config: cfg, Clients: clients, ProgressInterval: time.Second,
+	m, err := mirror.New(mirror.Options{Config: cfg, Clients: clients, ProgressInterval: time.Second, Targets: []string{"B"},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func startMirror(t *testing.T, bin, config, logPath string) *mirrorProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "mirror", "--config", config)
+	cmd := exec.Command(bin, "mirror", "--config", config, "--clusters", "B")
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ type mode struct {
 }
 
 var modes = []mode{
-	{name: "exactly-once", extra: "exactly.once.source.support = enabled\n"},
+	{name: "exactly-once", extra: "B.exactly.once.source.support = enabled\n"},
 	{name: "offset-preserving", extra: "samsa.offset.preserving.enabled = true\n", offset: true},
 }
 
