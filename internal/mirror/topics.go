@@ -206,7 +206,11 @@ func (fl *flow) syncTopics(ctx context.Context, srcAdm, tgtAdm *kadm.Client) err
 			if err == nil {
 				err = resp.Err
 			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			if errors.Is(err, kerr.TopicAlreadyExists) {
+				fl.log.Debug("mirror: remote topic exists", "topic", r, "listed", ok, "err", d.Err)
+				break
+			}
+			if err != nil {
 				if fl.cfg.OffsetPreserving && errors.Is(err, kerr.InvalidConfig) {
 					return fmt.Errorf("create %s on %s: the target refuses %s (%v): offset-preserving mirroring needs a Samsa target", r, fl.cfg.Target, MirrorSourceConfig, err)
 				}
