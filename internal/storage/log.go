@@ -69,7 +69,7 @@ type Log struct {
 		failed         error // sticky: set by the first failed write
 		closed         bool
 		epochs         *epochCache
-		gapped         bool // the log took an offset gap outside compaction (gapMarkerFile)
+		gapped         bool                // the log took an offset gap outside compaction (gapMarkerFile)
 		producers      *ProducerStateTable // idempotence and transactions (producer_state.go)
 	}
 
