@@ -377,6 +377,9 @@ func (p *Partition) appendAsLeader(batches []byte, appendFn func(*storage.Log, [
 	}
 	p.mu.Lock()
 	// roleMu keeps ls the leader's state throughout.
+	if start := res.LogStartOffset; start > ls.HighWatermark() {
+		p.leaderEffectsLocked(ls.LogStarted(start))
+	}
 	p.leaderEffectsLocked(ls.Appended(end))
 	p.notifyAppendLocked()
 	p.mu.Unlock()
