@@ -453,3 +453,68 @@ func TestE2EMirrorAppendNeedsClusterAction(t *testing.T) {
 		t.Fatalf("with ClusterAction: %s %q", codeName(sp.ErrorCode), deref(sp.ErrorMessage))
 	}
 }
+
+// A mirror topic replicated on three nodes: acks=all mirror appends reach
+// every replica, each with the source's log start; when the leader dies,
+// the new leader acknowledges a retry of the last append (its answer lost
+// with the old leader) without writing it again and takes the next append
+// at its log end; every replica ends with the same log.
+func TestClusterMirrorAppendSurvivesLeaderFailover(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"replica.fetch.backoff.ms": "50"})
+	adm, ctx := c.admin()
+	configs := map[string]*string{"min.insync.replicas": kmsg.StringPtr("2"), config.MirrorSourceConfig: kmsg.StringPtr("east")}
+	if resp, err := adm.CreateTopic(ctx, 1, 3, configs, "mirror"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	// appendToLeader sends a mirror append to whichever node leads,
+	// until one answers other than with a retriable error (NOT_LEADER
+	// while leadership settles): retrying is safe, the append is
+	// idempotent.
+	corr := int32(0)
+	appendToLeader := func(wantBase int64, batch []byte) {
+		t.Helper()
+		var sp kmsg.ProduceResponseTopicPartition
+		waitFor(t, 30*time.Second, "a mirror append acknowledged", func() bool {
+			n := c.leaderOf("mirror", 0)
+			if n == nil || n.get() == nil {
+				return false
+			}
+			corr++
+			sp = rawProducePart(dialRawAddr(t, n.get().Addr()), mirrorReq("mirror", 0, -1, bytes.Clone(batch)), corr)
+			return sp.ErrorCode == 0 || !kerr.IsRetriable(kerr.ErrorForCode(sp.ErrorCode))
+		})
+		if sp.ErrorCode != 0 || sp.BaseOffset != wantBase {
+			t.Fatalf("mirror append: %s %q, base offset %d, want %d", codeName(sp.ErrorCode), deref(sp.ErrorMessage), sp.BaseOffset, wantBase)
+		}
+	}
+	first, second, third := srcBatch{}.build(t, seq(100, 5)...), srcBatch{codec: record.CodecLZ4}.build(t, seq(110, 10)...), srcBatch{}.build(t, seq(130, 5)...)
+	appendToLeader(100, first)
+	appendToLeader(110, second)
+
+	old := c.leaderOf("mirror", 0)
+	c.kill(old)
+	waitFor(t, 30*time.Second, "a new leader", func() bool {
+		n := c.leaderOf("mirror", 0)
+		return n != nil && n != old
+	})
+	appendToLeader(110, second) // the retry of an append whose answer was lost
+	appendToLeader(130, third)
+
+	c.start(old)
+	c.waitLive(3)
+	c.waitReplicasEqual("mirror", 1)
+	for _, n := range c.nodes {
+		ts, _ := n.get().topics.byTopicName("mirror")
+		if p := ts.partitions[0]; p.LogStartOffset() != 100 || p.LogEndOffset() != 135 || p.HighWatermark() != 135 {
+			t.Errorf("node %d: log %d..%d, high watermark %d; want 100..135, 135", n.id, p.LogStartOffset(), p.LogEndOffset(), p.HighWatermark())
+		}
+	}
+	recs := consumeMirror(t, c.bootstrap()[0], "mirror", 20, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	var offsets []int64
+	for _, r := range recs {
+		offsets = append(offsets, r.Offset)
+	}
+	if want := slices.Concat(seq(100, 5), seq(110, 10), seq(130, 5)); !slices.Equal(offsets, want) {
+		t.Fatalf("consumed offsets %v, want %v", offsets, want)
+	}
+}
