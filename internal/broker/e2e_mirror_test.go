@@ -358,6 +358,8 @@ func TestE2EMirrorAppendRefusals(t *testing.T) {
 		{"control batch", mirrorReq("m", 0, -1, srcBatch{control: true, transactional: true}.build(t, 2)), kerr.InvalidRecord.Code, "is a control batch"},
 		{"bad CRC", mirrorReq("m", 0, -1, badCRC), kerr.CorruptMessage.Code, "corrupt batch: crc"},
 		{"magic 1", mirrorReq("m", 0, -1, magic1), kerr.InvalidRecord.Code, "magic 2 only"},
+		{"no batch", mirrorReq("m", 0, -1, nil), kerr.InvalidRecord.Code, "no record batch"},
+		{"a partial batch alone", mirrorReq("m", 0, -1, srcBatch{}.build(t, 2)[:40]), kerr.InvalidRecord.Code, "no complete record batch"},
 		{"past max.message.bytes", mirrorReq("m", 0, -1, bigBytes), kerr.MessageTooLarge.Code, "max.message.bytes"},
 		{"not a mirror topic", mirrorReq("plain", 0, -1, srcBatch{}.build(t, 0)), kerr.InvalidRequest.Code, "topic plain is not a mirror topic"},
 		{"a transactional ID", func() *kmsg.ProduceRequest {

@@ -154,5 +154,8 @@ func checkMirrorBatches(records []byte, maxMessageBytes int) (int, int16, string
 		}
 		n += h.Size()
 	}
+	if n == 0 {
+		return 0, kerr.InvalidRecord.Code, "mirror append partition has no record batch"
+	}
 	return n, 0, ""
 }
