@@ -250,10 +250,12 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, mirror mirrorMode, t
 		return sp, commitWait{}
 	}
 	switch {
+	case mirror.code != 0:
+		// Before the topic's existence, which a principal refused
+		// ClusterAction must not learn, as Write is checked before it.
+		return fail(mirror.code, mirror.msg)
 	case topicErr != 0:
 		return fail(topicErr, "")
-	case mirror.code != 0:
-		return fail(mirror.code, mirror.msg)
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		return fail(kerr.InvalidRequiredAcks.Code, "")
 	case req.Version < 3:

@@ -442,13 +442,18 @@ func TestE2EMirrorAppendNeedsClusterAction(t *testing.T) {
 		t.Fatalf("create: %s", codeName(code))
 	}
 	alice := e.client("alice", map[kmsg.Key]int16{kmsg.Produce: 12})
-	appendAs := func(base int64) kmsg.ProduceResponseTopicPartition {
-		resp := request(t, alice, mirrorReq("m", 0, -1, srcBatch{}.build(t, seq(base, 2)...))).(*kmsg.ProduceResponse)
+	appendTo := func(topic string, base int64) kmsg.ProduceResponseTopicPartition {
+		resp := request(t, alice, mirrorReq(topic, 0, -1, srcBatch{}.build(t, seq(base, 2)...))).(*kmsg.ProduceResponse)
 		return resp.Topics[0].Partitions[0]
 	}
+	appendAs := func(base int64) kmsg.ProduceResponseTopicPartition { return appendTo("m", base) }
 	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeTopic, "m", literal, kmsg.ACLOperationAll)})
 	if sp := appendAs(0); sp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("with every operation on the topic but no ClusterAction: %s, want CLUSTER_AUTHORIZATION_FAILED", codeName(sp.ErrorCode))
+	}
+	// Refused before the topic is looked up: no telling which topics exist.
+	if sp := appendTo("no-such-topic", 0); sp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("to a topic that does not exist, without ClusterAction: %s, want CLUSTER_AUTHORIZATION_FAILED", codeName(sp.ErrorCode))
 	}
 	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeCluster, auth.ClusterName, literal, kmsg.ACLOperationClusterAction)})
 	if sp := appendAs(0); sp.ErrorCode != 0 || sp.BaseOffset != 0 {
