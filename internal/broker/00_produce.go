@@ -68,6 +68,12 @@ package broker
 // subject confluent.key/value.subject.name.strategy names; a registry
 // that cannot answer is NOT_ENOUGH_REPLICAS, which producers retry.
 //
+// Mirror topics (mirror_append.go): an ordinary produce to a topic with
+// samsa.mirror.source set is INVALID_REQUEST ("topic T is a read-only
+// mirror of S; promote it ..."); a Produce v9+ carrying Samsa's tagged
+// field model.MirrorAppendTag is a mirror append, which needs ClusterAction
+// instead of Write and keeps the batches' offsets.
+//
 // Not yet: quotas (throttle is 0).
 
 import (
@@ -101,7 +107,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 	failed := false
 	var waits []commitWait
 	var refused int16
-	if b.authorizer() != nil && hasTransactionalRecords(req) && (req.TransactionID == nil ||
+	mirror := b.mirrorModeOf(c, req)
+	if !mirror.append && b.authorizer() != nil && hasTransactionalRecords(req) && (req.TransactionID == nil ||
 		!b.authorize(c, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)) {
 		refused = kerr.TransactionalIDAuthorizationFailed.Code
 	}
@@ -114,11 +121,14 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (kmsg.Response,
 		switch {
 		case refused != 0:
 			topicErr = refused
+		case mirror.append:
+			// ClusterAction, checked once for the request, stands for
+			// Write (mirrorModeOf).
 		case req.Version < 13 && !write(rt.Topic), ts != nil && req.Version >= 13 && !write(ts.name):
 			topicErr = kerr.TopicAuthorizationFailed.Code
 		}
 		for j := range rt.Partitions {
-			sp, w := b.producePartition(req, ts, topicErr, &rt.Partitions[j])
+			sp, w := b.producePartition(req, mirror, ts, topicErr, &rt.Partitions[j])
 			ts.countProduce(topicErr, rt.Partitions[j].Records, sp.ErrorCode)
 			failed = failed || sp.ErrorCode != 0
 			st.Partitions = append(st.Partitions, sp)
@@ -228,7 +238,7 @@ func (b *Broker) produceTopic(version int16, rt *kmsg.ProduceRequestTopic) (*top
 // producePartition appends one partition's batch and answers it; for an
 // acks=all append the commitWait names what the answer must wait for (its
 // p is nil otherwise).
-func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) (kmsg.ProduceResponseTopicPartition, commitWait) {
+func (b *Broker) producePartition(req *kmsg.ProduceRequest, mirror mirrorMode, ts *topicState, topicErr int16, rp *kmsg.ProduceRequestTopicPartition) (kmsg.ProduceResponseTopicPartition, commitWait) {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	sp.BaseOffset = -1
@@ -240,6 +250,10 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 		return sp, commitWait{}
 	}
 	switch {
+	case mirror.code != 0:
+		// Before the topic's existence, which a principal refused
+		// ClusterAction must not learn, as Write is checked before it.
+		return fail(mirror.code, mirror.msg)
 	case topicErr != 0:
 		return fail(topicErr, "")
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
@@ -250,6 +264,8 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 		// The coordinators append to their topics themselves, not through
 		// Produce; a client's records there would corrupt their state.
 		return fail(kerr.InvalidTopicException.Code, "Cannot append to internal topic "+ts.name)
+	case !mirror.append && mirrorSource(ts) != "":
+		return fail(kerr.InvalidRequest.Code, readOnlyMirror(ts))
 	}
 	p, code := ts.partition(rp.Partition)
 	if code != 0 {
@@ -260,6 +276,17 @@ func (b *Broker) producePartition(req *kmsg.ProduceRequest, ts *topicState, topi
 		if minISR = int(ts.config.Int("min.insync.replicas")); minISR > p.ISRSize() {
 			return fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("ISR has %d replicas, min.insync.replicas is %d", p.ISRSize(), minISR))
 		}
+	}
+	if mirror.append {
+		res, code, msg := b.appendMirror(ts, p, rp.Records)
+		if code != 0 {
+			return fail(code, msg)
+		}
+		sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, res.LogStartOffset
+		if req.Acks == -1 {
+			return sp, commitWait{p: p, last: res.LastOffset, minISR: minISR}
+		}
+		return sp, commitWait{}
 	}
 	n, code, msg := checkProduceFraming(rp.Records)
 	if code != 0 {

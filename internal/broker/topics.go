@@ -128,6 +128,7 @@ func storageConfig(v config.Values) storage.Config {
 		LogAppendTime:      v.String("message.timestamp.type") == "LogAppendTime",
 		Compacted:          slices.Contains(v.List("cleanup.policy"), "compact"),
 		Deletes:            slices.Contains(v.List("cleanup.policy"), "delete"),
+		OffsetGaps:         v.String(config.MirrorSourceConfig) != "",
 
 		MinCleanableDirtyRatio: v.Double("min.cleanable.dirty.ratio"),
 		MinCompactionLagMs:     v.Long("min.compaction.lag.ms"),

@@ -112,3 +112,19 @@ func TestConfluentSchemaValidationConfigs(t *testing.T) {
 		t.Errorf("confluent.schema.registry.url: %v", err)
 	}
 }
+
+// samsa.mirror.source is a string topic config, empty by default (an
+// ordinary topic), with no server default, marked as Samsa's own.
+func TestMirrorSourceConfig(t *testing.T) {
+	e, ok := Topic.Lookup(MirrorSourceConfig)
+	if !ok || e.DefaultValue != "" || e.ServerDefault != "" || !e.SamsaOwn() || e.Wired == "" {
+		t.Fatalf("%s: %+v", MirrorSourceConfig, e)
+	}
+	v, err := ResolveTopic(mustParse(t, Broker, nil), map[string]string{MirrorSourceConfig: "east"})
+	if err != nil || v.String(MirrorSourceConfig) != "east" {
+		t.Fatalf("resolve: %v %q", err, v.String(MirrorSourceConfig))
+	}
+	if !strings.Contains(Topic.Markdown(), "| `samsa.mirror.source` | string |") {
+		t.Error("the topic reference does not list samsa.mirror.source")
+	}
+}

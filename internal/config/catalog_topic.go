@@ -2,9 +2,10 @@ package config
 
 import "strconv"
 
-// Topic is the catalog of per-topic configs: Kafka 4.x's documented topic-level configs.
-// Each falls back to the broker config named in ServerDefault when a topic does not set it.
-var Topic = newCatalog("topic", append(topicEntries(), confluentTopicEntries()...))
+// Topic is the catalog of per-topic configs: Kafka 4.x's documented topic-level configs,
+// Confluent Server's schema validation ones and Samsa's own (samsa.*). Each falls back to
+// the broker config named in ServerDefault when a topic does not set it.
+var Topic = newCatalog("topic", append(append(topicEntries(), confluentTopicEntries()...), samsaTopicEntries()...))
 
 // maxLong is Java's Long.MAX_VALUE, Kafka's "never" for sizes and intervals.
 var maxLong = strconv.FormatInt(1<<63-1, 10)

@@ -187,7 +187,7 @@ func TestDescribeAll(t *testing.T) {
 		}
 	}
 	topic, _ := ResolveTopic(v, nil)
-	if got := len(topic.DescribeAll()); got != len(kafkaTopicConfigs)+len(confluentTopicConfigs) {
+	if got := len(topic.DescribeAll()); got != len(kafkaTopicConfigs)+len(confluentTopicConfigs)+len(samsaTopicConfigs) {
 		t.Errorf("topic DescribeAll has %d entries", got)
 	}
 }

@@ -42,3 +42,16 @@ type LeaderEpoch = int32
 
 // ProducerID identifies an idempotent or transactional producer; -1 means none.
 type ProducerID = int64
+
+// MirrorAppendTag is the number of Samsa's private top-level tagged field
+// of a Produce request (v9+, flexible) that asks for a mirror append: the
+// batches go to a mirror topic (topic config samsa.mirror.source) at the
+// offsets they carry, as the source cluster assigned them
+// (docs/DESIGN-mirror-topics.md). Its value is the single byte
+// MirrorAppendValue. Kafka reserves no tag numbers for private use; 0x5341
+// ("SA") is far above any tag Kafka's Produce schema uses, and a broker that
+// does not know it skips it, as the protocol says to do with unknown tags.
+const MirrorAppendTag = 0x5341
+
+// MirrorAppendValue is the value of the MirrorAppendTag field.
+const MirrorAppendValue byte = 1

@@ -136,6 +136,22 @@ func (s *LeaderState) Appended(logEnd int64) LeaderEffects {
 	return LeaderEffects{HighWatermarkMoved: s.advanceHighWatermark()}
 }
 
+// LogStarted records that the leader's log now starts at logStart: a
+// mirror append restarted the empty log at its source's log start
+// (storage.Log.AppendMirror). No offset below it exists any more, so the
+// high watermark moves up to it, as Kafka keeps a high watermark at or
+// above the log start; followers behind it fetch out of range and restart
+// their logs there (Partition.TruncateOutOfRange), which they could not
+// do if the leader answered with a high watermark below its log start.
+func (s *LeaderState) LogStarted(logStart int64) LeaderEffects {
+	s.logEnd = max(s.logEnd, logStart)
+	if logStart <= s.highWatermark {
+		return LeaderEffects{}
+	}
+	s.highWatermark = logStart
+	return LeaderEffects{HighWatermarkMoved: true}
+}
+
 // FollowerFetch records a fetch from a follower at fetchOffset, its log end
 // offset (in durable mode, its durable end). It returns false for a replica
 // that is not one of the partition's.

@@ -340,6 +340,19 @@ func (p *Partition) SetLeader(leader, epoch int32, isr []int32) {
 // not lead is ErrNotLeader. The broker checks ISRSize against
 // min.insync.replicas before an acks=all append, and then WaitCommitted.
 func (p *Partition) Append(batches []byte) (storage.AppendResult, error) {
+	return p.appendAsLeader(batches, (*storage.Log).AppendAsLeader)
+}
+
+// AppendMirror appends a mirror topic's batches as leader at the offsets
+// they carry (storage.Log.AppendMirror: batches the log holds are skipped,
+// an empty log restarts at the first base, a gap is kept), stamped with the
+// leader's epoch, and advances the high watermark as Append does; the
+// followers then fetch them as any other batch.
+func (p *Partition) AppendMirror(batches []byte) (storage.AppendResult, error) {
+	return p.appendAsLeader(batches, (*storage.Log).AppendMirror)
+}
+
+func (p *Partition) appendAsLeader(batches []byte, appendFn func(*storage.Log, []byte, int32) (storage.AppendResult, error)) (storage.AppendResult, error) {
 	p.roleMu.RLock()
 	defer p.roleMu.RUnlock()
 	p.mu.Lock()
@@ -351,7 +364,7 @@ func (p *Partition) Append(batches []byte) (storage.AppendResult, error) {
 	if ls == nil {
 		return storage.AppendResult{}, fmt.Errorf("%w: %s append", ErrNotLeader, p.TP)
 	}
-	res, err := p.log().AppendAsLeader(batches, epoch)
+	res, err := appendFn(p.log(), batches, epoch)
 	if err != nil {
 		return res, err
 	}
@@ -364,6 +377,9 @@ func (p *Partition) Append(batches []byte) (storage.AppendResult, error) {
 	}
 	p.mu.Lock()
 	// roleMu keeps ls the leader's state throughout.
+	if start := res.LogStartOffset; start > ls.HighWatermark() {
+		p.leaderEffectsLocked(ls.LogStarted(start))
+	}
 	p.leaderEffectsLocked(ls.Appended(end))
 	p.notifyAppendLocked()
 	p.mu.Unlock()

@@ -23,6 +23,12 @@ type Config struct {
 	// offset gaps and recovery can only check that offsets grow. Without
 	// it, recovery also demands contiguous offsets (see checkRecovered).
 	Compacted bool
+	// OffsetGaps: offsets may have gaps outside compaction too, as in a
+	// mirror topic's log, whose batches keep the offsets of a source
+	// cluster that left some out (aborted transactions, control batches,
+	// its own compaction). Recovery then only checks that offsets grow.
+	// A log that once took a gap keeps it on (see gapMarkerFile).
+	OffsetGaps bool
 	// Deletes: cleanup.policy includes delete (retention applies). A
 	// compact-only log keeps old segments until the cleaner rewrites them.
 	Deletes bool
@@ -61,6 +67,10 @@ func (c *Config) rollMs() int64 {
 	}
 	return c.SegmentMs
 }
+
+// gapsAllowed reports whether batches may leave offsets out: recovery
+// cannot then demand contiguous offsets.
+func (c *Config) gapsAllowed() bool { return c.Compacted || c.OffsetGaps }
 
 func (c *Config) maxIndexEntries() int {
 	n := c.SegmentIndexBytes / offsetEntrySize

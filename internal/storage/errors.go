@@ -32,6 +32,11 @@ var (
 	// leader append in an epoch older than the log's batches' (a stale
 	// leader).
 	ErrLeaderEpochRegression = errors.New("storage: leader epoch goes back")
+	// ErrMirrorOverlap: a mirror append's batch holds the log end without
+	// starting there (Log.AppendMirror): the mirror topic's log and its
+	// source's are cut at different offsets there, so appending it would
+	// write some offsets twice and skipping it would lose the rest.
+	ErrMirrorOverlap = errors.New("storage: mirror batch overlaps the log end")
 	// ErrCorruptLog: data that recovery cannot repair without losing
 	// flushed records (for example a hole below the recovery point).
 	ErrCorruptLog = errors.New("storage: corrupt log")

@@ -69,6 +69,7 @@ type Log struct {
 		failed         error // sticky: set by the first failed write
 		closed         bool
 		epochs         *epochCache
+		gapped         bool                // the log took an offset gap outside compaction (gapMarkerFile)
 		producers      *ProducerStateTable // idempotence and transactions (producer_state.go)
 	}
 
@@ -96,6 +97,9 @@ func (l *Log) Config() Config {
 func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Gaps already in the log stay there whatever the topic becomes (a
+	// mirror promoted to an ordinary topic): recovery must keep taking them.
+	cfg.OffsetGaps = cfg.OffsetGaps || l.mu.gapped
 	l.mu.cfg = cfg
 	for _, s := range l.mu.segments {
 		s.setConfig(&l.mu.cfg)
@@ -162,12 +166,12 @@ func (l *Log) AppendAsLeader(data []byte, leaderEpoch int32) (AppendResult, erro
 // attributes and CRCs are kept, and each batch's CRC is checked
 // (record.ErrCorrupt).
 //
-// The first batch must start at the log end and each later one right
-// after the one before; on a compacted log (Config.Compacted) a batch may
-// start further on, since the leader's cleaner removes offsets. Anything
-// else is ErrInvalidOffset. Kafka accepts a gap on any log; a leader's log
-// outside compacted topics has none, and our recovery would cut the log
-// at one (checkRecovered). One exception, Kafka's too: on an empty log, a
+// The first batch must start at or past the log end and each later one
+// at or past the end of the one before: a batch may start further on, as
+// in Kafka, since a leader's log has gaps where its cleaner removed offsets
+// or where a mirror append kept a source cluster's (AppendMirror). A gap
+// outside compaction is recorded first (gapMarkerFile), so recovery keeps
+// taking it. A batch below is ErrInvalidOffset. One exception, Kafka's too: on an empty log, a
 // first batch that holds the log end (the leader's log start fell inside
 // it, after DeleteRecords, and the follower started its log there with
 // TruncateFullyAndStartAt) restarts the log at the batch's base offset,
@@ -330,8 +334,7 @@ func (l *Log) checkFollowerBatch(batch []byte, h *record.Header, next int64, epo
 	if err := record.CheckCRC(batch); err != nil {
 		return fmt.Errorf("storage: append to %s: %w", l.dir, err)
 	}
-	gap := h.BaseOffset > next && !l.mu.cfg.Compacted
-	if h.BaseOffset < next || h.LastOffsetDelta < 0 || gap {
+	if h.BaseOffset < next || h.LastOffsetDelta < 0 {
 		return fmt.Errorf("%w: %s: follower batch %d..%d does not start at offset %d", ErrInvalidOffset, l.dir, h.BaseOffset, h.LastOffset(), next)
 	}
 	if ep := h.PartitionLeaderEpoch; ep >= 0 {
@@ -385,6 +388,9 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	}
 	if _, ok := active.relative(last.lastOffset); !ok || first.baseOffset < active.baseOffset {
 		return fmt.Errorf("%w: %s: offsets %d..%d do not fit segment %d", ErrInvalidOffset, l.dir, first.baseOffset, last.lastOffset, active.baseOffset)
+	}
+	if err := l.markGapsLocked(batches); err != nil {
+		return l.failLocked(err)
 	}
 	// The epochs go first, as in Kafka: a crash between the two then
 	// leaves an epoch that starts past the batches, which reopening drops,

@@ -38,7 +38,7 @@ type dirListing struct {
 
 // knownFiles are the non-segment files a partition directory may hold.
 // partition.metadata is the broker's (topic ID), the rest ours.
-var knownFiles = map[string]bool{checkpointFile: true, epochFile: true, cleanerCheckpointFile: true, "partition.metadata": true}
+var knownFiles = map[string]bool{checkpointFile: true, epochFile: true, cleanerCheckpointFile: true, gapMarkerFile: true, "partition.metadata": true}
 
 func listDir(fsys vfs.FS, dir string) (dirListing, error) {
 	names, err := fsys.ReadDir(dir)
@@ -141,6 +141,9 @@ func (l *Log) open() error {
 		return err
 	}
 	if l.mu.epochs, err = loadEpochCache(fsys, l.dir); err != nil {
+		return err
+	}
+	if err := l.loadGapMarker(); err != nil {
 		return err
 	}
 	clean := haveCP && cp.clean

@@ -371,7 +371,8 @@ func (s *segment) recover(cfg *Config, maxEpoch int32) (recoverResult, error) {
 //
 // The CRC does not cover the base offset, so a torn write that garbles only
 // those 8 bytes passes it. Outside compacted topics offsets are contiguous,
-// which catches that; a compacted log can only insist they grow.
+// which catches that; a compacted log, or one that took gaps
+// (Config.OffsetGaps), can only insist they grow.
 //
 // Nor does the CRC cover the partition leader epoch. A leader's epochs only
 // grow along its log, and every batch's epoch entry is written before the
@@ -386,7 +387,7 @@ func (s *segment) checkRecovered(batch []byte, h *record.Header, cfg *Config, ep
 		return fmt.Errorf("%w: batch %d has leader epoch %d after %d, the newest known %d", record.ErrCorrupt, h.BaseOffset, ep, *epoch, maxEpoch)
 	}
 	*epoch = max(*epoch, h.PartitionLeaderEpoch)
-	gap := h.BaseOffset != s.nextOffset && !cfg.Compacted
+	gap := h.BaseOffset != s.nextOffset && !cfg.gapsAllowed()
 	if h.LastOffsetDelta < 0 || h.BaseOffset < s.nextOffset || gap {
 		return fmt.Errorf("%w: batch offsets %d..%d after %d", record.ErrCorrupt, h.BaseOffset, h.LastOffset(), s.nextOffset)
 	}
