@@ -62,7 +62,8 @@ type preserver struct {
 	mu      sync.Mutex
 	pos     map[tp]int64 // next source offset, once known
 	ids     map[string][16]byte
-	tgtLead map[tp]int32 // remote topic partition -> target leader
+	tgtIDs  map[string][16]byte // remote topic -> its ID on the target (Produce v13+ names topics by ID)
+	tgtLead map[tp]int32        // remote topic partition -> target leader
 }
 
 // runPreserve plans the partitions by source leader, runs one fetch loop per
@@ -81,7 +82,7 @@ func (fl *flow) runPreserve(ctx context.Context) error {
 		return err
 	}
 	defer tgt.Close()
-	p := &preserver{fl: fl, src: src, tgt: tgt, pos: map[tp]int64{}, ids: map[string][16]byte{}, tgtLead: map[tp]int32{}}
+	p := &preserver{fl: fl, src: src, tgt: tgt, pos: map[tp]int64{}, ids: map[string][16]byte{}, tgtIDs: map[string][16]byte{}, tgtLead: map[tp]int32{}}
 	for ctx.Err() == nil {
 		plan, err := p.plan(ctx)
 		if err != nil {
@@ -456,7 +457,7 @@ func (p *preserver) appendOnce(ctx context.Context, leader int32, as []appendTo)
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = -1
 	req.TimeoutMillis = 30_000
-	req.UnknownTags.Set(model.MirrorAppendTag, []byte{1})
+	req.UnknownTags.Set(model.MirrorAppendTag, []byte{model.MirrorAppendValue})
 	byTopic := map[string]int{}
 	for _, a := range as {
 		r := p.fl.remote(a.k.topic)
@@ -464,6 +465,9 @@ func (p *preserver) appendOnce(ctx context.Context, leader int32, as []appendTo)
 		if !ok {
 			rt := kmsg.NewProduceRequestTopic()
 			rt.Topic = r
+			p.mu.Lock()
+			rt.TopicID = p.tgtIDs[r]
+			p.mu.Unlock()
 			req.Topics = append(req.Topics, rt)
 			i = len(req.Topics) - 1
 			byTopic[r] = i
@@ -487,6 +491,15 @@ func (p *preserver) appendOnce(ctx context.Context, leader int32, as []appendTo)
 			byKey[tp{p.fl.remote(a.k.topic), a.k.partition}] = a
 		}
 		for _, t := range resp.Topics {
+			if t.Topic == "" {
+				p.mu.Lock()
+				for name, id := range p.tgtIDs {
+					if id == t.TopicID {
+						t.Topic = name
+					}
+				}
+				p.mu.Unlock()
+			}
 			for _, part := range t.Partitions {
 				a, ok := byKey[tp{t.Topic, part.Partition}]
 				if !ok {
@@ -503,9 +516,13 @@ func (p *preserver) appendOnce(ctx context.Context, leader int32, as []appendTo)
 					errors.Is(err, kerr.LeaderNotAvailable), errors.Is(err, kerr.UnknownTopicOrPartition):
 					p.forgetLeaders()
 					return fmt.Errorf("mirror append to %s[%d] on %s: %w: %w", t.Topic, part.Partition, p.fl.cfg.Target, err, errReplan)
-				case errors.Is(err, kerr.InvalidRequest):
-					// Promoted (no longer a mirror topic) or never one: stop
-					// copying this partition, as the broker said why.
+				case errors.Is(err, kerr.InvalidRequest), errors.Is(err, kerr.OffsetOutOfRange):
+					// InvalidRequest: promoted (no longer a mirror topic) or
+					// never one. OffsetOutOfRange: a source batch straddles
+					// the target's log end, which only a source that rewrote
+					// its log under the mirror causes.
+					// Either way: stop copying this partition, as the broker
+					// said why.
 					msg := err.Error()
 					if part.ErrorMessage != nil {
 						msg = *part.ErrorMessage
@@ -555,6 +572,7 @@ func (p *preserver) targetLeader(ctx context.Context, k tp, refresh bool) (int32
 		if t.Topic == nil || *t.Topic != r.topic {
 			continue
 		}
+		p.tgtIDs[r.topic] = t.TopicID
 		for _, part := range t.Partitions {
 			if part.Leader >= 0 {
 				p.tgtLead[tp{r.topic, part.Partition}] = part.Leader
