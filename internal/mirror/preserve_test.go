@@ -89,15 +89,9 @@ func TestPreserveKeepsOffsets(t *testing.T) {
 		}
 		return sameRecords(want, got)
 	}
-	eventually(t, 30*time.Second, "A.ledger on B at A's offsets", func() error {
-		ends, wantEnds := endOffsets(t, b, "A.ledger"), endOffsets(t, a, "ledger")
-		for p, e := range wantEnds {
-			if ends[p] < e-1 { // a trailing marker is a gap
-				return fmt.Errorf("B[%d] at %d, A at %d", p, ends[p], e)
-			}
-		}
-		return check()
-	})
+	// Trailing aborted batches and markers are gaps: compare what a
+	// read_committed consumer reads.
+	eventually(t, 30*time.Second, "A.ledger on B at A's offsets", check)
 	for _, r := range readAll(t, b, "A.ledger") {
 		if string(r.Headers[0].Value) == "aborted" {
 			t.Fatalf("an aborted record reached B: %s at %d", r.Value, r.Offset)
