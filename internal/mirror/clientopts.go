@@ -147,6 +147,26 @@ func overrideOpts(m map[string]string, r role) ([]kgo.Opt, error) {
 	return out, nil
 }
 
+// workerInt is a Connect worker setting of the target cluster
+// (mirrorconf's workerSettings), or def when unset.
+func (fl *flow) workerInt(key string, def int64) int64 {
+	if c := fl.opts.Config.Clusters[fl.cfg.Target]; c != nil {
+		if n, err := strconv.ParseInt(c.Worker[key], 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// progressInterval is offset.flush.interval.ms of the target's worker
+// settings, else Options.ProgressInterval.
+func (fl *flow) progressInterval() time.Duration {
+	if n := fl.workerInt("offset.flush.interval.ms", 0); n > 0 {
+		return time.Duration(n) * time.Millisecond
+	}
+	return fl.opts.ProgressInterval
+}
+
 // pollRecords is how many records the copier takes per poll: the source
 // consumer's max.poll.records, else 20,000.
 func (fl *flow) pollRecords() int {

@@ -212,7 +212,7 @@ func (c *copier) out(r *kgo.Record) *kgo.Record {
 // loopAtLeastOnce produces asynchronously and records progress every
 // ProgressInterval after a flush.
 func (c *copier) loopAtLeastOnce(ctx context.Context) error {
-	tick := time.NewTicker(c.fl.opts.ProgressInterval)
+	tick := time.NewTicker(c.fl.progressInterval())
 	defer tick.Stop()
 	for {
 		select {

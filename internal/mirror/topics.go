@@ -126,9 +126,13 @@ func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.C
 		for _, it := range []struct {
 			name       string
 			partitions int32
-		}{{fl.progressTopic(), progressPartitions}, {"mm2-configs." + fl.cfg.Source + ".internal", 1},
-			{"mm2-status." + fl.cfg.Source + ".internal", statusPartitions}} {
-			if err := ensureTopic(ctx, tgtAdm, it.name, it.partitions, fl.cfg.ReplicationFactor); err != nil {
+			rf         int16
+		}{
+			{fl.progressTopic(), int32(fl.workerInt("offset.storage.partitions", progressPartitions)), int16(fl.workerInt("offset.storage.replication.factor", -1))},
+			{"mm2-configs." + fl.cfg.Source + ".internal", 1, int16(fl.workerInt("config.storage.replication.factor", -1))},
+			{"mm2-status." + fl.cfg.Source + ".internal", int32(fl.workerInt("status.storage.partitions", statusPartitions)), int16(fl.workerInt("status.storage.replication.factor", -1))},
+		} {
+			if err := ensureTopic(ctx, tgtAdm, it.name, it.partitions, it.rf); err != nil {
 				return err
 			}
 		}

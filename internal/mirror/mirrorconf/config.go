@@ -50,6 +50,10 @@ type Cluster struct {
 	// disabled, Kafka's DistributedConfig default "disabled"): enabled makes the flows into
 	// this cluster write with transactions.
 	ExactlyOnceSourceSupport string
+	// Worker holds the Connect worker settings the mirror honours for the flows into this
+	// cluster (workerSettings: offset.flush.interval.ms and the worker topics' partitions and
+	// replication factors), top level overridden by <alias>.X.
+	Worker map[string]string
 }
 
 // Flow is one source->target replication with its settings resolved: flow-level
@@ -338,6 +342,11 @@ func (p *parser) classifyCluster(k, alias, name string, v string) {
 			put(p.cluster, alias, name, strings.ToLower(strings.TrimSpace(v)))
 		}
 		return
+	case workerSettings[name] != nil:
+		if p.checkValue(k, v, workerSettings[name]) {
+			put(p.cluster, alias, name, strings.TrimSpace(v))
+		}
+		return
 	case clusterIgnored(name):
 		if p.checkValue(k, v, func(v string) error { return checkIgnored(name, v) }) {
 			reason := ignored[name]
@@ -387,6 +396,12 @@ func (p *parser) classifyTop(k, v string) {
 	}
 	if isSecurity(k) {
 		p.top[k] = v
+		return
+	}
+	if chk, ok := workerSettings[k]; ok {
+		if p.checkValue(k, v, chk) {
+			p.top[k] = strings.TrimSpace(v)
+		}
 		return
 	}
 	if reason, ok := ignored[k]; ok {
@@ -471,6 +486,9 @@ func settingNames(top bool) []string {
 
 func clusterNames() []string {
 	names := []string{"bootstrap.servers", "security.protocol", "exactly.once.source.support", "group.id"}
+	for n := range workerSettings {
+		names = append(names, n)
+	}
 	for role, known := range clientSettings {
 		for n := range known {
 			names = append(names, role+"."+n)
@@ -588,7 +606,7 @@ func (p *parser) ignoreIdleFlowSettings(c *Config) {
 
 func (p *parser) buildCluster(a string) *Cluster {
 	cl := &Cluster{Alias: a, Security: map[string]string{}, Producer: map[string]string{}, Consumer: map[string]string{},
-		Admin: map[string]string{}, ExactlyOnceSourceSupport: "disabled"}
+		Admin: map[string]string{}, Worker: map[string]string{}, ExactlyOnceSourceSupport: "disabled"}
 	// The top-level security settings are every cluster's defaults, but a cluster inherits
 	// ssl.* only if its protocol uses TLS and sasl.* only if it uses SASL: Kafka's clients
 	// ignore the others, and the caller refuses ssl.* or sasl.* beside a protocol without
@@ -596,6 +614,11 @@ func (p *parser) buildCluster(a string) *Cluster {
 	protocol := strings.ToUpper(strings.TrimSpace(p.top["security.protocol"]))
 	if v, ok := p.cluster[a]["security.protocol"]; ok {
 		protocol = strings.ToUpper(strings.TrimSpace(v))
+	}
+	for k, v := range p.top {
+		if workerSettings[k] != nil {
+			cl.Worker[k] = v
+		}
 	}
 	for k, v := range p.top {
 		switch {
@@ -611,6 +634,8 @@ func (p *parser) buildCluster(a string) *Cluster {
 			cl.Bootstrap = splitList(v)
 		case k == "exactly.once.source.support":
 			cl.ExactlyOnceSourceSupport = v
+		case workerSettings[k] != nil:
+			cl.Worker[k] = v
 		case isSecurity(k):
 			cl.Security[k] = v
 		case strings.HasPrefix(k, "producer."):

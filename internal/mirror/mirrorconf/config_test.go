@@ -339,8 +339,11 @@ func TestClusters(t *testing.T) {
 			t.Errorf("%s ignored without a reason", ig.Key)
 		}
 	}
-	if !slices.Equal(keys, []string{"B.config.storage.replication.factor", "key.converter", "offset.storage.topic"}) {
+	if !slices.Equal(keys, []string{"key.converter", "offset.storage.topic"}) {
 		t.Errorf("Ignored %v", keys)
+	}
+	if b.Worker["config.storage.replication.factor"] == "" {
+		t.Errorf("B worker settings %v: B.config.storage.replication.factor is wired", b.Worker)
 	}
 }
 
@@ -552,8 +555,11 @@ func TestExamples(t *testing.T) {
 	if got := c.Clusters["primary"].Security["security.protocol"]; got != "SSL" {
 		t.Errorf("primary security.protocol %q", got)
 	}
-	if len(c.Ignored) != 3 {
+	if len(c.Ignored) != 0 {
 		t.Errorf("active/passive ignored %v", c.Ignored)
+	}
+	if w := c.Clusters["backup"].Worker; w["offset.storage.replication.factor"] != "3" || w["status.storage.replication.factor"] != "3" {
+		t.Errorf("backup worker settings %v", w)
 	}
 
 	c, err = ParseFile(filepath.Join(dir, "active-active.properties"))

@@ -98,14 +98,9 @@ const byteArrayConverter = "org.apache.kafka.connect.converters.ByteArrayConvert
 // editing, and listed in Config.Ignored for the caller to log. Each accepts any value but the
 // converters, which must be ByteArrayConverter (another converter would change the bytes).
 var ignored = map[string]string{
-	"offset.storage.topic":                "Samsa's mirror runs no Connect worker and keeps no offset storage topic",
-	"offset.storage.replication.factor":   "Samsa's mirror runs no Connect worker and keeps no offset storage topic",
-	"offset.storage.partitions":           "Samsa's mirror runs no Connect worker and keeps no offset storage topic",
-	"config.storage.topic":                "Samsa's mirror runs no Connect worker and keeps no config storage topic",
-	"config.storage.replication.factor":   "Samsa's mirror runs no Connect worker and keeps no config storage topic",
-	"status.storage.topic":                "Samsa's mirror runs no Connect worker and keeps no status storage topic",
-	"status.storage.replication.factor":   "Samsa's mirror runs no Connect worker and keeps no status storage topic",
-	"status.storage.partitions":           "Samsa's mirror runs no Connect worker and keeps no status storage topic",
+	"offset.storage.topic":                "the progress topic is mm2-offsets.<source>.internal, as MirrorMaker's dedicated mode names it",
+	"config.storage.topic":                "the configs topic is mm2-configs.<source>.internal, as MirrorMaker's dedicated mode names it",
+	"status.storage.topic":                "the status topic is mm2-status.<source>.internal, as MirrorMaker's dedicated mode names it",
 	"key.converter":                       "records are copied as bytes (ByteArrayConverter, MirrorMaker's own choice)",
 	"value.converter":                     "records are copied as bytes (ByteArrayConverter, MirrorMaker's own choice)",
 	"header.converter":                    "records are copied as bytes (ByteArrayConverter, MirrorMaker's own choice)",
@@ -114,6 +109,20 @@ var ignored = map[string]string{
 	"rest.advertised.host.name":           "Samsa's mirror is one process and needs no internal REST server between nodes",
 	"rest.advertised.port":                "Samsa's mirror is one process and needs no internal REST server between nodes",
 	"rest.advertised.listener":            "Samsa's mirror is one process and needs no internal REST server between nodes",
+}
+
+// workerSettings are the Connect worker settings of MirrorMaker's dedicated mode that Samsa's
+// mirror honours, at top level or per target cluster (<alias>.X wins): the progress topic's
+// flush interval, and the partitions and replication factors of the three worker topics it
+// creates on the target as Kafka's does (mm2-offsets, mm2-configs and mm2-status
+// .<source>.internal). Cluster.Worker holds them.
+var workerSettings = map[string]check{
+	"offset.flush.interval.ms":          atLeast(1, math.MaxInt64),
+	"offset.storage.replication.factor": atLeast(-1, math.MaxInt16),
+	"offset.storage.partitions":         atLeast(1, math.MaxInt32),
+	"config.storage.replication.factor": atLeast(-1, math.MaxInt16),
+	"status.storage.replication.factor": atLeast(-1, math.MaxInt16),
+	"status.storage.partitions":         atLeast(1, math.MaxInt32),
 }
 
 // clusterIgnored are the ignored settings also accepted per cluster (A.group.id is the worker
