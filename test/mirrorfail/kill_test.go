@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/test/kafkaref"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 // soak is how long the load and the kills last: SAMSA_MIRROR_SOAK (a Go
-// duration) for `make mirror-soak`, 24 s in make test.
+// duration) for `make mirror-soak`, 12 s in make test.
 func soak(t *testing.T) time.Duration {
 	if s := os.Getenv("SAMSA_MIRROR_SOAK"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -34,7 +35,7 @@ func soak(t *testing.T) time.Duration {
 		}
 		return d
 	}
-	return 24 * time.Second
+	return 12 * time.Second
 }
 
 // mirrorProc is one `samsa mirror` process.
@@ -284,6 +285,18 @@ func TestSamsaToSamsaUnderKills(t *testing.T) {
 			source, _ := devcluster.StartTestBroker(t)
 			target, _ := devcluster.StartTestBroker(t)
 			runKills(t, source, target, m)
+		})
+	}
+}
+
+// TestKafkaToSamsaUnderKills: both modes with Apache Kafka 4.4 as the
+// source and a Samsa broker as the target.
+func TestKafkaToSamsaUnderKills(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			source := kafkaref.StartKafka(t)
+			target, _ := devcluster.StartTestBroker(t)
+			runKills(t, source.Bootstrap, target, m)
 		})
 	}
 }
