@@ -162,7 +162,24 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		}
 		return errors.Join(err, b.Close())
 	}
+	// The mirror, whose flows may read or write this broker.
+	stopMirror, err := startMirror(b, values, logger)
+	if err != nil {
+		if stopConnect != nil {
+			stopConnect()
+		}
+		if stopRest != nil {
+			stopRest()
+		}
+		if stopRegistry != nil {
+			stopRegistry()
+		}
+		return errors.Join(err, b.Close())
+	}
 	closeAll := func() error {
+		if stopMirror != nil {
+			stopMirror()
+		}
 		// Connect first: its tasks commit their offsets to the broker
 		// and leave the group while the broker still serves.
 		if stopConnect != nil {

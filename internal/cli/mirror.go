@@ -45,7 +45,7 @@ client only: it runs between any Kafka clusters (offset preserving needs a
 Samsa target). It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, clients, err := loadMirrorConfig(configFile)
+			cfg, clients, err := LoadMirrorConfig(configFile)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func newMirrorStatusCommand() *cobra.Command {
 		Short: "Show each mirrored partition's position and lag, read from the clusters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, clients, err := loadMirrorConfig(configFile)
+			cfg, clients, err := LoadMirrorConfig(configFile)
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ running mirror stops copying a promoted topic. Consumer groups whose offsets
 the mirror synced carry on at the same offsets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, clients, err := loadMirrorConfig(configFile)
+			cfg, clients, err := LoadMirrorConfig(configFile)
 			if err != nil {
 				return err
 			}
@@ -171,10 +171,10 @@ the mirror synced carry on at the same offsets.`,
 	return cmd
 }
 
-// loadMirrorConfig parses the file and makes the client factory: each
+// LoadMirrorConfig parses the file and makes the client factory: each
 // cluster's bootstrap servers and its security settings, read as
 // --command-config reads them.
-func loadMirrorConfig(path string) (*mirrorconf.Config, mirror.ClientFunc, error) {
+func LoadMirrorConfig(path string) (*mirrorconf.Config, mirror.ClientFunc, error) {
 	cfg, err := mirrorconf.ParseFile(path)
 	if err != nil {
 		return nil, nil, err
@@ -229,7 +229,7 @@ func mirrorClusterOpts(c *mirrorconf.Cluster) ([]kgo.Opt, error) {
 // serveMirrorMetrics serves /metrics (Prometheus) and /status (JSON).
 func serveMirrorMetrics(addr string, m *mirror.Mirror) (*http.Server, string, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(mirrorCollector{m})
+	reg.MustRegister(NewMirrorCollector(m))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
@@ -267,6 +267,11 @@ var (
 )
 
 type mirrorCollector struct{ m *mirror.Mirror }
+
+// NewMirrorCollector exports a running mirror's lag and counters as
+// Prometheus metrics (samsa mirror --metrics-listener, and samsa serve's
+// /metrics when it runs a mirror).
+func NewMirrorCollector(m *mirror.Mirror) prometheus.Collector { return mirrorCollector{m} }
 
 func (c mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- mirrorLagDesc

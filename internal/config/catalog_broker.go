@@ -19,7 +19,7 @@ func brokerEntries() []*Entry {
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
 		cleanerEntries(), replicationEntries(), groupEntries(), transactionEntries(), quotaEntries(),
-		samsaEntries(), restEntries(), connectEntries(), balancerEntries(), confluentBrokerEntries(),
+		samsaEntries(), restEntries(), connectEntries(), mirrorEntries(), balancerEntries(), confluentBrokerEntries(),
 	} {
 		all = append(all, part...)
 	}

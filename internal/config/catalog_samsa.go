@@ -277,3 +277,13 @@ func (hostPort) Validate(v any) error {
 }
 
 func (hostPort) String() string { return "host:port, or empty" }
+
+// mirrorEntries configure the mirror samsa serve can run (issue 20,
+// cmd/samsa/mirror.go, docs/DESIGN-mirror.md).
+func mirrorEntries() []*Entry {
+	return []*Entry{
+		{Name: "samsa.mirror.config", Type: TypeString, Default: "", Importance: Medium,
+			Wired: "samsa serve reads this MirrorMaker 2 properties file at start (an unreadable or refused file stops the start), runs every flow of it in the background once the broker serves (internal/mirror), adds the mirror's metrics to the broker's /metrics, and stops it before the broker on shutdown; empty turns it off (cmd/samsa/mirror.go)",
+			Doc:   "Path of a MirrorMaker 2 dedicated-mode properties file (the file `samsa mirror --config` takes) whose flows samsa serve runs in-process; empty (the default) for none. The clusters' bootstrap servers are given in the file, this broker's included."},
+	}
+}
