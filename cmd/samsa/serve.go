@@ -139,59 +139,41 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 	if inProcess != nil {
 		onReady = func(reg *schemaregistry.Registry) { inProcess.reg.Store(reg) }
 	}
-	stopRegistry, registryURL, err := startRegistry(b, values, logger, onReady)
-	if err != nil {
-		return errors.Join(err, b.Close())
-	}
-	// The REST Proxy too, with the in-process registry as its registry.
-	stopRest, err := startRestProxy(b, values, logger, registryURL)
-	if err != nil {
-		if stopRegistry != nil {
-			stopRegistry()
-		}
-		return errors.Join(err, b.Close())
-	}
-	// Connect last: its connectors may use the others.
-	stopConnect, err := startConnect(b, values, logger)
-	if err != nil {
-		if stopRest != nil {
-			stopRest()
-		}
-		if stopRegistry != nil {
-			stopRegistry()
-		}
-		return errors.Join(err, b.Close())
-	}
-	// The mirror, whose flows may read or write this broker.
-	stopMirror, err := startMirror(b, values, logger)
-	if err != nil {
-		if stopConnect != nil {
-			stopConnect()
-		}
-		if stopRest != nil {
-			stopRest()
-		}
-		if stopRegistry != nil {
-			stopRegistry()
-		}
-		return errors.Join(err, b.Close())
-	}
+	// Each started part's stop, in start order; they stop in reverse: the
+	// mirror and Connect first (Connect's tasks commit their offsets to
+	// the broker and leave the group while it still serves), the
+	// registry last.
+	var stops []func()
 	closeAll := func() error {
-		if stopMirror != nil {
-			stopMirror()
-		}
-		// Connect first: its tasks commit their offsets to the broker
-		// and leave the group while the broker still serves.
-		if stopConnect != nil {
-			stopConnect()
-		}
-		if stopRest != nil {
-			stopRest()
-		}
-		if stopRegistry != nil {
-			stopRegistry()
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
 		}
 		return b.Close()
+	}
+	started := func(stop func(), err error) error {
+		if stop != nil {
+			stops = append(stops, stop)
+		}
+		if err != nil {
+			return errors.Join(err, closeAll())
+		}
+		return nil
+	}
+	stopRegistry, registryURL, err := startRegistry(b, values, logger, onReady)
+	if err := started(stopRegistry, err); err != nil {
+		return err
+	}
+	// The REST Proxy too, with the in-process registry as its registry.
+	if err := started(startRestProxy(b, values, logger, registryURL)); err != nil {
+		return err
+	}
+	// Connect next: its connectors may use the others.
+	if err := started(startConnect(b, values, logger)); err != nil {
+		return err
+	}
+	// The mirror last, whose flows may read or write this broker.
+	if err := started(startMirror(b, values, logger)); err != nil {
+		return err
 	}
 	select {
 	case <-sig.Done():

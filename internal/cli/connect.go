@@ -149,16 +149,26 @@ func readProperties(path string) (map[string]string, error) {
 // workerClientOpts are the seed brokers and the security settings of the
 // worker properties, read as --command-config reads them.
 func workerClientOpts(cfg connectrt.WorkerConfig) ([]kgo.Opt, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)}
-	if len(cfg.Security) == 0 {
-		return opts, nil
+	sec, err := securityOpts(cfg.Security, "")
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(cfg.Security)) {
+	return append([]kgo.Opt{kgo.SeedBrokers(cfg.BootstrapServers...)}, sec...), nil
+}
+
+// securityOpts are the TLS and SASL client options of Kafka client
+// security properties (security.protocol, ssl.*, sasl.*), read as
+// --command-config reads them; prefix names where they came from in errors.
+func securityOpts(props map[string]string, prefix string) ([]kgo.Opt, error) {
+	if len(props) == 0 {
+		return nil, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if !knownProperty(k) {
-			return nil, fmt.Errorf("security property %s is not supported (read: %s)", k, commandConfigReads)
+			return nil, fmt.Errorf("security property %s%s is not supported (read: %s)", prefix, k, commandConfigReads)
 		}
 	}
-	s, err := commandConfigSettings(cfg.Security)
+	s, err := commandConfigSettings(props)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +176,7 @@ func workerClientOpts(cfg connectrt.WorkerConfig) ([]kgo.Opt, error) {
 	if err != nil {
 		return nil, err
 	}
+	var opts []kgo.Opt
 	if tlsCfg != nil {
 		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -201,29 +200,11 @@ func mirrorClusterOpts(c *mirrorconf.Cluster) ([]kgo.Opt, error) {
 	// The producer., consumer. and admin. overrides are the runtime's
 	// (internal/mirror maps each to its clients).
 	opts := []kgo.Opt{kgo.SeedBrokers(c.Bootstrap...), kgo.ClientID("samsa-mirror")}
-	if len(c.Security) == 0 {
-		return opts, nil
-	}
-	for _, k := range slices.Sorted(maps.Keys(c.Security)) {
-		if !knownProperty(k) {
-			return nil, fmt.Errorf("security property %s.%s is not supported (read: %s)", c.Alias, k, commandConfigReads)
-		}
-	}
-	s, err := commandConfigSettings(c.Security)
+	sec, err := securityOpts(c.Security, c.Alias+".")
 	if err != nil {
 		return nil, err
 	}
-	tlsCfg, err := s.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	if tlsCfg != nil {
-		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
-	}
-	if m := s.saslMechanism(time.Now); m != nil {
-		opts = append(opts, kgo.SASL(m))
-	}
-	return opts, nil
+	return append(opts, sec...), nil
 }
 
 // serveMirrorMetrics serves /metrics (Prometheus) and /status (JSON).
