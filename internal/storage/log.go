@@ -220,6 +220,13 @@ func (l *Log) append(data []byte, leaderEpoch int32, assign bool) (AppendResult,
 		l.mu.Unlock()
 		return res, err
 	}
+	return l.commitAppendLocked(pa, res)
+}
+
+// commitAppendLocked ends an append that wrote its batches: it commits the
+// producer state, answers the log start offset, releases l.mu, and flushes
+// when flush.messages says so.
+func (l *Log) commitAppendLocked(pa *ProducerAppend, res AppendResult) (AppendResult, error) {
 	pa.Commit()
 	res.LogStartOffset = l.mu.logStartOffset
 	flush := l.mu.appended-l.mu.flushed >= l.mu.cfg.FlushMessages

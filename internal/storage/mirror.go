@@ -115,16 +115,7 @@ func (l *Log) AppendMirror(data []byte, leaderEpoch int32) (AppendResult, error)
 		l.mu.Unlock()
 		return res, err
 	}
-	pa.Commit()
-	res.LogStartOffset = l.mu.logStartOffset
-	flush := l.mu.appended-l.mu.flushed >= l.mu.cfg.FlushMessages
-	l.mu.Unlock()
-	if flush {
-		if err := l.Flush(); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
+	return l.commitAppendLocked(pa, res)
 }
 
 // prepareMirrorLocked skips the batches the log already holds, checks
