@@ -429,7 +429,9 @@ func (fl *flow) syncACLs(ctx context.Context, src, tgt *kgo.Client) error {
 			if !mirrorconf.ShouldReplicateACL(b) {
 				continue
 			}
-			if b.PatternType == int8(kmsg.ACLResourcePatternTypeLiteral) && b.ResourceName != "*" && !fl.shouldReplicate(b.ResourceName) {
+			// As Kafka's: the pattern's name, whatever its type, is
+			// asked as a topic name.
+			if !fl.shouldReplicate(b.ResourceName) {
 				continue
 			}
 			t := mirrorconf.TargetACL(b, fl.cfg.Policy, fl.cfg.Source)
