@@ -189,3 +189,60 @@ func TestPreserveKeepsOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestPreserveKeepsCompactionGaps mirrors a compacted topic whose cleaner
+// already removed superseded records: the target holds the survivors at
+// their source offsets, the removed offsets are gaps there too.
+func TestPreserveKeepsCompactionGaps(t *testing.T) {
+	a, _ := devcluster.StartTestBroker(t, "--override", "log.cleaner.backoff.ms=100")
+	b, _ := devcluster.StartTestBroker(t)
+	c := clusters{"A": a, "B": b}
+	createTopic(t, a, "latest", 1, map[string]*string{"cleanup.policy": ptr("compact"),
+		"min.cleanable.dirty.ratio": ptr("0.01"), "segment.ms": ptr("5")})
+	// Old timestamps 10 ms apart roll a segment per record (segment.ms=5)
+	// and pass min.compaction.lag.ms; a last key keeps the rest out of the
+	// active segment, which is never cleaned.
+	cl := client(t, a, kgo.DefaultProduceTopic("latest"))
+	base := time.Now().Add(-time.Hour)
+	for i := 0; i <= 400; i++ {
+		key := fmt.Sprintf("k%d", i%5)
+		if i == 400 {
+			key = "fence"
+		}
+		r := &kgo.Record{Key: []byte(key), Value: []byte(fmt.Sprintf("v%d", i)), Timestamp: base.Add(time.Duration(i) * 10 * time.Millisecond)}
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []*kgo.Record
+	eventually(t, 60*time.Second, "the cleaner on A", func() error {
+		want = readAll(t, a, "latest")
+		if len(want) > 200 {
+			return fmt.Errorf("%d of 400 records still there", len(want))
+		}
+		return nil
+	})
+	runMirror(t, mm2Config(t, c, "samsa.offset.preserving.enabled = true"), c)
+	// Record i was produced at offset i with value v<i>. A's cleaner may
+	// go on after the copy (and B's, the config copied): every record on
+	// B must be at its source offset, and every survivor on A on B.
+	eventually(t, 30*time.Second, "the survivors on B at their offsets", func() error {
+		got := readAll(t, b, "A.latest")
+		onB := map[int64]bool{}
+		for _, r := range got {
+			if string(r.Value) != fmt.Sprintf("v%d", r.Offset) {
+				return fmt.Errorf("B holds %s at offset %d", r.Value, r.Offset)
+			}
+			onB[r.Offset] = true
+		}
+		for _, r := range readAll(t, a, "latest") {
+			if !onB[r.Offset] {
+				return fmt.Errorf("A's %s at %d is not on B (B: %d records)", r.Value, r.Offset, len(got))
+			}
+		}
+		if len(got) > 200 {
+			return fmt.Errorf("B holds %d records: the gaps are missing", len(got))
+		}
+		return nil
+	})
+}
