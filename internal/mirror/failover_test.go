@@ -21,6 +21,7 @@ import (
 // offset and the group's true position (checkpoint upstream minus
 // downstream, per partition).
 func TestConsumerFailover(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []struct {
 		name  string
 		extra []string

@@ -65,6 +65,7 @@ func produceMixed(t *testing.T, addr, topic string, round int) {
 // offsets on A; after promotion producers write B and the mirror stops
 // copying.
 func TestPreserveKeepsOffsets(t *testing.T) {
+	t.Parallel()
 	a, _ := devcluster.StartTestBroker(t)
 	b, _ := devcluster.StartTestBroker(t)
 	c := clusters{"A": a, "B": b}
@@ -194,6 +195,7 @@ func TestPreserveKeepsOffsets(t *testing.T) {
 // already removed superseded records: the target holds the survivors at
 // their source offsets, the removed offsets are gaps there too.
 func TestPreserveKeepsCompactionGaps(t *testing.T) {
+	t.Parallel()
 	a, _ := devcluster.StartTestBroker(t, "--override", "log.cleaner.backoff.ms=100")
 	b, _ := devcluster.StartTestBroker(t)
 	c := clusters{"A": a, "B": b}

@@ -28,6 +28,7 @@ func authorizing(t *testing.T) string {
 // an allow WRITE is not copied (only the mirror writes there), nor an ACL
 // of a topic not mirrored.
 func TestACLSync(t *testing.T) {
+	t.Parallel()
 	a, b := authorizing(t), authorizing(t)
 	c := clusters{"A": a, "B": b}
 	ctx := context.Background()
@@ -87,6 +88,7 @@ func TestACLSync(t *testing.T) {
 // target group only while it has no member there, and never moves its
 // offsets backwards.
 func TestGroupSyncLeavesActiveGroups(t *testing.T) {
+	t.Parallel()
 	a, _ := devcluster.StartTestBroker(t)
 	b, _ := devcluster.StartTestBroker(t)
 	c := clusters{"A": a, "B": b}

@@ -61,6 +61,7 @@ func sameRecords(src, dst []*kgo.Record) error {
 // heartbeats on B in MirrorMaker 2's formats, and a consumer group's offset
 // translated to B, never ahead of where it was on A.
 func TestTranslateMirrorsTopicsGroupsAndInternals(t *testing.T) {
+	t.Parallel()
 	a, _ := devcluster.StartTestBroker(t)
 	b, _ := devcluster.StartTestBroker(t)
 	c := clusters{"A": a, "B": b}
