@@ -153,17 +153,15 @@ func (fl *flow) mirrored() map[string]int32 {
 	return out
 }
 
-// state returns (making it) a partition's state.
-func (fl *flow) state(t string, p int32) *partState {
+// state returns a copy of a partition's state (the zero state, source end
+// unknown, for one not seen yet).
+func (fl *flow) state(t string, p int32) partState {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	k := tp{t, p}
-	s := fl.parts[k]
-	if s == nil {
-		s = &partState{sourceEnd: -1}
-		fl.parts[k] = s
+	if s := fl.parts[tp{t, p}]; s != nil {
+		return *s
 	}
-	return s
+	return partState{sourceEnd: -1}
 }
 
 func (fl *flow) setNext(t string, p int32, next, sourceEnd int64) {
