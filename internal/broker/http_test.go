@@ -181,10 +181,23 @@ func TestReadyzWaitsForTheQuorum(t *testing.T) {
 	}
 
 	second := c.nodes[1]
-	go c.start(second)
+	secondDone := make(chan struct{})
+	go func() {
+		defer close(secondDone)
+		c.start(second)
+	}()
 	t.Cleanup(func() {
 		if b := second.get(); b != nil {
 			b.Close()
+		}
+	})
+	// The second node's Start reports to t: it must end within the test
+	// (on a loaded machine it may still run when the first one's returns).
+	t.Cleanup(func() {
+		select {
+		case <-secondDone:
+		case <-time.After(60 * time.Second):
+			t.Error("the second node's Start did not return")
 		}
 	})
 	select {

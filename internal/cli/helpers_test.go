@@ -68,6 +68,9 @@ func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 	extra := []string{"--bootstrap-server", c.addr, "--timeout", timeout.String()}
 	if found, _, err := root.Find(args); err == nil && found.Flag("bootstrap-server") == nil {
 		extra = extra[2:] // samsa schema reaches a registry, not the cluster
+		if found.Flag("timeout") == nil {
+			extra = nil // samsa mirror reads its clusters from its file
+		}
 	}
 	root.SetArgs(append(args, extra...))
 	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)

@@ -41,9 +41,19 @@ exactly.once.source.support = enabled copies transactionally; one with
 samsa.offset.preserving.enabled = true appends every source batch at its
 source offset to a Samsa mirror topic (docs/DESIGN-mirror.md). A Kafka
 client only: it runs between any Kafka clusters (offset preserving needs a
-Samsa target). It runs until interrupted.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+Samsa target). It runs until interrupted; without --config it prints this help.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					msg += "; did you mean " + oneOf(s) + "?"
+				}
+				return fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath())
+			}
+			if configFile == "" {
+				return cmd.Help()
+			}
 			cfg, clients, err := LoadMirrorConfig(configFile)
 			if err != nil {
 				return err
@@ -75,10 +85,10 @@ Samsa target). It runs until interrupted.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&configFile, "config", "", "the MirrorMaker 2 properties file (required)")
+	cmd.Flags().StringVar(&configFile, "config", "", "the MirrorMaker 2 properties file")
+	cmd.SuggestionsMinimumDistance = 2
 	cmd.Flags().StringSliceVar(&targets, "clusters", nil, "run only the flows into these clusters (MirrorMaker's --clusters)")
 	cmd.Flags().StringVar(&metricsListener, "metrics-listener", "", "serve Prometheus metrics and /status on this host:port (off when empty)")
-	_ = cmd.MarkFlagRequired("config")
 	cmd.AddCommand(newMirrorStatusCommand(), newMirrorPromoteCommand())
 	return cmd
 }
