@@ -49,6 +49,17 @@ func (c *testCluster) run(stdin string, args ...string) result {
 // runReader is run with any standard input.
 func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
+	defer cancel()
+	return c.runIn(ctx, stdin, args...)
+}
+
+// runCtx is run until ctx ends (a command that runs until interrupted).
+func (c *testCluster) runCtx(ctx context.Context, stdin string, args ...string) result {
+	return c.runIn(ctx, strings.NewReader(stdin), args...)
+}
+
+func (c *testCluster) runIn(ctx context.Context, stdin io.Reader, args ...string) result {
 	root := &cobra.Command{Use: "samsa", SilenceUsage: true, SilenceErrors: true}
 	root.AddCommand(Commands()...)
 	var out, errOut bytes.Buffer
@@ -73,8 +84,6 @@ func (c *testCluster) runReader(stdin io.Reader, args ...string) result {
 		}
 	}
 	root.SetArgs(append(args, extra...))
-	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
-	defer cancel()
 	err := root.ExecuteContext(ctx)
 	return result{stdout: out.String(), stderr: errOut.String(), err: err}
 }
