@@ -221,3 +221,47 @@ func configValue(rc kadm.ResourceConfig, key string) string {
 	}
 	return ""
 }
+
+// TestActiveActive runs A->B and B->A in one process: each cluster gets
+// the other's topics under the source's prefix, and nothing comes back
+// (A.orders on B is not mirrored to A as B.A.orders: a cycle). The
+// heartbeats of each flow reach the other cluster as <source>.heartbeats.
+func TestActiveActive(t *testing.T) {
+	t.Parallel()
+	a, _ := devcluster.StartTestBroker(t)
+	b, _ := devcluster.StartTestBroker(t)
+	c := clusters{"A": a, "B": b}
+	createTopic(t, a, "orders", 1, nil)
+	createTopic(t, b, "users", 1, nil)
+	produceOrders(t, a, "orders", 0, 20)
+	produceOrders(t, b, "users", 0, 30)
+	cfg := mm2Config(t, c, "B->A.enabled = true")
+	m, err := New(Options{Config: cfg, Clients: c.clientFunc(), RetryBackoff: 500 * time.Millisecond, ProgressInterval: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	eventually(t, 30*time.Second, "both ways", func() error {
+		if e := endOffsets(t, b, "A.orders")[0]; e != 20 {
+			return fmt.Errorf("A.orders on B at %d", e)
+		}
+		if e := endOffsets(t, a, "B.users")[0]; e != 30 {
+			return fmt.Errorf("B.users on A at %d", e)
+		}
+		hb := func(addr, topic string) int64 { return endOffsets(t, addr, topic)[0] }
+		if hb(b, "A.heartbeats") == 0 || hb(a, "B.heartbeats") == 0 {
+			return fmt.Errorf("heartbeats not mirrored yet")
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second) // several topic refreshes
+	for _, x := range []struct{ addr, topic string }{{a, "A.B.users"}, {b, "B.A.orders"}, {a, "B.A.orders"}, {b, "A.B.users"}} {
+		listed, err := kadm.NewClient(client(t, x.addr)).ListTopics(context.Background(), x.topic)
+		if err == nil && listed[x.topic].Err == nil {
+			t.Errorf("%s exists: a topic went back where it came from", x.topic)
+		}
+	}
+}
