@@ -21,7 +21,7 @@ import (
 // topic). At least once: progress is written after the producer flushed,
 // so a crash re-copies what followed the last progress. Exactly once: the
 // records and their progress go in one transaction on the target.
-func (fl *flow) runCopy(ctx context.Context) error {
+func (fl *flow) runCopy(ctx context.Context, task int) error {
 	if err := fl.waitTopics(ctx); err != nil {
 		return err
 	}
@@ -33,7 +33,7 @@ func (fl *flow) runCopy(ctx context.Context) error {
 		kgo.ProducerBatchMaxBytes(1 << 20),
 	}
 	if fl.cfg.ExactlyOnce {
-		popts = append(popts, kgo.TransactionalID(fl.transactionalID()), kgo.TransactionTimeout(30*time.Second))
+		popts = append(popts, kgo.TransactionalID(fl.transactionalID(task)), kgo.TransactionTimeout(30*time.Second))
 	}
 	prod, err := fl.roleClient(fl.cfg.Target, roleProducer, popts...)
 	if err != nil {
@@ -60,8 +60,9 @@ func (fl *flow) runCopy(ctx context.Context) error {
 	}
 	defer cons.Close()
 
-	c := &copier{fl: fl, prod: prod, syncs: syncs, cons: cons, writer: mm2.NewSyncWriter(fl.cfg.OffsetLagMax),
+	c := &copier{fl: fl, task: task, prod: prod, syncs: syncs, cons: cons, writer: mm2.NewSyncWriter(fl.cfg.OffsetLagMax),
 		added: map[tp]bool{}, acked: map[tp]int64{}, written: map[tp]int64{}}
+	grew := fl.topicsGrew()
 	c.assign(progress)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -70,7 +71,8 @@ func (fl *flow) runCopy(ctx context.Context) error {
 			select {
 			case <-watchCtx.Done():
 				return
-			case <-fl.changed:
+			case <-grew:
+				grew = fl.topicsGrew()
 				c.assign(progress)
 			}
 		}
@@ -84,6 +86,7 @@ func (fl *flow) runCopy(ctx context.Context) error {
 // waitTopics waits until the topic sync published the first set.
 func (fl *flow) waitTopics(ctx context.Context) error {
 	for {
+		grew := fl.topicsGrew()
 		fl.mu.Lock()
 		n := len(fl.topics)
 		fl.mu.Unlock()
@@ -93,22 +96,15 @@ func (fl *flow) waitTopics(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-fl.changed:
-			// Put it back for the copier's watcher.
-			select {
-			case fl.changed <- struct{}{}:
-			default:
-			}
-			return nil
-		case <-time.After(500 * time.Millisecond):
+		case <-grew:
 		}
 	}
 }
 
-// transactionalID is stable per flow, so a restarted mirror fences the
-// process it replaces and aborts its open transaction.
-func (fl *flow) transactionalID() string {
-	return "samsa-mirror-" + fl.cfg.Source + "-" + fl.cfg.Target
+// transactionalID is stable per flow and task, so a restarted mirror
+// fences the process it replaces and aborts its open transaction.
+func (fl *flow) transactionalID(task int) string {
+	return fmt.Sprintf("samsa-mirror-%s-%s-%d", fl.cfg.Source, fl.cfg.Target, task)
 }
 
 // mirrorPartitioner keeps a copied record in its source partition and
@@ -127,6 +123,7 @@ func (p mirrorPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
 
 type copier struct {
 	fl    *flow
+	task  int
 	prod  *kgo.Client
 	syncs *kgo.Client
 	cons  *kgo.Client
@@ -158,7 +155,7 @@ func (c *copier) assign(progress map[tp]int64) {
 	for t, n := range c.fl.mirrored() {
 		for p := int32(0); p < n; p++ {
 			k := tp{t, p}
-			if c.added[k] {
+			if c.added[k] || !c.fl.owns(c.task, t, p) {
 				continue
 			}
 			c.added[k] = true

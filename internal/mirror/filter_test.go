@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/mirror/mirrorconf"
 	"github.com/samsa-io/samsa/internal/record"
 )
 
@@ -102,5 +103,34 @@ func TestFilterBatches(t *testing.T) {
 	bad[len(bad)-1] ^= 0xff
 	if _, err := filterBatches(bad, 0, nil); !errors.Is(err, record.ErrCorrupt) {
 		t.Errorf("a corrupt batch: %v", err)
+	}
+}
+
+// TestTasksSplitPartitions: with tasks.max = n every partition belongs to
+// exactly one copier task, a topic's partitions spread over all of them,
+// and the split of a topic does not depend on the other topics.
+func TestTasksSplitPartitions(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4} {
+		fl := &flow{cfg: &mirrorconf.Flow{TasksMax: n}}
+		for _, topic := range []string{"orders", "users", "a.b"} {
+			per := make([]int, n)
+			for p := int32(0); p < 12; p++ {
+				owners := 0
+				for task := 0; task < n; task++ {
+					if fl.owns(task, topic, p) {
+						owners++
+						per[task]++
+					}
+				}
+				if owners != 1 {
+					t.Fatalf("tasks.max=%d: %s[%d] has %d owners", n, topic, p, owners)
+				}
+			}
+			for task, k := range per {
+				if k != 12/n {
+					t.Errorf("tasks.max=%d: task %d copies %d of %s's 12 partitions", n, task, k, topic)
+				}
+			}
+		}
 	}
 }

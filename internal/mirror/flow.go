@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -29,10 +30,10 @@ type flow struct {
 
 	// topics is what the topic sync decided to mirror: source topic ->
 	// partition count. The copier reads it each time it is told of a change.
-	mu      sync.Mutex
-	topics  map[string]int32
-	changed chan struct{} // a send when topics grew; buffered 1
-	parts   map[tp]*partState
+	mu     sync.Mutex
+	topics map[string]int32
+	grown  chan struct{} // closed (and replaced) when the topics grew
+	parts  map[tp]*partState
 
 	records, bytes, offsetSyncs, checkpoints, groupSyncs atomic.Int64
 	heartbeats, topicsCreated, errs, lastLatency         atomic.Int64
@@ -54,10 +55,10 @@ func newFlow(f *mirrorconf.Flow, o Options) *flow {
 	name := flowName(f)
 	return &flow{
 		cfg: f, opts: o, name: name,
-		log:     o.Logger.With("flow", name),
-		topics:  map[string]int32{},
-		changed: make(chan struct{}, 1),
-		parts:   map[tp]*partState{},
+		log:    o.Logger.With("flow", name),
+		topics: map[string]int32{},
+		grown:  make(chan struct{}),
+		parts:  map[tp]*partState{},
 	}
 }
 
@@ -100,10 +101,15 @@ func (fl *flow) run(ctx context.Context) {
 		}()
 	}
 	loop("topics", fl.runTopics)
-	if fl.cfg.OffsetPreserving {
-		loop("copy", fl.runPreserve)
-	} else {
-		loop("copy", fl.runCopy)
+	// tasks.max copiers, each with its share of the partitions (Kafka's
+	// MirrorSourceConnector splits them round robin over its tasks).
+	for task := range fl.tasks() {
+		name := fmt.Sprintf("copy %d", task)
+		if fl.cfg.OffsetPreserving {
+			loop(name, func(ctx context.Context) error { return fl.runPreserve(ctx, task) })
+		} else {
+			loop(name, func(ctx context.Context) error { return fl.runCopy(ctx, task) })
+		}
 	}
 	if fl.cfg.EmitCheckpoints || fl.cfg.SyncGroupOffsets {
 		loop("checkpoints", fl.runCheckpoints)
@@ -140,6 +146,28 @@ func (fl *flow) client(cluster string, opts ...kgo.Opt) (*kgo.Client, error) {
 		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
 	}
 	return cl, nil
+}
+
+// tasks is tasks.max, at least 1.
+func (fl *flow) tasks() int {
+	return max(fl.cfg.TasksMax, 1)
+}
+
+// owns says whether a copier task copies a partition. A topic's
+// partitions are dealt round robin over the tasks from a start its name
+// picks, so the split spreads every topic and never changes when topics
+// are added (a partition never moves between running tasks).
+func (fl *flow) owns(task int, topic string, partition int32) bool {
+	n := uint32(fl.tasks())
+	return (crc32.ChecksumIEEE([]byte(topic))+uint32(partition))%n == uint32(task)
+}
+
+// topicsGrew is closed when the topic sync next publishes more topics or
+// partitions; take it before reading what it guards.
+func (fl *flow) topicsGrew() <-chan struct{} {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.grown
 }
 
 // mirrored returns the topics to copy and their partition counts.

@@ -57,6 +57,7 @@ var errReplan = errors.New("mirror: leadership changed")
 
 type preserver struct {
 	fl       *flow
+	task     int
 	src, tgt *kgo.Client
 
 	mu      sync.Mutex
@@ -68,7 +69,7 @@ type preserver struct {
 
 // runPreserve plans the partitions by source leader, runs one fetch loop per
 // leader, and plans again when the topics grow or leadership moves.
-func (fl *flow) runPreserve(ctx context.Context) error {
+func (fl *flow) runPreserve(ctx context.Context, task int) error {
 	if err := fl.waitTopics(ctx); err != nil {
 		return err
 	}
@@ -83,7 +84,9 @@ func (fl *flow) runPreserve(ctx context.Context) error {
 	}
 	defer tgt.Close()
 	p := &preserver{fl: fl, src: src, tgt: tgt, pos: map[tp]int64{}, ids: map[string][16]byte{}, tgtIDs: map[string][16]byte{}, tgtLead: map[tp]int32{}}
+	p.task = task
 	for ctx.Err() == nil {
+		grew := fl.topicsGrew()
 		plan, err := p.plan(ctx)
 		if err != nil {
 			return err
@@ -101,7 +104,7 @@ func (fl *flow) runPreserve(ctx context.Context) error {
 		var first error
 		select {
 		case <-ctx.Done():
-		case <-fl.changed:
+		case <-grew:
 		case first = <-errs:
 		}
 		cancel()
@@ -146,7 +149,7 @@ func (p *preserver) plan(ctx context.Context) (map[int32][]tp, error) {
 		p.ids[*t.Topic] = t.TopicID
 		for _, part := range t.Partitions {
 			k := tp{*t.Topic, part.Partition}
-			if part.Partition >= topics[*t.Topic] || part.Leader < 0 {
+			if part.Partition >= topics[*t.Topic] || part.Leader < 0 || !p.fl.owns(p.task, k.topic, k.partition) {
 				continue
 			}
 			if s := p.fl.state(k.topic, k.partition); s.stopped != "" {

@@ -73,7 +73,7 @@ func TestPreserveKeepsOffsets(t *testing.T) {
 	createTopic(t, a, "ledger", 2, nil)
 	produceMixed(t, a, "ledger", 0)
 
-	cfg := mm2Config(t, c, "samsa.offset.preserving.enabled = true")
+	cfg := mm2Config(t, c, "samsa.offset.preserving.enabled = true", "tasks.max = 2")
 	m := runMirror(t, cfg, c)
 
 	committed := kgo.FetchIsolationLevel(kgo.ReadCommitted())

@@ -302,6 +302,7 @@ func (fl *flow) stopTopic(remote, why string) {
 
 func (fl *flow) publish(ready map[string]int32) {
 	fl.mu.Lock()
+	defer fl.mu.Unlock()
 	grew := false
 	for t, n := range ready {
 		if fl.topics[t] < n {
@@ -309,12 +310,9 @@ func (fl *flow) publish(ready map[string]int32) {
 			grew = true
 		}
 	}
-	fl.mu.Unlock()
 	if grew {
-		select {
-		case fl.changed <- struct{}{}:
-		default:
-		}
+		close(fl.grown)
+		fl.grown = make(chan struct{})
 	}
 }
 

@@ -89,7 +89,7 @@ func TestTranslateMirrorsTopicsGroupsAndInternals(t *testing.T) {
 	offs.Each(func(o kadm.OffsetResponse) { committed[o.Partition] = o.At })
 	g.Close()
 
-	m := runMirror(t, mm2Config(t, c), c)
+	m := runMirror(t, mm2Config(t, c, "tasks.max = 2"), c)
 
 	srcRecs := readAll(t, a, "orders")
 	eventually(t, 30*time.Second, "A.orders on B", func() error {

@@ -160,7 +160,7 @@ type mode struct {
 }
 
 var modes = []mode{
-	{name: "exactly-once", extra: "B.exactly.once.source.support = enabled\n"},
+	{name: "exactly-once", extra: "B.exactly.once.source.support = enabled\ntasks.max = 2\n"},
 	{name: "offset-preserving", extra: "samsa.offset.preserving.enabled = true\n", offset: true},
 }
 
