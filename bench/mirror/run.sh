@@ -11,7 +11,8 @@
 #
 #   RECORDS (1000000: the backlog on A), PARTITIONS (4), VALUE_BYTES (100), RUNS (3),
 #   MODES (translate,eos,preserve,mm2), RATE (20000: records/s of the lag phase), LIVE (20s),
-#   TASKS_MAX (4), OUT (a new directory under ${TMPDIR:-/tmp}): logs, results.json, results.md; kept
+#   SETTLE (5s: the pause between the backlog and the lag phase),
+#   TASKS_MAX (4), LAG_LOG=1 (each run writes OUT/<mode>-<run>/lags.csv: produce time, lag), OUT (a new directory under ${TMPDIR:-/tmp}): logs, results.json, results.md; kept
 #   JAVA, JAVA_OPTS (MirrorMaker 2's; default connect-mirror-maker.sh's), KAFKAREF_MIRROR_VERSION (4.3.0),
 #   COMPAT_CACHE (~/.cache/samsa-compat: MirrorMaker 2's jars, shared with test/kafkaref)
 set -euo pipefail
@@ -43,8 +44,9 @@ if [[ $modes == *mm2* ]]; then
   args+=(-libs "$libs" -java "${JAVA:-java}")
   [ -n "${JAVA_OPTS:-}" ] && args+=(-java-opts "$JAVA_OPTS")
 fi
+[ "${LAG_LOG:-0}" = 1 ] && args+=(-lag-log)
 echo "== bench-mirror: logs and results in $out" >&2
 bin/bench-mirror -samsa bin/samsa -out "$out" -modes "$modes" \
   -records "${RECORDS:-1000000}" -partitions "${PARTITIONS:-4}" -value-bytes "${VALUE_BYTES:-100}" \
-  -runs "${RUNS:-3}" -rate "${RATE:-20000}" -live "${LIVE:-20s}" -tasks-max "${TASKS_MAX:-4}" \
+  -runs "${RUNS:-3}" -rate "${RATE:-20000}" -live "${LIVE:-20s}" -settle "${SETTLE:-5s}" -tasks-max "${TASKS_MAX:-4}" \
   -log4j test/kafkaref/log4j2.properties "${args[@]}"

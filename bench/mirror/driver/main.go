@@ -41,6 +41,8 @@ type options struct {
 	live       time.Duration
 	tasksMax   int
 	timeout    time.Duration
+	lagLog     bool
+	settle     time.Duration
 }
 
 func main() {
@@ -61,8 +63,10 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 3, "runs per mode, each with a fresh target cluster")
 	flag.IntVar(&o.rate, "rate", 20_000, "records/s produced to the source during the lag phase")
 	flag.DurationVar(&o.live, "live", 20*time.Second, "how long the lag phase produces")
+	flag.DurationVar(&o.settle, "settle", 5*time.Second, "the pause between the end of the backlog and the lag phase")
 	flag.IntVar(&o.tasksMax, "tasks-max", 4, "tasks.max in mm2.properties")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest the backlog of one run may take")
+	flag.BoolVar(&o.lagLog, "lag-log", false, "write each live record's produce time and lag to <out>/<mode>-<run>/lags.csv")
 	flag.Parse()
 	o.modes = strings.Split(modes, ",")
 	if err := run(o); err != nil {

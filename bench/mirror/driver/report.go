@@ -55,8 +55,8 @@ var modeTitle = map[string]string{
 // Samsa/MM2 taken run by run (the two ran in the same round), as the
 // median and [min..max] of those ratios.
 func report(w io.Writer, o options, results []trial) {
-	fmt.Fprintf(w, "%d records of %d bytes (keys k000000000...) in %d partitions preloaded on A; lag phase %d records/s for %v; tasks.max %d; median [min..max] of %d runs\n\n",
-		o.records, o.valueBytes, o.partitions, o.rate, o.live.Round(time.Second), o.tasksMax, o.runs)
+	fmt.Fprintf(w, "%d records of %d bytes (keys k000000000...) in %d partitions preloaded on A; lag phase %d records/s for %v after a %v pause; tasks.max %d; median [min..max] of %d runs\n\n",
+		o.records, o.valueBytes, o.partitions, o.rate, o.live.Round(time.Second), o.settle, o.tasksMax, o.runs)
 	withMM2 := slices.Contains(o.modes, modeMM2)
 	var cols []string
 	for _, m := range allModes {

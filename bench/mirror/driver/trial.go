@@ -97,6 +97,7 @@ type arrivals struct {
 	done    time.Time // the Nth backlog record
 	live    int
 	lags    []time.Duration
+	sentAt  []time.Time // the produce time of each of lags, for -lag-log
 	err     error
 }
 
@@ -134,6 +135,7 @@ func consume(ctx context.Context, cl *kgo.Client, n int, remoteBacklog string, a
 				if h.Key == producedHeader {
 					if ns, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil {
 						a.lags = append(a.lags, now.Sub(time.Unix(0, ns)))
+						a.sentAt = append(a.sentAt, time.Unix(0, ns))
 					}
 				}
 			}
@@ -285,7 +287,11 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 	t.Rate = float64(o.records) / t.BacklogSeconds
 	t.CopyRate = float64(o.records) / (t.BacklogSeconds - t.StartupSeconds)
 
-	// The lag phase: a steady load on the live topic.
+	// The lag phase: a steady load on the live topic, after a pause in
+	// which what the backlog left behind (the brokers' writeback of the
+	// copy, the mirror's buffers and garbage) settles, so the lag is the
+	// steady state's, not the backlog's tail.
+	time.Sleep(o.settle)
 	sent, elapsed, err := produceLive(ctx, a.addr, live, o)
 	if err != nil {
 		return t, fmt.Errorf("live load: %w", err)
@@ -318,7 +324,13 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 	arr.mu.Lock()
 	t.BacklogOnB, t.LiveOnB = arr.backlog, arr.live
 	lags := slices.Clone(arr.lags)
+	sentAt := slices.Clone(arr.sentAt)
 	arr.mu.Unlock()
+	if o.lagLog {
+		if err := writeLagLog(filepath.Join(dir, "lags.csv"), sentAt, lags); err != nil {
+			return t, err
+		}
+	}
 	slices.Sort(lags)
 	t.LagP50Millis = millis(percentile(lags, 0.50))
 	t.LagP99Millis = millis(percentile(lags, 0.99))
@@ -376,6 +388,18 @@ func produceLive(ctx context.Context, addr, topic string, o options) (int, time.
 	default:
 		return sent, elapsed, nil
 	}
+}
+
+// writeLagLog writes each live record's produce time (seconds since the
+// first) and lag in milliseconds, in arrival order: where the slow records
+// fall in time shows a periodic stall.
+func writeLagLog(path string, sentAt []time.Time, lags []time.Duration) error {
+	var b strings.Builder
+	b.WriteString("sent_s,lag_ms\n")
+	for i := range lags {
+		fmt.Fprintf(&b, "%.4f,%.3f\n", sentAt[i].Sub(sentAt[0]).Seconds(), millis(lags[i]))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
