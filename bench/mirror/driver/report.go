@@ -27,6 +27,7 @@ var figures = []figure{
 	{"mirror peak RSS, VmHWM", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
 	{"mirror mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
 	{"both brokers' CPU, backlog", "s per 1M records", func(t trial) float64 { return perMillion(t.BrokerCPUSeconds, t.Records) }},
+	{"the driver's CPU (its consumer on B), backlog", "s per 1M records", func(t trial) float64 { return perMillion(t.DriverCPUSeconds, t.Records) }},
 	{"backlog records read on B", "", func(t trial) float64 { return float64(t.BacklogOnB) }},
 	{"live records read on B / produced", "", func(t trial) float64 {
 		if t.LiveSent == 0 {

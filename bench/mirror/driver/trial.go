@@ -33,8 +33,11 @@ type trial struct {
 	// first record on B.
 	CPUBacklogSeconds float64 `json:"cpu_backlog_seconds"`
 	CPUCopySeconds    float64 `json:"cpu_copy_seconds"`
-	// BrokerCPUSeconds is both brokers' CPU time over the backlog.
+	// BrokerCPUSeconds is both brokers' CPU time over the backlog;
+	// DriverCPUSeconds this program's (its consumer on B, mostly), which
+	// shares the machine with the mirror.
 	BrokerCPUSeconds float64 `json:"broker_cpu_seconds"`
+	DriverCPUSeconds float64 `json:"driver_cpu_seconds"`
 	// The lag phase: LiveSent records produced to A at LiveRate, LiveOnB
 	// of them read on B, lag = arrival on B minus the produce time.
 	LiveSent       int     `json:"live_sent"`
@@ -235,6 +238,7 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 	}
 	aCPU0, _ := cpuSeconds(a.pid())
 	bCPU0, _ := cpuSeconds(b.pid())
+	dCPU0, _ := cpuSeconds(os.Getpid())
 	start := time.Now()
 	m, err := startProcess(cmd, filepath.Join(dir, "mirror.log"))
 	if err != nil {
@@ -281,6 +285,8 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 	}
 	aCPU1, _ := cpuSeconds(a.pid())
 	bCPU1, _ := cpuSeconds(b.pid())
+	dCPU1, _ := cpuSeconds(os.Getpid())
+	t.DriverCPUSeconds = dCPU1 - dCPU0
 	t.CPUBacklogSeconds = cpuDone
 	t.CPUCopySeconds = cpuDone - cpuFirst
 	t.BrokerCPUSeconds = aCPU1 - aCPU0 + bCPU1 - bCPU0
