@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams build compat registry-on-kafka failover-soak grow-soak
+.PHONY: mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -105,6 +105,15 @@ bench-connect:
 # docs/PERFORMANCE.md#streams records the figures.
 bench-streams:
 	bench/streams/run.sh
+
+# The mirroring benchmark (issue 20, bench/mirror/run.sh): samsa mirror
+# (translate, exactly once, offset preserving; MODES selects) against
+# Apache Kafka's MirrorMaker 2 with the same mm2.properties, two Samsa
+# brokers; backlog records/s, end-to-end lag under load, CPU per record
+# and RSS, medians of RUNS (3) with RECORDS (1000000) and the Samsa/MM2
+# ratio. By hand, not in make test; docs/PERFORMANCE.md#mirroring.
+bench-mirror:
+	bench/mirror/run.sh
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka
