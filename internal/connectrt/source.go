@@ -78,7 +78,7 @@ func (t *taskRunner) sourceProducer(ctx context.Context, eos bool) (*kgo.Client,
 	// create it (auto.create.topics.enable decides).
 	opts := t.w.clientOpts(kgo.ClientID(t.w.clientID(fmt.Sprintf("%s-%d", t.id.Connector, t.id.Task))), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation(),
 		// Kafka's producers compress nothing unless told (franz-go's default is snappy).
-		kgo.ProducerBatchCompression(kgo.NoCompression()))
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(newSourcePartitioner()))
 	opts = append(opts, over...)
 	if eos {
 		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", t.w.cfg.GroupID, t.id.Connector, t.id.Task)),
@@ -241,6 +241,8 @@ func (s *sourceLoop) convert(ctx context.Context, rec connect.SourceRecord) (*kg
 	kr := &kgo.Record{Topic: r.Topic, Timestamp: r.Timestamp}
 	if r.Partition != nil {
 		kr.Partition = *r.Partition
+		// Background: the record outlives the task's context (send).
+		kr.Context = withExplicitPartition(context.Background())
 	}
 	for _, h := range r.Headers {
 		var b []byte

@@ -1,0 +1,304 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/internal/mirror/mm2"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	devcluster.RemoveBuilt()
+	os.Exit(code)
+}
+
+func client(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// readTopic reads a topic from its start until done says so or a minute
+// passes, answering what it read.
+func readTopic(t *testing.T, addr, topic string, done func([]*kgo.Record) bool) []*kgo.Record {
+	t.Helper()
+	cl := client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var recs []*kgo.Record
+	for !done(recs) {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("%s on %s: gave up after %d records", topic, addr, len(recs))
+		}
+		recs = append(recs, fs.Records()...)
+	}
+	return recs
+}
+
+// startWorker starts a distributed Connect worker whose cluster is addr.
+func startWorker(t *testing.T, addr string, extra ...string) *devcluster.ConnectWorker {
+	t.Helper()
+	bin, err := devcluster.BuildOnce(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := append([]string{
+		"bootstrap.servers=" + addr, "group.id=mm2-connect",
+		"config.storage.topic=connect-configs", "offset.storage.topic=connect-offsets", "status.storage.topic=connect-status",
+		"config.storage.replication.factor=1", "offset.storage.replication.factor=1", "status.storage.replication.factor=1",
+		"offset.flush.interval.ms=500", "session.timeout.ms=6000", "heartbeat.interval.ms=1000",
+		"scheduled.rebalance.max.delay.ms=1000",
+		"key.converter=org.apache.kafka.connect.json.JsonConverter", "value.converter=org.apache.kafka.connect.json.JsonConverter",
+	}, extra...)
+	return devcluster.StartConnectWorker(t, bin, t.TempDir(), strings.Join(props, "\n")+"\n", nil)
+}
+
+// connectorConfig is what all three connectors get, as Kafka's docs have
+// one shared config for them.
+func connectorConfig(class, src, tgt string) map[string]string {
+	return map[string]string{
+		"connector.class":                       class,
+		"tasks.max":                             "2",
+		"clusters":                              "A,B",
+		"source.cluster.alias":                  "A",
+		"target.cluster.alias":                  "B",
+		"source.cluster.bootstrap.servers":      src,
+		"target.cluster.bootstrap.servers":      tgt,
+		"key.converter":                         byteArrayConverter,
+		"value.converter":                       byteArrayConverter,
+		"header.converter":                      byteArrayConverter,
+		"topics":                                "orders.*",
+		"groups":                                "app",
+		"replication.factor":                    "1",
+		"offset-syncs.topic.replication.factor": "1",
+		"checkpoints.topic.replication.factor":  "1",
+		"heartbeats.topic.replication.factor":   "1",
+		"refresh.topics.interval.seconds":       "1",
+		"refresh.groups.interval.seconds":       "1",
+		"emit.checkpoints.interval.seconds":     "1",
+		"emit.heartbeats.interval.seconds":      "1",
+		"sync.group.offsets.enabled":            "true",
+		"sync.group.offsets.interval.seconds":   "1",
+	}
+}
+
+func createConnector(t *testing.T, w *devcluster.ConnectWorker, name string, cfg map[string]string) {
+	t.Helper()
+	code, body, err := w.Call("PUT", "/connectors/"+name+"/config", cfg, nil)
+	if err != nil || code >= 300 {
+		t.Fatalf("PUT %s: %d %s %v", name, code, body, err)
+	}
+}
+
+// TestConnectorsMirror runs MirrorMaker 2's three connectors on a Connect
+// worker of the target cluster B, mirroring cluster A: the records land in
+// A.<topic> on B in the same partitions with their keys, values, headers
+// and timestamps; offset syncs are on A, checkpoints and synced group
+// offsets and heartbeats on B, the source offsets in the worker's offsets
+// topic, each in MirrorMaker 2's format; a topic created later is picked up.
+func TestConnectorsMirror(t *testing.T) {
+	src, _ := devcluster.StartTestBroker(t)
+	tgt, _ := devcluster.StartTestBroker(t)
+	ctx := context.Background()
+	srcAdm := kadm.NewClient(client(t, src))
+	if _, err := srcAdm.CreateTopic(ctx, 3, 1, map[string]*string{"retention.ms": ptr("86400000")}, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	prod := client(t, src, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	base := time.UnixMilli(1_700_000_000_000)
+	var sent []*kgo.Record
+	for i := range 30 {
+		r := &kgo.Record{Topic: "orders", Partition: int32(i % 3), Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i),
+			Headers:   []kgo.RecordHeader{{Key: "h", Value: fmt.Appendf(nil, "x%d", i)}, {Key: "empty", Value: []byte{}}},
+			Timestamp: base.Add(time.Duration(i) * time.Second)}
+		if i == 7 {
+			r.Key = nil // a null key stays null
+		}
+		sent = append(sent, r)
+	}
+	if err := prod.ProduceSync(ctx, sent...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// The group app read 10 of each partition on A.
+	commit := kadm.Offsets{}
+	for p := range int32(3) {
+		commit.Add(kadm.Offset{Topic: "orders", Partition: p, At: 10, LeaderEpoch: -1})
+	}
+	if _, err := srcAdm.CommitOffsets(ctx, "app", commit); err != nil {
+		t.Fatal(err)
+	}
+
+	w := startWorker(t, tgt)
+	createConnector(t, w, "mm2-source", connectorConfig(SourceClass, src, tgt))
+	createConnector(t, w, "mm2-checkpoint", connectorConfig("MirrorCheckpointConnector", src, tgt))
+	createConnector(t, w, "mm2-heartbeat", connectorConfig("MirrorHeartbeat", src, tgt))
+
+	// Records: same partitions, keys, values, headers, timestamps.
+	got := readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= len(sent) })
+	if len(got) != len(sent) {
+		t.Fatalf("A.orders has %d records, want %d", len(got), len(sent))
+	}
+	byValue := map[string]*kgo.Record{}
+	for _, r := range got {
+		byValue[string(r.Value)] = r
+	}
+	for _, s := range sent {
+		r := byValue[string(s.Value)]
+		if r == nil {
+			t.Fatalf("%s not mirrored", s.Value)
+		}
+		if r.Partition != s.Partition || !bytes.Equal(r.Key, s.Key) || (r.Key == nil) != (s.Key == nil) ||
+			!r.Timestamp.Equal(s.Timestamp) || fmt.Sprint(r.Headers) != fmt.Sprint(s.Headers) {
+			t.Errorf("mirrored %s: partition %d key %q ts %v headers %v; want %d %q %v %v",
+				s.Value, r.Partition, r.Key, r.Timestamp, r.Headers, s.Partition, s.Key, s.Timestamp, s.Headers)
+		}
+	}
+
+	// Offset syncs on the source, in MM2's format, naming the source topic.
+	readTopic(t, src, "mm2-offset-syncs.B.internal", func(rs []*kgo.Record) bool {
+		last := map[int32]int64{}
+		for _, r := range rs {
+			s, err := mm2.DecodeOffsetSync(r.Key, r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Topic != "orders" {
+				t.Fatalf("offset sync for %q", s.Topic)
+			}
+			last[s.Partition] = s.UpstreamOffset
+		}
+		return len(last) == 3 && last[0] == 9 && last[1] == 9 && last[2] == 9
+	})
+
+	// Checkpoints on the target: app's offset 10 translated to 10.
+	readTopic(t, tgt, "A.checkpoints.internal", func(rs []*kgo.Record) bool {
+		down := map[int32]int64{}
+		for _, r := range rs {
+			cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Group != "app" || cp.Topic != "A.orders" || cp.UpstreamOffset != 10 {
+				t.Fatalf("checkpoint %+v", cp)
+			}
+			down[cp.Partition] = cp.DownstreamOffset
+		}
+		return len(down) == 3 && down[0] == 10 && down[1] == 10 && down[2] == 10
+	})
+
+	// The group's offsets synced on the target (it has no member there).
+	tgtAdm := kadm.NewClient(client(t, tgt))
+	waitFor(t, "app's offsets on B", func() bool {
+		offs, err := tgtAdm.FetchOffsets(ctx, "app")
+		if err != nil {
+			return false
+		}
+		for p := range int32(3) {
+			o, ok := offs.Lookup("A.orders", p)
+			if !ok || o.At != 10 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Heartbeats A->B on the target.
+	readTopic(t, tgt, "heartbeats", func(rs []*kgo.Record) bool {
+		for _, r := range rs {
+			h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.SourceCluster != "A" || h.TargetCluster != "B" || time.Since(time.UnixMilli(h.Timestamp)) > time.Hour {
+				t.Fatalf("heartbeat %+v", h)
+			}
+		}
+		return len(rs) >= 2
+	})
+
+	// The source offsets in the worker's offsets topic, as MirrorSourceConnector's.
+	readTopic(t, tgt, "connect-offsets", func(rs []*kgo.Record) bool {
+		last := map[int32]int64{}
+		for _, r := range rs {
+			conn, cluster, topic, p, off, err := mm2.DecodeSourceOffset(r.Key, r.Value)
+			if err != nil || conn != "mm2-source" {
+				continue // the checkpoint and heartbeat connectors' offsets
+			}
+			if cluster != "A" || topic != "orders" {
+				t.Fatalf("source offset of %s %s", cluster, topic)
+			}
+			last[p] = off
+		}
+		return len(last) == 3 && last[0] == 9 && last[1] == 9 && last[2] == 9
+	})
+
+	// A new topic matching the filter is picked up by the refresh.
+	if _, err := srcAdm.CreateTopic(ctx, 1, 1, nil, "orders.late"); err != nil {
+		t.Fatal(err)
+	}
+	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "orders.late", Value: []byte("late")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	late := readTopic(t, tgt, "A.orders.late", func(rs []*kgo.Record) bool { return len(rs) >= 1 })
+	if string(late[0].Value) != "late" {
+		t.Errorf("A.orders.late: %q", late[0].Value)
+	}
+}
+
+// TestConnectorConfigRefused: configs the connectors cannot honour are
+// refused when created, with the reason.
+func TestConnectorConfigRefused(t *testing.T) {
+	tgt, _ := devcluster.StartTestBroker(t)
+	w := startWorker(t, tgt)
+	for _, c := range []struct {
+		name string
+		set  map[string]string
+		want string
+	}{
+		{"json", map[string]string{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "MirrorMaker's records are bytes"},
+		{"preserving", map[string]string{"samsa.offset.preserving.enabled": "true"}, "run it with samsa mirror"},
+		{"policy", map[string]string{"replication.policy.class": "com.example.MyPolicy"}, "com.example.MyPolicy is not supported"},
+		{"sasl", map[string]string{"source.cluster.security.protocol": "SASL_SSL"}, "only PLAINTEXT"},
+		{"client", map[string]string{"source.cluster.acks": "1"}, "source.producer.X"},
+		{"unknown", map[string]string{"topics.exclud": "x"}, "unknown MirrorMaker setting"},
+	} {
+		cfg := connectorConfig(SourceClass, tgt, tgt)
+		for k, v := range c.set {
+			cfg[k] = v
+		}
+		code, body, err := w.Call("PUT", "/connectors/bad-"+c.name+"/config", cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 400 || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s; want 400 with %q", c.name, code, body, c.want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !ok(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after a minute", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
