@@ -247,6 +247,31 @@ func TestConnectorsMirror(t *testing.T) {
 		return len(last) == 3 && last[0] == 9 && last[1] == 9 && last[2] == 9
 	})
 
+	// A worker that stops and starts again goes on from the stored source
+	// offsets: the new records once, nothing copied twice.
+	if err := w.Stop(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var more []*kgo.Record
+	for i := range 6 {
+		more = append(more, &kgo.Record{Topic: "orders", Partition: int32(i % 3), Value: fmt.Appendf(nil, "after%d", i)})
+	}
+	if err := prod.ProduceSync(ctx, more...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, tgt)
+	readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= len(sent)+len(more) })
+	time.Sleep(2 * time.Second) // room for duplicates to show
+	ends, err := tgtAdm.ListEndOffsets(ctx, "A.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+	if total != int64(len(sent)+len(more)) {
+		t.Errorf("A.orders has %d records after the restart, want %d", total, len(sent)+len(more))
+	}
+
 	// A new topic matching the filter is picked up by the refresh.
 	if _, err := srcAdm.CreateTopic(ctx, 1, 1, nil, "orders.late"); err != nil {
 		t.Fatal(err)
@@ -302,3 +327,56 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestExactlyOnceSource: on a worker with exactly.once.source.support
+// enabled the source connector accepts exactly.once.support=required (its
+// consumer reads committed records only), and an aborted transaction on
+// the source never reaches the target.
+func TestExactlyOnceSource(t *testing.T) {
+	src, _ := devcluster.StartTestBroker(t)
+	tgt, _ := devcluster.StartTestBroker(t)
+	ctx := context.Background()
+	if _, err := kadm.NewClient(client(t, src)).CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	txn := client(t, src, kgo.TransactionalID("app-txn"))
+	for i, commit := range []bool{true, false, true} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			txn.Produce(ctx, &kgo.Record{Topic: "orders", Value: fmt.Appendf(nil, "t%d-%d", i, j)}, nil)
+		}
+		if err := txn.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startWorker(t, tgt, "exactly.once.source.support=enabled")
+	cfg := connectorConfig(SourceClass, src, tgt)
+	cfg["exactly.once.support"] = "required"
+	createConnector(t, w, "mm2-source", cfg)
+	got := readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= 6 })
+	time.Sleep(2 * time.Second)
+	got = readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= len(got) })
+	var vals []string
+	for _, r := range got {
+		vals = append(vals, string(r.Value))
+	}
+	if strings.Join(vals, ",") != "t0-0,t0-1,t0-2,t2-0,t2-1,t2-2" {
+		t.Errorf("A.orders: %v", vals)
+	}
+	var st struct {
+		Tasks []struct{ State, Trace string }
+	}
+	if _, _, err := w.Call("GET", "/connectors/mm2-source/status", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range st.Tasks {
+		if tk.State != "RUNNING" {
+			t.Errorf("task %s: %s", tk.State, tk.Trace)
+		}
+	}
+}
