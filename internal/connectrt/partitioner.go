@@ -41,12 +41,17 @@ func (t *sourceTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 	return isExplicit(r) || t.fallback.RequiresConsistency(r)
 }
 
+// Partition is for callers that do not know PartitionByBackup (franz-go
+// prefers it): the fallback sees every partition empty.
 func (t *sourceTopicPartitioner) Partition(r *kgo.Record, n int) int {
-	if isExplicit(r) {
-		return int(r.Partition)
-	}
-	return t.fallback.Partition(r, n)
+	return t.PartitionByBackup(r, n, &emptyBackup{n: n})
 }
+
+// emptyBackup is a TopicBackupIter over n partitions with nothing buffered.
+type emptyBackup struct{ i, n int }
+
+func (b *emptyBackup) Next() (int, int64) { b.i++; return b.i - 1, 0 }
+func (b *emptyBackup) Rem() int           { return b.n - b.i }
 
 // The fallback's batch cues pass through (the uniform partitioner moves
 // null-keyed records on by bytes and on new batches).
