@@ -225,32 +225,32 @@ func (t *CheckpointTask) Start(ctx connect.SourceTaskContext, props map[string]s
 // groups' last checkpoints keep new ones from moving backwards.
 func (t *CheckpointTask) loadCheckpoints(ctx context.Context, cl clients) error {
 	topic := t.flow.CheckpointsTopic()
-	ends, err := t.tgtAdm.ListEndOffsets(ctx, topic)
+	// Committed records only: an exactly-once worker writes checkpoints in
+	// transactions.
+	ends, err := t.tgtAdm.ListCommittedOffsets(ctx, topic)
 	if err != nil {
 		return err
 	}
-	todo := map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			todo[o.Partition] = o.Offset
-		}
-	})
+	todo := pendingEnds(ends)
 	if len(todo) == 0 {
 		return nil
 	}
-	c, err := cl.client(t.flow.Target, "consumer", kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	c, err := cl.client(t.flow.Target, "consumer", kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	for len(todo) > 0 {
-		fs := c.PollFetches(ctx)
-		if err := fs.Err0(); err != nil {
+	for idle := 0; len(todo) > 0 && idle < 2; {
+		fs, err := pollAWhile(ctx, c)
+		if err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if fs.NumRecords() == 0 {
+			idle++ // only transaction markers can be left before the end
+			continue
 		}
+		idle = 0
 		fs.EachRecord(func(r *kgo.Record) {
 			if cp, err := mm2.DecodeCheckpoint(r.Key, r.Value); err == nil && slices.Contains(t.groups, cp.Group) {
 				t.cps.Load(cp)
@@ -263,43 +263,74 @@ func (t *CheckpointTask) loadCheckpoints(ctx context.Context, cl clients) error 
 	return nil
 }
 
-// followSyncs reads the offset-syncs topic from its start into the store,
-// marks it read when it reached the end offsets it found first, and goes
-// on following it.
-func (t *CheckpointTask) followSyncs(ctx context.Context, cl *kgo.Client) {
-	topic := t.flow.OffsetSyncsTopic()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.fail(fmt.Errorf("end offsets of %s: %w", topic, err))
-		return
-	}
+// pendingEnds are the partitions with records and their end offsets.
+func pendingEnds(ends kadm.ListedOffsets) map[int32]int64 {
 	todo := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil && o.Offset > 0 {
 			todo[o.Partition] = o.Offset
 		}
 	})
+	return todo
+}
+
+// pollAWhile polls for half a second at most; the fetch errors are its
+// error, a poll that timed out is none.
+func pollAWhile(ctx context.Context, c *kgo.Client) (kgo.Fetches, error) {
+	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	fs := c.PollFetches(pctx)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var ferr error
+	fs.EachError(func(topic string, p int32, err error) {
+		if ferr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			ferr = fmt.Errorf("read %s[%d]: %w", topic, p, err)
+		}
+	})
+	return fs, ferr
+}
+
+// followSyncs reads the offset-syncs topic from its start into the store,
+// marks it read when it reached the end offsets it found first, and goes
+// on following it.
+func (t *CheckpointTask) followSyncs(ctx context.Context, cl *kgo.Client) {
+	topic := t.flow.OffsetSyncsTopic()
+	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.fail(fmt.Errorf("end offsets of %s: %w", topic, err))
+		return
+	}
+	todo := pendingEnds(ends)
+	loading := true
 	loaded := func() {
 		t.mu.Lock()
 		t.store.ReadToEnd()
 		t.mu.Unlock()
+		loading = false
 	}
 	if len(todo) == 0 {
 		loaded()
 	}
-	for ctx.Err() == nil {
-		fs := cl.PollFetches(ctx)
-		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) {
-			if ctx.Err() == nil && ferr == nil {
-				ferr = err
-			}
-		})
-		if ferr != nil {
-			t.fail(fmt.Errorf("read %s: %w", topic, ferr))
+	for idle := 0; ctx.Err() == nil; {
+		fs, err := pollAWhile(ctx, cl)
+		if ctx.Err() != nil {
 			return
 		}
-		wasLoading := len(todo) > 0
+		if err != nil {
+			t.fail(fmt.Errorf("%s: %w", topic, err))
+			return
+		}
+		if fs.NumRecords() == 0 {
+			// Only transaction markers can be left before the end.
+			if idle++; loading && idle >= 2 {
+				loaded()
+			}
+			continue
+		}
+		idle = 0
+		wasLoading := loading
 		t.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			if s, err := mm2.DecodeOffsetSync(r.Key, r.Value); err == nil {

@@ -354,10 +354,15 @@ func TestExactlyOnceSource(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The group app read everything (offset 11: after the last marker).
+	if _, err := kadm.NewClient(client(t, src)).CommitOffsets(ctx, "app", kadm.Offsets{"orders": {0: {Topic: "orders", At: 11, LeaderEpoch: -1}}}); err != nil {
+		t.Fatal(err)
+	}
 	w := startWorker(t, tgt, "exactly.once.source.support=enabled")
 	cfg := connectorConfig(SourceClass, src, tgt)
 	cfg["exactly.once.support"] = "required"
 	createConnector(t, w, "mm2-source", cfg)
+	createConnector(t, w, "mm2-checkpoint", connectorConfig(CheckpointClass, src, tgt))
 	got := readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= 6 })
 	time.Sleep(2 * time.Second)
 	got = readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= len(got) })
@@ -379,15 +384,28 @@ func TestExactlyOnceSource(t *testing.T) {
 		}
 		return false
 	})
-	var st struct {
-		Tasks []struct{ State, Trace string }
-	}
-	if _, _, err := w.Call("GET", "/connectors/mm2-source/status", nil, &st); err != nil {
-		t.Fatal(err)
-	}
-	for _, tk := range st.Tasks {
-		if tk.State != "RUNNING" {
-			t.Errorf("task %s: %s", tk.State, tk.Trace)
+	// The checkpoint task's records are transactional too: app's offset 11
+	// is translated to the end of the mirrored records (6 of them, plus
+	// the markers of the mirror's own transactions).
+	readTopic(t, tgt, "A.checkpoints.internal", func(rs []*kgo.Record) bool {
+		for _, r := range rs {
+			if cp, err := mm2.DecodeCheckpoint(r.Key, r.Value); err == nil && cp.UpstreamOffset == 11 && cp.DownstreamOffset >= 6 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, name := range []string{"mm2-source", "mm2-checkpoint"} {
+		var st struct {
+			Tasks []struct{ State, Trace string }
+		}
+		if _, _, err := w.Call("GET", "/connectors/"+name+"/status", nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, tk := range st.Tasks {
+			if tk.State != "RUNNING" {
+				t.Errorf("%s task %s: %s", name, tk.State, tk.Trace)
+			}
 		}
 	}
 }
