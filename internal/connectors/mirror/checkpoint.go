@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -137,6 +138,7 @@ func (c *CheckpointConnector) TaskConfigs(maxTasks int) ([]map[string]string, er
 	for i := range out {
 		out[i] = maps.Clone(c.props)
 		out[i][TaskAssignedGroups] = strings.Join(assigned[i], ",")
+		out[i][TaskIndex] = strconv.Itoa(i)
 	}
 	return out, nil
 }

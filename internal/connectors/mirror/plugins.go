@@ -31,6 +31,9 @@ const (
 const (
 	TaskAssignedPartitions = "task.assigned.partitions"
 	TaskAssignedGroups     = "task.assigned.groups"
+	// TaskIndex is the task's number among the connector's (Kafka's
+	// MirrorConnectorConfig.TASK_INDEX, for its metrics).
+	TaskIndex = "task.index"
 )
 
 // byteArrayConverter is the only converter the connectors run with: their

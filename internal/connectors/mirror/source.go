@@ -154,6 +154,7 @@ func (c *SourceConnector) TaskConfigs(maxTasks int) ([]map[string]string, error)
 	for i := range out {
 		out[i] = maps.Clone(c.props)
 		out[i][TaskAssignedPartitions] = strings.Join(assigned[i], ",")
+		out[i][TaskIndex] = strconv.Itoa(i)
 	}
 	return out, nil
 }

@@ -63,7 +63,7 @@ func runtimeKey(k string) bool {
 		"transaction.boundary.interval.ms", "offsets.storage.topic", "config.action.reload",
 		// What the runtime and the connectors add to a task's config (Kafka's task.class,
 		// MirrorSourceTaskConfig's and MirrorCheckpointTaskConfig's assignments).
-		"task.class", "task.assigned.partitions", "task.assigned.groups":
+		"task.class", "task.assigned.partitions", "task.assigned.groups", "task.index":
 		return true
 	}
 	for _, p := range []string{"key.converter.", "value.converter.", "header.converter.", "transforms.", "predicates.",

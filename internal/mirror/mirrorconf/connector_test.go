@@ -12,7 +12,7 @@ func connectorProps(more ...string) map[string]string {
 		"source.cluster.alias": "A", "target.cluster.alias": "B",
 		"source.cluster.bootstrap.servers": "a:9092", "target.cluster.bootstrap.servers": "b:9092",
 		"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-		"transforms":    "", "errors.tolerance": "none", "task.class": "x", "task.assigned.partitions": "t-0",
+		"transforms":    "", "errors.tolerance": "none", "task.class": "x", "task.assigned.partitions": "t-0", "task.index": "0",
 	}
 	for i := 0; i+1 < len(more); i += 2 {
 		m[more[i]] = more[i+1]
