@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -298,7 +299,10 @@ func TestConnectorConfigRefused(t *testing.T) {
 		{"json", map[string]string{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "MirrorMaker's records are bytes"},
 		{"preserving", map[string]string{"samsa.offset.preserving.enabled": "true"}, "run it with samsa mirror"},
 		{"policy", map[string]string{"replication.policy.class": "com.example.MyPolicy"}, "com.example.MyPolicy is not supported"},
-		{"sasl", map[string]string{"source.cluster.security.protocol": "SASL_SSL"}, "only PLAINTEXT"},
+		{"tls", map[string]string{"source.cluster.security.protocol": "SASL_SSL"}, "TLS to the mirrored clusters is not supported"},
+		{"gssapi", map[string]string{"target.cluster.security.protocol": "SASL_PLAINTEXT"}, "GSSAPI is not supported"},
+		{"jaas", map[string]string{"source.cluster.security.protocol": "SASL_PLAINTEXT", "source.cluster.sasl.mechanism": "PLAIN",
+			"source.cluster.sasl.jaas.config": scramJAAS}, "the login module is org.apache.kafka.common.security.scram.ScramLoginModule"},
 		{"client", map[string]string{"source.cluster.acks": "1"}, "source.producer.X"},
 		{"unknown", map[string]string{"topics.exclud": "x"}, "unknown MirrorMaker setting"},
 	} {
@@ -408,4 +412,41 @@ func TestExactlyOnceSource(t *testing.T) {
 			}
 		}
 	}
+}
+
+const scramJAAS = `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`
+
+var saslListenerRE = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+
+// TestSASLSource mirrors from a source reached over SASL_PLAINTEXT with
+// PLAIN, the credentials in source.cluster.sasl.jaas.config.
+func TestSASLSource(t *testing.T) {
+	src, serve := devcluster.StartTestBroker(t,
+		"--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"--override", "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN",
+		"--override", `listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`)
+	m := saslListenerRE.FindStringSubmatch(serve.Tail())
+	if m == nil {
+		t.Fatalf("no SASL_PLAINTEXT listener in %s", serve.Tail())
+	}
+	tgt, _ := devcluster.StartTestBroker(t)
+	ctx := context.Background()
+	if _, err := kadm.NewClient(client(t, src)).CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if err := client(t, src).ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("secret")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, tgt)
+	cfg := connectorConfig(SourceClass, m[1], tgt)
+	cfg["source.cluster.security.protocol"] = "SASL_PLAINTEXT"
+	cfg["source.cluster.sasl.mechanism"] = "PLAIN"
+	cfg["source.cluster.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";`
+	createConnector(t, w, "mm2-source", cfg)
+	got := readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= 1 })
+	if string(got[0].Value) != "secret" {
+		t.Errorf("A.orders: %q", got[0].Value)
+	}
+	// And the offset syncs went to the source over SASL too.
+	readTopic(t, src, "mm2-offset-syncs.B.internal", func(rs []*kgo.Record) bool { return len(rs) >= 1 })
 }

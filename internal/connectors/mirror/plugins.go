@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -145,16 +143,10 @@ func parse(kind mirrorconf.ConnectorKind, props map[string]string) (*mirrorconf.
 	return cc, nil
 }
 
-// checkSecurity refuses what the connectors' clients cannot do yet: TLS and
-// SASL to the mirrored clusters (samsa mirror has them).
+// checkSecurity checks what securityOpts reads.
 func checkSecurity(c *mirrorconf.Cluster, prefix string) error {
-	for _, k := range slices.Sorted(maps.Keys(c.Security)) {
-		if k == "security.protocol" && strings.EqualFold(strings.TrimSpace(c.Security[k]), "PLAINTEXT") {
-			continue
-		}
-		return &mirrorconf.Error{Key: prefix + k, Msg: fmt.Sprintf("cluster %s: only PLAINTEXT connections to the mirrored clusters are supported by the Connect form (TLS and SASL are not yet); samsa mirror supports them", c.Alias)}
-	}
-	return nil
+	_, err := securityOpts(c, prefix)
+	return err
 }
 
 // clients makes the franz-go clients of a connector's two clusters: the
@@ -172,7 +164,16 @@ func (c clients) clientFunc(alias string, opts ...kgo.Opt) (*kgo.Client, error) 
 	if cl == nil {
 		return nil, fmt.Errorf("no cluster %s", alias)
 	}
-	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cl.Bootstrap...)}, opts...)...)
+	prefix := "target.cluster."
+	if alias == c.cfg.Source.Alias {
+		prefix = "source.cluster."
+	}
+	sec, err := securityOpts(cl, prefix)
+	if err != nil {
+		return nil, err
+	}
+	base := append([]kgo.Opt{kgo.SeedBrokers(cl.Bootstrap...)}, sec...)
+	return kgo.NewClient(append(base, opts...)...)
 }
 
 // client is a client of a cluster for a role ("producer", "consumer",
