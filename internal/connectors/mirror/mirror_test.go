@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
 	"github.com/samsa-io/samsa/internal/mirror/mm2"
 )
 
@@ -299,7 +301,9 @@ func TestConnectorConfigRefused(t *testing.T) {
 		{"json", map[string]string{"value.converter": "org.apache.kafka.connect.json.JsonConverter"}, "MirrorMaker's records are bytes"},
 		{"preserving", map[string]string{"samsa.offset.preserving.enabled": "true"}, "run it with samsa mirror"},
 		{"policy", map[string]string{"replication.policy.class": "com.example.MyPolicy"}, "com.example.MyPolicy is not supported"},
-		{"tls", map[string]string{"source.cluster.security.protocol": "SASL_SSL"}, "TLS to the mirrored clusters is not supported"},
+		{"ciphers", map[string]string{"source.cluster.security.protocol": "SSL", "source.cluster.ssl.cipher.suites": "x"}, "source.cluster.ssl.cipher.suites: not supported"},
+		{"ssl on plaintext", map[string]string{"target.cluster.ssl.truststore.location": "/x"}, "does not use TLS"},
+		{"truststore", map[string]string{"source.cluster.security.protocol": "SSL", "source.cluster.ssl.truststore.location": "/nonexistent.jks"}, "no such file"},
 		{"gssapi", map[string]string{"target.cluster.security.protocol": "SASL_PLAINTEXT"}, "GSSAPI is not supported"},
 		{"jaas", map[string]string{"source.cluster.security.protocol": "SASL_PLAINTEXT", "source.cluster.sasl.mechanism": "PLAIN",
 			"source.cluster.sasl.jaas.config": scramJAAS}, "the login module is org.apache.kafka.common.security.scram.ScramLoginModule"},
@@ -450,3 +454,44 @@ func TestSASLSource(t *testing.T) {
 	// And the offset syncs went to the source over SASL too.
 	readTopic(t, src, "mm2-offset-syncs.B.internal", func(rs []*kgo.Record) bool { return len(rs) >= 1 })
 }
+
+// TestTLSSource mirrors from a source reached over SSL, the broker's CA in
+// a PEM trust store named by source.cluster.ssl.truststore.location.
+func TestTLSSource(t *testing.T) {
+	ca := keystoretest.NewCA(t)
+	server := ca.Issue(t, keystoretest.Subject("broker"), nil, keystoretest.NewKey(t))
+	dir := t.TempDir()
+	serverPEM, caPEM := filepath.Join(dir, "broker.pem"), filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(serverPEM, append(append([]byte{}, server.KeyPEM...), server.CertPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(caPEM, ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, serve := devcluster.StartTestBroker(t, "--listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"--override", "ssl.keystore.type=PEM", "--override", "ssl.keystore.location="+serverPEM)
+	m := sslListenerRE.FindStringSubmatch(serve.Tail())
+	if m == nil {
+		t.Fatalf("no SSL listener in %s", serve.Tail())
+	}
+	tgt, _ := devcluster.StartTestBroker(t)
+	ctx := context.Background()
+	if _, err := kadm.NewClient(client(t, src)).CreateTopic(ctx, 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if err := client(t, src).ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("over tls")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, tgt)
+	cfg := connectorConfig(SourceClass, m[1], tgt)
+	cfg["source.cluster.security.protocol"] = "SSL"
+	cfg["source.cluster.ssl.truststore.type"] = "PEM"
+	cfg["source.cluster.ssl.truststore.location"] = caPEM
+	createConnector(t, w, "mm2-source", cfg)
+	got := readTopic(t, tgt, "A.orders", func(rs []*kgo.Record) bool { return len(rs) >= 1 })
+	if string(got[0].Value) != "over tls" {
+		t.Errorf("A.orders: %q", got[0].Value)
+	}
+}
+
+var sslListenerRE = regexp.MustCompile(`[ ,]SSL://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
