@@ -22,8 +22,9 @@ import (
 	"github.com/samsa-io/samsa/internal/mirror/mm2"
 )
 
-// TestStandaloneWorker runs the source and heartbeat connectors on a
-// standalone worker (source offsets in a file), by their short names.
+// TestStandaloneWorker runs the three connectors in this process on a
+// standalone worker (source offsets in a file), by their short names (run
+// with -race, it checks the tasks' locking).
 func TestStandaloneWorker(t *testing.T) {
 	src, _ := devcluster.StartTestBroker(t)
 	tgt, _ := devcluster.StartTestBroker(t)
@@ -40,6 +41,9 @@ func TestStandaloneWorker(t *testing.T) {
 		if err := srcCl.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: int32(i % 2), Value: fmt.Appendf(nil, "e%d", i)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := kadm.NewClient(srcCl).CommitOffsets(ctx, "g", kadm.Offsets{"events": {0: {Topic: "events", Partition: 0, At: 3, LeaderEpoch: -1}}}); err != nil {
+		t.Fatal(err)
 	}
 	cfg, err := connectrt.ParseWorkerConfig(map[string]string{
 		"bootstrap.servers": tgt, "offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets"),
@@ -59,13 +63,15 @@ func TestStandaloneWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	for name, class := range map[string]string{"src": "MirrorSource", "hb": "MirrorHeartbeatConnector"} {
+	for name, class := range map[string]string{"src": "MirrorSource", "hb": "MirrorHeartbeatConnector", "ckpt": "MirrorCheckpoint"} {
 		body, _ := json.Marshal(map[string]string{
 			"connector.class": class, "source.cluster.alias": "east", "target.cluster.alias": "west",
 			"source.cluster.bootstrap.servers": src, "target.cluster.bootstrap.servers": tgt,
 			"key.converter": "ByteArrayConverter", "value.converter": "ByteArrayConverter", "header.converter": "ByteArrayConverter",
 			"replication.factor": "1", "offset-syncs.topic.replication.factor": "1", "heartbeats.topic.replication.factor": "1",
-			"sync.topic.acls.enabled": "false",
+			"sync.topic.acls.enabled": "false", "checkpoints.topic.replication.factor": "1",
+			"emit.checkpoints.interval.seconds": "1", "refresh.groups.interval.seconds": "1",
+			"sync.group.offsets.enabled": "true", "sync.group.offsets.interval.seconds": "1",
 		})
 		req, _ := http.NewRequest("PUT", w.URL+"/connectors/"+name+"/config", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -79,20 +85,28 @@ func TestStandaloneWorker(t *testing.T) {
 			t.Fatalf("PUT %s: %d %s", name, resp.StatusCode, msg)
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tgt), kgo.ConsumeTopics("east.events", "heartbeats"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tgt), kgo.ConsumeTopics("east.events", "heartbeats", "east.checkpoints.internal"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	copied, beats := 0, 0
-	for copied < 10 || beats < 1 {
+	copied, beats, checkpoints := 0, 0, 0
+	for copied < 10 || beats < 1 || checkpoints < 1 {
 		fs := cl.PollFetches(pctx)
 		if pctx.Err() != nil {
-			t.Fatalf("%d records copied, %d heartbeats", copied, beats)
+			t.Fatalf("%d records copied, %d heartbeats, %d checkpoints", copied, beats, checkpoints)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Topic == "east.checkpoints.internal" {
+				cp, err := mm2.DecodeCheckpoint(r.Key, r.Value)
+				if err != nil || cp.Group != "g" || cp.Topic != "east.events" || cp.UpstreamOffset != 3 {
+					t.Fatalf("checkpoint %+v %v", cp, err)
+				}
+				checkpoints++
+				return
+			}
 			if r.Topic == "heartbeats" {
 				h, err := mm2.DecodeHeartbeat(r.Key, r.Value)
 				if err != nil || h.SourceCluster != "east" || h.TargetCluster != "west" {
