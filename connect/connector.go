@@ -74,7 +74,8 @@ type SourceTask interface {
 }
 
 // SourceRecordCommitter is implemented by source tasks that want to know when
-// each record is in Kafka (Kafka's SourceTask.commitRecord).
+// each record is in Kafka (Kafka's SourceTask.commitRecord): with exactly
+// once, after the record's transaction committed.
 type SourceRecordCommitter interface {
 	CommitRecord(r SourceRecord, md *RecordMetadata) error
 }

@@ -38,8 +38,9 @@ offsets and statuses in three compacted topics), or --standalone (one worker,
 offsets in offset.storage.file.filename, the connector property files given
 after the worker's are created at start). It serves Kafka Connect's REST API
 on listeners (127.0.0.1:8083 by default) and runs the built-in connectors
-(FileStream, datagen, HTTP sink, S3 sink, JDBC, PostgreSQL CDC), converters
-and transforms. A Kafka client only: it runs against any Kafka cluster.
+(FileStream, datagen, HTTP sink, S3 sink, JDBC, PostgreSQL CDC, MirrorMaker
+2's three), converters and transforms. A Kafka client only: it runs against
+any Kafka cluster.
 Security settings (security.protocol, ssl.*, sasl.*) are read from the worker
 properties with Kafka's names. It serves until interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {

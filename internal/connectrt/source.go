@@ -78,7 +78,7 @@ func (t *taskRunner) sourceProducer(ctx context.Context, eos bool) (*kgo.Client,
 	// create it (auto.create.topics.enable decides).
 	opts := t.w.clientOpts(kgo.ClientID(t.w.clientID(fmt.Sprintf("%s-%d", t.id.Connector, t.id.Task))), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation(),
 		// Kafka's producers compress nothing unless told (franz-go's default is snappy).
-		kgo.ProducerBatchCompression(kgo.NoCompression()))
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.RecordPartitioner(newSourcePartitioner()))
 	opts = append(opts, over...)
 	if eos {
 		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", t.w.cfg.GroupID, t.id.Connector, t.id.Task)),
@@ -98,6 +98,27 @@ type sourceLoop struct {
 	sendErr    error
 	lastCommit time.Time
 	inTxn      bool
+	// committable holds, exactly once, the records of the open transaction
+	// and their metadata: the task hears of them (CommitRecord) only once
+	// the transaction committed, as Kafka's ExactlyOnceWorkerSourceTask.
+	committable []committable
+}
+
+type committable struct {
+	rec connect.SourceRecord
+	md  *connect.RecordMetadata
+}
+
+// recordDone tells the task a record is in Kafka (md nil: dropped): at
+// once, or exactly once after its transaction commits.
+func (s *sourceLoop) recordDone(committer connect.SourceRecordCommitter, rec connect.SourceRecord, md *connect.RecordMetadata) {
+	if s.eos {
+		s.mu.Lock()
+		s.committable = append(s.committable, committable{rec, md})
+		s.mu.Unlock()
+		return
+	}
+	_ = safe(func() error { return committer.CommitRecord(rec, md) })
 }
 
 func (s *sourceLoop) run(ctx context.Context) error {
@@ -168,7 +189,7 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 			// done with: the task hears of it with no metadata, as Kafka's
 			// commitRecord(record, null).
 			if wants {
-				_ = safe(func() error { return committer.CommitRecord(rec, nil) })
+				s.recordDone(committer, rec, nil)
 			}
 			continue
 		}
@@ -190,9 +211,7 @@ func (s *sourceLoop) send(ctx context.Context, recs []connect.SourceRecord) erro
 				return
 			}
 			if wants {
-				_ = safe(func() error {
-					return committer.CommitRecord(rec, &connect.RecordMetadata{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp})
-				})
+				s.recordDone(committer, rec, &connect.RecordMetadata{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp})
 			}
 		})
 	}
@@ -241,6 +260,8 @@ func (s *sourceLoop) convert(ctx context.Context, rec connect.SourceRecord) (*kg
 	kr := &kgo.Record{Topic: r.Topic, Timestamp: r.Timestamp}
 	if r.Partition != nil {
 		kr.Partition = *r.Partition
+		// Background: the record outlives the task's context (send).
+		kr.Context = withExplicitPartition(context.Background())
 	}
 	for _, h := range r.Headers {
 		var b []byte
@@ -338,11 +359,20 @@ func (s *sourceLoop) commitTransaction(ctx context.Context) error {
 	if failed != nil {
 		commit = kgo.TryAbort
 	}
+	s.mu.Lock()
+	done := s.committable
+	s.committable = nil
+	s.mu.Unlock()
 	if err := s.prod.EndTransaction(ctx, commit); err != nil {
 		return fmt.Errorf("end transaction: %w", err)
 	}
 	if failed != nil {
 		return fmt.Errorf("transaction aborted: %w", failed)
+	}
+	if committer, ok := s.task.(connect.SourceRecordCommitter); ok {
+		for _, c := range done {
+			_ = safe(func() error { return committer.CommitRecord(c.rec, c.md) })
+		}
 	}
 	if c, ok := s.task.(connect.SourceTaskCommitter); ok && len(entries) > 0 {
 		_ = safe(c.Commit)

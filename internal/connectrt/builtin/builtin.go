@@ -6,6 +6,7 @@ import (
 	"github.com/samsa-io/samsa/internal/connectors/file"
 	"github.com/samsa-io/samsa/internal/connectors/httpsink"
 	"github.com/samsa-io/samsa/internal/connectors/jdbc"
+	"github.com/samsa-io/samsa/internal/connectors/mirror"
 	"github.com/samsa-io/samsa/internal/connectors/pgcdc"
 	"github.com/samsa-io/samsa/internal/connectors/s3sink"
 	"github.com/samsa-io/samsa/internal/connectrt"
@@ -17,7 +18,7 @@ import (
 // Connectors are the connectors in the box.
 func Connectors() []connect.Plugin {
 	var out []connect.Plugin
-	for _, ps := range [][]connect.Plugin{file.Plugins(), datagen.Plugins(), httpsink.Plugins(), s3sink.Plugins(), jdbc.Plugins(), pgcdc.Plugins()} {
+	for _, ps := range [][]connect.Plugin{file.Plugins(), datagen.Plugins(), httpsink.Plugins(), s3sink.Plugins(), jdbc.Plugins(), pgcdc.Plugins(), mirror.Plugins()} {
 		out = append(out, ps...)
 	}
 	return out
