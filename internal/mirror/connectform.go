@@ -46,66 +46,16 @@ func (s *TopicSync) Topics() map[string]int32 { return s.fl.mirrored() }
 // again).
 func (s *TopicSync) Run(ctx context.Context, changed func()) error {
 	fl := s.fl
-	src, err := fl.roleClient(fl.cfg.Source, roleAdmin)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	tgt, err := fl.roleClient(fl.cfg.Target, roleAdmin)
-	if err != nil {
-		return err
-	}
-	defer tgt.Close()
-	srcAdm, tgtAdm := kadm.NewClient(src), kadm.NewClient(tgt)
-	if fl.cfg.EmitOffsetSyncs {
+	return fl.topicLoop(ctx, func(ctx context.Context, srcAdm, tgtAdm *kadm.Client) error {
+		if !fl.cfg.EmitOffsetSyncs {
+			return nil
+		}
 		adm := srcAdm
 		if fl.offsetSyncsCluster() == fl.cfg.Target {
 			adm = tgtAdm
 		}
-		if err := ensureTopic(ctx, adm, fl.offsetSyncsTopic(), 1, fl.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
-			return err
-		}
-	}
-	if err := fl.syncTopics(ctx, srcAdm, tgtAdm); err != nil {
-		return err
-	}
-	changed()
-	if fl.cfg.SyncTopicConfigs {
-		if err := fl.syncConfigs(ctx, srcAdm, tgtAdm); err != nil {
-			return err
-		}
-	}
-	if fl.cfg.SyncTopicACLs {
-		if err := fl.syncACLs(ctx, src, tgt); err != nil {
-			return err
-		}
-	}
-	refresh := tickerOrNil(fl.cfg.RefreshTopics, fl.cfg.RefreshTopicsInterval)
-	configs := tickerOrNil(fl.cfg.SyncTopicConfigs, fl.cfg.SyncTopicConfigsInterval)
-	acls := tickerOrNil(fl.cfg.SyncTopicACLs, fl.cfg.SyncTopicACLsInterval)
-	defer stopTicker(refresh)
-	defer stopTicker(configs)
-	defer stopTicker(acls)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tickC(refresh):
-			if err = fl.syncTopics(ctx, srcAdm, tgtAdm); err == nil {
-				changed()
-			}
-		case <-tickC(configs):
-			err = fl.syncConfigs(ctx, srcAdm, tgtAdm)
-		case <-tickC(acls):
-			err = fl.syncACLs(ctx, src, tgt)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-	}
+		return ensureTopic(ctx, adm, fl.offsetSyncsTopic(), 1, fl.cfg.OffsetSyncsTopicReplicationFactor)
+	}, changed)
 }
 
 // EnsureCompactedTopic creates a compacted internal topic (one of

@@ -35,6 +35,14 @@ const statusPartitions = 5
 // step with the source's: new topics matching the filter, partition counts,
 // configs and ACLs, each on its interval.
 func (fl *flow) runTopics(ctx context.Context) error {
+	return fl.topicLoop(ctx, fl.ensureInternalTopics, func() {})
+}
+
+// topicLoop makes the admin clients, creates what ensure creates, syncs
+// the topics (then calls changed), configs and ACLs once, and again on
+// their intervals (changed after each topic refresh that worked), until
+// ctx ends (nil) or a sync fails (its error).
+func (fl *flow) topicLoop(ctx context.Context, ensure func(ctx context.Context, srcAdm, tgtAdm *kadm.Client) error, changed func()) error {
 	src, err := fl.roleClient(fl.cfg.Source, roleAdmin)
 	if err != nil {
 		return err
@@ -47,12 +55,13 @@ func (fl *flow) runTopics(ctx context.Context) error {
 	defer tgt.Close()
 	srcAdm, tgtAdm := kadm.NewClient(src), kadm.NewClient(tgt)
 
-	if err := fl.ensureInternalTopics(ctx, srcAdm, tgtAdm); err != nil {
+	if err := ensure(ctx, srcAdm, tgtAdm); err != nil {
 		return err
 	}
 	if err := fl.syncTopics(ctx, srcAdm, tgtAdm); err != nil {
 		return err
 	}
+	changed()
 	if fl.cfg.SyncTopicConfigs {
 		if err := fl.syncConfigs(ctx, srcAdm, tgtAdm); err != nil {
 			return err
@@ -74,13 +83,18 @@ func (fl *flow) runTopics(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tickC(refresh):
-			err = fl.syncTopics(ctx, srcAdm, tgtAdm)
+			if err = fl.syncTopics(ctx, srcAdm, tgtAdm); err == nil {
+				changed()
+			}
 		case <-tickC(configs):
 			err = fl.syncConfigs(ctx, srcAdm, tgtAdm)
 		case <-tickC(acls):
 			err = fl.syncACLs(ctx, src, tgt)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return err
 		}
 	}
