@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -19,60 +18,6 @@ import (
 
 func newBufWriter(f *os.File) *bufio.Writer { return bufio.NewWriterSize(f, 1<<20) }
 func newBufReader(f *os.File) *bufio.Reader { return bufio.NewReaderSize(f, 1<<20) }
-
-// process is a child the benchmark started, in its own process group, with
-// its output in a log file.
-type process struct {
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-}
-
-func startProcess(cmd *exec.Cmd, logPath string) (*process, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, log: logPath, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func (p *process) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop sends SIGTERM (a samsa connect profile is written on a clean exit)
-// and SIGKILL after grace.
-func (p *process) stop(grace time.Duration) {
-	if !p.alive() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
 
 type broker struct {
 	*process
@@ -107,14 +52,14 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
-		p.stop(5 * time.Second)
+		p.Stop(5 * time.Second)
 		return nil, err
 	}
 	b := &broker{process: p, addr: addr, admin: kadm.NewClient(cl)}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if !p.alive() {
-			return nil, fmt.Errorf("broker exited (log %s)", p.log)
+		if !p.Alive() {
+			return nil, fmt.Errorf("broker exited (log %s)", p.Log)
 		}
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := b.admin.ListBrokers(c)
@@ -124,7 +69,7 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 		}
 		if time.Now().After(deadline) {
 			b.stop()
-			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.log)
+			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.Log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -132,7 +77,7 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 
 func (b *broker) stop() {
 	b.admin.Close()
-	b.process.stop(10 * time.Second)
+	b.process.Stop(10 * time.Second)
 }
 
 // createTopic makes the run's topic: one partition, so the sink sees the

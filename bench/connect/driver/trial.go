@@ -71,19 +71,19 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 	if err != nil {
 		return t, err
 	}
-	defer w.stop(30 * time.Second)
+	defer w.Stop(30 * time.Second)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	if err := waitHealthy(ctx, w, base, 2*time.Minute); err != nil {
 		return t, err
 	}
 	t.StartupSeconds = time.Since(started).Seconds()
 
-	s := startSampler(w.pid())
-	cpu0, err := cpuSeconds(w.pid())
+	s := startSampler(w.PID())
+	cpu0, err := cpuSeconds(w.PID())
 	if err != nil {
 		return t, err
 	}
-	brokerCPU0, err := cpuSeconds(b.pid())
+	brokerCPU0, err := cpuSeconds(b.PID())
 	if err != nil {
 		return t, err
 	}
@@ -110,20 +110,20 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 	const stallLimit = time.Minute
 	lastSize, lastGrowth := int64(0), created
 	for {
-		if !w.alive() {
-			return t, fmt.Errorf("worker exited (log %s)", w.log)
+		if !w.Alive() {
+			return t, fmt.Errorf("worker exited (log %s)", w.Log)
 		}
-		if !b.alive() {
-			return t, fmt.Errorf("broker exited (log %s)", b.log)
+		if !b.Alive() {
+			return t, fmt.Errorf("broker exited (log %s)", b.Log)
 		}
 		now := time.Now()
 		if now.After(deadline) {
-			return t, fmt.Errorf("not done after %s: output %d of %d bytes (log %s)", o.timeout, fileSize(output), want, w.log)
+			return t, fmt.Errorf("not done after %s: output %d of %d bytes (log %s)", o.timeout, fileSize(output), want, w.Log)
 		}
 		if size := fileSize(output); size != lastSize {
 			lastSize, lastGrowth = size, now
 		} else if now.Sub(lastGrowth) > stallLimit {
-			return t, fmt.Errorf("no progress for %s: output %d of %d bytes (log %s)", stallLimit, size, want, w.log)
+			return t, fmt.Errorf("no progress for %s: output %d of %d bytes (log %s)", stallLimit, size, want, w.Log)
 		}
 		if sourceDone == 0 {
 			end, err := b.endOffset(ctx, name)
@@ -142,11 +142,11 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cpu1, err := cpuSeconds(w.pid())
+	cpu1, err := cpuSeconds(w.PID())
 	if err != nil {
 		return t, err
 	}
-	brokerCPU1, _ := cpuSeconds(b.pid())
+	brokerCPU1, _ := cpuSeconds(b.PID())
 	t.PeakRSSKiB, t.MeanRSSKiB = s.stop()
 	t.SourceSeconds = sourceDone.Seconds()
 	t.SourceRate = float64(o.lines) / t.SourceSeconds
@@ -158,7 +158,7 @@ func runTrial(ctx context.Context, o options, b *broker, runtime string, run int
 	// A doubled line would land after the last one: give the sink a
 	// moment to write one before comparing.
 	time.Sleep(2 * time.Second)
-	w.stop(30 * time.Second)
+	w.Stop(30 * time.Second)
 	if diff, err := sameFile(input, output); err != nil {
 		return t, err
 	} else if diff != "" {
@@ -212,8 +212,8 @@ func workerCommand(o options, runtime, props, dir string) *exec.Cmd {
 func waitHealthy(ctx context.Context, w *process, base string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		if !w.alive() {
-			return fmt.Errorf("worker exited (log %s)", w.log)
+		if !w.Alive() {
+			return fmt.Errorf("worker exited (log %s)", w.Log)
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/health", nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -224,7 +224,7 @@ func waitHealthy(ctx context.Context, w *process, base string, limit time.Durati
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("worker not healthy after %s (log %s)", limit, w.log)
+			return fmt.Errorf("worker not healthy after %s (log %s)", limit, w.Log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

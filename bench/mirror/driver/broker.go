@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,60 +16,6 @@ import (
 
 	"github.com/samsa-io/samsa/internal/freeport"
 )
-
-// process is a child the benchmark started, in its own process group, with
-// its output in a log file.
-type process struct {
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-}
-
-func startProcess(cmd *exec.Cmd, logPath string) (*process, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, log: logPath, exited: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func (p *process) alive() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop sends SIGTERM (MirrorMaker 2 and samsa mirror shut down cleanly on
-// it) and SIGKILL after grace.
-func (p *process) stop(grace time.Duration) {
-	if !p.alive() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
 
 type broker struct {
 	*process
@@ -105,14 +50,14 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
-		p.stop(5 * time.Second)
+		p.Stop(5 * time.Second)
 		return nil, err
 	}
 	b := &broker{process: p, addr: addr, admin: kadm.NewClient(cl)}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if !p.alive() {
-			return nil, fmt.Errorf("broker exited (log %s)", p.log)
+		if !p.Alive() {
+			return nil, fmt.Errorf("broker exited (log %s)", p.Log)
 		}
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := b.admin.ListBrokers(c)
@@ -122,7 +67,7 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 		}
 		if time.Now().After(deadline) {
 			b.stop()
-			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.log)
+			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.Log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -130,7 +75,7 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 
 func (b *broker) stop() {
 	b.admin.Close()
-	b.process.stop(10 * time.Second)
+	b.process.Stop(10 * time.Second)
 }
 
 // createTopic makes a topic of partitions partitions, replication factor 1.

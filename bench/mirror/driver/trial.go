@@ -236,16 +236,16 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 	} else {
 		cmd = exec.Command(o.samsa, "mirror", "--config", props, "--clusters", "B")
 	}
-	aCPU0, _ := cpuSeconds(a.pid())
-	bCPU0, _ := cpuSeconds(b.pid())
+	aCPU0, _ := cpuSeconds(a.PID())
+	bCPU0, _ := cpuSeconds(b.PID())
 	dCPU0, _ := cpuSeconds(os.Getpid())
 	start := time.Now()
 	m, err := startProcess(cmd, filepath.Join(dir, "mirror.log"))
 	if err != nil {
 		return t, err
 	}
-	defer m.stop(30 * time.Second)
-	rss := startSampler(m.pid())
+	defer m.Stop(30 * time.Second)
+	rss := startSampler(m.PID())
 	meanTaken := false
 	defer func() {
 		if !meanTaken {
@@ -264,27 +264,27 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 		}
 		if !firstSeen && n > 0 {
 			firstSeen = true
-			cpuFirst, _ = cpuWithChildren(m.pid())
+			cpuFirst, _ = cpuWithChildren(m.PID())
 			t.StartupSeconds = first.Sub(start).Seconds()
 		}
 		if !done.IsZero() {
 			t.BacklogSeconds = done.Sub(start).Seconds()
 			break
 		}
-		if !m.alive() {
-			return t, fmt.Errorf("the mirror exited with %d of %d records on B (log %s)", n, o.records, m.log)
+		if !m.Alive() {
+			return t, fmt.Errorf("the mirror exited with %d of %d records on B (log %s)", n, o.records, m.Log)
 		}
 		if time.Now().After(deadline) {
-			return t, fmt.Errorf("%d of %d records on B after %v (log %s)", n, o.records, o.timeout, m.log)
+			return t, fmt.Errorf("%d of %d records on B after %v (log %s)", n, o.records, o.timeout, m.Log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cpuDone, err := cpuWithChildren(m.pid())
+	cpuDone, err := cpuWithChildren(m.PID())
 	if err != nil {
 		return t, err
 	}
-	aCPU1, _ := cpuSeconds(a.pid())
-	bCPU1, _ := cpuSeconds(b.pid())
+	aCPU1, _ := cpuSeconds(a.PID())
+	bCPU1, _ := cpuSeconds(b.PID())
 	dCPU1, _ := cpuSeconds(os.Getpid())
 	t.DriverCPUSeconds = dCPU1 - dCPU0
 	t.CPUBacklogSeconds = cpuDone
@@ -310,17 +310,17 @@ func runTrial(ctx context.Context, o options, a *broker, mode string, run int) (
 		if err != nil {
 			return t, err
 		}
-		if nLive >= sent || time.Now().After(drain) || !m.alive() {
+		if nLive >= sent || time.Now().After(drain) || !m.Alive() {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cpuLive, err := cpuWithChildren(m.pid())
+	cpuLive, err := cpuWithChildren(m.PID())
 	if err != nil {
-		return t, fmt.Errorf("the mirror exited during the lag phase (log %s): %w", m.log, err)
+		return t, fmt.Errorf("the mirror exited during the lag phase (log %s): %w", m.Log, err)
 	}
 	t.CPULiveSeconds = cpuLive - cpuDone
-	if _, hwm, err := memory(m.pid()); err == nil {
+	if _, hwm, err := memory(m.PID()); err == nil {
 		t.PeakRSSKiB = hwm
 	}
 	t.MeanRSSKiB = rss.mean()

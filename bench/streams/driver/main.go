@@ -245,14 +245,14 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
-		p.stop(5 * time.Second)
+		p.Stop(5 * time.Second)
 		return nil, err
 	}
 	b := &broker{process: p, addr: addr, admin: kadm.NewClient(cl)}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if !p.alive() {
-			return nil, fmt.Errorf("broker exited (log %s)", p.log)
+		if !p.Alive() {
+			return nil, fmt.Errorf("broker exited (log %s)", p.Log)
 		}
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := b.admin.ListBrokers(c)
@@ -262,7 +262,7 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 		}
 		if time.Now().After(deadline) {
 			b.stop()
-			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.log)
+			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.Log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -270,5 +270,5 @@ func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
 
 func (b *broker) stop() {
 	b.admin.Close()
-	b.process.stop(10 * time.Second)
+	b.process.Stop(10 * time.Second)
 }

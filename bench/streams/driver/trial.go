@@ -69,28 +69,28 @@ func runTrial(ctx context.Context, o options, b *broker, runtime, topology strin
 	if err != nil {
 		return t, err
 	}
-	defer p.stop(30 * time.Second)
+	defer p.Stop(30 * time.Second)
 	if err := waitRunning(p, 2*time.Minute); err != nil {
 		return t, err
 	}
 	running := time.Now()
 	t.StartupSeconds = running.Sub(started).Seconds()
-	s := startSampler(p.pid())
-	cpu0, err := cpuSeconds(p.pid())
+	s := startSampler(p.PID())
+	cpu0, err := cpuSeconds(p.PID())
 	if err != nil {
 		return t, err
 	}
-	brokerCPU0, err := cpuSeconds(b.pid())
+	brokerCPU0, err := cpuSeconds(b.PID())
 	if err != nil {
 		return t, err
 	}
 	deadline := running.Add(o.timeout)
 	for {
-		if !p.alive() {
-			return t, fmt.Errorf("application exited (log %s)", p.log)
+		if !p.Alive() {
+			return t, fmt.Errorf("application exited (log %s)", p.Log)
 		}
 		if time.Now().After(deadline) {
-			return t, fmt.Errorf("not done after %s (log %s)", o.timeout, p.log)
+			return t, fmt.Errorf("not done after %s (log %s)", o.timeout, p.Log)
 		}
 		done, err := consumed(ctx, b.admin, appID, inputTopic(topology))
 		if err != nil {
@@ -102,11 +102,11 @@ func runTrial(ctx context.Context, o options, b *broker, runtime, topology strin
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Seconds = time.Since(running).Seconds()
-	cpu1, err := cpuSeconds(p.pid())
+	cpu1, err := cpuSeconds(p.PID())
 	if err != nil {
 		return t, err
 	}
-	brokerCPU1, _ := cpuSeconds(b.pid())
+	brokerCPU1, _ := cpuSeconds(b.PID())
 	t.PeakRSSKiB, t.MeanRSSKiB = s.stop()
 	t.Rate = float64(o.records) / t.Seconds
 	t.CPUSeconds = cpu1 - cpu0
@@ -116,9 +116,9 @@ func runTrial(ctx context.Context, o options, b *broker, runtime, topology strin
 		return t, err
 	}
 	if t.OutputRecords == 0 {
-		return t, fmt.Errorf("the application wrote nothing to %s (log %s)", output, p.log)
+		return t, fmt.Errorf("the application wrote nothing to %s (log %s)", output, p.Log)
 	}
-	p.stop(30 * time.Second)
+	p.Stop(30 * time.Second)
 	return t, deleteTopics(ctx, b.admin, appID)
 }
 
@@ -151,20 +151,20 @@ func appCommand(o options, runtime, topology, props, output string) *exec.Cmd {
 func waitRunning(p *process, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		data, _ := os.ReadFile(p.log)
+		data, _ := os.ReadFile(p.Log)
 		for _, line := range strings.Split(string(data), "\n") {
 			switch {
 			case line == "RUNNING":
 				return nil
 			case strings.HasPrefix(line, "ERROR"):
-				return fmt.Errorf("the application failed (log %s)", p.log)
+				return fmt.Errorf("the application failed (log %s)", p.Log)
 			}
 		}
-		if !p.alive() {
-			return fmt.Errorf("application exited (log %s)", p.log)
+		if !p.Alive() {
+			return fmt.Errorf("application exited (log %s)", p.Log)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not RUNNING after %s (log %s)", limit, p.log)
+			return fmt.Errorf("not RUNNING after %s (log %s)", limit, p.Log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
