@@ -29,7 +29,9 @@ func (fl *flow) runCopy(ctx context.Context, task int) error {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(mirrorPartitioner{progress: fl.progressTopic(), keyed: kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.MaxBufferedRecords(100_000),
+		// 100,000 records in flight per flow, shared by its copiers: more
+		// buys no throughput and costs memory per copier.
+		kgo.MaxBufferedRecords(max(10_000, 100_000/fl.tasks())),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 	}
 	if fl.cfg.ExactlyOnce {
