@@ -52,8 +52,13 @@ func (fl *flow) runCheckpoints(ctx context.Context) error {
 	if !fl.cfg.OffsetPreserving {
 		ready := make(chan error, 1)
 		sctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go ck.followSyncs(sctx, ready)
+		followed := make(chan struct{})
+		// Stopped and waited for when the checkpointer returns.
+		defer func() { stop(); <-followed }()
+		go func() {
+			defer close(followed)
+			ck.followSyncs(sctx, ready)
+		}()
 		select {
 		case err := <-ready:
 			if err != nil {
@@ -70,10 +75,19 @@ func (fl *flow) runCheckpoints(ctx context.Context) error {
 	defer emit.Stop()
 	syncT := tickerOrNil(fl.cfg.SyncGroupOffsets, fl.cfg.SyncGroupOffsetsInterval)
 	defer stopTicker(syncT)
+	refresh := tickerOrNil(fl.cfg.RefreshGroups, fl.cfg.RefreshGroupsInterval)
+	defer stopTicker(refresh)
+	if err := ck.refreshGroups(ctx); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tickC(refresh):
+			if err := ck.refreshGroups(ctx); err != nil {
+				return err
+			}
 		case <-emit.C:
 			if err := ck.emit(ctx); err != nil {
 				return err
@@ -98,6 +112,7 @@ type checkpointer struct {
 	store   *mm2.SyncStore
 	cps     *mm2.Checkpoints
 	latest  map[string]map[tp]mm2.Checkpoint // group -> remote partition -> last checkpoint
+	groups  []string                         // the source's groups the filter passes, as last listed
 	readErr error
 }
 
@@ -201,20 +216,37 @@ func (ck *checkpointer) fail(err error) {
 	}
 }
 
+// refreshGroups lists the source's groups the group filter passes
+// (refresh.groups.interval.seconds; once at start when refresh.groups is
+// off), as MirrorCheckpointConnector does.
+func (ck *checkpointer) refreshGroups(ctx context.Context) error {
+	fl := ck.fl
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
+	listed, err := ck.srcAdm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("list %s's groups: %w", fl.cfg.Source, err)
+	}
+	var groups []string
+	for _, g := range listed.Groups() {
+		if fl.cfg.Groups.ShouldReplicateGroup(g) {
+			groups = append(groups, g)
+		}
+	}
+	sort.Strings(groups)
+	ck.groups = groups
+	return nil
+}
+
 // emit writes a checkpoint for every replicated group's committed offset
 // of a mirrored partition that translates.
 func (ck *checkpointer) emit(ctx context.Context) error {
 	fl := ck.fl
-	groups, err := ck.srcAdm.ListGroups(ctx)
-	if err != nil {
-		return fmt.Errorf("list %s's groups: %w", fl.cfg.Source, err)
-	}
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	topics := fl.mirrored()
 	var recs []*kgo.Record
-	for _, g := range groups.Groups() {
-		if !fl.cfg.Groups.ShouldReplicateGroup(g) {
-			continue
-		}
+	for _, g := range ck.groups {
 		offs, err := ck.srcAdm.FetchOffsets(ctx, g)
 		if err != nil {
 			fl.log.Warn("mirror: group offsets not read", "group", g, "err", err)
@@ -282,6 +314,8 @@ func (ck *checkpointer) next(group, topic string, partition int32, upstream int6
 // active member there, only where they move a group forward.
 func (ck *checkpointer) syncGroups(ctx context.Context) error {
 	fl := ck.fl
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	ck.mu.Lock()
 	groups := sortedKeys(ck.latest)
 	ck.mu.Unlock()

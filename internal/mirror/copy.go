@@ -67,8 +67,11 @@ func (fl *flow) runCopy(ctx context.Context, task int) error {
 	grew := fl.topicsGrew()
 	c.assign(progress)
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
+	watched := make(chan struct{})
+	// Stopped and waited for before the clients it uses are closed.
+	defer func() { stopWatch(); <-watched }()
 	go func() {
+		defer close(watched)
 		for {
 			select {
 			case <-watchCtx.Done():
@@ -83,6 +86,24 @@ func (fl *flow) runCopy(ctx context.Context, task int) error {
 		return c.loopTransactional(ctx)
 	}
 	return c.loopAtLeastOnce(ctx)
+}
+
+// pollTimeout is consumer.poll.timeout.ms (MirrorSourceConfig's 1 s
+// default): how long one poll of the copier waits for records.
+func (fl *flow) pollTimeout() time.Duration {
+	if fl.cfg.ConsumerPollTimeout > 0 {
+		return fl.cfg.ConsumerPollTimeout
+	}
+	return time.Second
+}
+
+// adminCtx bounds one admin call by admin.timeout.ms (MirrorMaker's 60 s
+// default).
+func (fl *flow) adminCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if fl.cfg.AdminTimeout > 0 {
+		return context.WithTimeout(ctx, fl.cfg.AdminTimeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // waitTopics waits until the topic sync published the first set.
@@ -221,7 +242,7 @@ func (c *copier) loopAtLeastOnce(ctx context.Context) error {
 			}
 		default:
 		}
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		pctx, cancel := context.WithTimeout(ctx, c.fl.pollTimeout())
 		fs, err := c.poll(pctx)
 		cancel()
 		if ctx.Err() != nil {
@@ -339,7 +360,7 @@ func (c *copier) loopTransactional(ctx context.Context) error {
 		size                 int
 	}
 	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		pctx, cancel := context.WithTimeout(ctx, c.fl.pollTimeout())
 		fs, err := c.poll(pctx)
 		cancel()
 		if ctx.Err() != nil {

@@ -121,6 +121,8 @@ func tickC(t *time.Ticker) <-chan time.Time {
 }
 
 func (fl *flow) ensureInternalTopics(ctx context.Context, srcAdm, tgtAdm *kadm.Client) error {
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	syncAdm := srcAdm
 	if fl.offsetSyncsCluster() == fl.cfg.Target {
 		syncAdm = tgtAdm
@@ -169,6 +171,8 @@ func (fl *flow) shouldReplicate(topic string) bool {
 // syncTopics creates missing remote topics, grows partition counts and
 // publishes the set to the copier.
 func (fl *flow) syncTopics(ctx context.Context, srcAdm, tgtAdm *kadm.Client) error {
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	listed, err := srcAdm.ListTopics(ctx)
 	if err != nil {
 		return fmt.Errorf("list %s's topics: %w", fl.cfg.Source, err)
@@ -371,6 +375,8 @@ func (fl *flow) sourceConfigs(ctx context.Context, srcAdm *kadm.Client, topics [
 // topic (incremental SET: a config the target set itself and the source
 // does not is left alone, as Kafka's use.defaults.from=target).
 func (fl *flow) syncConfigs(ctx context.Context, srcAdm, tgtAdm *kadm.Client) error {
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	topics := fl.mirrored()
 	names := make([]string, 0, len(topics))
 	for t := range topics {
@@ -416,6 +422,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // rules other than WRITE, on replicated topics), rewritten for the remote
 // topics, to the target. A source without an authorizer has none to copy.
 func (fl *flow) syncACLs(ctx context.Context, src, tgt *kgo.Client) error {
+	ctx, cancel := fl.adminCtx(ctx)
+	defer cancel()
 	req := kmsg.NewPtrDescribeACLsRequest()
 	req.ResourceType = kmsg.ACLResourceTypeTopic
 	req.ResourcePatternType = kmsg.ACLResourcePatternTypeAny
