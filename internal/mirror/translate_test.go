@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,10 +259,15 @@ func TestActiveActive(t *testing.T) {
 		return nil
 	})
 	time.Sleep(2 * time.Second) // several topic refreshes
-	for _, x := range []struct{ addr, topic string }{{a, "A.B.users"}, {b, "B.A.orders"}, {a, "B.A.orders"}, {b, "A.B.users"}} {
-		listed, err := kadm.NewClient(client(t, x.addr)).ListTopics(context.Background(), x.topic)
-		if err == nil && listed[x.topic].Err == nil {
-			t.Errorf("%s exists: a topic went back where it came from", x.topic)
+	for _, addr := range []string{a, b} {
+		listed, err := kadm.NewClient(client(t, addr)).ListTopics(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range listed.Names() {
+			if strings.HasPrefix(name, "A.B.") || strings.HasPrefix(name, "B.A.") {
+				t.Errorf("%s exists: a topic went back where it came from", name)
+			}
 		}
 	}
 }
