@@ -2,5 +2,5 @@
 // bench/streams, bench/mirror) share to run the programs they measure and
 // read their cost from /proc: child processes with their logs, CPU seconds
 // (with or without waited-for children) and resident memory (current and
-// peak).
+// peak), and the single-node `samsa serve` each runs.
 package procstat

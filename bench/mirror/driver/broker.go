@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/samsa-io/samsa/internal/freeport"
+	"github.com/samsa-io/samsa/bench/internal/procstat"
 )
 
 type broker struct {
@@ -23,54 +18,13 @@ type broker struct {
 	admin *kadm.Client
 }
 
-// startBroker runs one `samsa serve` on a free loopback port, with no
-// HTTP listeners (their default ports may be taken) and no initial
-// rebalance delay (MirrorMaker 2's worker group joins at once, as in
-// Kafka's test setups), and waits until it answers metadata.
+// startBroker runs one `samsa serve` (procstat.StartBroker).
 func startBroker(ctx context.Context, bin, dir string) (*broker, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	port, err := freeport.One()
+	sb, err := procstat.StartBroker(ctx, bin, dir)
 	if err != nil {
 		return nil, err
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "serve",
-		"--listeners", "PLAINTEXT://"+addr,
-		"--log.dirs", filepath.Join(dir, "data"),
-		"--override", "group.initial.rebalance.delay.ms=0",
-		"--override", "samsa.http.listener=",
-		"--override", "samsa.schema.registry.listener=",
-		"--override", "samsa.rest.listener=",
-	)
-	p, err := startProcess(cmd, filepath.Join(dir, "broker.log"))
-	if err != nil {
-		return nil, err
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		p.Stop(5 * time.Second)
-		return nil, err
-	}
-	b := &broker{process: p, addr: addr, admin: kadm.NewClient(cl)}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if !p.Alive() {
-			return nil, fmt.Errorf("broker exited (log %s)", p.Log)
-		}
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := b.admin.ListBrokers(c)
-		cancel()
-		if err == nil {
-			return b, nil
-		}
-		if time.Now().After(deadline) {
-			b.stop()
-			return nil, fmt.Errorf("broker not ready after 30s: %w (log %s)", err, p.Log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return &broker{process: sb.Process, addr: sb.Addr, admin: sb.Admin}, nil
 }
 
 func (b *broker) stop() {
