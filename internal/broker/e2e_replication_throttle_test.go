@@ -113,7 +113,11 @@ func unset(name string) kadm.AlterConfig { return kadm.AlterConfig{Op: kadm.Dele
 // the lists lets the rest of the copy go at full speed at once.
 func TestClusterReplicationThrottleHoldsAReassignment(t *testing.T) {
 	c := newTestCluster(t, 3, nil)
-	adm, ctx := c.admin()
+	adm, _ := c.admin()
+	// The test's phases copy 12 MiB, 10 of it throttled: well past the
+	// admin context's 30 s under the race detector on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	const throttle = 512 << 10
 	// prepare fills topic-0, on 1 and 2 and led by 1, with fill bytes, and
 	// sets the topic's lists as kafka-reassign-partitions.sh sets them for
