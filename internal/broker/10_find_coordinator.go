@@ -24,7 +24,13 @@ package broker
 // DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED) or on the
 // transactional ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 //
-// Not yet: share groups (type 2) are not supported (INVALID_REQUEST).
+// A share key (type 2, KIP-932) is "group:topicId:partition", the key of a
+// share-partition's state: its coordinator leads the partition of
+// __share_group_state the key hashes to (created on first use with the
+// share.coordinator.state.topic.* configs). Brokers ask it, not clients:
+// it needs CLUSTER_ACTION on the cluster (else
+// CLUSTER_AUTHORIZATION_FAILED), and a key not of that form is
+// INVALID_REQUEST.
 
 import (
 	"context"
@@ -32,6 +38,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/txn"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,6 +52,7 @@ func init() {
 const (
 	coordinatorGroup       = 0
 	coordinatorTransaction = 1
+	coordinatorShare       = 2
 )
 
 func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
@@ -90,6 +98,10 @@ func (b *Broker) authorizeCoordinatorKey(c *conn, keyType int8, key string) *ker
 		if !b.authorize(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key) {
 			return kerr.TransactionalIDAuthorizationFailed
 		}
+	case coordinatorShare:
+		if !b.authorizeCluster(c, kmsg.ACLOperationClusterAction) {
+			return kerr.ClusterAuthorizationFailed
+		}
 	}
 	return nil
 }
@@ -113,6 +125,16 @@ func (b *Broker) coordinatorFor(keyType int8, key string) (int16, string) {
 			return kerr.CoordinatorNotAvailable.Code, err.Error()
 		}
 		return 0, ""
+	case coordinatorShare:
+		if !validShareCoordinatorKey(key) {
+			return kerr.InvalidRequest.Code, fmt.Sprintf("share coordinator key %q is not group:topicId:partition", key)
+		}
+		ctx, cancel := context.WithTimeout(b.tasks.Context(), 10*time.Second)
+		defer cancel()
+		if err := b.ensureShareStateTopic(ctx); err != nil {
+			return kerr.CoordinatorNotAvailable.Code, err.Error()
+		}
+		return 0, ""
 	}
 	return kerr.InvalidRequest.Code, "unsupported coordinator type"
 }
@@ -123,8 +145,12 @@ func (b *Broker) coordinatorEndpoint(keyType int8, key, listener string) (node i
 	img := b.meta.Load()
 	cfg := b.brokerConfig(img)
 	topic, partition := group.OffsetsTopic, group.PartitionFor(key, cfg.Int("offsets.topic.num.partitions"))
-	if keyType == coordinatorTransaction {
+	switch keyType {
+	case coordinatorTransaction:
 		topic, partition = txn.StateTopic, txn.PartitionFor(key, cfg.Int("transaction.state.log.num.partitions"))
+	case coordinatorShare:
+		// Kafka hashes the key string itself, as it does a group ID.
+		topic, partition = sharecoord.StateTopic, group.PartitionFor(key, cfg.Int("share.coordinator.state.topic.num.partitions"))
 	}
 	leader, ok := b.coordinatorNode(img, topic, partition)
 	if !ok {

@@ -28,6 +28,7 @@ import (
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/telemetry"
+	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/samsa-io/samsa/internal/version"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -175,6 +176,12 @@ type Broker struct {
 	ctrl   *controller.Controller
 	groups *group.Coordinator
 	txns   *txn.Coordinator
+	// shareCoord serves the __share_group_state partitions led here;
+	// shareParts and shareSessions are the share-partitions this broker
+	// leads and its share consumers' sessions (KIP-932, share_*.go).
+	shareCoord    *sharecoord.Coordinator
+	shareParts    *shareParts
+	shareSessions *shareSessions
 	meta   atomic.Pointer[metadata.Image]
 	// loggers are the log levels of the broker loggers (loggers.go).
 	loggers *loggerLevels
@@ -325,6 +332,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.fetchers = newFetchers(b)
 	b.coordSync = newCoordinatorSync()
+	b.shareParts, b.shareSessions = newShareParts(), newShareSessions()
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	b.telemetry = newTelemetry(cfg)
@@ -454,9 +462,11 @@ func (b *Broker) Start(ctx context.Context) error {
 	b.tasks.Go(b.sendDirAssignments)
 	b.startGroups()
 	b.startTxns()
+	b.startShareCoord()
 	b.coordSync.started.Store(true)
 	b.markLedLoading()
 	b.tasks.Go(b.runCoordinatorSync)
+	b.tasks.Go(b.runShareLocks)
 	for i, ln := range lns {
 		if bound := b.Listeners()[i]; !b.cfg.quorum.early(bound.Name) {
 			b.tasks.Go(func(ctx context.Context) { b.acceptLoop(ctx, ln, bound) })

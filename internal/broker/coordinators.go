@@ -15,6 +15,7 @@ import (
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/replication"
+	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/txn"
 )
@@ -51,12 +52,12 @@ type coordinatorSync struct {
 	ready chan struct{}
 	// loaded maps each loaded partition to the leader epoch it was
 	// loaded in; touched by the sync goroutine only.
-	groups, txns map[int32]int32
+	groups, txns, shares map[int32]int32
 }
 
 func newCoordinatorSync() *coordinatorSync {
 	s := &coordinatorSync{kick: make(chan struct{}, 1), ready: make(chan struct{}),
-		groups: map[int32]int32{}, txns: map[int32]int32{}}
+		groups: map[int32]int32{}, txns: map[int32]int32{}, shares: map[int32]int32{}}
 	s.mu.marked = map[string]map[int32]bool{}
 	return s
 }
@@ -83,7 +84,7 @@ func (b *Broker) markLedLoading() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for topic, mark := range map[string]func(int32){group.OffsetsTopic: b.groups.MarkLoading, txn.StateTopic: b.txns.MarkLoading} {
+	for topic, mark := range map[string]func(int32){group.OffsetsTopic: b.groups.MarkLoading, txn.StateTopic: b.txns.MarkLoading, sharecoord.StateTopic: b.shareCoord.MarkLoading} {
 		for p := range b.ledPartitions(topic) {
 			mark(p)
 			if s.mu.marked[topic] == nil {
@@ -122,6 +123,7 @@ func (b *Broker) syncCoordinators(ctx context.Context) {
 	s := b.coordSync
 	b.syncCoordinator(ctx, group.OffsetsTopic, s.groups, b.groups.Load, b.groups.Unload)
 	b.syncCoordinator(ctx, txn.StateTopic, s.txns, b.txns.Load, b.txns.Unload)
+	b.syncCoordinator(ctx, sharecoord.StateTopic, s.shares, b.shareCoord.Load, b.shareCoord.Unload)
 }
 
 func (b *Broker) syncCoordinator(ctx context.Context, topic string, loaded map[int32]int32,
@@ -228,8 +230,11 @@ const loadWait = 2 * time.Second
 // the topic's creation. A longer load is left to the client's retries.
 func (b *Broker) awaitLoaded(topic string, partition int32) {
 	code := b.groups.PartitionCode
-	if topic == txn.StateTopic {
+	switch topic {
+	case txn.StateTopic:
 		code = b.txns.PartitionCode
+	case sharecoord.StateTopic:
+		code = b.shareCoord.PartitionCode
 	}
 	timer := time.NewTimer(loadWait)
 	defer timer.Stop()

@@ -18,9 +18,11 @@ var samsaDefaults = map[string]string{
 	"process.roles": "broker,controller",
 	// Kafka's 3 replicas for its internal topics cannot be met by one
 	// node. A node of a quorum keeps Kafka's defaults (singleNodeOnly).
-	"offsets.topic.replication.factor":         "1",
-	"transaction.state.log.replication.factor": "1",
-	"transaction.state.log.min.isr":            "1",
+	"offsets.topic.replication.factor":                 "1",
+	"transaction.state.log.replication.factor":         "1",
+	"transaction.state.log.min.isr":                    "1",
+	"share.coordinator.state.topic.replication.factor": "1",
+	"share.coordinator.state.topic.min.isr":            "1",
 	// Kafka's 100 KiB socket buffers predate TCP buffer autotuning, which
 	// setting a size turns off; Samsa keeps the OS's unless asked.
 	"socket.send.buffer.bytes":    "-1",
@@ -34,7 +36,7 @@ var samsaDefaults = map[string]string{
 // otherwise, and their creation fails with a clear error while fewer than
 // 3 brokers are up.
 var singleNodeOnly = []string{"offsets.topic.replication.factor", "transaction.state.log.replication.factor",
-	"transaction.state.log.min.isr"}
+	"transaction.state.log.min.isr", "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr"}
 
 // LoadConfig resolves the broker's config the way `samsa serve` takes it:
 // Samsa's defaults, then server.properties (if path is not empty), then

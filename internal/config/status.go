@@ -16,7 +16,6 @@ const (
 	byQuorum   = "issue 12 is building the controller quorum on hashicorp/raft; this part of it is not wired yet"
 	byReassign = "issue 15 brings reassignment, JBOD and racks"
 	byTiered   = "tiered storage is not planned"
-	byShare    = "share groups (KIP-932) are not planned yet"
 	byJava     = "Samsa cannot load Java classes"
 )
 

@@ -20,11 +20,13 @@ func ReplicationDefaults(n int) map[string]string {
 	rf := min(3, n)
 	minISR := strconv.Itoa(min(2, rf))
 	return map[string]string{
-		"default.replication.factor":               strconv.Itoa(rf),
-		"min.insync.replicas":                      minISR,
-		"offsets.topic.replication.factor":         strconv.Itoa(rf),
-		"transaction.state.log.replication.factor": strconv.Itoa(rf),
-		"transaction.state.log.min.isr":            minISR,
+		"default.replication.factor":                       strconv.Itoa(rf),
+		"min.insync.replicas":                              minISR,
+		"offsets.topic.replication.factor":                 strconv.Itoa(rf),
+		"transaction.state.log.replication.factor":         strconv.Itoa(rf),
+		"transaction.state.log.min.isr":                    minISR,
+		"share.coordinator.state.topic.replication.factor": strconv.Itoa(rf),
+		"share.coordinator.state.topic.min.isr":            minISR,
 	}
 }
 

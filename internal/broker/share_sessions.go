@@ -1,0 +1,114 @@
+package broker
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Share sessions (KIP-932): a share consumer keeps one session per broker,
+// keyed by its group and member ID, holding the partitions it fetches
+// there. Epoch 0 opens one (replacing the member's previous one), each
+// later request carries the next epoch and adds or forgets partitions, and
+// -1 closes it: the member's acquired records on its partitions are
+// released. A session unused for twice the group's session timeout is
+// dropped the same way (its member is gone; its locks expire meanwhile).
+
+type shareSessionKey struct{ group, member string }
+
+type shareSession struct {
+	epoch    int32          // the epoch the next request must carry
+	parts    []sharePartKey // in the order they were added
+	lastUsed time.Time
+}
+
+type shareSessions struct {
+	mu       sync.Mutex
+	sessions map[shareSessionKey]*shareSession
+}
+
+func newShareSessions() *shareSessions {
+	return &shareSessions{sessions: map[shareSessionKey]*shareSession{}}
+}
+
+// shareSessionUpdate is a request's effect on its session.
+type shareSessionUpdate struct {
+	epoch  int32
+	add    []sharePartKey
+	forget []sharePartKey
+}
+
+// apply checks a request's epoch against the member's session and
+// applies it. It returns the session's partitions after the request (nil
+// for a close), the partitions a replaced or closed session held (to
+// release), and the request's error.
+func (ss *shareSessions) apply(k shareSessionKey, u shareSessionUpdate, now time.Time) (parts, dropped []sharePartKey, code int16) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.sessions[k]
+	switch {
+	case u.epoch == 0:
+		if ok {
+			dropped = s.parts
+		}
+		s = &shareSession{epoch: 1, lastUsed: now}
+		for _, p := range u.add {
+			if !slices.Contains(s.parts, p) {
+				s.parts = append(s.parts, p)
+			}
+		}
+		ss.sessions[k] = s
+		return slices.Clone(s.parts), dropped, 0
+	case !ok:
+		return nil, nil, kerr.ShareSessionNotFound.Code
+	case u.epoch == -1:
+		delete(ss.sessions, k)
+		return nil, s.parts, 0
+	case u.epoch != s.epoch:
+		return nil, nil, kerr.InvalidShareSessionEpoch.Code
+	}
+	s.epoch = nextShareEpoch(s.epoch)
+	s.lastUsed = now
+	for _, p := range u.forget {
+		if i := slices.Index(s.parts, p); i >= 0 {
+			s.parts = slices.Delete(s.parts, i, i+1)
+		}
+	}
+	for _, p := range u.add {
+		if !slices.Contains(s.parts, p) {
+			s.parts = append(s.parts, p)
+		}
+	}
+	return slices.Clone(s.parts), nil, 0
+}
+
+// nextShareEpoch wraps past MaxInt32 to 1, as Kafka's session epochs do.
+func nextShareEpoch(e int32) int32 {
+	if e == 1<<31-1 {
+		return 1
+	}
+	return e + 1
+}
+
+// idle removes and returns the sessions unused since before cutoff(group).
+func (ss *shareSessions) idle(now time.Time, timeout func(group string) time.Duration) map[shareSessionKey][]sharePartKey {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := map[shareSessionKey][]sharePartKey{}
+	for k, s := range ss.sessions {
+		if now.Sub(s.lastUsed) > 2*timeout(k.group) {
+			out[k] = s.parts
+			delete(ss.sessions, k)
+		}
+	}
+	return out
+}
+
+// count is the number of open sessions (metrics, tests).
+func (ss *shareSessions) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.sessions)
+}
