@@ -132,7 +132,7 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (kmsg.Res
 		}
 	}
 	now := b.cfg.Clock.Now()
-	parts, dropped, code := b.shareSessions.apply(shareSessionKey{group, member},
+	parts, dropped, code := b.shareSessions.apply(shareSessionKey{group, member}, c.id,
 		shareSessionUpdate{epoch: req.ShareSessionEpoch, add: add, forget: forget}, now)
 	if code != 0 {
 		e := kerr.ErrorForCode(code).(*kerr.Error)

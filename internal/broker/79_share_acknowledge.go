@@ -50,7 +50,7 @@ func handleShareAcknowledge(b *Broker, c *conn, req *kmsg.ShareAcknowledgeReques
 		resp.AcquisitionLockTimeoutMillis = int32(b.shareSettings(group).lock / time.Millisecond)
 	}
 	now := b.cfg.Clock.Now()
-	_, dropped, code := b.shareSessions.apply(shareSessionKey{group, member}, shareSessionUpdate{epoch: req.ShareSessionEpoch}, now)
+	_, dropped, code := b.shareSessions.apply(shareSessionKey{group, member}, c.id, shareSessionUpdate{epoch: req.ShareSessionEpoch}, now)
 	if code != 0 {
 		e := kerr.ErrorForCode(code).(*kerr.Error)
 		return fail(e, e.Description)

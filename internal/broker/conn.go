@@ -176,6 +176,7 @@ func (c *conn) serve(ctx context.Context) {
 		return // Raft owns the connection now
 	}
 	c.nc.Close()
+	c.b.closeShareSessions(c.id)
 	if err != nil && !errors.Is(err, io.EOF) && !c.closing.Load() {
 		c.log.Info("connection closed", "err", err)
 	}

@@ -161,15 +161,23 @@ func TestShareFetchAcquiresDistinctRecordsAndPersistsAcks(t *testing.T) {
 		t.Fatalf("b's acknowledgements: %v", kerr.ErrorForCode(code))
 	}
 
+	// b's connection closes: what it held (20-22) is released and
+	// written, each with its one delivery.
+	cl.Close()
+	eventually(t, ctx, "b's records released", func() bool {
+		sp := b.shareParts.part(sharePartKey{group: "sg", topic: ts.id, partition: 0})
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return sp.p != nil && sp.p.Stats().Acquired == 0 && sp.written == sp.changes
+	})
 	b.Close()
 	b = startGroupBroker(t, dir)
 	cl = newFranz(t, b.Addr())
 	c := &shareClient{t: t, cl: cl, group: "sg", member: "member-c", topic: [16]byte(ts.id)}
 	got, _, _ := c.fetch(ctx, 100, time.Second)
-	if want := []acquired{{20, 21, 2}, {22, 39, 1}}; !slices.Equal(got, want) {
-		// 20-22 were acquired, not acknowledged: delivered again. The
-		// write of b's acknowledgements recorded 20-21's first delivery;
-		// 22 was acquired after it, and no acquisition alone is written.
+	if want := []acquired{{20, 22, 2}, {23, 39, 1}}; !slices.Equal(got, want) {
+		// 20-22 were released unacknowledged: delivered again, a second
+		// time.
 		t.Fatalf("after the restart c acquired %v, want %v", got, want)
 	}
 }
@@ -182,5 +190,57 @@ func produceEach(t *testing.T, cl *kgo.Client, topic string, n int) {
 		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestShareSessionClosesWithItsConnection: a member whose connection
+// closes gives its acquired records back at once (Kafka 4.1+: a share
+// session belongs to its connection), well before their 30 s locks
+// expire; a session epoch out of step is INVALID_SHARE_SESSION_EPOCH and an
+// unknown session SHARE_SESSION_NOT_FOUND.
+func TestShareSessionClosesWithItsConnection(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir())
+	createTopic(t, b, "q", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ts, _ := b.topics.byTopicName("q")
+	dying := newFranz(t, b.Addr())
+	d := &shareClient{t: t, cl: dying, group: "sg", member: "dying", topic: [16]byte(ts.id)}
+	d.fetch(ctx, 10, 10*time.Millisecond)
+	produceEach(t, dying, "q", 5)
+	if got, _, _ := d.fetch(ctx, 10, time.Second); !slices.Equal(got, []acquired{{0, 4, 1}}) {
+		t.Fatalf("dying member acquired %v", got)
+	}
+	dying.Close()
+
+	cl := newFranz(t, b.Addr())
+	e := &shareClient{t: t, cl: cl, group: "sg", member: "heir", topic: [16]byte(ts.id)}
+	start := time.Now()
+	var got []acquired
+	for len(got) == 0 && time.Since(start) < 10*time.Second {
+		got, _, _ = e.fetch(ctx, 10, 500*time.Millisecond)
+	}
+	if !slices.Equal(got, []acquired{{0, 4, 2}}) {
+		t.Fatalf("after the dying member's connection closed the heir acquired %v, want 0-4 delivered a second time", got)
+	}
+
+	// Epochs: the heir's session is at epoch e.epoch; another is refused.
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("sg"), kmsg.StringPtr("heir"), e.epoch+5
+	raw, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := raw.(*kmsg.ShareFetchResponse).ErrorCode; code != kerr.InvalidShareSessionEpoch.Code {
+		t.Errorf("wrong epoch: %v, want INVALID_SHARE_SESSION_EPOCH", kerr.ErrorForCode(code))
+	}
+	req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("nobody"), 3
+	raw, err = cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := raw.(*kmsg.ShareFetchResponse).ErrorCode; code != kerr.ShareSessionNotFound.Code {
+		t.Errorf("no session: %v, want SHARE_SESSION_NOT_FOUND", kerr.ErrorForCode(code))
 	}
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -13,12 +14,16 @@ import (
 // there. Epoch 0 opens one (replacing the member's previous one), each
 // later request carries the next epoch and adds or forgets partitions, and
 // -1 closes it: the member's acquired records on its partitions are
-// released. A session unused for twice the group's session timeout is
-// dropped the same way (its member is gone; its locks expire meanwhile).
+// released. As in Kafka 4.1 and later, a session belongs to the connection
+// that opened it: when that connection closes, the session is closed the
+// same way, so a consumer that dies gives its records back at once rather
+// than when their locks expire (a consumer whose connection stays open,
+// hung, keeps them until then).
 
 type shareSessionKey struct{ group, member string }
 
 type shareSession struct {
+	conn     uint64         // the connection it lives on
 	epoch    int32          // the epoch the next request must carry
 	parts    []sharePartKey // in the order they were added
 	lastUsed time.Time
@@ -44,7 +49,7 @@ type shareSessionUpdate struct {
 // applies it. It returns the session's partitions after the request (nil
 // for a close), the partitions a replaced or closed session held (to
 // release), and the request's error.
-func (ss *shareSessions) apply(k shareSessionKey, u shareSessionUpdate, now time.Time) (parts, dropped []sharePartKey, code int16) {
+func (ss *shareSessions) apply(k shareSessionKey, conn uint64, u shareSessionUpdate, now time.Time) (parts, dropped []sharePartKey, code int16) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.sessions[k]
@@ -53,7 +58,7 @@ func (ss *shareSessions) apply(k shareSessionKey, u shareSessionUpdate, now time
 		if ok {
 			dropped = s.parts
 		}
-		s = &shareSession{epoch: 1, lastUsed: now}
+		s = &shareSession{conn: conn, epoch: 1, lastUsed: now}
 		for _, p := range u.add {
 			if !slices.Contains(s.parts, p) {
 				s.parts = append(s.parts, p)
@@ -92,13 +97,13 @@ func nextShareEpoch(e int32) int32 {
 	return e + 1
 }
 
-// idle removes and returns the sessions unused since before cutoff(group).
-func (ss *shareSessions) idle(now time.Time, timeout func(group string) time.Duration) map[shareSessionKey][]sharePartKey {
+// closeConn removes and returns the sessions of a connection that closed.
+func (ss *shareSessions) closeConn(conn uint64) map[shareSessionKey][]sharePartKey {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	out := map[shareSessionKey][]sharePartKey{}
 	for k, s := range ss.sessions {
-		if now.Sub(s.lastUsed) > 2*timeout(k.group) {
+		if s.conn == conn {
 			out[k] = s.parts
 			delete(ss.sessions, k)
 		}
@@ -111,4 +116,18 @@ func (ss *shareSessions) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return len(ss.sessions)
+}
+
+// closeShareSessions closes the share sessions of a connection that
+// closed, releasing their members' records.
+func (b *Broker) closeShareSessions(conn uint64) {
+	closed := b.shareSessions.closeConn(conn)
+	if len(closed) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.tasks.Context(), 10*time.Second)
+	defer cancel()
+	for k, parts := range closed {
+		b.releaseShareMember(ctx, k.group, k.member, parts)
+	}
 }
