@@ -192,7 +192,10 @@ func TestReleaseMemberKeepsOthers(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 	wantOffsets(t, p, 0, 10, 0)
-	errs, _ := p.Acknowledge("b", []AckRange{accept(5, 9)}, t0)
+	// a's offsets are in flight but available: acquired by no one.
+	errs, _ := p.Acknowledge("a", []AckRange{accept(0, 4)}, t0)
+	wantErrs(t, errs, ErrInvalidRecordState)
+	errs, _ = p.Acknowledge("b", []AckRange{accept(5, 9)}, t0)
 	wantErrs(t, errs, nil)
 }
 
