@@ -526,7 +526,7 @@ func (pr *propertyRun) compare() error {
 // TestPropertyAgainstModel: random operation sequences, many seeds; on a
 // difference it prints the seed and the operations that led there.
 func TestPropertyAgainstModel(t *testing.T) {
-	seeds, steps := 600, 300
+	seeds, steps := 500, 300
 	if testing.Short() {
 		seeds = 50
 	}

@@ -28,7 +28,9 @@ import (
 //	          DeliveryState int8, DeliveryCount int16, tagged fields
 //
 // SnapshotEpoch is int32 since Kafka 4.1 (it was uint16 in the first
-// KIP-932 drafts); the timestamps came in Kafka 4.1 (KAFKA-18170).
+// KIP-932 drafts); the timestamps came in Kafka 4.1 (KAFKA-18170). Their
+// place after StartOffset is from memory of Kafka's schema, not checked
+// against a 4.1+ source (see DESIGN-share.md).
 
 const (
 	snapshotKeyType = 0 // ShareSnapshotKey's coordinator record type
