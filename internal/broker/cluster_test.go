@@ -651,13 +651,15 @@ func TestClusterControlledShutdownMovesLeadershipFirst(t *testing.T) {
 // coordinatorValues replicates the coordinators' topics as Kafka does (3
 // replicas, min ISR 2), over few partitions so each load is quick.
 var coordinatorValues = map[string]string{
-	"offsets.topic.replication.factor":             "3",
-	"offsets.topic.num.partitions":                 "3",
-	"transaction.state.log.replication.factor":     "3",
-	"transaction.state.log.min.isr":                "2",
-	"transaction.state.log.num.partitions":         "3",
-	"share.coordinator.state.topic.num.partitions": "3",
-	"replica.fetch.backoff.ms":                     "50",
+	"offsets.topic.replication.factor":                 "3",
+	"offsets.topic.num.partitions":                     "3",
+	"transaction.state.log.replication.factor":         "3",
+	"transaction.state.log.min.isr":                    "2",
+	"transaction.state.log.num.partitions":             "3",
+	"share.coordinator.state.topic.num.partitions":     "3",
+	"share.coordinator.state.topic.replication.factor": "3",
+	"share.coordinator.state.topic.min.isr":            "2",
+	"replica.fetch.backoff.ms":                         "50",
 }
 
 // liveClient is a franz-go client seeded with every running node.

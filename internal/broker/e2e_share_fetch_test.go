@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/sharecoord"
 )
 
 // shareClient drives ShareFetch and ShareAcknowledge by hand for one
@@ -21,6 +24,15 @@ type shareClient struct {
 	member string
 	topic  [16]byte
 	epoch  int32
+	// to is the broker spoken to: the client's seed when nil.
+	to *kgo.Broker
+}
+
+func (s *shareClient) broker() *kgo.Broker {
+	if s.to != nil {
+		return s.to
+	}
+	return s.cl.SeedBrokers()[0]
 }
 
 type acquired struct {
@@ -48,7 +60,7 @@ func (s *shareClient) fetch(ctx context.Context, maxRecords int32, wait time.Dur
 	}
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	raw, err := s.cl.SeedBrokers()[0].Request(ctx, req)
+	raw, err := s.broker().Request(ctx, req)
 	if err != nil {
 		s.t.Fatalf("ShareFetch: %v", err)
 	}
@@ -80,6 +92,42 @@ func (s *shareClient) fetch(ctx context.Context, maxRecords int32, wait time.Dur
 	return got, offsets, ackCode
 }
 
+// tryFetch is fetch that reports partition errors instead of failing.
+func (s *shareClient) tryFetch(ctx context.Context, maxRecords int32, wait time.Duration) ([]acquired, int16) {
+	s.t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID = kmsg.StringPtr(s.group), kmsg.StringPtr(s.member)
+	req.ShareSessionEpoch = s.epoch
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = int32(wait/time.Millisecond), 1, 1<<20, maxRecords, maxRecords
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = s.topic
+	rt.Partitions = append(rt.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	raw, err := s.broker().Request(ctx, req)
+	if err != nil {
+		return nil, -1
+	}
+	resp := raw.(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode != 0 {
+		return nil, resp.ErrorCode
+	}
+	s.epoch = nextShareEpoch(s.epoch)
+	var got []acquired
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				s.t.Logf("share fetch: %v: %s", kerr.ErrorForCode(p.ErrorCode), deref(p.ErrorMessage))
+				return nil, p.ErrorCode
+			}
+			for _, a := range p.AcquiredRecords {
+				got = append(got, acquired{a.FirstOffset, a.LastOffset, a.DeliveryCount})
+			}
+		}
+	}
+	return got, 0
+}
+
 // ack sends a ShareAcknowledge on partition 0 and returns its error code.
 func (s *shareClient) ack(ctx context.Context, acks ...[3]int64) int16 {
 	s.t.Helper()
@@ -97,7 +145,7 @@ func (s *shareClient) ack(ctx context.Context, acks ...[3]int64) int16 {
 	}
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	raw, err := s.cl.SeedBrokers()[0].Request(ctx, req)
+	raw, err := s.broker().Request(ctx, req)
 	if err != nil {
 		s.t.Fatalf("ShareAcknowledge: %v", err)
 	}
@@ -242,5 +290,69 @@ func TestShareSessionClosesWithItsConnection(t *testing.T) {
 	}
 	if code := raw.(*kmsg.ShareFetchResponse).ErrorCode; code != kerr.ShareSessionNotFound.Code {
 		t.Errorf("no session: %v, want SHARE_SESSION_NOT_FOUND", kerr.ErrorForCode(code))
+	}
+}
+
+// TestClusterShareAcksSurviveLeaderFailover: on a three-node cluster, a
+// member acknowledges part of what it acquired on a partition's leader;
+// the leader is killed. The new leader reads the share-partition's state
+// from the share coordinator (which may have moved too): the acknowledged
+// records are never delivered again, the ones in flight are, with their
+// delivery counted.
+func TestClusterShareAcksSurviveLeaderFailover(t *testing.T) {
+	values := maps.Clone(coordinatorValues)
+	values["share.coordinator.state.topic.num.partitions"] = "1"
+	c := newTestCluster(t, 3, values)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// The partition's leader is also the share coordinator (the leader
+	// of __share_group_state's one partition): the kill takes both.
+	if err := c.node(1).get().ensureShareStateTopic(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := c.leaderOf(sharecoord.StateTopic, 0).id
+	replicas := []int32{first}
+	for _, n := range c.nodes {
+		if n.id != first {
+			replicas = append(replicas, n.id)
+		}
+	}
+	c.createAssigned("sq", [][]int32{replicas}, map[string]string{"min.insync.replicas": "2"})
+	var ts *topicState
+	eventually(t, ctx, "sq on its leader", func() bool {
+		ts, _ = c.node(first).get().topics.byTopicName("sq")
+		return ts != nil
+	})
+	cl := c.liveClient(kgo.RequiredAcks(kgo.AllISRAcks()))
+	to := func(id int32) *kgo.Broker { return cl.Broker(int(id)) }
+	a := &shareClient{t: t, cl: cl, group: "sg", member: "a", topic: [16]byte(ts.id), to: to(first)}
+	a.fetch(ctx, 10, 10*time.Millisecond)
+	produceEach(t, cl, "sq", 30)
+	got1, _, _ := a.fetch(ctx, 10, time.Second)
+	got2, _, _ := a.fetch(ctx, 10, time.Second)
+	if !slices.Equal(got1, []acquired{{0, 9, 1}}) || !slices.Equal(got2, []acquired{{10, 19, 1}}) {
+		t.Fatalf("a acquired %v then %v", got1, got2)
+	}
+	if code := a.ack(ctx, [3]int64{0, 9, 1}); code != 0 {
+		t.Fatalf("a's acknowledgement: %v", kerr.ErrorForCode(code))
+	}
+
+	c.kill(c.node(first))
+	var leader *clusterNode
+	eventually(t, ctx, "a new leader of sq-0", func() bool {
+		leader = c.leaderOf("sq", 0)
+		return leader != nil && leader.id != first
+	})
+	b := &shareClient{t: t, cl: cl, group: "sg", member: "b", topic: [16]byte(ts.id), to: to(leader.id)}
+	var got []acquired
+	var code int16
+	for start := time.Now(); len(got) == 0 && time.Since(start) < 30*time.Second; {
+		got, code = b.tryFetch(ctx, 100, 500*time.Millisecond)
+		if code != 0 {
+			t.Logf("share fetch on node %d: %v", leader.id, kerr.ErrorForCode(code))
+		}
+	}
+	if want := []acquired{{10, 19, 2}, {20, 29, 1}}; !slices.Equal(got, want) {
+		t.Fatalf("on the new leader b acquired %v, want %v (0-9 were acknowledged)", got, want)
 	}
 }
