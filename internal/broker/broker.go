@@ -25,10 +25,10 @@ import (
 	"github.com/samsa-io/samsa/internal/metadata"
 	"github.com/samsa-io/samsa/internal/metaprops"
 	"github.com/samsa-io/samsa/internal/model"
+	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/storage"
 	"github.com/samsa-io/samsa/internal/task"
 	"github.com/samsa-io/samsa/internal/telemetry"
-	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/txn"
 	"github.com/samsa-io/samsa/internal/version"
 	"github.com/samsa-io/samsa/internal/vfs"
@@ -182,7 +182,7 @@ type Broker struct {
 	shareCoord    *sharecoord.Coordinator
 	shareParts    *shareParts
 	shareSessions *shareSessions
-	meta   atomic.Pointer[metadata.Image]
+	meta          atomic.Pointer[metadata.Image]
 	// loggers are the log levels of the broker loggers (loggers.go).
 	loggers *loggerLevels
 	metaMu  sync.Mutex // serialises applyImage

@@ -3,10 +3,10 @@ package broker
 import (
 	"context"
 	"encoding/base64"
-	"strconv"
-	"strings"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -82,7 +82,9 @@ func New(deps Deps) *Coordinator {
 }
 
 // PartitionFor is the __share_group_state partition of a key.
-func (c *Coordinator) PartitionFor(k share.Key) int32 { return share.PartitionFor(k, c.deps.Partitions) }
+func (c *Coordinator) PartitionFor(k share.Key) int32 {
+	return share.PartitionFor(k, c.deps.Partitions)
+}
 
 // MarkLoading marks a partition this broker just came to lead.
 func (c *Coordinator) MarkLoading(partition int32) {
