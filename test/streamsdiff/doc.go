@@ -4,7 +4,7 @@
 // windows; session windows; windowed stream-stream joins; stream-table and
 // stream-global-table joins; foreign-key table joins) written once with
 // Kafka Streams from Maven Central (java/, run by java/run.sh) and once
-// with Samsa's library (samsa_topologies.go), each run on a Samsa broker
+// with Samsa's library (samsa_topologies_test.go), each run on a Samsa broker
 // of its own with the same input (inputs.go: out-of-order and late
 // records, null keys, tombstones, foreign-key changes), their output
 // records compared per key. TestJavaReference checks the Kafka Streams
