@@ -191,6 +191,10 @@ func TestShareFetchAcquiresDistinctRecordsAndPersistsAcks(t *testing.T) {
 	if len(offA) < 10 || len(offB) < 10 {
 		t.Fatalf("records returned: a %d, b %d", len(offA), len(offB))
 	}
+	want := []SharePartitionStatus{{Group: "sg", Topic: "q", Partition: 0, StartOffset: 0, EndOffset: 20, Acquired: 20}}
+	if got := b.SharePartitions("sg"); !slices.Equal(got, want) {
+		t.Fatalf("share-partitions %+v, want %+v", got, want)
+	}
 	// a accepts 0-4, releases 5-7, rejects 8-9; b acknowledges a's
 	// records, which it does not hold: INVALID_RECORD_STATE.
 	if code := bm.ack(ctx, [3]int64{0, 4, 1}); code != kerr.InvalidRecordState.Code {

@@ -54,6 +54,7 @@ func (b *Broker) bindHTTP() error {
 	})
 	mux.HandleFunc("GET /readyz", b.serveReadyz)
 	mux.HandleFunc("GET /v1/balancer", b.serveBalancer)
+	mux.HandleFunc("GET /v1/share-partitions", b.serveSharePartitions)
 	srv := &http.Server{
 		Handler: mux,
 		// A scraper that connects and says nothing must not hold a
