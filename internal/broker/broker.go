@@ -176,6 +176,13 @@ type Broker struct {
 	groups *group.Coordinator
 	txns   *txn.Coordinator
 	meta   atomic.Pointer[metadata.Image]
+
+	// shareStates is the share coordinator's state of share groups'
+	// partitions, for the group coordinator's share admin APIs and
+	// DeleteGroups; nil until a share coordinator is wired (those APIs
+	// then answer errors). Set before startGroups.
+	shareStates group.ShareStates
+
 	// loggers are the log levels of the broker loggers (loggers.go).
 	loggers *loggerLevels
 	metaMu  sync.Mutex // serialises applyImage
