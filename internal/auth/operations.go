@@ -279,7 +279,23 @@ func kafkaRequirements() map[kmsg.Key][]Requirement {
 			refuse(describe, rTopic, topicDenied, "topics named in the request"),
 			omit(describe, rTopic, opAllTopics),
 		},
-		kmsg.ShareGroupHeartbeat:        {refuse(read, rGroup, groupDenied, "")},
+		kmsg.ShareGroupHeartbeat: {
+			refuse(read, rGroup, groupDenied, "checked first"),
+			refuse(describe, rTopic, topicDenied, "subscribed topics; the whole request is refused"),
+		},
+		kmsg.DescribeShareGroupOffsets: {
+			refuse(describe, rGroup, groupDenied, "checked first, per group"),
+			refuse(describe, rTopic, topicDenied, "topics named in the request"),
+			omit(describe, rTopic, "all of the group's topics requested (the topic list null)"),
+		},
+		kmsg.AlterShareGroupOffsets: {
+			refuse(read, rGroup, groupDenied, "checked first; the whole request is refused"),
+			refuse(read, rTopic, topicDenied, ""),
+		},
+		kmsg.DeleteShareGroupOffsets: {
+			refuse(del, rGroup, groupDenied, "checked first; the whole request is refused"),
+			refuse(read, rTopic, topicDenied, ""),
+		},
 		kmsg.ShareGroupDescribe:         {refuse(describe, rGroup, groupDenied, "per group")},
 		kmsg.ShareFetch:                 {refuse(read, rGroup, groupDenied, "checked first; the whole request is refused"), refuse(read, rTopic, topicDenied, "")},
 		kmsg.ShareAcknowledge:           {refuse(read, rGroup, groupDenied, "checked first; the whole request is refused"), refuse(read, rTopic, topicDenied, "")},

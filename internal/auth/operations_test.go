@@ -25,6 +25,8 @@ var brokerAPIs = []kmsg.Key{
 	kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.DescribeTransactions, kmsg.ListTransactions,
 	kmsg.AllocateProducerIDs, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe, kmsg.DescribeTopicPartitions,
 	kmsg.AlterPartitionAssignments, kmsg.ListPartitionReassignments, kmsg.UnregisterBroker,
+	kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe, kmsg.DescribeShareGroupOffsets,
+	kmsg.AlterShareGroupOffsets, kmsg.DeleteShareGroupOffsets,
 }
 
 func TestOperationTableCoversBrokerAPIs(t *testing.T) {
@@ -185,7 +187,10 @@ func documentedPairs() map[kmsg.Key][][2]int8 {
 		kmsg.AssignReplicasToDirs:       {{clusterAction, clus}},
 		kmsg.ListConfigResources:        {{describeConfigs, clus}},
 		kmsg.DescribeTopicPartitions:    {{describe, top}},
-		kmsg.ShareGroupHeartbeat:        {{read, grp}},
+		kmsg.ShareGroupHeartbeat:        {{read, grp}, {describe, top}},
+		kmsg.DescribeShareGroupOffsets:  {{describe, grp}, {describe, top}},
+		kmsg.AlterShareGroupOffsets:     {{read, grp}, {read, top}},
+		kmsg.DeleteShareGroupOffsets:    {{del, grp}, {read, top}},
 		kmsg.ShareGroupDescribe:         {{describe, grp}},
 		kmsg.ShareFetch:                 {{read, grp}, {read, top}},
 		kmsg.ShareAcknowledge:           {{read, grp}, {read, top}},

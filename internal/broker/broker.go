@@ -183,6 +183,12 @@ type Broker struct {
 	shareParts    *shareParts
 	shareSessions *shareSessions
 	meta          atomic.Pointer[metadata.Image]
+
+	// shareStates is the share coordinator's state of share groups'
+	// partitions, for the group coordinator's share admin APIs and
+	// DeleteGroups (share_states.go). Set before startGroups.
+	shareStates group.ShareStates
+
 	// loggers are the log levels of the broker loggers (loggers.go).
 	loggers *loggerLevels
 	metaMu  sync.Mutex // serialises applyImage
@@ -333,6 +339,7 @@ func New(cfg Config) (*Broker, error) {
 	b.fetchers = newFetchers(b)
 	b.coordSync = newCoordinatorSync()
 	b.shareParts, b.shareSessions = newShareParts(), newShareSessions()
+	b.shareStates = brokerShareStates{b}
 	b.logs.HighWatermark = b.highWatermarkOf
 	b.createTopicsFn = b.autoCreateTopics
 	b.telemetry = newTelemetry(cfg)

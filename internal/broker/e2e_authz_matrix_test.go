@@ -139,7 +139,7 @@ const (
 
 // matrixRows is the matrix, one row per way each API is authorized.
 func matrixRows() []matrixRow {
-	return slices.Concat(topicRows(), groupRows(), txnRows(), adminRows(), tokenRows(), interNodeRows())
+	return slices.Concat(topicRows(), groupRows(), txnRows(), adminRows(), tokenRows(), interNodeRows(), shareRows())
 }
 
 // interNodeRows are the APIs only controller listeners serve, which nodes

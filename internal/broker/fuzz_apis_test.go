@@ -89,6 +89,11 @@ func FuzzGetTelemetrySubscriptions(f *testing.F)    { fuzzAPI(f, kmsg.GetTelemet
 func FuzzPushTelemetry(f *testing.F)                { fuzzAPI(f, kmsg.PushTelemetry) }
 func FuzzListConfigResources(f *testing.F)          { fuzzAPI(f, kmsg.ListConfigResources) }
 func FuzzDescribeTopicPartitions(f *testing.F)      { fuzzAPI(f, kmsg.DescribeTopicPartitions) }
+func FuzzShareGroupHeartbeat(f *testing.F)          { fuzzAPI(f, kmsg.ShareGroupHeartbeat) }
+func FuzzShareGroupDescribe(f *testing.F)           { fuzzAPI(f, kmsg.ShareGroupDescribe) }
+func FuzzDescribeShareGroupOffsets(f *testing.F)    { fuzzAPI(f, kmsg.DescribeShareGroupOffsets) }
+func FuzzAlterShareGroupOffsets(f *testing.F)       { fuzzAPI(f, kmsg.AlterShareGroupOffsets) }
+func FuzzDeleteShareGroupOffsets(f *testing.F)      { fuzzAPI(f, kmsg.DeleteShareGroupOffsets) }
 
 // fuzzTargetOf is the per-key target of an API.
 func fuzzTargetOf(key kmsg.Key) string { return "Fuzz" + key.Name() }

@@ -54,10 +54,37 @@ func (b *Broker) startGroups() {
 			}
 			return names
 		},
+		ShareStates:      b.shareStates,
+		DeleteShareState: b.deleteShareState,
+		HighWatermark: func(topic string, partition int32) (int64, bool) {
+			ts, ok := b.topics.byTopicName(topic)
+			if !ok {
+				return 0, false
+			}
+			p, code := ts.partition(partition)
+			if code != 0 {
+				return 0, false
+			}
+			return p.HighWatermark(), true
+		},
 		Clock:  b.cfg.Clock,
 		Logger: b.cfg.Logger,
 	})
 	b.groups.Start()
+}
+
+// deleteShareState deletes a share group's state of the partitions it
+// initialized, for DeleteGroups: nothing without a share coordinator.
+func (b *Broker) deleteShareState(ctx context.Context, group string, topics map[[16]byte][]int32) error {
+	if b.shareStates == nil {
+		return nil
+	}
+	for id, partitions := range topics {
+		if err := b.shareStates.Delete(ctx, group, id, partitions); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (b *Broker) topicExists(topic string, partition int32) bool {

@@ -73,6 +73,37 @@ func (sps *shareParts) part(k sharePartKey) *sharePart {
 	return sp
 }
 
+// drop forgets a share-partition: its next use loads it again from the
+// share coordinator.
+func (sps *shareParts) drop(k sharePartKey) {
+	sps.mu.Lock()
+	sp, ok := sps.parts[k]
+	sps.mu.Unlock()
+	if !ok {
+		return
+	}
+	sp.mu.Lock()
+	sp.p = nil
+	sp.mu.Unlock()
+}
+
+// dropGroup forgets every share-partition of a group.
+func (sps *shareParts) dropGroup(group string) {
+	sps.mu.Lock()
+	var parts []*sharePart
+	for k, sp := range sps.parts {
+		if k.group == group {
+			parts = append(parts, sp)
+		}
+	}
+	sps.mu.Unlock()
+	for _, sp := range parts {
+		sp.mu.Lock()
+		sp.p = nil
+		sp.mu.Unlock()
+	}
+}
+
 // loaded makes sure sp holds the state of partition rp as led now; sp.mu
 // is held. It reads the state from the share coordinator, or starts it at
 // the offset share.auto.offset.reset picks when there is none.
@@ -352,6 +383,13 @@ func (b *Broker) releaseShareMember(ctx context.Context, group, member string, k
 		}
 	}
 	b.shareParts.released.Notify()
+	// With no member of the group left fetching here, its share-partitions
+	// are dropped (what they must keep is written): an
+	// AlterShareGroupOffsets, allowed only on an empty group, takes effect
+	// on the next fetch even when it ran on another broker.
+	if !b.shareSessions.hasGroup(group) {
+		b.shareParts.dropGroup(group)
+	}
 }
 
 // runShareLocks expires acquisition locks (every 100 ms: Kafka's minimum

@@ -111,6 +111,18 @@ func (ss *shareSessions) closeConn(conn uint64) map[shareSessionKey][]sharePartK
 	return out
 }
 
+// hasGroup reports whether a member of group has a session here.
+func (ss *shareSessions) hasGroup(group string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for k := range ss.sessions {
+		if k.group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // count is the number of open sessions (metrics, tests).
 func (ss *shareSessions) count() int {
 	ss.mu.Lock()

@@ -29,7 +29,6 @@ func (b *Broker) shareSettings(group string) shareSettings {
 	return shareSettings{lock: 30 * time.Second, deliveryLimit: 5, maxInFlight: 2000, autoReset: "latest"}
 }
 
-func (b *Broker) shareGroupsEnabled() bool { return true }
 
 // parseISODuration reads an ISO-8601 duration of days and time
 // (PnDTnHnMnS, seconds possibly fractional), as Java's Duration.parse

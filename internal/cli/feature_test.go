@@ -19,6 +19,7 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 	}
 	want := "Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: E\n" +
 		"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.0-IV3\tFinalizedVersionLevel: 4.0-IV3\tEpoch: E\n" +
+		"Feature: share.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: E\n" +
 		"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\tEpoch: E\n"
 	if got := describe(); got != want {
 		t.Fatalf("feature describe:\n%s\nwant:\n%s", got, want)
@@ -57,11 +58,11 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 			"Can not downgrade metadata.version to 21. invalid update version: The update failed for all features since the following feature had an error: " +
 				"Invalid metadata.version 21. Unsafe metadata downgrade is not supported in this version.\n",
 			"1 out of 1 operation(s) failed"},
-		{[]string{"upgrade", "--feature", "share.version=1", "--feature", "group.version=1"},
+		{[]string{"upgrade", "--feature", "share.version=2", "--feature", "group.version=1"},
 			"Could not upgrade group.version to 1. invalid update version: The update failed for all features since the following feature had an error: " +
-				"Invalid update version 1 for feature share.version. Local controller 1 does not support this feature.\n" +
-				"Could not upgrade share.version to 1. invalid update version: The update failed for all features since the following feature had an error: " +
-				"Invalid update version 1 for feature share.version. Local controller 1 does not support this feature.\n",
+				"Invalid update version 2 for feature share.version. Local controller 1 only supports versions 0-1\n" +
+				"Could not upgrade share.version to 2. invalid update version: The update failed for all features since the following feature had an error: " +
+				"Invalid update version 2 for feature share.version. Local controller 1 only supports versions 0-1\n",
 			"2 out of 2 operation(s) failed"},
 	} {
 		r := b.run("", append([]string{"feature"}, c.args...)...)
@@ -74,7 +75,7 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 	if err := json.Unmarshal([]byte(b.ok("", "feature", "describe", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
+	if len(rows) != 4 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
 		rows[1].Epoch == nil || *rows[1].Epoch <= 0 {
 		t.Errorf("feature describe --json: %+v", rows)
 	}

@@ -42,9 +42,10 @@ func (c *Coordinator) describe(version int16, dg *kmsg.DescribeGroupsResponseGro
 		return
 	}
 	defer g.mu.Unlock()
-	if g.kind == protocolConsumer {
+	if g.kind != protocolClassic {
 		// Kafka describes only classic groups here; clients describe
-		// consumer groups with ConsumerGroupDescribe, and fall back to
+		// consumer and share groups with ConsumerGroupDescribe and
+		// ShareGroupDescribe, and fall back to
 		// DescribeGroups on this answer.
 		dg.State = stateDead.String()
 		if version >= 6 {
@@ -114,6 +115,9 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	case !g.isEmpty():
 		code = codeNonEmptyGroup
 	default:
+		if code = c.deleteShareState(g); code != 0 {
+			break
+		}
 		records := make([]kv, 0, len(g.offsets)+3)
 		for _, tp := range sortedPartitions(g.offsets) {
 			records = append(records, kv{key: offsetKey(g.id, tp)})

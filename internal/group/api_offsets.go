@@ -171,6 +171,9 @@ func (g *group) validateCommit(memberID, instanceID string, generation int32, ve
 	if g.kind == protocolConsumer {
 		return g.consumer.validateCommit(memberID, generation, version, txn)
 	}
+	if g.kind == protocolShare {
+		return codeGroupIDNotFound // share groups keep no committed offsets
+	}
 	return g.classic.validateCommit(memberID, instanceID, generation, txn)
 }
 
@@ -545,7 +548,7 @@ func (c *Coordinator) offsetsToDelete(g *group, s *step, req *kmsg.OffsetDeleteR
 	cg := &g.classic
 	subscribes := cg.subscribes
 	switch {
-	case g.dead():
+	case g.dead(), g.kind == protocolShare:
 		return nil, codeGroupIDNotFound
 	case g.kind == protocolConsumer:
 		subscribes = func(topic string) bool { return g.consumer.subscribes(s, topic) }

@@ -67,6 +67,16 @@ type Config struct {
 	// is used when no member asks. group.consumer.assignors
 	// (uniform,range).
 	ConsumerAssignors []string
+
+	// ShareSessionTimeout, ShareHeartbeatInterval and ShareMaxSize are the
+	// share groups' (KIP-932) session timeout, heartbeat interval and
+	// most members: group.share.session.timeout.ms (45s),
+	// group.share.heartbeat.interval.ms (5s), group.share.max.size (200).
+	// ConfigFrom does not read them yet: the broker's config catalog has no
+	// group.share.* entries, so Kafka's defaults apply.
+	ShareSessionTimeout    time.Duration
+	ShareHeartbeatInterval time.Duration
+	ShareMaxSize           int
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -86,6 +96,9 @@ func DefaultConfig() Config {
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             []string{assignorUniform, assignorRange},
+		ShareSessionTimeout:           45 * time.Second,
+		ShareHeartbeatInterval:        5 * time.Second,
+		ShareMaxSize:                  200,
 	}
 }
 
@@ -142,6 +155,15 @@ func (c *Config) fill() {
 	}
 	if c.ConsumerMaxSize <= 0 {
 		c.ConsumerMaxSize = d.ConsumerMaxSize
+	}
+	if c.ShareSessionTimeout <= 0 {
+		c.ShareSessionTimeout = d.ShareSessionTimeout
+	}
+	if c.ShareHeartbeatInterval <= 0 {
+		c.ShareHeartbeatInterval = d.ShareHeartbeatInterval
+	}
+	if c.ShareMaxSize <= 0 {
+		c.ShareMaxSize = d.ShareMaxSize
 	}
 	// Assignors are kept by their short names; unknown entries are
 	// dropped (the broker's config validation is where to refuse them).

@@ -64,6 +64,18 @@ type Deps struct {
 	// regex per group. Nil: regex subscriptions answer
 	// INVALID_REGULAR_EXPRESSION.
 	TopicNames func() []string
+	// ShareStates is the share coordinator's state of share groups' partitions,
+	// for DescribeShareGroupOffsets, AlterShareGroupOffsets and
+	// DeleteShareGroupOffsets. Nil: those answer an error per partition.
+	ShareStates ShareStates
+	// DeleteShareState deletes a share group's state of the partitions it
+	// initialized (topic ID to partitions), when DeleteGroups deletes the
+	// group, before its records get tombstones. Nil: nothing to delete.
+	DeleteShareState func(ctx context.Context, group string, topics map[[16]byte][]int32) error
+	// HighWatermark is a partition's high watermark, for the lag
+	// DescribeShareGroupOffsets v1 reports; false when unknown here. Nil:
+	// the lag is -1.
+	HighWatermark func(topic string, partition int32) (int64, bool)
 	// Clock is where time comes from; default clock.Real.
 	Clock clock.Clock
 	// Logger; default slog.Default(), with component=group.
@@ -348,9 +360,12 @@ func (c *Coordinator) tick() {
 			continue
 		}
 		s := c.newStep(g)
-		if g.kind == protocolClassic {
+		switch g.kind {
+		case protocolClassic:
 			g.classic.tick(s)
-		} else {
+		case protocolShare:
+			g.share.tick(s)
+		default:
 			g.consumer.tick(s)
 		}
 		c.finishTurn(g, s)

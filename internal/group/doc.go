@@ -4,7 +4,9 @@
 // MEMBER_ID_REQUIRED and KIP-429 cooperative assignors passed through) and
 // with KIP-848's consumer protocol (ConsumerGroupHeartbeat and
 // ConsumerGroupDescribe: server-side assignors, member epochs, incremental
-// reconciliation), and committed offsets (transactional ones too, KIP-98
+// reconciliation), KIP-932's share groups (ShareGroupHeartbeat,
+// ShareGroupDescribe and the share offsets admin APIs, the share state
+// itself being the share coordinator's), and committed offsets (transactional ones too, KIP-98
 // and KIP-447), kept in the compacted __consumer_offsets topic in Apache
 // Kafka's own key and value formats so they survive restarts and read the
 // same with Kafka's tools.
@@ -32,6 +34,13 @@
 //	consumer_heartbeat.go  join, heartbeat, leave, target assignment, timeouts
 //	consumer_reconcile.go  a member's step toward its target (revoke first, then assign)
 //	assign.go       the server-side assignors, uniform and range
+//	share.go        KIP-932 share groups: state, members, initialized partitions
+//	share_heartbeat.go     share join, heartbeat, leave, target assignment, timeouts
+//	share_assign.go the share groups' simple assignor
+//	api_share.go    the exported ShareGroupHeartbeat/ShareGroupDescribe
+//	api_share_offsets.go   Describe/Alter/DeleteShareGroupOffsets, ShareStates
+//	records_share.go       the share group records (key types 10-15)
+//	share_load.go   replay of the share group records
 //	topic_partitions.go    topicPartitions, sets of partitions by topic ID
 //	api_consumer.go the exported ConsumerGroupHeartbeat/ConsumerGroupDescribe, WithClient
 //	api_offsets.go  OffsetCommit, OffsetFetch, OffsetDelete

@@ -14,7 +14,9 @@ import (
 func (c *Coordinator) expireOffsets() {
 	for _, g := range c.snapshot(nil) {
 		g.mu.Lock()
-		if g.removed {
+		if g.removed || g.kind == protocolShare {
+			// A share group has no offsets here, and an empty one stays
+			// until DeleteGroups, which deletes its share state too.
 			g.mu.Unlock()
 			continue
 		}

@@ -60,6 +60,7 @@ type replayState struct {
 	pending  map[int64]map[string]map[model.TopicPartition]pendingOffset
 	metadata map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerReplay
+	share    map[string]*shareReplay
 	// seq numbers the records applied; classicSeq is the number of each
 	// group's last classic metadata record. A group ID with both classic
 	// and consumer group records (converted from one protocol to the
@@ -93,6 +94,7 @@ func newReplay() *replayState {
 		pending:    make(map[int64]map[string]map[model.TopicPartition]pendingOffset),
 		metadata:   make(map[string]*kmsg.GroupMetadataValue),
 		consumer:   make(map[string]*consumerReplay),
+		share:      make(map[string]*shareReplay),
 		classicSeq: make(map[string]int),
 	}
 }
@@ -114,6 +116,12 @@ func (r *replayState) apply(key, value []byte) {
 		// topics' metadata and resolved regular expressions.
 	case version >= consumerGroupMetadataKeyType && version <= consumerGroupCurrentMemberKeyType:
 		if err := r.applyConsumer(version, key, value); err != nil {
+			r.bad++
+		}
+	case version == shareGroupPartitionMetadataKeyType:
+		// Kafka 4.0's share group topic metadata, replaced by MetadataHash.
+	case version >= shareGroupMemberMetadataKeyType && version <= shareGroupStatePartitionMetadataKeyType:
+		if err := r.applyShare(version, key, value); err != nil {
 			r.bad++
 		}
 	default:
@@ -395,6 +403,7 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 			g.consumer.load(cr, now, cfg)
 		}
 	}
+	r.buildShareGroups(built, build, now, cfg)
 	for id, offsets := range r.offsets {
 		if !built[id] && len(offsets) > 0 {
 			build(id)

@@ -29,25 +29,30 @@ func (r FeatureRange) String() string {
 // Feature names Kafka 4 defines that Samsa does not implement: kraft.version
 // 1 is KIP-853's voter set kept in the log (Samsa's dynamic quorum is
 // Raft's own configuration instead, docs/DESIGN-controller.md),
-// eligible.leader.replicas.version KIP-966, share.version KIP-932's share
-// groups, streams.version KIP-1071's streams groups. Samsa does not
-// advertise them, so each stays at level 0.
+// eligible.leader.replicas.version KIP-966, streams.version KIP-1071's
+// streams groups. Samsa does not advertise them, so each stays at level 0.
 const (
 	FeatureKRaftVersion                  = "kraft.version"
 	FeatureEligibleLeaderReplicasVersion = "eligible.leader.replicas.version"
-	FeatureShareVersion                  = "share.version"
 	FeatureStreamsVersion                = "streams.version"
 )
+
+// FeatureShareVersion is KIP-932's share.version: at 1 share groups are on
+// (ShareGroupHeartbeat, ShareFetch and the share admin APIs), at 0 they
+// answer UNSUPPORTED_VERSION, as Kafka's ShareVersion.
+const FeatureShareVersion = "share.version"
 
 // supportedFeatures are the features this version implements, by name:
 // metadata.version from Kafka 4.0's minimum (3.3-IV3) to 4.0-IV3; every
 // level of transaction.version (the client picks transactions v1 or v2 by
 // the finalized level, and the coordinator answers either by the versions
 // of the requests it gets); group.version 0 and 1 (1 turns the KIP-848
-// consumer protocol on).
+// consumer protocol on); share.version 0 and 1 (1 turns KIP-932's share
+// groups on).
 var supportedFeatures = []FeatureRange{
 	{Name: FeatureGroupVersion, Min: 0, Max: 1},
 	{Name: FeatureMetadataVersion, Min: MinMetadataVersion, Max: LatestMetadataVersion},
+	{Name: FeatureShareVersion, Min: 0, Max: 1},
 	{Name: FeatureTransactionVersion, Min: 0, Max: 2},
 }
 
@@ -80,12 +85,14 @@ func KnownFeature(name string) bool {
 
 // BootstrapFeatures are the levels a new cluster starts at, Kafka 4.0's
 // defaults for metadata.version 4.0-IV3: transactions v2 (KIP-890) and the
-// consumer group protocol (KIP-848) on.
+// consumer group protocol (KIP-848) on; and share groups (KIP-932) on, as
+// Kafka 4.2 starts new clusters (share.version 1).
 func BootstrapFeatures() []FeatureLevel {
 	return []FeatureLevel{
 		{Name: FeatureMetadataVersion, Level: LatestMetadataVersion},
 		{Name: FeatureTransactionVersion, Level: 2},
 		{Name: FeatureGroupVersion, Level: 1},
+		{Name: FeatureShareVersion, Level: 1},
 	}
 }
 

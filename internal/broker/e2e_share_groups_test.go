@@ -1,0 +1,227 @@
+package broker
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// shareHeartbeat sends a ShareGroupHeartbeat v1 from member (epoch 0 with
+// topics to join, -1 to leave).
+func shareHeartbeat(t *testing.T, ctx context.Context, cl *kgo.Client, group, member string, epoch int32, topics ...string) *kmsg.ShareGroupHeartbeatResponse {
+	t.Helper()
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
+	if len(topics) > 0 {
+		req.SubscribedTopicNames = topics
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("ShareGroupHeartbeat from %s: %v", member, err)
+	}
+	return resp
+}
+
+func shareAssigned(resp *kmsg.ShareGroupHeartbeatResponse) []int32 {
+	if resp.Assignment == nil {
+		return nil
+	}
+	var ps []int32
+	for _, t := range resp.Assignment.TopicPartitions {
+		ps = append(ps, t.Partitions...)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// TestE2EShareGroups: two members of a share group over a one-partition
+// topic both get the partition; ShareGroupDescribe shows them; ListGroups
+// lists the group as a share group; DeleteGroups refuses it while it has
+// members and deletes it once they left; at share.version 0 the APIs answer
+// UNSUPPORTED_VERSION.
+func TestE2EShareGroups(t *testing.T) {
+	b := startBroker(t)
+	adm, ctx := adminClient(t, b)
+	createTopic(t, b, "sg-topic", 1)
+	cl := newClient(t, b.Addr())
+
+	a := shareHeartbeat(t, ctx, cl, "sg", "member-a", 0, "sg-topic")
+	if a.ErrorCode != 0 || a.MemberEpoch != 1 || !slices.Equal(shareAssigned(a), []int32{0}) || a.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("a joins: %v epoch %d assignment %v interval %d", kerr.ErrorForCode(a.ErrorCode), a.MemberEpoch, shareAssigned(a), a.HeartbeatIntervalMillis)
+	}
+	bm := shareHeartbeat(t, ctx, cl, "sg", "member-b", 0, "sg-topic")
+	if bm.ErrorCode != 0 || bm.MemberEpoch != 2 || !slices.Equal(shareAssigned(bm), []int32{0}) {
+		t.Fatalf("b joins: %v epoch %d assignment %v", kerr.ErrorForCode(bm.ErrorCode), bm.MemberEpoch, shareAssigned(bm))
+	}
+	if a = shareHeartbeat(t, ctx, cl, "sg", "member-a", 1); a.ErrorCode != 0 || a.MemberEpoch != 2 {
+		t.Fatalf("a heartbeats: %v epoch %d", kerr.ErrorForCode(a.ErrorCode), a.MemberEpoch)
+	}
+	if fenced := shareHeartbeat(t, ctx, cl, "sg", "member-a", 9); fenced.ErrorCode != kerr.FencedMemberEpoch.Code {
+		t.Errorf("a at a future epoch: %v", kerr.ErrorForCode(fenced.ErrorCode))
+	}
+
+	desc := kmsg.NewPtrShareGroupDescribeRequest()
+	desc.GroupIDs = []string{"sg"}
+	dresp, err := desc.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := dresp.Groups[0]
+	if g.ErrorCode != 0 || g.GroupState != "Stable" || g.GroupEpoch != 2 || g.Assignor != "simple" || len(g.Members) != 2 {
+		t.Fatalf("describe: %+v", g)
+	}
+	for _, m := range g.Members {
+		if len(m.Assignment.TopicPartitions) != 1 || m.Assignment.TopicPartitions[0].Topic != "sg-topic" ||
+			!slices.Equal(m.Assignment.TopicPartitions[0].Partitions, []int32{0}) || m.ClientID == "" {
+			t.Errorf("member %s: %+v", m.MemberID, m)
+		}
+	}
+
+	list := kmsg.NewPtrListGroupsRequest()
+	list.TypesFilter = []string{"share"}
+	lresp, err := list.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lresp.Groups) != 1 || lresp.Groups[0].Group != "sg" || lresp.Groups[0].GroupType != "share" || lresp.Groups[0].GroupState != "Stable" {
+		t.Errorf("list share groups: %+v", lresp.Groups)
+	}
+
+	del, err := adm.DeleteGroups(ctx, "sg")
+	if err != nil || !errorIs(del["sg"].Err, kerr.NonEmptyGroup) {
+		t.Fatalf("delete with members: %v %v", err, del["sg"].Err)
+	}
+	for _, m := range []string{"member-a", "member-b"} {
+		if r := shareHeartbeat(t, ctx, cl, "sg", m, -1); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+			t.Fatalf("%s leaves: %v epoch %d", m, kerr.ErrorForCode(r.ErrorCode), r.MemberEpoch)
+		}
+	}
+	if del, err = adm.DeleteGroups(ctx, "sg"); err != nil || del["sg"].Err != nil {
+		t.Fatalf("delete empty: %v %v", err, del["sg"].Err)
+	}
+	if dresp, err = desc.RequestWith(ctx, cl); err != nil || dresp.Groups[0].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("describe after delete: %v %+v", err, dresp)
+	}
+
+	// A consumer group's ID is not a share group's.
+	cg := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cg.Group, cg.MemberID, cg.RebalanceTimeoutMillis = "cg", "m", 30000
+	cg.SubscribedTopicNames, cg.Topics = []string{"sg-topic"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if resp, err := cg.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("consumer group join: %v %+v", err, resp)
+	}
+	if r := shareHeartbeat(t, ctx, cl, "cg", "member-a", 0, "sg-topic"); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("share join of a consumer group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	// share.version 0 turns share groups off.
+	res, err := adm.UpdateFeatures(ctx, false, kadm.FeatureUpdate{Feature: "share.version", MaxVersionLevel: 0, UpgradeType: 2})
+	if err != nil || res.Error() != nil {
+		t.Fatalf("share.version 0: %v %v", err, res.Error())
+	}
+	if r := shareHeartbeat(t, ctx, cl, "sg", "member-a", 0, "sg-topic"); r.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Errorf("heartbeat at share.version 0: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	off := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	off.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg"}}
+	if oresp, err := off.RequestWith(ctx, cl); err != nil || oresp.Groups[0].ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Errorf("offsets at share.version 0: %v %+v", err, oresp)
+	}
+}
+
+func errorIs(err error, want *kerr.Error) bool { return err == want }
+
+// shareRows are the authorization matrix's rows of the share group APIs
+// the group coordinator answers.
+func shareRows() []matrixRow {
+	// join makes the group a share group, as the admin; with leave it is
+	// left empty, as AlterShareGroupOffsets wants it.
+	join := func(topic, group string, leave bool) func(e *authzEnv) {
+		return func(e *authzEnv) {
+			p := &probe{t: e.t, e: e, cl: e.admin}
+			if code := p.findCoordinator(0, group); code != 0 {
+				e.t.Fatalf("find coordinator of %s: %v", group, kerr.ErrorForCode(code))
+			}
+			ctx := context.Background()
+			if r := shareHeartbeat(e.t, ctx, e.admin, group, "setup", 0, topic); r.ErrorCode != 0 {
+				e.t.Fatalf("share join %s: %v", group, kerr.ErrorForCode(r.ErrorCode))
+			}
+			if leave {
+				shareHeartbeat(e.t, ctx, e.admin, group, "setup", -1)
+			}
+		}
+	}
+	return []matrixRow{
+		{api: kmsg.ShareGroupHeartbeat, topic: "mx-sgh", group: "mx-sgh",
+			grants: []grant{groupGrant("mx-sgh", opRead), topicGrant("mx-sgh", opDescribe)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrShareGroupHeartbeatRequest()
+				req.GroupID, req.MemberID, req.MemberEpoch = "mx-sgh", "member-"+p.suffix, 0
+				req.SubscribedTopicNames = []string{"mx-sgh"}
+				return p.do(req).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+			}},
+		{api: kmsg.ShareGroupDescribe, group: "mx-sgd", grants: []grant{groupGrant("mx-sgd", opDescribe)},
+			ok: []int16{0, kerr.GroupIDNotFound.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrShareGroupDescribeRequest()
+				req.GroupIDs = []string{"mx-sgd"}
+				return p.do(req).(*kmsg.ShareGroupDescribeResponse).Groups[0].ErrorCode
+			}},
+		{api: kmsg.DescribeShareGroupOffsets, topic: "mx-dsgo", group: "mx-dsgo", setup: join("mx-dsgo", "mx-dsgo", false),
+			grants: []grant{groupGrant("mx-dsgo", opDescribe), topicGrant("mx-dsgo", opDescribe)},
+			ok:     []int16{0, kerr.UnknownServerError.Code}, // no share coordinator wired yet
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+				req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "mx-dsgo",
+					Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "mx-dsgo", Partitions: []int32{0}}}}}
+				g := p.do(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+				if g.ErrorCode != 0 || len(g.Topics) == 0 {
+					return g.ErrorCode
+				}
+				return g.Topics[0].Partitions[0].ErrorCode
+			}},
+		{api: kmsg.AlterShareGroupOffsets, topic: "mx-asgo", group: "mx-asgo", setup: join("mx-asgo", "mx-asgo", true),
+			grants: []grant{groupGrant("mx-asgo", opRead), topicGrant("mx-asgo", opRead)},
+			ok:     []int16{0, kerr.UnknownServerError.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+				req.GroupID = "mx-asgo"
+				req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "mx-asgo",
+					Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 0}}}}
+				resp := p.do(req).(*kmsg.AlterShareGroupOffsetsResponse)
+				if resp.ErrorCode != 0 {
+					return resp.ErrorCode
+				}
+				return resp.Topics[0].Partitions[0].ErrorCode
+			}},
+		{api: kmsg.DeleteShareGroupOffsets, topic: "mx-dlsgo", group: "mx-dlsgo", setup: join("mx-dlsgo", "mx-dlsgo", true),
+			grants: []grant{groupGrant("mx-dlsgo", opDelete), topicGrant("mx-dlsgo", opRead)},
+			ok:     []int16{0, kerr.UnknownServerError.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+				req.GroupID = "mx-dlsgo"
+				req.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "mx-dlsgo"}}
+				resp := p.do(req).(*kmsg.DeleteShareGroupOffsetsResponse)
+				if resp.ErrorCode != 0 {
+					return resp.ErrorCode
+				}
+				return resp.Topics[0].ErrorCode
+			}},
+	}
+}
+
+func init() {
+	// The Java client's share consumer and Admin share-group calls need the
+	// share coordinator (ShareFetch, __share_group_state), which is not
+	// wired yet: the rows are probed with franz-go only.
+	for _, name := range []string{"ShareGroupHeartbeat", "ShareGroupDescribe", "DescribeShareGroupOffsets",
+		"AlterShareGroupOffsets", "DeleteShareGroupOffsets"} {
+		noClient[name] = "no Java probe yet: the Java share consumer and Admin need the share coordinator, which is not wired yet"
+	}
+}
