@@ -24,6 +24,11 @@ type Image struct {
 	// clientMetrics are the KIP-714 client metrics subscriptions, by
 	// name: a subscription is its configs, and goes when they all do.
 	clientMetrics  map[string]map[string]string
+	// groupConfigs are the groups' dynamic configs, by group ID; a group
+	// has an entry only while it sets one. They do not depend on the group
+	// existing: the group coordinator owns groups, the metadata their
+	// configs.
+	groupConfigs map[string]map[string]string
 	features       map[string]int16
 	nextProducerID int64
 	acls           map[ACLID]ACL
@@ -254,6 +259,18 @@ func (img *Image) ClientMetricsConfig(name string) map[string]string {
 // subscriptions, sorted.
 func (img *Image) ClientMetricsSubscriptions() []string {
 	return slices.Sorted(maps.Keys(img.clientMetrics))
+}
+
+// GroupConfig returns a copy of a group's dynamic configs: what was set,
+// not defaults; empty for a group that sets none.
+func (img *Image) GroupConfig(group string) map[string]string {
+	return cloneConfig(img.groupConfigs[group])
+}
+
+// GroupsWithConfigs returns the IDs of the groups that set a dynamic
+// config, sorted.
+func (img *Image) GroupsWithConfigs() []string {
+	return slices.Sorted(maps.Keys(img.groupConfigs))
 }
 
 // ClientMetricsChanged reports whether the client metrics subscriptions
