@@ -24,17 +24,17 @@ type Image struct {
 	// clientMetrics are the KIP-714 client metrics subscriptions, by
 	// name: a subscription is its configs, and goes when they all do.
 	clientMetrics  map[string]map[string]string
-	// groupConfigs are the groups' dynamic configs, by group ID; a group
-	// has an entry only while it sets one. They do not depend on the group
-	// existing: the group coordinator owns groups, the metadata their
-	// configs.
-	groupConfigs map[string]map[string]string
 	features       map[string]int16
 	nextProducerID int64
 	acls           map[ACLID]ACL
 	scram          map[ScramKey]ScramCredential
 	tokens         map[string]DelegationToken // by token ID
 	quotas         map[QuotaEntity]map[string]float64
+	// groupConfigs are the groups' dynamic configs, by group ID; a group
+	// has an entry only while it sets one. They do not depend on the group
+	// existing: the group coordinator owns groups, the metadata their
+	// configs.
+	groupConfigs map[string]map[string]string
 }
 
 // TopicImage is one topic. It is shared between images until the topic
