@@ -449,6 +449,17 @@ func TestGroupConfigs(t *testing.T) {
 	if got := next.GroupsWithConfigs(); !slices.Equal(got, []string{"a"}) || len(img.GroupConfig("b")) != 1 {
 		t.Errorf("after delete: %v; the old image: %v", got, img.GroupConfig("b"))
 	}
+	if !next.GroupConfigsChanged(img) || !img.GroupConfigsChanged(Empty()) {
+		t.Error("a change of group configs not seen")
+	}
+	same, err := next.Apply(ConfigRecord{ResourceType: ResourceBroker, Name: "log.retention.ms", Value: ptr("5")})
+	if err != nil || same.GroupConfigsChanged(next) {
+		t.Errorf("a broker config change seen as a group config change (%v)", err)
+	}
+	other, err := next.Apply(ConfigRecord{ResourceType: ResourceGroup, ResourceName: "a", Name: "streams.num.standby.replicas", Value: ptr("2")})
+	if err != nil || !other.GroupConfigsChanged(next) {
+		t.Errorf("a changed value not seen (%v)", err)
+	}
 	if _, err := img.Apply(ConfigRecord{ResourceType: ResourceGroup, Name: "share.auto.offset.reset", Value: ptr("earliest")}); err == nil {
 		t.Error("a group config without a group ID was applied")
 	}

@@ -273,6 +273,22 @@ func (img *Image) GroupsWithConfigs() []string {
 	return slices.Sorted(maps.Keys(img.groupConfigs))
 }
 
+// GroupConfigsChanged reports whether any group's configs may differ
+// between two images: false when img and other share them, as images do
+// until a batch changes one. A cache of resolved group configs refreshes
+// on it.
+func (img *Image) GroupConfigsChanged(other *Image) bool {
+	if len(img.groupConfigs) != len(other.groupConfigs) {
+		return true
+	}
+	for group, c := range img.groupConfigs {
+		if o, ok := other.groupConfigs[group]; !ok || !maps.Equal(c, o) {
+			return true
+		}
+	}
+	return false
+}
+
 // ClientMetricsChanged reports whether the client metrics subscriptions
 // of two images may differ: false when img and other share them, as
 // images do until a batch changes one.
