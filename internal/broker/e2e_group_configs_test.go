@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/auth"
 	"github.com/samsa-io/samsa/internal/config"
 )
 
@@ -262,5 +263,37 @@ func TestGroupConfigsClusterE2E(t *testing.T) {
 	if code, msg := alterGroupConfigs(t, ctx, cl.Broker(2), "orders", "share.delivery.count.limit=11"); code != kerr.InvalidConfig.Code ||
 		!strings.Contains(msg, "in the range 2 to 10 inclusive") {
 		t.Errorf("refused through node 2: %s %q", kerr.ErrorForCode(code), msg)
+	}
+}
+
+// Authorization as Kafka's ConfigHelper and ConfigAdminManager: altering a
+// group's configs needs ALTER_CONFIGS on the group, describing them
+// DESCRIBE_CONFIGS, else GROUP_AUTHORIZATION_FAILED.
+func TestGroupConfigsAuthz(t *testing.T) {
+	e := newAuthzEnv(t, nil)
+	alice := e.client("alice", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	denied := kerr.GroupAuthorizationFailed.Code
+	if code, _ := alterGroupConfigs(t, ctx, alice, "g-queue", "share.auto.offset.reset=earliest"); code != denied {
+		t.Errorf("alter without ACLs: %s", kerr.ErrorForCode(code))
+	}
+	if got := describeGroupConfigs(t, ctx, alice, "g-queue", "share.auto.offset.reset"); len(got) != 1 || !strings.HasPrefix(got[0], "GROUP_AUTHORIZATION_FAILED") {
+		t.Errorf("describe without ACLs: %q", got)
+	}
+	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeGroup, "g-", prefixed, opAlterConfigs)})
+	if code, msg := alterGroupConfigs(t, ctx, alice, "g-queue", "share.auto.offset.reset=earliest"); code != 0 {
+		t.Errorf("alter with ALTER_CONFIGS: %s %s", kerr.ErrorForCode(code), msg)
+	}
+	if code, _ := alterGroupConfigs(t, ctx, alice, "other", "share.auto.offset.reset=earliest"); code != denied {
+		t.Errorf("alter of a group outside the ACL: %s", kerr.ErrorForCode(code))
+	}
+	// ALTER_CONFIGS implies DESCRIBE_CONFIGS, as in Kafka.
+	if got := describeGroupConfigs(t, ctx, alice, "g-queue", "share.auto.offset.reset"); len(got) != 1 || !strings.HasPrefix(got[0], "share.auto.offset.reset=earliest (GROUP_CONFIG)") {
+		t.Errorf("describe with ALTER_CONFIGS: %q", got)
+	}
+	e.setACLs([]auth.ACL{aliceACL(kmsg.ACLResourceTypeGroup, "g-queue", literal, opDescribeConfigs)})
+	if code, _ := alterGroupConfigs(t, ctx, alice, "g-queue", "share.auto.offset.reset=latest"); code != denied {
+		t.Errorf("alter with DESCRIBE_CONFIGS only: %s", kerr.ErrorForCode(code))
 	}
 }

@@ -26,7 +26,12 @@ import (
 // capped to the broker's current bounds (config.ResolveGroup). Read it
 // with the Group catalog's names: groupConfig(g).Int("share.record.lock.duration.ms"),
 // config.ParseShareAutoOffsetReset(groupConfig(g).String("share.auto.offset.reset")).
-// It is resolved on every call, so a change applies from the next call.
+// It is resolved on every call, so a change applies from the next call;
+// a call costs about 160 µs and 380 allocations, nearly all of it
+// b.brokerConfig, so a hot path (a share fetch) keeps the Values and
+// resolves again when metadata.Image.GroupConfigsChanged says so (the
+// group.* broker configs behind them are read-only, so only the image's
+// group overrides change at run time).
 func (b *Broker) groupConfig(groupID string) config.Values {
 	img := b.meta.Load()
 	if img == nil {
