@@ -289,7 +289,7 @@ func (autoOffsetReset) Validate(v any) error {
 	return nil
 }
 
-func (autoOffsetReset) String() string { return "[earliest, latest, by_duration:PnDTnHnMn.nS]" }
+func (autoOffsetReset) String() string { return "[latest, earliest, by_duration:PnDTnHnMn.nS]" }
 
 // parseISODuration reads java.time.Duration.parse's format: an optional sign, P, an optional
 // days part nD, then optionally T followed by at least one of nH, nM and n[.fraction]S (up
