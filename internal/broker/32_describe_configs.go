@@ -25,7 +25,13 @@ package broker
 // metrics subscription without a name is INVALID_REQUEST. Broker loggers
 // (type 8, KIP-412): this broker's loggers and their levels (loggers.go),
 // source DYNAMIC_BROKER_LOGGER_CONFIG; another broker's ID or "" is
-// INVALID_REQUEST. Groups (32) are not supported (INVALID_REQUEST).
+// INVALID_REQUEST. Groups (32, KIP-848): every group config with the value
+// the group runs with (group_configs.go): its own (source GROUP_CONFIG,
+// DYNAMIC_GROUP_CONFIG in Kafka's admin client) or the broker config it
+// falls back to, with that config's source; synonyms list the group's
+// value, then the broker config's as for a topic, or the group default for
+// a config no broker config backs. A group that does not exist describes
+// too, as in Kafka; an empty group ID is INVALID_REQUEST.
 //
 // Authorization (authz.go), before the resource's existence is checked:
 // DESCRIBE_CONFIGS on the cluster for a broker or client metrics (else
@@ -107,6 +113,11 @@ func (b *Broker) describeResource(img *metadata.Image, r kmsg.DescribeConfigsReq
 		return config.DescribeClientMetrics(img.ClientMetricsConfig(r.ResourceName), r.ConfigNames), 0, ""
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		return b.describeLoggers(r.ResourceName, r.ConfigNames)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if r.ResourceName == "" {
+			return nil, kerr.InvalidRequest.Code, "Group name must not be empty"
+		}
+		v = b.groupConfigIn(img, r.ResourceName)
 	default:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("resource type %d is not supported", r.ResourceType)
 	}

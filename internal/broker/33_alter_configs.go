@@ -9,7 +9,9 @@ package broker
 // overrides; broker resources (type 4) set one broker's dynamic configs by
 // node ID, or with the name "" the cluster-wide defaults (KIP-226); client
 // metrics resources (type 16, KIP-714) set a subscription's metrics,
-// interval.ms and match, and an empty set deletes it. The
+// interval.ms and match, and an empty set deletes it; group resources (type
+// 32, KIP-848) set a group's configs (internal/config's Group catalog,
+// group_configs.go), and an empty set deletes them. The
 // controller checks every resource and commits the valid ones in one
 // metadata batch; the broker applies the image before it answers, so a
 // DescribeConfigs or a produce right after sees the new values.
@@ -24,7 +26,12 @@ package broker
 // Client metrics are checked as Kafka's ClientMetricsConfigs does: an empty
 // subscription name, an unknown config or an interval.ms outside 100 ms to
 // an hour is INVALID_REQUEST, a value of the wrong type, a list item given
-// twice or a bad match pattern INVALID_CONFIG. A
+// twice or a bad match pattern INVALID_CONFIG. Group configs are checked as
+// Kafka's GroupConfig.validate does (config.ValidateGroup): an empty group
+// ID is INVALID_REQUEST ("Default group resources are not allowed."); an
+// unknown name ("Unknown group config name: x"), a bad value, a value
+// outside the broker's bounds of it or a session timeout not above its
+// heartbeat interval is INVALID_CONFIG. A
 // config named twice in one resource takes its last value, as in Kafka.
 // Versions 1-2 only change throttling and add flexible encoding.
 //
@@ -36,8 +43,8 @@ package broker
 // before any check. The checks run on the broker the client reached,
 // before it forwards what they allowed.
 //
-// Not here: broker loggers (type 8) and group (32) resources are
-// INVALID_REQUEST; a resource type Kafka does not know is
+// Not here: broker loggers (type 8) are INVALID_REQUEST; a resource type
+// Kafka does not know is
 // UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy, or password
 // encryption of sensitive broker configs.
 
@@ -185,8 +192,9 @@ func alterConfigsResource(r kmsg.AlterConfigsRequestResource) (controller.AlterC
 }
 
 // configResourceType maps the resource types whose configs live in the
-// metadata: topics, brokers and client metrics subscriptions. The other types Kafka knows are refused as INVALID_REQUEST; a
-// type Kafka does not know is UNSUPPORTED_VERSION, as Kafka answers it.
+// metadata: topics, brokers, client metrics subscriptions and groups. Broker
+// loggers, which the legacy API cannot set, are INVALID_REQUEST; a type
+// Kafka does not know is UNSUPPORTED_VERSION, as Kafka answers it.
 func configResourceType(t kmsg.ConfigResourceType) (metadata.ResourceType, *itemError) {
 	switch t {
 	case kmsg.ConfigResourceTypeTopic:
@@ -195,7 +203,9 @@ func configResourceType(t kmsg.ConfigResourceType) (metadata.ResourceType, *item
 		return metadata.ResourceBroker, nil
 	case kmsg.ConfigResourceTypeClientMetrics:
 		return metadata.ResourceClientMetrics, nil
-	case kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeGroupConfig:
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return metadata.ResourceGroup, nil
+	case kmsg.ConfigResourceTypeBrokerLogger:
 		return 0, &itemError{kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %s.", t)}
 	}
 	return 0, &itemError{kerr.UnsupportedVersion.Code, fmt.Sprintf("Unknown resource type %d.", t)}

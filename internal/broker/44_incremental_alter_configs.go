@@ -10,7 +10,8 @@ package broker
 // topic's overrides; broker resources (type 4) one broker's dynamic
 // configs by node ID, or with the name "" the cluster-wide defaults
 // (KIP-226); client metrics resources (type 16) a KIP-714 subscription,
-// which goes when its last config is deleted. The controller checks every resource and commits the valid
+// which goes when its last config is deleted; group resources (type 32) a
+// group's configs, checked as AlterConfigs says (33_alter_configs.go). The controller checks every resource and commits the valid
 // ones in one metadata batch; the broker applies the image before it
 // answers, so a DescribeConfigs or a produce right after sees the change.
 // validateOnly runs every check and commits nothing.
@@ -30,9 +31,8 @@ package broker
 // broker answers them itself, never forwarded, as Kafka's does
 // (loggers.go); they last until it stops.
 //
-// Not here: group (32) resources are
-// INVALID_REQUEST; a resource type Kafka does not know is
-// UNSUPPORTED_VERSION, as in Kafka. No AlterConfigPolicy.
+// Not here: a resource type Kafka does not know is UNSUPPORTED_VERSION, as
+// in Kafka. No AlterConfigPolicy.
 //
 // Authorization is AlterConfigs' (33_alter_configs.go): ALTER_CONFIGS on
 // the cluster (for brokers and client metrics), topic or group the

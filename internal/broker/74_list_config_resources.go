@@ -7,8 +7,7 @@ package broker
 // config resources of the types the request names, or of every type it
 // supports when it names none: topics (2), brokers (4) and broker loggers
 // (8), one of each per broker Metadata lists to this listener, client
-// metrics subscriptions (16) and groups with configs (32: none, as group
-// configs are not supported). They come in Kafka's order (groups, client
+// metrics subscriptions (16) and groups that set a config (32). They come in Kafka's order (groups, client
 // metrics, broker loggers, brokers, topics), each type's by name, where
 // Kafka's follow its maps. A type outside the version's set fails the whole
 // request with UNSUPPORTED_VERSION and no resources, as in Kafka's
@@ -81,6 +80,8 @@ func (b *Broker) configResourceNames(img *metadata.Image, c *conn, t kmsg.Config
 	switch t {
 	case kmsg.ConfigResourceTypeClientMetrics:
 		return img.ClientMetricsSubscriptions()
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return img.GroupsWithConfigs()
 	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
 		var names []string
 		for _, mb := range b.metadataBrokers(img, c.listener) {

@@ -18,7 +18,7 @@ func brokerEntries() []*Entry {
 	var all []*Entry
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
-		cleanerEntries(), replicationEntries(), groupEntries(), transactionEntries(), quotaEntries(),
+		cleanerEntries(), replicationEntries(), groupEntries(), groupTypeBrokerEntries(), transactionEntries(), quotaEntries(),
 		samsaEntries(), restEntries(), connectEntries(), mirrorEntries(), balancerEntries(), confluentBrokerEntries(),
 	} {
 		all = append(all, part...)

@@ -67,7 +67,7 @@ func TestBrokerCatalogCoversBrief(t *testing.T) {
 }
 
 func TestEntriesSortedAndDefaultsCanonical(t *testing.T) {
-	for _, c := range []*Catalog{Broker, Topic, ClientMetrics} {
+	for _, c := range []*Catalog{Broker, Topic, ClientMetrics, Group} {
 		entries := c.Entries()
 		if !slices.IsSortedFunc(entries, func(a, b *Entry) int { return strings.Compare(a.Name, b.Name) }) {
 			t.Errorf("%s entries not sorted", c.scope)
@@ -242,7 +242,7 @@ func TestNewCatalogPanicsOnBadDefault(t *testing.T) {
 // TestEveryEntryHasAStatus fails for a config whose fate nobody decided: every entry says
 // whether Samsa wires it, refuses it until a feature arrives, or ignores it by design.
 func TestEveryEntryHasAStatus(t *testing.T) {
-	for _, c := range []*Catalog{Broker, Topic, ClientMetrics} {
+	for _, c := range []*Catalog{Broker, Topic, ClientMetrics, Group} {
 		for _, e := range c.Entries() {
 			if err := e.checkStatus(); err != nil {
 				t.Error(err)

@@ -94,11 +94,20 @@ func (s *values) synonyms(name string) []Synonym {
 	}
 	var out []Synonym
 	e := s.catalog.byName[name]
-	if raw, ok := s.layers[SourceDynamicTopic][name]; ok {
-		out = append(out, synonym(e, name, raw, SourceDynamicTopic))
+	own := SourceDynamicTopic
+	if s.catalog.scope == groupScope {
+		own = SourceGroup
 	}
-	if e.ServerDefault != "" && s.broker != nil {
+	if raw, ok := s.layers[own][name]; ok {
+		out = append(out, synonym(e, name, raw, own))
+	}
+	switch {
+	case e.ServerDefault != "" && s.broker != nil:
 		out = append(out, s.broker.brokerSynonyms(Broker.group(e.ServerDefault))...)
+	case e.ServerDefault == "" && own == SourceGroup:
+		// Kafka's ConfigHelper.createGroupConfigEntry: a group config without a
+		// broker config behind it lists its own default.
+		out = append(out, synonym(e, name, e.Default, SourceDefault))
 	}
 	return out
 }

@@ -14,9 +14,12 @@ func (c *Catalog) Markdown() string {
 	b.WriteString(c.intro())
 	b.WriteString(statusIntro)
 	b.WriteString(c.statusCounts())
-	if c.scope == "topic" {
+	switch c.scope {
+	case "topic":
 		b.WriteString("| Name | Type | Default | Valid values | Server default property | Importance | Description | In Samsa |\n")
-	} else {
+	case groupScope:
+		b.WriteString("| Name | Type | Default | Valid values | Broker config (default and bounds) | Importance | Description | In Samsa |\n")
+	default:
 		b.WriteString("| Name | Type | Default | Valid values | Update mode | Importance | Description | In Samsa |\n")
 	}
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -27,6 +30,18 @@ func (c *Catalog) Markdown() string {
 }
 
 func (c *Catalog) intro() string {
+	if c.scope == groupScope {
+		return "Set per group with IncrementalAlterConfigs or AlterConfigs on a GROUP resource (type 32):\n" +
+			"`kafka-configs --alter --entity-type groups --entity-name <group> --add-config share.auto.offset.reset=earliest`.\n" +
+			"A group that does not set a config uses the broker config in the \"Broker config\" column. A value\n" +
+			"set must lie within the broker's min and max configs named there (INVALID_CONFIG otherwise, with\n" +
+			"Kafka's message), each session timeout must exceed its heartbeat interval, and an unknown name is\n" +
+			"refused (\"Unknown group config name\"). If the broker's bounds later change, a value outside them is\n" +
+			"capped to them, as in Kafka 4.4. DescribeConfigs reports a value the group sets with source\n" +
+			"GROUP_CONFIG (DYNAMIC_GROUP_CONFIG in Kafka's admin client), else the broker config's own source.\n" +
+			"The configs are in the replicated metadata log and outlive the group: DeleteGroups leaves them, as\n" +
+			"Kafka's does; remove them with `--delete-config`.\n\n"
+	}
 	if c.scope == "topic" {
 		return "Set per topic at creation or with IncrementalAlterConfigs. A topic that does not set a\n" +
 			"config uses the broker config in the \"Server default property\" column, with the same\n" +
@@ -46,8 +61,11 @@ func (c *Catalog) row(e *Entry) string {
 		valid = e.Validator.String()
 	}
 	fifth := e.Mode.String()
-	if c.scope == "topic" {
+	switch c.scope {
+	case "topic":
 		fifth = e.ServerDefault
+	case groupScope:
+		fifth = groupBrokerCell(e)
 	}
 	doc := e.Doc
 	if e.SamsaOwn() {
@@ -124,4 +142,20 @@ func statusCell(e *Entry) string {
 		s = "**no effect by design**: " + e.NoEffect + "."
 	}
 	return s
+}
+
+// groupBrokerCell names the broker configs behind a group config: its default, then its
+// bounds.
+func groupBrokerCell(e *Entry) string {
+	var names []string
+	if e.ServerDefault != "" {
+		names = append(names, e.ServerDefault)
+	}
+	if b, ok := groupBounds[e.Name]; ok {
+		if b.min != "" {
+			names = append(names, b.min)
+		}
+		names = append(names, b.max)
+	}
+	return strings.Join(names, ", ")
 }

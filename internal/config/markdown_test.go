@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files (docs/CONFIG-*
 
 // TestMarkdownGolden pins the generated reference docs; the lead copies them to docs/.
 func TestMarkdownGolden(t *testing.T) {
-	for _, c := range []*Catalog{Broker, Topic} {
+	for _, c := range []*Catalog{Broker, Topic, Group} {
 		path := filepath.Join("..", "..", "docs", "CONFIG-"+c.scope+".md")
 		got := c.Markdown()
 		if *update {

@@ -33,6 +33,8 @@ func (s *values) resolve(name string) (resolved, error) {
 	switch s.catalog.scope {
 	case "topic":
 		return s.resolveTopic(name)
+	case groupScope:
+		return s.resolveGroup(name)
 	case clientMetricsScope:
 		e := s.catalog.byName[name]
 		if raw, ok := s.layers[SourceClientMetrics][name]; ok {

@@ -113,6 +113,9 @@ const (
 	SourceDynamicBrokerLogger Source = 6
 	// SourceClientMetrics is a client metrics subscription's own config (KIP-714).
 	SourceClientMetrics Source = 7
+	// SourceGroup is a group's own config (KIP-848's GROUP resource); Kafka's admin
+	// client calls it DYNAMIC_GROUP_CONFIG.
+	SourceGroup Source = 8
 )
 
 // String returns Kafka's name for the source.
@@ -132,6 +135,8 @@ func (s Source) String() string {
 		return "CLIENT_METRICS_CONFIG"
 	case SourceDynamicBrokerLogger:
 		return "DYNAMIC_BROKER_LOGGER_CONFIG"
+	case SourceGroup:
+		return "GROUP_CONFIG"
 	}
 	return "UNKNOWN"
 }
@@ -169,6 +174,9 @@ type Error struct {
 func (e *Error) Error() string {
 	switch e.Err {
 	case ErrUnknownConfig:
+		if e.Reason != "" {
+			return "config: " + e.Reason
+		}
 		return fmt.Sprintf("config: unknown config %s", e.Name)
 	case ErrInvalidValue:
 		return fmt.Sprintf("config: invalid value %s for configuration %s: %s", e.Value, e.Name, e.Reason)

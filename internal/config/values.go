@@ -26,12 +26,12 @@ type values struct {
 	catalog *Catalog
 	// layers holds the raw strings as given, by source. Broker values use
 	// SourceDynamicBroker, SourceDynamicDefaultBroker and SourceStaticBroker; topic values
-	// use SourceDynamicTopic.
+	// use SourceDynamicTopic, group values SourceGroup.
 	layers map[Source]map[string]string
 	// effective holds every catalog entry's resolved value.
 	effective map[string]resolved
-	// broker is what topic values fall back to; nil for broker values, and for topic
-	// values parsed without a broker, which then fall back to Kafka's defaults.
+	// broker is what topic and group values fall back to; nil for broker values, and for
+	// topic values parsed without a broker, which then fall back to Kafka's defaults.
 	broker *values
 }
 
@@ -62,6 +62,8 @@ func parseValid(c *Catalog, raw map[string]string) (Values, error) {
 		return build(c, map[Source]map[string]string{SourceDynamicTopic: maps.Clone(raw)}, nil)
 	case clientMetricsScope:
 		return build(c, map[Source]map[string]string{SourceClientMetrics: maps.Clone(raw)}, nil)
+	case groupScope:
+		return build(c, map[Source]map[string]string{SourceGroup: maps.Clone(raw)}, nil)
 	}
 	static := maps.Clone(raw)
 	// Kafka's KafkaConfig.populateSynonyms: node.id and broker.id stand
@@ -102,11 +104,15 @@ func (c *Catalog) parse(name, raw string) (any, error) {
 }
 
 // unknown is the error of a name the catalog does not have. Kafka answers
-// INVALID_CONFIG for an unknown topic or broker config, and INVALID_REQUEST
-// for an unknown client metrics config (ClientMetricsConfigs.validate).
+// INVALID_CONFIG for an unknown topic, broker or group config ("Unknown group
+// config name: x"), and INVALID_REQUEST for an unknown client metrics config
+// (ClientMetricsConfigs.validate).
 func (c *Catalog) unknown(name string) error {
-	if c.scope == clientMetricsScope {
+	switch c.scope {
+	case clientMetricsScope:
 		return invalidRequest(name, "unknown client metrics configuration (there are metrics, interval.ms and match)")
+	case groupScope:
+		return &Error{Name: name, Reason: "Unknown group config name: " + name, Err: ErrUnknownConfig}
 	}
 	return unknownConfig(name)
 }

@@ -75,6 +75,8 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, resources []In
 			catalog = config.Broker
 		case metadata.ResourceClientMetrics:
 			catalog = config.ClientMetrics
+		case metadata.ResourceGroup:
+			catalog = config.Group
 		}
 		next, err := catalog.ApplyIncremental(current, resources[i].Ops)
 		if err != nil {
@@ -172,6 +174,13 @@ func currentConfigs(img *metadata.Image, k resourceKey) (map[string]string, *fai
 			return nil, fail(kerr.InvalidRequest, "Subscription name can't be empty.")
 		}
 		return img.ClientMetricsConfig(k.name), nil
+	case metadata.ResourceGroup:
+		// Kafka's ControllerConfigurationValidator.validateGroupName. The
+		// group need not exist: its configs are set before it is.
+		if k.name == "" {
+			return nil, fail(kerr.InvalidRequest, "Default group resources are not allowed.")
+		}
+		return img.GroupConfig(k.name), nil
 	}
 	return nil, fail(kerr.InvalidRequest, "Unsupported resource type %d.", k.typ)
 }
@@ -195,12 +204,21 @@ func parseBrokerResource(name string) (model.NodeID, bool) {
 // settable at that level (Kafka's update modes) and, layered over the static
 // config, still give a valid broker config, including the topic defaults
 // that fall back to it. A client metrics subscription's must be one
-// Kafka's ClientMetricsConfigs would take (config.ParseClientMetrics).
+// Kafka's ClientMetricsConfigs would take (config.ParseClientMetrics), a
+// group's one Kafka's GroupConfig would (config.ValidateGroup).
 func (c *Controller) checkConfigs(img *metadata.Image, k resourceKey, next map[string]string) *failure {
 	if k.typ == metadata.ResourceClientMetrics {
 		// Every config deleted deletes the subscription; what is left must
 		// be a subscription Kafka would take.
 		if _, err := config.ParseClientMetrics(k.name, next); err != nil {
+			return configFailure(err)
+		}
+		return nil
+	}
+	if k.typ == metadata.ResourceGroup {
+		// Bounded by this node's broker config, as Kafka's controller
+		// validates group configs against its own.
+		if err := config.ValidateGroup(c.brokerValues(img), next); err != nil {
 			return configFailure(err)
 		}
 		return nil

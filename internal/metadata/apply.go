@@ -45,6 +45,7 @@ type builder struct {
 	topicConfigsOwned  bool
 	brokerConfigsOwned bool
 	clientMetricsOwned bool
+	groupConfigsOwned  bool
 	featuresOwned      bool
 	aclsOwned          bool
 	scramOwned         bool
@@ -509,6 +510,11 @@ func (b *builder) setConfig(r ConfigRecord) error {
 			return invalid("client metrics config %s of a subscription without a name", r.Name)
 		}
 		outer, owned = &b.img.clientMetrics, &b.clientMetricsOwned
+	case ResourceGroup:
+		if r.ResourceName == "" {
+			return invalid("group config %s of a group without an ID", r.Name)
+		}
+		outer, owned = &b.img.groupConfigs, &b.groupConfigsOwned
 	default:
 		return invalid("config %s of unsupported resource type %d", r.Name, r.ResourceType)
 	}

@@ -318,6 +318,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		quotaRec(QuotaConnectionCreationRate, 7, QuotaEntityData{EntityType: QuotaEntityIP, EntityName: ptr("::1")}),
 		ConfigRecord{ResourceType: ResourceClientMetrics, ResourceName: "producers", Name: "metrics", Value: ptr("org.apache.kafka.producer.")},
 		ConfigRecord{ResourceType: ResourceClientMetrics, ResourceName: "producers", Name: "interval.ms", Value: ptr("1000")},
+		ConfigRecord{ResourceType: ResourceGroup, ResourceName: "queue", Name: "share.auto.offset.reset", Value: ptr("earliest")},
+		ConfigRecord{ResourceType: ResourceGroup, ResourceName: "queue", Name: "share.isolation.level", Value: ptr("read_committed")},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +344,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if c := got.ClientMetricsConfig("producers"); len(c) != 2 || c["interval.ms"] != "1000" {
 		t.Errorf("snapshot's client metrics subscription: %v", c)
+	}
+	if c := got.GroupConfig("queue"); len(c) != 2 || c["share.auto.offset.reset"] != "earliest" {
+		t.Errorf("snapshot's group configs: %v", c)
 	}
 
 	// A snapshot cut at a line boundary is refused, not read as a smaller image.
@@ -416,5 +421,46 @@ func TestTopicsStaySorted(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("Topics() = %v, want %v", got, want)
 		}
+	}
+}
+
+// A group's configs come and go with their records, whether or not the group
+// exists (the coordinator owns groups); a group needs an ID.
+func TestGroupConfigs(t *testing.T) {
+	img, err := Empty().Apply(
+		ConfigRecord{ResourceType: ResourceGroup, ResourceName: "b", Name: "share.auto.offset.reset", Value: ptr("earliest")},
+		ConfigRecord{ResourceType: ResourceGroup, ResourceName: "a", Name: "streams.num.standby.replicas", Value: ptr("1")},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := img.GroupsWithConfigs(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("groups with configs: %v", got)
+	}
+	cfg := img.GroupConfig("b")
+	cfg["share.auto.offset.reset"] = "latest" // a copy
+	if img.GroupConfig("b")["share.auto.offset.reset"] != "earliest" {
+		t.Error("GroupConfig returned the image's own map")
+	}
+	next, err := img.Apply(ConfigRecord{ResourceType: ResourceGroup, ResourceName: "b", Name: "share.auto.offset.reset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next.GroupsWithConfigs(); !slices.Equal(got, []string{"a"}) || len(img.GroupConfig("b")) != 1 {
+		t.Errorf("after delete: %v; the old image: %v", got, img.GroupConfig("b"))
+	}
+	if !next.GroupConfigsChanged(img) || !img.GroupConfigsChanged(Empty()) {
+		t.Error("a change of group configs not seen")
+	}
+	same, err := next.Apply(ConfigRecord{ResourceType: ResourceBroker, Name: "log.retention.ms", Value: ptr("5")})
+	if err != nil || same.GroupConfigsChanged(next) {
+		t.Errorf("a broker config change seen as a group config change (%v)", err)
+	}
+	other, err := next.Apply(ConfigRecord{ResourceType: ResourceGroup, ResourceName: "a", Name: "streams.num.standby.replicas", Value: ptr("2")})
+	if err != nil || !other.GroupConfigsChanged(next) {
+		t.Errorf("a changed value not seen (%v)", err)
+	}
+	if _, err := img.Apply(ConfigRecord{ResourceType: ResourceGroup, Name: "share.auto.offset.reset", Value: ptr("earliest")}); err == nil {
+		t.Error("a group config without a group ID was applied")
 	}
 }

@@ -30,6 +30,11 @@ type Image struct {
 	scram          map[ScramKey]ScramCredential
 	tokens         map[string]DelegationToken // by token ID
 	quotas         map[QuotaEntity]map[string]float64
+	// groupConfigs are the groups' dynamic configs, by group ID; a group
+	// has an entry only while it sets one. They do not depend on the group
+	// existing: the group coordinator owns groups, the metadata their
+	// configs.
+	groupConfigs map[string]map[string]string
 }
 
 // TopicImage is one topic. It is shared between images until the topic
@@ -254,6 +259,34 @@ func (img *Image) ClientMetricsConfig(name string) map[string]string {
 // subscriptions, sorted.
 func (img *Image) ClientMetricsSubscriptions() []string {
 	return slices.Sorted(maps.Keys(img.clientMetrics))
+}
+
+// GroupConfig returns a copy of a group's dynamic configs: what was set,
+// not defaults; empty for a group that sets none.
+func (img *Image) GroupConfig(group string) map[string]string {
+	return cloneConfig(img.groupConfigs[group])
+}
+
+// GroupsWithConfigs returns the IDs of the groups that set a dynamic
+// config, sorted.
+func (img *Image) GroupsWithConfigs() []string {
+	return slices.Sorted(maps.Keys(img.groupConfigs))
+}
+
+// GroupConfigsChanged reports whether any group's configs may differ
+// between two images: false when img and other share them, as images do
+// until a batch changes one. A cache of resolved group configs refreshes
+// on it.
+func (img *Image) GroupConfigsChanged(other *Image) bool {
+	if len(img.groupConfigs) != len(other.groupConfigs) {
+		return true
+	}
+	for group, c := range img.groupConfigs {
+		if o, ok := other.groupConfigs[group]; !ok || !maps.Equal(c, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // ClientMetricsChanged reports whether the client metrics subscriptions

@@ -222,6 +222,9 @@ const (
 	// ResourceClientMetrics is a KIP-714 client metrics subscription,
 	// named by the operator; its configs are the subscription.
 	ResourceClientMetrics ResourceType = 16
+	// ResourceGroup is a group's dynamic configs (KIP-848, KIP-932,
+	// KIP-1071), named by the group ID, never empty.
+	ResourceGroup ResourceType = 32
 )
 
 func (t ResourceType) String() string {
@@ -232,15 +235,17 @@ func (t ResourceType) String() string {
 		return "broker"
 	case ResourceClientMetrics:
 		return "client-metrics"
+	case ResourceGroup:
+		return "group"
 	}
 	return "resource(" + itoa(int64(t)) + ")"
 }
 
 // ConfigRecord sets or deletes one dynamic config: a topic's override, a
-// broker's dynamic config, or a client metrics subscription's config. For
-// brokers the resource name is the node ID in decimal, or "" for the
-// cluster-wide default; for client metrics the subscription's name, never
-// empty.
+// broker's dynamic config, a client metrics subscription's config or a
+// group's config. For brokers the resource name is the node ID in decimal,
+// or "" for the cluster-wide default; for client metrics the subscription's
+// name, for groups the group ID, never empty.
 type ConfigRecord struct {
 	ResourceType ResourceType `json:"resourceType"`
 	ResourceName string       `json:"resourceName"`

@@ -72,6 +72,9 @@ func (img *Image) Records() []Record {
 	for _, name := range slices.Sorted(maps.Keys(img.clientMetrics)) {
 		out = appendConfigs(out, ResourceClientMetrics, name, img.clientMetrics[name])
 	}
+	for _, name := range slices.Sorted(maps.Keys(img.groupConfigs)) {
+		out = appendConfigs(out, ResourceGroup, name, img.groupConfigs[name])
+	}
 	return out
 }
 
