@@ -149,6 +149,7 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (kmsg.Res
 	}
 	if len(dropped) > 0 {
 		b.releaseShareMember(ctx, group, member, dropped)
+		b.dropIdleShareGroup(group)
 	}
 	if req.ShareSessionEpoch != -1 && !req.IsRenewAck {
 		b.shareFetchWait(ctx, req, member, settings, parts, result)

@@ -88,6 +88,7 @@ func handleShareAcknowledge(b *Broker, c *conn, req *kmsg.ShareAcknowledgeReques
 	}
 	if len(dropped) > 0 {
 		b.releaseShareMember(ctx, group, member, dropped)
+		b.dropIdleShareGroup(group)
 	}
 	for _, e := range hints.endpoints() {
 		ne := kmsg.NewShareAcknowledgeResponseNodeEndpoint()

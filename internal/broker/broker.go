@@ -182,7 +182,9 @@ type Broker struct {
 	shareCoord    *sharecoord.Coordinator
 	shareParts    *shareParts
 	shareSessions *shareSessions
-	meta          atomic.Pointer[metadata.Image]
+	// shareSettingsCache holds share groups' resolved configs (share_settings.go).
+	shareSettingsCache shareSettingsCache
+	meta               atomic.Pointer[metadata.Image]
 
 	// shareStates is the share coordinator's state of share groups'
 	// partitions, for the group coordinator's share admin APIs and

@@ -3,12 +3,12 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/record"
 	"github.com/samsa-io/samsa/internal/replication"
@@ -147,27 +147,23 @@ func (b *Broker) loadSharePart(ctx context.Context, sp *sharePart, rp *replicati
 // shareStartOffset is where a share-partition with no state starts
 // (share.auto.offset.reset): the high watermark (latest, the default), the
 // log start (earliest), or the first offset at or after now minus a
-// duration (by_duration:<ISO-8601 duration>).
-func (b *Broker) shareStartOffset(rp *replication.Partition, reset string) (int64, error) {
-	switch {
-	case reset == "earliest":
+// duration (by_duration:<ISO-8601 duration>), the high watermark when
+// nothing is that recent.
+func (b *Broker) shareStartOffset(rp *replication.Partition, reset config.ShareAutoOffsetReset) (int64, error) {
+	switch reset.Strategy {
+	case "earliest":
 		return rp.LogStartOffset(), nil
-	case reset == "" || reset == "latest":
-		return rp.HighWatermark(), nil
+	case "by_duration":
+		ts := b.cfg.Clock.Now().Add(-reset.Duration).UnixMilli()
+		off, _, _, err := rp.ListOffset(ts, false)
+		if err != nil {
+			return 0, err
+		}
+		if off >= 0 {
+			return off, nil
+		}
 	}
-	d, err := parseByDuration(reset)
-	if err != nil {
-		return 0, err
-	}
-	ts := b.cfg.Clock.Now().Add(-d).UnixMilli()
-	off, _, _, err := rp.ListOffset(ts, false)
-	if err != nil {
-		return 0, err
-	}
-	if off < 0 { // nothing that new: start at the end
-		return rp.HighWatermark(), nil
-	}
-	return off, nil
+	return rp.HighWatermark(), nil
 }
 
 // shareAcquire reads from rp for member: the records from the
@@ -383,10 +379,14 @@ func (b *Broker) releaseShareMember(ctx context.Context, group, member string, k
 		}
 	}
 	b.shareParts.released.Notify()
-	// With no member of the group left fetching here, its share-partitions
-	// are dropped (what they must keep is written): an
-	// AlterShareGroupOffsets, allowed only on an empty group, takes effect
-	// on the next fetch even when it ran on another broker.
+}
+
+// dropIdleShareGroup drops a group's share-partitions once no member of it
+// has a share session here (what they must keep is written by then): an
+// AlterShareGroupOffsets, allowed only on an empty group, takes effect on
+// the next fetch even when it ran on another broker. Called after the
+// releases of the sessions that closed.
+func (b *Broker) dropIdleShareGroup(group string) {
 	if !b.shareSessions.hasGroup(group) {
 		b.shareParts.dropGroup(group)
 	}
@@ -470,14 +470,4 @@ func (b *Broker) ledHere(id model.TopicID, partition int32) bool {
 	}
 	p, code := ts.partition(partition)
 	return code == 0 && p.IsLeader()
-}
-
-// parseByDuration reads share.auto.offset.reset's by_duration:<ISO-8601
-// duration> (PnDTnHnMnS).
-func parseByDuration(v string) (time.Duration, error) {
-	const prefix = "by_duration:"
-	if len(v) <= len(prefix) || v[:len(prefix)] != prefix {
-		return 0, fmt.Errorf("share.auto.offset.reset %q: want latest, earliest or by_duration:<ISO-8601 duration>", v)
-	}
-	return parseISODuration(v[len(prefix):])
 }

@@ -142,4 +142,7 @@ func (b *Broker) closeShareSessions(conn uint64) {
 	for k, parts := range closed {
 		b.releaseShareMember(ctx, k.group, k.member, parts)
 	}
+	for k := range closed {
+		b.dropIdleShareGroup(k.group)
+	}
 }

@@ -271,18 +271,16 @@ func TestTopicStatusMatchesServerDefault(t *testing.T) {
 
 func TestNoEffect(t *testing.T) {
 	v := mustParse(t, Broker, map[string]string{
-		"num.io.threads":                        "8",
-		"num.network.threads":                   "3",
-		"controller.listener.names":             "PLAINTEXT",
-		"group.coordinator.rebalance.protocols": "classic",
-		"ssl.keystore.type":                     "JKS", // unsupported at its default: nothing asked for
-		"log.retention.hours":                   "1",   // wired
-		"process.roles":                         "controller,broker",
+		"num.io.threads":            "8",
+		"num.network.threads":       "3",
+		"controller.listener.names": "PLAINTEXT",
+		"ssl.keystore.type":         "JKS", // unsupported at its default: nothing asked for
+		"log.retention.hours":       "1",   // wired
+		"process.roles":             "controller,broker",
 	})
 	want := []string{
 		"num.io.threads=8 has no effect in Samsa: Samsa has no request handler pool: each connection's requests run on that connection's goroutine",
 		"num.network.threads=3 has no effect in Samsa: each connection has its own reader and writer goroutines; there are no network threads to size",
-		"group.coordinator.rebalance.protocols=classic has no effect in Samsa yet: turning one off is not supported yet (share groups are switched by the share.version feature, as in Kafka 4.1 and later)",
 	}
 	if diff := cmp.Diff(want, v.NoEffect()); diff != "" {
 		t.Errorf("NoEffect (-want +got):\n%s", diff)
@@ -291,7 +289,7 @@ func TestNoEffect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := d.NoEffect(); len(got) != 4 || !strings.HasPrefix(got[0], "background.threads=4 has no effect in Samsa: ") {
+	if got := d.NoEffect(); len(got) != 3 || !strings.HasPrefix(got[0], "background.threads=4 has no effect in Samsa: ") {
 		t.Errorf("dynamic configs: %q", got)
 	}
 }
