@@ -29,17 +29,16 @@ func TestMain(m *testing.M) {
 // skipped unless SAMSA_GROUPSREF_SAMSA=1.
 const samsaEnv = "SAMSA_GROUPSREF_SAMSA"
 
-// brokerProps are what the scenarios need of the broker, given to both:
-// the lower bounds of the group configs the tests set, which Kafka keeps
-// high by default (a 15 s minimum record lock, 45 s and 5 s minimum
-// streams session timeout and heartbeat). The features need nothing:
-// Kafka 4.4 formats a new cluster with share.version=2 and
-// streams.version=1, and each test checks the finalized levels first.
-var brokerProps = []string{
-	"group.share.min.record.lock.duration.ms=1000",
-	"group.streams.min.session.timeout.ms=5000",
-	"group.streams.min.heartbeat.interval.ms=500",
-}
+// The broker properties the scenarios need, given to both brokers: the
+// lower bounds of the group configs the tests set, which Kafka keeps high
+// by default (a 15 s minimum record lock, a 45 s and 5 s minimum streams
+// session timeout and heartbeat). The features need nothing: Kafka 4.4
+// formats a new cluster with share.version=2 and streams.version=1, and
+// each test checks the finalized levels first.
+var (
+	shareProps   = []string{"group.share.min.record.lock.duration.ms=1000"}
+	streamsProps = []string{"group.streams.min.session.timeout.ms=5000", "group.streams.min.heartbeat.interval.ms=500"}
+)
 
 // target is the broker a scenario runs against.
 type target struct {
@@ -50,31 +49,32 @@ type target struct {
 	restart func(ctx context.Context) error
 }
 
-// onBrokers runs a scenario as two subtests: against Apache Kafka 4.4
-// (the reference) and against Samsa (only with SAMSA_GROUPSREF_SAMSA=1).
-func onBrokers(t *testing.T, scenario func(t *testing.T, b *target)) {
+// onBrokers runs a scenario as two subtests, each broker with the
+// properties props: against Apache Kafka 4.4 (the reference) and against
+// Samsa (only with SAMSA_GROUPSREF_SAMSA=1).
+func onBrokers(t *testing.T, props []string, scenario func(t *testing.T, b *target)) {
 	t.Run("kafka", func(t *testing.T) {
-		k := kafkaref.StartKafka(t, brokerProps...)
+		k := kafkaref.StartKafka(t, props...)
 		scenario(t, &target{name: "kafka", bootstrap: k.Bootstrap, restart: k.Restart})
 	})
 	t.Run("samsa", func(t *testing.T) {
 		if os.Getenv(samsaEnv) != "1" {
 			t.Skipf("Samsa's share and streams groups are not there yet: set %s=1 to run", samsaEnv)
 		}
-		scenario(t, startSamsa(t))
+		scenario(t, startSamsa(t, props))
 	})
 }
 
 // startSamsa runs a one-node Samsa cluster (internal/devcluster, so it can
-// be restarted on its data) with brokerProps.
-func startSamsa(t *testing.T) *target {
+// be restarted on its data) with the properties props.
+func startSamsa(t *testing.T, props []string) *target {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	overrides := map[string]string{"samsa.schema.registry.listener": "", "samsa.rest.listener": ""}
-	for _, kv := range brokerProps {
+	for _, kv := range props {
 		k, v, _ := strings.Cut(kv, "=")
 		overrides[k] = v
 	}

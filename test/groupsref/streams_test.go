@@ -29,7 +29,7 @@ import (
 // the broker's assignment: three members, one per instance, whose active
 // tasks cover every partition of every subtopology exactly once.
 func TestStreamsWordCountKill(t *testing.T) {
-	onBrokers(t, func(t *testing.T, b *target) {
+	onBrokers(t, streamsProps, func(t *testing.T, b *target) {
 		const app, input, output = "wordcount", "words-in", "words-out"
 		b.requireFeature(t, "streams.version")
 		b.createTopic(t, input, 4)
@@ -152,6 +152,17 @@ func (c *countLog) take(t *testing.T, u [2]string) {
 	c.byWord[u[0]] = append(c.byWord[u[0]], int64(binary.BigEndian.Uint64([]byte(u[1]))))
 }
 
+// overcounted names a word with more counts than it occurs in the input
+// so far (a repeat under a broken exactly-once), "" when none.
+func (c *countLog) overcounted(expected map[string]int) string {
+	for w, got := range c.byWord {
+		if len(got) > expected[w] {
+			return fmt.Sprintf("%s has %d counts, it occurs %d times: %v", w, len(got), expected[w], abbreviate(got))
+		}
+	}
+	return ""
+}
+
 // awaitSome waits for the first committed count: processing is under way.
 func (c *countLog) awaitSome(t *testing.T) {
 	t.Helper()
@@ -182,6 +193,9 @@ func (c *countLog) awaitFinal(t *testing.T, expected map[string]int, limit time.
 		select {
 		case u := <-c.updates:
 			c.take(t, u)
+			if o := c.overcounted(expected); o != "" {
+				t.Fatalf("a count was repeated: %s", o)
+			}
 		case <-deadline:
 			t.Fatalf("final counts not reached within %v:\n%s", limit, c.diff(expected))
 		}
