@@ -3,6 +3,7 @@ package groupsref
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -10,8 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/samsa-io/samsa/internal/task"
 )
 
 // The share group scenarios (KIP-932), each with Kafka's own
@@ -54,59 +53,43 @@ type delivery struct {
 // collect reads every consumer's records until done says so, failing
 // after limit or on a consumer's error or exit. Each record is given to
 // done as it arrives; idle polls call it with a nil record, so done can
-// end on a quiet period.
+// end on a quiet period. It selects over the consumers' channels directly
+// (no forwarding goroutine), so an event it does not read stays for the
+// next reader.
 func collect(t *testing.T, limit time.Duration, done func(d *delivery) bool, consumers ...*jvm) {
 	t.Helper()
-	type item struct {
-		j  *jvm
-		ev event
-	}
-	merged := make(chan item)
-	ctx, cancel := context.WithCancel(t.Context())
-	g := task.NewGroup(ctx)
-	defer func() { cancel(); g.Stop() }()
-	for _, j := range consumers {
-		g.Go(func(ctx context.Context) {
-			for {
-				select {
-				case ev := <-j.events:
-					select {
-					case merged <- item{j, ev}:
-					case <-ctx.Done():
-						return
-					}
-				case <-j.exited:
-					select {
-					case merged <- item{j, event{Ev: "exited"}}:
-					case <-ctx.Done():
-					}
-					return
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
-	}
 	deadline := time.After(limit)
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline)}}
+	for _, j := range consumers {
+		cases = append(cases,
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.events)},
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.exited)})
+	}
 	for {
-		select {
-		case it := <-merged:
-			switch it.ev.Ev {
-			case "error":
-				t.Fatalf("%s: %s", it.j.name, it.ev.Msg)
-			case "exited":
-				t.Fatalf("%s exited unexpectedly", it.j.name)
-			case "record":
-				if done(&delivery{consumer: it.j.name, event: it.ev, at: time.Now()}) {
-					return
-				}
-			case "idle":
-				if done(nil) {
-					return
-				}
-			}
-		case <-deadline:
+		chosen, v, _ := reflect.Select(cases)
+		if chosen == 0 {
 			t.Fatalf("not done within %v", limit)
+		}
+		j := consumers[(chosen-1)/2]
+		if (chosen-1)%2 == 1 {
+			// Exited: the lines read before the exit are still queued.
+			if len(j.events) == 0 {
+				t.Fatalf("%s exited unexpectedly", j.name)
+			}
+			continue
+		}
+		ev := v.Interface().(event)
+		switch ev.Ev {
+		case "error":
+			t.Fatalf("%s: %s", j.name, ev.Msg)
+		case "record":
+			if done(&delivery{consumer: j.name, event: ev, at: time.Now()}) {
+				return
+			}
+		case "idle":
+			if done(nil) {
+				return
+			}
 		}
 	}
 }
