@@ -314,10 +314,19 @@ func checkAssignment(ctx context.Context, cl *kgo.Client, adm *kadm.Client, grou
 			want[s.SubtopologyID] = max(want[s.SubtopologyID], int32(len(md[r.Topic].Partitions)))
 		}
 	}
+	return assignmentProblems(g.Members, want)
+}
+
+// assignmentProblems checks the members' active tasks against the
+// partitions of each subtopology (want): every task on exactly one
+// member, each member with a task, each member of a process of its own.
+// It returns the assignment, member by member, and what is wrong ("" when
+// nothing is).
+func assignmentProblems(ms []kmsg.StreamsGroupDescribeResponseGroupMember, want map[string]int32) (summary, problem string) {
 	owner := map[string]string{} // "subtopology_partition" -> member
 	processes := map[string]bool{}
 	var problems, members []string
-	for _, m := range g.Members {
+	for _, m := range ms {
 		processes[m.ProcessID] = true
 		var tasks []string
 		for _, task := range m.Assignment.ActiveTasks {
@@ -343,8 +352,8 @@ func checkAssignment(ctx context.Context, cl *kgo.Client, adm *kadm.Client, grou
 			}
 		}
 	}
-	if len(processes) != len(g.Members) {
-		problems = append(problems, fmt.Sprintf("%d processes among %d members", len(processes), len(g.Members)))
+	if len(processes) != len(ms) {
+		problems = append(problems, fmt.Sprintf("%d processes among %d members", len(processes), len(ms)))
 	}
 	var total int32
 	for s, n := range want {
