@@ -40,6 +40,7 @@ type Kafka struct {
 	// ClusterID is what the storage was formatted with.
 	ClusterID string
 	proc      *process
+	libs      string // the broker's jars, for Restart
 }
 
 // errPortInUse is a start that lost a port to another process.
@@ -103,7 +104,7 @@ func StartKafkas(t testing.TB, n int, extra ...string) []*Kafka {
 func startKafka(ctx context.Context, t testing.TB, libs string, extra []string) (*Kafka, error) {
 	var err error
 	for range startAttempts {
-		k := &Kafka{Dir: t.TempDir(), ClusterID: newClusterID()}
+		k := &Kafka{Dir: t.TempDir(), ClusterID: newClusterID(), libs: libs}
 		if err = k.start(ctx, libs, extra); err == nil {
 			return k, nil
 		}
@@ -126,15 +127,13 @@ func (k *Kafka) start(ctx context.Context, libs string, extra []string) error {
 	if err := os.WriteFile(props, []byte(serverProperties(k.Dir, k.Bootstrap, controller, extra)), 0o644); err != nil {
 		return err
 	}
-	cp := filepath.Join(libs, "*")
 	// --standalone: a dynamic quorum of this one controller (KIP-853).
-	format := exec.Command(javaBin(), append(jvmArgs("256m"), "-cp", cp, "kafka.tools.StorageTool", "format",
+	format := exec.Command(javaBin(), append(jvmArgs("256m"), "-cp", filepath.Join(libs, "*"), "kafka.tools.StorageTool", "format",
 		"--standalone", "-t", k.ClusterID, "-c", props)...)
 	if out, err := format.CombinedOutput(); err != nil {
 		return fmt.Errorf("format %s: %w\n%s", k.Dir, err, lastLines(string(out), 10))
 	}
-	cmd := exec.Command(javaBin(), append(jvmArgs("512m"), "-Dkafka.logs.dir="+k.Dir, "-cp", cp, "kafka.Kafka", props)...)
-	if k.proc, err = startProcess(cmd, filepath.Join(k.Dir, "kafka.log")); err != nil {
+	if err := k.run(); err != nil {
 		return err
 	}
 	if err := k.awaitMetadata(ctx); err != nil {
@@ -143,6 +142,30 @@ func (k *Kafka) start(ctx context.Context, libs string, extra []string) error {
 			return fmt.Errorf("kafka on %s: %w", k.Bootstrap, errPortInUse)
 		}
 		return fmt.Errorf("kafka on %s: %w\n%s", k.Bootstrap, err, k.proc.logTail(30))
+	}
+	return nil
+}
+
+// run starts the broker's JVM on the formatted directory.
+func (k *Kafka) run() error {
+	cmd := exec.Command(javaBin(), append(jvmArgs("512m"), "-Dkafka.logs.dir="+k.Dir, "-cp", filepath.Join(k.libs, "*"),
+		"kafka.Kafka", filepath.Join(k.Dir, "server.properties"))...)
+	var err error
+	k.proc, err = startProcess(cmd, filepath.Join(k.Dir, "kafka.log"))
+	return err
+}
+
+// Restart stops the node as an operator does (SIGTERM: a controlled
+// shutdown; SIGKILL after 15 s), starts it again on the same directory and
+// ports, and waits until it answers Metadata, for tests of what survives a
+// restart. The test's end stops the new process.
+func (k *Kafka) Restart(ctx context.Context) error {
+	k.proc.stop(kafkaStopGrace)
+	if err := k.run(); err != nil {
+		return fmt.Errorf("kafkaref: restart %s: %w", k.Bootstrap, err)
+	}
+	if err := k.awaitMetadata(ctx); err != nil {
+		return fmt.Errorf("kafkaref: restart %s: %w\n%s", k.Bootstrap, err, k.proc.logTail(30))
 	}
 	return nil
 }
