@@ -296,7 +296,10 @@ func kafkaRequirements() map[kmsg.Key][]Requirement {
 			refuse(del, rGroup, groupDenied, "checked first; the whole request is refused"),
 			refuse(read, rTopic, topicDenied, ""),
 		},
-		kmsg.ShareGroupDescribe:         {refuse(describe, rGroup, groupDenied, "per group")},
+		kmsg.ShareGroupDescribe: {
+			refuse(describe, rGroup, groupDenied, "per group"),
+			refuse(describe, rTopic, topicDenied, "v1: the topics of the group's members; the group is refused"),
+		},
 		kmsg.ShareFetch:                 {refuse(read, rGroup, groupDenied, "checked first; the whole request is refused"), refuse(read, rTopic, topicDenied, "")},
 		kmsg.ShareAcknowledge:           {refuse(read, rGroup, groupDenied, "checked first; the whole request is refused"), refuse(read, rTopic, topicDenied, "")},
 		kmsg.AddRaftVoter:               clusterOnly(alter),

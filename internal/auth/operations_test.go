@@ -191,7 +191,7 @@ func documentedPairs() map[kmsg.Key][][2]int8 {
 		kmsg.DescribeShareGroupOffsets:  {{describe, grp}, {describe, top}},
 		kmsg.AlterShareGroupOffsets:     {{read, grp}, {read, top}},
 		kmsg.DeleteShareGroupOffsets:    {{del, grp}, {read, top}},
-		kmsg.ShareGroupDescribe:         {{describe, grp}},
+		kmsg.ShareGroupDescribe:         {{describe, grp}, {describe, top}},
 		kmsg.ShareFetch:                 {{read, grp}, {read, top}},
 		kmsg.ShareAcknowledge:           {{read, grp}, {read, top}},
 		kmsg.InitializeShareGroupState:  {{clusterAction, clus}},

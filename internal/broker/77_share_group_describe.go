@@ -9,10 +9,11 @@ package broker
 // every group is answered UNSUPPORTED_VERSION.
 //
 // Authorization (authz.go): DESCRIBE on each group, else it is answered
-// GROUP_AUTHORIZATION_FAILED. Its authorized operations (KIP-430) when
-// asked for and it is answered without an error. Not done: Kafka 4.2 also
-// answers TOPIC_AUTHORIZATION_FAILED for a group whose members are assigned
-// a topic the principal may not describe.
+// GROUP_AUTHORIZATION_FAILED; then DESCRIBE on every topic its members
+// subscribe to or are assigned, else the group is answered
+// TOPIC_AUTHORIZATION_FAILED without its members, as Kafka does from v1.
+// Its authorized operations (KIP-430) when asked for and it is answered
+// without an error.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -41,6 +42,14 @@ func handleShareGroupDescribe(b *Broker, c *conn, req *kmsg.ShareGroupDescribeRe
 		allowed.GroupIDs = kept
 		resp = b.groups.ShareGroupDescribe(b.tasks.Context(), &allowed)
 	}
+	describeTopic := b.authorizeEach(c, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic)
+	for i := range resp.Groups {
+		if g := &resp.Groups[i]; g.ErrorCode == 0 && !shareGroupTopicsAllowed(g, describeTopic) {
+			g.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			g.ErrorMessage = kmsg.StringPtr("The described group uses topics that the client is not authorized to describe.")
+			g.Members = []kmsg.ShareGroupDescribeResponseGroupMember{}
+		}
+	}
 	if req.IncludeAuthorizedOperations {
 		for i := range resp.Groups {
 			if g := &resp.Groups[i]; g.ErrorCode == 0 {
@@ -56,4 +65,22 @@ func handleShareGroupDescribe(b *Broker, c *conn, req *kmsg.ShareGroupDescribeRe
 		}, resp.Groups)
 	}
 	return resp, nil
+}
+
+// shareGroupTopicsAllowed reports whether the principal may describe every
+// topic the group's members subscribe to or are assigned.
+func shareGroupTopicsAllowed(g *kmsg.ShareGroupDescribeResponseGroup, describe func(string) bool) bool {
+	for _, m := range g.Members {
+		for _, t := range m.SubscribedTopicNames {
+			if !describe(t) {
+				return false
+			}
+		}
+		for _, tp := range m.Assignment.TopicPartitions {
+			if !describe(tp.Topic) {
+				return false
+			}
+		}
+	}
+	return true
 }

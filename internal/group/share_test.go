@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -489,4 +490,37 @@ func TestShareRecordsRoundTrip(t *testing.T) {
 	if _, err := decodeShareCurrentValue([]byte{0, 0, 1}); !errors.Is(err, errBadRecord) {
 		t.Errorf("short current value: %v", err)
 	}
+}
+
+// FuzzShareReplay folds an arbitrary record into a replay that holds a share
+// group, then builds the groups and expires their members: nothing may
+// panic.
+func FuzzShareReplay(f *testing.F) {
+	t0 := [16]byte{7}
+	m := &shareMember{id: "m", rackID: "r", subscribedTopics: []string{"t"}, epoch: 4, previousEpoch: 3,
+		assigned: topicPartitions{t0: {0, 1}}}
+	for _, r := range []kv{
+		shareEpochRecord("g", 4, 99),
+		shareMemberRecord("g", m),
+		shareTargetMemberRecord("g", "m", topicPartitions{t0: {0, 1}}),
+		shareTargetEpochRecord("g", 4),
+		shareCurrentRecord("g", m),
+		shareStatePartitionRecord("g", map[[16]byte]initializedTopic{t0: {name: "t", partitions: []int32{0, 1}, createdMs: 1}}),
+	} {
+		f.Add(r.key, r.value)
+		f.Add(r.key, []byte(nil))
+	}
+	cfg := DefaultConfig()
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		r := newReplay()
+		epochRec := shareEpochRecord("g", 1, 0)
+		r.apply(epochRec.key, epochRec.value)
+		r.apply(key, value)
+		for _, g := range r.groups(0, epoch, &cfg) {
+			s := &step{now: epoch.Add(time.Hour), cfg: &cfg, log: slog.New(slog.DiscardHandler), stats: new(stats)}
+			g.share.tick(s)
+			g.share.stateName()
+			g.share.initializedPartitions()
+		}
+	})
 }

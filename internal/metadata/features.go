@@ -86,7 +86,9 @@ func KnownFeature(name string) bool {
 // BootstrapFeatures are the levels a new cluster starts at, Kafka 4.0's
 // defaults for metadata.version 4.0-IV3: transactions v2 (KIP-890) and the
 // consumer group protocol (KIP-848) on; and share groups (KIP-932) on, as
-// Kafka 4.2 starts new clusters (share.version 1).
+// Kafka 4.2 starts new clusters (share.version 1; Kafka makes it depend on
+// metadata.version 4.1-IV1, above this version's highest, which is not
+// checked).
 func BootstrapFeatures() []FeatureLevel {
 	return []FeatureLevel{
 		{Name: FeatureMetadataVersion, Level: LatestMetadataVersion},
