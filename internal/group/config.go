@@ -120,6 +120,9 @@ func ConfigFrom(v config.Values) Config {
 	c.ConsumerHeartbeatInterval = ms("group.consumer.heartbeat.interval.ms")
 	c.ConsumerMaxSize = int(v.Int("group.consumer.max.size"))
 	c.ConsumerAssignors = v.List("group.consumer.assignors")
+	c.ShareSessionTimeout = ms("group.share.session.timeout.ms")
+	c.ShareHeartbeatInterval = ms("group.share.heartbeat.interval.ms")
+	c.ShareMaxSize = int(v.Int("group.share.max.size"))
 	return c
 }
 
