@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror build compat registry-on-kafka failover-soak grow-soak
+.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -114,6 +114,12 @@ bench-streams:
 # ratio. By hand, not in make test; docs/PERFORMANCE.md#mirroring.
 bench-mirror:
 	bench/mirror/run.sh
+
+# The Java clients' share group and streams group scenarios (issue 21,
+# test/groupsref) against Apache Kafka 4.4 as well as Samsa: make test runs
+# the Samsa side only.
+groupsref:
+	SAMSA_GROUPSREF_KAFKA=1 $(GO) test $(GOTAGS) -count=1 -v -timeout 30m ./test/groupsref/
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka

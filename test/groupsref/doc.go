@@ -4,8 +4,8 @@
 // Kafka Streams word count on group.protocol=streams under
 // exactly_once_v2 (java/, built once into COMPAT_CACHE). Each scenario is
 // one Go test run twice, against a real Apache Kafka 4.4 node
-// (test/kafkaref), the reference it is proven on, and against Samsa
-// (internal/devcluster), which runs only with SAMSA_GROUPSREF_SAMSA=1
-// until Samsa's broker side of both features lands. README.md lists the
-// scenarios and what each proves.
+// (test/kafkaref), the reference it is proven on (with
+// SAMSA_GROUPSREF_KAFKA=1: make groupsref), and against Samsa
+// (internal/devcluster), always. README.md lists the scenarios and what
+// each proves.
 package groupsref
