@@ -54,8 +54,9 @@ func (b *Broker) startGroups() {
 			}
 			return names
 		},
-		Clock:  b.cfg.Clock,
-		Logger: b.cfg.Logger,
+		CreateTopics: b.createStreamsTopics,
+		Clock:        b.cfg.Clock,
+		Logger:       b.cfg.Logger,
 	})
 	b.groups.Start()
 }

@@ -19,6 +19,7 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 	}
 	want := "Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: E\n" +
 		"Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\tSupportedMaxVersion: 4.0-IV3\tFinalizedVersionLevel: 4.0-IV3\tEpoch: E\n" +
+		"Feature: streams.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 1\tEpoch: E\n" +
 		"Feature: transaction.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 2\tFinalizedVersionLevel: 2\tEpoch: E\n"
 	if got := describe(); got != want {
 		t.Fatalf("feature describe:\n%s\nwant:\n%s", got, want)
@@ -74,7 +75,7 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 	if err := json.Unmarshal([]byte(b.ok("", "feature", "describe", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
+	if len(rows) != 4 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
 		rows[1].Epoch == nil || *rows[1].Epoch <= 0 {
 		t.Errorf("feature describe --json: %+v", rows)
 	}

@@ -72,8 +72,8 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			want: "Invalid update version 1 for feature kraft.version. Local controller 1 does not support this feature."},
 		{name: "share.version 1: no share groups", updates: []FeatureUpdate{upgrade(metadata.FeatureShareVersion, 1)},
 			want: "Invalid update version 1 for feature share.version. Local controller 1 does not support this feature."},
-		{name: "streams.version 1: no streams groups", updates: []FeatureUpdate{upgrade(metadata.FeatureStreamsVersion, 1)},
-			want: "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."},
+		{name: "streams.version 1: streams groups", updates: []FeatureUpdate{upgrade(metadata.FeatureStreamsVersion, 1)},
+			want: "streams.version=1"},
 		{name: "eligible leader replicas", updates: []FeatureUpdate{upgrade(metadata.FeatureEligibleLeaderReplicasVersion, 1)},
 			want: "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 does not support this feature."},
 		{name: "a feature Kafka knows at 0 is a no-op", updates: []FeatureUpdate{upgrade(metadata.FeatureShareVersion, 0)},
@@ -169,7 +169,7 @@ func TestUpdateFeatures(t *testing.T) {
 	// A new election does not raise the levels back to this version's
 	// defaults: they are the operator's.
 	c = open(t, testConfig(dir))
-	if got := c.Image().Features(); len(got) != 2 || got[metadata.FeatureGroupVersion] != 0 || got[metadata.FeatureMetadataVersion] != 24 {
+	if got := c.Image().Features(); len(got) != 3 || got[metadata.FeatureGroupVersion] != 0 || got[metadata.FeatureMetadataVersion] != 24 || got[metadata.FeatureStreamsVersion] != 1 {
 		t.Errorf("features after a restart: %v", got)
 	}
 }
@@ -187,9 +187,9 @@ func TestRegistrationNeedsTheFinalizedLevels(t *testing.T) {
 		features []metadata.FeatureRange
 		want     string
 	}{
-		{"transaction.version too low", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "group.version", Max: 1}, {Name: "transaction.version", Max: 1}},
+		{"transaction.version too low", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "group.version", Max: 1}, {Name: "streams.version", Max: 1}, {Name: "transaction.version", Max: 1}},
 			"Unable to register because the broker does not support finalized version 2 of transaction.version. The broker wants a version between 0 and 1, inclusive."},
-		{"group.version not listed", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "transaction.version", Max: 2}},
+		{"group.version not listed", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "streams.version", Max: 1}, {Name: "transaction.version", Max: 2}},
 			"Unable to register because the broker does not support finalized version 1 of group.version. The broker wants a version between 0 and 0, inclusive."},
 		{"no features at all", nil,
 			"Unable to register because the broker does not support finalized version 25 of metadata.version. The broker wants a version between 1 and 1, inclusive."},

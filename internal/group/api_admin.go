@@ -42,7 +42,7 @@ func (c *Coordinator) describe(version int16, dg *kmsg.DescribeGroupsResponseGro
 		return
 	}
 	defer g.mu.Unlock()
-	if g.kind == protocolConsumer {
+	if g.kind != protocolClassic {
 		// Kafka describes only classic groups here; clients describe
 		// consumer groups with ConsumerGroupDescribe, and fall back to
 		// DescribeGroups on this answer.

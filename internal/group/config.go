@@ -67,6 +67,9 @@ type Config struct {
 	// is used when no member asks. group.consumer.assignors
 	// (uniform,range).
 	ConsumerAssignors []string
+
+	// Streams are the streams groups' (KIP-1071) settings.
+	Streams StreamsConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -86,6 +89,7 @@ func DefaultConfig() Config {
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             []string{assignorUniform, assignorRange},
+		Streams:                       defaultStreamsConfig(),
 	}
 }
 
@@ -107,6 +111,7 @@ func ConfigFrom(v config.Values) Config {
 	c.ConsumerHeartbeatInterval = ms("group.consumer.heartbeat.interval.ms")
 	c.ConsumerMaxSize = int(v.Int("group.consumer.max.size"))
 	c.ConsumerAssignors = v.List("group.consumer.assignors")
+	c.Streams = streamsConfigFrom(v)
 	return c
 }
 
@@ -155,6 +160,7 @@ func (c *Config) fill() {
 		names = d.ConsumerAssignors
 	}
 	c.ConsumerAssignors = names
+	c.Streams.fill()
 	// A negative metadata cap would refuse every commit; Kafka treats it
 	// the same way, so only the zero value of an unset Config is fixed.
 	if c.OffsetMetadataMaxBytes == 0 {

@@ -64,6 +64,14 @@ type Deps struct {
 	// regex per group. Nil: regex subscriptions answer
 	// INVALID_REGULAR_EXPRESSION.
 	TopicNames func() []string
+	// CreateTopics creates the internal topics of streams groups
+	// (KIP-1071's repartition and changelog topics), through the
+	// controller. Called in the background, never under a group's lock.
+	// Nil: they are not created, and the groups report them missing.
+	CreateTopics func(ctx context.Context, topics []NewTopic) error
+	// GroupConfigs returns a group's own configs (KIP-848 group config
+	// resources: streams.session.timeout.ms...). Nil: no group has any.
+	GroupConfigs func(groupID string) map[string]string
 	// Clock is where time comes from; default clock.Real.
 	Clock clock.Clock
 	// Logger; default slog.Default(), with component=group.
@@ -86,6 +94,8 @@ type Coordinator struct {
 	waitHook func()
 	// stats are the counts Stats reads; the turns add to them.
 	stats stats
+	// creating tracks the streams internal topics being created.
+	creating streamsCreating
 
 	mu struct {
 		sync.Mutex
@@ -350,6 +360,8 @@ func (c *Coordinator) tick() {
 		s := c.newStep(g)
 		if g.kind == protocolClassic {
 			g.classic.tick(s)
+		} else if g.kind == protocolStreams {
+			g.streams.tick(s)
 		} else {
 			g.consumer.tick(s)
 		}

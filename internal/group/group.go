@@ -20,11 +20,16 @@ const (
 	// protocolConsumer: KIP-848's ConsumerGroupHeartbeat, with server-side
 	// assignment.
 	protocolConsumer
+	// protocolStreams: KIP-1071's StreamsGroupHeartbeat (streams.go).
+	protocolStreams
 )
 
 func (k protocolKind) String() string {
-	if k == protocolConsumer {
+	switch k {
+	case protocolConsumer:
 		return "consumer"
+	case protocolStreams:
+		return "streams"
 	}
 	return "classic"
 }
@@ -49,6 +54,7 @@ type group struct {
 	// group; the other is left as new.
 	classic  classicGroup
 	consumer consumerGroup
+	streams  streamsGroup
 	offsets  map[model.TopicPartition]committedOffset
 	// pending holds the offsets of open transactions (TxnOffsetCommit), by
 	// producer ID: invisible until CompleteTransaction commits them.
@@ -77,6 +83,7 @@ func newGroup(id string, partition int32) *group {
 		partition: partition,
 		classic:   newClassicGroup(id),
 		consumer:  newConsumerGroup(id),
+		streams:   newStreamsGroup(id),
 		offsets:   make(map[model.TopicPartition]committedOffset),
 		pending:   make(map[int64]map[model.TopicPartition]pendingOffset),
 	}
@@ -94,6 +101,9 @@ func (g *group) blank() bool {
 	if g.kind == protocolConsumer {
 		return g.consumer.blank()
 	}
+	if g.kind == protocolStreams {
+		return g.streams.blank()
+	}
 	return g.classic.blank()
 }
 
@@ -103,6 +113,9 @@ func (g *group) dead() bool {
 	if g.kind == protocolConsumer {
 		return g.consumer.dead
 	}
+	if g.kind == protocolStreams {
+		return g.streams.dead
+	}
 	return g.classic.state == stateDead
 }
 
@@ -110,6 +123,10 @@ func (g *group) dead() bool {
 func (g *group) markDead(s *step) {
 	if g.kind == protocolConsumer {
 		g.consumer.dead = true
+		return
+	}
+	if g.kind == protocolStreams {
+		g.streams.dead = true
 		return
 	}
 	g.classic.transition(s, stateDead)
@@ -121,6 +138,9 @@ func (g *group) isEmpty() bool {
 	if g.kind == protocolConsumer {
 		return g.consumer.empty() && !g.consumer.dead
 	}
+	if g.kind == protocolStreams {
+		return g.streams.empty() && !g.streams.dead
+	}
 	return g.classic.state == stateEmpty
 }
 
@@ -128,6 +148,9 @@ func (g *group) isEmpty() bool {
 func (g *group) tombstones() []kv {
 	if g.kind == protocolConsumer {
 		return g.consumer.tombstones()
+	}
+	if g.kind == protocolStreams {
+		return g.streams.tombstones()
 	}
 	return []kv{{key: groupKey(g.id)}}
 }
@@ -137,6 +160,9 @@ func (g *group) stateName() string {
 	if g.kind == protocolConsumer {
 		return g.consumer.stateName()
 	}
+	if g.kind == protocolStreams {
+		return g.streams.stateName()
+	}
 	return g.classic.state.String()
 }
 
@@ -145,6 +171,9 @@ func (g *group) stateName() string {
 func (g *group) protocolType() string {
 	if g.kind == protocolConsumer {
 		return "consumer"
+	}
+	if g.kind == protocolStreams {
+		return "streams"
 	}
 	return g.classic.protocolType
 }

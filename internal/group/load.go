@@ -60,6 +60,7 @@ type replayState struct {
 	pending  map[int64]map[string]map[model.TopicPartition]pendingOffset
 	metadata map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerReplay
+	streams  map[string]*streamsReplay
 	// seq numbers the records applied; classicSeq is the number of each
 	// group's last classic metadata record. A group ID with both classic
 	// and consumer group records (converted from one protocol to the
@@ -114,6 +115,11 @@ func (r *replayState) apply(key, value []byte) {
 		// topics' metadata and resolved regular expressions.
 	case version >= consumerGroupMetadataKeyType && version <= consumerGroupCurrentMemberKeyType:
 		if err := r.applyConsumer(version, key, value); err != nil {
+			r.bad++
+		}
+	case version == streamsGroupPartitionMetadataKeyType:
+	case version >= streamsGroupMetadataKeyType && version <= streamsGroupTopologyKeyType:
+		if err := r.applyStreams(version, key, value); err != nil {
 			r.bad++
 		}
 	default:
@@ -384,7 +390,7 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 		return cr != nil && cr.hasEpoch && cr.seq > r.classicSeq[id]
 	}
 	for id, v := range r.metadata {
-		if !consumerWins(id) {
+		if !consumerWins(id) && !r.streamsWins(id) {
 			build(id).classic.load(v, now)
 		}
 	}
@@ -393,6 +399,13 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 			g := build(id)
 			g.kind = protocolConsumer
 			g.consumer.load(cr, now, cfg)
+		}
+	}
+	for id, sr := range r.streams {
+		if r.streamsWins(id) && !consumerWins(id) {
+			g := build(id)
+			g.kind = protocolStreams
+			g.streams.load(sr, now, cfg)
 		}
 	}
 	for id, offsets := range r.offsets {

@@ -30,8 +30,9 @@ func (r FeatureRange) String() string {
 // 1 is KIP-853's voter set kept in the log (Samsa's dynamic quorum is
 // Raft's own configuration instead, docs/DESIGN-controller.md),
 // eligible.leader.replicas.version KIP-966, share.version KIP-932's share
-// groups, streams.version KIP-1071's streams groups. Samsa does not
-// advertise them, so each stays at level 0.
+// groups. Samsa does not advertise them, so each stays at level 0.
+// streams.version (KIP-1071's streams groups) is implemented: level 1
+// turns StreamsGroupHeartbeat and StreamsGroupDescribe on.
 const (
 	FeatureKRaftVersion                  = "kraft.version"
 	FeatureEligibleLeaderReplicasVersion = "eligible.leader.replicas.version"
@@ -44,10 +45,12 @@ const (
 // level of transaction.version (the client picks transactions v1 or v2 by
 // the finalized level, and the coordinator answers either by the versions
 // of the requests it gets); group.version 0 and 1 (1 turns the KIP-848
-// consumer protocol on).
+// consumer protocol on); streams.version 0 and 1 (1 turns KIP-1071's
+// streams protocol on). Sorted by name.
 var supportedFeatures = []FeatureRange{
 	{Name: FeatureGroupVersion, Min: 0, Max: 1},
 	{Name: FeatureMetadataVersion, Min: MinMetadataVersion, Max: LatestMetadataVersion},
+	{Name: FeatureStreamsVersion, Min: 0, Max: 1},
 	{Name: FeatureTransactionVersion, Min: 0, Max: 2},
 }
 
@@ -80,12 +83,15 @@ func KnownFeature(name string) bool {
 
 // BootstrapFeatures are the levels a new cluster starts at, Kafka 4.0's
 // defaults for metadata.version 4.0-IV3: transactions v2 (KIP-890) and the
-// consumer group protocol (KIP-848) on.
+// consumer group protocol (KIP-848) on; and streams.version 1 (KIP-1071's
+// streams groups), Kafka 4.2's default for a new cluster (StreamsVersion
+// SV_1, the latest production level).
 func BootstrapFeatures() []FeatureLevel {
 	return []FeatureLevel{
 		{Name: FeatureMetadataVersion, Level: LatestMetadataVersion},
 		{Name: FeatureTransactionVersion, Level: 2},
 		{Name: FeatureGroupVersion, Level: 1},
+		{Name: FeatureStreamsVersion, Level: 1},
 	}
 }
 
