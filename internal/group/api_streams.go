@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -231,14 +232,16 @@ func (c *Coordinator) createInternalTopics(topics []NewTopic) {
 // and copies what the state machine keeps.
 func (c *Coordinator) newSGRequest(ctx context.Context, req *kmsg.StreamsGroupHeartbeatRequest) (*sgRequest, *sgResult) {
 	invalid := func(msg string) (*sgRequest, *sgResult) { return nil, sgError(codeInvalidRequest, "%s", msg) }
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	nonEmpty := func(ts []kmsg.TaskIDs) bool { return ts == nil || len(ts) > 0 } // null is refused too, as in Kafka
 	switch {
-	case req.Group == "":
-		return invalid("GroupId can't be empty.")
-	case req.MemberID == "":
+	case blank(req.MemberID):
 		return invalid("MemberId can't be empty.")
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case blank(req.Group):
+		return invalid("GroupId can't be empty.")
+	case req.InstanceID != nil && blank(*req.InstanceID):
 		return invalid("InstanceId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blank(*req.RackID):
 		return invalid("RackId can't be empty.")
 	case req.RebalanceTimeoutMillis < -1:
 		return invalid("RebalanceTimeoutMs is invalid.")
@@ -248,9 +251,12 @@ func (c *Coordinator) newSGRequest(ctx context.Context, req *kmsg.StreamsGroupHe
 		switch {
 		case req.RebalanceTimeoutMillis == -1:
 			return invalid("RebalanceTimeoutMs must be provided in first request.")
-		case req.ActiveTasks == nil || len(req.ActiveTasks) > 0 || req.StandbyTasks == nil || len(req.StandbyTasks) > 0 ||
-			req.WarmupTasks == nil || len(req.WarmupTasks) > 0:
-			return invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
+		case nonEmpty(req.ActiveTasks):
+			return invalid("ActiveTasks must be empty when (re-)joining.")
+		case nonEmpty(req.StandbyTasks):
+			return invalid("StandbyTasks must be empty when (re-)joining.")
+		case nonEmpty(req.WarmupTasks):
+			return invalid("WarmupTasks must be empty when (re-)joining.")
 		case req.Topology == nil:
 			return invalid("Topology must be non-null when (re-)joining.")
 		case req.ProcessID == nil || *req.ProcessID == "":
@@ -259,7 +265,7 @@ func (c *Coordinator) newSGRequest(ctx context.Context, req *kmsg.StreamsGroupHe
 	case e == staticLeaveEpoch && req.InstanceID == nil:
 		return invalid("InstanceId can't be null.")
 	case e < staticLeaveEpoch:
-		return invalid("MemberEpoch is invalid.")
+		return invalid(fmt.Sprintf("MemberEpoch is %d, but must be greater than or equal to -2.", e))
 	}
 	r := &sgRequest{
 		group:            strings.Clone(req.Group),

@@ -50,6 +50,10 @@ type streamsGroup struct {
 	// configured caches the topology configured against the topics it
 	// names, by hash of those topics.
 	configured *configuredTopology
+	// shutdown is the status detail of a member's request to shut the
+	// whole application down (ShutdownApplication): every member hears it
+	// until the group is empty.
+	shutdown string
 }
 
 // streamsMember is one member (one consumer of a Kafka Streams client) of

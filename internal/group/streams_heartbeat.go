@@ -174,9 +174,11 @@ func (g *streamsGroup) heartbeat(s *step, r *sgRequest, records []kv) *sgResult 
 		res.statuses = append(res.statuses, streamsStatus{streamsStatusStaleTopology,
 			fmt.Sprintf("The member's topology epoch %d is behind the group's %d.", v.topologyEpoch, g.topology.epoch)})
 	}
-	if r.shutdown {
-		res.statuses = append(res.statuses, streamsStatus{streamsStatusShutdownApplication,
-			fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", v.id)})
+	if r.shutdown && g.shutdown == "" {
+		g.shutdown = fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", v.id)
+	}
+	if g.shutdown != "" {
+		res.statuses = append(res.statuses, streamsStatus{streamsStatusShutdownApplication, g.shutdown})
 	}
 	if r.epoch == joinEpoch || m == nil || !v.assigned.equal(m.assigned) || r.epoch != v.epoch || r.owned != nil && !r.owned.equal(v.assigned) {
 		res.assignment, res.withAssignment = v.assigned, true
@@ -368,6 +370,9 @@ func (g *streamsGroup) leave(s *step, r *sgRequest, records []kv) *sgResult {
 func (g *streamsGroup) fence(s *step, m *streamsMember, reason string) []kv {
 	g.removeMember(s, m)
 	g.bumpEndpointEpoch()
+	if len(g.members) == 0 {
+		g.shutdown = "" // the application is down: it may start again
+	}
 	records := streamsMemberTombstones(g.groupID, m.id)
 	g.setEpoch(s, g.epoch+1, g.metadataHash, g.validatedTopologyEpoch, g.assignmentConfigs)
 	s.log.Info("removing streams member", "member", m.id, "reason", reason, "epoch", g.epoch)

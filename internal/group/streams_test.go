@@ -603,3 +603,54 @@ func TestStreamsEndpoints(t *testing.T) {
 		t.Fatalf("partitions by endpoint %v", got)
 	}
 }
+
+// TestStreamsShutdownApplication: a member's request to shut the
+// application down reaches every member, until the group is empty.
+func TestStreamsShutdownApplication(t *testing.T) {
+	h := newSGHarness(t)
+	h.createTopic("input", 2)
+	a, b := h.member("app", "a", "p1", statelessTopology()), h.member("app", "b", "p2", statelessTopology())
+	a.heartbeat()
+	b.heartbeat()
+	req := a.request()
+	req.ShutdownApplication = true
+	h.c.StreamsGroupHeartbeat(context.Background(), req)
+	if got := statusCodes(b.heartbeat()); !slices.Contains(got, streamsStatusShutdownApplication) {
+		t.Fatalf("b's statuses %v, want SHUTDOWN_APPLICATION", got)
+	}
+	a.leave()
+	b.leave()
+	c := h.member("app", "c", "p3", statelessTopology())
+	if got := statusCodes(c.heartbeat()); slices.Contains(got, streamsStatusShutdownApplication) {
+		t.Fatalf("a new member of the emptied group hears %v", got)
+	}
+}
+
+// TestStreamsDeleteAndTypes: a streams group is listed with its type, is
+// not a consumer group, may be deleted once empty, and its tombstones leave
+// nothing to load.
+func TestStreamsDeleteAndTypes(t *testing.T) {
+	h := newSGHarness(t)
+	h.createTopic("input", 1)
+	a := h.member("app", "a", "p1", statelessTopology())
+	h.converge(a)
+	cg := h.c.ConsumerGroupHeartbeat(context.Background(), &kmsg.ConsumerGroupHeartbeatRequest{Version: 1, Group: "app", MemberID: "x",
+		RebalanceTimeoutMillis: 1000, SubscribedTopicNames: []string{"input"}, Topics: []kmsg.ConsumerGroupHeartbeatRequestTopic{}})
+	if cg.ErrorCode != codeGroupIDNotFound {
+		t.Errorf("ConsumerGroupHeartbeat to a streams group: %d, want GROUP_ID_NOT_FOUND", cg.ErrorCode)
+	}
+	del := func() int16 {
+		return h.c.DeleteGroups(context.Background(), &kmsg.DeleteGroupsRequest{Groups: []string{"app"}}).Groups[0].ErrorCode
+	}
+	if code := del(); code != codeNonEmptyGroup {
+		t.Fatalf("delete with a member: %d, want NON_EMPTY_GROUP", code)
+	}
+	a.leave()
+	if code := del(); code != 0 {
+		t.Fatalf("delete: %d", code)
+	}
+	h.restart()
+	if d := h.describe("app"); d.ErrorCode != codeGroupIDNotFound {
+		t.Fatalf("after delete and restart: %+v", d)
+	}
+}

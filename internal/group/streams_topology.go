@@ -89,6 +89,13 @@ func topologyFromRequest(t *kmsg.StreamsGroupHeartbeatRequestTopology) (*streams
 			}
 		}
 		sub.changelogs = topicInfosFromRequest(st.StateChangelogTopics)
+		for _, c := range sub.changelogs {
+			if c.partitions != 0 {
+				// A changelog has as many partitions as its subtopology
+				// has tasks, always.
+				return nil, fmt.Errorf("Changelog topic %s must have an undefined partition count, but it is set to %d.", c.name, c.partitions)
+			}
+		}
 		sub.repartitionSources = topicInfosFromRequest(st.RepartitionSourceTopics)
 		for _, cg := range st.CopartitionGroups {
 			g := copartitionGroup{
