@@ -62,7 +62,8 @@ type sgResult struct {
 	// assignment is answered when withAssignment is set.
 	assignment     streamsTasks
 	withAssignment bool
-	// endpoints is answered when withEndpoints is set, with endpointEpoch.
+	// endpointEpoch is the group's endpoint information epoch; endpoints
+	// is answered when withEndpoints is set.
 	endpointEpoch int32
 	endpoints     []endpointTasks
 	withEndpoints bool
@@ -183,8 +184,11 @@ func (g *streamsGroup) heartbeat(s *step, r *sgRequest, records []kv) *sgResult 
 	if r.epoch == joinEpoch || m == nil || !v.assigned.equal(m.assigned) || r.epoch != v.epoch || r.owned != nil && !r.owned.equal(v.assigned) {
 		res.assignment, res.withAssignment = v.assigned, true
 	}
+	// The epoch is always answered: the Java client takes it from every
+	// answer, with or without the information.
+	res.endpointEpoch = g.endpointEpoch
 	if r.endpointEpoch != g.endpointEpoch {
-		res.endpointEpoch, res.endpoints, res.withEndpoints = g.endpointEpoch, g.endpointInformation(ct), true
+		res.endpoints, res.withEndpoints = g.endpointInformation(ct), true
 	}
 	g.store(s, records, res)
 	return res

@@ -165,9 +165,7 @@ func (m *sgClient) heartbeat() *kmsg.StreamsGroupHeartbeatResponse {
 	if resp.ActiveTasks != nil {
 		m.owned = streamsTasks{active: tasksFromWire(resp.ActiveTasks), standby: tasksFromWire(resp.StandbyTasks), warmup: tasksFromWire(resp.WarmupTasks)}
 	}
-	if resp.PartitionsByUserEndpoint != nil {
-		m.endpointEpoch = resp.EndpointInformationEpoch
-	}
+	m.endpointEpoch = resp.EndpointInformationEpoch // as the Java client does, from every answer
 	return resp
 }
 
@@ -652,5 +650,21 @@ func TestStreamsDeleteAndTypes(t *testing.T) {
 	h.restart()
 	if d := h.describe("app"); d.ErrorCode != codeGroupIDNotFound {
 		t.Fatalf("after delete and restart: %+v", d)
+	}
+}
+
+// TestStreamsEndpointEpochSettles: the endpoint information is sent once
+// per change, and every answer carries the epoch (the Java client takes it
+// from each answer), so a member that is up to date is not sent it again.
+func TestStreamsEndpointEpochSettles(t *testing.T) {
+	h := newSGHarness(t)
+	h.createTopic("input", 1)
+	a := h.member("app", "a", "p1", statelessTopology())
+	a.endpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "a.local", Port: 7001}
+	h.converge(a)
+	for range 3 {
+		if resp := a.heartbeat(); resp.PartitionsByUserEndpoint != nil || resp.EndpointInformationEpoch == 0 {
+			t.Fatalf("a settled member got endpoint information again: epoch %d, %+v", resp.EndpointInformationEpoch, resp.PartitionsByUserEndpoint)
+		}
 	}
 }
