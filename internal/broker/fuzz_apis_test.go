@@ -89,6 +89,8 @@ func FuzzGetTelemetrySubscriptions(f *testing.F)    { fuzzAPI(f, kmsg.GetTelemet
 func FuzzPushTelemetry(f *testing.F)                { fuzzAPI(f, kmsg.PushTelemetry) }
 func FuzzListConfigResources(f *testing.F)          { fuzzAPI(f, kmsg.ListConfigResources) }
 func FuzzDescribeTopicPartitions(f *testing.F)      { fuzzAPI(f, kmsg.DescribeTopicPartitions) }
+func FuzzStreamsGroupHeartbeat(f *testing.F)        { fuzzAPI(f, kmsg.StreamsGroupHeartbeat) }
+func FuzzStreamsGroupDescribe(f *testing.F)         { fuzzAPI(f, kmsg.StreamsGroupDescribe) }
 
 // fuzzTargetOf is the per-key target of an API.
 func fuzzTargetOf(key kmsg.Key) string { return "Fuzz" + key.Name() }
