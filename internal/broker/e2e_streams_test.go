@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 // streamsMember plays a Kafka Streams member with raw StreamsGroupHeartbeat
 // requests: it owns what it was last assigned (revoking at once).
 type streamsMember struct {
+	// group is "wc" unless set.
+	group       string
 	id, process string
 	epoch       int32
 	active      []kmsg.TaskIDs
@@ -59,7 +62,10 @@ func (c *streamsConn) send(req kmsg.Request) kmsg.Response {
 func (m *streamsMember) heartbeat(t *testing.T, c *streamsConn) *kmsg.StreamsGroupHeartbeatResponse {
 	t.Helper()
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	req.Group, req.MemberID, req.MemberEpoch = "wc", m.id, m.epoch
+	req.Group, req.MemberID, req.MemberEpoch = m.group, m.id, m.epoch
+	if req.Group == "" {
+		req.Group = "wc"
+	}
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = nonNil(m.active), nonNil(m.standby), nonNil(m.warmup)
 	if m.epoch == 0 {
 		req.RebalanceTimeoutMillis = 30000
@@ -192,5 +198,66 @@ func TestE2EStreamsGroup(t *testing.T) {
 	req.Group, req.MemberID, req.MemberEpoch = "wc", a.id, a.epoch
 	if resp := c.send(req).(*kmsg.StreamsGroupHeartbeatResponse); resp.ErrorCode != 35 {
 		t.Errorf("StreamsGroupHeartbeat at streams.version 0: %+v; want UNSUPPORTED_VERSION", resp)
+	}
+}
+
+// TestClusterStreamsGroupCreatesInternalTopicsThroughTheController: a
+// streams group whose coordinator is not the active controller gets its
+// internal topics created through the controller (a CreateTopics request to
+// it), and its member then runs every task.
+func TestClusterStreamsGroupCreatesInternalTopicsThroughTheController(t *testing.T) {
+	c := newTestCluster(t, 3, map[string]string{"offsets.topic.num.partitions": "6", "offsets.topic.replication.factor": "1"})
+	active := c.activeController()
+	adm, ctx := c.admin()
+	if resp, err := adm.CreateTopic(ctx, 3, 1, nil, "words"); err != nil || resp.Err != nil {
+		t.Fatalf("create words: %v %v", err, resp.Err)
+	}
+	// A group whose coordinator is another node than the active controller.
+	var group string
+	var coordinator *clusterNode
+	for i := 0; coordinator == nil; i++ {
+		if i == 50 {
+			t.Fatal("every group's coordinator is the active controller")
+		}
+		name := fmt.Sprintf("wc-%d", i)
+		coords := adm.FindGroupCoordinators(ctx, name)
+		co, ok := coords[name]
+		if !ok || co.Err != nil {
+			t.Fatalf("FindCoordinator %s: %+v", name, coords)
+		}
+		if co.NodeID != active.id {
+			for _, n := range c.nodes {
+				if n.id == co.NodeID {
+					group, coordinator = name, n
+				}
+			}
+		}
+	}
+	raw := dialRaw(t, coordinator.get())
+	raw.nc.SetDeadline(time.Now().Add(60 * time.Second))
+	conn := &streamsConn{r: raw}
+	m := &streamsMember{group: group, id: "member-a", process: "process-a"}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp := m.heartbeat(t, conn)
+		if resp.ErrorCode == 0 && len(resp.Status) == 0 && taskCount(m.active) == 6 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the member never got its 6 tasks: %+v", resp)
+		case <-tick.C:
+		}
+	}
+	img := active.get().ctrl.Image()
+	for _, name := range []string{"wc-rep-repartition", "wc-count-changelog"} {
+		top, ok := img.Topic(name)
+		if !ok || len(top.Partitions) != 3 {
+			t.Errorf("%s on the controller: %v, %+v; want 3 partitions", name, ok, top)
+		}
+	}
+	if got := img.TopicConfig("wc-count-changelog")["cleanup.policy"]; got != "compact" {
+		t.Errorf("wc-count-changelog cleanup.policy %q, want compact", got)
 	}
 }
