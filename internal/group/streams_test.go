@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -666,5 +667,84 @@ func TestStreamsEndpointEpochSettles(t *testing.T) {
 		if resp := a.heartbeat(); resp.PartitionsByUserEndpoint != nil || resp.EndpointInformationEpoch == 0 {
 			t.Fatalf("a settled member got endpoint information again: epoch %d, %+v", resp.EndpointInformationEpoch, resp.PartitionsByUserEndpoint)
 		}
+	}
+}
+
+// TestStreamsSessionsAndGroupConfigs: the group's own streams.* configs
+// override the broker's: the heartbeat interval answered, the session
+// after which a silent member is removed (its tasks going to the others),
+// and the standby replicas, whose change alone moves the group epoch.
+func TestStreamsSessionsAndGroupConfigs(t *testing.T) {
+	h := newSGHarness(t)
+	overrides := map[string]string{"streams.session.timeout.ms": "2000", "streams.heartbeat.interval.ms": "700"}
+	var mu sync.Mutex
+	h.c.deps.GroupConfigs = func(string) map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(overrides)
+	}
+	h.createTopic("input", 2)
+	for _, name := range []string{"app-rep-repartition", "app-store-changelog", "app-agg-changelog"} {
+		h.createTopic(name, 2)
+	}
+	a, b := h.member("app", "a", "p1", statefulTopology()), h.member("app", "b", "p2", statefulTopology())
+	a.heartbeat()
+	b.heartbeat()
+	h.converge(a, b)
+	if a.last.HeartbeatIntervalMillis != 700 {
+		t.Errorf("heartbeat interval %d, want the group's 700", a.last.HeartbeatIntervalMillis)
+	}
+	if a.owned.standby.count()+b.owned.standby.count() != 0 {
+		t.Fatalf("standbys without streams.num.standby.replicas: %v %v", a.owned.standby, b.owned.standby)
+	}
+	epoch := a.epoch
+	mu.Lock()
+	overrides["streams.num.standby.replicas"] = "1"
+	mu.Unlock()
+	h.converge(a, b)
+	if a.epoch <= epoch || a.owned.standby.count() != 2 || b.owned.standby.count() != 2 {
+		t.Fatalf("after streams.num.standby.replicas=1: epoch %d (was %d), standbys %v %v", a.epoch, epoch, a.owned.standby, b.owned.standby)
+	}
+
+	h.clock.Advance(1500 * time.Millisecond)
+	a.heartbeat()
+	h.clock.Advance(1000 * time.Millisecond) // b silent for 2.5s
+	h.c.tick()
+	if d := h.describe("app"); len(d.Members) != 1 || d.Members[0].MemberID != "a" {
+		t.Fatalf("after b's session: %+v", d.Members)
+	}
+	h.converge(a)
+	if a.owned.active.count() != 4 {
+		t.Errorf("a after b's session ended: %v, want all 4 tasks", a.owned.active)
+	}
+}
+
+// TestStreamsTopologyUpdate: while a member runs the group's topology, one
+// joining with a newer topology epoch hears STALE_TOPOLOGY and the group
+// keeps its topology; once nobody runs it, a join with the newer one
+// replaces it.
+func TestStreamsTopologyUpdate(t *testing.T) {
+	h := newSGHarness(t)
+	h.createTopic("input", 2)
+	h.createTopic("other", 3)
+	a := h.member("app", "a", "p1", statelessTopology())
+	h.converge(a)
+	newer := statelessTopology()
+	newer.Epoch = 1
+	newer.Subtopologies[0].SourceTopics = []string{"other"}
+	b := h.member("app", "b", "p2", newer)
+	if got := statusCodes(b.heartbeat()); !slices.Contains(got, streamsStatusStaleTopology) {
+		t.Fatalf("b with topology epoch 1 in a group at 0: statuses %v, want STALE_TOPOLOGY", got)
+	}
+	if d := h.describe("app"); d.Topology.Epoch != 0 {
+		t.Fatalf("the group's topology moved to %d while a runs 0", d.Topology.Epoch)
+	}
+	a.leave()
+	b.leave()
+	b = h.member("app", "b2", "p2", newer)
+	b.heartbeat()
+	h.converge(b)
+	if d := h.describe("app"); d.Topology.Epoch != 1 || b.owned.active.count() != 3 {
+		t.Fatalf("after the old members left: topology epoch %d, b's tasks %v", d.Topology.Epoch, b.owned.active)
 	}
 }
