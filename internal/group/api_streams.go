@@ -92,6 +92,9 @@ func (c *StreamsConfig) fill() {
 type streamsCreating struct {
 	mu       sync.Mutex
 	inFlight map[string]bool
+	// failed holds why the last attempt to create a topic failed, for the
+	// heartbeats' MISSING_INTERNAL_TOPICS status, until one succeeds.
+	failed map[string]string
 }
 
 // StreamsGroupHeartbeat handles StreamsGroupHeartbeat v0-v1 (KIP-1071), the
@@ -182,6 +185,18 @@ func (c *Coordinator) createAllowed(ctx context.Context, res *sgResult) {
 		res.statuses = append(res.statuses, streamsStatus{streamsStatusMissingInternalTopics,
 			"Unauthorized to CREATE on topics " + strings.Join(denied, ", ") + "."})
 	}
+	c.creating.mu.Lock()
+	var failures []string
+	for _, t := range ok {
+		if why, failed := c.creating.failed[t.Name]; failed {
+			failures = append(failures, why)
+		}
+	}
+	c.creating.mu.Unlock()
+	if len(failures) > 0 {
+		res.statuses = append(res.statuses, streamsStatus{streamsStatusMissingInternalTopics,
+			"Creating internal topics failed: " + strings.Join(failures, "; ") + "."})
+	}
 	c.createInternalTopics(ok)
 }
 
@@ -220,7 +235,20 @@ func (c *Coordinator) createInternalTopics(topics []NewTopic) {
 		for i, t := range todo {
 			names[i] = t.Name
 		}
-		if err := c.deps.CreateTopics(ctx, todo); err != nil {
+		err := c.deps.CreateTopics(ctx, todo)
+		c.creating.mu.Lock()
+		for _, name := range names {
+			if err != nil {
+				if c.creating.failed == nil {
+					c.creating.failed = make(map[string]string)
+				}
+				c.creating.failed[name] = fmt.Sprintf("%s: %v", name, err)
+			} else {
+				delete(c.creating.failed, name)
+			}
+		}
+		c.creating.mu.Unlock()
+		if err != nil {
 			c.log.Warn("creating streams internal topics failed", "topics", names, "err", err)
 			return
 		}

@@ -2,10 +2,12 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,8 +29,10 @@ type sgHarness struct {
 	mu      sync.Mutex
 	topics  map[string]int32
 	created chan []NewTopic
-	// noCreate makes CreateTopics report the call without creating.
-	noCreate bool
+	// noCreate makes CreateTopics report the call without creating;
+	// createErr makes it fail.
+	noCreate  bool
+	createErr error
 }
 
 func newSGHarness(t *testing.T) *sgHarness {
@@ -61,6 +65,12 @@ func (h *sgHarness) start() {
 		},
 		CreateTopics: func(ctx context.Context, topics []NewTopic) error {
 			h.mu.Lock()
+			if h.createErr != nil {
+				err := h.createErr
+				h.mu.Unlock()
+				h.created <- topics
+				return err
+			}
 			if !h.noCreate {
 				for _, t := range topics {
 					h.topics[t.Name] = t.Partitions
@@ -746,5 +756,46 @@ func TestStreamsTopologyUpdate(t *testing.T) {
 	h.converge(b)
 	if d := h.describe("app"); d.Topology.Epoch != 1 || b.owned.active.count() != 3 {
 		t.Fatalf("after the old members left: topology epoch %d, b's tasks %v", d.Topology.Epoch, b.owned.active)
+	}
+}
+
+// TestStreamsInternalTopicCreationFails: a failed creation is retried by
+// the next heartbeat, which says why it failed in its
+// MISSING_INTERNAL_TOPICS status.
+func TestStreamsInternalTopicCreationFails(t *testing.T) {
+	h := newSGHarness(t)
+	h.createTopic("input", 1)
+	h.mu.Lock()
+	h.createErr = errors.New("INVALID_CONFIG: no such config")
+	h.mu.Unlock()
+	a := h.member("app", "a", "p1", statefulTopology())
+	a.heartbeat()
+	h.waitCreated()
+	h.waitNoCreation()
+	resp := a.heartbeat()
+	for _, st := range resp.Status {
+		if st.StatusCode == streamsStatusMissingInternalTopics && strings.Contains(st.StatusDetail, "INVALID_CONFIG: no such config") {
+			h.waitCreated() // and it tried again
+			return
+		}
+	}
+	t.Fatalf("no status says why the creation failed: %+v", resp.Status)
+}
+
+// waitNoCreation waits until no CreateTopics call is under way: the
+// coordinator records a call's outcome after it returns.
+func (h *sgHarness) waitNoCreation() {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.c.creating.mu.Lock()
+		n := len(h.c.creating.inFlight)
+		h.c.creating.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatal("a CreateTopics call never ended")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
