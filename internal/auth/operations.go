@@ -58,9 +58,9 @@ const (
 // describe. Rows say which of the two each check does.
 //
 // The table covers every API of Kafka's documentation and code as of
-// late 2024 (keys 0 to 87, 4.0 in development); the streams-group,
-// share-group-offset and UnregisterController APIs added after (88 on)
-// are not in it.
+// late 2024 (keys 0 to 87, 4.0 in development), and the streams-group
+// APIs (88, 89, Kafka 4.1); the share-group-offset and
+// UnregisterController APIs added after are not in it.
 func APIRequirements(k kmsg.Key) (reqs []Requirement, ok bool) {
 	reqs, ok = apiRequirements[k]
 	return slices.Clone(reqs), ok
@@ -266,10 +266,16 @@ func kafkaRequirements() map[kmsg.Key][]Requirement {
 			refuse(describe, rTxnID, txnIDDenied, "per transactional id"),
 			omit(describe, rTopic, "the transaction's partitions of topics the principal may not describe are left out"),
 		},
-		kmsg.ListTransactions:          {omit(describe, rTxnID, "")},
-		kmsg.AllocateProducerIDs:       clusterOnly(clusterAction),
-		kmsg.ConsumerGroupHeartbeat:    {refuse(read, rGroup, groupDenied, "")},
-		kmsg.ConsumerGroupDescribe:     {refuse(describe, rGroup, groupDenied, "per group; documented as READ, Kafka checks DESCRIBE")},
+		kmsg.ListTransactions:       {omit(describe, rTxnID, "")},
+		kmsg.AllocateProducerIDs:    clusterOnly(clusterAction),
+		kmsg.ConsumerGroupHeartbeat: {refuse(read, rGroup, groupDenied, "")},
+		kmsg.ConsumerGroupDescribe:  {refuse(describe, rGroup, groupDenied, "per group; documented as READ, Kafka checks DESCRIBE")},
+		kmsg.StreamsGroupHeartbeat: {
+			refuse(read, rGroup, groupDenied, ""),
+			fallBack(create, rCluster, "the topology's internal topics are missing: with it every one may be created"),
+			omit(create, rTopic, "an internal topic without CREATE is not created; the answer's MISSING_INTERNAL_TOPICS status names it"),
+		},
+		kmsg.StreamsGroupDescribe:      {refuse(describe, rGroup, groupDenied, "per group")},
 		kmsg.ControllerRegistration:    clusterOnly(clusterAction),
 		kmsg.GetTelemetrySubscriptions: {},
 		kmsg.PushTelemetry:             {},

@@ -198,6 +198,8 @@ var librdkafkaProbes = map[string]javaProbe{
 // noClient are the rows neither the Java client nor librdkafka can
 // express, and why.
 var noClient = map[string]string{
+	"StreamsGroupHeartbeat": "Kafka Streams (group.protocol=streams) sends it; the matrix's Java agent runs the clients and Admin, not Streams",
+	"StreamsGroupDescribe":  "the Java Admin's describeStreamsGroups has no probe in the agent yet",
 	"AddRaftVoter": "the matrix's single node has no quorum that can change (it answers UNSUPPORTED_VERSION); " +
 		"the Java Admin's addRaftVoter has no probe yet",
 	"RemoveRaftVoter":               "as AddRaftVoter: no quorum that can change on the single node; the Java Admin's removeRaftVoter has no probe yet",

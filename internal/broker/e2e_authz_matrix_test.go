@@ -480,6 +480,24 @@ func groupRows() []matrixRow {
 				req.Groups = []string{"mx-cgd"}
 				return p.do(req).(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode
 			}},
+		{api: kmsg.StreamsGroupHeartbeat, topic: "mx-sgh", group: "mx-sgh", grants: []grant{groupGrant("mx-sgh", opRead)}, ok: []int16{0},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+				req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "mx-sgh", "member-"+p.suffix, 0, 30000
+				req.ProcessID = kmsg.StringPtr("process-" + p.suffix)
+				topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+				topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{SubtopologyID: "0", SourceTopics: []string{"mx-sgh"}}}
+				req.Topology = &topo
+				req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+				return p.do(req).(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode
+			}},
+		{api: kmsg.StreamsGroupDescribe, group: "mx-sgd", grants: []grant{groupGrant("mx-sgd", opDescribe)},
+			ok: []int16{0, kerr.GroupIDNotFound.Code},
+			probe: func(p *probe) int16 {
+				req := kmsg.NewPtrStreamsGroupDescribeRequest()
+				req.Groups = []string{"mx-sgd"}
+				return p.do(req).(*kmsg.StreamsGroupDescribeResponse).Groups[0].ErrorCode
+			}},
 	}
 }
 

@@ -94,8 +94,8 @@ func TestE2EUpdateFeatures(t *testing.T) {
 	r := dialRaw(t, b)
 
 	before := brokerFeatures(t, ctx, adm)[1]
-	wantSupported := []string{"group.version=0..1", "metadata.version=7..25", "share.version=0..1", "transaction.version=0..2"}
-	if !slices.Equal(before.supported, wantSupported) || !slices.Equal(before.finalized, []string{"group.version=1", "metadata.version=25", "share.version=1", "transaction.version=2"}) || before.epoch <= 0 {
+	wantSupported := []string{"group.version=0..1", "metadata.version=7..25", "share.version=0..1", "streams.version=0..1", "transaction.version=0..2"}
+	if !slices.Equal(before.supported, wantSupported) || !slices.Equal(before.finalized, []string{"group.version=1", "metadata.version=25", "share.version=1", "streams.version=1", "transaction.version=2"}) || before.epoch <= 0 {
 		t.Fatalf("features at the start: %+v", before)
 	}
 
@@ -114,7 +114,7 @@ func TestE2EUpdateFeatures(t *testing.T) {
 		t.Fatalf("downgrade: %v %v", err, res.Error())
 	}
 	after := brokerFeatures(t, ctx, adm)[1]
-	if !slices.Equal(after.finalized, []string{"metadata.version=24", "share.version=1", "transaction.version=2"}) || after.epoch <= before.epoch {
+	if !slices.Equal(after.finalized, []string{"metadata.version=24", "share.version=1", "streams.version=1", "transaction.version=2"}) || after.epoch <= before.epoch {
 		t.Fatalf("after the downgrade: %+v (epoch before %d)", after, before.epoch)
 	}
 
@@ -158,7 +158,7 @@ func TestE2EUpdateFeatures(t *testing.T) {
 	}
 
 	// The levels are the metadata's: a restart keeps them.
-	want := []string{"group.version=1", "metadata.version=25", "share.version=1", "transaction.version=1"}
+	want := []string{"group.version=1", "metadata.version=25", "share.version=1", "streams.version=1", "transaction.version=1"}
 	if got := brokerFeatures(t, ctx, adm)[1]; !slices.Equal(got.finalized, want) {
 		t.Fatalf("before the restart: %v, want %v", got.finalized, want)
 	}
@@ -175,7 +175,7 @@ func TestE2EUpdateFeatures(t *testing.T) {
 func TestE2EApiVersionsV3LeavesOutMinZeroFeatures(t *testing.T) {
 	b := startBroker(t)
 	r := dialRaw(t, b)
-	for v, want := range map[int16][]string{3: {"metadata.version=7..25"}, 4: {"group.version=0..1", "metadata.version=7..25", "share.version=0..1", "transaction.version=0..2"}} {
+	for v, want := range map[int16][]string{3: {"metadata.version=7..25"}, 4: {"group.version=0..1", "metadata.version=7..25", "share.version=0..1", "streams.version=0..1", "transaction.version=0..2"}} {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"

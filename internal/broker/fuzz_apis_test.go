@@ -94,6 +94,8 @@ func FuzzShareGroupDescribe(f *testing.F)           { fuzzAPI(f, kmsg.ShareGroup
 func FuzzDescribeShareGroupOffsets(f *testing.F)    { fuzzAPI(f, kmsg.DescribeShareGroupOffsets) }
 func FuzzAlterShareGroupOffsets(f *testing.F)       { fuzzAPI(f, kmsg.AlterShareGroupOffsets) }
 func FuzzDeleteShareGroupOffsets(f *testing.F)      { fuzzAPI(f, kmsg.DeleteShareGroupOffsets) }
+func FuzzStreamsGroupHeartbeat(f *testing.F)        { fuzzAPI(f, kmsg.StreamsGroupHeartbeat) }
+func FuzzStreamsGroupDescribe(f *testing.F)         { fuzzAPI(f, kmsg.StreamsGroupDescribe) }
 
 // fuzzTargetOf is the per-key target of an API.
 func fuzzTargetOf(key kmsg.Key) string { return "Fuzz" + key.Name() }

@@ -19,6 +19,7 @@ const (
 	fuzzGroup         = "fuzz-group"   // a classic group with committed offsets
 	fuzzInstance      = "fuzz-static"  // a static member of fuzzGroup
 	fuzzConsumerGroup = "fuzz-cg"      // a KIP-848 group
+	fuzzStreamsGroup  = "fuzz-sg"      // a KIP-1071 streams group
 	fuzzMember        = "fuzz-member"  // fuzzConsumerGroup's member
 	fuzzTxnID         = "fuzz-txn"     // a transactional ID with a transaction open
 	fuzzProducerID    = int64(0)       // the first producer ID a fresh broker hands out
@@ -305,6 +306,23 @@ func fuzzSeedRequest(key kmsg.Key, version int16) kmsg.Request {
 		}
 	case *kmsg.ConsumerGroupDescribeRequest:
 		r.Groups = []string{fuzzConsumerGroup, fuzzGroup}
+	case *kmsg.StreamsGroupHeartbeatRequest:
+		r.Group, r.MemberID, r.MemberEpoch = fuzzStreamsGroup, fuzzMember, 0
+		r.RebalanceTimeoutMillis = fuzzMaxWaitMillis
+		r.ProcessID = kmsg.StringPtr("fuzz-process")
+		r.Topology = &kmsg.StreamsGroupHeartbeatRequestTopology{Subtopologies: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{{
+			SubtopologyID: "0", SourceTopics: []string{fuzzTopic}, RepartitionSinkTopics: []string{"fuzz-streams-repartition"},
+		}, {
+			SubtopologyID: "1", RepartitionSourceTopics: []kmsg.TopicInfo{{Topic: "fuzz-streams-repartition"}},
+			StateChangelogTopics: []kmsg.TopicInfo{{Topic: "fuzz-streams-changelog", Configs: []kmsg.TopicInfoConfig{{Key: "cleanup.policy", Value: "compact"}}}},
+		}}}
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: "localhost", Port: 7070}
+	case *kmsg.StreamsGroupDescribeRequest:
+		r.Groups = []string{fuzzStreamsGroup, fuzzGroup}
+		if version >= 1 {
+			r.IncludeTopologyDescription = true
+		}
 	case *kmsg.PushTelemetryRequest:
 		r.ClientInstanceID = fuzzClientInstance
 		r.SubscriptionID = telemetry.SubscriptionID(telemetry.Subscribed{IntervalMs: telemetry.DefaultIntervalMs}, fuzzClientInstance)

@@ -67,6 +67,16 @@ func (b *Broker) startGroups() {
 			}
 			return p.HighWatermark(), true
 		},
+		CreateTopics: b.createStreamsTopics,
+		// A group's own configs (the GROUP config resource, KIP-848):
+		// the coordinator lays them over the broker's group.* defaults.
+		GroupConfigs: func(id string) map[string]string {
+			img := b.meta.Load()
+			if img == nil {
+				return nil
+			}
+			return img.GroupConfig(id)
+		},
 		Clock:  b.cfg.Clock,
 		Logger: b.cfg.Logger,
 	})

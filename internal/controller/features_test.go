@@ -72,8 +72,8 @@ func TestPlanFeatureUpdates(t *testing.T) {
 			want: "Invalid update version 1 for feature kraft.version. Local controller 1 does not support this feature."},
 		{name: "share.version above what the controller supports", updates: []FeatureUpdate{upgrade(metadata.FeatureShareVersion, 2)},
 			want: "Invalid update version 2 for feature share.version. Local controller 1 only supports versions 0-1"},
-		{name: "streams.version 1: no streams groups", updates: []FeatureUpdate{upgrade(metadata.FeatureStreamsVersion, 1)},
-			want: "Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."},
+		{name: "streams.version above what the controller supports", updates: []FeatureUpdate{upgrade(metadata.FeatureStreamsVersion, 2)},
+			want: "Invalid update version 2 for feature streams.version. Local controller 1 only supports versions 0-1"},
 		{name: "eligible leader replicas", updates: []FeatureUpdate{upgrade(metadata.FeatureEligibleLeaderReplicasVersion, 1)},
 			want: "Invalid update version 1 for feature eligible.leader.replicas.version. Local controller 1 does not support this feature."},
 		{name: "a feature Kafka knows at 0 is a no-op", updates: []FeatureUpdate{upgrade(metadata.FeatureEligibleLeaderReplicasVersion, 0)},
@@ -169,8 +169,8 @@ func TestUpdateFeatures(t *testing.T) {
 	// A new election does not raise the levels back to this version's
 	// defaults: they are the operator's.
 	c = open(t, testConfig(dir))
-	if got := c.Image().Features(); len(got) != 3 || got[metadata.FeatureGroupVersion] != 0 || got[metadata.FeatureMetadataVersion] != 24 ||
-		got[metadata.FeatureShareVersion] != 1 {
+	if got := c.Image().Features(); len(got) != 4 || got[metadata.FeatureGroupVersion] != 0 || got[metadata.FeatureMetadataVersion] != 24 ||
+		got[metadata.FeatureShareVersion] != 1 || got[metadata.FeatureStreamsVersion] != 1 {
 		t.Errorf("features after a restart: %v", got)
 	}
 }
@@ -188,9 +188,9 @@ func TestRegistrationNeedsTheFinalizedLevels(t *testing.T) {
 		features []metadata.FeatureRange
 		want     string
 	}{
-		{"transaction.version too low", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "group.version", Max: 1}, {Name: "share.version", Max: 1}, {Name: "transaction.version", Max: 1}},
+		{"transaction.version too low", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "group.version", Max: 1}, {Name: "share.version", Max: 1}, {Name: "streams.version", Max: 1}, {Name: "transaction.version", Max: 1}},
 			"Unable to register because the broker does not support finalized version 2 of transaction.version. The broker wants a version between 0 and 1, inclusive."},
-		{"group.version not listed", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "share.version", Max: 1}, {Name: "transaction.version", Max: 2}},
+		{"group.version not listed", []metadata.FeatureRange{{Name: "metadata.version", Min: 7, Max: 25}, {Name: "share.version", Max: 1}, {Name: "streams.version", Max: 1}, {Name: "transaction.version", Max: 2}},
 			"Unable to register because the broker does not support finalized version 1 of group.version. The broker wants a version between 0 and 0, inclusive."},
 		{"no features at all", nil,
 			"Unable to register because the broker does not support finalized version 25 of metadata.version. The broker wants a version between 1 and 1, inclusive."},

@@ -180,10 +180,9 @@ func (c *Coordinator) consumerHeartbeat(r *cgRequest) *cgResult {
 	s := c.newStep(g)
 	var res *cgResult
 	var records []kv
-	if g.kind == protocolShare {
+	if g.kind == protocolShare || g.kind == protocolStreams {
 		res = cgError(codeGroupIDNotFound, "group %s is not a consumer group", r.group)
-	}
-	if g.kind == protocolClassic {
+	} else if g.kind == protocolClassic {
 		if r.epoch != joinEpoch || !g.classic.convertible() {
 			res = cgError(codeGroupIDNotFound, "group %s is not a consumer group", r.group)
 		} else {

@@ -174,6 +174,9 @@ func (g *group) validateCommit(memberID, instanceID string, generation int32, ve
 	if g.kind == protocolShare {
 		return codeGroupIDNotFound // share groups keep no committed offsets
 	}
+	if g.kind == protocolStreams {
+		return g.streams.validateCommit(memberID, generation, version, txn)
+	}
 	return g.classic.validateCommit(memberID, instanceID, generation, txn)
 }
 
@@ -207,6 +210,9 @@ func (g *consumerGroup) validateCommit(memberID string, epoch int32, version int
 // without member ID and epoch (an admin tool) is always served; classic
 // groups ignore both.
 func (g *group) validateFetch(memberID *string, epoch int32) int16 {
+	if g.kind == protocolStreams {
+		return g.streams.validateFetch(memberID, epoch)
+	}
 	if g.kind != protocolConsumer || memberID == nil && epoch < 0 {
 		return 0
 	}
@@ -552,6 +558,8 @@ func (c *Coordinator) offsetsToDelete(g *group, s *step, req *kmsg.OffsetDeleteR
 		return nil, codeGroupIDNotFound
 	case g.kind == protocolConsumer:
 		subscribes = func(topic string) bool { return g.consumer.subscribes(s, topic) }
+	case g.kind == protocolStreams:
+		subscribes = g.streams.subscribes
 	case cg.state != stateEmpty && cg.protocolType != "consumer":
 		return nil, codeNonEmptyGroup
 	}

@@ -77,6 +77,8 @@ type Config struct {
 	ShareSessionTimeout    time.Duration
 	ShareHeartbeatInterval time.Duration
 	ShareMaxSize           int
+	// Streams are the streams groups' (KIP-1071) settings.
+	Streams StreamsConfig
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -99,6 +101,7 @@ func DefaultConfig() Config {
 		ShareSessionTimeout:           45 * time.Second,
 		ShareHeartbeatInterval:        5 * time.Second,
 		ShareMaxSize:                  200,
+		Streams:                       defaultStreamsConfig(),
 	}
 }
 
@@ -123,6 +126,7 @@ func ConfigFrom(v config.Values) Config {
 	c.ShareSessionTimeout = ms("group.share.session.timeout.ms")
 	c.ShareHeartbeatInterval = ms("group.share.heartbeat.interval.ms")
 	c.ShareMaxSize = int(v.Int("group.share.max.size"))
+	c.Streams = streamsConfigFrom(v)
 	return c
 }
 
@@ -180,6 +184,7 @@ func (c *Config) fill() {
 		names = d.ConsumerAssignors
 	}
 	c.ConsumerAssignors = names
+	c.Streams.fill()
 	// A negative metadata cap would refuse every commit; Kafka treats it
 	// the same way, so only the zero value of an unset Config is fixed.
 	if c.OffsetMetadataMaxBytes == 0 {

@@ -76,6 +76,14 @@ type Deps struct {
 	// DescribeShareGroupOffsets v1 reports; false when unknown here. Nil:
 	// the lag is -1.
 	HighWatermark func(topic string, partition int32) (int64, bool)
+	// CreateTopics creates the internal topics of streams groups
+	// (KIP-1071's repartition and changelog topics), through the
+	// controller. Called in the background, never under a group's lock.
+	// Nil: they are not created, and the groups report them missing.
+	CreateTopics func(ctx context.Context, topics []NewTopic) error
+	// GroupConfigs returns a group's own configs (KIP-848 group config
+	// resources: streams.session.timeout.ms...). Nil: no group has any.
+	GroupConfigs func(groupID string) map[string]string
 	// Clock is where time comes from; default clock.Real.
 	Clock clock.Clock
 	// Logger; default slog.Default(), with component=group.
@@ -98,6 +106,8 @@ type Coordinator struct {
 	waitHook func()
 	// stats are the counts Stats reads; the turns add to them.
 	stats stats
+	// creating tracks the streams internal topics being created.
+	creating streamsCreating
 
 	mu struct {
 		sync.Mutex
@@ -299,8 +309,14 @@ func (c *Coordinator) removeLocked(g *group) {
 
 func (c *Coordinator) newStep(g *group) *step {
 	return &step{
-		now:         c.clock.Now(),
-		cfg:         &c.cfg,
+		now: c.clock.Now(),
+		cfg: &c.cfg,
+		overrides: func() map[string]string {
+			if c.deps.GroupConfigs == nil {
+				return nil
+			}
+			return c.deps.GroupConfigs(g.id)
+		},
 		stats:       &c.stats,
 		log:         c.log.With("group", g.id),
 		newMemberID: c.newMemberID,
@@ -365,6 +381,8 @@ func (c *Coordinator) tick() {
 			g.classic.tick(s)
 		case protocolShare:
 			g.share.tick(s)
+		case protocolStreams:
+			g.streams.tick(s)
 		default:
 			g.consumer.tick(s)
 		}

@@ -6,7 +6,10 @@
 // ConsumerGroupDescribe: server-side assignors, member epochs, incremental
 // reconciliation), KIP-932's share groups (ShareGroupHeartbeat,
 // ShareGroupDescribe and the share offsets admin APIs, the share state
-// itself being the share coordinator's), and committed offsets (transactional ones too, KIP-98
+// itself being the share coordinator's), KIP-1071's streams groups
+// (StreamsGroupHeartbeat and StreamsGroupDescribe: Kafka Streams
+// topologies, internal topics, active, standby and warm-up tasks), and
+// committed offsets (transactional ones too, KIP-98
 // and KIP-447), kept in the compacted __consumer_offsets topic in Apache
 // Kafka's own key and value formats so they survive restarts and read the
 // same with Kafka's tools.
@@ -17,7 +20,7 @@
 // and replays __consumer_offsets through the Log interface, which the
 // broker adapts to its partitions, and learns about topics through Deps
 // (TopicExists for commits, TopicPartitions and TopicNames for consumer
-// group assignment). See docs/DESIGN-group.md for the state machines, the
+// group assignment, CreateTopics for streams groups' internal topics). See docs/DESIGN-group.md for the state machines, the
 // persistence format and the locking.
 //
 // # Files
@@ -51,6 +54,15 @@
 //	records_consumer.go    the consumer group records (key types 3-8)
 //	load.go         replay of a __consumer_offsets partition
 //	partition.go    PartitionFor, Kafka's group-to-partition hash
+//	streams.go      the streams protocol's (KIP-1071) state and members, commit rules
+//	streams_topology.go    topologies, and their configuration against the topics (tasks, internal topics)
+//	streams_assign.go      the streams task assignor: sticky active tasks, standbys, warm-ups
+//	streams_heartbeat.go   streams join, heartbeat, leave, target, timeouts, endpoint information
+//	streams_reconcile.go   a streams member's step toward its target
+//	streams_tasks.go       task IDs and task sets
+//	api_streams.go  the exported StreamsGroupHeartbeat/StreamsGroupDescribe, StreamsConfig, NewTopic
+//	records_streams.go     the streams group records (key types 17-23)
+//	load_streams.go the replay of streams group records
 //	memlog.go       MemLog, an in-memory Log
 //	errors.go       Kafka's mapping of append errors to response codes
 //	stats.go        Stats: rebalances and offsets counted for the broker's metrics

@@ -52,6 +52,8 @@ func (g *group) expiredOffsets(s *step) []model.TopicPartition {
 	switch {
 	case g.kind == protocolConsumer:
 		base, keep = fromCommit, func(topic string) bool { return g.consumer.subscribes(s, topic) }
+	case g.kind == protocolStreams:
+		base, keep = fromCommit, g.streams.subscribes
 	case cg.protocolType != "" && cg.state == stateEmpty:
 		base = func(o committedOffset) int64 {
 			if cg.stateTimestamp.IsZero() {

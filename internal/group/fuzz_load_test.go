@@ -50,6 +50,7 @@ func FuzzLoad(f *testing.F) {
 		{key: consumerKey(consumerGroupTargetMetadataKeyType, "cg"), value: targetEpochValue(4)},
 		currentAssignmentRecord("cg", m),
 	}
+	records = append(records, streamsFuzzRecords()...)
 	now := epoch
 	plain, err := buildBatch(records, nil, now, record.CodecNone)
 	if err != nil {

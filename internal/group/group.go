@@ -22,6 +22,8 @@ const (
 	protocolConsumer
 	// protocolShare: KIP-932's ShareGroupHeartbeat (share.go).
 	protocolShare
+	// protocolStreams: KIP-1071's StreamsGroupHeartbeat (streams.go).
+	protocolStreams
 )
 
 func (k protocolKind) String() string {
@@ -30,6 +32,8 @@ func (k protocolKind) String() string {
 		return "consumer"
 	case protocolShare:
 		return "share"
+	case protocolStreams:
+		return "streams"
 	}
 	return "classic"
 }
@@ -55,6 +59,7 @@ type group struct {
 	classic  classicGroup
 	consumer consumerGroup
 	share    shareGroup
+	streams  streamsGroup
 	offsets  map[model.TopicPartition]committedOffset
 	// pending holds the offsets of open transactions (TxnOffsetCommit), by
 	// producer ID: invisible until CompleteTransaction commits them.
@@ -84,6 +89,7 @@ func newGroup(id string, partition int32) *group {
 		classic:   newClassicGroup(id),
 		consumer:  newConsumerGroup(id),
 		share:     newShareGroup(id),
+		streams:   newStreamsGroup(id),
 		offsets:   make(map[model.TopicPartition]committedOffset),
 		pending:   make(map[int64]map[model.TopicPartition]pendingOffset),
 	}
@@ -104,6 +110,9 @@ func (g *group) blank() bool {
 	if g.kind == protocolShare {
 		return g.share.blank()
 	}
+	if g.kind == protocolStreams {
+		return g.streams.blank()
+	}
 	return g.classic.blank()
 }
 
@@ -115,6 +124,9 @@ func (g *group) dead() bool {
 	}
 	if g.kind == protocolShare {
 		return g.share.dead
+	}
+	if g.kind == protocolStreams {
+		return g.streams.dead
 	}
 	return g.classic.state == stateDead
 }
@@ -129,6 +141,10 @@ func (g *group) markDead(s *step) {
 		g.share.dead = true
 		return
 	}
+	if g.kind == protocolStreams {
+		g.streams.dead = true
+		return
+	}
 	g.classic.transition(s, stateDead)
 }
 
@@ -141,6 +157,9 @@ func (g *group) isEmpty() bool {
 	if g.kind == protocolShare {
 		return len(g.share.members) == 0 && !g.share.dead
 	}
+	if g.kind == protocolStreams {
+		return g.streams.empty() && !g.streams.dead
+	}
 	return g.classic.state == stateEmpty
 }
 
@@ -151,6 +170,9 @@ func (g *group) tombstones() []kv {
 	}
 	if g.kind == protocolShare {
 		return g.share.tombstones()
+	}
+	if g.kind == protocolStreams {
+		return g.streams.tombstones()
 	}
 	return []kv{{key: groupKey(g.id)}}
 }
@@ -163,6 +185,9 @@ func (g *group) stateName() string {
 	if g.kind == protocolShare {
 		return g.share.stateName()
 	}
+	if g.kind == protocolStreams {
+		return g.streams.stateName()
+	}
 	return g.classic.state.String()
 }
 
@@ -174,6 +199,9 @@ func (g *group) protocolType() string {
 	}
 	if g.kind == protocolShare {
 		return shareProtocolType
+	}
+	if g.kind == protocolStreams {
+		return "streams"
 	}
 	return g.classic.protocolType
 }

@@ -61,6 +61,7 @@ type replayState struct {
 	metadata map[string]*kmsg.GroupMetadataValue
 	consumer map[string]*consumerReplay
 	share    map[string]*shareReplay
+	streams  map[string]*streamsReplay
 	// seq numbers the records applied; classicSeq is the number of each
 	// group's last classic metadata record. A group ID with both classic
 	// and consumer group records (converted from one protocol to the
@@ -122,6 +123,11 @@ func (r *replayState) apply(key, value []byte) {
 		// Kafka 4.0's share group topic metadata, replaced by MetadataHash.
 	case version >= shareGroupMemberMetadataKeyType && version <= shareGroupStatePartitionMetadataKeyType:
 		if err := r.applyShare(version, key, value); err != nil {
+			r.bad++
+		}
+	case version == streamsGroupPartitionMetadataKeyType:
+	case version >= streamsGroupMetadataKeyType && version <= streamsGroupTopologyKeyType:
+		if err := r.applyStreams(version, key, value); err != nil {
 			r.bad++
 		}
 	default:
@@ -392,7 +398,7 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 		return cr != nil && cr.hasEpoch && cr.seq > r.classicSeq[id]
 	}
 	for id, v := range r.metadata {
-		if !consumerWins(id) {
+		if !consumerWins(id) && !r.streamsWins(id) {
 			build(id).classic.load(v, now)
 		}
 	}
@@ -404,6 +410,13 @@ func (r *replayState) groups(partition int32, now time.Time, cfg *Config) []*gro
 		}
 	}
 	r.buildShareGroups(built, build, now, cfg)
+	for id, sr := range r.streams {
+		if r.streamsWins(id) && !consumerWins(id) {
+			g := build(id)
+			g.kind = protocolStreams
+			g.streams.load(sr, now, cfg)
+		}
+	}
 	for id, offsets := range r.offsets {
 		if !built[id] && len(offsets) > 0 {
 			build(id)

@@ -117,6 +117,10 @@ func FuzzReplay(f *testing.F) {
 		f.Add(r.key, r.value)
 		f.Add(r.key, []byte(nil))
 	}
+	for _, r := range streamsFuzzRecords() {
+		f.Add(r.key, r.value)
+		f.Add(r.key, []byte(nil))
+	}
 	cfg := DefaultConfig()
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		r := newReplay()

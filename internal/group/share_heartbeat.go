@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -85,9 +86,10 @@ func (g *shareGroup) heartbeat(s *step, r *shRequest) *shResult {
 		g.putMember(s, v)
 		records = append(records, shareCurrentRecord(g.groupID, v))
 	}
-	v.sessionDeadline = s.now.Add(s.cfg.ShareSessionTimeout)
+	session, interval := shareTimings(s)
+	v.sessionDeadline = s.now.Add(session)
 
-	res := &shResult{memberID: v.id, epoch: v.epoch, interval: s.cfg.ShareHeartbeatInterval}
+	res := &shResult{memberID: v.id, epoch: v.epoch, interval: interval}
 	// Kafka answers the assignment to a join and when it changed.
 	if r.epoch == joinEpoch || m == nil || !v.assigned.equal(m.assigned) {
 		res.assignment, res.withAssignment = v.assigned, true
@@ -225,4 +227,23 @@ func (g *shareGroup) tick(s *step) {
 			s.rollback()
 		}
 	})
+}
+
+// shareTimings are the group's session timeout and heartbeat interval:
+// its own share.session.timeout.ms and share.heartbeat.interval.ms (the
+// GROUP config resource, validated against the broker's bounds when set)
+// over the broker's group.share.* ones.
+func shareTimings(s *step) (session, interval time.Duration) {
+	session, interval = s.cfg.ShareSessionTimeout, s.cfg.ShareHeartbeatInterval
+	if s.overrides == nil {
+		return session, interval
+	}
+	ov := s.overrides()
+	if n, err := strconv.Atoi(ov["share.session.timeout.ms"]); err == nil && n > 0 {
+		session = time.Duration(n) * time.Millisecond
+	}
+	if n, err := strconv.Atoi(ov["share.heartbeat.interval.ms"]); err == nil && n > 0 {
+		interval = time.Duration(n) * time.Millisecond
+	}
+	return session, interval
 }

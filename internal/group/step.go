@@ -15,7 +15,10 @@ import (
 type step struct {
 	now time.Time
 	cfg *Config
-	log *slog.Logger
+	// overrides returns the group's own configs (Deps.GroupConfigs); nil
+	// when it has none.
+	overrides func() map[string]string
+	log       *slog.Logger
 	// newMemberID makes a member ID from a client ID or instance ID.
 	newMemberID func(prefix string) string
 	// topics looks topics up for consumer groups.

@@ -29,8 +29,9 @@ func (r FeatureRange) String() string {
 // Feature names Kafka 4 defines that Samsa does not implement: kraft.version
 // 1 is KIP-853's voter set kept in the log (Samsa's dynamic quorum is
 // Raft's own configuration instead, docs/DESIGN-controller.md),
-// eligible.leader.replicas.version KIP-966, streams.version KIP-1071's
-// streams groups. Samsa does not advertise them, so each stays at level 0.
+// eligible.leader.replicas.version KIP-966. Samsa does not advertise it,
+// so it stays at level 0. streams.version (KIP-1071's streams groups) is
+// implemented: level 1 turns StreamsGroupHeartbeat and StreamsGroupDescribe on.
 const (
 	FeatureKRaftVersion                  = "kraft.version"
 	FeatureEligibleLeaderReplicasVersion = "eligible.leader.replicas.version"
@@ -48,11 +49,13 @@ const FeatureShareVersion = "share.version"
 // the finalized level, and the coordinator answers either by the versions
 // of the requests it gets); group.version 0 and 1 (1 turns the KIP-848
 // consumer protocol on); share.version 0 and 1 (1 turns KIP-932's share
-// groups on).
+// groups on); streams.version 0 and 1 (1 turns KIP-1071's streams
+// protocol on). Sorted by name.
 var supportedFeatures = []FeatureRange{
 	{Name: FeatureGroupVersion, Min: 0, Max: 1},
 	{Name: FeatureMetadataVersion, Min: MinMetadataVersion, Max: LatestMetadataVersion},
 	{Name: FeatureShareVersion, Min: 0, Max: 1},
+	{Name: FeatureStreamsVersion, Min: 0, Max: 1},
 	{Name: FeatureTransactionVersion, Min: 0, Max: 2},
 }
 
@@ -85,16 +88,19 @@ func KnownFeature(name string) bool {
 
 // BootstrapFeatures are the levels a new cluster starts at, Kafka 4.0's
 // defaults for metadata.version 4.0-IV3: transactions v2 (KIP-890) and the
-// consumer group protocol (KIP-848) on; and share groups (KIP-932) on, as
+// consumer group protocol (KIP-848) on; share groups (KIP-932) on, as
 // Kafka 4.2 starts new clusters (share.version 1; Kafka makes it depend on
 // metadata.version 4.1-IV1, above this version's highest, which is not
-// checked).
+// checked); and streams.version 1 (KIP-1071's streams groups), Kafka 4.2's
+// default for a new cluster (StreamsVersion SV_1, the latest production
+// level).
 func BootstrapFeatures() []FeatureLevel {
 	return []FeatureLevel{
 		{Name: FeatureMetadataVersion, Level: LatestMetadataVersion},
 		{Name: FeatureTransactionVersion, Level: 2},
 		{Name: FeatureGroupVersion, Level: 1},
 		{Name: FeatureShareVersion, Level: 1},
+		{Name: FeatureStreamsVersion, Level: 1},
 	}
 }
 
