@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -158,12 +159,12 @@ func shareRows() []matrixRow {
 		}
 	}
 	return []matrixRow{
-		{api: kmsg.ShareGroupHeartbeat, topic: "mx-sgh", group: "mx-sgh",
-			grants: []grant{groupGrant("mx-sgh", opRead), topicGrant("mx-sgh", opDescribe)}, ok: []int16{0},
+		{api: kmsg.ShareGroupHeartbeat, topic: "mx-shgh", group: "mx-shgh",
+			grants: []grant{groupGrant("mx-shgh", opRead), topicGrant("mx-shgh", opDescribe)}, ok: []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrShareGroupHeartbeatRequest()
-				req.GroupID, req.MemberID, req.MemberEpoch = "mx-sgh", "member-"+p.suffix, 0
-				req.SubscribedTopicNames = []string{"mx-sgh"}
+				req.GroupID, req.MemberID, req.MemberEpoch = "mx-shgh", "member-"+p.suffix, 0
+				req.SubscribedTopicNames = []string{"mx-shgh"}
 				return p.do(req).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
 			}},
 		{api: kmsg.ShareGroupDescribe, topic: "mx-sgd", group: "mx-sgd", setup: join("mx-sgd", "mx-sgd", false),
@@ -179,7 +180,7 @@ func shareRows() []matrixRow {
 			}},
 		{api: kmsg.DescribeShareGroupOffsets, topic: "mx-dsgo", group: "mx-dsgo", setup: join("mx-dsgo", "mx-dsgo", false),
 			grants: []grant{groupGrant("mx-dsgo", opDescribe), topicGrant("mx-dsgo", opDescribe)},
-			ok:     []int16{0, kerr.UnknownServerError.Code}, // no share coordinator wired yet
+			ok:     []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
 				req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "mx-dsgo",
@@ -192,7 +193,7 @@ func shareRows() []matrixRow {
 			}},
 		{api: kmsg.AlterShareGroupOffsets, topic: "mx-asgo", group: "mx-asgo", setup: join("mx-asgo", "mx-asgo", true),
 			grants: []grant{groupGrant("mx-asgo", opRead), topicGrant("mx-asgo", opRead)},
-			ok:     []int16{0, kerr.UnknownServerError.Code},
+			ok:     []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
 				req.GroupID = "mx-asgo"
@@ -206,7 +207,7 @@ func shareRows() []matrixRow {
 			}},
 		{api: kmsg.DeleteShareGroupOffsets, topic: "mx-dlsgo", group: "mx-dlsgo", setup: join("mx-dlsgo", "mx-dlsgo", true),
 			grants: []grant{groupGrant("mx-dlsgo", opDelete), topicGrant("mx-dlsgo", opRead)},
-			ok:     []int16{0, kerr.UnknownServerError.Code},
+			ok:     []int16{0},
 			probe: func(p *probe) int16 {
 				req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
 				req.GroupID = "mx-dlsgo"
@@ -217,15 +218,134 @@ func shareRows() []matrixRow {
 				}
 				return resp.Topics[0].ErrorCode
 			}},
+		// A share fetch and an acknowledgement of offsets never acquired:
+		// READ on the group, then READ on the topic (its partition's
+		// error). The member's share session is opened by the fetch.
+		{api: kmsg.ShareFetch, topic: "mx-sf", group: "mx-sf",
+			grants: []grant{groupGrant("mx-sf", opRead), topicGrant("mx-sf", opRead)}, ok: []int16{0},
+			probe: func(p *probe) int16 { return p.shareFetch("mx-sf", "mx-sf", false) }},
+		{api: kmsg.ShareAcknowledge, topic: "mx-sa", group: "mx-sa",
+			grants: []grant{groupGrant("mx-sa", opRead), topicGrant("mx-sa", opRead)}, ok: []int16{kerr.InvalidRecordState.Code},
+			probe: func(p *probe) int16 { return p.shareFetch("mx-sa", "mx-sa", true) }},
+		shareStateRow(kmsg.InitializeShareGroupState, func(id [16]byte) kmsg.Request {
+			req := kmsg.NewPtrInitializeShareGroupStateRequest()
+			req.GroupID = "mx-state"
+			req.Topics = []kmsg.InitializeShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.InitializeShareGroupStateRequestTopicPartition{{Partition: 0, StartOffset: 0}}}}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.InitializeShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+		}),
+		shareStateRow(kmsg.ReadShareGroupState, func(id [16]byte) kmsg.Request {
+			req := kmsg.NewPtrReadShareGroupStateRequest()
+			req.GroupID = "mx-state-none"
+			req.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0}}}}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+		}, kerr.UnknownTopicOrPartition.Code),
+		shareStateRow(kmsg.WriteShareGroupState, func(id [16]byte) kmsg.Request {
+			req := kmsg.NewPtrWriteShareGroupStateRequest()
+			req.GroupID = "mx-state-w"
+			req.Topics = []kmsg.WriteShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.WriteShareGroupStateRequestTopicPartition{{Partition: 0, StartOffset: 0}}}}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.WriteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+		}),
+		shareStateRow(kmsg.DeleteShareGroupState, func(id [16]byte) kmsg.Request {
+			req := kmsg.NewPtrDeleteShareGroupStateRequest()
+			req.GroupID = "mx-state-none"
+			req.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{{Partition: 0}}}}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.DeleteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode
+		}),
+		shareStateRow(kmsg.ReadShareGroupStateSummary, func(id [16]byte) kmsg.Request {
+			req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+			req.GroupID = "mx-state-none"
+			req.Topics = []kmsg.ReadShareGroupStateSummaryRequestTopic{{TopicID: id, Partitions: []kmsg.ReadShareGroupStateSummaryRequestTopicPartition{{Partition: 0}}}}
+			return req
+		}, func(r kmsg.Response) int16 {
+			return r.(*kmsg.ReadShareGroupStateSummaryResponse).Topics[0].Partitions[0].ErrorCode
+		}, kerr.UnknownTopicOrPartition.Code),
 	}
 }
 
+// shareStateRow is a row of the share coordinator's inter-broker APIs:
+// CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED per
+// partition. Its setup creates __share_group_state so the answer is the
+// coordinator's, not NOT_COORDINATOR.
+func shareStateRow(api kmsg.Key, build func(id [16]byte) kmsg.Request, code func(kmsg.Response) int16, ok ...int16) matrixRow {
+	return matrixRow{api: api, topic: "mx-state", grants: []grant{clusterGrant(opClusterAction, clusterDenied)},
+		ok: append([]int16{0}, ok...),
+		setup: func(e *authzEnv) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := e.b.ensureShareStateTopic(ctx); err != nil {
+				e.t.Fatal(err)
+			}
+			for e.b.shareCoord.PartitionCode(0) != 0 {
+				if ctx.Err() != nil {
+					e.t.Fatal("__share_group_state not loaded")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		},
+		probe: func(p *probe) int16 {
+			ts, _ := p.e.b.topics.byTopicName("mx-state")
+			return code(p.do(build([16]byte(ts.id))))
+		}}
+}
+
+// shareFetch sends a ShareFetch (ack false) or a ShareAcknowledge of an
+// offset never acquired (ack true, after a fetch that opens the session)
+// for a member of its own, and returns the first error: the request's,
+// else the partition's (its acknowledgement's for ShareAcknowledge).
+func (p *probe) shareFetch(group, topic string, ack bool) int16 {
+	ts, ok := p.e.b.topics.byTopicName(topic)
+	if !ok {
+		p.t.Fatalf("no topic %s", topic)
+	}
+	member := "m-" + p.suffix
+	fetch := kmsg.NewPtrShareFetchRequest()
+	fetch.Version = 1
+	fetch.GroupID, fetch.MemberID, fetch.MaxRecords, fetch.BatchSize, fetch.MaxBytes = kmsg.StringPtr(group), kmsg.StringPtr(member), 10, 10, 1<<20
+	fetch.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: [16]byte(ts.id), Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	fr := p.do(fetch).(*kmsg.ShareFetchResponse)
+	if fr.ErrorCode != 0 {
+		return fr.ErrorCode
+	}
+	if !ack {
+		for _, t := range fr.Topics {
+			for _, pt := range t.Partitions {
+				if pt.ErrorCode != 0 {
+					return pt.ErrorCode
+				}
+			}
+		}
+		return 0
+	}
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(group), kmsg.StringPtr(member), 1
+	req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: [16]byte(ts.id), Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0,
+		AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 1000, LastOffset: 1000, AcknowledgeTypes: []int8{1}}}}}}}
+	ar := p.do(req).(*kmsg.ShareAcknowledgeResponse)
+	if ar.ErrorCode != 0 {
+		return ar.ErrorCode
+	}
+	return ar.Topics[0].Partitions[0].ErrorCode
+}
+
 func init() {
-	// The Java client's share consumer and Admin share-group calls need the
-	// share coordinator (ShareFetch, __share_group_state), which is not
-	// wired yet: the rows are probed with franz-go only.
+	// The Java share consumer's and Admin's share-group calls are covered
+	// with the real clients in test/groupsref; the matrix probes them with
+	// franz-go only.
 	for _, name := range []string{"ShareGroupHeartbeat", "ShareGroupDescribe", "DescribeShareGroupOffsets",
-		"AlterShareGroupOffsets", "DeleteShareGroupOffsets"} {
-		noClient[name] = "no Java probe yet: the Java share consumer and Admin need the share coordinator, which is not wired yet"
+		"AlterShareGroupOffsets", "DeleteShareGroupOffsets", "ShareFetch", "ShareAcknowledge"} {
+		noClient[name] = "probed with franz-go; the Java share consumer and Admin run against Samsa in test/groupsref"
+	}
+	for _, name := range []string{"InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState",
+		"DeleteShareGroupState", "ReadShareGroupStateSummary"} {
+		noClient[name] = "between brokers only: no client sends it"
 	}
 }

@@ -76,7 +76,7 @@ func TestFeatureDescribeUpgradeDowngrade(t *testing.T) {
 	if err := json.Unmarshal([]byte(b.ok("", "feature", "describe", "--json")), &rows); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
+	if len(rows) != 5 || rows[1].Feature != "metadata.version" || rows[1].SupportedMinVersion != 7 || rows[1].FinalizedVersionLevel != 25 ||
 		rows[1].Epoch == nil || *rows[1].Epoch <= 0 {
 		t.Errorf("feature describe --json: %+v", rows)
 	}
