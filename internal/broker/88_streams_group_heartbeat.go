@@ -25,6 +25,8 @@ package broker
 // missing and the answer's MISSING_INTERNAL_TOPICS status says why.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -61,5 +63,6 @@ func handleStreamsGroupHeartbeat(b *Broker, c *conn, req *kmsg.StreamsGroupHeart
 // StreamsVersion.streamsGroupSupported.
 func (b *Broker) streamsProtocolEnabled() bool {
 	img := b.meta.Load()
-	return img != nil && img.Feature(metadata.FeatureStreamsVersion) >= 1
+	return img != nil && img.Feature(metadata.FeatureStreamsVersion) >= 1 &&
+		slices.Contains(b.cfg.Values.List("group.coordinator.rebalance.protocols"), "streams")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -259,5 +260,18 @@ func TestClusterStreamsGroupCreatesInternalTopicsThroughTheController(t *testing
 	}
 	if got := img.TopicConfig("wc-count-changelog")["cleanup.policy"]; got != "compact" {
 		t.Errorf("wc-count-changelog cleanup.policy %q, want compact", got)
+	}
+}
+
+// TestStreamsGroupsOffWithoutTheProtocol: a broker whose
+// group.coordinator.rebalance.protocols leaves streams out (Kafka 4.0's
+// default list) answers StreamsGroupHeartbeat UNSUPPORTED_VERSION.
+func TestStreamsGroupsOffWithoutTheProtocol(t *testing.T) {
+	b := startBrokerValues(t, map[string]string{"group.coordinator.rebalance.protocols": "classic,consumer"})
+	c := &streamsConn{r: dialRaw(t, b)}
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = "wc", "m", 0
+	if resp := c.send(req).(*kmsg.StreamsGroupHeartbeatResponse); resp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Errorf("StreamsGroupHeartbeat without streams in the protocols: %+v; want UNSUPPORTED_VERSION", resp)
 	}
 }

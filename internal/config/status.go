@@ -148,6 +148,21 @@ func (s sameItems) Validate(v any) error {
 
 func (s sameItems) String() string { return strings.Join(s, ",") }
 
+// withProtocols accepts a list that holds each of its items, and any
+// others.
+type withProtocols []string
+
+func (w withProtocols) Validate(v any) error {
+	for _, p := range w {
+		if !slices.Contains(v.([]string), p) {
+			return fmt.Errorf("must include %s", strings.Join(w, " and "))
+		}
+	}
+	return nil
+}
+
+func (w withProtocols) String() string { return "any list with " + strings.Join(w, " and ") }
+
 // configuredListeners accepts names of configured listeners; checkListeners checks that they
 // are, as Kafka does.
 type configuredListeners struct{}
