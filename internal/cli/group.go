@@ -316,6 +316,8 @@ reports the partitions it leads.`,
 				load := func() error { return d.loadOffsets(ctx, adm) }
 				if d.Type == "share" {
 					load = func() error { return d.loadShareOffsets(ctx, adm, httpAddrs) }
+				} else if len(httpAddrs) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: group %q is a %s group: --http reads only share groups' in-flight records\n", g, d.Type)
 				}
 				if err := load(); err != nil {
 					return groupRequestErr(cmd, conn, g, err)
@@ -1123,7 +1125,7 @@ func commitReset(ctx context.Context, adm *kadm.Client, group string, rows []res
 func newGroupDelete(conn *connection) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete GROUP...",
-		Short: "Delete groups that have no active members, with their committed offsets",
+		Short: "Delete groups that have no active members, with their committed offsets (share groups: their share state)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			groups := uniq(args)

@@ -263,7 +263,11 @@ func TestGroupShare(t *testing.T) {
 	c.fails(`group "sg" does not exist`, "group", "describe", "sg")
 	c.fails(`group "sg" does not exist`, "group", "delete-offsets", "sg", "--topic", "s")
 
-	// delete-offsets handles share groups only.
+	// delete-offsets handles share groups only; --http is for share groups.
 	c.ok("", "group", "reset-offsets", "cg", "--topic", "s", "--to-earliest", "--execute")
+	if r := c.run("", "group", "describe", "cg", "--http", httpAddr); r.err != nil ||
+		!strings.Contains(r.stderr, `warning: group "cg" is a classic group: --http reads only share groups' in-flight records`) {
+		t.Fatalf("describe --http of a classic group: %v, stderr %q", r.err, r.stderr)
+	}
 	c.fails(`group "cg" is a classic group: delete-offsets handles share groups only`, "group", "delete-offsets", "cg", "--topic", "s")
 }
