@@ -1,7 +1,7 @@
 // Package cli holds the client-side commands of the samsa binary: topic
 // administration (topic create|list|describe|delete|alter|alter-config|
-// delete-records), consumer groups (group list|describe|reset-offsets|
-// delete), a console producer and consumer (produce, consume), load
+// delete-records), consumer and share groups (group list|describe|
+// reset-offsets|delete|delete-offsets), a console producer and consumer (produce, consume), load
 // generators (bench produce|consume|e2e), a look at the cluster
 // (cluster info|status), its operations (cluster rebalance, reassign as
 // kafka-reassign-partitions.sh, add-broker, decommission, add-controller,

@@ -22,20 +22,22 @@ import (
 )
 
 // groupTypes are the group types the group commands handle: classic groups
-// (JoinGroup/SyncGroup) and KIP-848 consumer groups (ConsumerGroupHeartbeat).
-// Share and streams groups keep offsets their own way and are left out.
-var groupTypes = []string{"classic", "consumer"}
+// (JoinGroup/SyncGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat)
+// and KIP-932 share groups (ShareGroupHeartbeat, group_share.go). Streams
+// groups keep offsets their own way and are left out.
+var groupTypes = []string{"classic", "consumer", "share"}
 
-// groupStates are the states Kafka reports for classic and consumer groups,
-// spelled as brokers spell them; some brokers match the ListGroups filter
-// case-sensitively, so --state is normalized to these.
+// groupStates are the states Kafka reports for classic, consumer and share
+// groups (share groups are only Empty, Stable or Dead), spelled as brokers
+// spell them; some brokers match the ListGroups filter case-sensitively, so
+// --state is normalized to these.
 var groupStates = []string{"Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling", "Dead"}
 
 func newGroupCommand() *cobra.Command {
 	var conn connection
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "List, describe, reset the offsets of and delete consumer groups on any Kafka cluster",
+		Short: "List, describe, reset the offsets of and delete consumer and share groups on any Kafka cluster",
 	}
 	conn.register(cmd)
 	cmd.AddCommand(
@@ -43,6 +45,7 @@ func newGroupCommand() *cobra.Command {
 		newGroupDescribe(&conn),
 		newGroupResetOffsets(&conn),
 		newGroupDelete(&conn),
+		newGroupDeleteOffsets(&conn),
 	)
 	RejectUnknownSubcommands(cmd)
 	return cmd
@@ -107,7 +110,7 @@ func newGroupList(conn *connection) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List consumer groups with their state, type, protocol type and member count",
+		Short: "List consumer and share groups with their state, type, protocol type and member count",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			states, err := parseChoices("--state", states, groupStates)
@@ -147,7 +150,7 @@ func newGroupList(conn *connection) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&states, "state", nil, "only groups in these states (comma-separated: "+strings.Join(groupStates, ", ")+")")
-	f.StringSliceVar(&types, "type", nil, "only groups of these types (comma-separated: classic, consumer; default both)")
+	f.StringSliceVar(&types, "type", nil, "only groups of these types (comma-separated: classic, consumer, share; default all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
 	return cmd
 }
@@ -209,16 +212,21 @@ func stateMatches(filter []string, state string) bool {
 // protocol the group runs.
 type groupDescription struct {
 	Group string `json:"group"`
-	Type  string `json:"type"` // classic or consumer (KIP-848)
+	Type  string `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
 	State string `json:"state"`
-	// ProtocolType is "consumer" for consumers of either type; Protocol is
-	// the assignor: chosen by the members of a classic group, by the
-	// broker for a consumer group.
-	ProtocolType string         `json:"protocol_type"`
-	Protocol     string         `json:"protocol"`
-	Members      []groupMember  `json:"members"`
-	Offsets      []partitionLag `json:"offsets"`
-	TotalLag     int64          `json:"total_lag"` // sum of the known positive lags
+	// ProtocolType is "consumer" for consumers of either type and "share"
+	// for a share group; Protocol is the assignor: chosen by the members
+	// of a classic group, by the broker for a consumer or share group.
+	ProtocolType string        `json:"protocol_type"`
+	Protocol     string        `json:"protocol"`
+	Members      []groupMember `json:"members"`
+	// Offsets are the committed offsets of a classic or consumer group;
+	// a share group has none (null) and SharePartitions instead.
+	Offsets         []partitionLag   `json:"offsets"`
+	SharePartitions []sharePartition `json:"share_partitions,omitempty"`
+	// InFlightError says which --http addresses could not be read.
+	InFlightError string `json:"in_flight_error,omitempty"`
+	TotalLag      int64  `json:"total_lag"` // sum of the known positive lags
 
 	subscribed []string // topics the members asked for
 	err        error    // why the group could not be described
@@ -258,15 +266,32 @@ type tp struct {
 }
 
 func newGroupDescribe(conn *connection) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		httpAddrs []string
+	)
 	cmd := &cobra.Command{
 		Use:   "describe GROUP...",
-		Short: "Show the state, members and per-partition committed offsets and lag of groups",
-		Long: `Show the state, members and per-partition committed offsets and lag of groups.
+		Short: "Show the state, members and per-partition offsets and lag of groups",
+		Long: `Show the state, members and per-partition offsets and lag of groups.
 
-Partitions listed are those the group has committed to, is assigned, or
-subscribes to; a partition without a commit shows "-" as its committed offset
-and lag. Lag is the log end offset (high watermark) minus the committed offset.`,
+For a classic or consumer group, partitions listed are those the group has
+committed to, is assigned, or subscribes to; a partition without a commit
+shows "-" as its committed offset and lag. Lag is the log end offset (high
+watermark) minus the committed offset.
+
+For a share group (KIP-932), as kafka-share-groups.sh --describe: the
+assignor, the members with their assignments (a partition may be assigned to
+several members), and per share-partition its START-OFFSET (every record
+below it is delivered and done with) and LAG (records past it not yet done
+with; "-" where the broker cannot say). A partition no member has fetched
+yet shows "-" as its start offset. With --http host:port,... (the brokers'
+samsa.http.listener addresses) the in-flight records each partition's leader
+holds past the start offset are shown too: IN-FLIGHT-END (the first offset
+not yet fetched), ACQUIRED (locked by a consumer), AVAILABLE (waiting for a
+redelivery), ACKNOWLEDGED and ARCHIVED (done, but above a record that is
+not). Kafka has no request for these; give every broker's address, as each
+reports the partitions it leads.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			groups := uniq(args)
@@ -288,7 +313,13 @@ and lag. Lag is the log end offset (high watermark) minus the committed offset.`
 				if d.err != nil {
 					return groupErr(g, d.err, d.errMessage)
 				}
-				if err := d.loadOffsets(ctx, adm); err != nil {
+				load := func() error { return d.loadOffsets(ctx, adm) }
+				if d.Type == "share" {
+					load = func() error { return d.loadShareOffsets(ctx, adm, httpAddrs) }
+				} else if len(httpAddrs) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: group %q is a %s group: --http reads only share groups' in-flight records\n", g, d.Type)
+				}
+				if err := load(); err != nil {
 					return groupRequestErr(cmd, conn, g, err)
 				}
 				descs = append(descs, *d)
@@ -301,7 +332,11 @@ and lag. Lag is the log end offset (high watermark) minus the committed offset.`
 				if i > 0 {
 					fmt.Fprintln(out)
 				}
-				if err := printGroup(out, &descs[i]); err != nil {
+				show := func() error { return printGroup(out, &descs[i]) }
+				if descs[i].Type == "share" {
+					show = func() error { return printShareGroup(out, &descs[i], len(httpAddrs) > 0) }
+				}
+				if err := show(); err != nil {
 					return err
 				}
 			}
@@ -309,6 +344,8 @@ and lag. Lag is the log end offset (high watermark) minus the committed offset.`
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of tables")
+	cmd.Flags().StringSliceVar(&httpAddrs, "http", nil,
+		"host:port of the brokers' HTTP listeners (samsa.http.listener), to show share groups' in-flight records")
 	return cmd
 }
 
@@ -322,20 +359,25 @@ func uniq(ss []string) []string {
 	return out
 }
 
-// describeGroups describes groups of either type. It asks ConsumerGroupDescribe
-// (KIP-848) first and falls back to DescribeGroups for the groups it does not
-// know, as Kafka's admin client does: a broker answers GROUP_ID_NOT_FOUND for
-// a classic group there, and a broker without KIP-848 does not take the
-// request at all. Every group asked for is in the result, described or with
-// its error.
+// describeGroups describes groups of any type. It asks ConsumerGroupDescribe
+// (KIP-848) first, then ShareGroupDescribe (KIP-932), and falls back to
+// DescribeGroups for the groups neither knows, as Kafka's admin client does:
+// a broker answers GROUP_ID_NOT_FOUND for a group of another type there,
+// and a broker without KIP-848 or KIP-932 does not take the request at all.
+// Every group asked for is in the result, described or with its error.
 func describeGroups(ctx context.Context, cl *kgo.Client, adm *kadm.Client, groups []string) (map[string]*groupDescription, error) {
 	out := describeConsumerGroups(ctx, cl, groups)
-	var classic []string
-	for _, g := range groups {
-		if out[g] == nil {
-			classic = append(classic, g)
+	notFound := func() []string {
+		var gs []string
+		for _, g := range groups {
+			if out[g] == nil {
+				gs = append(gs, g)
+			}
 		}
+		return gs
 	}
+	maps.Copy(out, describeShareGroups(ctx, cl, notFound()))
+	classic := notFound()
 	if err := resolveAssignedTopics(ctx, adm, out); err != nil {
 		return nil, err
 	}
@@ -690,7 +732,7 @@ func newGroupResetOffsets(conn *connection) *cobra.Command {
 	var rf resetFlags
 	cmd := &cobra.Command{
 		Use:   "reset-offsets GROUP (--topic T[:P,P...]... | --all-topics) MODE [--execute]",
-		Short: "Move the committed offsets of an inactive group",
+		Short: "Move the committed offsets (share groups: start offsets) of an inactive group",
 		Long: `Move the committed offsets of a group. MODE is exactly one of --to-earliest,
 --to-latest, --to-datetime, --to-offset or --shift-by. Targets outside the log
 are clamped to its start or end, with a warning. --all-topics takes every
@@ -698,7 +740,13 @@ partition the group has committed to.
 
 Without --execute this is a dry run: it prints the plan and commits nothing.
 --execute commits it, which Kafka allows only while the group has no active
-members (state Empty or Dead): stop the consumers first.`,
+members (state Empty or Dead): stop the consumers first.
+
+For a share group (KIP-932) the offsets moved are the share-partitions'
+start offsets, set with AlterShareGroupOffsets as kafka-share-groups.sh
+--reset-offsets does: CURRENT-OFFSET is the start offset, --all-topics takes
+every partition with one, and the group must be Empty (no share consumers).
+The in-flight records of a partition are dropped with its old start offset.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runResetOffsets(cmd, conn, &rf, args[0])
@@ -854,18 +902,27 @@ func runResetOffsets(cmd *cobra.Command, conn *connection, rf *resetFlags, group
 	ctx, cancel := conn.opContext(cmd.Context())
 	defer cancel()
 
-	if err := checkInactive(ctx, cl, adm, group); err != nil {
+	typ, err := checkInactive(ctx, cl, adm, group)
+	if err != nil {
 		if rf.execute || !errors.Is(err, errActiveGroup) {
 			return groupRequestErr(cmd, conn, group, err)
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v; --execute will be refused until they leave\n", err)
 	}
-	commits, err := adm.FetchOffsets(ctx, group)
+	share := typ == "share"
+	var commits kadm.OffsetResponses
+	if share {
+		commits, err = shareStartOffsets(ctx, adm, group)
+	} else {
+		commits, err = adm.FetchOffsets(ctx, group)
+	}
 	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return groupRequestErr(cmd, conn, group, err)
 	}
 	if rf.allTopics {
-		if topics = committedPartitions(commits); len(topics) == 0 {
+		if topics = committedPartitions(commits); len(topics) == 0 && share {
+			return fmt.Errorf("share group %q has no start offsets to reset (no member has fetched yet); name topics with --topic", group)
+		} else if len(topics) == 0 {
 			return fmt.Errorf("group %q has no committed offsets to reset; name topics with --topic", group)
 		}
 	}
@@ -881,6 +938,13 @@ func runResetOffsets(cmd *cobra.Command, conn *connection, rf *resetFlags, group
 		fmt.Fprintf(cmd.ErrOrStderr(), "dry run: nothing committed; add --execute to commit these offsets\n")
 		return nil
 	}
+	if share {
+		if err := commitShareReset(ctx, adm, group, rows); err != nil {
+			return groupRequestErr(cmd, conn, group, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "set new start offsets for %d partitions of share group %q\n", len(rows), group)
+		return nil
+	}
 	if err := commitReset(ctx, adm, group, rows); err != nil {
 		return groupRequestErr(cmd, conn, group, err)
 	}
@@ -893,21 +957,23 @@ var errActiveGroup = errors.New("has active members")
 
 // checkInactive fails unless the group is Empty or Dead (or does not exist
 // yet), the states in which Kafka accepts offset commits from outside it.
-func checkInactive(ctx context.Context, cl *kgo.Client, adm *kadm.Client, group string) error {
+// It answers the group's type ("" for none yet), also when it fails with
+// errActiveGroup.
+func checkInactive(ctx context.Context, cl *kgo.Client, adm *kadm.Client, group string) (string, error) {
 	ds, err := describeGroups(ctx, cl, adm, []string{group})
 	if err != nil {
-		return err
+		return "", err
 	}
 	d := ds[group]
 	switch {
 	case errors.Is(d.err, kerr.GroupIDNotFound):
-		return nil
+		return "", nil
 	case d.err != nil:
-		return groupErr(group, d.err, d.errMessage)
+		return "", groupErr(group, d.err, d.errMessage)
 	case d.State == "Empty" || d.State == "Dead":
-		return nil
+		return d.Type, nil
 	}
-	return fmt.Errorf("group %q %w (state %s, members: %d)", group, errActiveGroup, d.State, len(d.Members))
+	return d.Type, fmt.Errorf("group %q %w (state %s, members: %d)", group, errActiveGroup, d.State, len(d.Members))
 }
 
 // committedPartitions are the partitions with a commit, for --all-topics.
@@ -1059,7 +1125,7 @@ func commitReset(ctx context.Context, adm *kadm.Client, group string, rows []res
 func newGroupDelete(conn *connection) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete GROUP...",
-		Short: "Delete groups that have no active members, with their committed offsets",
+		Short: "Delete groups that have no active members, with their committed offsets (share groups: their share state)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			groups := uniq(args)

@@ -334,7 +334,7 @@ func TestGroupConsumerProtocol(t *testing.T) {
 func TestGroupErrors(t *testing.T) {
 	c := newGroupTestCluster(t)
 	c.fails(`invalid --state "bogus": want one of Empty, Stable`, "group", "list", "--state", "bogus")
-	c.fails(`invalid --type "share": want one of classic, consumer`, "group", "list", "--type", "share")
+	c.fails(`invalid --type "streams": want one of classic, consumer, share`, "group", "list", "--type", "streams")
 	c.fails(`group "nope" does not exist`, "group", "describe", "nope")
 	c.fails(`group "nope" does not exist`, "group", "delete", "nope")
 
