@@ -67,6 +67,32 @@ type Update struct {
 	Batches                    []StateBatch
 }
 
+// String is the snapshot on one line, for logs, tests and golden files:
+// "snapshot epoch=1 state-epoch=0 leader-epoch=0 start=4 created=...
+// written=... delivery-complete=2 batches=[4-5 available x1]".
+func (s Snapshot) String() string {
+	return fmt.Sprintf("snapshot epoch=%d state-epoch=%d leader-epoch=%d start=%d created=%d written=%d delivery-complete=%d batches=%s",
+		s.SnapshotEpoch, s.StateEpoch, s.LeaderEpoch, s.StartOffset, s.CreateTimestamp, s.WriteTimestamp,
+		s.DeliveryCompleteCount, formatBatches(s.Batches))
+}
+
+// String is the update on one line, as Snapshot.String.
+func (u Update) String() string {
+	return fmt.Sprintf("update epoch=%d leader-epoch=%d start=%d delivery-complete=%d batches=%s",
+		u.SnapshotEpoch, u.LeaderEpoch, u.StartOffset, u.DeliveryCompleteCount, formatBatches(u.Batches))
+}
+
+func formatBatches(batches []StateBatch) string {
+	b := []byte{'['}
+	for i, sb := range batches {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%d-%d %s x%d", sb.FirstOffset, sb.LastOffset, sb.DeliveryState, sb.DeliveryCount)
+	}
+	return string(append(b, ']'))
+}
+
 // ErrMalformed marks a __share_group_state record that does not decode.
 var ErrMalformed = errors.New("share: malformed __share_group_state record")
 
