@@ -14,7 +14,7 @@ import (
 // record as Apache Kafka 4.4.0's share coordinator wrote them, raw, kept
 // by test/kafkaref's TestKafkaShareGroupState (which checks every record
 // Kafka wrote against a real share group's consumption) with -update.
-const kafkaRecordsPath = "testdata/kafka-4.4-share-group-state.txt"
+const kafkaRecordsPath = "testdata/kafka-4.4-share-group-state.hex"
 
 // TestKafkaWrittenRecords decodes Kafka's own bytes, requires the decoded
 // form kept beside them, and encodes it back to the same bytes: the
@@ -76,7 +76,7 @@ func TestKafkaWrittenRecords(t *testing.T) {
 
 // readKafkaRecords reads lines "kind field value" (kind snapshot or
 // update; field key, value or decoded), '#' lines being comments.
-func readKafkaRecords(t *testing.T) map[string]map[string]string {
+func readKafkaRecords(t testing.TB) map[string]map[string]string {
 	t.Helper()
 	f, err := os.Open(kafkaRecordsPath)
 	if err != nil {
@@ -107,7 +107,7 @@ func readKafkaRecords(t *testing.T) map[string]map[string]string {
 	return out
 }
 
-func unhex(t *testing.T, s string) []byte {
+func unhex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
 	if err != nil {

@@ -92,7 +92,7 @@ const (
 	shareRecords         = 10
 	// shareGoldenPath is where -update keeps one record of each kind, for
 	// internal/share's TestKafkaWrittenRecords (which runs without Java).
-	shareGoldenPath = "../../internal/share/testdata/kafka-4.4-share-group-state.txt"
+	shareGoldenPath = "../../internal/share/testdata/kafka-4.4-share-group-state.hex"
 )
 
 // requireShareVersion fails the test unless the cluster finalized the
@@ -236,7 +236,8 @@ func (r stateRecord) decoded() string {
 
 // awaitStateRecords reads __share_group_state from its start with a plain
 // consumer until key's records end in the state the consumption leaves:
-// every offset's delivery complete.
+// every offset's delivery complete (or as many records as shareSteps, or
+// one that does not decode).
 func awaitStateRecords(ctx context.Context, t *testing.T, bootstrap string, key share.Key) []stateRecord {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(shareStateTopic),
@@ -255,12 +256,18 @@ func awaitStateRecords(ctx context.Context, t *testing.T, bootstrap string, key 
 			t.Fatalf("%s does not show offsets 0-%d complete: %v", shareStateTopic, shareRecords-1, err)
 		}
 		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		undecoded := false
 		fs.EachRecord(func(r *kgo.Record) {
 			sr := stateRecord{partition: r.Partition, offset: r.Offset, key: r.Key, value: r.Value}
 			sr.k, sr.snap, sr.upd, sr.err = share.DecodeRecord(r.Key, r.Value)
+			undecoded = undecoded || sr.err != nil
 			got = append(got, sr)
 		})
-		if views := replayState(got, key); len(views) > 0 && views[len(views)-1].complete() {
+		// A record that does not decode, or one record per step, ends
+		// the wait too: the checks then say what is wrong, rather than
+		// a timeout.
+		views := replayState(got, key)
+		if undecoded || len(views) >= len(shareSteps) || len(views) > 0 && views[len(views)-1].complete() {
 			return got
 		}
 	}
