@@ -30,10 +30,12 @@ import (
 // say what the consumption implies, and encode back to Kafka's bytes.
 func TestKafkaShareGroupState(t *testing.T) {
 	from := time.Now().Truncate(time.Millisecond)
+	// Share groups need nothing more: a new 4.4 cluster is formatted at
+	// metadata version 4.4-IV2 and so finalizes share.version 2 (1 from
+	// 4.2-IV0, 2 from 4.4-IV0), which requireShareVersion checks rather
+	// than trusting the default; the state topic's replication factor and
+	// min.isr are 1 in every kafkaref node.
 	k := StartKafka(t,
-		// A new 4.4 cluster finalizes share.version 2 (bootstrapped with
-		// metadata version 4.4-IV0), which enables share groups; the
-		// test checks it below rather than trusting that default.
 		"share.coordinator.state.topic.num.partitions="+strconv.Itoa(shareStatePartitions),
 		// A snapshot after every update: the writes alternate between
 		// ShareUpdateValue and ShareSnapshotValue, so both kinds carry
