@@ -10,8 +10,9 @@ import (
 	"unicode/utf16"
 )
 
-// The records of __share_group_state, in the formats of Kafka 4.2's share
-// coordinator (share-coordinator/src/main/resources/common/message):
+// The records of __share_group_state, in the formats of Kafka 4.4's share
+// coordinator (common/message/Share*.json in kafka-share-coordinator
+// 4.4.0; DeliveryCompleteCount came in 4.2):
 //
 //	key   = int16 record type, then the key struct (not flexible):
 //	        ShareSnapshotKey (type 0) / ShareUpdateKey (type 1):
@@ -27,10 +28,11 @@ import (
 //	        StateBatch: FirstOffset int64, LastOffset int64,
 //	          DeliveryState int8, DeliveryCount int16, tagged fields
 //
-// SnapshotEpoch is int32 since Kafka 4.1 (it was uint16 in the first
-// KIP-932 drafts); the timestamps came in Kafka 4.1 (KAFKA-18170). Their
-// place after StartOffset is from memory of Kafka's schema, not checked
-// against a 4.1+ source (see DESIGN-share.md).
+// Kafka's schema lists DeliveryCompleteCount right after StartOffset, but
+// a tagged field is written in the struct's tag section, after every
+// untagged field. The encoding is checked against the bytes Apache Kafka
+// 4.4.0 writes (test/kafkaref's TestKafkaShareGroupState; two of its
+// records are kept in testdata/kafka-4.4-share-group-state.hex).
 
 const (
 	snapshotKeyType = 0 // ShareSnapshotKey's coordinator record type
@@ -65,6 +67,32 @@ type Update struct {
 	StartOffset                int64 // -1: the start offset is not being updated
 	DeliveryCompleteCount      int32 // -1: not known (and then not written)
 	Batches                    []StateBatch
+}
+
+// String is the snapshot on one line, for logs, tests and golden files:
+// "snapshot epoch=1 state-epoch=0 leader-epoch=0 start=4 created=...
+// written=... delivery-complete=2 batches=[4-5 available x1]".
+func (s Snapshot) String() string {
+	return fmt.Sprintf("snapshot epoch=%d state-epoch=%d leader-epoch=%d start=%d created=%d written=%d delivery-complete=%d batches=%s",
+		s.SnapshotEpoch, s.StateEpoch, s.LeaderEpoch, s.StartOffset, s.CreateTimestamp, s.WriteTimestamp,
+		s.DeliveryCompleteCount, formatBatches(s.Batches))
+}
+
+// String is the update on one line, as Snapshot.String.
+func (u Update) String() string {
+	return fmt.Sprintf("update epoch=%d leader-epoch=%d start=%d delivery-complete=%d batches=%s",
+		u.SnapshotEpoch, u.LeaderEpoch, u.StartOffset, u.DeliveryCompleteCount, formatBatches(u.Batches))
+}
+
+func formatBatches(batches []StateBatch) string {
+	b := []byte{'['}
+	for i, sb := range batches {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%d-%d %s x%d", sb.FirstOffset, sb.LastOffset, sb.DeliveryState, sb.DeliveryCount)
+	}
+	return string(append(b, ']'))
 }
 
 // ErrMalformed marks a __share_group_state record that does not decode.

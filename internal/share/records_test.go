@@ -201,6 +201,9 @@ func TestSnapshotRoundTripsThroughRecords(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(EncodeSnapshotKey(testKey), EncodeSnapshotValue(Snapshot{DeliveryCompleteCount: 3, Batches: testBatches}))
 	f.Add(EncodeUpdateKey(testKey), EncodeUpdateValue(Update{StartOffset: -1, DeliveryCompleteCount: -1, Batches: testBatches}))
+	for _, rec := range readKafkaRecords(f) { // Kafka 4.4's own bytes
+		f.Add(unhex(f, rec["key"]), unhex(f, rec["value"]))
+	}
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		k, snap, upd, err := DecodeRecord(key, value)
 		if err != nil || (snap == nil && upd == nil) {

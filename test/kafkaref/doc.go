@@ -10,5 +10,8 @@
 //
 // TestKafkaToKafkaMM2 proves the library on an A->B mirror and keeps what
 // MirrorMaker 2 created as testdata/mm2-a-to-b.txt, the reference for
-// Samsa's mirror (issue 20). README.md lists the environment variables.
+// Samsa's mirror (issue 20). TestKafkaShareGroupState runs a share group
+// and requires internal/share to decode and re-encode, byte for byte, every
+// __share_group_state record Kafka wrote (issue 21). README.md lists the
+// environment variables.
 package kafkaref

@@ -18,7 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-var update = flag.Bool("update", false, "record what MirrorMaker 2 created as testdata/mm2-a-to-b.txt")
+var update = flag.Bool("update", false, "record the references: what MirrorMaker 2 created (testdata/mm2-a-to-b.txt), "+
+	"the __share_group_state records Kafka wrote (internal/share/testdata)")
 
 const (
 	topic = "orders"
