@@ -361,3 +361,64 @@ func TestClusterShareAcksSurviveLeaderFailover(t *testing.T) {
 		t.Fatalf("on the new leader b acquired %v, want %v (0-9 were acknowledged)", got, want)
 	}
 }
+
+// TestShareFetchReadCommitted: with the group's share.isolation.level
+// read_committed, a share fetch stops at the last stable offset (an open
+// transaction's records wait) and never delivers an aborted transaction's
+// records or the markers: they are archived unseen, and the records of the
+// committed transaction are delivered. read_uncommitted gets them all.
+func TestShareFetchReadCommitted(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir())
+	createTopic(t, b, "tq", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newFranz(t, b.Addr())
+	setGroupConfigs(t, cl, "rc", "share.auto.offset.reset", "earliest", "share.isolation.level", "read_committed")
+	setGroupConfigs(t, cl, "ru", "share.auto.offset.reset", "earliest")
+	ts, _ := b.topics.byTopicName("tq")
+	txn := func(id string, commit bool, values ...string) *kgo.Client {
+		p, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID(id), kgo.DefaultProduceTopic("tq"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if commit {
+			if err := p.EndTransaction(ctx, kgo.TransactionEndTry(true)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	// 0-1 aborted, 2 its marker; 3-4 committed, 5 its marker; 6 open.
+	aborted := txn("t-abort", false, "a0", "a1")
+	if err := aborted.EndTransaction(ctx, kgo.TransactionEndTry(false)); err != nil {
+		t.Fatal(err)
+	}
+	txn("t-commit", true, "c0", "c1")
+	open := txn("t-open", false, "o0")
+
+	rc := &shareClient{t: t, cl: cl, group: "rc", member: "m", topic: [16]byte(ts.id)}
+	got, offsets, _ := rc.fetch(ctx, 100, time.Second)
+	if want := []acquired{{3, 4, 1}}; !slices.Equal(got, want) || !slices.Contains(offsets, 3) {
+		t.Fatalf("read_committed acquired %v (records %v), want %v", got, offsets, want)
+	}
+	if err := open.EndTransaction(ctx, kgo.TransactionEndTry(true)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ = rc.fetch(ctx, 100, time.Second); !slices.Equal(got, []acquired{{6, 6, 1}}) {
+		t.Fatalf("read_committed after the open transaction committed acquired %v, want 6", got)
+	}
+	ru := &shareClient{t: t, cl: cl, group: "ru", member: "m", topic: [16]byte(ts.id)}
+	if got, _, _ = ru.fetch(ctx, 100, time.Second); !slices.Equal(got, []acquired{{0, 1, 1}, {3, 4, 1}, {6, 6, 1}}) {
+		// The markers (2, 5, 7) are never delivered; the aborted records are.
+		t.Fatalf("read_uncommitted acquired %v", got)
+	}
+}
