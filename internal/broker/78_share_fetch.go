@@ -34,6 +34,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -224,6 +225,13 @@ func ackRangesOf[B interface {
 func (b *Broker) shareAckOne(ctx context.Context, k sharePartKey, member string, ranges []share.AckRange) int16 {
 	if code := validAckRanges(ranges); code != 0 {
 		return code
+	}
+	if !b.shareSettings(k.group).renew {
+		for _, r := range ranges {
+			if slices.Contains(r.Types, share.AckRenew) {
+				return kerr.InvalidRequest.Code // the group's share.renew.acknowledge.enable is false
+			}
+		}
 	}
 	rp, code := b.sharePartitionLed(k)
 	if code != 0 {

@@ -422,3 +422,31 @@ func TestShareFetchReadCommitted(t *testing.T) {
 		t.Fatalf("read_uncommitted acquired %v", got)
 	}
 }
+
+// TestShareRenewAcknowledgement: RENEW (KIP-1222) extends a lock and
+// leaves the record acquired; with the group's
+// share.renew.acknowledge.enable false it is INVALID_REQUEST.
+func TestShareRenewAcknowledgement(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir())
+	createTopic(t, b, "rq", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := newFranz(t, b.Addr())
+	setGroupConfigs(t, cl, "rg", "share.auto.offset.reset", "earliest")
+	produceEach(t, cl, "rq", 2)
+	ts, _ := b.topics.byTopicName("rq")
+	m := &shareClient{t: t, cl: cl, group: "rg", member: "m", topic: [16]byte(ts.id)}
+	if got, _, _ := m.fetch(ctx, 10, time.Second); !slices.Equal(got, []acquired{{0, 1, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	if code := m.ack(ctx, [3]int64{0, 0, 4}); code != 0 {
+		t.Fatalf("renew: %v", kerr.ErrorForCode(code))
+	}
+	if st := b.SharePartitions("rg"); len(st) != 1 || st[0].Acquired != 2 {
+		t.Fatalf("after a renew: %+v, want both still acquired", st)
+	}
+	setGroupConfigs(t, cl, "rg", "share.renew.acknowledge.enable", "false")
+	if code := m.ack(ctx, [3]int64{1, 1, 4}); code != kerr.InvalidRequest.Code {
+		t.Fatalf("renew with share.renew.acknowledge.enable=false: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+}

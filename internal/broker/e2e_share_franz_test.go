@@ -151,3 +151,33 @@ func TestShareGroupFranz(t *testing.T) {
 		t.Errorf("delivered %s, want only %d values", strings.Join(all, ","), len(want))
 	}
 }
+
+// TestGroupConfigsReachTheCoordinator: a group's own heartbeat interval
+// (share.heartbeat.interval.ms, consumer.heartbeat.interval.ms on the GROUP
+// resource) is what its members are told, over the broker's default.
+func TestGroupConfigsReachTheCoordinator(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir())
+	createTopic(t, b, "gc", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := newFranz(t, b.Addr())
+	setGroupConfigs(t, cl, "gc-share", "share.heartbeat.interval.ms", "6000")
+	setGroupConfigs(t, cl, "gc-consumer", "consumer.heartbeat.interval.ms", "7000")
+	if r := shareHeartbeat(t, ctx, cl, "gc-share", "m1", 0, "gc"); r.ErrorCode != 0 || r.HeartbeatIntervalMillis != 6000 {
+		t.Errorf("share member told %d ms (error %d), want the group's 6000", r.HeartbeatIntervalMillis, r.ErrorCode)
+	}
+	if r := shareHeartbeat(t, ctx, cl, "gc-share-default", "m1", 0, "gc"); r.HeartbeatIntervalMillis != 5000 {
+		t.Errorf("share member of a group without configs told %d ms, want the broker's 5000", r.HeartbeatIntervalMillis)
+	}
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "gc-consumer", "c1", 0, 30000
+	req.SubscribedTopicNames = []string{"gc"}
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 7000 {
+		t.Errorf("consumer member told %d ms (error %d), want the group's 7000", resp.HeartbeatIntervalMillis, resp.ErrorCode)
+	}
+}

@@ -19,6 +19,9 @@ type shareSettings struct {
 	maxInFlight   int64
 	autoReset     config.ShareAutoOffsetReset
 	readCommitted bool
+	// renew is share.renew.acknowledge.enable (KIP-1222): whether RENEW
+	// acknowledgements are taken.
+	renew bool
 	// sessionTimeout is share.session.timeout.ms.
 	sessionTimeout time.Duration
 }
@@ -60,6 +63,7 @@ func (b *Broker) shareSettings(group string) shareSettings {
 		maxInFlight:    int64(v.Int("share.partition.max.record.locks")),
 		autoReset:      reset,
 		readCommitted:  v.String("share.isolation.level") == "read_committed",
+		renew:          v.Bool("share.renew.acknowledge.enable"),
 		sessionTimeout: time.Duration(v.Int("share.session.timeout.ms")) * time.Millisecond,
 	}
 	c.mu.Lock()

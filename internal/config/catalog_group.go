@@ -26,6 +26,7 @@ const (
 	byConsumerGroups = "the consumer-protocol (KIP-848) group coordinator, per group (internal/group through Broker.groupConfig)"
 	byShareGroups    = "the share group (KIP-932) coordinator, per group (internal/group through Broker.groupConfig)"
 	byShareParts     = "the share-partitions of the group on each leader (internal/share through Broker.groupConfig)"
+	streamsNoDelay   = "a streams group's first assignment is made at once; the initial delay (ASSIGNMENT_DELAYED) is not there yet"
 	byStreamsGroups  = "the streams group (KIP-1071) coordinator, per group (internal/group through Broker.groupConfig)"
 )
 
@@ -77,8 +78,8 @@ func groupConfigEntries() []*Entry {
 		{Name: "streams.num.standby.replicas", Type: TypeInt, Default: "0", Validator: atLeast(0), Importance: Medium,
 			ServerDefault: "group.streams.num.standby.replicas", Wired: byStreamsGroups,
 			Doc: "The number of standby replicas for each task."},
-		{Name: "streams.initial.rebalance.delay.ms", Type: TypeInt, Default: "3000", Validator: atLeast(0), Importance: Medium,
-			ServerDefault: "group.streams.initial.rebalance.delay.ms", Wired: byStreamsGroups,
+		{Name: "streams.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", Validator: atLeast(0), Importance: Medium,
+			ServerDefault: "group.streams.initial.rebalance.delay.ms", Unsupported: streamsNoDelay,
 			Doc: "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
 		{Name: "errors.deadletterqueue.topic.name", Type: TypeString, Default: "", Importance: Medium,
 			Unsupported: "dead-letter queues of share groups (KIP-1191) are not there yet",
@@ -465,6 +466,8 @@ func groupTypeBrokerEntries() []*Entry {
 		bound("group.streams.max.heartbeat.interval.ms", "15000", atLeast(1), "The maximum heartbeat interval for streams group members."),
 		value("group.streams.num.standby.replicas", "0", atLeast(0), byStreamsGroups, "The number of standby replicas for each task."),
 		bound("group.streams.max.standby.replicas", "2", atLeast(0), "The maximum allowed value for the group-level configuration of streams.num.standby.replicas."),
-		value("group.streams.initial.rebalance.delay.ms", "3000", atLeast(0), byStreamsGroups, "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."),
+		{Name: "group.streams.initial.rebalance.delay.ms", Type: TypeInt, Default: "0", Validator: atLeast(0), Importance: Medium,
+			Unsupported: streamsNoDelay,
+			Doc:         "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance (Kafka's default 3000; Samsa's 0, the only value it has)."},
 	}
 }

@@ -120,9 +120,10 @@ func (g *consumerGroup) heartbeat(s *step, r *cgRequest, records []kv) *cgResult
 		// was first asked to.
 		v.revocationDeadline = s.now.Add(v.rebalanceTimeout)
 	}
-	v.sessionDeadline = s.now.Add(s.cfg.ConsumerSessionTimeout)
+	session, interval := groupTimings(s, s.cfg.ConsumerSessionTimeout, s.cfg.ConsumerHeartbeatInterval, "consumer")
+	v.sessionDeadline = s.now.Add(session)
 
-	res = &cgResult{memberID: v.id, epoch: v.epoch, interval: s.cfg.ConsumerHeartbeatInterval}
+	res = &cgResult{memberID: v.id, epoch: v.epoch, interval: interval}
 	// Kafka answers the assignment to a full request and when it changed;
 	// also when the epoch the member has is not the one answered, so that
 	// a member catching up never misses what goes with its new epoch.

@@ -229,20 +229,25 @@ func (g *shareGroup) tick(s *step) {
 	})
 }
 
-// shareTimings are the group's session timeout and heartbeat interval:
-// its own share.session.timeout.ms and share.heartbeat.interval.ms (the
-// GROUP config resource, validated against the broker's bounds when set)
-// over the broker's group.share.* ones.
+// shareTimings are a share group's session timeout and heartbeat
+// interval.
 func shareTimings(s *step) (session, interval time.Duration) {
-	session, interval = s.cfg.ShareSessionTimeout, s.cfg.ShareHeartbeatInterval
+	return groupTimings(s, s.cfg.ShareSessionTimeout, s.cfg.ShareHeartbeatInterval, "share")
+}
+
+// groupTimings are a group's session timeout and heartbeat interval: its
+// own <kind>.session.timeout.ms and <kind>.heartbeat.interval.ms (the
+// GROUP config resource, checked against the broker's bounds when set)
+// over the broker's group.<kind>.* ones.
+func groupTimings(s *step, session, interval time.Duration, kind string) (time.Duration, time.Duration) {
 	if s.overrides == nil {
 		return session, interval
 	}
 	ov := s.overrides()
-	if n, err := strconv.Atoi(ov["share.session.timeout.ms"]); err == nil && n > 0 {
+	if n, err := strconv.Atoi(ov[kind+".session.timeout.ms"]); err == nil && n > 0 {
 		session = time.Duration(n) * time.Millisecond
 	}
-	if n, err := strconv.Atoi(ov["share.heartbeat.interval.ms"]); err == nil && n > 0 {
+	if n, err := strconv.Atoi(ov[kind+".heartbeat.interval.ms"]); err == nil && n > 0 {
 		interval = time.Duration(n) * time.Millisecond
 	}
 	return session, interval
