@@ -331,6 +331,7 @@ func (b *Broker) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest
 			var acquired []share.AcquiredRange
 			var recs []byte
 			if err == nil {
+				sp.p.SetConfig(settings.partitionConfig()) // a group config changed since the load
 				acquired, recs, err = b.shareAcquire(sp, rp, member, int32(min(budget-bytes, 1<<31-1)), maxRecords-got, settings.readCommitted)
 			}
 			sp.mu.Unlock()
