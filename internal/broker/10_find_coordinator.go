@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/samsa-io/samsa/internal/group"
+	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/sharecoord"
 	"github.com/samsa-io/samsa/internal/txn"
 
@@ -149,8 +150,7 @@ func (b *Broker) coordinatorEndpoint(keyType int8, key, listener string) (node i
 	case coordinatorTransaction:
 		topic, partition = txn.StateTopic, txn.PartitionFor(key, cfg.Int("transaction.state.log.num.partitions"))
 	case coordinatorShare:
-		// Kafka hashes the key string itself, as it does a group ID.
-		topic, partition = sharecoord.StateTopic, group.PartitionFor(key, cfg.Int("share.coordinator.state.topic.num.partitions"))
+		topic, partition = sharecoord.StateTopic, model.KeyPartition(key, cfg.Int("share.coordinator.state.topic.num.partitions"))
 	}
 	leader, ok := b.coordinatorNode(img, topic, partition)
 	if !ok {

@@ -67,13 +67,8 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (kmsg.Res
 		resp.ErrorCode, resp.ErrorMessage = e.Code, kmsg.StringPtr(msg)
 		return resp, nil
 	}
-	switch {
-	case !b.shareGroupsEnabled():
-		return fail(kerr.UnsupportedVersion, "share groups are off: the finalized share.version is 0")
-	case group == "" || member == "":
-		return fail(kerr.InvalidRequest, "a share fetch names its group and member")
-	case !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, group):
-		return fail(kerr.GroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Description)
+	if e, msg := b.shareRequestRefusal(c, group, member); e != nil {
+		return fail(e, msg)
 	}
 	settings := b.shareSettings(group)
 	resp.AcquisitionLockTimeoutMillis = int32(settings.lock / time.Millisecond)
@@ -194,6 +189,21 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (kmsg.Res
 		resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 	}
 	return resp, nil
+}
+
+// shareRequestRefusal is the error a ShareFetch or ShareAcknowledge gets
+// before anything else, nil when it may go on: share groups off, no group
+// or member, or no READ on the group.
+func (b *Broker) shareRequestRefusal(c *conn, group, member string) (*kerr.Error, string) {
+	switch {
+	case !b.shareGroupsEnabled():
+		return kerr.UnsupportedVersion, "share groups are off: the finalized share.version is 0"
+	case group == "" || member == "":
+		return kerr.InvalidRequest, "a share request names its group and member"
+	case !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, group):
+		return kerr.GroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Description
+	}
+	return nil, ""
 }
 
 // ackRangesOf converts a request's acknowledgement batches.

@@ -36,14 +36,10 @@ func handleShareAcknowledge(b *Broker, c *conn, req *kmsg.ShareAcknowledgeReques
 		resp.ErrorCode, resp.ErrorMessage = e.Code, kmsg.StringPtr(msg)
 		return resp, nil
 	}
-	switch {
-	case !b.shareGroupsEnabled():
-		return fail(kerr.UnsupportedVersion, "share groups are off: the finalized share.version is 0")
-	case group == "" || member == "":
-		return fail(kerr.InvalidRequest, "a share acknowledgement names its group and member")
-	case !b.authorize(c, kmsg.ACLOperationRead, kmsg.ACLResourceTypeGroup, group):
-		return fail(kerr.GroupAuthorizationFailed, kerr.GroupAuthorizationFailed.Description)
-	case req.ShareSessionEpoch == 0:
+	if e, msg := b.shareRequestRefusal(c, group, member); e != nil {
+		return fail(e, msg)
+	}
+	if req.ShareSessionEpoch == 0 {
 		return fail(kerr.InvalidShareSessionEpoch, "a share session is opened by a share fetch, not an acknowledgement")
 	}
 	if req.Version >= 2 {

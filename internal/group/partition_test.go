@@ -28,9 +28,6 @@ func TestPartitionFor(t *testing.T) {
 		{"hello", 99162322, 0, 0},
 	}
 	for _, c := range cases {
-		if got := javaStringHash(c.group); got != c.hash {
-			t.Errorf("javaStringHash(%q) = %d, want %d", c.group, got, c.hash)
-		}
 		if got := PartitionFor(c.group, c.partitions); got != c.want {
 			t.Errorf("PartitionFor(%q, %d) = %d, want %d", c.group, c.partitions, got, c.want)
 		}

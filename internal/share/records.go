@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf16"
+
+	kmodel "github.com/samsa-io/samsa/internal/model"
 )
 
 // The records of __share_group_state, in the formats of Kafka 4.4's share
@@ -360,34 +361,5 @@ func CoordinatorKey(k Key) string {
 // state: Utils.abs(coordinatorKey.hashCode()) % n, as Kafka's
 // ShareCoordinatorService.partitionFor.
 func PartitionFor(k Key, n int32) int32 {
-	return partitionForString(CoordinatorKey(k), n)
-}
-
-func partitionForString(s string, n int32) int32 {
-	if n <= 0 {
-		return 0
-	}
-	h := javaStringHash(s)
-	if h == math.MinInt32 { // Kafka's Utils.abs maps it to 0, not to itself
-		h = 0
-	} else if h < 0 {
-		h = -h
-	}
-	return h % n
-}
-
-// javaStringHash is Java's String.hashCode: s*31 + c over UTF-16 code
-// units, in wrapping int32 arithmetic.
-func javaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
-	}
-	return h
+	return kmodel.KeyPartition(CoordinatorKey(k), n)
 }

@@ -145,9 +145,6 @@ func TestCoordinatorKeyAndPartition(t *testing.T) {
 	if got := CoordinatorKey(testKey); got != "g1:AQIDBAUGBwgJCgsMDQ4PEA:3" {
 		t.Fatalf("CoordinatorKey = %q", got)
 	}
-	if got := javaStringHash("g1:AQIDBAUGBwgJCgsMDQ4PEA:3"); got != -851287136 {
-		t.Fatalf("hash = %d", got)
-	}
 	if got := PartitionFor(testKey, 50); got != 36 {
 		t.Fatalf("PartitionFor = %d, want 36", got)
 	}
@@ -162,14 +159,6 @@ func TestCoordinatorKeyAndPartition(t *testing.T) {
 	k = Key{Group: "g", TopicID: [16]byte{0xfb, 0xff, 0xbf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
 	if got := CoordinatorKey(k); got != "g:-_-__________________w:0" {
 		t.Fatalf("CoordinatorKey = %q", got)
-	}
-	// Java's famous string whose hashCode is Integer.MIN_VALUE: Kafka's
-	// Utils.abs makes it 0 (Math.abs would leave it negative).
-	if got := javaStringHash("polygenelubricants"); got != -2147483648 {
-		t.Fatalf("hash = %d", got)
-	}
-	if got := partitionForString("polygenelubricants", 7); got != 0 {
-		t.Fatalf("partition of a MIN_VALUE hash = %d, want 0", got)
 	}
 	if got := PartitionFor(k, 0); got != 0 {
 		t.Fatalf("PartitionFor over 0 partitions = %d", got)

@@ -1,6 +1,7 @@
 package sharecoord
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -166,7 +167,7 @@ func merge(old []share.StateBatch, start int64, batches []share.StateBatch) []sh
 		out = append(out, b)
 	}
 	news := slices.Clone(batches)
-	slices.SortFunc(news, func(a, b share.StateBatch) int { return cmpOffset(a.FirstOffset, b.FirstOffset) })
+	slices.SortFunc(news, func(a, b share.StateBatch) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	i := 0
 	covered := int64(-1) << 62 // the new batches added cover offsets up to here
 	for _, o := range old {
@@ -195,14 +196,4 @@ func merge(old []share.StateBatch, start int64, batches []share.StateBatch) []sh
 		add(news[i])
 	}
 	return out
-}
-
-func cmpOffset(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
