@@ -14,8 +14,9 @@ package broker
 // For each session partition this broker leads, the group's
 // share-partition (share_partitions.go) acquires for the member the
 // available records from its next fetch offset, at most MaxRecords in all
-// (v2's record_limit mode and the default batch-optimized mode alike: a
-// batch is acquired whole only while it fits), under MaxBytes, up to the
+// (v2's record_limit mode; in the default batch-optimized mode, as in
+// Kafka, the batch holding the last record asked for is taken whole),
+// under MaxBytes (and at most 1 MiB read per partition and fetch), up to the
 // high watermark (the last stable offset, with control and aborted
 // records archived unseen, when the group's share.isolation.level is
 // read_committed). The response holds the batches with acquired records
@@ -342,7 +343,7 @@ func (b *Broker) shareFetchWait(ctx context.Context, req *kmsg.ShareFetchRequest
 			var recs []byte
 			if err == nil {
 				sp.p.SetConfig(settings.partitionConfig()) // a group config changed since the load
-				acquired, recs, err = b.shareAcquire(sp, rp, member, int32(min(budget-bytes, 1<<31-1)), maxRecords-got, settings.readCommitted)
+				acquired, recs, err = b.shareAcquire(sp, rp, member, int32(min(budget-bytes, 1<<31-1)), maxRecords-got, req.ShareAcquireMode == 1, settings.readCommitted)
 			}
 			sp.mu.Unlock()
 			if err != nil {

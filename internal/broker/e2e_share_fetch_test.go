@@ -450,3 +450,50 @@ func TestShareRenewAcknowledgement(t *testing.T) {
 		t.Fatalf("renew with share.renew.acknowledge.enable=false: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
 	}
 }
+
+// TestShareFetchAcquireModes: in the default batch-optimized mode the
+// batch holding the last record asked for is acquired whole; ShareFetch
+// v2's record_limit mode stops at MaxRecords, splitting the batch.
+func TestShareFetchAcquireModes(t *testing.T) {
+	b := startGroupBroker(t, t.TempDir())
+	createTopic(t, b, "mq", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := newFranz(t, b.Addr())
+	setGroupConfigs(t, cl, "batch", "share.auto.offset.reset", "earliest")
+	setGroupConfigs(t, cl, "strict", "share.auto.offset.reset", "earliest")
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, &kgo.Record{Topic: "mq", Value: fmt.Appendf(nil, "v%d", i)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil { // one batch of 10
+		t.Fatal(err)
+	}
+	ts, _ := b.topics.byTopicName("mq")
+	for _, c := range []struct {
+		group string
+		mode  int8
+		want  []acquired
+	}{{"batch", 0, []acquired{{0, 9, 1}}}, {"strict", 1, []acquired{{0, 3, 1}}}} {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID, req.ShareAcquireMode = kmsg.StringPtr(c.group), kmsg.StringPtr("m"), c.mode
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 1000, 1, 1<<20, 4, 4
+		req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: [16]byte(ts.id), Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []acquired
+		for _, tr := range resp.Topics {
+			for _, p := range tr.Partitions {
+				for _, a := range p.AcquiredRecords {
+					got = append(got, acquired{a.FirstOffset, a.LastOffset, a.DeliveryCount})
+				}
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("mode %d: acquired %v, want %v", c.mode, got, c.want)
+		}
+	}
+}

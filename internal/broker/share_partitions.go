@@ -169,7 +169,7 @@ func (b *Broker) shareStartOffset(rp *replication.Partition, reset config.ShareA
 // shareAcquire reads from rp for member: the records from the
 // share-partition's next fetch offset, acquired up to maxRecords, and the
 // bytes of the batches holding them. sp.mu is held.
-func (b *Broker) shareAcquire(sp *sharePart, rp *replication.Partition, member string, maxBytes int32, maxRecords int, readCommitted bool) ([]share.AcquiredRange, []byte, error) {
+func (b *Broker) shareAcquire(sp *sharePart, rp *replication.Partition, member string, maxBytes int32, maxRecords int, strict, readCommitted bool) ([]share.AcquiredRange, []byte, error) {
 	p := sp.p
 	if ls := rp.LogStartOffset(); p.StartOffset() < ls {
 		p.AdvanceStart(ls)
@@ -185,12 +185,16 @@ func (b *Broker) shareAcquire(sp *sharePart, rp *replication.Partition, member s
 	if from >= limit {
 		return nil, nil, nil
 	}
+	// A share fetch takes a few hundred records: reading the request's
+	// whole MaxBytes (50 MiB from most clients) to acquire them cost most
+	// of the broker's CPU. The first batch is read whole however large.
+	readSize := min(maxBytes, shareReadChunk)
 	var rr storage.ReadResult
 	var err error
 	if readCommitted {
-		rr, _, err = rp.ReadCommitted(from, maxBytes, true)
+		rr, _, err = rp.ReadCommitted(from, readSize, true)
 	} else {
-		rr, _, err = rp.Read(from, maxBytes, true)
+		rr, _, err = rp.Read(from, readSize, true)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -235,6 +239,23 @@ func (b *Broker) shareAcquire(sp *sharePart, rp *replication.Partition, member s
 	if len(batches) == 0 {
 		return nil, nil, nil
 	}
+	if !strict {
+		// Kafka's batch-optimized acquisition (the default; ShareFetch
+		// v2's record_limit mode is strict): the batch holding the last
+		// record asked for is taken whole, so a batch is not split over
+		// fetches and sent again with each part.
+		seen := 0
+		for _, lb := range batches {
+			if lb.Skip || lb.LastOffset < from {
+				continue
+			}
+			seen += int(lb.LastOffset - max(lb.FirstOffset, from) + 1)
+			if seen >= maxRecords {
+				maxRecords = seen
+				break
+			}
+		}
+	}
 	acquired := p.Acquire(member, batches, maxRecords, b.cfg.Clock.Now())
 	if len(acquired) == 0 {
 		return nil, nil, nil
@@ -253,6 +274,9 @@ func (b *Broker) shareAcquire(sp *sharePart, rp *replication.Partition, member s
 	}
 	return acquired, out, nil
 }
+
+// shareReadChunk bounds one share fetch's read of a partition.
+const shareReadChunk = 1 << 20
 
 // shareAck applies member's acknowledgements to sp and, when they changed
 // its durable state, writes it before returning: an acknowledgement
