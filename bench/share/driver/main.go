@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The brokers a run may measure.
+const (
+	brokerSamsa = "samsa"
+	brokerKafka = "kafka"
+)
+
+var allBrokers = []string{brokerSamsa, brokerKafka}
+
+// The -fallback choices: what a trial does when the broker refuses
+// share.auto.offset.reset on the group.
+const (
+	fallbackAuto   = "auto"   // produce the backlog after the consumers joined
+	fallbackNever  = "never"  // fail the run
+	fallbackAlways = "always" // never set the group config; always produce after the join
+)
+
+type options struct {
+	samsa      string
+	java       string
+	kafkaLibs  string
+	log4j      string
+	kafkaHeap  string
+	kafkaProps []string
+	out        string
+	brokers    []string
+	consumers  []int
+	records    int
+	warmup     int
+	valueBytes int
+	runs       int
+	timeout    time.Duration
+	settle     time.Duration
+	fallback   string
+}
+
+func main() {
+	var o options
+	var brokers, consumers, kafkaProps string
+	flag.StringVar(&o.samsa, "samsa", "bin/samsa", "the samsa binary")
+	flag.StringVar(&o.java, "java", "java", "the java command (Kafka)")
+	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "Apache Kafka's jars (bench/compare's kafka-libs directory; run.sh fetches them)")
+	flag.StringVar(&o.log4j, "log4j", "bench/compare/kafka/log4j2.properties", "Kafka's log4j2 configuration")
+	flag.StringVar(&o.kafkaHeap, "kafka-heap", "1G", "Kafka's -Xmx and -Xms (kafka-server-start.sh's default)")
+	flag.StringVar(&kafkaProps, "kafka-props", "", "extra Kafka server properties, key=value, comma-separated")
+	flag.StringVar(&o.out, "out", "", "a directory for logs, broker data, results.json and results.md (required)")
+	flag.StringVar(&brokers, "brokers", strings.Join(allBrokers, ","), "which brokers, comma-separated: samsa, kafka")
+	flag.StringVar(&consumers, "consumers", "1,4,16", "the consumer counts, comma-separated")
+	flag.IntVar(&o.records, "records", 500_000, "records in the backlog (N)")
+	flag.IntVar(&o.warmup, "warmup", 50_000, "records of an unrecorded one-consumer trial on each fresh broker first (0: none)")
+	flag.IntVar(&o.valueBytes, "value-bytes", 100, "bytes per record value")
+	flag.IntVar(&o.runs, "runs", 3, "runs, each with fresh brokers")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one trial's consumption may take")
+	flag.DurationVar(&o.settle, "settle", 3*time.Second, "with the fallback, the pause between every consumer being assigned and the produce")
+	flag.StringVar(&o.fallback, "fallback", fallbackAuto, "when the broker refuses share.auto.offset.reset on the group: auto (produce after the join), never (fail), always (never set it)")
+	flag.Parse()
+	o.brokers = strings.Split(brokers, ",")
+	if kafkaProps != "" {
+		o.kafkaProps = strings.Split(kafkaProps, ",")
+	}
+	var err error
+	if o.consumers, err = parseCounts(consumers); err == nil {
+		err = run(o)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-share:", err)
+		os.Exit(1)
+	}
+}
+
+// parseCounts reads -consumers.
+func parseCounts(s string) ([]int, error) {
+	var cs []int
+	for _, f := range strings.Split(s, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 1 {
+			return nil, fmt.Errorf("-consumers: %q is not a positive count", f)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func (o options) check() error {
+	if o.out == "" {
+		return fmt.Errorf("-out is required")
+	}
+	for _, b := range o.brokers {
+		switch b {
+		case brokerSamsa:
+		case brokerKafka:
+			if o.kafkaLibs == "" {
+				return fmt.Errorf("-kafka-libs is needed for broker kafka")
+			}
+		default:
+			return fmt.Errorf("-brokers: unknown broker %q (%s)", b, strings.Join(allBrokers, ", "))
+		}
+	}
+	switch o.fallback {
+	case fallbackAuto, fallbackNever, fallbackAlways:
+	default:
+		return fmt.Errorf("-fallback: %q is not auto, never or always", o.fallback)
+	}
+	if o.records < 1 || o.valueBytes < 1 || o.runs < 1 || o.warmup < 0 {
+		return fmt.Errorf("-records, -value-bytes and -runs must be at least 1")
+	}
+	return nil
+}
+
+func run(o options) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var results []trial
+	for r := 1; r <= o.runs; r++ {
+		// Alternate the order so no broker always runs first in a round.
+		order := slices.Clone(o.brokers)
+		if r%2 == 0 {
+			slices.Reverse(order)
+		}
+		for _, b := range order {
+			srv, err := startServer(ctx, o, b, filepath.Join(o.out, fmt.Sprintf("%s-%d", b, r)))
+			if err != nil {
+				return fmt.Errorf("%s run %d: %w", b, r, err)
+			}
+			fmt.Fprintf(os.Stderr, "%s run %d on %s\n", b, r, srv.addr)
+			if o.warmup > 0 {
+				// Not recorded: the JVM compiles its hot paths, both
+				// brokers open their share coordinator's partitions.
+				w := o
+				w.records = o.warmup
+				t, err := runTrial(ctx, w, srv, 0, 1)
+				if err != nil {
+					srv.stop()
+					return fmt.Errorf("%s run %d, warm-up: %w (broker log %s)", b, r, err, srv.log)
+				}
+				fmt.Fprintf(os.Stderr, "%s run %d, warm-up: %s\n", b, r, t)
+			}
+			for _, c := range o.consumers {
+				t, err := runTrial(ctx, o, srv, r, c)
+				if err != nil {
+					srv.stop()
+					return fmt.Errorf("%s run %d, %d consumers: %w (broker log %s)", b, r, c, err, srv.log)
+				}
+				fmt.Fprintf(os.Stderr, "%s run %d, %d consumers: %s\n", b, r, c, t)
+				results = append(results, t)
+				if err := writeJSON(filepath.Join(o.out, "results.json"), results); err != nil {
+					srv.stop()
+					return err
+				}
+			}
+			srv.stop()
+		}
+	}
+	var md strings.Builder
+	report(&md, o, results)
+	if err := os.WriteFile(filepath.Join(o.out, "results.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(md.String())
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
