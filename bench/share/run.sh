@@ -10,9 +10,11 @@
 #
 #   RECORDS (500000: the backlog), VALUE_BYTES (100), CONSUMERS (1,4,16), RUNS (3),
 #   BROKERS (samsa,kafka), WARMUP (50000: an unrecorded one-consumer trial per fresh broker),
-#   FALLBACK (auto: a broker that refuses share.auto.offset.reset=earliest on the group
-#     is measured with the backlog produced after the consumers joined; never: fail;
-#     always: both brokers that way, the live mode),
+#   START (config: the backlog first, then share.auto.offset.reset=earliest on the group;
+#     prime: a consumer joins the empty topic and leaves first, the group then starts at 0 with
+#     the default "latest"; live: the consumers join first, the backlog is produced while they consume),
+#   FALLBACK (live: with START=config, a broker that refuses the group config is measured live;
+#     prime; never: fail),
 #   OUT (a new directory under ${TMPDIR:-/tmp}): logs, results.json, results.md; kept
 #   SAMSA_BIN (default: make build's bin/samsa), JAVA (java), KAFKA_HEAP (1G),
 #   KAFKA_PROPS (extra Kafka server properties, key=value,...),
@@ -39,6 +41,6 @@ fi
 echo "== bench-share: logs and results in $out (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 bin/bench-share -samsa "$samsa" -out "$out" -brokers "$brokers" \
   -records "${RECORDS:-500000}" -value-bytes "${VALUE_BYTES:-100}" -consumers "${CONSUMERS:-1,4,16}" \
-  -runs "${RUNS:-3}" -warmup "${WARMUP:-50000}" -fallback "${FALLBACK:-auto}" \
+  -runs "${RUNS:-3}" -warmup "${WARMUP:-50000}" -start "${START:-config}" -fallback "${FALLBACK:-live}" \
   -log4j bench/compare/kafka/log4j2.properties "${args[@]}"
 echo "== done (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2

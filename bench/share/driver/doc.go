@@ -14,8 +14,10 @@
 // million records and its RSS during the consumption, medians over the
 // runs and the Samsa/Kafka ratios, in results.json and results.md.
 //
-// A broker that refuses the group config is measured the other way round
-// (-fallback auto): the consumers join the empty topic first, so the
-// default "latest" start is offset 0, and the backlog is produced while
-// they consume; the report marks such rows.
+// -start prime gets the same backlog without the group config: one
+// consumer joins the empty topic (the group's share-partition starts at its
+// high watermark, 0) and leaves before the produce. -start live measures
+// the consumers joined first and the backlog produced while they consume.
+// A broker that refuses the group config is measured as -fallback says
+// (live by default); the report marks such rows.
 package main

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,12 +24,23 @@ const (
 
 var allBrokers = []string{brokerSamsa, brokerKafka}
 
-// The -fallback choices: what a trial does when the broker refuses
-// share.auto.offset.reset on the group.
+// How a trial's group starts at offset 0 of the backlog (-start), and
+// what a trial with -start config does when the broker refuses the group
+// config (-fallback).
 const (
-	fallbackAuto   = "auto"   // produce the backlog after the consumers joined
-	fallbackNever  = "never"  // fail the run
-	fallbackAlways = "always" // never set the group config; always produce after the join
+	// startConfig: produce the backlog, set share.auto.offset.reset to
+	// earliest on the group, start the consumers.
+	startConfig = "config"
+	// startPrime: one consumer joins the empty topic (the group's
+	// share-partition starts at its high watermark, 0) and leaves, then
+	// the backlog is produced and the consumers start: the same backlog
+	// as startConfig, with the default "latest".
+	startPrime = "prime"
+	// startLive: the consumers join the empty topic and the backlog is
+	// produced while they consume; the clock starts with the produce.
+	startLive = "live"
+	// fallbackNever: a refused group config fails the run.
+	fallbackNever = "never"
 )
 
 type options struct {
@@ -45,6 +59,7 @@ type options struct {
 	runs       int
 	timeout    time.Duration
 	settle     time.Duration
+	start      string
 	fallback   string
 }
 
@@ -65,8 +80,9 @@ func main() {
 	flag.IntVar(&o.valueBytes, "value-bytes", 100, "bytes per record value")
 	flag.IntVar(&o.runs, "runs", 3, "runs, each with fresh brokers")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one trial's consumption may take")
-	flag.DurationVar(&o.settle, "settle", 3*time.Second, "with the fallback, the pause between every consumer being assigned and the produce")
-	flag.StringVar(&o.fallback, "fallback", fallbackAuto, "when the broker refuses share.auto.offset.reset on the group: auto (produce after the join), never (fail), always (never set it)")
+	flag.DurationVar(&o.settle, "settle", 3*time.Second, "with -start prime or live, the pause between the consumers being assigned the partition and the produce")
+	flag.StringVar(&o.start, "start", startConfig, "how the group starts at the backlog's first offset: config (share.auto.offset.reset=earliest on the group), prime (a consumer joins the empty topic first and leaves), live (the consumers join the empty topic, the backlog is produced while they consume)")
+	flag.StringVar(&o.fallback, "fallback", startLive, "with -start config, when the broker refuses the group config: live, prime (as -start) or never (fail)")
 	flag.Parse()
 	o.brokers = strings.Split(brokers, ",")
 	if kafkaProps != "" {
@@ -110,10 +126,15 @@ func (o options) check() error {
 			return fmt.Errorf("-brokers: unknown broker %q (%s)", b, strings.Join(allBrokers, ", "))
 		}
 	}
-	switch o.fallback {
-	case fallbackAuto, fallbackNever, fallbackAlways:
+	switch o.start {
+	case startConfig, startPrime, startLive:
 	default:
-		return fmt.Errorf("-fallback: %q is not auto, never or always", o.fallback)
+		return fmt.Errorf("-start: %q is not config, prime or live", o.start)
+	}
+	switch o.fallback {
+	case startLive, startPrime, fallbackNever:
+	default:
+		return fmt.Errorf("-fallback: %q is not live, prime or never", o.fallback)
 	}
 	if o.records < 1 || o.valueBytes < 1 || o.runs < 1 || o.warmup < 0 {
 		return fmt.Errorf("-records, -value-bytes and -runs must be at least 1")
@@ -128,7 +149,24 @@ func run(o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	// An interrupt stops the broker of the moment (each runs in a
+	// process group of its own, so a ^C does not reach it) and exits.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		current *server
+	)
+	go func() {
+		<-ctx.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		if current != nil {
+			fmt.Fprintf(os.Stderr, "bench-share: interrupted; stopping %s\n", current.kind)
+			current.stop()
+			os.Exit(1)
+		}
+	}()
 	var results []trial
 	for r := 1; r <= o.runs; r++ {
 		// Alternate the order so no broker always runs first in a round.
@@ -141,6 +179,9 @@ func run(o options) error {
 			if err != nil {
 				return fmt.Errorf("%s run %d: %w", b, r, err)
 			}
+			mu.Lock()
+			current = srv
+			mu.Unlock()
 			fmt.Fprintf(os.Stderr, "%s run %d on %s\n", b, r, srv.addr)
 			if o.warmup > 0 {
 				// Not recorded: the JVM compiles its hot paths, both
@@ -167,7 +208,10 @@ func run(o options) error {
 					return err
 				}
 			}
+			mu.Lock()
+			current = nil
 			srv.stop()
+			mu.Unlock()
 		}
 	}
 	var md strings.Builder

@@ -39,6 +39,12 @@ func perMillion(v float64, records int) float64 {
 	return v / float64(records) * 1e6
 }
 
+var modeTitle = map[string]string{
+	startConfig: "the backlog produced first, then share.auto.offset.reset=earliest on the group and the consumers started",
+	startPrime:  "a consumer joined the empty topic and left, then the backlog was produced and the consumers started",
+	startLive:   "the live mode: the consumers joined the empty topic, then the backlog was produced while they consumed, the clock started with the produce",
+}
+
 var brokerTitle = map[string]string{brokerSamsa: "Samsa", brokerKafka: "Kafka 4.4"}
 
 // report writes a table per consumer count: each broker's median and
@@ -46,12 +52,8 @@ var brokerTitle = map[string]string{brokerSamsa: "Samsa", brokerKafka: "Kafka 4.
 // taken run by run (the two ran in the same round), as the median and
 // [min..max] of those ratios.
 func report(w io.Writer, o options, results []trial) {
-	mode := "backlog mode: produced first, then share.auto.offset.reset=earliest on the group and the consumers started"
-	if o.fallback == fallbackAlways {
-		mode = "live mode: the consumers joined the empty topic first, then the records were produced while they consumed"
-	}
 	fmt.Fprintf(w, "%d records of %d bytes in one partition (%s); every record accepted explicitly; median [min..max] of %d runs\n",
-		o.records, o.valueBytes, mode, o.runs)
+		o.records, o.valueBytes, modeTitle[o.start], o.runs)
 	both := slices.Contains(o.brokers, brokerSamsa) && slices.Contains(o.brokers, brokerKafka)
 	var cols []string
 	for _, b := range allBrokers {
@@ -91,9 +93,9 @@ func report(w io.Writer, o options, results []trial) {
 		}
 		for _, b := range cols {
 			for _, t := range results {
-				if t.Broker == b && t.Consumers == c && t.Fallback && o.fallback != fallbackAlways {
-					fmt.Fprintf(w, "\n%s: the group config was refused (%s); measured in the live mode instead: the backlog was produced after the consumers joined and the clock started with the produce.\n",
-						brokerTitle[b], t.FallbackReason)
+				if t.Broker == b && t.Consumers == c && t.Mode != o.start {
+					fmt.Fprintf(w, "\n%s: measured in %s: the group config was refused (%s).\n",
+						brokerTitle[b], modeTitle[t.Mode], t.Refused)
 					break
 				}
 			}

@@ -27,14 +27,14 @@ type trial struct {
 	Consumers  int    `json:"consumers"`
 	Records    int    `json:"records"`
 	ValueBytes int    `json:"value_bytes"`
-	// Fallback is set when the broker refused share.auto.offset.reset on
-	// the group: the backlog was produced after the consumers joined, and
-	// the clock started with the produce. FallbackReason is the refusal.
-	Fallback       bool   `json:"fallback,omitempty"`
-	FallbackReason string `json:"fallback_reason,omitempty"`
+	// Mode is how the group started at the backlog's first offset (-start:
+	// config, prime or live); Refused is the broker's refusal of the group
+	// config when Mode is the -fallback's instead of config.
+	Mode    string `json:"mode"`
+	Refused string `json:"refused,omitempty"`
 	// ProduceSeconds is how long the backlog took to produce (acks=all).
 	ProduceSeconds float64 `json:"produce_seconds"`
-	// Seconds runs from the consumers' creation (with the fallback, from
+	// Seconds runs from the consumers' creation (in the live mode, from
 	// the produce's start) to the last offset's first delivery; Rate is
 	// Records over it. FirstSeconds is the time to the first record and
 	// DeliveryRate the records over the time after it (join excluded).
@@ -57,7 +57,7 @@ type trial struct {
 	AckErrors    int64   `json:"ack_errors"`
 	FirstAckErr  string  `json:"first_ack_error,omitempty"`
 	FlushSeconds float64 `json:"flush_seconds"`
-	// LatencyP50Millis and P99 are, in the live mode (Fallback) only, the
+	// LatencyP50Millis and P99 are, in the live mode only, the
 	// percentiles of poll time minus the record's produce timestamp over
 	// every first delivery (the backlog mode's records wait by design).
 	LatencyP50Millis float64 `json:"latency_p50_ms,omitempty"`
@@ -83,9 +83,10 @@ func (t trial) String() string {
 		t.Records, t.Seconds, t.Rate, t.DeliveryRate, t.FirstSeconds, t.Duplicates, t.Redelivered,
 		t.PerConsumerMin, t.PerConsumerMax, t.AckErrors, t.BrokerCPUSeconds, perMillion(t.BrokerCPUSeconds, t.Records),
 		t.PeakRSSKiB/1024, t.StartOffset, t.Lag)
-	if t.Fallback {
-		s += fmt.Sprintf("; latency p50 %.1f ms, p99 %.1f ms [live: produced after the join]", t.LatencyP50Millis, t.LatencyP99Millis)
+	if t.Mode == startLive {
+		s += fmt.Sprintf("; produce to delivery p50 %.1f ms, p99 %.1f ms", t.LatencyP50Millis, t.LatencyP99Millis)
 	}
+	s += " [" + t.Mode + "]"
 	return s
 }
 
@@ -147,19 +148,23 @@ func runTrial(ctx context.Context, o options, srv *server, run, consumers int) (
 	if resp, err := srv.admin.CreateTopic(ctx, 1, 1, nil, topic); err != nil || resp.Err != nil {
 		return t, fmt.Errorf("create %s: %w", topic, errors.Join(err, resp.Err))
 	}
-	if o.fallback != fallbackAlways {
+	t.Mode = o.start
+	if t.Mode == startConfig {
 		if err := setEarliest(ctx, srv.addr, group); err != nil {
 			if o.fallback == fallbackNever {
 				return t, fmt.Errorf("%s=earliest on group %s: %w", resetKey, group, err)
 			}
-			t.Fallback, t.FallbackReason = true, err.Error()
-			fmt.Fprintf(os.Stderr, "%s refuses %s=earliest on group %s (%v): the backlog is produced after the consumers joined\n",
-				srv.kind, resetKey, group, err)
+			t.Mode, t.Refused = o.fallback, err.Error()
+			fmt.Fprintf(os.Stderr, "%s refuses %s=earliest on group %s (%v): -fallback %s\n",
+				srv.kind, resetKey, group, err, o.fallback)
 		}
-	} else {
-		t.Fallback, t.FallbackReason = true, "-fallback always"
 	}
-	if !t.Fallback {
+	if t.Mode == startPrime {
+		if err := prime(ctx, srv, group, topic, o.settle); err != nil {
+			return t, fmt.Errorf("prime the group: %w", err)
+		}
+	}
+	if t.Mode != startLive {
 		start := time.Now()
 		if err := produce(ctx, srv.addr, topic, o); err != nil {
 			return t, fmt.Errorf("produce: %w", err)
@@ -237,7 +242,7 @@ func runTrial(ctx context.Context, o options, srv *server, run, consumers int) (
 						dups.Add(1)
 						return
 					}
-					if t.Fallback {
+					if t.Mode == startLive {
 						lats[i] = append(lats[i], time.Duration(now-r.Timestamp.UnixNano()))
 					}
 					if unique.Add(1) == int64(o.records) {
@@ -257,7 +262,7 @@ func runTrial(ctx context.Context, o options, srv *server, run, consumers int) (
 	}
 
 	var runErr error
-	if t.Fallback {
+	if t.Mode == startLive {
 		if err := awaitMembers(ctx, srv.admin, group, topic, consumers, time.Minute); err != nil {
 			runErr = err
 		} else {
@@ -310,7 +315,7 @@ func runTrial(ctx context.Context, o options, srv *server, run, consumers int) (
 	for _, c := range counts {
 		t.PerConsumerMin, t.PerConsumerMax = min(t.PerConsumerMin, c), max(t.PerConsumerMax, c)
 	}
-	if t.Fallback {
+	if t.Mode == startLive {
 		all := slices.Concat(lats...)
 		slices.Sort(all)
 		t.LatencyP50Millis, t.LatencyP99Millis = percentileMillis(all, 0.50), percentileMillis(all, 0.99)
@@ -365,6 +370,41 @@ func awaitDone(done <-chan struct{}, pollErrs <-chan error, firstAt, unique *ato
 	}
 }
 
+// prime makes the group's share-partition of topic (still empty) start at
+// offset 0 whatever share.auto.offset.reset is: one consumer joins, is
+// assigned the partition, fetches for settle (its first ShareFetch
+// initializes the share-partition at the high watermark) and leaves.
+func prime(ctx context.Context, srv *server, group, topic string, settle time.Duration) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.addr), kgo.ClientID("share-bench-prime"),
+		kgo.ShareGroup(group), kgo.ConsumeTopics(topic))
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	polled := make(chan error, 1)
+	go func() {
+		defer close(polled)
+		for pctx.Err() == nil {
+			fs := cl.PollRecords(pctx, 0)
+			if n := fs.NumRecords(); n > 0 {
+				polled <- fmt.Errorf("the empty topic delivered %d records", n)
+				return
+			}
+		}
+	}()
+	err = awaitMembers(ctx, srv.admin, group, topic, 1, time.Minute)
+	if err == nil {
+		select {
+		case err = <-polled:
+		case <-time.After(settle):
+		}
+	}
+	cancel()
+	<-polled
+	cl.Close()
+	return err
+}
+
 // awaitMembers waits until the group describes n members, each assigned
 // the topic's partition.
 func awaitMembers(ctx context.Context, adm *kadm.Client, group, topic string, n int, timeout time.Duration) error {
@@ -397,14 +437,17 @@ func awaitMembers(ctx context.Context, adm *kadm.Client, group, topic string, n 
 // its persister moved past while the lag is already 0.
 func settled(ctx context.Context, adm *kadm.Client, group, topic string, want int64) (start, lag int64) {
 	start, lag = -1, -1
-	for range 150 {
+	// A broker that cannot describe the group gets 2 s, one still moving
+	// its start offset 15 s.
+	for failed, i := 0, 0; failed < 20 && i < 150; i++ {
 		offs, err := adm.DescribeShareGroupOffsets(ctx, group)
-		if err == nil {
-			if o, ok := offs[group].Offsets[topic][0]; ok && o.Err == nil {
-				start, lag = o.StartOffset, o.Lag
-				if lag == 0 || (lag < 0 && start >= want) {
-					return start, lag
-				}
+		o, ok := offs[group].Offsets[topic][0]
+		if err != nil || !ok || o.Err != nil {
+			failed++
+		} else {
+			start, lag = o.StartOffset, o.Lag
+			if lag == 0 || (lag < 0 && start >= want) {
+				return start, lag
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
