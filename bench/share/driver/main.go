@@ -65,7 +65,7 @@ type options struct {
 
 func main() {
 	var o options
-	var brokers, consumers, kafkaProps string
+	var brokers, consumers, kafkaProps, render string
 	flag.StringVar(&o.samsa, "samsa", "bin/samsa", "the samsa binary")
 	flag.StringVar(&o.java, "java", "java", "the java command (Kafka)")
 	flag.StringVar(&o.kafkaLibs, "kafka-libs", "", "Apache Kafka's jars (bench/compare's kafka-libs directory; run.sh fetches them)")
@@ -83,7 +83,15 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 3*time.Second, "with -start prime or live, the pause between the consumers being assigned the partition and the produce")
 	flag.StringVar(&o.start, "start", startConfig, "how the group starts at the backlog's first offset: config (share.auto.offset.reset=earliest on the group), prime (a consumer joins the empty topic first and leaves), live (the consumers join the empty topic, the backlog is produced while they consume)")
 	flag.StringVar(&o.fallback, "fallback", startLive, "with -start config, when the broker refuses the group config: live, prime (as -start) or never (fail)")
+	flag.StringVar(&render, "render", "", "only write the report of this results.json (with -start as it ran) to results.md beside it")
 	flag.Parse()
+	if render != "" {
+		if err := rerender(render, o.start); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-share:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	o.brokers = strings.Split(brokers, ",")
 	if kafkaProps != "" {
 		o.kafkaProps = strings.Split(kafkaProps, ",")
@@ -229,4 +237,33 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// rerender writes the report of a results.json again, its options taken
+// from the trials.
+func rerender(path, start string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var results []trial
+	if err := json.Unmarshal(data, &results); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(results) == 0 {
+		return fmt.Errorf("%s: no trials", path)
+	}
+	o := options{start: start, records: results[0].Records, valueBytes: results[0].ValueBytes}
+	for _, t := range results {
+		if !slices.Contains(o.brokers, t.Broker) {
+			o.brokers = append(o.brokers, t.Broker)
+		}
+		if !slices.Contains(o.consumers, t.Consumers) {
+			o.consumers = append(o.consumers, t.Consumers)
+		}
+		o.runs = max(o.runs, t.Run)
+	}
+	var md strings.Builder
+	report(&md, o, results)
+	return os.WriteFile(filepath.Join(filepath.Dir(path), "results.md"), []byte(md.String()), 0o644)
 }

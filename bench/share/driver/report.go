@@ -17,8 +17,6 @@ var figures = []figure{
 	{"delivery throughput, from the consumers' start", "records/s", func(t trial) float64 { return t.Rate }},
 	{"delivery throughput, after the first record", "records/s", func(t trial) float64 { return t.DeliveryRate }},
 	{"time to the first record", "s", func(t trial) float64 { return t.FirstSeconds }},
-	{"produce-to-delivery time p50 (live mode: the producer runs ahead, so mostly queueing)", "ms", func(t trial) float64 { return t.LatencyP50Millis }},
-	{"produce-to-delivery time p99 (live mode)", "ms", func(t trial) float64 { return t.LatencyP99Millis }},
 	{"duplicates (offsets delivered again)", "", func(t trial) float64 { return float64(t.Duplicates) }},
 	{"redelivered (delivery count > 1)", "", func(t trial) float64 { return float64(t.Redelivered) }},
 	{"acknowledgement errors", "", func(t trial) float64 { return float64(t.AckErrors) }},
@@ -30,6 +28,13 @@ var figures = []figure{
 	{"broker mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
 	{"the consumers' CPU (this driver)", "s per 1M records", func(t trial) float64 { return perMillion(t.DriverCPUSeconds, t.Records) }},
 	{"backlog produce time", "s", func(t trial) float64 { return t.ProduceSeconds }},
+}
+
+// liveFigures are the live mode's only, shown after the first three rows
+// when a trial ran live.
+var liveFigures = []figure{
+	{"produce to delivery p50 (the producer runs ahead: mostly queueing)", "ms", func(t trial) float64 { return t.LatencyP50Millis }},
+	{"produce to delivery p99", "ms", func(t trial) float64 { return t.LatencyP99Millis }},
 }
 
 func perMillion(v float64, records int) float64 {
@@ -77,7 +82,11 @@ func report(w io.Writer, o options, results []trial) {
 			fmt.Fprint(w, "---:|")
 		}
 		fmt.Fprintln(w)
-		for _, f := range figures {
+		rows := figures
+		if slices.ContainsFunc(results, func(t trial) bool { return t.Mode == startLive }) {
+			rows = slices.Insert(slices.Clone(figures), 3, liveFigures...)
+		}
+		for _, f := range rows {
 			name := f.name
 			if f.unit != "" {
 				name += " (" + f.unit + ")"
