@@ -127,7 +127,8 @@ type Node struct {
 const startAttempts = 3
 
 // Start runs a single plaintext combined node on free loopback ports,
-// server.properties, data and kafka.log in dir, and waits (up to two
+// server.properties, data and kafka.log in dir (emptied first: a fresh
+// node each time), and waits (up to two
 // minutes: the machines are small and shared) until it answers Metadata
 // naming itself.
 func Start(ctx context.Context, o Options, dir string) (*Node, error) {
