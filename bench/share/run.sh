@@ -11,8 +11,8 @@
 #   RECORDS (500000: the backlog), VALUE_BYTES (100), CONSUMERS (1,4,16), RUNS (3),
 #   BROKERS (samsa,kafka), WARMUP (50000: an unrecorded one-consumer trial per fresh broker),
 #   START (config: the backlog first, then share.auto.offset.reset=earliest on the group;
-#     prime: a consumer joins the empty topic and leaves first, the group then starts at 0 with
-#     the default "latest"; live: the consumers join first, the backlog is produced while they consume),
+#     prime (Samsa only): a consumer joins the empty topic and leaves first, the group then
+#     starts at 0 with the default "latest"; live: the consumers join first, the backlog is produced while they consume),
 #   FALLBACK (live: with START=config, a broker that refuses the group config is measured live;
 #     prime; never: fail),
 #   OUT (a new directory under ${TMPDIR:-/tmp}): logs, results.json, results.md; kept

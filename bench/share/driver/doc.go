@@ -16,7 +16,8 @@
 //
 // -start prime gets the same backlog without the group config: one
 // consumer joins the empty topic (the group's share-partition starts at its
-// high watermark, 0) and leaves before the produce. -start live measures
+// high watermark, 0) and leaves before the produce (Samsa only: Kafka 4.4
+// starts the group again at the high watermark). -start live measures
 // the consumers joined first and the backlog produced while they consume.
 // A broker that refuses the group config is measured as -fallback says
 // (live by default); the report marks such rows.

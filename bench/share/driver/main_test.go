@@ -50,6 +50,7 @@ func TestCheck(t *testing.T) {
 		"kafka no libs":  func(o *options) { o.brokers = []string{brokerKafka} },
 		"fallback":       func(o *options) { o.fallback = "sometimes" },
 		"start":          func(o *options) { o.start = "earliest" },
+		"prime on kafka": func(o *options) { o.start, o.brokers, o.kafkaLibs = startPrime, []string{brokerKafka}, "x" },
 		"no records":     func(o *options) { o.records = 0 },
 	} {
 		o := good
