@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror build compat registry-on-kafka failover-soak grow-soak
+.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -120,6 +120,15 @@ bench-mirror:
 # the Samsa side only.
 groupsref:
 	SAMSA_GROUPSREF_KAFKA=1 $(GO) test $(GOTAGS) -count=1 -v -timeout 30m ./test/groupsref/
+
+# The share-group benchmark (issue 21, bench/share/run.sh): a share
+# group's delivery throughput with 1, 4 and 16 franz-go share consumers on
+# one partition (CONSUMERS), Samsa against Apache Kafka 4.4; records/s,
+# duplicates, broker CPU per record and RSS, medians of RUNS (3) with
+# RECORDS (500000) and the Samsa/Kafka ratio. By hand, not in make test;
+# docs/PERFORMANCE.md#share-groups.
+bench-share:
+	bench/share/run.sh
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka

@@ -48,7 +48,6 @@ fi
 cache=${SAMSA_BENCH_CACHE:-$HOME/.cache/samsa-bench}
 kafka_version=${KAFKA_VERSION:-4.4.0}
 java=${JAVA:-java}
-libs=$cache/kafka-libs-$kafka_version
 mkdir -p "$cache" "$out"
 
 echo "== build bin/samsa"
@@ -56,13 +55,7 @@ go build -o bin/samsa ./cmd/samsa
 go build -o "$cache/compare-driver" ./bench/compare/driver
 go build -o "$cache/kfakeserver" ./test/kfakeserver
 
-if [ ! -f "$libs/kafka_2.13-$kafka_version.jar" ]; then
-  echo "== fetch Apache Kafka $kafka_version from Maven Central into $libs"
-  rm -rf "$libs.tmp"
-  (cd bench/compare/kafka && mvn -q -B -Dmaven.repo.local="$cache/m2" -Dkafka.version="$kafka_version" \
-    dependency:copy-dependencies -DoutputDirectory="$libs.tmp")
-  mv "$libs.tmp" "$libs"
-fi
+libs=$(KAFKA_VERSION=$kafka_version SAMSA_BENCH_CACHE=$cache bench/internal/kafka-libs.sh)
 
 args=(-samsa bin/samsa -kfake "$cache/kfakeserver" -java "$java" -kafka-libs "$libs" -out "$out"
       -samsa-version "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/samsa-io/samsa/bench/internal/kafkanode"
 	"github.com/samsa-io/samsa/internal/freeport"
 )
 
@@ -263,17 +262,7 @@ func (k kafkaKind) serverProperties(b *broker) string {
 	if k.tlsFiles != nil {
 		listener = "SSL"
 	}
-	lines := []string{
-		"process.roles=broker,controller",
-		"listeners=" + listener + "://" + b.addr() + ",CONTROLLER://" + ctrl,
-		"advertised.listeners=" + listener + "://" + b.addr() + ",CONTROLLER://" + ctrl,
-		"controller.listener.names=CONTROLLER",
-		"inter.broker.listener.name=" + listener,
-		"listener.security.protocol.map=CONTROLLER:PLAINTEXT," + listener + ":" + listener,
-		"log.dirs=" + filepath.Join(b.dir, "data"),
-		"num.partitions=1",
-		"group.initial.rebalance.delay.ms=0",
-	}
+	lines := kafkanode.CombinedProperties(listener, b.addr(), ctrl, filepath.Join(b.dir, "data"))
 	if f := k.tlsFiles; f != nil {
 		lines = append(lines,
 			"ssl.keystore.type=PEM",
@@ -294,15 +283,7 @@ func (k kafkaKind) serverProperties(b *broker) string {
 			"min.insync.replicas="+strconv.Itoa(min(2, q.nodes)),
 		), "\n") + "\n"
 	}
-	return strings.Join(append(lines,
-		"node.id=1",
-		"controller.quorum.bootstrap.servers="+ctrl,
-		"offsets.topic.replication.factor=1",
-		"transaction.state.log.replication.factor=1",
-		"transaction.state.log.min.isr=1",
-		"share.coordinator.state.topic.replication.factor=1",
-		"share.coordinator.state.topic.min.isr=1",
-	), "\n") + "\n"
+	return strings.Join(append(lines, kafkanode.SingleNodeProperties(ctrl)...), "\n") + "\n"
 }
 
 func (k kafkaKind) propsPath(b *broker) string { return filepath.Join(b.dir, "server.properties") }
@@ -316,52 +297,15 @@ func (k kafkaKind) prepare(b *broker) error {
 	if err := os.WriteFile(k.propsPath(b), []byte(k.serverProperties(b)), 0o644); err != nil {
 		return err
 	}
-	quorumArgs := []string{"--standalone", "-t", newClusterID()}
+	quorumArgs := []string{"--standalone", "-t", kafkanode.NewClusterID()}
 	if k.quorum != nil {
 		quorumArgs = []string{"-t", k.quorum.clusterID}
 	}
-	cmd := exec.Command(k.java, append([]string{"-Dlog4j2.configurationFile=" + k.log4j, "-cp", k.classpath(),
-		"kafka.tools.StorageTool", "format"}, append(quorumArgs, "-c", k.propsPath(b))...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		return fmt.Errorf("storage format: %w: %s", err, strings.Join(lines[max(0, len(lines)-5):], "\n"))
-	}
-	return nil
+	return kafkanode.Format(k.java, k.log4j, k.libs, k.propsPath(b), quorumArgs...)
 }
-
-// newClusterID is a random Kafka Uuid in base64url. Like Kafka's
-// Uuid.randomUuid it never starts with '-', which the storage tool's
-// argument parser would take for an option.
-func newClusterID() string {
-	id := make([]byte, 16)
-	for {
-		_, _ = rand.Read(id)
-		if s := base64.RawURLEncoding.EncodeToString(id); s[0] != '-' {
-			return s
-		}
-	}
-}
-
-func (k kafkaKind) classpath() string { return filepath.Join(k.libs, "*") }
 
 func (k kafkaKind) command(b *broker) *exec.Cmd {
-	args := []string{
-		// KAFKA_HEAP_OPTS
-		"-Xmx" + k.heap, "-Xms" + k.heap,
-		// KAFKA_JVM_PERFORMANCE_OPTS
-		"-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
-		"-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
-		// kafka-server-start.sh -loggc
-		"-Xlog:gc*:file=" + filepath.Join(b.dir, "kafkaServer-gc.log") + ":time,tags:filecount=10,filesize=100M",
-		// KAFKA_JMX_OPTS (no JMX_PORT)
-		"-Dcom.sun.management.jmxremote", "-Dcom.sun.management.jmxremote.authenticate=false",
-		"-Dcom.sun.management.jmxremote.ssl=false",
-		// KAFKA_LOG4J_OPTS
-		"-Dkafka.logs.dir=" + b.dir, "-Dlog4j2.configurationFile=" + k.log4j,
-		"-cp", k.classpath(), "kafka.Kafka", k.propsPath(b),
-	}
-	return exec.Command(k.java, args...)
+	return exec.Command(k.java, kafkanode.ServerArgs(b.dir, k.log4j, k.heap, k.libs, k.propsPath(b))...)
 }
 
 // kfakeKind runs test/kfakeserver, franz-go's in-memory Kafka fake in its

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/samsa-io/samsa/bench/internal/kafkanode"
 	"github.com/samsa-io/samsa/internal/devcluster"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -182,7 +183,7 @@ func (k kafkaCluster) start(dir string, timeout time.Duration) (cluster, error) 
 }
 
 func (k kafkaCluster) startOnce(dir string, timeout time.Duration) (cluster, error) {
-	q := &kafkaQuorum{kind: k.name(), nodes: k.n, clusterID: newClusterID()}
+	q := &kafkaQuorum{kind: k.name(), nodes: k.n, clusterID: kafkanode.NewClusterID()}
 	r := &kafkaRunning{kind: k.name()}
 	ports, err := freePorts(2 * k.n)
 	if err != nil {
