@@ -139,8 +139,8 @@ func TestE2EUpdateFeatures(t *testing.T) {
 			"Invalid metadata.version 22. Unsafe metadata downgrade is not supported in this version."},
 		{0, featureUpdate("transaction.version", 1, 0), "INVALID_UPDATE_VERSION: The update failed for all features since the following feature had an error: " +
 			"Invalid update version 1 for feature transaction.version. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."},
-		{2, featureUpdate("streams.version", 1, 1), "INVALID_UPDATE_VERSION: The update failed for all features since the following feature had an error: " +
-			"Invalid update version 1 for feature streams.version. Local controller 1 does not support this feature."},
+		{2, featureUpdate("streams.version", 2, 1), "INVALID_UPDATE_VERSION: The update failed for all features since the following feature had an error: " +
+			"Invalid update version 2 for feature streams.version. Local controller 1 only supports versions 0-1"},
 		{2, featureUpdate("no.such", 0, 2), "INVALID_UPDATE_VERSION: The update failed for all features since the following feature had an error: " +
 			"Invalid update version 0 for feature no.such. Feature no.such not found."},
 		{1, featureUpdate("group.version", 1, 1), "ok group.version:0"},
@@ -180,7 +180,7 @@ func TestE2EApiVersionsV3LeavesOutMinZeroFeatures(t *testing.T) {
 		req.Version = v
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "samsa-test", "1.0"
 		got := featuresOf(r.roundTrip(req, int32(v)).(*kmsg.ApiVersionsResponse))
-		if !slices.Equal(got.supported, want) || len(got.finalized) != 4 {
+		if !slices.Equal(got.supported, want) || len(got.finalized) != 5 {
 			t.Errorf("v%d: supported %v, finalized %v; want supported %v", v, got.supported, got.finalized, want)
 		}
 	}
@@ -220,7 +220,7 @@ func TestClusterUpdateFeatures(t *testing.T) {
 	}
 	// Every broker registered the levels it supports.
 	for _, br := range via.get().ctrl.Image().Brokers() {
-		if len(br.Features) != 4 {
+		if len(br.Features) != 5 {
 			t.Errorf("broker %d registered features %v", br.NodeID, br.Features)
 		}
 	}

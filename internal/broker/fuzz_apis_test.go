@@ -94,6 +94,13 @@ func FuzzShareGroupDescribe(f *testing.F)           { fuzzAPI(f, kmsg.ShareGroup
 func FuzzDescribeShareGroupOffsets(f *testing.F)    { fuzzAPI(f, kmsg.DescribeShareGroupOffsets) }
 func FuzzAlterShareGroupOffsets(f *testing.F)       { fuzzAPI(f, kmsg.AlterShareGroupOffsets) }
 func FuzzDeleteShareGroupOffsets(f *testing.F)      { fuzzAPI(f, kmsg.DeleteShareGroupOffsets) }
+func FuzzShareFetch(f *testing.F)                   { fuzzAPI(f, kmsg.ShareFetch) }
+func FuzzShareAcknowledge(f *testing.F)             { fuzzAPI(f, kmsg.ShareAcknowledge) }
+func FuzzInitializeShareGroupState(f *testing.F)    { fuzzAPI(f, kmsg.InitializeShareGroupState) }
+func FuzzReadShareGroupState(f *testing.F)          { fuzzAPI(f, kmsg.ReadShareGroupState) }
+func FuzzWriteShareGroupState(f *testing.F)         { fuzzAPI(f, kmsg.WriteShareGroupState) }
+func FuzzDeleteShareGroupState(f *testing.F)        { fuzzAPI(f, kmsg.DeleteShareGroupState) }
+func FuzzReadShareGroupStateSummary(f *testing.F)   { fuzzAPI(f, kmsg.ReadShareGroupStateSummary) }
 func FuzzStreamsGroupHeartbeat(f *testing.F)        { fuzzAPI(f, kmsg.StreamsGroupHeartbeat) }
 func FuzzStreamsGroupDescribe(f *testing.F)         { fuzzAPI(f, kmsg.StreamsGroupDescribe) }
 

@@ -50,7 +50,8 @@ func TestReplicationDefaults(t *testing.T) {
 		want := map[string]string{
 			"default.replication.factor": c.rf, "min.insync.replicas": c.minISR,
 			"offsets.topic.replication.factor": c.rf, "transaction.state.log.replication.factor": c.rf,
-			"transaction.state.log.min.isr": c.minISR,
+			"transaction.state.log.min.isr":                    c.minISR,
+			"share.coordinator.state.topic.replication.factor": c.rf, "share.coordinator.state.topic.min.isr": c.minISR,
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%d nodes (-want +got):\n%s", c.nodes, diff)
@@ -85,6 +86,8 @@ process.roles=broker,controller
 samsa.http.listener=127.0.0.1:19293
 samsa.rest.listener=127.0.0.1:19493
 samsa.schema.registry.listener=127.0.0.1:19393
+share.coordinator.state.topic.min.isr=2
+share.coordinator.state.topic.replication.factor=3
 transaction.state.log.min.isr=2
 transaction.state.log.replication.factor=3
 `
