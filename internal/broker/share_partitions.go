@@ -313,7 +313,6 @@ func (b *Broker) shareAck(ctx context.Context, sp *sharePart, rp *replication.Pa
 	return errs, b.persistSharePart(ctx, sp)
 }
 
-
 // persistSharePart writes sp's state if a change is not written yet.
 // Concurrent callers share writes: whoever holds wmu writes everything
 // changed so far, and a caller whose change that covered returns at once.
