@@ -346,6 +346,9 @@ func TestStreamsMissingSourceTopics(t *testing.T) {
 	if a.owned.count() != 0 || h.state("app") != "NotReady" {
 		t.Fatalf("tasks %v, state %s", a.owned, h.state("app"))
 	}
+	if d := h.describe("app"); d.Topology == nil || d.Topology.Subtopologies != nil {
+		t.Errorf("described topology of a group that is not ready: %+v, want its epoch and no subtopologies", d.Topology)
+	}
 	h.createTopic("input", 3)
 	h.converge(a)
 	if a.owned.active.count() != 3 || len(a.last.Status) != 0 {
