@@ -317,7 +317,8 @@ func TestStreamsInternalTopics(t *testing.T) {
 		t.Errorf("statuses %v once ready", statusCodes(a.last))
 	}
 	d := h.describe("app")
-	if d.Topology == nil || len(d.Topology.Subtopologies) != 2 || d.Topology.Subtopologies[1].RepartitionSourceTopics[0].NumPartitions != 4 {
+	if d.Topology == nil || len(d.Topology.Subtopologies) != 2 || d.Topology.Subtopologies[1].RepartitionSourceTopics[0].NumPartitions != 4 ||
+		d.Topology.Subtopologies[1].StateChangelogTopics[0].NumPartitions != 4 {
 		t.Errorf("described topology %+v", d.Topology)
 	}
 }

@@ -395,6 +395,7 @@ func (cf *configurer) tasks() map[string]streamsTopicInfo {
 			info := c
 			info.partitions = n
 			want[c.name] = info
+			cf.ct.partitions[c.name] = n // for StreamsGroupDescribe
 		}
 	}
 	return want
