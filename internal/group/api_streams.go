@@ -368,17 +368,17 @@ func (c *Coordinator) streamsSettings(groupID string) streamsSettings {
 		return st
 	}
 	overrides := c.deps.GroupConfigs(groupID)
-	positive := func(name string) (int, bool) {
+	nonNegative := func(name string) (int, bool) {
 		n, err := strconv.Atoi(overrides[name])
 		return n, err == nil && n >= 0
 	}
-	if n, ok := positive("streams.session.timeout.ms"); ok && n > 0 {
+	if n, ok := nonNegative("streams.session.timeout.ms"); ok && n > 0 {
 		st.sessionTimeout = time.Duration(n) * time.Millisecond
 	}
-	if n, ok := positive("streams.heartbeat.interval.ms"); ok && n > 0 {
+	if n, ok := nonNegative("streams.heartbeat.interval.ms"); ok && n > 0 {
 		st.heartbeatInterval = time.Duration(n) * time.Millisecond
 	}
-	if n, ok := positive("streams.num.standby.replicas"); ok {
+	if n, ok := nonNegative("streams.num.standby.replicas"); ok {
 		st.standbys = n
 	}
 	return st
