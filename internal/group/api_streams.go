@@ -368,17 +368,17 @@ func (c *Coordinator) streamsSettings(groupID string) streamsSettings {
 		return st
 	}
 	overrides := c.deps.GroupConfigs(groupID)
-	positive := func(name string) (int, bool) {
+	nonNegative := func(name string) (int, bool) {
 		n, err := strconv.Atoi(overrides[name])
 		return n, err == nil && n >= 0
 	}
-	if n, ok := positive("streams.session.timeout.ms"); ok && n > 0 {
+	if n, ok := nonNegative("streams.session.timeout.ms"); ok && n > 0 {
 		st.sessionTimeout = time.Duration(n) * time.Millisecond
 	}
-	if n, ok := positive("streams.heartbeat.interval.ms"); ok && n > 0 {
+	if n, ok := nonNegative("streams.heartbeat.interval.ms"); ok && n > 0 {
 		st.heartbeatInterval = time.Duration(n) * time.Millisecond
 	}
-	if n, ok := positive("streams.num.standby.replicas"); ok {
+	if n, ok := nonNegative("streams.num.standby.replicas"); ok {
 		st.standbys = n
 	}
 	return st
@@ -419,8 +419,10 @@ func (c *Coordinator) streamsHeartbeat(r *sgRequest) *sgResult {
 // StreamsGroupDescribe handles StreamsGroupDescribe v0-v1 (KIP-1071): each
 // streams group's state, epochs, topology (with the partition counts of its
 // internal topics once configured) and members with their processes,
-// endpoints, task offsets, and current and target tasks. A group that does
-// not exist or is not a streams group answers GROUP_ID_NOT_FOUND. v1's
+// endpoints, task offsets, and current and target tasks; the subtopologies
+// only once the topology is ready (its topics there and well partitioned),
+// as Kafka does. A group that does not exist or is not a streams group
+// answers GROUP_ID_NOT_FOUND. v1's
 // topology description (KIP-1331) is not stored: asked for, its status is
 // NOT_STORED (1); AssignorName is "sticky". AuthorizedOperations is left
 // for the broker to fill in.
@@ -455,6 +457,11 @@ func (c *Coordinator) describeStreams(req *kmsg.StreamsGroupDescribeRequest, dg 
 		return
 	}
 	sg := &g.streams
+	if sg.topology != nil {
+		// Against the topics as they are now: a group loaded from the log
+		// has not configured its topology yet.
+		sg.configured = sg.configure(c.newStep(g))
+	}
 	dg.State = sg.stateName()
 	dg.Epoch, dg.AssignmentEpoch = sg.epoch, sg.assignmentEpoch
 	if req.Version >= 1 {
@@ -468,6 +475,9 @@ func (c *Coordinator) describeStreams(req *kmsg.StreamsGroupDescribeRequest, dg 
 		dt.Epoch = t.epoch
 		ct := sg.configured
 		for _, st := range t.subtopologies {
+			if !ct.ready() {
+				break // Kafka describes the subtopologies of a ready topology only
+			}
 			ds := kmsg.NewStreamsGroupDescribeResponseGroupTopologySubtopology()
 			ds.SubtopologyID = st.id
 			ds.SourceTopics = slices.Clone(st.sourceTopics)

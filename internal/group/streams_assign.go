@@ -32,7 +32,8 @@ type streamsAssignInput struct {
 //     standby or warm-up; the rest to the least loaded member. Then, while
 //     one member has two more than another, the most loaded gives one away.
 //   - A stateful active task that would move from a member still in the
-//     group to one whose state of it is not caught up stays where it is,
+//     group to one in another process whose state of it is not caught up
+//     stays where it is,
 //     and the new member gets it as a warm-up task, at most maxWarmups in
 //     the group: it moves once the warm-up caught up (the heartbeat that
 //     reports so bumps the group epoch).
@@ -192,7 +193,9 @@ func (a *streamsAssignment) holdForWarmup() {
 				break
 			}
 		}
-		if from == "" || from == to || a.members[to].caughtUp(t) {
+		// Within one process the state directory is shared: the task
+		// moves at once.
+		if from == "" || from == to || a.members[from].processID == a.members[to].processID || a.members[to].caughtUp(t) {
 			continue
 		}
 		a.active[t] = from

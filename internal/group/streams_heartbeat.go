@@ -217,19 +217,29 @@ func (g *streamsGroup) topologyReplaceable(t *streamsTopology, memberID string) 
 // it (Kafka's probing rebalance).
 func (g *streamsGroup) warmupCaughtUp(m *streamsMember) bool {
 	for _, t := range m.assigned.warmup.list() {
-		if m.caughtUp(t) {
+		if g.caughtUp(m, t) {
 			return true
 		}
 	}
 	return false
 }
 
-// caughtUp reports whether the member's state of a task is within the
-// acceptable recovery lag, from the offsets it reported.
-func (m *streamsMember) caughtUp(t taskID) bool {
-	off, ok1 := m.taskOffsets[t]
-	end, ok2 := m.taskEndOffsets[t]
-	return ok1 && ok2 && end-off <= acceptableRecoveryLag
+// caughtUp reports whether a member's state of a task is within the
+// acceptable recovery lag: its reported changelog offset (0 without one)
+// against the furthest offset any member reported for the task, end or
+// restored (Kafka Streams 4.4 reports the offsets of its tasks' state, not
+// always their end). With nothing reported there is nothing known to
+// restore: caught up.
+func (g *streamsGroup) caughtUp(m *streamsMember, t taskID) bool {
+	end, known := int64(0), false
+	for _, o := range g.members {
+		for _, offsets := range []map[taskID]int64{o.taskOffsets, o.taskEndOffsets} {
+			if off, ok := offsets[t]; ok {
+				end, known = max(end, off), true
+			}
+		}
+	}
+	return !known || end-m.taskOffsets[t] <= acceptableRecoveryLag
 }
 
 // store queues the turn's records; if they cannot be appended the turn is
@@ -390,24 +400,10 @@ func (g *streamsGroup) updateTarget(s *step, ct *configuredTopology, standbys in
 	if ct.ready() {
 		in.tasks = ct.tasks
 	}
-	// The changelog end offsets the members reported: a member without
-	// state of a task is caught up when there is little to restore.
-	ends := make(map[taskID]int64)
-	for _, m := range g.members {
-		for t, end := range m.taskEndOffsets {
-			ends[t] = max(ends[t], end)
-		}
-	}
 	for _, m := range g.sortedMembers() {
-		caughtUp := func(t taskID) bool {
-			if _, reported := m.taskOffsets[t]; reported {
-				return m.caughtUp(t)
-			}
-			end, known := ends[t]
-			return !known || end <= acceptableRecoveryLag
-		}
 		in.members = append(in.members, streamsAssignMember{
-			id: m.id, processID: m.processID, previous: g.target[m.id], caughtUp: caughtUp,
+			id: m.id, processID: m.processID, previous: g.target[m.id],
+			caughtUp: func(t taskID) bool { return g.caughtUp(m, t) },
 		})
 	}
 	target := assignStreams(in)

@@ -133,10 +133,11 @@ type sgClient struct {
 	// endpointEpoch is the endpoint information epoch last answered.
 	endpointEpoch int32
 	last          *kmsg.StreamsGroupHeartbeatResponse
-	// offsets, when set, are reported as the member's task offsets and end
-	// offsets (50000 each: caught up, with more state than the acceptable
-	// recovery lag).
+	// offsets, when set, are reported as the member's task offsets (50000:
+	// more state than the acceptable recovery lag), and as its end offsets
+	// too with ends set (Kafka Streams 4.4 reports none).
 	offsets []taskID
+	ends    bool
 }
 
 func (h *sgHarness) member(group, id, process string, topology kmsg.StreamsGroupHeartbeatRequestTopology) *sgClient {
@@ -160,7 +161,9 @@ func (m *sgClient) request() *kmsg.StreamsGroupHeartbeatRequest {
 	}
 	for _, t := range m.offsets {
 		req.TaskOffsets = append(req.TaskOffsets, kmsg.TaskOffset{SubtopologyID: t.subtopology, Partition: t.partition, Offset: 50000})
-		req.TaskEndOffsets = append(req.TaskEndOffsets, kmsg.TaskOffset{SubtopologyID: t.subtopology, Partition: t.partition, Offset: 50000})
+		if m.ends {
+			req.TaskEndOffsets = append(req.TaskEndOffsets, kmsg.TaskOffset{SubtopologyID: t.subtopology, Partition: t.partition, Offset: 50000})
+		}
 	}
 	return req
 }
@@ -317,7 +320,8 @@ func TestStreamsInternalTopics(t *testing.T) {
 		t.Errorf("statuses %v once ready", statusCodes(a.last))
 	}
 	d := h.describe("app")
-	if d.Topology == nil || len(d.Topology.Subtopologies) != 2 || d.Topology.Subtopologies[1].RepartitionSourceTopics[0].NumPartitions != 4 {
+	if d.Topology == nil || len(d.Topology.Subtopologies) != 2 || d.Topology.Subtopologies[1].RepartitionSourceTopics[0].NumPartitions != 4 ||
+		d.Topology.Subtopologies[1].StateChangelogTopics[0].NumPartitions != 4 {
 		t.Errorf("described topology %+v", d.Topology)
 	}
 }
@@ -345,6 +349,9 @@ func TestStreamsMissingSourceTopics(t *testing.T) {
 	}
 	if a.owned.count() != 0 || h.state("app") != "NotReady" {
 		t.Fatalf("tasks %v, state %s", a.owned, h.state("app"))
+	}
+	if d := h.describe("app"); d.Topology == nil || d.Topology.Subtopologies != nil {
+		t.Errorf("described topology of a group that is not ready: %+v, want its epoch and no subtopologies", d.Topology)
 	}
 	h.createTopic("input", 3)
 	h.converge(a)
@@ -476,7 +483,9 @@ func TestStreamsStickyAfterLeaveAndRejoin(t *testing.T) {
 
 // TestStreamsWarmup: a member joining a stateful application gets the tasks
 // that would move to it as warm-up tasks while their owners keep them
-// active; once it reports their state caught up, they move to it.
+// active (their owner reported more state than the acceptable recovery
+// lag, and no end offsets, as Kafka Streams 4.4 does); once it reports
+// their state caught up, they move to it.
 func TestStreamsWarmup(t *testing.T) {
 	h := newSGHarness(t)
 	h.createTopic("input", 2)

@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -191,41 +192,79 @@ func (c *configuredTopology) ready() bool { return len(c.statuses) == 0 }
 //     INCORRECTLY_PARTITIONED_TOPICS; missing ones MISSING_INTERNAL_TOPICS,
 //     to be created.
 func (g *streamsGroup) configure(s *step) *configuredTopology {
-	t := g.topology
-	ct := &configuredTopology{
-		topologyEpoch: t.epoch,
-		tasks:         make(map[string]int32),
-		sources:       make(map[string][]string),
-		partitions:    make(map[string]int32),
-		stateful:      make(map[string]bool),
+	cf := &configurer{
+		s: s,
+		t: g.topology,
+		ct: &configuredTopology{
+			topologyEpoch: g.topology.epoch,
+			tasks:         make(map[string]int32),
+			sources:       make(map[string][]string),
+			partitions:    make(map[string]int32),
+			stateful:      make(map[string]bool),
+		},
+		hash:         fnv.New64a(),
+		regexMatches: make(map[string][][]string),
+		repartition:  make(map[string]int32),
+		fixed:        make(map[string]bool),
 	}
-	h := fnv.New64a()
-	lookup := func(name string) (int32, bool) {
-		if s.topics.partitions == nil {
-			return 0, false
-		}
-		_, n, ok := s.topics.partitions(name)
-		if ok && n > 0 {
-			h.Write([]byte(name))
-			h.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n), 0})
-			return n, true
-		}
+	if cf.userSources() && cf.repartitionCounts() && cf.copartition() {
+		cf.internalTopics(cf.tasks())
+	}
+	cf.ct.hash = int64(cf.hash.Sum64() | 1)
+	return cf.ct
+}
+
+// configurer is one configuration of a topology, step by step; each step
+// that finds the topology cannot be assigned adds its status and returns
+// false.
+type configurer struct {
+	s  *step
+	t  *streamsTopology
+	ct *configuredTopology
+	// hash collects the names and partition counts of the topics looked
+	// up.
+	hash hash.Hash64
+	// regexMatches are, per subtopology, the topics each of its regexes
+	// matched.
+	regexMatches map[string][][]string
+	// repartition is the partition count of each repartition topic; fixed
+	// says which the topology sets itself.
+	repartition map[string]int32
+	fixed       map[string]bool
+}
+
+// lookup is a topic's partition count, false if it does not exist.
+func (cf *configurer) lookup(name string) (int32, bool) {
+	if cf.s.topics.partitions == nil {
 		return 0, false
 	}
+	_, n, ok := cf.s.topics.partitions(name)
+	if !ok || n <= 0 {
+		return 0, false
+	}
+	cf.hash.Write([]byte(name))
+	cf.hash.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n), 0})
+	return n, true
+}
+
+func (cf *configurer) fail(code int8, detail string) bool {
+	cf.ct.statuses = append(cf.ct.statuses, streamsStatus{code, detail})
+	return false
+}
+
+// userSources looks up the user source topics, by name and by regex (whole
+// names, never Kafka's internal "__" topics): all must exist.
+func (cf *configurer) userSources() bool {
 	var names []string
-	if s.topics.names != nil && slices.ContainsFunc(t.subtopologies, func(st subtopology) bool { return len(st.sourceRegex) > 0 }) {
-		names = s.topics.names()
+	if cf.s.topics.names != nil && slices.ContainsFunc(cf.t.subtopologies, func(st subtopology) bool { return len(st.sourceRegex) > 0 }) {
+		names = cf.s.topics.names()
 		slices.Sort(names)
 	}
-	defer func() { ct.hash = int64(h.Sum64() | 1) }()
-
-	// User source topics, by name and by regex.
 	var missing []string
-	regexMatches := make(map[string][][]string) // subtopology -> per regex
-	for _, st := range t.subtopologies {
+	for _, st := range cf.t.subtopologies {
 		for _, name := range st.sourceTopics {
-			if n, ok := lookup(name); ok {
-				ct.partitions[name] = n
+			if n, ok := cf.lookup(name); ok {
+				cf.ct.partitions[name] = n
 			} else {
 				missing = append(missing, name)
 			}
@@ -234,63 +273,68 @@ func (g *streamsGroup) configure(s *step) *configuredTopology {
 			re, _ := compileTopicRegex(expr)
 			var matched []string
 			for _, name := range names {
-				if re != nil && re.MatchString(name) && !strings.HasPrefix(name, "__") {
-					if n, ok := lookup(name); ok {
-						ct.partitions[name] = n
-						matched = append(matched, name)
-					}
+				if re == nil || !re.MatchString(name) || strings.HasPrefix(name, "__") {
+					continue
+				}
+				if n, ok := cf.lookup(name); ok {
+					cf.ct.partitions[name] = n
+					matched = append(matched, name)
 				}
 			}
-			regexMatches[st.id] = append(regexMatches[st.id], matched)
+			cf.regexMatches[st.id] = append(cf.regexMatches[st.id], matched)
 		}
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		ct.statuses = append(ct.statuses, streamsStatus{streamsStatusMissingSourceTopics,
-			fmt.Sprintf("Source topics %s are missing.", strings.Join(slices.Compact(missing), ", "))})
-		return ct
+		return cf.fail(streamsStatusMissingSourceTopics,
+			fmt.Sprintf("Source topics %s are missing.", strings.Join(slices.Compact(missing), ", ")))
 	}
+	return true
+}
 
-	// Repartition topics: fixed counts first, then derived from the
-	// subtopologies writing them.
-	repartition := make(map[string]int32)
-	fixed := make(map[string]bool)
-	for _, st := range t.subtopologies {
+// sourceCount is the largest partition count of a subtopology's source
+// topics; false while one of its repartition topics has no count yet.
+func (cf *configurer) sourceCount(st subtopology) (int32, bool) {
+	n := int32(0)
+	for _, name := range st.sourceTopics {
+		n = max(n, cf.ct.partitions[name])
+	}
+	for _, matched := range cf.regexMatches[st.id] {
+		for _, name := range matched {
+			n = max(n, cf.ct.partitions[name])
+		}
+	}
+	for _, r := range st.repartitionSources {
+		if cf.repartition[r.name] == 0 {
+			return 0, false
+		}
+		n = max(n, cf.repartition[r.name])
+	}
+	return n, n > 0
+}
+
+// repartitionCounts gives each repartition topic its fixed count, or the
+// largest source count of the subtopologies writing it, repeated until
+// nothing changes (subtopologies chain through repartition topics).
+func (cf *configurer) repartitionCounts() bool {
+	for _, st := range cf.t.subtopologies {
 		for _, r := range st.repartitionSources {
-			repartition[r.name] = max(repartition[r.name], r.partitions)
+			cf.repartition[r.name] = max(cf.repartition[r.name], r.partitions)
 			if r.partitions > 0 {
-				fixed[r.name] = true
+				cf.fixed[r.name] = true
 			}
 		}
 	}
-	sourceCount := func(st subtopology) (int32, bool) {
-		n := int32(0)
-		for _, name := range st.sourceTopics {
-			n = max(n, ct.partitions[name])
-		}
-		for _, matched := range regexMatches[st.id] {
-			for _, name := range matched {
-				n = max(n, ct.partitions[name])
-			}
-		}
-		for _, r := range st.repartitionSources {
-			if repartition[r.name] == 0 {
-				return 0, false
-			}
-			n = max(n, repartition[r.name])
-		}
-		return n, n > 0
-	}
-	for range len(t.subtopologies) + 1 {
+	for range len(cf.t.subtopologies) + 1 {
 		changed := false
-		for _, st := range t.subtopologies {
-			n, ok := sourceCount(st)
+		for _, st := range cf.t.subtopologies {
+			n, ok := cf.sourceCount(st)
 			if !ok {
 				continue
 			}
 			for _, sink := range st.repartitionSinks {
-				if cur, isSource := repartition[sink]; isSource && !fixed[sink] && n > cur {
-					repartition[sink], changed = n, true
+				if cur, isSource := cf.repartition[sink]; isSource && !cf.fixed[sink] && n > cur {
+					cf.repartition[sink], changed = n, true
 				}
 			}
 		}
@@ -299,80 +343,86 @@ func (g *streamsGroup) configure(s *step) *configuredTopology {
 		}
 	}
 	var unknown []string
-	for _, name := range sortedKeys(repartition) {
-		if repartition[name] == 0 {
+	for _, name := range sortedKeys(cf.repartition) {
+		if cf.repartition[name] == 0 {
 			unknown = append(unknown, name)
 		}
 	}
 	if len(unknown) > 0 {
-		ct.statuses = append(ct.statuses, streamsStatus{streamsStatusIncorrectlyPartitionedTopics,
-			fmt.Sprintf("The partition counts of repartition topics %s cannot be derived from the topology.", strings.Join(unknown, ", "))})
-		return ct
+		return cf.fail(streamsStatusIncorrectlyPartitionedTopics,
+			fmt.Sprintf("The partition counts of repartition topics %s cannot be derived from the topology.", strings.Join(unknown, ", ")))
 	}
+	return true
+}
 
-	// Copartitioning.
-	for _, st := range t.subtopologies {
+// copartition enforces every copartition group.
+func (cf *configurer) copartition() bool {
+	ok := true
+	for _, st := range cf.t.subtopologies {
 		for _, cg := range st.copartitionGroups {
-			if detail := enforceCopartitioning(st, cg, regexMatches[st.id], ct.partitions, repartition, fixed); detail != "" {
-				ct.statuses = append(ct.statuses, streamsStatus{streamsStatusIncorrectlyPartitionedTopics, detail})
+			if detail := enforceCopartitioning(st, cg, cf.regexMatches[st.id], cf.ct.partitions, cf.repartition, cf.fixed); detail != "" {
+				ok = cf.fail(streamsStatusIncorrectlyPartitionedTopics, detail)
 			}
 		}
 	}
-	if len(ct.statuses) > 0 {
-		return ct
+	if ok {
+		maps.Copy(cf.ct.partitions, cf.repartition)
 	}
-	maps.Copy(ct.partitions, repartition)
+	return ok
+}
 
-	// Tasks, and changelog partition counts.
+// tasks counts each subtopology's tasks and lists its source topics; it
+// returns the internal topics the topology needs, with their counts.
+func (cf *configurer) tasks() map[string]streamsTopicInfo {
 	want := make(map[string]streamsTopicInfo)
-	for _, st := range t.subtopologies {
-		n, _ := sourceCount(st)
-		ct.tasks[st.id] = n
+	for _, st := range cf.t.subtopologies {
+		n, _ := cf.sourceCount(st)
+		cf.ct.tasks[st.id] = n
 		srcs := slices.Clone(st.sourceTopics)
-		for _, matched := range regexMatches[st.id] {
+		for _, matched := range cf.regexMatches[st.id] {
 			srcs = append(srcs, matched...)
 		}
 		for _, r := range st.repartitionSources {
 			srcs = append(srcs, r.name)
 			info := r
-			info.partitions = repartition[r.name]
+			info.partitions = cf.repartition[r.name]
 			want[r.name] = info
 		}
 		slices.Sort(srcs)
-		ct.sources[st.id] = slices.Compact(srcs)
+		cf.ct.sources[st.id] = slices.Compact(srcs)
 		for _, c := range st.changelogs {
-			ct.stateful[st.id] = true
+			cf.ct.stateful[st.id] = true
 			info := c
-			if info.partitions <= 0 {
-				info.partitions = n
-			}
+			info.partitions = n
 			want[c.name] = info
+			cf.ct.partitions[c.name] = n // for StreamsGroupDescribe
 		}
 	}
+	return want
+}
 
-	// Internal topics that exist must have their count; the others are
-	// created.
+// internalTopics checks the internal topics that exist have their count,
+// and lists the others to create.
+func (cf *configurer) internalTopics(want map[string]streamsTopicInfo) {
 	var wrong, absent []string
 	for _, name := range sortedKeys(want) {
 		info := want[name]
-		n, ok := lookup(name)
+		n, ok := cf.lookup(name)
 		switch {
 		case !ok:
 			absent = append(absent, name)
-			ct.create = append(ct.create, newTopicFrom(info))
+			cf.ct.create = append(cf.ct.create, newTopicFrom(info))
 		case n != info.partitions:
 			wrong = append(wrong, fmt.Sprintf("%s (%d partitions, %d required)", name, n, info.partitions))
 		}
 	}
 	if len(wrong) > 0 {
-		ct.statuses = append(ct.statuses, streamsStatus{streamsStatusIncorrectlyPartitionedTopics,
-			"Following topics do not have the same number of partitions as required: " + strings.Join(wrong, ", ") + "."})
+		cf.fail(streamsStatusIncorrectlyPartitionedTopics,
+			"Following topics do not have the same number of partitions as required: "+strings.Join(wrong, ", ")+".")
 	}
 	if len(absent) > 0 {
-		ct.statuses = append(ct.statuses, streamsStatus{streamsStatusMissingInternalTopics,
-			"Internal topics are missing: " + strings.Join(absent, ", ") + "."})
+		cf.fail(streamsStatusMissingInternalTopics, "Internal topics are missing: "+strings.Join(absent, ", ")+".")
 	}
-	return ct
 }
 
 // enforceCopartitioning checks one copartition group: its user topics must
