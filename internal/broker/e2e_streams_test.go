@@ -145,10 +145,14 @@ func TestE2EStreamsGroup(t *testing.T) {
 	if !sawMissing {
 		t.Error("no heartbeat reported MISSING_INTERNAL_TOPICS before the internal topics were created")
 	}
-	details, err := adm.ListTopics(ctx, "wc-rep-repartition", "wc-count-changelog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The coordinator sees a topic once this broker installed it; the
+	// Metadata answer follows with the image a moment later.
+	var details kadm.TopicDetails
+	eventually(t, ctx, "the internal topics in the metadata", func() bool {
+		var err error
+		details, err = adm.ListTopics(ctx, "wc-rep-repartition", "wc-count-changelog")
+		return err == nil && details["wc-rep-repartition"].Err == nil && details["wc-count-changelog"].Err == nil
+	})
 	for _, name := range []string{"wc-rep-repartition", "wc-count-changelog"} {
 		if d := details[name]; d.Err != nil || len(d.Partitions) != 3 {
 			t.Errorf("%s: %v, %d partitions; want 3", name, d.Err, len(d.Partitions))
