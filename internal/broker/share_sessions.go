@@ -123,13 +123,6 @@ func (ss *shareSessions) hasGroup(group string) bool {
 	return false
 }
 
-// count is the number of open sessions (metrics, tests).
-func (ss *shareSessions) count() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.sessions)
-}
-
 // closeShareSessions closes the share sessions of a connection that
 // closed, releasing their members' records.
 func (b *Broker) closeShareSessions(conn uint64) {

@@ -22,8 +22,6 @@ type shareSettings struct {
 	// renew is share.renew.acknowledge.enable (KIP-1222): whether RENEW
 	// acknowledgements are taken.
 	renew bool
-	// sessionTimeout is share.session.timeout.ms.
-	sessionTimeout time.Duration
 }
 
 func (s shareSettings) partitionConfig() share.Config {
@@ -58,13 +56,12 @@ func (b *Broker) shareSettings(group string) shareSettings {
 		reset = config.ShareAutoOffsetReset{Strategy: "latest"}
 	}
 	s = shareSettings{
-		lock:           time.Duration(v.Int("share.record.lock.duration.ms")) * time.Millisecond,
-		deliveryLimit:  int16(v.Int("share.delivery.count.limit")),
-		maxInFlight:    int64(v.Int("share.partition.max.record.locks")),
-		autoReset:      reset,
-		readCommitted:  v.String("share.isolation.level") == "read_committed",
-		renew:          v.Bool("share.renew.acknowledge.enable"),
-		sessionTimeout: time.Duration(v.Int("share.session.timeout.ms")) * time.Millisecond,
+		lock:          time.Duration(v.Int("share.record.lock.duration.ms")) * time.Millisecond,
+		deliveryLimit: int16(v.Int("share.delivery.count.limit")),
+		maxInFlight:   int64(v.Int("share.partition.max.record.locks")),
+		autoReset:     reset,
+		readCommitted: v.String("share.isolation.level") == "read_committed",
+		renew:         v.Bool("share.renew.acknowledge.enable"),
 	}
 	c.mu.Lock()
 	if c.img == img {

@@ -131,22 +131,6 @@ func (c *Coordinator) Delete(ctx context.Context, k share.Key) int16 {
 	return 0
 }
 
-// Keys lists the keys of a group this coordinator holds (for tests and
-// `samsa group`).
-func (c *Coordinator) Keys(group string) []share.Key {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []share.Key
-	for _, keys := range c.mu.keys {
-		for k := range keys {
-			if k.Group == group {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
-
 // merge lays batches over old: each offset takes the state of the last
 // batch covering it; offsets below start are dropped. Both lists are
 // sorted and non-overlapping within themselves.

@@ -58,10 +58,9 @@ type Coordinator struct {
 // write's append, so the log holds a key's records in the order its state
 // changed; it is taken before Coordinator.mu, never while holding it.
 type keyState struct {
-	mu      sync.Mutex
-	gone    bool // deleted, or its partition unloaded: look the key up again
-	snap    share.Snapshot
-	updates int32 // ShareUpdate records read since the last snapshot (load only)
+	mu   sync.Mutex
+	gone bool // deleted, or its partition unloaded: look the key up again
+	snap share.Snapshot
 }
 
 // New makes a coordinator; it serves nothing until Load.
@@ -155,7 +154,6 @@ func apply(keys map[share.Key]*keyState, key, value []byte) bool {
 		if upd.StartOffset >= 0 {
 			ks.snap.StartOffset = upd.StartOffset
 		}
-		ks.updates++
 	}
 	return true
 }
