@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/samsa-io/samsa/internal/config"
 	"github.com/samsa-io/samsa/internal/sharecoord"
 )
 
@@ -496,5 +497,69 @@ func TestShareFetchAcquireModes(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("mode %d: acquired %v, want %v", c.mode, got, c.want)
 		}
+	}
+}
+
+// TestShareLockExpiryArchivesDurably: a record whose locks expire until
+// the delivery-count limit is archived, and the archive is written: after
+// a restart the record is not delivered again, the next one is.
+func TestShareLockExpiryArchivesDurably(t *testing.T) {
+	dir := t.TempDir()
+	values := func() config.Values {
+		v, err := LoadConfig("", map[string]string{"group.share.min.record.lock.duration.ms": "1000",
+			"group.share.min.delivery.count.limit": "2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	start := func() *Broker {
+		b := startBrokerWith(t, Config{LogDir: dir, Values: values()})
+		<-b.coordSync.ready
+		return b
+	}
+	b := start()
+	createTopic(t, b, "eq", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := newFranz(t, b.Addr())
+	setGroupConfigs(t, cl, "eg", "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "1000",
+		"share.delivery.count.limit", "2")
+	produceEach(t, cl, "eq", 2)
+	ts, _ := b.topics.byTopicName("eq")
+	m := &shareClient{t: t, cl: cl, group: "eg", member: "m", topic: [16]byte(ts.id)}
+	// Offset 0 is acquired twice and left to expire each time; offset 1
+	// is accepted at once.
+	for delivery := int16(1); delivery <= 2; delivery++ {
+		var got []acquired
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && len(got) == 0; {
+			got, _, _ = m.fetch(ctx, 1, 3*time.Second)
+		}
+		if want := []acquired{{0, 0, delivery}}; !slices.Equal(got, want) {
+			t.Fatalf("delivery %d: acquired %v, want %v", delivery, got, want)
+		}
+		if delivery == 1 {
+			if got, _, _ = m.fetch(ctx, 1, time.Second); !slices.Equal(got, []acquired{{1, 1, 1}}) {
+				t.Fatalf("acquired %v, want offset 1", got)
+			}
+			if code := m.ack(ctx, [3]int64{1, 1, 1}); code != 0 {
+				t.Fatal(kerr.ErrorForCode(code))
+			}
+		}
+	}
+	eventually(t, ctx, "offset 0 archived and written", func() bool {
+		sp := b.shareParts.part(sharePartKey{group: "eg", topic: ts.id, partition: 0})
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return sp.p != nil && sp.p.StartOffset() == 2 && sp.written == sp.changes
+	})
+	cl.Close()
+	b.Close()
+	b = start()
+	cl = newFranz(t, b.Addr())
+	produceEach(t, cl, "eq", 1)
+	m = &shareClient{t: t, cl: cl, group: "eg", member: "m2", topic: [16]byte(ts.id)}
+	if got, _, _ := m.fetch(ctx, 10, 3*time.Second); !slices.Equal(got, []acquired{{2, 2, 1}}) {
+		t.Fatalf("after the restart acquired %v, want only the new offset 2", got)
 	}
 }
