@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/samsa-io/samsa/bench/internal/tabulate"
 )
 
 // figure is one row of the report.
@@ -21,13 +23,13 @@ var figures = []figure{
 	{"end-to-end lag under load, p50", "ms", func(t trial) float64 { return t.LagP50Millis }},
 	{"end-to-end lag under load, p99", "ms", func(t trial) float64 { return t.LagP99Millis }},
 	{"end-to-end lag under load, max", "ms", func(t trial) float64 { return t.LagMaxMillis }},
-	{"mirror CPU, backlog (start-up included)", "s per 1M records", func(t trial) float64 { return perMillion(t.CPUBacklogSeconds, t.Records) }},
-	{"mirror CPU, backlog after the first record", "s per 1M records", func(t trial) float64 { return perMillion(t.CPUCopySeconds, t.Records) }},
-	{"mirror CPU, under load", "s per 1M records", func(t trial) float64 { return perMillion(t.CPULiveSeconds, t.LiveOnB) }},
+	{"mirror CPU, backlog (start-up included)", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.CPUBacklogSeconds, t.Records) }},
+	{"mirror CPU, backlog after the first record", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.CPUCopySeconds, t.Records) }},
+	{"mirror CPU, under load", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.CPULiveSeconds, t.LiveOnB) }},
 	{"mirror peak RSS, VmHWM", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
 	{"mirror mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
-	{"both brokers' CPU, backlog", "s per 1M records", func(t trial) float64 { return perMillion(t.BrokerCPUSeconds, t.Records) }},
-	{"the driver's CPU (its consumer on B), backlog", "s per 1M records", func(t trial) float64 { return perMillion(t.DriverCPUSeconds, t.Records) }},
+	{"both brokers' CPU, backlog", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.BrokerCPUSeconds, t.Records) }},
+	{"the driver's CPU (its consumer on B), backlog", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.DriverCPUSeconds, t.Records) }},
 	{"backlog records read on B", "", func(t trial) float64 { return float64(t.BacklogOnB) }},
 	{"live records read on B / produced", "", func(t trial) float64 {
 		if t.LiveSent == 0 {
@@ -35,13 +37,6 @@ var figures = []figure{
 		}
 		return float64(t.LiveOnB) / float64(t.LiveSent)
 	}},
-}
-
-func perMillion(v float64, records int) float64 {
-	if records == 0 {
-		return 0
-	}
-	return v / float64(records) * 1e6
 }
 
 var modeTitle = map[string]string{
@@ -87,9 +82,9 @@ func report(w io.Writer, o options, results []trial) {
 		}
 		fmt.Fprintf(w, "| %s |", name)
 		for _, m := range cols {
-			fmt.Fprintf(w, " %s |", spread(values(results, m, f.get)))
+			fmt.Fprintf(w, " %s |", tabulate.Spread(values(results, m, f.get), format))
 			if withMM2 && m != modeMM2 {
-				fmt.Fprintf(w, " %s |", spread(ratios(results, m, f.get)))
+				fmt.Fprintf(w, " %s |", tabulate.Spread(ratios(results, m, f.get), format))
 			}
 		}
 		fmt.Fprintln(w)
@@ -125,28 +120,6 @@ func ratios(results []trial, mode string, get func(trial) float64) []float64 {
 		}
 	}
 	return rs
-}
-
-func spread(vs []float64) string {
-	if len(vs) == 0 {
-		return "-"
-	}
-	if len(vs) == 1 {
-		return format(vs[0])
-	}
-	return fmt.Sprintf("%s [%s..%s]", format(median(vs)), format(slices.Min(vs)), format(slices.Max(vs)))
-}
-
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func format(v float64) string {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/samsa-io/samsa/bench/internal/tabulate"
 )
 
 // A second delivery of an offset is a duplicate, from whichever consumer
@@ -76,7 +78,7 @@ func TestReportRatios(t *testing.T) {
 	if got := ratios(results, 1, func(t trial) float64 { return t.Rate }); len(got) != 2 || got[0] != 2 || got[1] != 4 {
 		t.Fatalf("ratios: %v, want [2 4]", got)
 	}
-	if got := spread(ratios(results, 1, func(t trial) float64 { return t.Rate })); got != "3.00 [2.00..4.00]" {
+	if got := tabulate.Spread(ratios(results, 1, func(t trial) float64 { return t.Rate }), format); got != "3.00 [2.00..4.00]" {
 		t.Fatalf("spread: %q", got)
 	}
 	var md strings.Builder

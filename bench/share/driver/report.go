@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/samsa-io/samsa/bench/internal/tabulate"
 )
 
 // figure is one row of the report.
@@ -23,10 +25,10 @@ var figures = []figure{
 	{"lag after the flush (unacknowledged)", "", func(t trial) float64 { return float64(t.Lag) }},
 	{"fewest records one consumer got", "", func(t trial) float64 { return float64(t.PerConsumerMin) }},
 	{"most records one consumer got", "", func(t trial) float64 { return float64(t.PerConsumerMax) }},
-	{"broker CPU", "s per 1M records", func(t trial) float64 { return perMillion(t.BrokerCPUSeconds, t.Records) }},
+	{"broker CPU", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.BrokerCPUSeconds, t.Records) }},
 	{"broker peak RSS, sampled", "MiB", func(t trial) float64 { return float64(t.PeakRSSKiB) / 1024 }},
 	{"broker mean RSS", "MiB", func(t trial) float64 { return float64(t.MeanRSSKiB) / 1024 }},
-	{"the consumers' CPU (this driver)", "s per 1M records", func(t trial) float64 { return perMillion(t.DriverCPUSeconds, t.Records) }},
+	{"the consumers' CPU (this driver)", "s per 1M records", func(t trial) float64 { return tabulate.PerMillion(t.DriverCPUSeconds, t.Records) }},
 	{"backlog produce time", "s", func(t trial) float64 { return t.ProduceSeconds }},
 }
 
@@ -35,13 +37,6 @@ var figures = []figure{
 var liveFigures = []figure{
 	{"produce to delivery p50 (the producer runs ahead: mostly queueing)", "ms", func(t trial) float64 { return t.LatencyP50Millis }},
 	{"produce to delivery p99", "ms", func(t trial) float64 { return t.LatencyP99Millis }},
-}
-
-func perMillion(v float64, records int) float64 {
-	if records == 0 {
-		return 0
-	}
-	return v / float64(records) * 1e6
 }
 
 var modeTitle = map[string]string{
@@ -93,10 +88,10 @@ func report(w io.Writer, o options, results []trial) {
 			}
 			fmt.Fprintf(w, "| %s |", name)
 			for _, b := range cols {
-				fmt.Fprintf(w, " %s |", spread(values(results, b, c, f.get)))
+				fmt.Fprintf(w, " %s |", tabulate.Spread(values(results, b, c, f.get), format))
 			}
 			if both {
-				fmt.Fprintf(w, " %s |", spread(ratios(results, c, f.get)))
+				fmt.Fprintf(w, " %s |", tabulate.Spread(ratios(results, c, f.get), format))
 			}
 			fmt.Fprintln(w)
 		}
@@ -149,28 +144,6 @@ func ratios(results []trial, consumers int, get func(trial) float64) []float64 {
 		}
 	}
 	return rs
-}
-
-func spread(vs []float64) string {
-	if len(vs) == 0 {
-		return "-"
-	}
-	if len(vs) == 1 {
-		return format(vs[0])
-	}
-	return fmt.Sprintf("%s [%s..%s]", format(median(vs)), format(slices.Min(vs)), format(slices.Max(vs)))
-}
-
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func format(v float64) string {

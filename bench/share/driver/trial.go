@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/samsa-io/samsa/bench/internal/procstat"
+	"github.com/samsa-io/samsa/bench/internal/tabulate"
 )
 
 // trial is one consumer count on one broker in one run.
@@ -81,7 +82,7 @@ type trial struct {
 func (t trial) String() string {
 	s := fmt.Sprintf("%d records in %.2fs: %.0f records/s (after the first record %.0f/s), first after %.2fs; duplicates %d, redelivered %d, per consumer %d..%d, ack errors %d; broker CPU %.2fs (%.2fs per 1M), peak RSS %d MiB; after the flush start offset %d, lag %d",
 		t.Records, t.Seconds, t.Rate, t.DeliveryRate, t.FirstSeconds, t.Duplicates, t.Redelivered,
-		t.PerConsumerMin, t.PerConsumerMax, t.AckErrors, t.BrokerCPUSeconds, perMillion(t.BrokerCPUSeconds, t.Records),
+		t.PerConsumerMin, t.PerConsumerMax, t.AckErrors, t.BrokerCPUSeconds, tabulate.PerMillion(t.BrokerCPUSeconds, t.Records),
 		t.PeakRSSKiB/1024, t.StartOffset, t.Lag)
 	if t.Mode == startLive {
 		s += fmt.Sprintf("; produce to delivery p50 %.1f ms, p99 %.1f ms", t.LatencyP50Millis, t.LatencyP99Millis)
