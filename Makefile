@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share build compat registry-on-kafka failover-soak grow-soak
+.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share bench-console build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -129,6 +129,15 @@ groupsref:
 # docs/PERFORMANCE.md#share-groups.
 bench-share:
 	bench/share/run.sh
+
+# The web console's large-data benchmark (issue 22, bench/console/run.sh):
+# a topic of 10,000,000 records in 1,000 partitions, 10,000 partitions in
+# a cluster of NODES (3) samsa serve; every console page's median and p90
+# of N (20) requests against 300 ms, the Kafka requests behind each and
+# the records the message browser reads. DATA keeps the loaded cluster for
+# a rerun. By hand, not in make test; docs/PERFORMANCE.md#console.
+bench-console:
+	bench/console/run.sh
 
 # Client quota rates (issue 14): a producer and a consumer capped at
 # 1 MiB/s by client quotas, with franz-go and with librdkafka
