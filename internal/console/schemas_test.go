@@ -157,6 +157,10 @@ func TestSchemasPage(t *testing.T) {
 			}
 			// The registry's own message, and the user's input kept.
 			wantContains(t, body, `id="schemas-error"`, "qty", `value="orders-value"`)
+			if check == "yes" {
+				// The check's own answer: its verdict and the registry's messages.
+				wantContains(t, body, "not compatible with the subject&#39;s latest version", "<li>{errorType:&#39;READER_FIELD_MISSING_DEFAULT_VALUE&#39;")
+			}
 			if !strings.Contains(body, "&#34;name&#34;:&#34;qty&#34;") {
 				t.Fatalf("the form lost the schema typed:\n%s", body)
 			}
