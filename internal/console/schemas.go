@@ -49,13 +49,13 @@ func (c *Console) schemasCall(r *http.Request, method, path string, in, out any)
 	if c.cfg.RegistryURL == "" {
 		return statusErr(http.StatusNotFound, errors.New("no Schema Registry is configured for the console"))
 	}
-	return serviceCall(c, r, "the Schema Registry", c.cfg.RegistryURL, method, path, in, out)
+	return schemasService(c, r, "the Schema Registry", c.cfg.RegistryURL, method, path, in, out)
 }
 
-// serviceCall is c.doJSON with a clear 502 when the service cannot be
+// schemasService is c.doJSON with a clear 502 when the service cannot be
 // reached (a refused connection, a timeout), so the page says which
 // service is down instead of a bare transport error.
-func serviceCall(c *Console, r *http.Request, service, base, method, path string, in, out any) error {
+func schemasService(c *Console, r *http.Request, service, base, method, path string, in, out any) error {
 	err := c.doJSON(r, method, base, path, in, out)
 	var he *httpError
 	var se *statusError
@@ -70,17 +70,17 @@ func serviceCall(c *Console, r *http.Request, service, base, method, path string
 	return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s cannot be reached: %w", service, base, err))
 }
 
-// renderStatus renders page with an error status (a form shown again
+// schemasRenderStatus renders page with an error status (a form shown again
 // with what was wrong).
-func renderStatus(c *Console, w http.ResponseWriter, r *http.Request, status int, page, section string, data any) {
+func schemasRenderStatus(c *Console, w http.ResponseWriter, r *http.Request, status int, page, section string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	c.renderSection(discardHeader{w}, r, page, section, data)
 }
 
-// serviceStatus is an error's HTTP status from a service (0 when none).
-func serviceStatus(err error) int {
+// schemasHTTPStatus is an error's HTTP status from a service (0 when none).
+func schemasHTTPStatus(err error) int {
 	var he *httpError
 	if errors.As(err, &he) {
 		return he.Status
@@ -183,7 +183,7 @@ func (c *Console) schemasLevel(r *http.Request, subject string) (string, error) 
 		Level string `json:"compatibilityLevel"`
 	}
 	err := c.schemasCall(r, http.MethodGet, "/config/"+url.PathEscape(subject), nil, &cfg)
-	if serviceStatus(err) == http.StatusNotFound {
+	if schemasHTTPStatus(err) == http.StatusNotFound {
 		return "", nil
 	}
 	return cfg.Level, err
@@ -287,7 +287,7 @@ func (c *Console) schemasSetSubject(w http.ResponseWriter, r *http.Request) {
 	case level == "":
 		// The empty choice drops the override: the global level applies.
 		err = c.schemasCall(r, http.MethodDelete, "/config/"+url.PathEscape(subject), nil, nil)
-		if serviceStatus(err) == http.StatusNotFound {
+		if schemasHTTPStatus(err) == http.StatusNotFound {
 			err = nil // no override to drop
 		}
 		level = "the global level"
@@ -438,7 +438,7 @@ func (c *Console) schemasRegister(w http.ResponseWriter, r *http.Request) {
 		Schema: r.FormValue("schema"), References: r.FormValue("references"), Check: r.FormValue("check") != "", Types: schemasTypes}
 	refuse := func(status int, msg string, messages []string) {
 		v.Error, v.Messages = msg, messages
-		renderStatus(c, w, r, status, "schemas_new", "schemas", v)
+		schemasRenderStatus(c, w, r, status, "schemas_new", "schemas", v)
 	}
 	refs, err := schemasParseRefs(v.References)
 	switch {
@@ -469,7 +469,7 @@ func (c *Console) schemasRegister(w http.ResponseWriter, r *http.Request) {
 		}
 		err := c.schemasCall(r, http.MethodPost, "/compatibility"+schemasPath(v.Subject)+"/versions/latest?verbose=true", body, &res)
 		switch {
-		case serviceStatus(err) == http.StatusNotFound:
+		case schemasHTTPStatus(err) == http.StatusNotFound:
 			// A new subject: nothing to be compatible with.
 		case err != nil:
 			c.schemasRefuseErr(refuse, err)
