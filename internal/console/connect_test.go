@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,45 @@ func TestConnectPage(t *testing.T) {
 		connectREST(t, base, http.MethodGet, "/connectors/gen/config", &cfg)
 		if cfg["max.interval"] != "75" || cfg["my.secret.token"] != "hunter2" {
 			t.Fatalf("the edited config: %v", cfg)
+		}
+	})
+
+	t.Run("failed task", func(t *testing.T) {
+		// A FileStreamSink writing into a directory that does not exist:
+		// its task fails at start, with a trace.
+		missing := filepath.Join(t.TempDir(), "no", "such", "dir", "out.txt")
+		st, body, _ := tc.post("/connect/new", url.Values{"plugin": {"FileStreamSink"}, "name": {"sink"}, "tasks.max": {"1"},
+			"cfg.file": {missing}, "other": {"topics=gen-users"}})
+		if st != http.StatusSeeOther {
+			t.Fatalf("create the sink: %d\n%s", st, body)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var s connectStatus
+			connectREST(t, base, http.MethodGet, "/connectors/sink/status", &s)
+			if s.Count("FAILED") == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the sink's task did not fail: %+v", s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		st, body = tc.get("/connect/sink")
+		if st != 200 {
+			t.Fatalf("the sink's page: %d\n%s", st, body)
+		}
+		wantContains(t, body, `<span class="badge bad">FAILED</span>`, `<details class="connect-trace"><summary>Trace of task 0</summary><pre>`, "no such file or directory")
+		_, body = tc.get("/connect?q=sin")
+		wantContains(t, body, `<span class="badge bad">1 failed</span>`)
+		if strings.Contains(body, `href="/connect/gen"`) {
+			t.Fatalf("the search for sin lists gen:\n%s", body)
+		}
+		if st, body, _ := tc.post("/connect/sink/restart", url.Values{"includeTasks": {"true"}, "onlyFailed": {"true"}}); st != http.StatusSeeOther {
+			t.Fatalf("restart the failed task: %d\n%s", st, body)
+		}
+		if st, body, _ := tc.post("/connect/sink/delete", url.Values{"confirm": {"sink"}}); st != http.StatusSeeOther {
+			t.Fatalf("delete the sink: %d\n%s", st, body)
 		}
 	})
 
