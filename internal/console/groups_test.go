@@ -1,7 +1,9 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -387,6 +389,12 @@ func TestGroups(t *testing.T) {
 		if st, body := tc.get("/groups/cg-next"); st != 404 {
 			t.Fatalf("deleted group: status %d, want 404:\n%s", st, body)
 		}
+		if st, body := tc.get("/groups/cg-next/reset?to=earliest"); st != 404 {
+			t.Fatalf("reset form of a deleted group: status %d, want 404:\n%s", st, body)
+		}
+		if st, body, _ := tc.post("/groups/cg-next/reset", url.Values{"set": {"gt:0:1"}}); st != 404 {
+			t.Fatalf("reset of a deleted group: status %d, want 404:\n%s", st, body)
+		}
 
 		// Deleting one topic's offsets of the classic group.
 		if st, body, _ := tc.post("/groups/cg-classic/delete-offsets", url.Values{"topic": {"nosuch"}}); st != 400 {
@@ -397,5 +405,19 @@ func TestGroups(t *testing.T) {
 			t.Fatalf("delete-offsets: status %d to %q:\n%s", st, loc, body)
 		}
 		groupsWantOffsets(t, tc, "cg-classic", map[int32]int64{})
+	})
+
+	// A coordinator that moves mid-request (franz-go retries, then gives
+	// up) is shown as such, with a link to retry the same page.
+	t.Run("coordinator moved", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/groups/cg-classic?page=1", nil)
+		req.SetPathValue("id", "cg-classic")
+		tc.c.groupsFail(rec, req, fmt.Errorf("describe: %w", kerr.NotCoordinator))
+		body := rec.Body.String()
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("status %d, want 503:\n%s", rec.Code, body)
+		}
+		wantContains(t, body, "NOT_COORDINATOR", `href="/groups/cg-classic?page=1" id="groups-retry"`)
 	})
 }
