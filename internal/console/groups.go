@@ -102,8 +102,12 @@ func (c *Console) serveGroupsList(w http.ResponseWriter, r *http.Request) {
 		v.Warn = "some brokers did not answer, so their groups are missing: " + err.Error()
 	}
 	all := listed.Sorted()
+	// The filters are applied here too: a broker before ListGroups v5
+	// (Kafka 3.8) ignores the type filter, before v4 the state filter.
 	all = slices.DeleteFunc(all, func(g kadm.ListedGroup) bool {
-		return v.Query != "" && !strings.Contains(strings.ToLower(g.Group), strings.ToLower(v.Query))
+		return v.Query != "" && !strings.Contains(strings.ToLower(g.Group), strings.ToLower(v.Query)) ||
+			v.Type != "" && cmp.Or(g.GroupType, "classic") != v.Type ||
+			v.State != "" && g.State != v.State
 	})
 	v.Total = len(all)
 	v.Pages = max(1, (len(all)+groupsPageSize-1)/groupsPageSize)

@@ -405,6 +405,19 @@ func TestGroups(t *testing.T) {
 			t.Fatalf("delete-offsets: status %d to %q:\n%s", st, loc, body)
 		}
 		groupsWantOffsets(t, tc, "cg-classic", map[int32]int64{})
+
+		// A share group: its state of one topic, then the group.
+		st, body, loc = tc.post("/groups/cg-share/delete-offsets", url.Values{"topic": {"gt"}})
+		if st != http.StatusSeeOther || !strings.Contains(loc, "done=") {
+			t.Fatalf("share delete-offsets: status %d to %q:\n%s", st, loc, body)
+		}
+		groupsWantOffsets(t, tc, "cg-share", map[int32]int64{})
+		if st, body, _ := tc.post("/groups/cg-share/delete", url.Values{"confirm": {"cg-share"}}); st != http.StatusSeeOther {
+			t.Fatalf("share delete: status %d:\n%s", st, body)
+		}
+		if st, body := tc.get("/groups/cg-share"); st != 404 {
+			t.Fatalf("deleted share group: status %d, want 404:\n%s", st, body)
+		}
 	})
 
 	// A coordinator that moves mid-request (franz-go retries, then gives
