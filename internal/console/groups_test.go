@@ -420,6 +420,32 @@ func TestGroups(t *testing.T) {
 		}
 	})
 
+	// 101 groups: 100 on the first page, one on the second, each with
+	// its lag (the end 10 of partition 0 less the committed i%10).
+	t.Run("paging", func(t *testing.T) {
+		for i := range 101 {
+			var os kadm.Offsets
+			os.AddOffset("gt", 0, int64(i%10), -1)
+			if err := tc.Admin.CommitAllOffsets(ctx(t), fmt.Sprintf("pg-%03d", i), os); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, body := tc.get("/groups?q=pg-")
+		if st != 200 {
+			t.Fatalf("status %d:\n%s", st, body)
+		}
+		if n := strings.Count(body, `<tr data-group="pg-`); n != 100 {
+			t.Fatalf("page 1 has %d groups, want 100", n)
+		}
+		groupsWantCells(t, body, "data-group", "pg-013", "pg-013", "classic", "Empty", "0", "", "7")
+		wantContains(t, body, "Page 1 of 2", `href="/groups?page=2&amp;q=pg-"`)
+		_, body = tc.get("/groups?q=pg-&page=2")
+		if n := strings.Count(body, `<tr data-group="pg-`); n != 1 || !strings.Contains(body, `data-group="pg-100"`) {
+			t.Fatalf("page 2 has %d groups, want pg-100 alone:\n%s", n, body)
+		}
+		groupsWantCells(t, body, "data-group", "pg-100", "pg-100", "classic", "Empty", "0", "", "10")
+	})
+
 	// A coordinator that moves mid-request (franz-go retries, then gives
 	// up) is shown as such, with a link to retry the same page.
 	t.Run("coordinator moved", func(t *testing.T) {
