@@ -460,3 +460,28 @@ func TestGroups(t *testing.T) {
 		wantContains(t, body, "NOT_COORDINATOR", `href="/groups/cg-classic?page=1" id="groups-retry"`)
 	})
 }
+
+// TestGroupsHistory: the lag history keeps one sample per second at most,
+// forgets samples past the window (a group no one watches goes), and
+// keeps each user's samples apart.
+func TestGroupsHistory(t *testing.T) {
+	h := &groupsHistory{samples: map[groupsHistoryKey][]Point{}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.add("ann", "g", t0, 5)
+	if got := h.add("ann", "g", t0.Add(200*time.Millisecond), 6); len(got) != 1 || got[0].Value != 5 {
+		t.Fatalf("a sample within a second of the last was kept: %v", got)
+	}
+	if got := h.add("ann", "g", t0.Add(2*time.Second), 7); len(got) != 2 || got[1].Value != 7 {
+		t.Fatalf("samples %v, want 5 then 7", got)
+	}
+	if got := h.add("bob", "g", t0.Add(3*time.Second), 1); len(got) != 1 {
+		t.Fatalf("bob sees ann's samples: %v", got)
+	}
+	h.add("ann", "other", t0.Add(groupsHistoryWindow+2500*time.Millisecond), 0)
+	if ps := h.samples[groupsHistoryKey{"ann", "g"}]; len(ps) != 0 {
+		t.Fatalf("samples past the window kept: %v", ps)
+	}
+	if ps := h.samples[groupsHistoryKey{"bob", "g"}]; len(ps) != 1 {
+		t.Fatalf("a sample within the window dropped: %v", ps)
+	}
+}
