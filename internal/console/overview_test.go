@@ -1,0 +1,257 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestOverviewRateArithmetic: a rate is the clamped growth of the keys
+// present in both readings over the time between them; no baseline, no
+// time or too long a gap draws nothing.
+func TestOverviewRateArithmetic(t *testing.T) {
+	gap := 10 * time.Second
+	type m = map[string]int64
+	for _, tc := range []struct {
+		name      string
+		prev, cur m
+		elapsed   time.Duration
+		want      float64
+		ok        bool
+	}{
+		{"no baseline", nil, m{"a": 5}, time.Second, 0, false},
+		{"no time", m{"a": 1}, m{"a": 5}, 0, 0, false},
+		{"gap too long", m{"a": 1}, m{"a": 5}, 11 * time.Second, 0, false},
+		{"growth over 2 s", m{"a": 10, "b": 5}, m{"a": 30, "b": 5}, 2 * time.Second, 10, true},
+		{"a new key has no baseline", m{"a": 10}, m{"a": 12, "c": 1000}, time.Second, 2, true},
+		{"a gone key counts nothing", m{"a": 10, "b": 7}, m{"a": 12}, time.Second, 2, true},
+		{"a drop is clamped at 0, not subtracted", m{"a": 100, "b": 10}, m{"a": 50, "b": 20}, 2 * time.Second, 5, true},
+		{"all dropping is 0", m{"a": 100}, m{"a": 0}, time.Second, 0, true},
+	} {
+		got, ok := overviewRate(tc.prev, tc.cur, tc.elapsed, gap)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: got %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+
+	// A counter over readings: a failed reading (nil) keeps the baseline,
+	// so the next good one averages over the whole span; a span past the
+	// gap only starts a new baseline.
+	var oc overviewCounter
+	t0 := time.Unix(1000, 0)
+	read := func(v int64) map[any]int64 { return map[any]int64{"p": v} }
+	steps := []struct {
+		at   time.Duration
+		vals map[any]int64
+		want float64
+		ok   bool
+	}{
+		{0, read(100), 0, false},                 // baseline
+		{time.Second, read(150), 50, true},       // +50 in 1 s
+		{2 * time.Second, nil, 0, false},         // failed reading: a gap
+		{3 * time.Second, read(250), 50, true},   // +100 over 2 s
+		{4 * time.Second, read(200), 0, true},    // retention: clamped
+		{20 * time.Second, read(1200), 0, false}, // 16 s > gap: new baseline
+		{21 * time.Second, read(1230), 30, true}, // rates again
+	}
+	for i, s := range steps {
+		got, ok := oc.next(t0.Add(s.at), s.vals, gap)
+		if ok != s.ok || math.Abs(got-s.want) > 1e-9 {
+			t.Errorf("step %d: got %v, %v; want %v, %v", i, got, ok, s.want, s.ok)
+		}
+	}
+
+	// Latency: p50 and max per broker and overall, then afresh.
+	var l overviewLatency
+	for _, d := range []time.Duration{1, 2, 3, 10} {
+		l.OnBrokerE2E(kgo.BrokerMetadata{NodeID: 1}, 0, kgo.BrokerE2E{TimeToWrite: d * time.Millisecond})
+	}
+	l.OnBrokerE2E(kgo.BrokerMetadata{NodeID: 2}, 0, kgo.BrokerE2E{TimeToWrite: 40 * time.Millisecond})
+	l.OnBrokerE2E(kgo.BrokerMetadata{NodeID: 2}, 0, kgo.BrokerE2E{TimeToWrite: time.Hour, WriteErr: errors.New("broken")})
+	all, by := l.take()
+	if by[1].P50 != 2 || by[1].Max != 10 || by[2].Max != 40 || all.Max != 40 || all.N != 5 || all.P50 != 3 {
+		t.Errorf("latency: all %+v, by %+v", all, by)
+	}
+	if all, _ := l.take(); all.N != 0 {
+		t.Errorf("latency after take: %+v, want none", all)
+	}
+}
+
+var overviewEventRE = regexp.MustCompile(`(?s)event: charts\n(data: [^\n]*\n)+\n`)
+
+// TestOverview: a broker with topics shows its broker row, disk use,
+// partition counts and the partitions under min ISR (a topic asking for
+// 2 in-sync replicas on a single node); the charts fill in from the
+// sampler, on reload and over the event stream, which ends when the
+// console closes; the sampler stops when nobody watches.
+func TestOverview(t *testing.T) {
+	tc := startConsole(t, Config{SampleInterval: 150 * time.Millisecond})
+	cx := ctx(t)
+	if _, err := tc.Admin.CreateTopic(cx, 3, 1, nil, "ov-plain"); err != nil {
+		t.Fatal(err)
+	}
+	two := "2"
+	if _, err := tc.Admin.CreateTopic(cx, 2, 1, map[string]*string{"min.insync.replicas": &two}, "ov-strict"); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(n int) {
+		for i := 0; i < n; i++ {
+			if err := tc.Client.ProduceSync(cx, &kgo.Record{Topic: "ov-plain", Value: []byte(strings.Repeat("x", 100))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(20)
+	md, err := tc.Admin.Metadata(cx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := 0
+	md.Topics.EachPartition(func(kadm.PartitionDetail) { parts++ })
+	b := md.Brokers[0]
+
+	st, body := tc.get("/")
+	if st != 200 {
+		t.Fatalf("GET /: status %d:\n%s", st, body)
+	}
+	wantContains(t, body,
+		fmt.Sprintf(`<tr id="broker-%d"><td class="num">%d</td><td class="mono">%s:%d</td>`, b.NodeID, b.NodeID, b.Host, b.Port),
+		`<span class="badge ok">active</span> <span class="badge">controller</span>`,
+		fmt.Sprintf(`id="ov-partitions">%d<`, parts),
+		fmt.Sprintf(`id="ov-topics">%d<`, len(md.Topics)),
+		`id="ov-under-replicated">0<`, `id="ov-offline">0<`, `id="ov-under-min-isr">2<`,
+		`Unhealthy partitions (2)`,
+		`<a href="/topics/ov-strict">ov-strict</a></td><td class="num">0</td>`,
+		`<a href="/topics/ov-strict">ov-strict</a></td><td class="num">1</td>`,
+		`<span class="badge bad">under min ISR</span>`,
+		`sse-connect="/events/overview"`, `sse-swap="charts"`, `<svg class="chart"`,
+	)
+	if strings.Contains(body, `href="/topics/ov-plain"`) {
+		t.Errorf("a healthy topic is listed as unhealthy:\n%s", body)
+	}
+	// Disk use: the broker answered DescribeLogDirs, with 2000+ bytes of
+	// records in ov-plain.
+	row := body[strings.Index(body, fmt.Sprintf(`<tr id="broker-%d">`, b.NodeID)):]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Contains(row, "unknown") || !regexp.MustCompile(`<td class="num">\d+\.\d [KM]iB</td>`).MatchString(row) {
+		t.Errorf("the broker's disk use is not shown:\n%s", row)
+	}
+
+	// The event stream sends the charts as fragments; with records
+	// produced meanwhile, the records chart has a rate.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 30; i++ {
+			select {
+			case <-cx.Done():
+				return
+			default:
+			}
+			if tc.Client.ProduceSync(cx, &kgo.Record{Topic: "ov-plain", Value: []byte("y")}).FirstErr() != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	sctx, cancel := context.WithTimeout(cx, 15*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, http.MethodGet, tc.URL+"/events/overview", nil)
+	resp, err := tc.browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("events: status %d, type %q", resp.StatusCode, ct)
+	}
+	rd := bufio.NewReader(resp.Body)
+	var got strings.Builder
+	var chart string
+	for chart == "" {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before a chart with a rate (%v):\n%s", err, got.String())
+		}
+		got.WriteString(line)
+		for _, ev := range overviewEventRE.FindAllString(got.String(), -1) {
+			if strings.Contains(ev, "<svg") && strings.Contains(ev, "in (produced): latest") {
+				chart = ev
+			}
+		}
+	}
+	if !strings.Contains(chart, `id="chart-records"`) || !strings.Contains(chart, `<path class="line s0"`) {
+		t.Errorf("the charts event draws no line:\n%s", chart)
+	}
+	if !strings.Contains(got.String(), "event: health\n") && !waitEvent(rd, "event: health\n") {
+		t.Errorf("no health event after the charts:\n%s", got.String())
+	}
+	<-done
+
+	// Without JavaScript a reload shows the samples so far.
+	if _, body := tc.get("/"); !strings.Contains(body, "in (produced): latest") || !strings.Contains(body, "p50: latest") {
+		t.Errorf("the page's charts have no samples:\n%s", body)
+	}
+
+	// The sampler stops once nobody watches: a hub of its own with a
+	// short linger, watched once.
+	h := newOverviewHub(tc.c)
+	h.linger = 400 * time.Millisecond
+	sm := h.sampler(tc.c.sessions.shared)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.mu.Lock()
+		running := h.samplers[""] != nil
+		h.mu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sampler still runs with nobody watching")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if pts, hl := sm.snapshot(); len(pts) < 2 || hl == nil || hl.Partitions != parts {
+		t.Errorf("the stopped sampler took %d points, health %+v", len(pts), hl)
+	}
+
+	// Closing the console ends the open stream.
+	tc.c.Close()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, rd)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream ended with %v, want a clean end", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the event stream did not end when the console closed")
+	}
+	resp.Body.Close()
+}
+
+// waitEvent reads the stream until a line equals want (true) or it ends.
+func waitEvent(rd *bufio.Reader, want string) bool {
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return false
+		}
+		if line == want {
+			return true
+		}
+	}
+}
