@@ -180,44 +180,7 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 			leaders[overviewTP{td.Topic, p.Partition}] = p.Leader
 		}
 	}
-	out.leaderSizes = map[any]int64{}
-	diskFailed := 0
-	for _, sh := range dirs {
-		b := byID[sh.Meta.NodeID]
-		if b == nil {
-			continue
-		}
-		if sh.Err == nil {
-			sh.Err = kerr.ErrorForCode(sh.Resp.(*kmsg.DescribeLogDirsResponse).ErrorCode)
-		}
-		if sh.Err != nil {
-			b.DiskErr = sh.Err.Error()
-			diskFailed++
-			continue
-		}
-		resp := sh.Resp.(*kmsg.DescribeLogDirsResponse)
-		b.DiskKnown, b.DiskErr = true, ""
-		for _, d := range resp.Dirs {
-			od := overviewDir{Path: d.Dir, Total: -1, Usable: -1}
-			if resp.Version >= 4 && d.TotalBytes > 0 {
-				od.Total, od.Usable = d.TotalBytes, d.UsableBytes
-			}
-			if err := kerr.ErrorForCode(d.ErrorCode); err != nil {
-				od.Err = err.Error()
-			}
-			for _, t := range d.Topics {
-				for _, p := range t.Partitions {
-					od.Bytes += p.Size
-					tp := overviewTP{t.Topic, p.Partition}
-					if !p.IsFuture && leaders[tp] == b.ID {
-						out.leaderSizes[tp] = p.Size
-					}
-				}
-			}
-			b.Bytes += od.Bytes
-			b.Dirs = append(b.Dirs, od)
-		}
-	}
+	diskFailed := overviewDisks(out, byID, leaders, dirs)
 	if diskFailed > 0 {
 		out.Notes = append(out.Notes, fmt.Sprintf("Disk use is unknown for %d broker(s): DescribeLogDirs failed there.", diskFailed))
 		out.leaderSizes = nil // a partial total would read as a drop
@@ -260,6 +223,53 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 		}
 	}
 	return out, nil
+}
+
+// overviewDisks fills the brokers' disk use from DescribeLogDirs' answers
+// (one shard per broker): the bytes per log dir and in all, the volume's
+// size and free bytes when the broker tells (v4+), and each partition's
+// size on its leader. A broker whose shard failed keeps DiskKnown false
+// and the error. It answers how many failed.
+func overviewDisks(out *overviewHealth, byID map[int32]*overviewBroker, leaders map[overviewTP]int32, dirs []kgo.ResponseShard) int {
+	out.leaderSizes = map[any]int64{}
+	diskFailed := 0
+	for _, sh := range dirs {
+		b := byID[sh.Meta.NodeID]
+		if b == nil {
+			continue
+		}
+		if sh.Err == nil {
+			sh.Err = kerr.ErrorForCode(sh.Resp.(*kmsg.DescribeLogDirsResponse).ErrorCode)
+		}
+		if sh.Err != nil {
+			b.DiskErr = sh.Err.Error()
+			diskFailed++
+			continue
+		}
+		resp := sh.Resp.(*kmsg.DescribeLogDirsResponse)
+		b.DiskKnown, b.DiskErr = true, ""
+		for _, d := range resp.Dirs {
+			od := overviewDir{Path: d.Dir, Total: -1, Usable: -1}
+			if resp.Version >= 4 && d.TotalBytes > 0 {
+				od.Total, od.Usable = d.TotalBytes, d.UsableBytes
+			}
+			if err := kerr.ErrorForCode(d.ErrorCode); err != nil {
+				od.Err = err.Error()
+			}
+			for _, t := range d.Topics {
+				for _, p := range t.Partitions {
+					od.Bytes += p.Size
+					tp := overviewTP{t.Topic, p.Partition}
+					if !p.IsFuture && leaders[tp] == b.ID {
+						out.leaderSizes[tp] = p.Size
+					}
+				}
+			}
+			b.Bytes += od.Bytes
+			b.Dirs = append(b.Dirs, od)
+		}
+	}
+	return diskFailed
 }
 
 func derefString(s *string) string {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestOverviewRateArithmetic: a rate is the clamped growth of the keys
@@ -254,4 +256,55 @@ func waitEvent(rd *bufio.Reader, want string) bool {
 			return true
 		}
 	}
+}
+
+// TestOverviewDiskFailureIsUnknown: DescribeLogDirs failing on one broker
+// makes that broker's disk use "unknown" (with the error) on the page,
+// while the other broker's log dirs are summed, with their volume's size.
+func TestOverviewDiskFailureIsUnknown(t *testing.T) {
+	resp := kmsg.NewPtrDescribeLogDirsResponse()
+	resp.Version = 4
+	for i, dir := range []string{"/data/a", "/data/b"} {
+		d := kmsg.NewDescribeLogDirsResponseDir()
+		d.Dir, d.TotalBytes, d.UsableBytes = dir, 10<<30, 4<<30
+		tp := kmsg.NewDescribeLogDirsResponseDirTopic()
+		tp.Topic = "t"
+		for p := int32(0); p < 2; p++ {
+			pp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+			pp.Partition, pp.Size = p+int32(2*i), 1000*int64(p+1)
+			tp.Partitions = append(tp.Partitions, pp)
+		}
+		d.Topics = append(d.Topics, tp)
+		resp.Dirs = append(resp.Dirs, d)
+	}
+	out := &overviewHealth{Controller: 1, QuorumLeader: -1, Brokers: []overviewBroker{{ID: 1, Addr: "h1:9092"}, {ID: 2, Addr: "h2:9092"}}}
+	byID := map[int32]*overviewBroker{1: &out.Brokers[0], 2: &out.Brokers[1]}
+	leaders := map[overviewTP]int32{{"t", 0}: 1, {"t", 1}: 2, {"t", 2}: 1, {"t", 3}: 1}
+	failed := overviewDisks(out, byID, leaders, []kgo.ResponseShard{
+		{Meta: kgo.BrokerMetadata{NodeID: 1}, Resp: resp},
+		{Meta: kgo.BrokerMetadata{NodeID: 2}, Err: errors.New("dial tcp h2:9092: connection refused")},
+	})
+	b1, b2 := out.Brokers[0], out.Brokers[1]
+	if failed != 1 || !b1.DiskKnown || b1.Bytes != 6000 || len(b1.Dirs) != 2 || b1.Dirs[1].Bytes != 3000 || b1.Dirs[0].Usable != 4<<30 {
+		t.Errorf("broker 1: failed %d, %+v", failed, b1)
+	}
+	if b2.DiskKnown || !strings.Contains(b2.DiskErr, "connection refused") {
+		t.Errorf("broker 2: %+v", b2)
+	}
+	if len(out.leaderSizes) != 3 || out.leaderSizes[overviewTP{"t", 3}] != 2000 {
+		t.Errorf("leader sizes %v, want t/0, t/2, t/3 on broker 1", out.leaderSizes)
+	}
+
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	html, err := c.fragmentString(r, "overview", "overview-brokers", overviewView{Health: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, html, `<td class="num">5.9 KiB</td>`, `4.0 GiB free of 10.0 GiB`,
+		`<span class="muted" title="dial tcp h2:9092: connection refused">unknown</span>`)
 }
