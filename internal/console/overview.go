@@ -393,12 +393,13 @@ func (h *overviewHub) view(hl *overviewHealth, points []overviewPoint) overviewV
 			}
 		}
 	}
-	return overviewView{Health: hl, Charts: overviewCharts(points), Interval: h.c.cfg.SampleInterval}
+	admin := len(h.c.cfg.AdminURLs) > 0
+	return overviewView{Health: hl, Charts: overviewCharts(points, admin), Interval: h.c.cfg.SampleInterval, Admin: admin}
 }
 
 // overviewCharts draws the sampled series.
-func overviewCharts(points []overviewPoint) []overviewChart {
-	var recIn, recOut, bytesIn, p50, pmax []Point
+func overviewCharts(points []overviewPoint, admin bool) []overviewChart {
+	var recIn, recOut, bytesIn, p50, pmax, bIn, bOut, prod, fetch []Point
 	for _, p := range points {
 		if p.HasRecIn {
 			recIn = append(recIn, Point{p.At, p.RecIn})
@@ -413,8 +414,20 @@ func overviewCharts(points []overviewPoint) []overviewChart {
 			p50 = append(p50, Point{p.At, p.Lat.P50})
 			pmax = append(pmax, Point{p.At, p.Lat.Max})
 		}
+		if p.HasBrokerIn {
+			bIn = append(bIn, Point{p.At, p.BrokerIn})
+		}
+		if p.HasBrokerOut {
+			bOut = append(bOut, Point{p.At, p.BrokerOut})
+		}
+		if p.HasProduce {
+			prod = append(prod, Point{p.At, p.ProduceMs})
+		}
+		if p.HasFetch {
+			fetch = append(fetch, Point{p.At, p.FetchMs})
+		}
 	}
-	return []overviewChart{
+	charts := []overviewChart{
 		{ID: "records", Title: "Records per second",
 			Note: "In: growth of all topics' end offsets. Out: growth of all consumer groups' committed offsets.",
 			SVG:  chartSVG("Records per second", "rec/s", []Series{{"in (produced)", recIn}, {"out (committed by groups)", recOut}})},
@@ -425,6 +438,16 @@ func overviewCharts(points []overviewPoint) []overviewChart {
 			Note: "Round trips of the console's own sampling requests to the brokers, per interval: not the brokers' produce or fetch latency.",
 			SVG:  chartSVG("Console request latency", "ms", []Series{{"p50", p50}, {"max", pmax}})},
 	}
+	if admin {
+		charts = append(charts,
+			overviewChart{ID: "broker-bytes", Title: "Broker bytes per second",
+				Note: "The brokers' own counts (samsa_topic_bytes_in_total, samsa_topic_bytes_out_total from the admin listeners' /metrics): record bytes produced, and sent to consumers.",
+				SVG:  chartSVG("Broker bytes per second", "B/s", []Series{{"in (produced)", bIn}, {"out (to consumers)", bOut}})},
+			overviewChart{ID: "broker-latency", Title: "Broker request time",
+				Note: "Mean time per Produce and Fetch request in each interval, as the brokers measure it (samsa_request_duration_seconds); Fetch includes consumers' long-poll waits.",
+				SVG:  chartSVG("Broker request time", "ms", []Series{{"Produce", prod}, {"Fetch", fetch}})})
+	}
+	return charts
 }
 
 // servePage renders the overview: a fresh look at the cluster, and the

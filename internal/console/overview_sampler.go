@@ -137,16 +137,20 @@ type overviewPoint struct {
 	HasRecIn, HasRecOut, HasBy bool
 	Lat                        overviewLatStat
 	LatBy                      map[int32]overviewLatStat
+	// From the Samsa brokers' /metrics, when AdminURLs are set.
+	BrokerIn, BrokerOut, ProduceMs, FetchMs         float64
+	HasBrokerIn, HasBrokerOut, HasProduce, HasFetch bool
 }
 
 // overviewSampler samples one user's view of the cluster every
 // SampleInterval while someone watches, with a client of its own (the
 // user's identity), keeping overviewKeep of points.
 type overviewSampler struct {
-	hub    *overviewHub
-	user   string
-	opts   []kgo.Opt
-	linger time.Duration
+	hub      *overviewHub
+	user     string
+	password string // for the admin listeners' /metrics, as the user
+	opts     []kgo.Opt
+	linger   time.Duration
 
 	mu      sync.Mutex
 	points  []overviewPoint
@@ -206,10 +210,11 @@ func (s *overviewSampler) run() {
 	}()
 	maxGap := overviewMaxGapIntervals * c.cfg.SampleInterval
 	var recIn, recOut, bytesIn overviewCounter
+	var brokers overviewBrokerCounters
 	tick := time.NewTicker(c.cfg.SampleInterval)
 	defer tick.Stop()
 	for {
-		s.sample(ctx, cl, adm, lat, &recIn, &recOut, &bytesIn, maxGap)
+		s.sample(ctx, cl, adm, lat, &recIn, &recOut, &bytesIn, &brokers, maxGap)
 		select {
 		case <-ctx.Done():
 			s.hub.drop(s)
@@ -229,7 +234,7 @@ func (s *overviewSampler) run() {
 // partitions, the committed offsets of all groups, and the latencies
 // the client measured since the last one.
 func (s *overviewSampler) sample(ctx context.Context, cl *kgo.Client, adm *kadm.Client, lat *overviewLatency,
-	recIn, recOut, bytesIn *overviewCounter, maxGap time.Duration) {
+	recIn, recOut, bytesIn *overviewCounter, brokers *overviewBrokerCounters, maxGap time.Duration) {
 	c := s.hub.c
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
@@ -259,6 +264,13 @@ func (s *overviewSampler) sample(ctx context.Context, cl *kgo.Client, adm *kadm.
 		p.RecOut, p.HasRecOut = recOut.next(at, committed, maxGap)
 	}
 	p.Lat, p.LatBy = lat.take()
+	if len(c.cfg.AdminURLs) > 0 {
+		scraped, err := overviewScrape(rctx, c.http, c.cfg.AdminURLs, s.user, s.password)
+		if err != nil {
+			c.log.Debug("overview: broker metrics", "err", err)
+		}
+		brokers.next(time.Now(), scraped, maxGap, &p)
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -353,7 +365,7 @@ func (h *overviewHub) sampler(s *session) *overviewSampler {
 		return nil
 	default:
 	}
-	sm := &overviewSampler{hub: h, user: s.user, opts: s.opts, linger: h.linger,
+	sm := &overviewSampler{hub: h, user: s.user, password: s.password, opts: s.opts, linger: h.linger,
 		watched: time.Now(), subs: map[chan struct{}]struct{}{}}
 	h.samplers[s.user] = sm
 	// Added under h.mu after checking closed: Close's Wait sees it.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/samsa-io/samsa/internal/devcluster"
 )
 
 // TestOverviewRateArithmetic: a rate is the clamped growth of the keys
@@ -307,4 +310,132 @@ func TestOverviewDiskFailureIsUnknown(t *testing.T) {
 	}
 	wantContains(t, html, `<td class="num">5.9 KiB</td>`, `4.0 GiB free of 10.0 GiB`,
 		`<span class="muted" title="dial tcp h2:9092: connection refused">unknown</span>`)
+}
+
+// TestOverviewBrokerMetricsArithmetic: the Prometheus text of a broker's
+// /metrics is read for the overview's families only (labels with commas
+// and escapes included), and two readings give bytes per second and the
+// mean request time of the interval.
+func TestOverviewBrokerMetricsArithmetic(t *testing.T) {
+	text := func(in, out, prodSum, prodN float64) string {
+		return fmt.Sprintf(`# HELP samsa_topic_bytes_in_total Record bytes appended by producers, per topic.
+# TYPE samsa_topic_bytes_in_total counter
+samsa_topic_bytes_in_total{topic="a"} %g
+samsa_topic_bytes_in_total{topic="b"} 100
+samsa_topic_bytes_out_total{topic="a"} %g
+samsa_request_duration_seconds_bucket{api="Produce",le="0.001"} 3
+samsa_request_duration_seconds_sum{api="Produce"} %g
+samsa_request_duration_seconds_count{api="Produce"} %g
+samsa_request_duration_seconds_sum{api="Fetch"} 7
+samsa_request_duration_seconds_count{api="Fetch"} 2
+samsa_other{x="a,b\"c",api="Produce"} 9
+`, in, out, prodSum, prodN)
+	}
+	var names []string
+	if err := overviewParseProm(strings.NewReader(`samsa_request_duration_seconds_sum{odd="x,\"y}",api="Produce"} 1.5e-3 1700000000`), func(name string, l map[string]string, v float64) {
+		names = append(names, fmt.Sprintf("%s %s %s %g", name, l["api"], l["odd"], v))
+	}); err != nil || len(names) != 1 || names[0] != `samsa_request_duration_seconds_sum Produce x,"y} 0.0015` {
+		t.Fatalf("parse: %q, %v", names, err)
+	}
+	scrape := func(body string) *overviewScraped {
+		s := &overviewScraped{bytesIn: map[any]int64{}, bytesOut: map[any]int64{},
+			reqSum: map[string]map[any]int64{"Produce": {}, "Fetch": {}}, reqCount: map[string]map[any]int64{"Produce": {}, "Fetch": {}}}
+		if err := overviewParseProm(strings.NewReader(body), func(name string, l map[string]string, v float64) {
+			k := overviewLabelKey{"u", l["topic"]}
+			switch name {
+			case overviewMetricBytesIn:
+				s.bytesIn[k] = int64(v)
+			case overviewMetricBytesOut:
+				s.bytesOut[k] = int64(v)
+			case overviewMetricReqSum:
+				s.reqSum[l["api"]][overviewLabelKey{"u", ""}] = int64(v * 1e6)
+			case overviewMetricReqCount:
+				s.reqCount[l["api"]][overviewLabelKey{"u", ""}] = int64(v)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	var bc overviewBrokerCounters
+	t0 := time.Unix(1000, 0)
+	var p overviewPoint
+	bc.next(t0, scrape(text(1000, 50, 0.010, 10)), 10*time.Second, &p)
+	if p.HasBrokerIn || p.HasProduce {
+		t.Fatalf("a first reading has no rate: %+v", p)
+	}
+	p = overviewPoint{}
+	// 2 s later: +4000 bytes in, +1000 out; 20 more produces taking 0.1 s
+	// in all (5 ms each); no fetch.
+	bc.next(t0.Add(2*time.Second), scrape(text(5000, 1050, 0.110, 30)), 10*time.Second, &p)
+	if !p.HasBrokerIn || p.BrokerIn != 2000 || p.BrokerOut != 500 || !p.HasProduce || math.Abs(p.ProduceMs-5) > 1e-6 || p.HasFetch {
+		t.Errorf("rates: %+v", p)
+	}
+	// A broker restart (counters back near 0) is no negative traffic.
+	p = overviewPoint{}
+	bc.next(t0.Add(3*time.Second), scrape(text(10, 0, 0.001, 1)), 10*time.Second, &p)
+	if p.BrokerIn != 0 || p.BrokerOut != 0 || p.HasProduce {
+		t.Errorf("after a restart: %+v", p)
+	}
+}
+
+var overviewHTTPRE = regexp.MustCompile(`msg="samsa serving".* http=([0-9.]+:[0-9]+)`)
+
+// TestOverviewBrokerMetrics: with a Samsa broker's admin listener
+// configured, the overview charts the broker's own bytes in and out and
+// its Produce request time while records are produced and consumed.
+func TestOverviewBrokerMetrics(t *testing.T) {
+	addr, serve := devcluster.StartTestBroker(t, "--override", "samsa.http.listener=127.0.0.1:0")
+	m := overviewHTTPRE.FindStringSubmatch(serve.Tail())
+	if m == nil {
+		t.Fatalf("no HTTP listener in the broker's log:\n%s", serve.Tail())
+	}
+	tc := startConsoleOn(t, addr, Config{SampleInterval: 150 * time.Millisecond, AdminURLs: []string{"http://" + m[1]}})
+	cx := ctx(t)
+	if _, err := tc.Admin.CreateTopic(cx, 1, 1, nil, "ov-metered"); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("ov-metered"), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = tc.Client.ProduceSync(cx, &kgo.Record{Topic: "ov-metered", Value: []byte(strings.Repeat("z", 500))}).FirstErr()
+			cons.PollFetches(cx)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := tc.get("/")
+		if strings.Contains(body, `id="chart-broker-bytes"`) && overviewLatestPositive(body, "in (produced)", "B/s") &&
+			overviewLatestPositive(body, "out (to consumers)", "B/s") && overviewLatestPositive(body, "Produce", "ms") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker's charts never showed traffic:\n%s", body)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// overviewLatestPositive: some chart's description has series name's
+// latest value above 0.
+func overviewLatestPositive(body, name, unit string) bool {
+	re := regexp.MustCompile(regexp.QuoteMeta(name) + `: latest ([0-9.]+)([kMG]?) ` + regexp.QuoteMeta(unit))
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil && v > 0 {
+			return true
+		}
+	}
+	return false
 }
