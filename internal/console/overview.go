@@ -113,7 +113,10 @@ type overviewPartition struct {
 // min.insync.replicas (cached). Only Metadata failing fails it: any
 // other part failing is a note and an "unknown" on the page.
 func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, adm *kadm.Client) (*overviewHealth, error) {
-	md, err := adm.Metadata(ctx)
+	// Asking for the authorized operations makes kadm send the request
+	// rather than answer from the client's metadata cache (up to 5 s old:
+	// a topic just created would be missing).
+	md, err := adm.Metadata(kadm.WithAuthorizedOps(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func TestOverview(t *testing.T) {
 		}
 	}
 	produce(20)
-	md, err := tc.Admin.Metadata(cx)
+	md, err := tc.Admin.Metadata(kadm.WithAuthorizedOps(cx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,8 @@ func TestOverview(t *testing.T) {
 	}
 	wantContains(t, body,
 		fmt.Sprintf(`<tr id="broker-%d"><td class="num">%d</td><td class="mono">%s:%d</td>`, b.NodeID, b.NodeID, b.Host, b.Port),
-		`<span class="badge ok">active</span> <span class="badge">controller</span>`,
+		`<span class="badge ok">active</span> <span class="badge">controller</span> <span class="badge">quorum leader</span>`,
+		fmt.Sprintf(`KRaft quorum leader: %d`, b.NodeID),
 		fmt.Sprintf(`id="ov-partitions">%d<`, parts),
 		fmt.Sprintf(`id="ov-topics">%d<`, len(md.Topics)),
 		`id="ov-under-replicated">0<`, `id="ov-offline">0<`, `id="ov-under-min-isr">2<`,
@@ -154,12 +155,15 @@ func TestOverview(t *testing.T) {
 	}
 
 	// The event stream sends the charts as fragments; with records
-	// produced meanwhile, the records chart has a rate.
-	done := make(chan struct{})
+	// produced and a group committing meanwhile, the records chart has
+	// rates in and out.
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := 0; i < 30; i++ {
+		for i := int64(1); ; i++ {
 			select {
+			case <-stop:
+				return
 			case <-cx.Done():
 				return
 			default:
@@ -167,7 +171,12 @@ func TestOverview(t *testing.T) {
 			if tc.Client.ProduceSync(cx, &kgo.Record{Topic: "ov-plain", Value: []byte("y")}).FirstErr() != nil {
 				return
 			}
-			time.Sleep(50 * time.Millisecond)
+			var os kadm.Offsets
+			os.AddOffset("ov-plain", 0, i, -1)
+			if _, err := tc.Admin.CommitOffsets(cx, "ov-readers", os); err != nil {
+				return
+			}
+			time.Sleep(30 * time.Millisecond)
 		}
 	}()
 	sctx, cancel := context.WithTimeout(cx, 15*time.Second)
@@ -181,19 +190,23 @@ func TestOverview(t *testing.T) {
 		t.Fatalf("events: status %d, type %q", resp.StatusCode, ct)
 	}
 	rd := bufio.NewReader(resp.Body)
-	var got strings.Builder
+	var got, ev strings.Builder
 	var chart string
 	for chart == "" {
 		line, err := rd.ReadString('\n')
 		if err != nil {
-			t.Fatalf("the stream ended before a chart with a rate (%v):\n%s", err, got.String())
+			t.Fatalf("the stream ended before a chart with rates in and out (%v):\n%s", err, got.String())
 		}
 		got.WriteString(line)
-		for _, ev := range overviewEventRE.FindAllString(got.String(), -1) {
-			if strings.Contains(ev, "<svg") && strings.Contains(ev, "in (produced): latest") {
-				chart = ev
-			}
+		ev.WriteString(line)
+		if line != "\n" {
+			continue
 		}
+		if e := ev.String(); overviewEventRE.MatchString(e) && strings.Contains(e, "<svg") &&
+			overviewLatestPositive(e, "in (produced)", "rec/s") && overviewLatestPositive(e, "out (committed by groups)", "rec/s") {
+			chart = e
+		}
+		ev.Reset()
 	}
 	if !strings.Contains(chart, `id="chart-records"`) || !strings.Contains(chart, `<path class="line s0"`) {
 		t.Errorf("the charts event draws no line:\n%s", chart)
@@ -201,6 +214,7 @@ func TestOverview(t *testing.T) {
 	if !strings.Contains(got.String(), "event: health\n") && !waitEvent(rd, "event: health\n") {
 		t.Errorf("no health event after the charts:\n%s", got.String())
 	}
+	close(stop)
 	<-done
 
 	// Without JavaScript a reload shows the samples so far.
@@ -226,6 +240,12 @@ func TestOverview(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	md, err = tc.Admin.Metadata(kadm.WithAuthorizedOps(cx)) // uncached: __consumer_offsets came with the commits
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts = 0
+	md.Topics.EachPartition(func(kadm.PartitionDetail) { parts++ })
 	if pts, hl := sm.snapshot(); len(pts) < 2 || hl == nil || hl.Partitions != parts {
 		t.Errorf("the stopped sampler took %d points, health %+v", len(pts), hl)
 	}
