@@ -323,6 +323,15 @@ func (h *overviewHub) minISRFor(ctx context.Context, user string, cl *kgo.Client
 	h.mu.Lock()
 	e := h.minISR[user]
 	if e == nil {
+		// Users come and go: forget the caches gone stale meanwhile.
+		for u, old := range h.minISR {
+			if old.mu.TryLock() {
+				if time.Since(old.at) > overviewMinISRTTL {
+					delete(h.minISR, u)
+				}
+				old.mu.Unlock()
+			}
+		}
 		e = &overviewMinISR{}
 		h.minISR[user] = e
 	}
@@ -388,6 +397,10 @@ type overviewChart struct {
 // view is the page's data from a look and the sampler's points.
 func (h *overviewHub) view(hl *overviewHealth, points []overviewPoint) overviewView {
 	if hl != nil && len(points) > 0 {
+		// hl may be the sampler's, shared by every stream: fill a copy.
+		cp := *hl
+		cp.Brokers = slices.Clone(hl.Brokers)
+		hl = &cp
 		last := points[len(points)-1]
 		for i := range hl.Brokers {
 			if st, ok := last.LatBy[hl.Brokers[i].ID]; ok {
