@@ -192,8 +192,17 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 		out.Notes = append(out.Notes, "Topics' min.insync.replicas are unknown (DescribeConfigs: "+minErr.Error()+"); under-min-ISR partitions are not counted.")
 	}
 
-	// Partitions, in topic then partition order.
-	for _, td := range md.Topics.Sorted() {
+	overviewPartitions(out, md.Topics, minISR)
+	return out, nil
+}
+
+// overviewPartitions counts the topics and partitions and their
+// problems, in topic then partition order: offline (no leader),
+// under-replicated (ISR smaller than the replicas), under min ISR (ISR
+// smaller than the topic's min.insync.replicas, when known), listing the
+// first overviewMaxUnhealthy unhealthy ones.
+func overviewPartitions(out *overviewHealth, topics kadm.TopicDetails, minISR map[string]int) {
+	for _, td := range topics.Sorted() {
 		if td.Err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("Topic %s: %v", td.Topic, td.Err))
 			continue
@@ -225,7 +234,6 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 			}
 		}
 	}
-	return out, nil
 }
 
 // overviewDisks fills the brokers' disk use from DescribeLogDirs' answers

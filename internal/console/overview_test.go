@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -458,4 +459,62 @@ func overviewLatestPositive(body, name, unit string) bool {
 		}
 	}
 	return false
+}
+
+// TestOverviewPartitionHealth: partitions without a leader are offline,
+// with fewer in-sync replicas than replicas under-replicated, with fewer
+// than the topic's min.insync.replicas under min ISR; only the first 100
+// unhealthy ones are listed, all are counted; a topic the metadata
+// answered with an error is a note. The brokers table marks a fenced one.
+func TestOverviewPartitionHealth(t *testing.T) {
+	pd := func(topic string, p, leader int32, replicas, isr []int32) kadm.PartitionDetail {
+		return kadm.PartitionDetail{Topic: topic, Partition: p, Leader: leader, Replicas: replicas, ISR: isr}
+	}
+	many := kadm.PartitionDetails{}
+	for p := int32(0); p < 150; p++ {
+		many[p] = pd("many", p, 1, []int32{1, 2}, []int32{1})
+	}
+	topics := kadm.TopicDetails{
+		"a": {Topic: "a", Partitions: kadm.PartitionDetails{
+			0: pd("a", 0, 1, []int32{1, 2, 3}, []int32{1, 2, 3}),
+			1: pd("a", 1, -1, []int32{2, 3}, nil),
+			2: pd("a", 2, 1, []int32{1, 2, 3}, []int32{1, 2}),
+		}},
+		"__consumer_offsets": {Topic: "__consumer_offsets", IsInternal: true, Partitions: kadm.PartitionDetails{0: pd("__consumer_offsets", 0, 1, []int32{1}, []int32{1})}},
+		"many":               {Topic: "many", Partitions: many},
+		"secret":             {Topic: "secret", Err: kerr.TopicAuthorizationFailed},
+	}
+	out := &overviewHealth{}
+	overviewPartitions(out, topics, map[string]int{"a": 3, "many": 1})
+	if out.Topics != 3 || out.Partitions != 154 || out.Offline != 1 || out.UnderRepl != 152 || out.UnderMinISR != 2 || out.UnhealthyCount != 152 {
+		t.Errorf("counts: topics %d partitions %d offline %d under-replicated %d under min ISR %d unhealthy %d",
+			out.Topics, out.Partitions, out.Offline, out.UnderRepl, out.UnderMinISR, out.UnhealthyCount)
+	}
+	if len(out.Unhealthy) != 100 || out.Unhealthy[0].Topic != "a" || out.Unhealthy[0].Partition != 1 ||
+		strings.Join(out.Unhealthy[0].Problems, ",") != "offline,under-replicated,under min ISR" ||
+		strings.Join(out.Unhealthy[1].Problems, ",") != "under-replicated,under min ISR" || out.Unhealthy[2].Topic != "many" {
+		t.Errorf("listed: %d, first %+v %+v %+v", len(out.Unhealthy), out.Unhealthy[0], out.Unhealthy[1], out.Unhealthy[2])
+	}
+	if strings.Join(out.topicNames, ",") != "a,many" || len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "secret") {
+		t.Errorf("topic names %v, notes %q", out.topicNames, out.Notes)
+	}
+
+	out.Brokers = []overviewBroker{{ID: 1, Addr: "h1:9092", DiskKnown: true}, {ID: 2, Addr: "h2:9092", Fenced: true, DiskErr: "no answer"}}
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	html, err := c.fragmentString(r, "overview", "overview-health", overviewView{Health: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, html, `Unhealthy partitions (152, the first 100 shown)`, `id="ov-offline">1<`,
+		`<td class="num">none</td>`, `<span class="badge bad">offline</span>`, `Topic secret: `)
+	if html, err = c.fragmentString(r, "overview", "overview-brokers", overviewView{Health: out}); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, html, `<tr id="broker-2"><td class="num">2</td><td class="mono">h2:9092</td><td><span class="muted">none</span></td>
+<td><span class="badge bad">fenced</span>`)
 }
