@@ -102,7 +102,7 @@ type overviewPartition struct {
 	Leader    int32
 	Replicas  []int32
 	ISR       []int32
-	MinISR    int // 0 when unknown
+	MinISR    int // 0 or less when unknown
 	Problems  []string
 }
 
@@ -202,12 +202,21 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 // smaller than the topic's min.insync.replicas, when known), listing the
 // first overviewMaxUnhealthy unhealthy ones.
 func overviewPartitions(out *overviewHealth, topics kadm.TopicDetails, minISR map[string]int) {
+	unknownMin := 0
+	defer func() {
+		if unknownMin > 0 {
+			out.Notes = append(out.Notes, fmt.Sprintf("min.insync.replicas is unknown for %d topic(s) (DescribeConfigs refused them): their partitions are not counted as under min ISR.", unknownMin))
+		}
+	}()
 	for _, td := range topics.Sorted() {
 		if td.Err != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("Topic %s: %v", td.Topic, td.Err))
 			continue
 		}
 		out.Topics++
+		if minISR[td.Topic] < 0 {
+			unknownMin++
+		}
 		if !td.IsInternal {
 			out.topicNames = append(out.topicNames, td.Topic)
 		}
@@ -371,9 +380,9 @@ func (h *overviewHub) minISRFor(ctx context.Context, user string, cl *kgo.Client
 			return nil, err
 		}
 		for _, r := range resp.Resources {
-			// A topic the user may not describe has no min ISR (0): it is
-			// simply not counted, as its configs are not the user's to see.
-			by[r.ResourceName] = 0
+			// A topic whose configs the user may not see has an unknown
+			// min ISR (-1): its partitions are not counted as under it.
+			by[r.ResourceName] = -1
 			if r.ErrorCode != 0 {
 				continue
 			}

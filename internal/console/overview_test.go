@@ -485,7 +485,7 @@ func TestOverviewPartitionHealth(t *testing.T) {
 		"secret":             {Topic: "secret", Err: kerr.TopicAuthorizationFailed},
 	}
 	out := &overviewHealth{}
-	overviewPartitions(out, topics, map[string]int{"a": 3, "many": 1})
+	overviewPartitions(out, topics, map[string]int{"a": 3, "many": 1, "__consumer_offsets": -1})
 	if out.Topics != 3 || out.Partitions != 154 || out.Offline != 1 || out.UnderRepl != 152 || out.UnderMinISR != 2 || out.UnhealthyCount != 152 {
 		t.Errorf("counts: topics %d partitions %d offline %d under-replicated %d under min ISR %d unhealthy %d",
 			out.Topics, out.Partitions, out.Offline, out.UnderRepl, out.UnderMinISR, out.UnhealthyCount)
@@ -495,7 +495,8 @@ func TestOverviewPartitionHealth(t *testing.T) {
 		strings.Join(out.Unhealthy[1].Problems, ",") != "under-replicated,under min ISR" || out.Unhealthy[2].Topic != "many" {
 		t.Errorf("listed: %d, first %+v %+v %+v", len(out.Unhealthy), out.Unhealthy[0], out.Unhealthy[1], out.Unhealthy[2])
 	}
-	if strings.Join(out.topicNames, ",") != "a,many" || len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "secret") {
+	if strings.Join(out.topicNames, ",") != "a,many" || len(out.Notes) != 2 || !strings.Contains(out.Notes[0], "secret") ||
+		!strings.Contains(out.Notes[1], "unknown for 1 topic(s)") {
 		t.Errorf("topic names %v, notes %q", out.topicNames, out.Notes)
 	}
 
