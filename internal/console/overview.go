@@ -123,7 +123,7 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 	out := &overviewHealth{At: time.Now(), ClusterID: md.Cluster, Controller: md.Controller, QuorumLeader: -1}
 	var wg sync.WaitGroup
 	var cluster *kmsg.DescribeClusterResponse
-	var clusterErr, quorumErr error
+	var clusterErr error
 	var dirs []kgo.ResponseShard
 	wg.Add(3)
 	go func() {
@@ -140,7 +140,9 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 	}()
 	go func() {
 		defer wg.Done()
-		out.QuorumLeader, quorumErr = overviewQuorumLeader(ctx, cl)
+		// A cluster without KRaft's DescribeQuorum (or a Kafka error
+		// there) just hides the quorum leader: -1.
+		out.QuorumLeader, _ = overviewQuorumLeader(ctx, cl)
 	}()
 	go func() {
 		defer wg.Done()
@@ -148,7 +150,6 @@ func (h *overviewHub) collect(ctx context.Context, user string, cl *kgo.Client, 
 	}()
 	minISR, minErr := h.minISRFor(ctx, user, cl, md.Topics.Names())
 	wg.Wait()
-	_ = quorumErr // a cluster without KRaft's DescribeQuorum just hides the quorum leader
 
 	// Brokers: DescribeCluster's (with fenced ones), else Metadata's.
 	if clusterErr == nil {
