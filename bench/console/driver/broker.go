@@ -187,17 +187,20 @@ func httpOK(ctx context.Context, url string) error {
 	return nil
 }
 
-// inprocConsole serves internal/console from this process against the
-// brokers at addrs, as `samsa serve` wires it: plaintext listeners, the
-// defaults otherwise. It returns the console's base URL and its stop.
-func inprocConsole(ctx context.Context, addrs []string, logPath string) (string, func(), error) {
+// inprocConsole serves internal/console from this process as node 1's
+// `samsa serve` wires it: a client of its plaintext listener, its
+// registry and its admin listener, the defaults otherwise. It returns the console's base URL and its stop.
+func inprocConsole(ctx context.Context, c *cluster, logPath string) (string, func(), error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return "", nil, err
 	}
-	c, err := console.New(console.Config{
-		ClientOpts: []kgo.Opt{kgo.SeedBrokers(addrs...)},
-		Logger:     slog.New(slog.NewTextHandler(logf, nil)),
+	n1 := c.dc.Node(1)
+	con, err := console.New(console.Config{
+		ClientOpts:  []kgo.Opt{kgo.SeedBrokers(n1.Addr())},
+		RegistryURL: "http://" + n1.RegistryAddr(),
+		AdminURLs:   []string{"http://" + n1.HTTPAddr()},
+		Logger:      slog.New(slog.NewTextHandler(logf, nil)),
 	})
 	if err != nil {
 		logf.Close()
@@ -205,7 +208,7 @@ func inprocConsole(ctx context.Context, addrs []string, logPath string) (string,
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		c.Close()
+		con.Close()
 		logf.Close()
 		return "", nil, err
 	}
@@ -213,12 +216,12 @@ func inprocConsole(ctx context.Context, addrs []string, logPath string) (string,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.Serve(sctx, ln)
+		_ = con.Serve(sctx, ln)
 	}()
 	return "http://" + ln.Addr().String(), func() {
 		cancel()
 		<-done
-		c.Close()
+		con.Close()
 		logf.Close()
 	}, nil
 }

@@ -110,6 +110,8 @@ type results struct {
 	N       int      `json:"n"`
 	Warmup  int      `json:"warmup"`
 	Pages   []result `json:"pages"`
+	// Background is the Kafka requests per second with no page open.
+	Background []apiUse `json:"background_per_second"`
 }
 
 func run(o options) error {
@@ -178,7 +180,7 @@ func run(o options) error {
 	base := b.consoleURL
 	if mode == consoleInproc {
 		var stopConsole func()
-		base, stopConsole, err = inprocConsole(ctx, b.addrs, filepath.Join(o.out, "console.log"))
+		base, stopConsole, err = inprocConsole(ctx, b, filepath.Join(o.out, "console.log"))
 		if err != nil {
 			return err
 		}
@@ -191,6 +193,11 @@ func run(o options) error {
 	logf("console at %s; the nodes have %v open files", base, res.Machine.BrokerFDs)
 
 	br := newBrowser(base, b.metricsURL)
+	// The Kafka requests made with no page open (the registries' reads,
+	// the live member's fetches): a page's probe may catch some of them.
+	if res.Background, err = br.background(ctx, 5*time.Second); err != nil {
+		return err
+	}
 	start := time.Now()
 	for _, p := range pages {
 		if o.only != "" && !strings.Contains(p.name, o.only) {

@@ -124,3 +124,13 @@ func TestSetProperty(t *testing.T) {
 		t.Error("a missing key was not reported")
 	}
 }
+
+func TestErrorText(t *testing.T) {
+	page := `<html><body><h1>Error 404</h1><div class="error" role="alert"><strong>UNKNOWN_TOPIC_OR_PARTITION: </strong>no topic &#34;x&#34;</div><p>...</p></body></html>`
+	if got := errorText([]byte(page)); got != `UNKNOWN_TOPIC_OR_PARTITION: no topic "x"` {
+		t.Errorf("errorText = %q", got)
+	}
+	if got := errorText([]byte("<p>plain failure</p>")); got != "plain failure" {
+		t.Errorf("errorText = %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -48,8 +49,8 @@ var pages = []page{
 	{name: "small topic", path: "/topics/{small}"},
 	{name: "groups list, page 1", path: "/groups"},
 	{name: "groups list, page 2", path: "/groups?page=2"},
-	{name: "a reader group (1,000 partitions)", path: "/groups/{readers}"},
-	{name: "the live group (a member, 1,000 partitions)", path: "/groups/{live}"},
+	{name: "a reader group (offsets in every partition of the big topic)", path: "/groups/{readers}"},
+	{name: "the live group (a member assigned every partition of the big topic)", path: "/groups/{live}"},
 	{name: "a group's lag chart", path: "/groups/{readers}/lag-chart"},
 	{name: "a group's reset preview form", path: "/groups/{readers}/reset"},
 	{name: "security: ACLs", path: "/security/acls"},
@@ -186,20 +187,53 @@ func (b *browser) measure(ctx context.Context, d dataSet, p page, warmup, n int)
 	return r
 }
 
-// errorText is the gist of an error page: its first <p class="error">
-// or the start of the body.
+// background is the Kafka requests served per second over d with no
+// page requested.
+func (b *browser) background(ctx context.Context, d time.Duration) ([]apiUse, error) {
+	before, err := b.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(d)
+	after, err := b.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	us := after.sub(before)
+	for i := range us {
+		us[i].Count /= d.Seconds()
+		us[i].BrokerMs /= d.Seconds()
+	}
+	return us, nil
+}
+
+// errorText is the gist of an error page: the text of its
+// class="error" box (error.html's), or of the start of the body.
 func errorText(body []byte) string {
 	s := string(body)
 	if i := strings.Index(s, `class="error"`); i >= 0 {
 		s = s[i:]
+		if j := strings.Index(s, "</div>"); j >= 0 {
+			s = s[:j]
+		}
 		if j := strings.Index(s, ">"); j >= 0 {
 			s = s[j+1:]
 		}
-		if j := strings.Index(s, "</"); j >= 0 {
-			s = s[:j]
+	}
+	// Drop the tags, keep the text.
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			in = true
+		case r == '>':
+			in = false
+		case !in:
+			b.WriteRune(r)
 		}
 	}
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
 	if len(s) > 160 {
 		s = s[:160] + "..."
 	}

@@ -37,6 +37,7 @@ func report(w io.Writer, res results) {
 		fmt.Fprint(w, " (loaded by an earlier run)")
 	}
 	fmt.Fprintf(w, "\nNodes: %d samsa serve; open files %v, RSS %s MiB (peak %s MiB) after the pages\n", m.Nodes, m.BrokerFDs, mibs(m.BrokerRSS), mibs(m.BrokerPeak))
+	fmt.Fprintf(w, "Background, no page open (Kafka requests per second, broker ms per second): %s\n", apis(res.Background))
 	fmt.Fprintf(w, "Each page: %d warm-up requests, then %d timed, sequential, one browser session; the Kafka requests and records read are of one more request\n\n",
 		res.Warmup, res.N)
 	fmt.Fprintf(w, "| page | path | median ms | p90 ms | < %.0f ms | bytes | Kafka requests of one view (broker ms) | records read |\n", res.Target)
@@ -64,7 +65,11 @@ func report(w io.Writer, res results) {
 func apis(us []apiUse) string {
 	var parts []string
 	for _, u := range us {
-		parts = append(parts, fmt.Sprintf("%s×%.0f (%.1f)", u.API, u.Count, u.BrokerMs))
+		n := fmt.Sprintf("%.1f", u.Count)
+		if u.Count == float64(int64(u.Count)) {
+			n = fmt.Sprintf("%.0f", u.Count)
+		}
+		parts = append(parts, fmt.Sprintf("%s×%s (%.1f)", u.API, n, u.BrokerMs))
 	}
 	return strings.Join(parts, ", ")
 }
