@@ -95,7 +95,7 @@ func TestExpand(t *testing.T) {
 			t.Errorf("%s: %s left a placeholder", p.name, got)
 		}
 	}
-	if got := d.expand("/x?o={p0mid}&t={tsmid}&s={small}"); got != "/x?o=5000&t=2000&s=console-t0750" {
+	if got := d.expand("/x?o={p0mid}&t={tsmid}&s={small}"); got != "/x?o=5000&t=1970-01-01T00:00:02&s=console-t0750" {
 		t.Errorf("expand = %s", got)
 	}
 }

@@ -30,29 +30,32 @@ type page struct {
 // console does not route answers 404 "no page at" and is reported absent.
 var pages = []page{
 	{name: "overview", path: "/"},
-	{name: "brokers", path: "/brokers"},
 	{name: "topics list, page 1", path: "/topics"},
 	{name: "topics list, page 10", path: "/topics?page=10"},
 	{name: "topics list, search", path: "/topics?q=t07"},
+	{name: "topics list, sorted by size", path: "/topics?sort=size"},
 	{name: "big topic", path: "/topics/{big}"},
 	{name: "big topic's partitions, page 1", path: "/topics/{big}/partitions"},
 	{name: "big topic's partitions, page 10", path: "/topics/{big}/partitions?page=10"},
 	{name: "big topic's configs", path: "/topics/{big}/configs"},
+	{name: "a small topic", path: "/topics/{small}"},
 	{name: "messages, newest", path: "/topics/{big}/messages", browser: true},
-	{name: "messages, newest of partition 0", path: "/topics/{big}/messages?partition=0&start=newest", browser: true},
-	{name: "messages, oldest", path: "/topics/{big}/messages?start=oldest", browser: true},
-	{name: "messages, at an offset", path: "/topics/{big}/messages?partition=0&start=offset&offset={p0mid}", browser: true},
-	{name: "messages, at a timestamp", path: "/topics/{big}/messages?start=timestamp&timestamp={tsmid}", browser: true},
-	{name: "messages, key filter", path: "/topics/{big}/messages?key={key}", browser: true},
-	{name: "messages, value filter", path: "/topics/{big}/messages?value=amount%22%3A12.34", browser: true},
+	{name: "messages, newest of partition 0", path: "/topics/{big}/messages?p=0", browser: true},
+	{name: "messages, oldest", path: "/topics/{big}/messages?from=oldest", browser: true},
+	{name: "messages, at an offset", path: "/topics/{big}/messages?p=0&from=offset&offset={p0mid}", browser: true},
+	{name: "messages, at a timestamp", path: "/topics/{big}/messages?from=time&ts={tsmid}", browser: true},
+	{name: "messages, key filter (rare key)", path: "/topics/{big}/messages?key={key}", browser: true},
+	{name: "messages, value filter", path: "/topics/{big}/messages?value=amount%22%3A12.", browser: true},
+	{name: "messages, expression filter", path: "/topics/{big}/messages?expr=json.amount+%3E%3D+990", browser: true},
 	{name: "one record", path: "/topics/{big}/messages/0/{p0mid}", browser: true},
-	{name: "small topic", path: "/topics/{small}"},
+	{name: "messages, download", path: "/topics/{big}/messages/download", browser: true},
+	{name: "produce form", path: "/topics/{big}/messages/produce"},
 	{name: "groups list, page 1", path: "/groups"},
 	{name: "groups list, page 2", path: "/groups?page=2"},
 	{name: "a reader group (offsets in every partition of the big topic)", path: "/groups/{readers}"},
 	{name: "the live group (a member assigned every partition of the big topic)", path: "/groups/{live}"},
 	{name: "a group's lag chart", path: "/groups/{readers}/lag-chart"},
-	{name: "a group's reset preview form", path: "/groups/{readers}/reset"},
+	{name: "a group's reset form", path: "/groups/{readers}/reset"},
 	{name: "security: ACLs", path: "/security/acls"},
 	{name: "security: SCRAM users", path: "/security/users"},
 	{name: "security: quotas", path: "/security/quotas"},
@@ -60,6 +63,7 @@ var pages = []page{
 	{name: "schemas", path: "/schemas"},
 	{name: "connect", path: "/connect"},
 }
+
 
 // expand fills a page path's placeholders from the data set.
 func (d dataSet) expand(path string) string {
@@ -70,7 +74,7 @@ func (d dataSet) expand(path string) string {
 		"{readers}", fmt.Sprintf(readersFmt, 2),
 		"{live}", liveGroup,
 		"{p0mid}", strconv.FormatInt(d.Partition0End/2, 10),
-		"{tsmid}", strconv.FormatInt(mid, 10),
+		"{tsmid}", time.UnixMilli(mid).UTC().Format("2006-01-02T15:04:05"),
 		"{key}", "user-4242",
 	).Replace(path)
 }
