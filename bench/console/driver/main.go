@@ -112,6 +112,9 @@ type results struct {
 	Pages   []result `json:"pages"`
 	// Background is the Kafka requests per second with no page open.
 	Background []apiUse `json:"background_per_second"`
+	// ScrapeCost is the Kafka requests two scrapes of /metrics cause,
+	// taken off each page's.
+	ScrapeCost []apiUse `json:"scrape_cost"`
 }
 
 func run(o options) error {
@@ -198,6 +201,10 @@ func run(o options) error {
 	if res.Background, err = br.background(ctx, 5*time.Second); err != nil {
 		return err
 	}
+	if err := br.measureScrapeCost(ctx); err != nil {
+		return err
+	}
+	res.ScrapeCost = br.scrapeCost
 	start := time.Now()
 	for _, p := range pages {
 		if o.only != "" && !strings.Contains(p.name, o.only) {

@@ -134,3 +134,18 @@ func TestErrorText(t *testing.T) {
 		t.Errorf("errorText = %q", got)
 	}
 }
+
+// A probe's count loses what the scrapes cause; of several probes the
+// least count of each API is the page's (a background request falls in
+// some only), and an API seen in one probe only is not the page's.
+func TestLeastAndLess(t *testing.T) {
+	scrapes := []apiUse{{API: "ListOffsets", Count: 6, BrokerMs: 1}}
+	p1 := less([]apiUse{{API: "ListOffsets", Count: 12, BrokerMs: 4}, {API: "Fetch", Count: 2, BrokerMs: 900}, {API: "Metadata", Count: 1, BrokerMs: 1}}, scrapes)
+	p2 := less([]apiUse{{API: "ListOffsets", Count: 12, BrokerMs: 2}, {API: "Metadata", Count: 1, BrokerMs: 0.5}}, scrapes)
+	if got, want := apis(leastOf(p1, p2)), "ListOffsets×6 (1.0), Metadata×1 (0.5)"; got != want {
+		t.Errorf("least = %q, want %q", got, want)
+	}
+	if got := apis(less([]apiUse{{API: "ListOffsets", Count: 6, BrokerMs: 3}}, scrapes)); got != "" {
+		t.Errorf("only the scrapes' requests left %q", got)
+	}
+}
