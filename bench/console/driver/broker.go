@@ -70,10 +70,10 @@ func hasConsoleListener(bin string) (bool, error) {
 
 // startCluster runs nodes `samsa serve` of bin as one cluster in dir
 // (a cluster kept there from an earlier run starts again with its data),
-// each with /metrics on its own port, node 1 with the console when
-// withConsole; it waits until every broker answers Metadata and the
+// each with /metrics on its own port (and a Connect worker with
+// connect), node 1 with the console when withConsole; it waits until every broker answers Metadata and the
 // console answers.
-func startCluster(ctx context.Context, bin, dir string, nodes int, withConsole bool) (*cluster, error) {
+func startCluster(ctx context.Context, bin, dir string, nodes int, withConsole, connect bool) (*cluster, error) {
 	overrides := map[string]string{
 		"group.initial.rebalance.delay.ms": "0",
 		// The topics have one replica each (see -nodes); devcluster's
@@ -100,7 +100,7 @@ func startCluster(ctx context.Context, bin, dir string, nodes int, withConsole b
 	var dc *devcluster.Cluster
 	var err error
 	for attempt := 1; ; attempt++ {
-		dc, err = devcluster.New(devcluster.Config{Binary: bin, Dir: dir, Nodes: nodes, Overrides: overrides})
+		dc, err = devcluster.New(devcluster.Config{Binary: bin, Dir: dir, Nodes: nodes, Overrides: overrides, Connect: connect})
 		if err == nil && withConsole {
 			err = setProperty(dc.Node(1).ConfigPath(), "samsa.console.listener", "127.0.0.1:"+strconv.Itoa(consolePort))
 		}
@@ -200,6 +200,7 @@ func inprocConsole(ctx context.Context, c *cluster, logPath string) (string, fun
 		ClientOpts:  []kgo.Opt{kgo.SeedBrokers(n1.Addr())},
 		RegistryURL: "http://" + n1.RegistryAddr(),
 		AdminURLs:   []string{"http://" + n1.HTTPAddr()},
+		ConnectURL:  connectURL(n1),
 		Logger:      slog.New(slog.NewTextHandler(logf, nil)),
 	})
 	if err != nil {
@@ -224,4 +225,12 @@ func inprocConsole(ctx context.Context, c *cluster, logPath string) (string, fun
 		con.Close()
 		logf.Close()
 	}, nil
+}
+
+// connectURL is a node's Connect worker's REST URL; "" without one.
+func connectURL(n *devcluster.Node) string {
+	if n.ConnectAddr() == "" {
+		return ""
+	}
+	return "http://" + n.ConnectAddr()
 }

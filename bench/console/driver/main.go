@@ -23,6 +23,7 @@ type options struct {
 	data              string
 	console           string
 	nodes             int
+	connect           bool
 	records           int
 	partitions        int
 	clusterPartitions int
@@ -45,6 +46,7 @@ func main() {
 	flag.StringVar(&o.data, "data", "", "the broker's data directory, kept: a data set loaded there before is measured again without loading (default: a directory in -out)")
 	flag.StringVar(&o.console, "console", consoleAuto, "which console: serve (samsa.console.listener of the serve process), inproc (internal/console in this process against the broker), auto (serve when the binary has the listener)")
 	flag.IntVar(&o.nodes, "nodes", 3, "samsa serve nodes in the cluster (a node keeps 3 files open per partition: 10,000 partitions need more than one node under a 20,000 open-files limit)")
+	flag.BoolVar(&o.connect, "connect", true, "run a Connect worker in every node (samsa.connect.listener), so the console's Connect page has a cluster to show")
 	flag.IntVar(&o.records, "records", 10_000_000, "records in the big topic")
 	flag.IntVar(&o.partitions, "partitions", 1000, "partitions of the big topic")
 	flag.IntVar(&o.clusterPartitions, "cluster-partitions", 10_000, "partitions in the cluster, the big topic's included (internal topics not counted)")
@@ -143,7 +145,7 @@ func run(o options) error {
 			mode = consoleServe
 		}
 	}
-	b, err := startCluster(ctx, o.samsa, o.data, o.nodes, mode == consoleServe)
+	b, err := startCluster(ctx, o.samsa, o.data, o.nodes, mode == consoleServe, o.connect)
 	if err != nil {
 		return err
 	}
