@@ -342,8 +342,9 @@ func commitGroups(ctx context.Context, adm *kadm.Client, d dataSet) error {
 }
 
 // liveMember joins the live group as one consumer of the big topic (its
-// offsets are at the ends: it fetches nothing) and stays until stop is
-// called, so the group's page has a member with 1,000 partitions.
+// offsets are at the ends: it reads nothing) and stays, its fetching
+// paused, until stop is called, so the group's page has a member with
+// every partition.
 func liveMember(ctx context.Context, addrs []string) (func(), error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumerGroup(liveGroup), kgo.ConsumeTopics(bigTopic),
 		kgo.ClientID("console-live-member"))
@@ -370,6 +371,10 @@ func liveMember(ctx context.Context, addrs []string) (func(), error) {
 		gs, err := adm.DescribeGroups(ctx, liveGroup)
 		if err == nil {
 			if g, ok := gs[liveGroup]; ok && g.State == "Stable" && len(g.Members) > 0 {
+				// It stays a member (heartbeats go on) but fetches no
+				// more: its long polls would be counted in the pages'
+				// Fetch requests.
+				cl.PauseFetchTopics(bigTopic)
 				return stop, nil
 			}
 		}

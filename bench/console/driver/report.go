@@ -39,7 +39,8 @@ func report(w io.Writer, res results) {
 	fmt.Fprintf(w, "\nNodes: %d samsa serve; open files %v, RSS %s MiB (peak %s MiB) after the pages\n", m.Nodes, m.BrokerFDs, mibs(m.BrokerRSS), mibs(m.BrokerPeak))
 	fmt.Fprintf(w, "Background, no page open (Kafka requests per second, broker ms per second): %s\n", apis(res.Background))
 	fmt.Fprintf(w, "Two scrapes of /metrics in a row cause %s: taken off each page's\n", apis(res.ScrapeCost))
-	fmt.Fprintf(w, "Each page: %d warm-up requests, then %d timed, sequential, one browser session; the Kafka requests and the records read are the least of %d more requests, each between two scrapes of every node's /metrics\n\n",
+	fmt.Fprintf(w, "Each page: %d warm-up requests, then %d timed, sequential, one browser session; the Kafka requests and the records read are the least of %d more requests, each between two scrapes of every node's /metrics. "+
+		"A Fetch's broker time includes its wait: the background's long polls (the registries' and Connect workers' readers) that end during a long page are counted as its own; the records read (the big topic's bytes sent, over its bytes per record on disk) are the page's alone\n\n",
 		res.Warmup, res.N, probes)
 	fmt.Fprintf(w, "| page | path | median ms | p90 ms | < %.0f ms | bytes | Kafka requests of one view (broker ms) | records read |\n", res.Target)
 	fmt.Fprintln(w, "|---|---|--:|--:|---|--:|---|--:|")
