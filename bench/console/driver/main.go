@@ -37,6 +37,7 @@ type options struct {
 	warmup            int
 	target            time.Duration
 	only              string
+	settle            time.Duration
 }
 
 func main() {
@@ -59,6 +60,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 20, "timed requests per page")
 	flag.IntVar(&o.warmup, "warmup", 2, "untimed requests per page first")
 	flag.DurationVar(&o.target, "target", 300*time.Millisecond, "the most a page may take (issue 22)")
+	flag.DurationVar(&o.settle, "settle", 20*time.Second, "the pause before the pages, for the cluster to settle (the Connect workers' start, the ISRs after a restart)")
 	flag.StringVar(&o.only, "only", "", "measure only the pages whose name contains this")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -197,6 +199,8 @@ func run(o options) error {
 	}
 	logf("console at %s; the nodes have %v open files", base, res.Machine.BrokerFDs)
 
+	logf("settling for %s", o.settle)
+	time.Sleep(o.settle)
 	br := newBrowser(base, b.metricsURL)
 	// The Kafka requests made with no page open (the registries' reads,
 	// the live member's fetches): a page's probe may catch some of them.
