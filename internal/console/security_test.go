@@ -231,12 +231,12 @@ func TestSecurityPage(t *testing.T) {
 		wantContains(t, body, `id="quotas-table"`, "user=alice", "client-id=&lt;default&gt;", ">1024<", ">2048<")
 
 		for name, c := range map[string]url.Values{
-			"is negative":             {"user": {"bob"}, "key": {"producer_byte_rate"}, "value": {"-5"}},
-			"unknown quota":           {"user": {"bob"}, "key": {"fast"}, "value": {"5"}},
-			"name the entity":         {"key": {"producer_byte_rate"}, "value": {"5"}},
-			"not both":                {"user": {"bob"}, "user_default": {"on"}, "key": {"producer_byte_rate"}, "value": {"5"}},
-			"IP quota stands alone":   {"user": {"bob"}, "ip": {"10.0.0.1"}, "key": {"connection_creation_rate"}, "value": {"5"}},
-			"is not a number":         {"user": {"bob"}, "key": {"producer_byte_rate"}, "value": {"lots"}},
+			"is negative":           {"user": {"bob"}, "key": {"producer_byte_rate"}, "value": {"-5"}},
+			"unknown quota":         {"user": {"bob"}, "key": {"fast"}, "value": {"5"}},
+			"name the entity":       {"key": {"producer_byte_rate"}, "value": {"5"}},
+			"not both":              {"user": {"bob"}, "user_default": {"on"}, "key": {"producer_byte_rate"}, "value": {"5"}},
+			"IP quota stands alone": {"user": {"bob"}, "ip": {"10.0.0.1"}, "key": {"connection_creation_rate"}, "value": {"5"}},
+			"is not a number":       {"user": {"bob"}, "key": {"producer_byte_rate"}, "value": {"lots"}},
 		} {
 			st, body, _ := tc.post("/security/quotas/set", c)
 			if st != http.StatusBadRequest || !strings.Contains(body, name) {
