@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,6 +169,7 @@ func (c *Console) opsProgress(ctx context.Context, r *http.Request, moves []opsR
 			addTo(b, m.Topic, m.Partition)
 		}
 	}
+	live := md.Brokers.NodeIDs()
 	lctx, cancel := context.WithTimeout(ctx, opsLogDirsTimeout)
 	defer cancel()
 	var mu sync.Mutex
@@ -175,6 +177,12 @@ func (c *Console) opsProgress(ctx context.Context, r *http.Request, moves []opsR
 	sizes := map[int32]kadm.DescribedLogDirs{}
 	failed := map[int32]error{}
 	for b, s := range brokers {
+		if !slices.Contains(live, b) {
+			// Not in the metadata: fenced or gone. Asking it would only
+			// wait out the timeout.
+			failed[b] = errors.New("not among the live brokers (down or fenced)")
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
