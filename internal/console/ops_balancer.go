@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // opsBalancer is what a Samsa broker's GET /v1/balancer answers (its
@@ -122,6 +123,18 @@ func init() {
 				s[i] = strconv.Itoa(int(id))
 			}
 			return strings.Join(s, ", ")
+		},
+		// opsWhen is an RFC 3339 time of the balancer as a time and how
+		// long ago; "never" when empty.
+		"opsWhen": func(s string) string {
+			if s == "" {
+				return "never"
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return s
+			}
+			return t.UTC().Format("2006-01-02 15:04:05Z") + " (" + ago(t) + ")"
 		},
 		// opsStateClass is a balancer state's badge: the word is on it too.
 		"opsStateClass": func(state string) string {

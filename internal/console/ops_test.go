@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -174,9 +175,13 @@ func TestOpsPage(t *testing.T) {
 
 	// A move slowed by a replication throttle shows its copy's progress;
 	// it is cancelled from the page, after a confirmation.
+	// Random values, so compression leaves about 1 MiB to copy: 100 s
+	// at the throttle's rate.
 	var batch []*kgo.Record
 	for range 1000 {
-		batch = append(batch, &kgo.Record{Topic: "moving", Value: []byte(strings.Repeat("x", 1024))})
+		v := make([]byte, 1024)
+		crand.Read(v)
+		batch = append(batch, &kgo.Record{Topic: "moving", Value: v})
 	}
 	if err := tc.Client.ProduceSync(ctx(t), batch...).FirstErr(); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -128,6 +129,29 @@ func TestSecurityPage(t *testing.T) {
 		}
 		if n := aclCount(); n != 1 {
 			t.Fatalf("%d ACLs after deleting one of 2", n)
+		}
+
+		// Long lists come a page at a time, the filter kept in the links.
+		var topics []string
+		for i := range 150 {
+			topics = append(topics, fmt.Sprintf("bulk-%03d", i))
+		}
+		bulk := kadm.NewACLs().Topics(topics...).Allow("User:bulk").AllowHosts("*").Operations(kadm.OpRead)
+		if res, err := tc.Admin.CreateACLs(ctx(t), bulk); err != nil || res[0].Err != nil {
+			t.Fatalf("CreateACLs: %v %+v", err, res)
+		}
+		_, body = tc.get("/security/acls?principal=User:bulk")
+		wantContains(t, body, "150 ACLs, page 1 of 2", "bulk-000", "bulk-099", `href="/security/acls?page=2&amp;principal=User%3Abulk" rel="next"`)
+		if strings.Contains(body, "bulk-100") {
+			t.Errorf("page 1 shows the 101st ACL")
+		}
+		_, body = tc.get("/security/acls?principal=User:bulk&page=2")
+		wantContains(t, body, "page 2 of 2", "bulk-100", "bulk-149", `rel="prev"`)
+		if strings.Contains(body, "bulk-099") || strings.Contains(body, `rel="next"`) {
+			t.Errorf("page 2 shows page 1's ACLs or a next page")
+		}
+		if _, err := tc.Admin.DeleteACLs(ctx(t), bulk); err != nil {
+			t.Fatal(err)
 		}
 	})
 
