@@ -67,15 +67,25 @@ func TestSecurityPage(t *testing.T) {
 		if st, body, _ := tc.post("/security/acls/create", pre); st != http.StatusSeeOther {
 			t.Fatalf("create prefixed: status %d:\n%s", st, body)
 		}
+		// bob's differs from alice's in the principal only: deleting one
+		// must leave the other.
+		bob := url.Values{}
+		for k, v := range acl {
+			bob[k] = v
+		}
+		bob.Set("principal", "User:bob")
+		if st, body, _ := tc.post("/security/acls/create", bob); st != http.StatusSeeOther {
+			t.Fatalf("create bob's: status %d:\n%s", st, body)
+		}
 		res, err := tc.Admin.DescribeACLs(ctx(t), kadm.NewACLs().Topics("orders").Allow("User:alice").AllowHosts("*").Operations(kadm.OpRead))
 		if err != nil || len(res) != 1 || res[0].Err != nil || len(res[0].Described) != 1 {
 			t.Fatalf("DescribeACLs after create: %v %+v", err, res)
 		}
-		if n := aclCount(); n != 2 {
-			t.Fatalf("%d ACLs, want 2", n)
+		if n := aclCount(); n != 3 {
+			t.Fatalf("%d ACLs, want 3", n)
 		}
 		_, body := tc.get("/security/acls")
-		wantContains(t, body, `id="acls-table"`, "User:alice", "orders", "User:etl", "raw.", "PREFIXED", ">DENY<", "2 ACLs")
+		wantContains(t, body, `id="acls-table"`, "User:alice", "orders", "User:etl", "raw.", "PREFIXED", ">DENY<", "3 ACLs")
 		_, body = tc.get("/security/acls?principal=User:alice&view=principal")
 		wantContains(t, body, "User:alice", "orders", "1 ACL.")
 		if strings.Contains(body, "User:etl") {
@@ -106,8 +116,8 @@ func TestSecurityPage(t *testing.T) {
 				t.Errorf("%s: status %d, want 400 with %q:\n%s", name, st, c.want, body)
 			}
 		}
-		if n := aclCount(); n != 2 {
-			t.Fatalf("bad input changed the ACLs: %d, want 2", n)
+		if n := aclCount(); n != 3 {
+			t.Fatalf("bad input changed the ACLs: %d, want 3", n)
 		}
 
 		// A deletion asks first; only the confirmed one deletes, and only
@@ -116,7 +126,7 @@ func TestSecurityPage(t *testing.T) {
 		if st != 200 || !strings.Contains(body, `id="security-confirm"`) || !strings.Contains(body, "Delete the ACL User:alice ALLOW READ on TOPIC orders") {
 			t.Fatalf("delete without confirm: status %d:\n%s", st, body)
 		}
-		if n := aclCount(); n != 2 {
+		if n := aclCount(); n != 3 {
 			t.Fatalf("an unconfirmed delete deleted: %d ACLs", n)
 		}
 		acl.Set("confirm", "yes")
@@ -127,8 +137,8 @@ func TestSecurityPage(t *testing.T) {
 		if err != nil || len(res) != 1 || len(res[0].Described) != 0 {
 			t.Fatalf("DescribeACLs after delete: %v %+v", err, res)
 		}
-		if n := aclCount(); n != 1 {
-			t.Fatalf("%d ACLs after deleting one of 2", n)
+		if n := aclCount(); n != 2 {
+			t.Fatalf("%d ACLs after deleting one of 3", n)
 		}
 
 		// Long lists come a page at a time, the filter kept in the links.
