@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -82,12 +83,20 @@ func (b *opsBalancer) Rows() []opsBalanceRow {
 	return rows
 }
 
+// opsAdminTimeout bounds one read of the admin URLs.
+const opsAdminTimeout = 5 * time.Second
+
 // opsBalancer asks every admin URL at once for GET /v1/balancer: only
 // the active controller's answer is complete, so it is the one shown;
 // the others say which node they are, or why they failed.
 func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode) {
 	nodes := make([]opsBalancerNode, len(c.cfg.AdminURLs))
 	states := make([]*opsBalancer, len(c.cfg.AdminURLs))
+	// A URL that never answers must not hold the page for the whole
+	// request timeout: the balancer's JSON is small and local.
+	ctx, cancel := context.WithTimeout(r.Context(), opsAdminTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
 	var wg sync.WaitGroup
 	for i, u := range c.cfg.AdminURLs {
 		wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -91,6 +92,24 @@ func TestOpsPage(t *testing.T) {
 		t.Fatalf("/ops without admin URLs: status %d:\n%s", st, body)
 	}
 
+	// An admin URL that accepts and never answers is named as failed
+	// once its short timeout passes; the page does not wait longer.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	slow := startConsoleOn(t, dc.Node(ctrl).Addr(), Config{AdminURLs: []string{"http://" + silent.Addr().String(), "http://" + dc.Node(ctrl).HTTPAddr()}})
+	start := time.Now()
+	st, body := slow.get("/ops")
+	if took := time.Since(start); took > opsAdminTimeout+3*time.Second {
+		t.Errorf("/ops with a silent admin URL took %s", took)
+	}
+	wantContains(t, body, `id="balancer-state"`, "http://"+silent.Addr().String()+`</code>: <span class="badge bad">failed</span>`, "deadline exceeded")
+	if st != 200 {
+		t.Fatalf("/ops with a silent admin URL: status %d", st)
+	}
+
 	create := kmsg.NewPtrCreateTopicsRequest()
 	ct := kmsg.NewCreateTopicsRequestTopic()
 	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = "moving", -1, -1
@@ -120,7 +139,7 @@ func TestOpsPage(t *testing.T) {
 		}
 	}
 
-	st, body := tc.get("/ops")
+	st, body = tc.get("/ops")
 	if st != 200 {
 		t.Fatalf("/ops: status %d:\n%s", st, body)
 	}
@@ -256,7 +275,7 @@ func TestOpsPage(t *testing.T) {
 	if res, err := tc.Admin.AlterPartitionAssignments(ctx(t), req); err != nil || res.Error() != nil {
 		t.Fatalf("AlterPartitionAssignments: %v %v", err, res.Error())
 	}
-	start := time.Now()
+	start = time.Now()
 	st, body = tc.get("/ops")
 	took := time.Since(start)
 	t.Logf("/ops with a broker down took %s", took)
