@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,6 +26,8 @@ import (
 const (
 	msgsShowBytes = 2 << 10
 	msgsViewBytes = 1 << 20
+	// msgsRegistryTime bounds one registry lookup while decoding.
+	msgsRegistryTime = 2 * time.Second
 )
 
 // msgsRecord is a record as the pages show it.
@@ -137,9 +140,13 @@ func (d *msgsDecoder) wire(ctx context.Context, b []byte) msgsDecoded {
 	case d.regErr != nil:
 		return fail(fmt.Sprintf("schema id %d not decoded: the Schema Registry failed: %v", id, d.regErr))
 	}
-	text, sch, err := d.serde.DecodeJSON(ctx, b)
+	// A registry that does not answer costs one short wait, not one per
+	// record: its first failure is remembered for the request.
+	rctx, cancel := context.WithTimeout(ctx, msgsRegistryTime)
+	defer cancel()
+	text, sch, err := d.serde.DecodeJSON(rctx, b)
 	if err != nil {
-		if sch == nil && !strings.Contains(err.Error(), "not found") {
+		if sch == nil && !errors.Is(err, serde.ErrSchemaNotFound) {
 			d.regErr = err // the registry is down or refusing: do not wait on it for every record
 		}
 		return fail(fmt.Sprintf("schema id %d: %v", id, err))
@@ -167,7 +174,9 @@ func (d *msgsDecoder) subject(ctx context.Context, id int) string {
 	if s, ok := d.subjects[id]; ok {
 		return s
 	}
-	subs, err := d.reg.SubjectsByID(ctx, id)
+	rctx, cancel := context.WithTimeout(ctx, msgsRegistryTime)
+	defer cancel()
+	subs, err := d.reg.SubjectsByID(rctx, id)
 	s := ""
 	if err == nil && len(subs) > 0 {
 		s = strings.Join(subs, ", ")
