@@ -127,6 +127,23 @@ func TestMessagesBrowse(t *testing.T) {
 		body = msgsWant(t, tc, msgsLink(t, body, "next"), msgsG(4, 5, 6, 7))
 		msgsWant(t, tc, msgsLink(t, body, "prev"), msgsG(0, 1, 2, 3))
 	})
+	t.Run("merged by timestamp", func(t *testing.T) {
+		// Partition 1's records are all older than partition 0's: pages
+		// over both follow the timestamps, not the offsets.
+		if _, err := tc.Admin.CreateTopic(ctx(t), 2, 1, nil, "skew"); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		for i := range 4 {
+			recs = append(recs, &kgo.Record{Topic: "skew", Partition: 0, Value: []byte("late"), Timestamp: msgsBase.Add(time.Duration(100+i) * time.Second)},
+				&kgo.Record{Topic: "skew", Partition: 1, Value: []byte("early"), Timestamp: msgsBase.Add(time.Duration(i) * time.Second)})
+		}
+		msgsProduce(t, tc, recs...)
+		body := msgsWant(t, tc, "/topics/skew/messages?from=oldest", []string{"1/0", "1/1", "1/2", "1/3"})
+		msgsWant(t, tc, msgsLink(t, body, "next"), []string{"0/0", "0/1", "0/2", "0/3"})
+		body = msgsWant(t, tc, "/topics/skew/messages", []string{"0/0", "0/1", "0/2", "0/3"})
+		msgsWant(t, tc, msgsLink(t, body, "prev"), []string{"1/0", "1/1", "1/2", "1/3"})
+	})
 	t.Run("offset in one partition", func(t *testing.T) {
 		msgsWant(t, tc, base+"?p=1&from=offset&offset=5", []string{"1/5", "1/6", "1/7", "1/8"})
 		msgsWant(t, tc, base+"?p=2", []string{"2/6", "2/7", "2/8", "2/9"})
