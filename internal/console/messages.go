@@ -311,7 +311,11 @@ func (c *Console) serveMessages(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	pg, err := c.msgsReadPage(ctx, r, q, cursors, backward)
+	deadline := time.Now().Add(msgsReadTime)
+	pg, err := c.msgsReadPage(ctx, r, q, cursors, backward, q.limit, msgsReadTime)
+	if err == nil && backward && !q.filter.active() {
+		err = c.msgsFillBackward(ctx, r, q, o, pg, deadline)
+	}
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return

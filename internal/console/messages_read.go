@@ -216,12 +216,11 @@ type msgsPage struct {
 // matches across partitions, by timestamp) or backward (the newest n
 // matches below cursors' to). Each partition's kept records are a run
 // of its offsets, so the positions of the next pages are exact.
-func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuery, cursors map[int32]*msgsCursor, backward bool) (*msgsPage, error) {
-	n := q.limit
+func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuery, cursors map[int32]*msgsCursor, backward bool, n int, budget time.Duration) (*msgsPage, error) {
 	matched := map[int32][]*msgsRecord{}
 	pg := &msgsPage{}
 	dec := c.msgsDecoder(r, q.decode)
-	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, msgsReadTime, func(cur *msgsCursor, rec *kgo.Record) msgsVerdict {
+	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, budget, func(cur *msgsCursor, rec *kgo.Record) msgsVerdict {
 		pg.Scanned++
 		m := dec.record(ctx, rec, q.filter.needsValue())
 		if ok, ferr := q.filter.match(m); ferr != nil {
@@ -283,6 +282,43 @@ func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuer
 		}
 	}
 	return pg, nil
+}
+
+// msgsFillBackward extends a backward page that came out short (its
+// windows held transaction markers, aborted records, compacted gaps, or
+// most partitions were empty) with reads further back, a few rounds at
+// most, sharing what is missing among the partitions that have more.
+func (c *Console) msgsFillBackward(ctx context.Context, r *http.Request, q *msgsQuery, o *msgsOffsets, pg *msgsPage, deadline time.Time) error {
+	for round := 0; round < 4 && len(pg.Records) < q.limit && !pg.TimedOut && pg.ReadErr == nil && !pg.BytesCut; round++ {
+		var active []int32
+		for p, older := range pg.Older {
+			if older > o.start[p] {
+				active = append(active, p)
+			}
+		}
+		left := time.Until(deadline)
+		if len(active) == 0 || left <= 0 {
+			return nil
+		}
+		need := q.limit - len(pg.Records)
+		share := msgsShare(need, len(active))
+		cursors := map[int32]*msgsCursor{}
+		for _, p := range active {
+			to := pg.Older[p]
+			cursors[p] = &msgsCursor{partition: p, from: max(o.start[p], to-int64(share)), to: to}
+		}
+		more, err := c.msgsReadPage(ctx, r, q, cursors, true, need, left)
+		if err != nil {
+			return err
+		}
+		pg.Records = append(more.Records, pg.Records...)
+		for p, older := range more.Older {
+			pg.Older[p] = older
+		}
+		pg.Scanned += more.Scanned
+		pg.TimedOut, pg.ReadErr, pg.BytesCut = more.TimedOut, more.ReadErr, more.BytesCut
+	}
+	return nil
 }
 
 // msgsMerge picks n records across partitions, each partition's list in

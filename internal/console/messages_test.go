@@ -164,6 +164,48 @@ func TestMessagesBrowse(t *testing.T) {
 			t.Fatalf("bad expression: status %d, want 400 with the form:\n%s", st, body)
 		}
 	})
+	t.Run("isolation", func(t *testing.T) {
+		// An aborted transaction's records show to read_uncommitted only;
+		// its markers never show, and the read still ends at once.
+		if _, err := tc.Admin.CreateTopic(ctx(t), 1, 1, nil, "txn"); err != nil {
+			t.Fatal(err)
+		}
+		msgsProduce(t, tc, &kgo.Record{Topic: "txn", Partition: 0, Value: []byte("plain")})
+		cl, err := kgo.NewClient(kgo.SeedBrokers(tc.Broker), kgo.TransactionalID("msgs-txn"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		for _, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit} {
+			if err := cl.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			v := map[kgo.TransactionEndTry]string{kgo.TryAbort: "aborted", kgo.TryCommit: "committed"}[commit]
+			if err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: "txn", Partition: 0, Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cl.EndTransaction(ctx(t), commit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// plain 0, aborted 1, its marker 2, committed 3, its marker 4.
+		start := time.Now()
+		body := msgsWant(t, tc, "/topics/txn/messages?from=oldest", []string{"0/0", "0/1", "0/3"})
+		wantContains(t, body, "aborted")
+		body = msgsWant(t, tc, "/topics/txn/messages?from=oldest&isolation=read_committed", []string{"0/0", "0/3"})
+		if strings.Contains(body, "aborted") {
+			t.Fatalf("read_committed shows the aborted record:\n%s", body)
+		}
+		msgsWant(t, tc, "/topics/txn/messages?isolation=read_committed", []string{"0/0", "0/3"})
+		if d := time.Since(start); d > msgsReadTime {
+			t.Errorf("three reads took %s: a read waited for records past the end", d)
+		}
+		_, body = tc.get("/topics/txn/messages/0/3")
+		wantContains(t, body, "<th scope=\"row\">Transactional</th><td>yes</td>")
+		if st, _ := tc.get("/topics/txn/messages/0/2"); st != 404 {
+			t.Errorf("a transaction marker's offset: status %d, want 404", st)
+		}
+	})
 	t.Run("record view", func(t *testing.T) {
 		st, body := tc.get(base + "/1/5")
 		if st != 200 {
