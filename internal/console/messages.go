@@ -26,7 +26,6 @@ type msgsQuery struct {
 	partition int32 // -1: all
 	from      string
 	offset    int64
-	ts        string
 	at        time.Time
 	older     map[int32]int64 // read backward from these (the pager)
 	newer     map[int32]int64 // read forward from these (the pager)

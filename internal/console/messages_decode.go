@@ -88,9 +88,8 @@ func (c *Console) msgsDecoder(r *http.Request, mode string) *msgsDecoder {
 	return d
 }
 
-// record decodes rec; the value only when full (the filter or the page
-// needs it); a page always wants it, a key-only filter scan does not.
-func (d *msgsDecoder) record(ctx context.Context, rec *kgo.Record, full bool) *msgsRecord {
+// record decodes rec: its key, value and headers.
+func (d *msgsDecoder) record(ctx context.Context, rec *kgo.Record) *msgsRecord {
 	m := &msgsRecord{
 		Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp.UTC(),
 		LeaderEpoch: rec.LeaderEpoch, ProducerID: rec.ProducerID, ProducerEpoch: rec.ProducerEpoch,
@@ -102,10 +101,7 @@ func (d *msgsDecoder) record(ctx context.Context, rec *kgo.Record, full bool) *m
 	}
 	m.Compression = [...]string{"none", "gzip", "snappy", "lz4", "zstd", "unknown", "unknown", "unknown"}[rec.Attrs.CompressionType()&7]
 	m.Key = d.decode(ctx, rec.Key, rec.Key == nil)
-	m.Value = msgsDecoded{Null: rec.Value == nil, Size: len(rec.Value)}
-	if full {
-		m.Value = d.decode(ctx, rec.Value, rec.Value == nil)
-	}
+	m.Value = d.decode(ctx, rec.Value, rec.Value == nil)
 	for _, h := range rec.Headers {
 		m.Headers = append(m.Headers, msgsHeader{Name: h.Key, Value: msgsPlain(h.Value, h.Value == nil, d.mode)})
 	}
@@ -244,7 +240,7 @@ func msgsHex(b []byte) msgsDecoded {
 }
 
 // shrink cuts what a list shows of a record (its own page shows it all)
-// and drops what a kept record need not hold.
+// and drops what a kept record need not hold. Filters run before it.
 func (m *msgsRecord) shrink() {
 	for _, d := range []*msgsDecoded{&m.Key, &m.Value} {
 		if len(d.Text) > msgsShowBytes {
@@ -256,6 +252,7 @@ func (m *msgsRecord) shrink() {
 		}
 		d.json, d.decoded = nil, nil
 	}
+	m.rec = nil // its headers are decoded; the raw bytes need not stay
 }
 
 // text is a decoded key's or value's text for filters: the decoded JSON
@@ -318,10 +315,6 @@ func msgsParseFilter(key, value, header, src string) (*msgsFilter, error) {
 func (f *msgsFilter) active() bool {
 	return f.Key != "" || f.Value != "" || f.HeaderName != "" || f.prog != nil
 }
-
-// needsValue tells whether matching reads the decoded value. Pages always
-// show the value, so they decode it anyway; this only spares a scan.
-func (f *msgsFilter) needsValue() bool { return true }
 
 func (f *msgsFilter) match(m *msgsRecord) (bool, error) {
 	if f.Key != "" && !strings.Contains(m.Key.text(), f.Key) {

@@ -127,7 +127,7 @@ func (c *Console) serveMessagesDownload(w http.ResponseWriter, r *http.Request) 
 	var werr error
 	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, msgsDownloadTime, func(_ *msgsCursor, rec *kgo.Record) msgsVerdict {
 		scanned++
-		m := dec.record(ctx, rec, true)
+		m := dec.record(ctx, rec)
 		ok, ferr := q.filter.match(m)
 		if ferr != nil {
 			q.filter.noteErr(m, ferr)

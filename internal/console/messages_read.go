@@ -222,7 +222,7 @@ func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuer
 	dec := c.msgsDecoder(r, q.decode)
 	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, budget, func(cur *msgsCursor, rec *kgo.Record) msgsVerdict {
 		pg.Scanned++
-		m := dec.record(ctx, rec, q.filter.needsValue())
+		m := dec.record(ctx, rec)
 		if ok, ferr := q.filter.match(m); ferr != nil {
 			q.filter.noteErr(m, ferr)
 			return msgsMore

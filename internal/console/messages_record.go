@@ -78,7 +78,7 @@ func (c *Console) serveMessagesRecord(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, statusErr(http.StatusNotFound, fmt.Errorf("offset %d of partition %d holds no record (compacted away, or a transaction marker)", off, p)))
 		return
 	}
-	m := c.msgsDecoder(r, mode).record(ctx, rec, true)
+	m := c.msgsDecoder(r, mode).record(ctx, rec)
 	for _, d := range []*msgsDecoded{&m.Key, &m.Value} {
 		if !d.Hex && len(d.Text) > msgsViewBytes {
 			d.Text, d.Cut = strings.ToValidUTF8(d.Text[:msgsViewBytes], ""), true
