@@ -58,6 +58,7 @@ const msgsOrderAvro = `{"type":"record","name":"Order","namespace":"com.acme","f
 func TestMessagesSchemaDecode(t *testing.T) {
 	addr, regURL := msgsStartWithRegistry(t)
 	tc := startConsoleOn(t, addr, Config{RegistryURL: regURL})
+	msgsLongReads(t)
 	reg, err := sr.NewClient(sr.URLs(regURL))
 	if err != nil {
 		t.Fatal(err)
