@@ -341,8 +341,8 @@ func (c *Console) serveMessages(w http.ResponseWriter, r *http.Request) {
 		v.Notices = append(v.Notices, fmt.Sprintf("The expression failed on %d records (counted as not matching); first: %s.", q.filter.ExprErrors, q.filter.FirstErr))
 	}
 	if v.Filtered {
-		way := "from offsets " + msgsFormatPositions(pg.Older) + " to " + msgsFormatPositions(pg.Newer)
-		v.ScanNote = fmt.Sprintf("A filter scans at most %d records per page. This page scanned %d records (partition:offset %s) and shows %d that matched; use Older or Newer to continue the scan.",
+		way := "from partition:offset " + msgsFormatPositions(pg.Older) + " up to " + msgsFormatPositions(pg.Newer)
+		v.ScanNote = fmt.Sprintf("A filter scans at most %d records per page. This page scanned %d records (%s) and shows %d that matched; use Older or Newer to continue the scan.",
 			msgsScanRecords, pg.Scanned, way, len(pg.Records))
 	}
 	c.msgsRender(w, r, http.StatusOK, "messages", v)
