@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,7 @@ type options struct {
 	target            time.Duration
 	only              string
 	settle            time.Duration
+	profile           bool
 }
 
 func main() {
@@ -61,6 +63,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 2, "untimed requests per page first")
 	flag.DurationVar(&o.target, "target", 300*time.Millisecond, "the most a page may take (issue 22)")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "the pause before the pages, for the cluster to settle (the Connect workers' start, the ISRs after a restart)")
+	flag.BoolVar(&o.profile, "profile", false, "with -console inproc, write a CPU profile of this process (the console's side) while each page is measured, profile-<n>.pprof in -out")
 	flag.StringVar(&o.only, "only", "", "measure only the pages whose name contains this")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -83,6 +86,8 @@ func (o options) check() error {
 		return errors.New("-nodes, -records, -partitions, -topic-partitions, -producers and -n must be at least 1, -value-bytes at least 20")
 	case o.clusterPartitions < o.partitions:
 		return fmt.Errorf("-cluster-partitions %d is fewer than the big topic's %d", o.clusterPartitions, o.partitions)
+	case o.profile && o.console != consoleInproc:
+		return errors.New("-profile needs -console inproc (the console must run in this process)")
 	case o.readerGroups < 2:
 		// The group pages are measured on the second readers' group.
 		return errors.New("-reader-groups must be at least 2")
@@ -212,11 +217,20 @@ func run(o options) error {
 	}
 	res.ScrapeCost = br.scrapeCost
 	start := time.Now()
-	for _, p := range pages {
+	for i, p := range pages {
 		if o.only != "" && !strings.Contains(p.name, o.only) {
 			continue
 		}
+		var stopProfile func()
+		if o.profile && mode == consoleInproc {
+			if stopProfile, err = startProfile(filepath.Join(o.out, fmt.Sprintf("profile-%02d.pprof", i))); err != nil {
+				return err
+			}
+		}
 		r := br.measure(ctx, d, p, o.warmup, o.n)
+		if stopProfile != nil {
+			stopProfile()
+		}
 		switch {
 		case r.Absent:
 			logf("%-45s absent", p.name)
@@ -245,6 +259,23 @@ func run(o options) error {
 	}
 	fmt.Print(md.String())
 	return nil
+}
+
+// startProfile profiles this process's CPU into path until the returned
+// stop.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func median(vs []float64) float64 { return tabulate.Median(vs) }
