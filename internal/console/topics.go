@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -207,21 +209,12 @@ func (c *Console) topicsList(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(shown, func(i, j int) bool { return shown[i].Topic < shown[j].Topic })
 
-	sizes := map[string]int64{}
-	sizesOK := false
-	sized := func(ts []kadm.TopicDetail) {
-		var err error
-		sizes, err = topicsLeaderSizes(ctx, c.admin(r), ts)
-		sizesOK = err == nil
-		if err != nil {
-			v.Warnings = append(v.Warnings, "Sizes are partial: "+err.Error())
-		}
-	}
+	var f topicsFigures
 	if v.Sort == "size" {
 		// Sorting by size needs every matching topic's size: still one
 		// DescribeLogDirs per broker, but over all of them.
-		sized(shown)
-		sort.SliceStable(shown, func(i, j int) bool { return sizes[shown[i].Topic] > sizes[shown[j].Topic] })
+		f.sizes, f.sizeErr = topicsLeaderSizes(ctx, c.admin(r), shown)
+		sort.SliceStable(shown, func(i, j int) bool { return f.sizes[shown[i].Topic] > f.sizes[shown[j].Topic] })
 	}
 	v.Pager = topicsPaginate(len(shown), page, func(p int) string {
 		u := url.Values{"page": {strconv.Itoa(p)}}
@@ -237,16 +230,16 @@ func (c *Console) topicsList(w http.ResponseWriter, r *http.Request) {
 		return "/topics?" + u.Encode()
 	})
 	pageTopics := shown[v.Pager.From:v.Pager.To]
-	if v.Sort != "size" && len(pageTopics) > 0 {
-		sized(pageTopics)
-	}
-	var starts, ends map[string]map[int32]topicsOffset
 	if len(pageTopics) > 0 {
-		starts, ends, err = topicsStartEnd(ctx, c.client(r), pageTopics, nil)
-		if err != nil {
-			v.Warnings = append(v.Warnings, "Offsets are partial: "+err.Error())
+		sizes, sizeErr := f.sizes, f.sizeErr
+		f = c.topicsFigures(ctx, r, pageTopics, v.Sort != "size")
+		if v.Sort == "size" {
+			f.sizes, f.sizeErr = sizes, sizeErr
 		}
 	}
+	v.Warnings = f.warnings()
+	sizesOK := f.sizeErr == nil
+	sizes, starts, ends := f.sizes, f.starts, f.ends
 	for _, t := range pageTopics {
 		row := topicsListRow{Name: t.Topic, Internal: t.IsInternal, Partitions: len(t.Partitions), Replication: t.Partitions.NumReplicas()}
 		row.Size, row.SizeKnown = sizes[t.Topic], sizesOK
@@ -312,17 +305,17 @@ type topicsOffset struct {
 	Err    error
 }
 
-// topicsListOffsets lists the offsets at ts (-2 start, -1 end) of the
-// given partitions of ts's topics (all of them when only is nil) that
-// have a leader: one ListOffsets per leader broker. A broker that does
-// not answer leaves its partitions unknown; the error says which.
-func topicsListOffsets(ctx context.Context, cl *kgo.Client, topics []kadm.TopicDetail, only map[int32]bool, at int64) (map[string]map[int32]topicsOffset, error) {
+// topicsListOffsets lists the offsets at `at` (-2 start, -1 end) of
+// the partitions of topics that have a leader: one ListOffsets per
+// leader broker. A broker that does not answer leaves its partitions
+// unknown; the error says which.
+func topicsListOffsets(ctx context.Context, cl *kgo.Client, topics []kadm.TopicDetail, at int64) (map[string]map[int32]topicsOffset, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	for _, t := range topics {
 		rt := kmsg.NewListOffsetsRequestTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
-			if p.Leader < 0 || only != nil && !only[p.Partition] {
+			if p.Leader < 0 {
 				continue
 			}
 			rp := kmsg.NewListOffsetsRequestTopicPartition()
@@ -362,11 +355,47 @@ func topicsListOffsets(ctx context.Context, cl *kgo.Client, topics []kadm.TopicD
 	return out, errors.Join(errs...)
 }
 
-// topicsStartEnd lists start and end offsets (the high watermark).
-func topicsStartEnd(ctx context.Context, cl *kgo.Client, topics []kadm.TopicDetail, only map[int32]bool) (starts, ends map[string]map[int32]topicsOffset, err error) {
-	starts, err1 := topicsListOffsets(ctx, cl, topics, only, -2)
-	ends, err2 := topicsListOffsets(ctx, cl, topics, only, -1)
-	return starts, ends, errors.Join(err1, err2)
+// topicsFiguresTimeout bounds the requests for sizes and offsets: a
+// broker that died but is not yet fenced keeps its partitions' leaders
+// in the metadata, and kgo retries it; the page then shows those
+// figures as unknown after a few seconds instead of waiting for the
+// whole request timeout.
+const topicsFiguresTimeout = 4 * time.Second
+
+// topicsFigures are topics' sizes and start and end offsets.
+type topicsFigures struct {
+	sizes            map[string]int64
+	starts, ends     map[string]map[int32]topicsOffset
+	sizeErr, offsErr error
+}
+
+func (f topicsFigures) warnings() []string {
+	var w []string
+	if f.sizeErr != nil {
+		w = append(w, "Sizes are partial: "+f.sizeErr.Error())
+	}
+	if f.offsErr != nil {
+		w = append(w, "Offsets are partial: "+f.offsErr.Error())
+	}
+	return w
+}
+
+// topicsFigures asks, at once, for the topics' sizes (when withSizes)
+// and their start and end offsets (the high watermarks).
+func (c *Console) topicsFigures(ctx context.Context, r *http.Request, ts []kadm.TopicDetail, withSizes bool) topicsFigures {
+	ctx, cancel := context.WithTimeout(ctx, min(topicsFiguresTimeout, c.cfg.RequestTimeout))
+	defer cancel()
+	var f topicsFigures
+	var startErr, endErr error
+	var wg sync.WaitGroup
+	if withSizes {
+		wg.Go(func() { f.sizes, f.sizeErr = topicsLeaderSizes(ctx, c.admin(r), ts) })
+	}
+	wg.Go(func() { f.starts, startErr = topicsListOffsets(ctx, c.client(r), ts, -2) })
+	wg.Go(func() { f.ends, endErr = topicsListOffsets(ctx, c.client(r), ts, -1) })
+	wg.Wait()
+	f.offsErr = errors.Join(startErr, endErr)
+	return f
 }
 
 // topicsDescribe is one topic's metadata; a missing topic is a 404
@@ -402,7 +431,17 @@ func topicsMetadata(ctx context.Context, cl *kgo.Client, topics ...string) (kadm
 			req.Topics = append(req.Topics, rt)
 		}
 	}
-	resp, err := req.RequestWith(ctx, cl)
+	// A request to "any broker" may pick one that just died (kgo learns
+	// it only when the dial fails); another attempt picks another.
+	var resp *kmsg.MetadataResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		resp, err = req.RequestWith(ctx, cl)
+		var ke *kerr.Error
+		if err == nil || errors.As(err, &ke) || attempt == 4 || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -507,15 +546,10 @@ func (c *Console) topicsOverviewWith(w http.ResponseWriter, r *http.Request, sta
 	if t.ID != (kadm.TopicID{}) {
 		v.ID = t.ID.String()
 	}
-	size, err := topicsLeaderSizes(ctx, c.admin(r), []kadm.TopicDetail{t})
-	v.Size, v.SizeKnown = size[name], err == nil
-	if err != nil {
-		v.Warnings = append(v.Warnings, "Size is partial: "+err.Error())
-	}
-	starts, ends, err := topicsStartEnd(ctx, c.client(r), []kadm.TopicDetail{t}, nil)
-	if err != nil {
-		v.Warnings = append(v.Warnings, "Offsets are partial: "+err.Error())
-	}
+	f := c.topicsFigures(ctx, r, []kadm.TopicDetail{t}, true)
+	v.Warnings = f.warnings()
+	v.Size, v.SizeKnown = f.sizes[name], f.sizeErr == nil
+	starts, ends := f.starts, f.ends
 	parts := t.Partitions.Sorted()
 	v.RecordsKnown = true
 	for _, p := range parts {
