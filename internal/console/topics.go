@@ -431,17 +431,7 @@ func topicsMetadata(ctx context.Context, cl *kgo.Client, topics ...string) (kadm
 			req.Topics = append(req.Topics, rt)
 		}
 	}
-	// A request to "any broker" may pick one that just died (kgo learns
-	// it only when the dial fails); another attempt picks another.
-	var resp *kmsg.MetadataResponse
-	var err error
-	for attempt := 0; ; attempt++ {
-		resp, err = req.RequestWith(ctx, cl)
-		var ke *kerr.Error
-		if err == nil || errors.As(err, &ke) || attempt == 4 || ctx.Err() != nil {
-			break
-		}
-	}
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
 )
@@ -93,7 +94,9 @@ func TestTopicsBrokerDown(t *testing.T) {
 	if err := dc.Start(sctx); err != nil {
 		t.Fatal(err)
 	}
-	tc := startConsoleOn(t, dc.Addrs()[0], Config{})
+	// Every node is a seed, as an operator would give them: a console
+	// whose only seed is the dead node cannot reach the cluster at all.
+	tc := startConsoleOn(t, dc.Addrs()[0], Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(dc.Addrs()...)}})
 	// One replica each, so a dead broker takes its partitions offline
 	// (the cluster's min.insync.replicas of 2 would refuse acks=all).
 	one := "1"
