@@ -34,7 +34,9 @@ args=()
 [ -n "${DATA:-}" ] && args+=(-data "$DATA")
 [ -n "${ONLY:-}" ] && args+=(-only "$ONLY")
 echo "== bench-console: logs and results in $out (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-bin/bench-console -samsa "$samsa" -out "$out" -console "${CONSOLE:-auto}" -nodes "${NODES:-3}" \
+build=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || build="$build (with uncommitted changes)"
+bin/bench-console -samsa "$samsa" -build "$build" -out "$out" -console "${CONSOLE:-auto}" -nodes "${NODES:-3}" \
   -records "${RECORDS:-10000000}" -partitions "${PARTITIONS:-1000}" \
   -cluster-partitions "${CLUSTER_PARTITIONS:-10000}" -topic-partitions "${TOPIC_PARTITIONS:-6}" \
   -producers "${PRODUCERS:-4}" -n "${N:-20}" -warmup "${WARMUP:-2}" "${args[@]}"

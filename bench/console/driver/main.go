@@ -40,6 +40,7 @@ type options struct {
 	only              string
 	settle            time.Duration
 	profile           bool
+	build             string
 }
 
 func main() {
@@ -64,6 +65,7 @@ func main() {
 	flag.DurationVar(&o.target, "target", 300*time.Millisecond, "the most a page may take (issue 22)")
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "the pause before the pages, for the cluster to settle (the Connect workers' start, the ISRs after a restart)")
 	flag.BoolVar(&o.profile, "profile", false, "with -console inproc, write a CPU profile of this process (the console's side) while each page is measured, profile-<n>.pprof in -out")
+	flag.StringVar(&o.build, "build", "", "what the samsa binary was built from, for the report (run.sh: the commit)")
 	flag.StringVar(&o.only, "only", "", "measure only the pages whose name contains this")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -158,6 +160,9 @@ func run(o options) error {
 	}
 	res.Machine.Console = mode
 	res.Machine.Samsa = o.samsa
+	if o.build != "" {
+		res.Machine.Samsa += " built from " + o.build
+	}
 	res.Machine.Nodes = o.nodes
 	// An interrupt stops the nodes (each in its own process group: a ^C
 	// does not reach them).

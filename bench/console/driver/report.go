@@ -26,8 +26,8 @@ func verdict(r result, target float64) string {
 // report writes the data set and a table of every page.
 func report(w io.Writer, res results) {
 	d, m := res.Data, res.Machine
-	fmt.Fprintf(w, "Console: %s; %d CPUs, load average %s before, %s after; open files limit %s\n",
-		m.Console, m.CPUs, m.LoadBefore, m.LoadAfter, m.NoFile)
+	fmt.Fprintf(w, "Run: %s UTC, %s; console: %s; %d CPUs, load average %s before, %s after; open files limit %s\n",
+		m.StartedAt, m.Samsa, m.Console, m.CPUs, m.LoadBefore, m.LoadAfter, m.NoFile)
 	fmt.Fprintf(w, "Data: %s: %d records of %d-byte values in %d partitions (%.0f MiB on disk); %d topics of %d partitions; %d partitions in all\n",
 		bigTopic, d.Records, d.ValueBytes, d.Partitions, float64(d.BigTopicBytes)/(1<<20), d.SmallTopics, d.TopicPartitions,
 		d.Partitions+d.SmallTopics*d.TopicPartitions)
