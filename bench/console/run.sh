@@ -25,17 +25,18 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=pebblegozstd"
 
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bench-console.XXXXXX")}
 samsa=${SAMSA_BIN:-}
+build="a binary given by SAMSA_BIN"
 if [ -z "$samsa" ]; then
   make -s build
   samsa=bin/samsa
+  build=$(git rev-parse --short HEAD)
+  git diff --quiet HEAD || build="$build (with uncommitted changes)"
 fi
 go build -o bin/bench-console ./bench/console/driver
 args=()
 [ -n "${DATA:-}" ] && args+=(-data "$DATA")
 [ -n "${ONLY:-}" ] && args+=(-only "$ONLY")
 echo "== bench-console: logs and results in $out (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-build=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD 2>/dev/null || build="$build (with uncommitted changes)"
 bin/bench-console -samsa "$samsa" -build "$build" -out "$out" -console "${CONSOLE:-auto}" -nodes "${NODES:-3}" \
   -records "${RECORDS:-10000000}" -partitions "${PARTITIONS:-1000}" \
   -cluster-partitions "${CLUSTER_PARTITIONS:-10000}" -topic-partitions "${TOPIC_PARTITIONS:-6}" \
