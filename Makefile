@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share build compat registry-on-kafka failover-soak grow-soak
+.PHONY: console-screenshots groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -68,6 +68,13 @@ DECODER_FUZZTIME ?= 5m
 fuzz-campaign:
 	FUZZTIME=$(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),3m) DECODER_FUZZTIME=$(DECODER_FUZZTIME) \
 	  MINIMIZE=$(FUZZMINIMIZE) test/fuzz-campaign.sh '$(or $(TARGETS),.)'
+
+# The console's browser test (test/console: Playwright in Debian's headless
+# Chromium) with its screenshots written to docs/console/ (laptop size,
+# two phone-size pages, one dark page); make test runs the same test with
+# the screenshots in a temporary directory, so CI never dirties the tree.
+console-screenshots:
+	SAMSA_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console SAMSA_REQUIRE_BROWSER=1 $(GO) test $(GOTAGS) -count=1 -run '^TestConsoleInBrowser$$' ./test/console/
 
 # Every client family against a fresh broker each, a cluster (COMPAT_CLUSTER)
 # and a secured broker (COMPAT_SECURITY) (test/compat/README.md);

@@ -1,0 +1,284 @@
+package consoletest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/samsa-io/samsa/internal/console"
+	"github.com/samsa-io/samsa/internal/devcluster"
+	"github.com/samsa-io/samsa/pkg/serde"
+)
+
+// platform is one samsa serve with its registry and Connect, and the
+// console on it.
+type platform struct {
+	Broker, Registry, Connect, Admin, Console string
+	serve                                     *devcluster.Serve
+}
+
+var (
+	servingRE   = regexp.MustCompile(`msg="samsa serving".*`)
+	plaintextRE = regexp.MustCompile(`PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	httpRE      = regexp.MustCompile(` http=([0-9.]+:[0-9]+)`)
+	registryRE  = regexp.MustCompile(`msg="schema registry serving".* url=(\S+)`)
+	connectRE   = regexp.MustCompile(`msg="connect worker serving".* url=(\S+)`)
+)
+
+// startPlatform starts samsa serve on free loopback ports with the
+// registry, Connect and the admin HTTP listener inside it, and a console
+// on it.
+func startPlatform(t *testing.T) *platform {
+	t.Helper()
+	bin, err := devcluster.BuildOnce(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	serve, found, err := devcluster.StartServe(ctx, bin, []string{
+		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(dir, "data"),
+		"--override", "samsa.http.listener=127.0.0.1:0",
+		"--override", "samsa.schema.registry.listener=127.0.0.1:0",
+		"--override", "samsa.rest.listener=",
+		"--override", "samsa.connect.listener=127.0.0.1:0",
+		"--override", "samsa.connect.offset.flush.interval.ms=500",
+	}, servingRE, registryRE, connectRE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		serve.Kill()
+		if t.Failed() {
+			t.Logf("samsa serve's log (last lines):\n%s", serve.Tail())
+		}
+	})
+	p := &platform{serve: serve, Registry: found[1][1], Connect: found[2][1]}
+	m := plaintextRE.FindStringSubmatch(found[0][0])
+	if m == nil {
+		t.Fatalf("no PLAINTEXT listener in %q", found[0][0])
+	}
+	p.Broker = m[1]
+	if m := httpRE.FindStringSubmatch(found[0][0]); m != nil {
+		p.Admin = "http://" + m[1]
+	}
+	p.Console = startConsole(t, p)
+	return p
+}
+
+// startConsole runs the console in this process on a free port, against
+// the platform's broker, registry, Connect and admin listener.
+func startConsole(t *testing.T, p *platform) string {
+	t.Helper()
+	cfg := console.Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(p.Broker)}, RegistryURL: p.Registry, ConnectURL: p.Connect}
+	if p.Admin != "" {
+		cfg.AdminURLs = []string{p.Admin}
+	}
+	c, err := console.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("console: %v", err)
+		}
+		c.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// seed is what the scripts find in the cluster, by name.
+type seed struct {
+	JSONTopic     string `json:"jsonTopic"`
+	JSONRecords   int    `json:"jsonRecords"`
+	AvroTopic     string `json:"avroTopic"`
+	Subject       string `json:"subject"`
+	EmptyTopic    string `json:"emptyTopic"`
+	ClassicLag    string `json:"classicLagGroup"`
+	ClassicLive   string `json:"classicLiveGroup"`
+	ConsumerGroup string `json:"consumerGroup"`
+	ShareGroup    string `json:"shareGroup"`
+	Connector     string `json:"connector"`
+}
+
+// seedPlatform fills the cluster: a topic of JSON records over three
+// partitions, one of Avro records in two schema versions (through the
+// registry), an empty one; a classic group with committed offsets half
+// way (lag, no members: its offsets can be reset), a live classic group,
+// a live KIP-848 group and a share group; a running FileStreamSource
+// connector. The live groups' clients run until the test ends.
+func seedPlatform(t *testing.T, p *platform) seed {
+	t.Helper()
+	s := seed{JSONTopic: "orders", JSONRecords: 300, AvroTopic: "payments", Subject: "payments-value",
+		EmptyTopic: "audit-log", ClassicLag: "billing", ClassicLive: "shipping", ConsumerGroup: "analytics",
+		ShareGroup: "workers", Connector: "lines-source"}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Broker), kgo.DefaultProduceTopic(s.JSONTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	retention := "604800000"
+	for _, tc := range []struct {
+		name  string
+		parts int32
+		cfg   map[string]*string
+	}{{s.JSONTopic, 3, nil}, {s.AvroTopic, 1, nil}, {s.EmptyTopic, 2, map[string]*string{"retention.ms": &retention}}} {
+		if _, err := adm.CreateTopic(ctx, tc.parts, 1, tc.cfg, tc.name); err != nil {
+			t.Fatalf("create %s: %v", tc.name, err)
+		}
+	}
+
+	recs := make([]*kgo.Record, s.JSONRecords)
+	for i := range recs {
+		v, _ := json.Marshal(map[string]any{"id": i, "customer": fmt.Sprintf("c-%d", i%17), "amount": float64(i%50) + 0.5, "status": []string{"new", "paid", "shipped"}[i%3]})
+		recs[i] = &kgo.Record{Key: []byte(fmt.Sprintf("order-%d", i)), Value: v,
+			Headers: []kgo.RecordHeader{{Key: "source", Value: []byte("consoletest")}}}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Avro through the registry: ten records with version 1, ten with
+	// version 2 (a field added with a default: backward compatible).
+	rc, err := sr.NewClient(sr.URLs(p.Registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := serde.New(rc)
+	v1 := `{"type":"record","name":"Payment","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"amount","type":"double"}]}`
+	v2 := `{"type":"record","name":"Payment","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"amount","type":"double"},{"name":"currency","type":"string","default":"EUR"}]}`
+	var avro []*kgo.Record
+	for ver, text := range []string{v1, v2} {
+		enc, err := sd.ForTopic(ctx, s.AvroTopic, false, serde.Source{Type: serde.Avro, Text: text})
+		if err != nil {
+			t.Fatalf("schema version %d: %v", ver+1, err)
+		}
+		for i := range 10 {
+			js := fmt.Sprintf(`{"id":%d,"amount":%d.25}`, ver*10+i, i)
+			if ver == 1 {
+				js = fmt.Sprintf(`{"id":%d,"amount":%d.25,"currency":"USD"}`, ver*10+i, i)
+			}
+			v, err := enc.EncodeJSON([]byte(js))
+			if err != nil {
+				t.Fatal(err)
+			}
+			avro = append(avro, &kgo.Record{Topic: s.AvroTopic, Key: []byte(fmt.Sprintf("pay-%d", ver*10+i)), Value: v})
+		}
+	}
+	if err := cl.ProduceSync(ctx, avro...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The classic group with lag: half of each partition committed.
+	ends, err := adm.ListEndOffsets(ctx, s.JSONTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commit kadm.Offsets
+	ends.Each(func(o kadm.ListedOffset) {
+		commit.AddOffset(o.Topic, o.Partition, o.Offset/2, -1)
+	})
+	if r, err := adm.CommitOffsets(ctx, s.ClassicLag, commit); err != nil || r.Error() != nil {
+		t.Fatalf("commit %s: %v %v", s.ClassicLag, err, r.Error())
+	}
+
+	// Live groups: a classic consumer, a KIP-848 consumer and a share
+	// consumer, each polling until the test ends.
+	live := func(name string, opts ...kgo.Opt) {
+		c, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(p.Broker), kgo.ConsumeTopics(s.JSONTopic),
+			kgo.ClientID("consoletest-" + name)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for pctx.Err() == nil {
+				fs := c.PollFetches(pctx)
+				fs.EachRecord(func(r *kgo.Record) { r.Ack(kgo.AckAccept) })
+			}
+		}()
+		t.Cleanup(func() { stop(); <-done; c.Close() })
+	}
+	live(s.ClassicLive, kgo.ConsumerGroup(s.ClassicLive), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	live(s.ConsumerGroup, kgo.ConsumerGroup(s.ConsumerGroup), kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	live(s.ShareGroup, kgo.ShareGroup(s.ShareGroup))
+
+	// A running connector of a built-in plugin.
+	in := filepath.Join(t.TempDir(), "lines.txt")
+	if err := os.WriteFile(in, []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"name": s.Connector, "config": map[string]string{
+		"connector.class": "FileStreamSource", "file": in, "topic": "lines", "tasks.max": "1"}})
+	hc := &http.Client{Timeout: 20 * time.Second}
+	for {
+		resp, err := hc.Post(p.Connect+"/connectors", "application/json", strings.NewReader(string(body)))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusCreated {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("create connector %s: %v (status %v)", s.Connector, err, resp)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Wait until the groups and the connector are what the pages show.
+	for {
+		groups, err := adm.DescribeGroups(ctx, s.ClassicLive)
+		running := connectorRunning(hc, p.Connect, s.Connector)
+		if err == nil && len(groups[s.ClassicLive].Members) > 0 && running {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the seeded groups or connector did not come up: %v (connector running: %v)", err, running)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return s
+}
+
+func connectorRunning(hc *http.Client, base, name string) bool {
+	resp, err := hc.Get(base + "/connectors/" + name + "/status")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Connector struct{ State string }   `json:"connector"`
+		Tasks     []struct{ State string } `json:"tasks"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return false
+	}
+	return st.Connector.State == "RUNNING" && len(st.Tasks) > 0 && st.Tasks[0].State == "RUNNING"
+}
