@@ -25,21 +25,36 @@ import (
 // platform is one samsa serve with its registry and Connect, and the
 // console on it.
 type platform struct {
-	Broker, Registry, Connect, Admin, Console string
-	serve                                     *devcluster.Serve
+	Broker, SASLBroker, Registry, Connect, Admin string
+	// Console is the console without login (the operator's identity);
+	// LoginConsole makes users log in with SCRAM-SHA-256 on the SASL
+	// listener, where the cluster's ACLs apply to them.
+	Console, LoginConsole string
+	serve                 *devcluster.Serve
 }
 
 var (
 	servingRE   = regexp.MustCompile(`msg="samsa serving".*`)
-	plaintextRE = regexp.MustCompile(`PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	plaintextRE = regexp.MustCompile(`(?:^|[^A-Z_])PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
+	saslRE      = regexp.MustCompile(`SASL_PLAINTEXT://[^ ,]* \(bound ([0-9.]+:[0-9]+)\)`)
 	httpRE      = regexp.MustCompile(` http=([0-9.]+:[0-9]+)`)
 	registryRE  = regexp.MustCompile(`msg="schema registry serving".* url=(\S+)`)
 	connectRE   = regexp.MustCompile(`msg="connect worker serving".* url=(\S+)`)
 )
 
+// The SCRAM user of the login console, and the one topic the cluster's
+// ACLs let it see.
+const (
+	loginUser     = "alice"
+	loginPassword = "alice-secret"
+)
+
 // startPlatform starts samsa serve on free loopback ports with the
-// registry, Connect and the admin HTTP listener inside it, and a console
-// on it.
+// registry, Connect and the admin HTTP listener inside it, a PLAINTEXT
+// listener (whose anonymous user is a super user: the console without
+// login, the registry, Connect and the seeding clients use it) and a
+// SASL_PLAINTEXT one with SCRAM, under StandardAuthorizer; and the two
+// consoles on it.
 func startPlatform(t *testing.T) *platform {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(t.Context())
@@ -50,7 +65,11 @@ func startPlatform(t *testing.T) *platform {
 	defer cancel()
 	dir := t.TempDir()
 	serve, found, err := devcluster.StartServe(ctx, bin, []string{
-		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(dir, "data"),
+		"--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(dir, "data"),
+		"--override", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"--override", "listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-256",
+		"--override", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"--override", "super.users=User:ANONYMOUS",
 		"--override", "samsa.http.listener=127.0.0.1:0",
 		"--override", "samsa.schema.registry.listener=127.0.0.1:0",
 		"--override", "samsa.rest.listener=",
@@ -72,18 +91,26 @@ func startPlatform(t *testing.T) *platform {
 		t.Fatalf("no PLAINTEXT listener in %q", found[0][0])
 	}
 	p.Broker = m[1]
+	if m := saslRE.FindStringSubmatch(found[0][0]); m != nil {
+		p.SASLBroker = m[1]
+	} else {
+		t.Fatalf("no SASL_PLAINTEXT listener in %q", found[0][0])
+	}
 	if m := httpRE.FindStringSubmatch(found[0][0]); m != nil {
 		p.Admin = "http://" + m[1]
 	}
-	p.Console = startConsole(t, p)
+	p.Console = startConsole(t, p, "", p.Broker)
+	p.LoginConsole = startConsole(t, p, "SCRAM-SHA-256", p.SASLBroker)
 	return p
 }
 
-// startConsole runs the console in this process on a free port, against
-// the platform's broker, registry, Connect and admin listener.
-func startConsole(t *testing.T, p *platform) string {
+// startConsole runs a console in this process on a free port, against
+// the platform's broker at seed, registry, Connect and admin listener;
+// with login set, users log in with that SASL mechanism.
+func startConsole(t *testing.T, p *platform, login, seed string) string {
 	t.Helper()
-	cfg := console.Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(p.Broker)}, RegistryURL: p.Registry, ConnectURL: p.Connect}
+	cfg := console.Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(seed)}, RegistryURL: p.Registry, ConnectURL: p.Connect,
+		LoginMechanism: login}
 	if p.Admin != "" {
 		cfg.AdminURLs = []string{p.Admin}
 	}
@@ -120,6 +147,13 @@ type seed struct {
 	ConsumerGroup string `json:"consumerGroup"`
 	ShareGroup    string `json:"shareGroup"`
 	Connector     string `json:"connector"`
+	LoginUser     string `json:"loginUser"`
+	LoginPassword string `json:"loginPassword"`
+	// What the action scripts make; the test checks each in the cluster.
+	NewTopic  string `json:"newTopic"`
+	NewSchema string `json:"newSubject"`
+	ACLUser   string `json:"aclUser"`
+	SCRAMUser string `json:"scramUser"`
 }
 
 // seedPlatform fills the cluster: a topic of JSON records over three
@@ -132,7 +166,8 @@ func seedPlatform(t *testing.T, p *platform) seed {
 	t.Helper()
 	s := seed{JSONTopic: "orders", JSONRecords: 300, AvroTopic: "payments", Subject: "payments-value",
 		EmptyTopic: "audit-log", ClassicLag: "billing", ClassicLive: "shipping", ConsumerGroup: "analytics",
-		ShareGroup: "workers", Connector: "lines-source"}
+		ShareGroup: "workers", Connector: "lines-source", LoginUser: loginUser, LoginPassword: loginPassword,
+		NewTopic: "browser-made", NewSchema: "browser-made-value", ACLUser: "User:bob", SCRAMUser: "carol"}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Broker), kgo.DefaultProduceTopic(s.JSONTopic))
@@ -204,6 +239,18 @@ func seedPlatform(t *testing.T, p *platform) seed {
 	})
 	if r, err := adm.CommitOffsets(ctx, s.ClassicLag, commit); err != nil || r.Error() != nil {
 		t.Fatalf("commit %s: %v %v", s.ClassicLag, err, r.Error())
+	}
+
+	// The login console's user: SCRAM credentials, and ACLs that let it
+	// see the JSON topic only.
+	if _, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: loginUser, Mechanism: kadm.ScramSha256,
+		Iterations: 8192, Password: loginPassword}}); err != nil {
+		t.Fatalf("SCRAM user %s: %v", loginUser, err)
+	}
+	acls := kadm.NewACLs().Allow("User:" + loginUser).Topics(s.JSONTopic).Operations(kadm.OpDescribe, kadm.OpRead).
+		ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := adm.CreateACLs(ctx, acls); err != nil || res[0].Err != nil {
+		t.Fatalf("ACLs of %s: %v %v", loginUser, err, res)
 	}
 
 	// Live groups: a classic consumer, a KIP-848 consumer and a share

@@ -44,8 +44,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	seedJSON, _ := json.Marshal(s)
-	env := []string{"CONSOLE_URL=" + p.Console, "SHOTS_DIR=" + shots, "SEED=" + string(seedJSON)}
+	env := []string{"CONSOLE_URL=" + p.Console, "LOGIN_URL=" + p.LoginConsole, "REGISTRY_URL=" + p.Registry,
+		"CONNECT_URL=" + p.Connect, "SHOTS_DIR=" + shots, "SEED=" + string(seedJSON)}
 	runNode(t, scripts, "walk.mjs", 120*time.Second, env...)
 	runNode(t, scripts, "actions.mjs", 120*time.Second, env...)
+	runNode(t, scripts, "login.mjs", 60*time.Second, env...)
 	t.Logf("the browser test took %s in all", time.Since(start).Round(time.Millisecond))
 }

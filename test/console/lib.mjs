@@ -10,6 +10,9 @@ import path from 'node:path';
 export const BASE = process.env.CONSOLE_URL;
 export const SHOTS = process.env.SHOTS_DIR;
 export const SEED = JSON.parse(process.env.SEED || '{}');
+export const LOGIN = process.env.LOGIN_URL;
+export const REGISTRY = process.env.REGISTRY_URL;
+export const CONNECT = process.env.CONNECT_URL;
 if (!BASE || !SHOTS) {
   console.error('CONSOLE_URL and SHOTS_DIR must be set');
   process.exit(2);
@@ -61,6 +64,14 @@ export async function step(name, fn) {
   }
 }
 
+// built tells whether the console serves path yet (the pages' stubs
+// answer 404 "no page at ..." until each page lands).
+export async function built(path) {
+  const r = await fetch(BASE + path, { redirect: 'manual' });
+  const body = await r.text();
+  return !(r.status === 404 && body.includes('no page at'));
+}
+
 export function skip(name, why) {
   console.log(`skip ${name}: ${why}`);
 }
@@ -82,7 +93,7 @@ export function assert(cond, msg) {
 // goto loads path and answers the response; it fails unless the status is
 // want (200 by default).
 export async function goto(page, p, want = 200) {
-  const resp = await page.goto(BASE + p, { waitUntil: 'load' });
+  const resp = await page.goto(p.startsWith('http') ? p : BASE + p, { waitUntil: 'load' });
   assert(resp, `no response for ${p}`);
   assert(resp.status() === want, `GET ${p}: status ${resp.status()}, want ${want}`);
   return resp;
