@@ -247,7 +247,7 @@ func seedPlatform(t *testing.T, p *platform) seed {
 		Iterations: 8192, Password: loginPassword}}); err != nil {
 		t.Fatalf("SCRAM user %s: %v", loginUser, err)
 	}
-	acls := kadm.NewACLs().Allow("User:" + loginUser).Topics(s.JSONTopic).Operations(kadm.OpDescribe, kadm.OpRead).
+	acls := kadm.NewACLs().Allow("User:"+loginUser).Topics(s.JSONTopic).Operations(kadm.OpDescribe, kadm.OpRead).
 		ResourcePatternType(kadm.ACLPatternLiteral)
 	if res, err := adm.CreateACLs(ctx, acls); err != nil || res[0].Err != nil {
 		t.Fatalf("ACLs of %s: %v %v", loginUser, err, res)

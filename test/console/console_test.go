@@ -27,10 +27,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	start := time.Now()
 	mods := npmModules(t)
 	scripts := scriptDir(t, mods)
+	if _, err := devcluster.BuildOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	built := time.Now()
 	p := startPlatform(t)
+	up := time.Now()
 	s := seedPlatform(t, p)
-	t.Logf("platform up and seeded in %s: console %s, broker %s, registry %s, connect %s",
-		time.Since(start).Round(time.Millisecond), p.Console, p.Broker, p.Registry, p.Connect)
+	t.Logf("npm ci and samsa built in %s, serve up in %s, seeded in %s: console %s, broker %s, registry %s, connect %s",
+		built.Sub(start).Round(time.Millisecond), up.Sub(built).Round(time.Millisecond), time.Since(up).Round(time.Millisecond),
+		p.Console, p.Broker, p.Registry, p.Connect)
 
 	shots := os.Getenv("SAMSA_CONSOLE_SCREENSHOTS")
 	if shots == "" {

@@ -35,20 +35,38 @@ export async function launch() {
 }
 
 // newPage opens a page in a new context (its own cookies) and records
-// what the browser's console reports as errors, and uncaught exceptions.
+// what goes wrong in it (page.errors; checkPage fails on any and clears
+// them).
 export async function newPage(browser, opts = {}) {
   const ctx = await browser.newContext({ viewport: opts.viewport || LAPTOP, deviceScaleFactor: 1,
     colorScheme: opts.colorScheme || 'light', isMobile: !!opts.isMobile, hasTouch: !!opts.isMobile });
   if (opts.cookies) await ctx.addCookies(opts.cookies.map((c) => ({ url: BASE, ...c })));
+  // Name the source of a Content-Security-Policy violation (the
+  // browser's own message does not).
+  await ctx.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      const el = e.target && e.target.tagName ? `<${e.target.tagName.toLowerCase()}${e.target.id ? ' id=' + e.target.id : ''}${e.target.className ? ' class=' + e.target.className : ''}>` : '';
+      console.error(`CSP violation of ${e.violatedDirective}: ${e.sourceFile || '(inline)'}:${e.lineNumber}:${e.columnNumber} ${el} sample=${JSON.stringify(e.sample)}`);
+    });
+  });
   const page = await ctx.newPage();
   page.setDefaultTimeout(15000);
+  // errors are what went wrong in the browser: console errors, uncaught
+  // exceptions, and answers of 400 or more to any request (by URL, so an
+  // expected refusal can be told apart). The browser's own "Failed to
+  // load resource" line is left out: the answer's entry names the URL.
   page.errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(`console: ${m.text()} (${page.url()})`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource') && !m.text().startsWith('Applying inline style violates')) page.errors.push(`console: ${m.text()} (${page.url()})`);
+  });
   page.on('pageerror', (e) => page.errors.push(`exception: ${e.message} (${page.url()})`));
+  page.on('response', (r) => { if (r.status() >= 400) page.errors.push(`http ${r.status()} ${r.request().method()} ${r.url()}`); });
+  current = page;
   return page;
 }
 
 const failures = [];
+let current = null; // the page opened last: shown when a step fails
 let steps = 0;
 
 // step runs fn as a named check; a failure is recorded and the run goes on.
@@ -61,6 +79,10 @@ export async function step(name, fn) {
   } catch (e) {
     failures.push(name);
     console.log(`FAIL ${name} (${Date.now() - t0} ms): ${e && e.stack ? e.stack : e}`);
+    if (current && !current.isClosed()) {
+      const main = await current.locator('main').innerText({ timeout: 2000 }).catch(() => '(no main)');
+      console.log(`     the page: ${current.url()}\n     ${main.slice(0, 600).replace(/\n+/g, '\n     ')}`);
+    }
   }
 }
 
@@ -116,7 +138,9 @@ export async function axeCheck(page, what) {
 export async function checkPage(page, name) {
   const h1 = await page.locator('h1').count();
   assert(h1 === 1, `${page.url()}: ${h1} h1 elements, want 1`);
-  assert(!page.errors.length, `browser errors on ${page.url()}:\n  ${page.errors.join('\n  ')}`);
+  const errors = page.errors;
+  page.errors = [];
+  assert(!errors.length, `browser errors on ${page.url()}:\n  ${errors.join('\n  ')}`);
   await axeCheck(page, page.url());
   if (name) await shot(page, name);
 }

@@ -21,7 +21,7 @@ try {
     await p.locator('main [role="alert"]').waitFor();
     assert(new URL(p.url()).pathname === '/login', `a wrong password reached ${p.url()}`);
     assert(!(await p.content()).includes('not-the-password'), 'the refused password is echoed in the page');
-    p.errors = p.errors.filter((e) => !/status of 40[13]/.test(e)); // the refusal's own status
+    p.errors = p.errors.filter((e) => !/^http 40[13] /.test(e)); // the refusal's own status
     await checkPage(p, null);
   });
   await step('the right password lands on the page asked for, as the user', async () => {
