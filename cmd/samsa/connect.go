@@ -56,25 +56,25 @@ const connectStopGrace = 5 * time.Second
 // the start); the worker itself starts in the background, retried until
 // the cluster can hold its three topics (a node of a cluster still forming
 // has fewer brokers than their replication factor), and answers 503 on
-// /health meanwhile. It returns a stop function; nil, nil when Connect is
-// off.
-func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (func(), error) {
+// /health meanwhile. It returns a stop function and the worker's REST
+// URL; nil, "", nil when Connect is off.
+func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (func(), string, error) {
 	listen := values.String("samsa.connect.listener")
 	if listen == "" {
-		return nil, connectOffSettings(values)
+		return nil, "", connectOffSettings(values)
 	}
 	seed := plaintextSeed(b)
 	if seed == "" {
-		return nil, fmt.Errorf("samsa.connect.listener %s: the Connect worker inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa connect with the security settings in its worker properties instead, or set it empty", listen)
+		return nil, "", fmt.Errorf("samsa.connect.listener %s: the Connect worker inside serve reaches the broker through a PLAINTEXT listener, and there is none; run samsa connect with the security settings in its worker properties instead, or set it empty", listen)
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return nil, fmt.Errorf("samsa.connect.listener %s: %w", listen, err)
+		return nil, "", fmt.Errorf("samsa.connect.listener %s: %w", listen, err)
 	}
 	cfg, err := connectWorkerConfig(values, seed, ln.Addr().String())
 	if err != nil {
 		ln.Close()
-		return nil, err
+		return nil, "", err
 	}
 	shared := newSharedListener(ln)
 	levels := rest.NewLevelVars(lowestLevel(logger))
@@ -89,7 +89,7 @@ func startConnect(b *broker.Broker, values config.Values, logger *slog.Logger) (
 	c.group = task.NewGroup(context.Background())
 	c.group.Go(c.run)
 	logger.Info("connect worker starting", "component", "connect", "listener", c.addr, "group", cfg.GroupID, "cluster", seed)
-	return c.stop, nil
+	return c.stop, "http://" + c.addr, nil
 }
 
 // inServeConnect is the Connect worker serve runs.

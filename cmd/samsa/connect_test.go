@@ -230,14 +230,14 @@ func TestConnectOff(t *testing.T) {
 		t.Fatalf("samsa.connect.listener defaults to %q, want off", v.String("samsa.connect.listener"))
 	}
 	// No broker: an off Connect must not touch it.
-	if stop, err := startConnect(nil, v, logger); stop != nil || err != nil {
+	if stop, _, err := startConnect(nil, v, logger); stop != nil || err != nil {
 		t.Fatalf("off: %v %v", stop != nil, err)
 	}
 	v, err = broker.LoadConfig("", map[string]string{"samsa.connect.group.id": "g"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := startConnect(nil, v, logger); err == nil || !strings.Contains(err.Error(), "samsa.connect.group.id set but samsa.connect.listener is empty") {
+	if _, _, err := startConnect(nil, v, logger); err == nil || !strings.Contains(err.Error(), "samsa.connect.group.id set but samsa.connect.listener is empty") {
 		t.Fatalf("settings without a listener: %v", err)
 	}
 }

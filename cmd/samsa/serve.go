@@ -168,7 +168,12 @@ func serve(ctx context.Context, propsPath string, overrides map[string]string, d
 		return err
 	}
 	// Connect next: its connectors may use the others.
-	if err := started(startConnect(b, values, logger)); err != nil {
+	stopConnect, connectURL, err := startConnect(b, values, logger)
+	if err := started(stopConnect, err); err != nil {
+		return err
+	}
+	// The console after the services it shows.
+	if err := started(startConsole(b, values, logger, registryURL, connectURL)); err != nil {
 		return err
 	}
 	// The mirror last, whose flows may read or write this broker.

@@ -56,6 +56,7 @@ func Commands() []*cobra.Command {
 		newRestCommand(),
 		newConnectCommand(),
 		newMirrorCommand(),
+		newConsoleCommand(),
 	}
 }
 

@@ -19,7 +19,7 @@ func brokerEntries() []*Entry {
 	for _, part := range [][]*Entry{
 		serverEntries(), networkEntries(), securityEntries(), logEntries(),
 		cleanerEntries(), replicationEntries(), groupEntries(), groupTypeBrokerEntries(), transactionEntries(), quotaEntries(),
-		samsaEntries(), restEntries(), connectEntries(), mirrorEntries(), balancerEntries(), confluentBrokerEntries(),
+		samsaEntries(), restEntries(), consoleEntries(), connectEntries(), mirrorEntries(), balancerEntries(), confluentBrokerEntries(),
 	} {
 		all = append(all, part...)
 	}

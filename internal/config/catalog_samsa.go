@@ -147,6 +147,34 @@ func connectEntries() []*Entry {
 	}
 }
 
+// consoleEntries configure the web console run inside samsa serve
+// (cmd/samsa/console.go, internal/console, docs/DESIGN-console.md): its
+// listener, its TLS (the ssl.* names every HTTP service here shares) and
+// its login.
+func consoleEntries() []*Entry {
+	const where = " (cmd/samsa/console.go, internal/console)"
+	entries := []*Entry{
+		{Name: "samsa.console.listener", Type: TypeString, Default: "127.0.0.1:8080", Validator: hostPort{}, Importance: High,
+			Wired: "samsa serve binds this host:port once the broker serves and runs the web console on it (internal/console, docs/DESIGN-console.md), a Kafka client of the broker's first PLAINTEXT listener (its first SASL_PLAINTEXT one when users log in), with the in-process Schema Registry, Connect worker and this broker's HTTP listener when they run; a port in use (or no listener to reach the broker through) stops the start when set, and turns the console off with a warning in the log when left at the default; empty turns it off" + where,
+			Doc:   "host:port of the web console run inside samsa serve; empty for none. Port 0 picks a free port. Several nodes on one machine need one port each."},
+		{Name: "samsa.console.authentication.kafka.sasl.mechanism", Type: TypeString, Default: "", Validator: oneOf{"", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}, Importance: High,
+			Wired: "users log in to the console with their Kafka user and password, checked by a SASL login with this mechanism to this broker's first SASL_PLAINTEXT listener (which must enable it); each session then reaches the cluster with clients logged in as its user, and the registry and Connect with the same credentials, so the cluster's ACLs apply to everything it shows and does" + where,
+			Doc:   "SASL mechanism with which console users log in as the cluster's principals; empty lets everyone in as the console's own client."},
+		{Name: "samsa.console.page.size", Type: TypeInt, Default: "50", Validator: between(1, 500), Importance: Low,
+			Wired: "how many records the console's message browser reads and shows at once" + where,
+			Doc:   "Records per page of the console's message browser."},
+		{Name: "samsa.console.sample.interval.ms", Type: TypeLong, Default: "5000", Validator: atLeast(100), Importance: Low,
+			Wired: "how often the console's live charts sample the cluster while someone watches them" + where,
+			Doc:   "Sampling interval of the console's live charts."},
+	}
+	for _, e := range listenerSecurityEntries("samsa.console.", "console", "", where) {
+		if strings.HasPrefix(e.Name, "samsa.console.ssl.") {
+			entries = append(entries, e)
+		}
+	}
+	return entries
+}
+
 // restSecurityEntries are the REST Proxy's listener security: the
 // registry's, and a user the Kafka login accepts runs its requests with a
 // Kafka client logged in as itself.

@@ -83,6 +83,7 @@ min.insync.replicas=2
 node.id=2
 offsets.topic.replication.factor=3
 process.roles=broker,controller
+samsa.console.listener=
 samsa.http.listener=127.0.0.1:19293
 samsa.rest.listener=127.0.0.1:19493
 samsa.schema.registry.listener=127.0.0.1:19393

@@ -93,6 +93,8 @@ func nodeConfig(n *Node, quorum map[string]string, nodes int, overrides map[stri
 		"samsa.http.listener":            n.HTTPAddr(),
 		"samsa.schema.registry.listener": n.RegistryAddr(),
 		"samsa.rest.listener":            n.RestAddr(),
+		// No console: samsa console runs one against a dev cluster.
+		"samsa.console.listener": "",
 	}
 	if n.ConnectAddr() != "" {
 		cfg["samsa.connect.listener"] = n.ConnectAddr()

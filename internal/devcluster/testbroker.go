@@ -28,8 +28,8 @@ var (
 // StartTestBroker runs a single-node `samsa serve` for a test (cmd/samsa
 // built once per test binary: the caller's TestMain calls RemoveBuilt): one
 // PLAINTEXT listener on a loopback port the kernel picks, data in the
-// test's temporary directory, the HTTP, Schema Registry and REST Proxy
-// listeners off unless args (more of serve's flags, which win) turn them on.
+// test's temporary directory, the HTTP, Schema Registry, REST Proxy and
+// console listeners off unless args (more of serve's flags, which win) turn them on.
 // The process is killed when the test ends, and a failed test reports its
 // log's last lines. It answers the listener's address and the process.
 func StartTestBroker(t TB, args ...string) (string, *Serve) {
@@ -42,6 +42,7 @@ func StartTestBroker(t TB, args ...string) (string, *Serve) {
 	defer cancel()
 	serve, found, err := StartServe(ctx, bin, append([]string{
 		"--override", "samsa.http.listener=", "--override", "samsa.schema.registry.listener=", "--override", "samsa.rest.listener=",
+		"--override", "samsa.console.listener=",
 		"--listeners", "PLAINTEXT://127.0.0.1:0", "--log.dirs", filepath.Join(t.TempDir(), "data"),
 	}, args...), servingRE)
 	if err != nil {
