@@ -120,6 +120,59 @@ try {
     skip('schemas', 'the page is not built yet');
   }
 
+  // ---- Connect ----
+  if (await built('/connect')) {
+    const p = await newPage(browser);
+    const state = async (name) => (await (await fetch(`${CONNECT}/connectors/${enc(name)}/status`)).json()).connector.state;
+    const until = async (name, want) => {
+      for (let i = 0; i < 100 && (await state(name)) !== want; i++) await new Promise((r) => setTimeout(r, 100));
+      assert((await state(name)) === want, `connector ${name} is ${await state(name)}, want ${want}`);
+    };
+    await step('connect: the running connector is listed', async () => {
+      await goto(p, '/connect');
+      const r = await rows(p, '#connect-table');
+      assert(r.some((x) => x.includes(SEED.connector) && x.includes('RUNNING')), `the connectors: ${r.join(' | ')}`);
+      await checkPage(p, 'connect');
+    });
+    await step('connect: a connector\'s status, tasks and config; pause and resume', async () => {
+      await p.getByRole('link', { name: SEED.connector, exact: true }).click();
+      await p.locator('#connect-tasks').waitFor();
+      assert((await p.locator('#connect-state').textContent()).trim() === 'RUNNING', 'the connector is not shown RUNNING');
+      await checkPage(p, 'connector');
+      await p.getByRole('button', { name: 'Pause', exact: true }).click();
+      await p.locator('main [role="status"]').waitFor();
+      await until(SEED.connector, 'PAUSED');
+      await goto(p, `/connect/${enc(SEED.connector)}`);
+      assert((await p.locator('#connect-state').textContent()).trim() === 'PAUSED', 'the paused connector is not shown PAUSED');
+      await p.getByRole('button', { name: 'Resume', exact: true }).click();
+      await p.locator('main [role="status"]').waitFor();
+      await until(SEED.connector, 'RUNNING');
+      await checkPage(p, null);
+    });
+    await step('connect: create a connector from a plugin\'s form, then delete it', async () => {
+      await goto(p, '/connect/new');
+      await checkPage(p, 'connect-plugins');
+      await p.locator('#connect-plugins a', { hasText: /FileStreamSource/ }).first().click();
+      await p.locator('#connect-form').waitFor();
+      await checkPage(p, 'connect-new');
+      await p.locator('#connect-name').fill(SEED.newConnector);
+      await p.locator('#connect-f-file').fill(SEED.connectorFile);
+      await p.locator('#connect-f-topic').fill('lines-again');
+      await p.locator('#connect-form button[type="submit"]').click();
+      await p.waitForURL((u) => u.pathname === `/connect/${SEED.newConnector}`);
+      await until(SEED.newConnector, 'RUNNING');
+      await p.locator('#connect-confirm').fill(SEED.newConnector);
+      await p.getByRole('button', { name: 'Delete connector' }).click();
+      await p.waitForURL((u) => u.pathname === '/connect');
+      const r = await fetch(`${CONNECT}/connectors/${enc(SEED.newConnector)}`);
+      assert(r.status === 404, `the deleted connector answers ${r.status}`);
+      await checkPage(p, null);
+    });
+    await p.context().close();
+  } else {
+    skip('connect', 'the page is not built yet');
+  }
+
   // ---- Security ----
   if (await built('/security')) {
     const p = await newPage(browser);

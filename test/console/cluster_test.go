@@ -22,8 +22,8 @@ import (
 	"github.com/samsa-io/samsa/pkg/serde"
 )
 
-// platform is one samsa serve with its registry and Connect, and the
-// console on it.
+// platform is one samsa serve with its registry, Connect and console
+// inside, and a second console whose users log in.
 type platform struct {
 	Broker, SASLBroker, Registry, Connect, Admin string
 	// Console is the console without login (the operator's identity);
@@ -40,6 +40,7 @@ var (
 	httpRE      = regexp.MustCompile(` http=([0-9.]+:[0-9]+)`)
 	registryRE  = regexp.MustCompile(`msg="schema registry serving".* url=(\S+)`)
 	connectRE   = regexp.MustCompile(`msg="connect worker serving".* url=(\S+)`)
+	consoleRE   = regexp.MustCompile(`msg="console serving".* url=(\S+)`)
 )
 
 // The SCRAM user of the login console, and the one topic the cluster's
@@ -50,11 +51,12 @@ const (
 )
 
 // startPlatform starts samsa serve on free loopback ports with the
-// registry, Connect and the admin HTTP listener inside it, a PLAINTEXT
+// registry, Connect, the console and the admin HTTP listener inside it
+// (each on a port the kernel picks, read from serve's log), a PLAINTEXT
 // listener (whose anonymous user is a super user: the console without
 // login, the registry, Connect and the seeding clients use it) and a
-// SASL_PLAINTEXT one with SCRAM, under StandardAuthorizer; and the two
-// consoles on it.
+// SASL_PLAINTEXT one with SCRAM, under StandardAuthorizer; and the login
+// console.
 func startPlatform(t *testing.T) *platform {
 	t.Helper()
 	bin, err := devcluster.BuildOnce(t.Context())
@@ -75,7 +77,8 @@ func startPlatform(t *testing.T) *platform {
 		"--override", "samsa.rest.listener=",
 		"--override", "samsa.connect.listener=127.0.0.1:0",
 		"--override", "samsa.connect.offset.flush.interval.ms=500",
-	}, servingRE, registryRE, connectRE)
+		"--override", "samsa.console.listener=127.0.0.1:0",
+	}, servingRE, registryRE, connectRE, consoleRE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +88,7 @@ func startPlatform(t *testing.T) *platform {
 			t.Logf("samsa serve's log (last lines):\n%s", serve.Tail())
 		}
 	})
-	p := &platform{serve: serve, Registry: found[1][1], Connect: found[2][1]}
+	p := &platform{serve: serve, Registry: found[1][1], Connect: found[2][1], Console: found[3][1]}
 	m := plaintextRE.FindStringSubmatch(found[0][0])
 	if m == nil {
 		t.Fatalf("no PLAINTEXT listener in %q", found[0][0])
@@ -99,18 +102,19 @@ func startPlatform(t *testing.T) *platform {
 	if m := httpRE.FindStringSubmatch(found[0][0]); m != nil {
 		p.Admin = "http://" + m[1]
 	}
-	p.Console = startConsole(t, p, "", p.Broker)
-	p.LoginConsole = startConsole(t, p, "SCRAM-SHA-256", p.SASLBroker)
+	p.LoginConsole = startLoginConsole(t, p)
 	return p
 }
 
-// startConsole runs a console in this process on a free port, against
-// the platform's broker at seed, registry, Connect and admin listener;
-// with login set, users log in with that SASL mechanism.
-func startConsole(t *testing.T, p *platform, login, seed string) string {
+// startLoginConsole runs a second console, in this process on a free
+// port, whose users log in with SCRAM-SHA-256 through the broker's
+// SASL_PLAINTEXT listener (serve runs one console; this one is the same
+// package configured as serve configures it with
+// samsa.console.authentication.kafka.sasl.mechanism).
+func startLoginConsole(t *testing.T, p *platform) string {
 	t.Helper()
-	cfg := console.Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(seed)}, RegistryURL: p.Registry, ConnectURL: p.Connect,
-		LoginMechanism: login}
+	cfg := console.Config{ClientOpts: []kgo.Opt{kgo.SeedBrokers(p.SASLBroker)}, RegistryURL: p.Registry, ConnectURL: p.Connect,
+		LoginMechanism: "SCRAM-SHA-256"}
 	if p.Admin != "" {
 		cfg.AdminURLs = []string{p.Admin}
 	}
@@ -147,13 +151,15 @@ type seed struct {
 	ConsumerGroup string `json:"consumerGroup"`
 	ShareGroup    string `json:"shareGroup"`
 	Connector     string `json:"connector"`
+	ConnectorFile string `json:"connectorFile"` // the file it reads
 	LoginUser     string `json:"loginUser"`
 	LoginPassword string `json:"loginPassword"`
 	// What the action scripts make; the test checks each in the cluster.
-	NewTopic  string `json:"newTopic"`
-	NewSchema string `json:"newSubject"`
-	ACLUser   string `json:"aclUser"`
-	SCRAMUser string `json:"scramUser"`
+	NewTopic     string `json:"newTopic"`
+	NewConnector string `json:"newConnector"`
+	NewSchema    string `json:"newSubject"`
+	ACLUser      string `json:"aclUser"`
+	SCRAMUser    string `json:"scramUser"`
 }
 
 // seedPlatform fills the cluster: a topic of JSON records over three
@@ -167,7 +173,7 @@ func seedPlatform(t *testing.T, p *platform) seed {
 	s := seed{JSONTopic: "orders", JSONRecords: 300, AvroTopic: "payments", Subject: "payments-value",
 		EmptyTopic: "audit-log", ClassicLag: "billing", ClassicLive: "shipping", ConsumerGroup: "analytics",
 		ShareGroup: "workers", Connector: "lines-source", LoginUser: loginUser, LoginPassword: loginPassword,
-		NewTopic: "browser-made", NewSchema: "browser-made-value", ACLUser: "User:bob", SCRAMUser: "carol"}
+		NewTopic: "browser-made", NewConnector: "browser-source", NewSchema: "browser-made-value", ACLUser: "User:bob", SCRAMUser: "carol"}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Broker), kgo.DefaultProduceTopic(s.JSONTopic))
@@ -279,6 +285,7 @@ func seedPlatform(t *testing.T, p *platform) seed {
 
 	// A running connector of a built-in plugin.
 	in := filepath.Join(t.TempDir(), "lines.txt")
+	s.ConnectorFile = in
 	if err := os.WriteFile(in, []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
