@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
 	"sort"
@@ -220,6 +221,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, _ *session, err e
 	var se *statusError
 	var he *httpError
 	var ke *kerr.Error
+	var ne net.Error
 	switch {
 	case errors.As(err, &se):
 		v.Status = se.status
@@ -243,12 +245,16 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, _ *session, err e
 		if he.Status >= 400 && he.Status < 500 {
 			v.Status = he.Status
 		}
+	case errors.As(err, &ne):
+		// A service (or the cluster) that does not answer.
+		v.Status = http.StatusBadGateway
 	}
 	if v.Status >= 500 {
 		c.log.Warn("page failed", "path", r.URL.Path, "status", v.Status, "err", err)
 	}
 	w.WriteHeader(v.Status)
-	if r.Header.Get("HX-Request") == "true" {
+	if r.Header.Get("HX-Request") == "true" && r.Header.Get("HX-Boosted") != "true" {
+		// A partial swap (not a boosted navigation): the error box alone.
 		c.fragment(discardHeader{w}, r, "error", "error-box", v)
 		return
 	}
