@@ -76,6 +76,63 @@ try {
     skip('messages', 'the page is not built yet');
   }
 
+  // ---- Groups ----
+  if (await built('/groups')) {
+    const p = await newPage(browser);
+    await step('groups: classic, consumer (KIP-848) and share groups are listed', async () => {
+      await goto(p, '/groups');
+      const t = await p.locator('#groups-table').innerText();
+      for (const g of [SEED.classicLagGroup, SEED.classicLiveGroup, SEED.consumerGroup, SEED.shareGroup]) {
+        assert(t.includes(g), `the groups list lacks ${g}: ${t.slice(0, 400)}`);
+      }
+      await checkPage(p, 'groups');
+    });
+    await step('groups: a group with lag (its members, offsets and lag chart)', async () => {
+      await p.getByRole('link', { name: SEED.classicLagGroup, exact: true }).click();
+      await p.locator('#groups-lag').waitFor();
+      const lag = Number((await p.locator('#groups-total-lag').innerText()).replace(/[^0-9]/g, ''));
+      assert(lag >= SEED.jsonRecords / 2, `total lag ${lag}, want at least ${SEED.jsonRecords / 2}`);
+      await checkPage(p, 'group');
+    });
+    for (const [g, name] of [[SEED.consumerGroup, 'group-consumer'], [SEED.shareGroup, 'group-share']]) {
+      await step(`groups: the live group ${g} with its members`, async () => {
+        await goto(p, `/groups/${enc(g)}`);
+        await p.locator('#groups-members').waitFor();
+        await checkPage(p, name);
+      });
+    }
+    await step('groups: reset offsets to the earliest, with a preview first', async () => {
+      await goto(p, `/groups/${enc(SEED.classicLagGroup)}`);
+      await p.locator('#groups-reset-link').click();
+      await p.locator('#groups-reset-form').waitFor();
+      await p.locator('#groups-topic').fill(SEED.jsonTopic);
+      await p.locator('#groups-to').selectOption('earliest');
+      await p.locator('#groups-preview').click();
+      await p.locator('#groups-reset-preview').waitFor();
+      const r = await rows(p, '#groups-reset-preview');
+      assert(r.length === 3, `the preview has ${r.length} rows, want 3 partitions`);
+      for (const row of r) {
+        const cells = row.split('\t').map((c) => c.trim());
+        assert(cells[3] === '0' && Number(cells[2]) > 0, `a preview row: ${cells}`);
+      }
+      await checkPage(p, 'group-reset');
+      await p.locator('#groups-reset-apply button[type="submit"]').click();
+      await p.locator('main [role="status"]').waitFor();
+      await checkPage(p, null);
+    });
+    await step('groups: delete an empty group', async () => {
+      await goto(p, `/groups/${enc(SEED.retiredGroup)}`);
+      await p.locator('#groups-confirm').fill(SEED.retiredGroup);
+      await p.getByRole('button', { name: 'Delete group' }).click();
+      await p.waitForURL((u) => u.pathname === '/groups');
+      assert(!(await p.locator('main').innerText()).includes(SEED.retiredGroup + '\t'), 'the deleted group is still listed');
+      await checkPage(p, null);
+    });
+    await p.context().close();
+  } else {
+    skip('groups', 'the page is not built yet');
+  }
+
   // ---- Schemas ----
   if (await built('/schemas')) {
     const p = await newPage(browser);

@@ -148,6 +148,7 @@ type seed struct {
 	EmptyTopic    string `json:"emptyTopic"`
 	ClassicLag    string `json:"classicLagGroup"`
 	ClassicLive   string `json:"classicLiveGroup"`
+	RetiredGroup  string `json:"retiredGroup"` // offsets only: deleted in the browser
 	ConsumerGroup string `json:"consumerGroup"`
 	ShareGroup    string `json:"shareGroup"`
 	Connector     string `json:"connector"`
@@ -171,7 +172,7 @@ type seed struct {
 func seedPlatform(t *testing.T, p *platform) seed {
 	t.Helper()
 	s := seed{JSONTopic: "orders", JSONRecords: 300, AvroTopic: "payments", Subject: "payments-value",
-		EmptyTopic: "audit-log", ClassicLag: "billing", ClassicLive: "shipping", ConsumerGroup: "analytics",
+		EmptyTopic: "audit-log", ClassicLag: "billing", ClassicLive: "shipping", RetiredGroup: "retired", ConsumerGroup: "analytics",
 		ShareGroup: "workers", Connector: "lines-source", LoginUser: loginUser, LoginPassword: loginPassword,
 		NewTopic: "browser-made", NewConnector: "browser-source", NewSchema: "browser-made-value", ACLUser: "User:bob", SCRAMUser: "carol"}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -243,8 +244,10 @@ func seedPlatform(t *testing.T, p *platform) seed {
 	ends.Each(func(o kadm.ListedOffset) {
 		commit.AddOffset(o.Topic, o.Partition, o.Offset/2, -1)
 	})
-	if r, err := adm.CommitOffsets(ctx, s.ClassicLag, commit); err != nil || r.Error() != nil {
-		t.Fatalf("commit %s: %v %v", s.ClassicLag, err, r.Error())
+	for _, g := range []string{s.ClassicLag, s.RetiredGroup} {
+		if r, err := adm.CommitOffsets(ctx, g, commit); err != nil || r.Error() != nil {
+			t.Fatalf("commit %s: %v %v", g, err, r.Error())
+		}
 	}
 
 	// The login console's user: SCRAM credentials, and ACLs that let it

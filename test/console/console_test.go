@@ -1,11 +1,18 @@
 package consoletest
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/samsa-io/samsa/internal/devcluster"
 )
@@ -55,5 +62,118 @@ func TestConsoleInBrowser(t *testing.T) {
 	runNode(t, scripts, "walk.mjs", 120*time.Second, env...)
 	runNode(t, scripts, "actions.mjs", 120*time.Second, env...)
 	runNode(t, scripts, "login.mjs", 60*time.Second, env...)
+	checkEffects(t, p, s)
 	t.Logf("the browser test took %s in all", time.Since(start).Round(time.Millisecond))
+}
+
+// checkEffects checks in the cluster, the registry and Connect what the
+// action scripts did through the pages (each page's, once it is built):
+// the browser's word is not taken for it.
+func checkEffects(t *testing.T, p *platform, s seed) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	get := func(url string) (int, string) {
+		resp, err := hc.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	built := func(path string) bool {
+		st, body := get(p.Console + path)
+		return !(st == http.StatusNotFound && strings.Contains(body, "no page at"))
+	}
+
+	if built("/topics/" + s.JSONTopic + "/messages") {
+		// The record produced through the form, on partition 2.
+		recs := readPartition(ctx, t, p.Broker, s.JSONTopic, 2)
+		found := false
+		for _, r := range recs {
+			if string(r.Key) == "from-the-browser" && strings.Contains(string(r.Value), "produced by the browser test") {
+				found = len(r.Headers) == 1 && r.Headers[0].Key == "origin" && string(r.Headers[0].Value) == "playwright"
+			}
+		}
+		if !found {
+			t.Errorf("the record produced in the browser is not on %s partition 2 (with its header)", s.JSONTopic)
+		}
+	}
+	if built("/groups") {
+		// Reset to the earliest: every committed offset is 0.
+		offs, err := adm.FetchOffsets(ctx, s.ClassicLag)
+		if err != nil || offs.Error() != nil {
+			t.Fatalf("offsets of %s: %v %v", s.ClassicLag, err, offs.Error())
+		}
+		n := 0
+		offs.Each(func(o kadm.OffsetResponse) {
+			n++
+			if o.Topic == s.JSONTopic && o.At != 0 {
+				t.Errorf("group %s partition %d committed %d after the reset to the earliest", s.ClassicLag, o.Partition, o.At)
+			}
+		})
+		if n != 3 {
+			t.Errorf("group %s has %d committed offsets after the reset, want 3", s.ClassicLag, n)
+		}
+		listed, err := adm.ListGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := listed[s.RetiredGroup]; ok {
+			t.Errorf("group %s, deleted in the browser, is still listed", s.RetiredGroup)
+		}
+	}
+	if built("/schemas") {
+		if st, body := get(p.Registry + "/subjects/" + s.NewSchema + "/versions"); st != 200 || strings.TrimSpace(body) != "[1]" {
+			t.Errorf("registry subject %s: %d %s, want version 1 only", s.NewSchema, st, body)
+		}
+	}
+	if built("/connect") {
+		if !connectorRunning(hc, p.Connect, s.Connector) {
+			t.Errorf("connector %s is not running after pause and resume", s.Connector)
+		}
+		if st, _ := get(p.Connect + "/connectors/" + s.NewConnector); st != http.StatusNotFound {
+			t.Errorf("connector %s, deleted in the browser, answers %d", s.NewConnector, st)
+		}
+	}
+	if built("/security") {
+		acls, err := adm.DescribeACLs(ctx, kadm.NewACLs().Allow(s.ACLUser).Topics(s.AvroTopic).Operations(kadm.OpRead).
+			ResourcePatternType(kadm.ACLPatternLiteral))
+		if err != nil || len(acls) != 1 || acls[0].Err != nil || len(acls[0].Described) != 1 {
+			t.Errorf("the ACL created in the browser (%s READ on topic %s): %v %+v", s.ACLUser, s.AvroTopic, err, acls)
+		}
+		users, err := adm.DescribeUserSCRAMs(ctx, s.SCRAMUser)
+		if err != nil || users[s.SCRAMUser].Err != nil || len(users[s.SCRAMUser].CredInfos) != 1 {
+			t.Errorf("the SCRAM user created in the browser (%s): %v %+v", s.SCRAMUser, err, users)
+		}
+	}
+}
+
+// readPartition reads a partition from its start to its end.
+func readPartition(ctx context.Context, t *testing.T, broker, topic string, partition int32) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		topic: {partition: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, partition)
+	var out []*kgo.Record
+	for int64(len(out)) < end.Offset && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+	return out
 }
