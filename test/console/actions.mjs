@@ -274,6 +274,80 @@ try {
   } else {
     skip('security', 'the page is not built yet');
   }
+  // ---- Topics (last: it deletes records of the Avro topic) ----
+  if (await built('/topics')) {
+    const p = await newPage(browser);
+    await step('topics: the list, and a search', async () => {
+      await goto(p, '/topics');
+      const t = await p.locator('#topics-table').innerText();
+      for (const n of [SEED.jsonTopic, SEED.avroTopic, SEED.emptyTopic]) assert(t.includes(n), `the topics list lacks ${n}`);
+      await checkPage(p, 'topics');
+      await p.locator('#topics-q').fill(SEED.jsonTopic.slice(0, 3));
+      await p.locator('#topics-search button[type="submit"]').click();
+      await p.waitForURL((u) => u.searchParams.get('q') === SEED.jsonTopic.slice(0, 3));
+      const names = await p.locator('#topics-table tbody tr td:first-child a').allInnerTexts();
+      assert(names.length === 1 && names[0] === SEED.jsonTopic, `the search found ${names}`);
+      await checkPage(p, null);
+    });
+    await step('topics: a topic\'s overview and partitions', async () => {
+      await p.getByRole('link', { name: SEED.jsonTopic, exact: true }).click();
+      await p.locator('#topics-cards').waitFor();
+      await checkPage(p, 'topic');
+      await goto(p, `/topics/${SEED.jsonTopic}/partitions`);
+      assert((await rows(p, '#topics-partitions')).length === 3, 'not 3 partition rows');
+      await checkPage(p, 'topic-partitions');
+    });
+    await step('topics: create a topic, add a partition, delete it', async () => {
+      await goto(p, '/topics');
+      await p.locator('#topics-new').click();
+      await p.locator('#topics-create').waitFor();
+      await checkPage(p, 'topic-create');
+      await p.locator('#topics-name').fill(SEED.newTopic);
+      await p.locator('#topics-partitions').fill('2');
+      await p.locator('#topics-replication').fill('1');
+      await p.locator('#topics-create button[type="submit"]').click();
+      await p.waitForURL((u) => u.pathname === `/topics/${SEED.newTopic}`);
+      await p.locator('main [role="status"]').waitFor();
+      await p.locator('#topics-count').fill('3');
+      await p.locator('#topics-add-partitions button[type="submit"]').click();
+      await p.locator('main [role="status"]').waitFor();
+      await goto(p, `/topics/${SEED.newTopic}/partitions`);
+      assert((await rows(p, '#topics-partitions')).length === 3, 'not 3 partitions after adding one');
+      await goto(p, `/topics/${SEED.newTopic}`);
+      await p.locator('#topics-delete').click();
+      await p.locator('#topics-delete-form').waitFor();
+      await p.locator('#topics-confirm').fill(SEED.newTopic);
+      await p.locator('#topics-delete-form button[type="submit"]').click();
+      await p.waitForURL((u) => u.pathname === '/topics');
+      await p.locator('main [role="status"]').waitFor();
+      await checkPage(p, null);
+    });
+    await step('topics: edit a config', async () => {
+      await goto(p, `/topics/${SEED.emptyTopic}/configs`);
+      await checkPage(p, 'topic-configs');
+      await p.locator('#topics-configs input[name="set.retention.ms"]').fill('3600000');
+      await p.locator('#topics-configs-form button[type="submit"]').click();
+      await p.locator('main [role="status"]').waitFor();
+      const v = await p.locator('#topics-configs input[name="set.retention.ms"]').inputValue();
+      assert(v === '3600000', `retention.ms shows ${v} after the change`);
+      await checkPage(p, null);
+    });
+    await step('topics: delete records before an offset', async () => {
+      await goto(p, `/topics/${SEED.avroTopic}/delete-records`);
+      await checkPage(p, 'topic-delete-records');
+      await p.locator('input[name="mode"][value="partition"]').check();
+      await p.locator('#topics-rec-partition').fill('0');
+      await p.locator('#topics-rec-offset').fill('5');
+      await p.locator('#topics-rec-confirm').fill(SEED.avroTopic);
+      await p.locator('#topics-records-form button[type="submit"]').click();
+      await p.waitForURL((u) => u.pathname === `/topics/${SEED.avroTopic}`);
+      await p.locator('main [role="status"]').waitFor();
+      await checkPage(p, null);
+    });
+    await p.context().close();
+  } else {
+    skip('topics', 'the page is not built yet');
+  }
 } finally {
   await browser.close();
 }

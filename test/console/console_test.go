@@ -107,6 +107,26 @@ func checkEffects(t *testing.T, p *platform, s seed) {
 			t.Errorf("the record produced in the browser is not on %s partition 2 (with its header)", s.JSONTopic)
 		}
 	}
+	if built("/topics") {
+		// Created and deleted; a config edited; records deleted.
+		if td, err := adm.ListTopics(ctx, s.NewTopic); err != nil || td.Has(s.NewTopic) {
+			t.Errorf("topic %s, created and deleted in the browser, is still there (%v)", s.NewTopic, err)
+		}
+		rcs, err := adm.DescribeTopicConfigs(ctx, s.EmptyTopic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err := rcs.On(s.EmptyTopic, nil); err != nil || !hasConfig(c.Configs, "retention.ms", "3600000") {
+			t.Errorf("%s's retention.ms after the edit in the browser: %v %+v", s.EmptyTopic, err, c.Configs)
+		}
+		starts, err := adm.ListStartOffsets(ctx, s.AvroTopic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := starts.Lookup(s.AvroTopic, 0); o.Offset != 5 {
+			t.Errorf("%s partition 0 starts at %d after deleting the records before 5 in the browser", s.AvroTopic, o.Offset)
+		}
+	}
 	if built("/groups") {
 		// Reset to the earliest: every committed offset is 0.
 		offs, err := adm.FetchOffsets(ctx, s.ClassicLag)
@@ -176,4 +196,13 @@ func readPartition(ctx context.Context, t *testing.T, broker, topic string, part
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r) })
 	}
 	return out
+}
+
+func hasConfig(cs []kadm.Config, key, value string) bool {
+	for _, c := range cs {
+		if c.Key == key {
+			return c.Value != nil && *c.Value == value
+		}
+	}
+	return false
 }
