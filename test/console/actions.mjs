@@ -310,7 +310,8 @@ try {
       await p.locator('main [role="status"]').waitFor();
       await p.locator('#topics-count').fill('3');
       await p.locator('#topics-add-partitions button[type="submit"]').click();
-      await p.locator('main [role="status"]').waitFor();
+      // (the page already shows "Topic created.": wait for the new notice)
+      await p.locator('main [role="status"]', { hasText: /partition/i }).waitFor();
       await goto(p, `/topics/${SEED.newTopic}/partitions`);
       assert((await rows(p, '#topics-partitions')).length === 3, 'not 3 partitions after adding one');
       await goto(p, `/topics/${SEED.newTopic}`);

@@ -165,7 +165,7 @@ func checkEffects(t *testing.T, p *platform, s seed) {
 		}
 	}
 	if built("/security") {
-		acls, err := adm.DescribeACLs(ctx, kadm.NewACLs().Allow(s.ACLUser).Topics(s.AvroTopic).Operations(kadm.OpRead).
+		acls, err := adm.DescribeACLs(ctx, kadm.NewACLs().Allow(s.ACLUser).AllowHosts("*").Topics(s.AvroTopic).Operations(kadm.OpRead).
 			ResourcePatternType(kadm.ACLPatternLiteral))
 		if err != nil || len(acls) != 1 || acls[0].Err != nil || len(acls[0].Described) != 1 {
 			t.Errorf("the ACL created in the browser (%s READ on topic %s): %v %+v", s.ACLUser, s.AvroTopic, err, acls)
