@@ -1,0 +1,161 @@
+package console
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// opsBalancer is what a Samsa broker's GET /v1/balancer answers (its
+// controller's balancer status). The console is a client: it keeps its
+// own copy of the JSON's shape rather than import the broker's types.
+type opsBalancer struct {
+	NodeID          int32             `json:"node_id"`
+	ControllerID    int32             `json:"controller_id"`
+	Active          bool              `json:"active"`
+	Enabled         bool              `json:"enabled"`
+	State           string            `json:"state"`
+	Throttle        int64             `json:"throttle_bytes_per_second"`
+	LastPlan        string            `json:"last_plan"`
+	SizesNote       string            `json:"sizes_note"`
+	InProgress      []opsBalancerMove `json:"in_progress"`
+	Moves           []opsBalancerMove `json:"moves"`
+	Notes           []string          `json:"notes"`
+	Brokers         []opsBrokerLoad   `json:"brokers"`
+	After           []opsBrokerLoad   `json:"after"`
+	MovesStarted    uint64            `json:"moves_started"`
+	MovesCompleted  uint64            `json:"moves_completed"`
+	MovesCancelled  uint64            `json:"moves_cancelled"`
+	LeaderElections uint64            `json:"leader_elections"`
+}
+
+type opsBalancerMove struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Kind      string  `json:"kind"` // replicas, leader, cancel
+	From      []int32 `json:"from"`
+	To        []int32 `json:"to"`
+	Adding    []int32 `json:"adding"`
+	Removing  []int32 `json:"removing"`
+	Reason    string  `json:"reason"`
+}
+
+// opsBrokerLoad is one broker's load as the balancer's last plan saw it
+// (the broker's JSON has no tags here: the field names are Go's).
+type opsBrokerLoad struct {
+	Broker   int32
+	Rack     string
+	State    string
+	Replicas int
+	Leaders  int
+	Bytes    int64
+}
+
+// opsBalancerNode is one admin URL's answer: its node and role, or why
+// it could not be read.
+type opsBalancerNode struct {
+	URL    string
+	NodeID int32
+	Active bool
+	Err    string
+}
+
+// opsBalanceRow is a broker's load now and after the planned moves.
+type opsBalanceRow struct {
+	Now   opsBrokerLoad
+	After *opsBrokerLoad
+}
+
+// Rows pairs each broker's load with its load after the plan.
+func (b *opsBalancer) Rows() []opsBalanceRow {
+	after := map[int32]*opsBrokerLoad{}
+	for i := range b.After {
+		after[b.After[i].Broker] = &b.After[i]
+	}
+	rows := make([]opsBalanceRow, len(b.Brokers))
+	for i, l := range b.Brokers {
+		rows[i] = opsBalanceRow{Now: l, After: after[l.Broker]}
+	}
+	return rows
+}
+
+// opsAdminTimeout bounds one read of the admin URLs.
+const opsAdminTimeout = 5 * time.Second
+
+// opsBalancer asks every admin URL at once for GET /v1/balancer: only
+// the active controller's answer is complete, so it is the one shown;
+// the others say which node they are, or why they failed.
+func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode) {
+	nodes := make([]opsBalancerNode, len(c.cfg.AdminURLs))
+	states := make([]*opsBalancer, len(c.cfg.AdminURLs))
+	// A URL that never answers must not hold the page for the whole
+	// request timeout: the balancer's JSON is small and local.
+	ctx, cancel := context.WithTimeout(r.Context(), opsAdminTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	var wg sync.WaitGroup
+	for i, u := range c.cfg.AdminURLs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i] = opsBalancerNode{URL: u, NodeID: -1}
+			var st opsBalancer
+			if err := c.doJSON(r, http.MethodGet, strings.TrimSuffix(u, "/"), "/v1/balancer", nil, &st); err != nil {
+				nodes[i].Err = err.Error()
+				return
+			}
+			nodes[i].NodeID, nodes[i].Active = st.NodeID, st.Active
+			states[i] = &st
+		}()
+	}
+	wg.Wait()
+	for _, st := range states {
+		if st != nil && st.Active {
+			return st, nodes
+		}
+	}
+	return nil, nodes
+}
+
+func init() {
+	registerFuncs(template.FuncMap{
+		"opsIDs": func(ids []int32) string {
+			if len(ids) == 0 {
+				return "-"
+			}
+			s := make([]string, len(ids))
+			for i, id := range ids {
+				s[i] = strconv.Itoa(int(id))
+			}
+			return strings.Join(s, ", ")
+		},
+		// opsWhen is an RFC 3339 time of the balancer as a time and how
+		// long ago; "never" when empty.
+		"opsWhen": func(s string) string {
+			if s == "" {
+				return "never"
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return s
+			}
+			return t.UTC().Format("2006-01-02 15:04:05Z") + " (" + ago(t) + ")"
+		},
+		// opsStateClass is a balancer state's badge: the word is on it too.
+		"opsStateClass": func(state string) string {
+			switch state {
+			case "balanced":
+				return "ok"
+			case "blocked":
+				return "bad"
+			case "moving", "standby":
+				return "warn"
+			}
+			return ""
+		},
+	})
+}
