@@ -3,7 +3,8 @@
 // browser errors, axe-core clean) with a screenshot. A page not built yet
 // (its stub answers 404) is skipped with a note. The Go test then checks
 // the actions' effects in the cluster (console_test.go).
-import { BASE, SEED, REGISTRY, CONNECT, launch, newPage, step, skip, finish, assert, goto, checkPage, built } from './lib.mjs';
+import { readFile } from 'node:fs/promises';
+import { SEED, REGISTRY, CONNECT, launch, newPage, step, skip, finish, assert, goto, checkPage, built } from './lib.mjs';
 
 const browser = await launch();
 const enc = encodeURIComponent;
@@ -55,6 +56,17 @@ try {
       const text = await p.locator('#messages-table').textContent();
       assert(text.includes('amount') && text.includes('USD'), `the Avro values are not decoded: ${text.slice(0, 300)}`);
       await checkPage(p, 'messages-avro');
+    });
+    await step('messages: download as JSON lines', async () => {
+      await goto(p, `/topics/${topic}/messages?p=0&from=oldest`);
+      const [dl] = await Promise.all([p.waitForEvent('download'), p.getByRole('link', { name: 'Download as JSON lines' }).click()]);
+      const lines = (await readFile(await dl.path(), 'utf8')).split('\n').filter((l) => l);
+      assert(lines.length > 0, 'the download is empty');
+      for (const l of lines) {
+        const o = JSON.parse(l);
+        assert(o.partition === 0 && typeof o.offset === 'number', `a downloaded line: ${l.slice(0, 200)}`);
+      }
+      assert(JSON.stringify(JSON.parse(lines[0])).includes('customer'), `the first line lacks the value: ${lines[0].slice(0, 300)}`);
     });
     await step('messages: produce a record, then see it', async () => {
       await goto(p, `/topics/${topic}/messages/produce`);
@@ -152,6 +164,15 @@ try {
       assert(added.some((l) => l.includes('currency')), `the diff's added lines: ${added.join(' | ')}`);
       await checkPage(p, 'schema-diff');
     });
+    await step('schemas: set a subject\'s compatibility level', async () => {
+      await goto(p, `/schemas/${enc(SEED.subject)}`);
+      await p.locator('#schemas-level').selectOption('FULL');
+      await p.locator('#schemas-subject-config button[type="submit"]').click();
+      await p.locator('main [role="status"]').waitFor();
+      const cfg = await (await fetch(`${REGISTRY}/config/${enc(SEED.subject)}`)).json();
+      assert(cfg.compatibilityLevel === 'FULL', `the registry says ${JSON.stringify(cfg)}`);
+      await checkPage(p, null);
+    });
     await step('schemas: register a schema, and an incompatible version is refused', async () => {
       await goto(p, '/schemas/new');
       await checkPage(p, 'schema-register');
@@ -202,6 +223,14 @@ try {
       await goto(p, `/connect/${enc(SEED.connector)}`);
       assert((await p.locator('#connect-state').textContent()).trim() === 'PAUSED', 'the paused connector is not shown PAUSED');
       await p.getByRole('button', { name: 'Resume', exact: true }).click();
+      await p.locator('main [role="status"]').waitFor();
+      await until(SEED.connector, 'RUNNING');
+      await checkPage(p, null);
+    });
+    await step('connect: restart the connector with its tasks', async () => {
+      await goto(p, `/connect/${enc(SEED.connector)}`);
+      await p.locator('#connect-include-tasks').check();
+      await p.locator('#connect-restart button[type="submit"]').click();
       await p.locator('main [role="status"]').waitFor();
       await until(SEED.connector, 'RUNNING');
       await checkPage(p, null);
