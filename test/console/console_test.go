@@ -59,9 +59,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	seedJSON, _ := json.Marshal(s)
 	env := []string{"CONSOLE_URL=" + p.Console, "LOGIN_URL=" + p.LoginConsole, "REGISTRY_URL=" + p.Registry,
 		"CONNECT_URL=" + p.Connect, "SHOTS_DIR=" + shots, "SEED=" + string(seedJSON)}
-	runNode(t, scripts, "walk.mjs", 120*time.Second, env...)
-	runNode(t, scripts, "actions.mjs", 120*time.Second, env...)
-	runNode(t, scripts, "login.mjs", 60*time.Second, env...)
+	// The limits are for a hung browser: a run takes a minute or two,
+	// more on a loaded machine.
+	runNode(t, scripts, "walk.mjs", 4*time.Minute, env...)
+	runNode(t, scripts, "actions.mjs", 6*time.Minute, env...)
+	runNode(t, scripts, "login.mjs", 2*time.Minute, env...)
 	checkEffects(t, p, s)
 	t.Logf("the browser test took %s in all", time.Since(start).Round(time.Millisecond))
 }
