@@ -78,6 +78,7 @@ func startPlatform(t *testing.T) *platform {
 		"--override", "samsa.connect.listener=127.0.0.1:0",
 		"--override", "samsa.connect.offset.flush.interval.ms=500",
 		"--override", "samsa.console.listener=127.0.0.1:0",
+		"--override", "samsa.console.sample.interval.ms=1000",
 	}, servingRE, registryRE, connectRE, consoleRE)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,19 @@ try {
     await p.context().close();
   }
 
+  if (built.has('/')) {
+    await step('the overview updates itself over server-sent events', async () => {
+      const p = await newPage(browser);
+      await p.goto(BASE + '/');
+      await p.evaluate(() => new Promise((resolve, reject) => {
+        document.body.addEventListener('htmx:sseMessage', () => resolve(), { once: true });
+        setTimeout(() => reject(new Error('no server-sent event reached the page in 10 s')), 10000);
+      }));
+      assert(!p.errors.length, p.errors.join('\n'));
+      await p.context().close();
+    });
+  }
+
   await step('the error page (an unknown path) is a 404 with an h1, axe clean', async () => {
     const p = await newPage(browser);
     await goto(p, '/no-such-page', 404);
