@@ -86,18 +86,6 @@ export async function step(name, fn) {
   }
 }
 
-// built tells whether the console serves path yet (the pages' stubs
-// answer 404 "no page at ..." until each page lands).
-export async function built(path) {
-  const r = await fetch(BASE + path, { redirect: 'manual' });
-  const body = await r.text();
-  return !(r.status === 404 && body.includes('no page at'));
-}
-
-export function skip(name, why) {
-  console.log(`skip ${name}: ${why}`);
-}
-
 // finish prints the summary and sets the exit code.
 export function finish(script) {
   if (failures.length) {

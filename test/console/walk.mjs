@@ -3,10 +3,9 @@
 // screenshot), a phone-size view of two pages, the keyboard shortcuts and
 // the skip link, the dark theme (by cookie and by its link), and the CSRF
 // refusal of a form posted without the page's token.
-import { BASE, PHONE, SEED, launch, newPage, step, skip, finish, assert, goto, checkPage, shot, axeCheck } from './lib.mjs';
+import { BASE, PHONE, SEED, launch, newPage, step, finish, assert, goto, checkPage, shot, axeCheck } from './lib.mjs';
 
 const browser = await launch();
-const built = new Set(); // the sections that answer (not a 404 stub yet)
 try {
   const page = await newPage(browser);
   let nav = [];
@@ -22,36 +21,26 @@ try {
   });
 
   for (const n of nav) {
-    const name = n.label.toLowerCase();
-    const p = await newPage(browser);
-    const resp = await p.goto(BASE + n.href);
-    if (resp && resp.status() === 404 && (await p.content()).includes('no page at')) {
-      skip(`section ${n.label} (${n.href})`, 'not built yet (404 from the stub)');
-      await p.context().close();
-      continue;
-    }
-    built.add(n.href);
     await step(`section ${n.label} (${n.href})`, async () => {
-      assert(resp.status() === 200, `status ${resp.status()}`);
+      const p = await newPage(browser);
+      await goto(p, n.href);
       const current = await p.locator('header.top nav a[aria-current="page"]').textContent().catch(() => null);
       assert(current && current.trim() === n.label, `the navigation lights ${current}, want ${n.label}`);
-      await checkPage(p, name);
-    });
-    await p.context().close();
-  }
-
-  if (built.has('/')) {
-    await step('the overview updates itself over server-sent events', async () => {
-      const p = await newPage(browser);
-      await p.goto(BASE + '/');
-      await p.evaluate(() => new Promise((resolve, reject) => {
-        document.body.addEventListener('htmx:sseMessage', () => resolve(), { once: true });
-        setTimeout(() => reject(new Error('no server-sent event reached the page in 10 s')), 10000);
-      }));
-      assert(!p.errors.length, p.errors.join('\n'));
+      await checkPage(p, n.label.toLowerCase());
       await p.context().close();
     });
   }
+
+  await step('the overview updates itself over server-sent events', async () => {
+    const p = await newPage(browser);
+    await p.goto(BASE + '/');
+    await p.evaluate(() => new Promise((resolve, reject) => {
+      document.body.addEventListener('htmx:sseMessage', () => resolve(), { once: true });
+      setTimeout(() => reject(new Error('no server-sent event reached the page in 10 s')), 10000);
+    }));
+    assert(!p.errors.length, p.errors.join('\n'));
+    await p.context().close();
+  });
 
   await step('the error page (an unknown path) is a 404 with an h1, axe clean', async () => {
     const p = await newPage(browser);
@@ -72,24 +61,20 @@ try {
     await p.context().close();
   });
 
-  if (built.has('/topics')) {
-    await step('"g" then "t" goes to Topics; "?" shows the keys', async () => {
-      const p = await newPage(browser);
-      await p.goto(BASE + '/');
-      await p.keyboard.press('g');
-      await p.keyboard.press('t');
-      await p.waitForURL(BASE + '/topics');
-      await p.locator('h1').first().waitFor();
-      await p.keyboard.press('?');
-      await p.locator('#key-help').waitFor();
-      await p.keyboard.press('Escape');
-      await p.locator('#key-help').waitFor({ state: 'detached' });
-      assert(!p.errors.length, p.errors.join('\n'));
-      await p.context().close();
-    });
-  } else {
-    skip('"g" then "t" goes to Topics', 'the topics page is not built yet');
-  }
+  await step('"g" then "t" goes to Topics; "?" shows the keys', async () => {
+    const p = await newPage(browser);
+    await p.goto(BASE + '/');
+    await p.keyboard.press('g');
+    await p.keyboard.press('t');
+    await p.waitForURL(BASE + '/topics');
+    await p.locator('h1').first().waitFor();
+    await p.keyboard.press('?');
+    await p.locator('#key-help').waitFor();
+    await p.keyboard.press('Escape');
+    await p.locator('#key-help').waitFor({ state: 'detached' });
+    assert(!p.errors.length, p.errors.join('\n'));
+    await p.context().close();
+  });
 
   await step('the dark theme: its cookie sets data-theme="dark"; axe clean in dark', async () => {
     const p = await newPage(browser, { cookies: [{ name: 'samsa_theme', value: 'dark' }], colorScheme: 'light' });
@@ -99,12 +84,7 @@ try {
     const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const lum = bg.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
     assert(lum < 100, `the dark theme's background is ${bg}`);
-    if (built.has('/')) {
-      await checkPage(p, 'dark-overview');
-    } else {
-      await axeCheck(p, 'the dark theme');
-      await shot(p, 'dark-overview');
-    }
+    await checkPage(p, 'dark-overview');
     await p.context().close();
   });
 
@@ -123,10 +103,6 @@ try {
   });
 
   for (const [href, name] of [['/', 'phone-overview'], ['/topics', 'phone-topics']]) {
-    if (!built.has(href)) {
-      skip(`phone view of ${href}`, 'not built yet');
-      continue;
-    }
     await step(`phone view of ${href}: no sideways scrolling of the page, axe clean`, async () => {
       const p = await newPage(browser, { viewport: PHONE, isMobile: true });
       await goto(p, href);
@@ -162,14 +138,11 @@ try {
       assert(/CSRF/.test(text), `the refusal does not say why: ${text.trim().slice(0, 200)}`);
       await p.goto(BASE + '/');
     }
-    if (built.has('/topics')) {
-      await goto(p, '/topics');
-      assert(!(await p.content()).includes(probe), 'the refused form created its topic');
-    }
+    await goto(p, '/topics');
+    assert(!(await p.content()).includes(probe), 'the refused form created its topic');
     await p.context().close();
   });
 } finally {
   await browser.close();
 }
-console.log(`sections built: ${[...built].join(' ') || 'none yet'}`);
 finish('walk.mjs');

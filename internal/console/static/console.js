@@ -62,12 +62,18 @@
       }
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", scrollables); else scrollables();
+  // Content swapped in (htmx, server-sent events) is looked at before
+  // anything else runs: a mutation observer's callback runs right after
+  // the change.
+  function watch() {
+    scrollables();
+    new MutationObserver(scrollables).observe(document.body, { childList: true, subtree: true });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch); else watch();
   window.addEventListener("resize", scrollables);
   // After an htmx navigation, move focus to the new main content so screen
   // readers and keyboard users start there.
   document.addEventListener("htmx:afterSettle", function (e) {
-    scrollables();
     if (e.detail && e.detail.boosted) { var m = document.getElementById("main"); if (m) m.focus({ preventScroll: true }); }
   });
 })();
