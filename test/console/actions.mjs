@@ -28,7 +28,7 @@ try {
       assert(r.every((x) => x.split('\t')[0].trim() === '1'), 'a row from another partition');
       await checkPage(p, 'messages');
     });
-    await step('messages: the browse form (partition 0, oldest) and a key filter', async () => {
+    await step('messages: the browse form (partition 0, oldest), a key filter, an expression', async () => {
       await p.locator('#m-p').selectOption('0');
       await p.locator('#m-from').selectOption('oldest');
       await p.locator('#m-key').fill('');
@@ -40,6 +40,9 @@ try {
       await goto(p, `/topics/${topic}/messages?p=all&from=oldest&key=order-42`);
       const f = await rows(p, '#messages-table');
       assert(f.length === 1 && f[0].includes('order-42'), `the key filter found ${f.length} rows: ${f.join(' | ').slice(0, 300)}`);
+      await goto(p, `/topics/${topic}/messages?p=all&from=oldest&expr=${enc('json.amount > 49 && headers["source"] == "consoletest"')}`);
+      const e = await rows(p, '#messages-table');
+      assert(e.length > 0 && e.every((x) => /"amount": 49\.5/.test(x)), `the expression filter found ${e.length} rows: ${e.join(' | ').slice(0, 300)}`);
       await checkPage(p, null);
     });
     await step('messages: view one record (value, headers, metadata)', async () => {

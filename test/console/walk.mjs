@@ -61,13 +61,17 @@ try {
     await p.context().close();
   });
 
-  await step('"g" then "t" goes to Topics; "?" shows the keys', async () => {
+  await step('"g" then "t" goes to Topics; "/" focuses its search; "?" shows the keys', async () => {
     const p = await newPage(browser);
     await p.goto(BASE + '/');
     await p.keyboard.press('g');
     await p.keyboard.press('t');
     await p.waitForURL(BASE + '/topics');
     await p.locator('h1').first().waitFor();
+    await p.keyboard.press('/');
+    const focused = await p.evaluate(() => document.activeElement && document.activeElement.hasAttribute('data-search'));
+    assert(focused, '"/" did not focus the search field');
+    await p.locator('[data-search]').blur();
     await p.keyboard.press('?');
     await p.locator('#key-help').waitFor();
     await p.keyboard.press('Escape');
