@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share bench-console build compat registry-on-kafka failover-soak grow-soak
+.PHONY: console-screenshots groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share bench-console build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -34,8 +34,12 @@ race:
 # The race detector changes allocation counts, so allocation tests skip under
 # it; they are named Test...Allocs (internal/archtest fails on a test that
 # depends on the race detector under another name) and run here without it.
+# Only the packages that have such tests are built again without the race
+# detector (found by name, so a new one is never left out): linking every
+# package's test binary a second time cost CI a minute and a half.
+ALLOCS_PKGS = $(shell grep -rl --include='*_test.go' 'func Test[A-Za-z0-9_]*Allocs(t \*testing.T)' . | xargs -r -n1 dirname | sort -u)
 noraces:
-	$(GO) test $(GOTAGS) -count=1 -run 'Allocs$$' $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 -run 'Allocs$$' $(ALLOCS_PKGS)
 
 # gofmt, go vet, and the layering test (internal/archtest): a package that
 # imports a layer above it fails.
@@ -68,6 +72,13 @@ DECODER_FUZZTIME ?= 5m
 fuzz-campaign:
 	FUZZTIME=$(if $(filter command line,$(origin FUZZTIME)),$(FUZZTIME),3m) DECODER_FUZZTIME=$(DECODER_FUZZTIME) \
 	  MINIMIZE=$(FUZZMINIMIZE) test/fuzz-campaign.sh '$(or $(TARGETS),.)'
+
+# The console's browser test (test/console: Playwright in Debian's headless
+# Chromium) with its screenshots written to docs/console/ (laptop size,
+# two phone-size pages, one dark page); make test runs the same test with
+# the screenshots in a temporary directory, so CI never dirties the tree.
+console-screenshots:
+	SAMSA_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console SAMSA_REQUIRE_BROWSER=1 $(GO) test $(GOTAGS) -count=1 -run '^TestConsoleInBrowser$$' ./test/console/
 
 # Every client family against a fresh broker each, a cluster (COMPAT_CLUSTER)
 # and a secured broker (COMPAT_SECURITY) (test/compat/README.md);

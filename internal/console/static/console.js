@@ -37,6 +37,40 @@
     if (e.key === "/") { var s = document.querySelector("[data-search]"); if (s) { e.preventDefault(); s.focus(); } return; }
     if (e.key === "?") { e.preventDefault(); showHelp(); }
   });
+  // A table too wide (or tall) for the screen scrolls inside its
+  // .table-wrap; keyboard users can scroll it only if it takes focus, so
+  // such a wrapper becomes a named, focusable region (axe-core's
+  // scrollable-region-focusable), and stops being one when it fits.
+  function scrollables() {
+    document.querySelectorAll(".table-wrap").forEach(function (w) {
+      if (w.scrollWidth > w.clientWidth + 1 || w.scrollHeight > w.clientHeight + 1) {
+        if (w.getAttribute("tabindex") === null) {
+          // Remember what was added, to take only that away.
+          var added = ["tabindex"];
+          w.setAttribute("tabindex", "0");
+          if (!w.hasAttribute("role")) { w.setAttribute("role", "region"); added.push("role"); }
+          if (!w.hasAttribute("aria-label")) {
+            var cap = w.querySelector("caption");
+            w.setAttribute("aria-label", (cap && cap.textContent.trim()) || "Table (scrolls)");
+            added.push("aria-label");
+          }
+          w.setAttribute("data-scrollable", added.join(" "));
+        }
+      } else if (w.hasAttribute("data-scrollable")) {
+        w.getAttribute("data-scrollable").split(" ").forEach(function (a) { w.removeAttribute(a); });
+        w.removeAttribute("data-scrollable");
+      }
+    });
+  }
+  // Content swapped in (htmx, server-sent events) is looked at before
+  // anything else runs: a mutation observer's callback runs right after
+  // the change.
+  function watch() {
+    scrollables();
+    new MutationObserver(scrollables).observe(document.body, { childList: true, subtree: true });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch); else watch();
+  window.addEventListener("resize", scrollables);
   // After an htmx navigation, move focus to the new main content so screen
   // readers and keyboard users start there.
   document.addEventListener("htmx:afterSettle", function (e) {
