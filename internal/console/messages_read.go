@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,7 +25,21 @@ var (
 	msgsScanRecords = 10_000
 	// msgsKeepBytes bounds the bytes of the records a read keeps.
 	msgsKeepBytes = 32 << 20
+	// msgsFetchPartitionBytes is what one fetch asks of each partition: a
+	// few batches, since a page needs a few records of each of many
+	// partitions (a broker returns a whole batch however small this is),
+	// and a read of many partitions would otherwise fetch megabytes
+	// from each to use one record.
+	msgsFetchPartitionBytes int32 = 64 << 10
+	// msgsForwardRounds bounds the extra reads of a forward page (see
+	// msgsReadPage).
+	msgsForwardRounds = 8
 )
+
+// msgsFetched counts the records the reads' fetches returned (control
+// records and those past a cursor's quota included): what a page cost,
+// for tests.
+var msgsFetched atomic.Int64
 
 // msgsOffsets are a topic's partitions' log start and end offsets, listed
 // once (one ListOffsets each) before a read.
@@ -108,12 +123,14 @@ type msgsScanResult struct {
 func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, cursors map[int32]*msgsCursor, committed bool, budget time.Duration, visit func(cur *msgsCursor, rec *kgo.Record) msgsVerdict) (msgsScanResult, error) {
 	offsets := map[int32]kgo.Offset{}
 	for p, cur := range cursors {
-		cur.next = cur.from
-		if cur.from >= cur.to || (cur.limit > 0 && cur.scanned >= cur.limit) {
-			cur.done = true
+		// A cursor read before (a forward page's further round) goes on
+		// where it stopped.
+		cur.next = max(cur.next, cur.from)
+		cur.done = cur.next >= cur.to || (cur.limit > 0 && cur.scanned >= cur.limit)
+		if cur.done {
 			continue
 		}
-		offsets[p] = kgo.NewOffset().At(cur.from)
+		offsets[p] = kgo.NewOffset().At(cur.next)
 	}
 	if len(offsets) == 0 {
 		return msgsScanResult{}, nil
@@ -128,7 +145,7 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 		kgo.KeepControlRecords(), // a marker at the end still tells that the end is reached
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.FetchMaxBytes(16<<20),
-		kgo.FetchMaxPartitionBytes(1<<20),
+		kgo.FetchMaxPartitionBytes(msgsFetchPartitionBytes),
 		kgo.DisableFetchSessions(),
 	)
 	if err != nil {
@@ -156,6 +173,7 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 			return res, nil
 		}
 		stop := false
+		msgsFetched.Add(int64(fs.NumRecords()))
 		fs.EachError(func(_ string, p int32, err error) {
 			if res.Err == nil {
 				res.Err = fmt.Errorf("partition %d: %w", p, err)
@@ -216,11 +234,19 @@ type msgsPage struct {
 // matches across partitions, by timestamp) or backward (the newest n
 // matches below cursors' to). Each partition's kept records are a run
 // of its offsets, so the positions of the next pages are exact.
+//
+// A forward read without a filter first reads each partition's quota
+// (cursors' limit, a few times its fair share of the page), then, as a
+// k-way merge must, reads further only the partitions that stopped at
+// their quota with their last record not after the page's last (they
+// may hold records the page shows before it), or all that have more
+// when the page is short, a few rounds at most.
 func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuery, cursors map[int32]*msgsCursor, backward bool, n int, budget time.Duration) (*msgsPage, error) {
 	matched := map[int32][]*msgsRecord{}
 	pg := &msgsPage{}
 	dec := c.msgsDecoder(r, q.decode)
-	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, budget, func(cur *msgsCursor, rec *kgo.Record) msgsVerdict {
+	deadline := time.Now().Add(budget)
+	visit := func(cur *msgsCursor, rec *kgo.Record) msgsVerdict {
 		pg.Scanned++
 		m := dec.record(ctx, rec)
 		if ok, ferr := q.filter.match(m); ferr != nil {
@@ -240,7 +266,25 @@ func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuer
 			return msgsPartitionDone // later ones of this partition cannot make the page
 		}
 		return msgsMore
-	})
+	}
+	res, err := c.msgsScan(ctx, r, q.topic, cursors, q.committed, budget, visit)
+	for round := 0; err == nil && !backward && !q.filter.active() && round < msgsForwardRounds &&
+		!res.TimedOut && res.Err == nil && !pg.BytesCut; round++ {
+		more := msgsForwardMore(cursors, matched, n)
+		left := time.Until(deadline)
+		if len(more) == 0 {
+			break
+		}
+		if left <= 0 {
+			res.TimedOut = true
+			break
+		}
+		share := msgsShare(n, len(more))
+		for _, cur := range more {
+			cur.limit = cur.scanned + share
+		}
+		res, err = c.msgsScan(ctx, r, q.topic, more, q.committed, left, visit)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +326,29 @@ func (c *Console) msgsReadPage(ctx context.Context, r *http.Request, q *msgsQuer
 		}
 	}
 	return pg, nil
+}
+
+// msgsForwardMore are the cursors a forward page must read further: of
+// those that stopped at their quota before their end, all when the page
+// is short, otherwise those whose last record is not after the page's
+// last (the merge, which takes the earlier timestamp and on a tie the
+// lower partition, could show their next records before it).
+func msgsForwardMore(cursors map[int32]*msgsCursor, matched map[int32][]*msgsRecord, n int) map[int32]*msgsCursor {
+	kept := msgsMerge(matched, n, false)
+	more := map[int32]*msgsCursor{}
+	for p, cur := range cursors {
+		if cur.limit == 0 || cur.scanned < cur.limit || cur.next >= cur.to {
+			continue // at its end, or stopped with enough of its own
+		}
+		if ms := matched[p]; len(kept) >= n && len(ms) > 0 {
+			last, mine := kept[len(kept)-1], ms[len(ms)-1]
+			if mine.Timestamp.After(last.Timestamp) || (mine.Timestamp.Equal(last.Timestamp) && p >= last.Partition) {
+				continue
+			}
+		}
+		more[p] = cur
+	}
+	return more
 }
 
 // msgsFillBackward extends a backward page that came out short (its
