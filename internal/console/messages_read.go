@@ -27,10 +27,16 @@ var (
 	msgsKeepBytes = 32 << 20
 	// msgsFetchPartitionBytes is what one fetch asks of each partition: a
 	// few batches, since a page needs a few records of each of many
-	// partitions (a broker returns a whole batch however small this is),
-	// and a read of many partitions would otherwise fetch megabytes
-	// from each to use one record.
+	// partitions, and a read of many partitions would otherwise fetch
+	// megabytes from each to use one record. A read of more partitions
+	// than msgsFetchAllBytes allows at that size asks less of each, down
+	// to msgsFetchPartitionMin, one batch of the producers' usual size
+	// (Java's batch.size): a larger batch comes whole only to the first
+	// partition of a response (KIP-74), so such a topic's partitions are
+	// read one a fetch.
 	msgsFetchPartitionBytes int32 = 64 << 10
+	msgsFetchPartitionMin   int32 = 16 << 10
+	msgsFetchAllBytes             = 1 << 20
 	// msgsForwardRounds bounds the extra reads of a forward page (see
 	// msgsReadPage).
 	msgsForwardRounds = 8
@@ -100,6 +106,11 @@ type msgsCursor struct {
 	done    bool
 }
 
+// msgsPartitionBytes is what a fetch asks of each of np partitions.
+func msgsPartitionBytes(np int) int32 {
+	return max(msgsFetchPartitionMin, min(msgsFetchPartitionBytes, int32(msgsFetchAllBytes/max(1, np))))
+}
+
 // msgsVerdict is what a visit tells the scan.
 type msgsVerdict int
 
@@ -145,7 +156,7 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 		kgo.KeepControlRecords(), // a marker at the end still tells that the end is reached
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.FetchMaxBytes(16<<20),
-		kgo.FetchMaxPartitionBytes(msgsFetchPartitionBytes),
+		kgo.FetchMaxPartitionBytes(msgsPartitionBytes(len(offsets))),
 		kgo.DisableFetchSessions(),
 	)
 	if err != nil {
@@ -159,8 +170,16 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 		if !cur.done {
 			cur.done = true
 			open--
-			cl.PauseFetchPartitions(map[string][]int32{topic: {cur.partition}})
 		}
+	}
+	openParts := func() []int32 {
+		var ps []int32
+		for p, cur := range cursors {
+			if !cur.done {
+				ps = append(ps, p)
+			}
+		}
+		return ps
 	}
 	var res msgsScanResult
 	for open > 0 {
@@ -172,6 +191,12 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 			res.TimedOut = true
 			return res, nil
 		}
+		// The client fetches again as soon as a poll takes its buffer:
+		// every partition is paused while the records are visited, so the
+		// next fetch asks only for those that still need records, not
+		// again for all (which doubled what a read of many partitions
+		// fetched).
+		cl.PauseFetchPartitions(map[string][]int32{topic: openParts()})
 		stop := false
 		msgsFetched.Add(int64(fs.NumRecords()))
 		fs.EachError(func(_ string, p int32, err error) {
@@ -210,6 +235,9 @@ func (c *Console) msgsScan(ctx context.Context, r *http.Request, topic string, c
 		}
 		if res.Err != nil {
 			return res, nil
+		}
+		if open > 0 {
+			cl.ResumeFetchPartitions(map[string][]int32{topic: openParts()})
 		}
 	}
 	return res, nil
