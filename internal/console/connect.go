@@ -101,16 +101,15 @@ type connectRow struct {
 }
 
 type connectListView struct {
-	Query       string
-	Rows        []connectRow
-	Total       int
-	Page, Pages int
-	Done        string
+	Query string
+	Rows  []connectRow
+	Pager sharedPager
+	Done  string
 }
 
 func (c *Console) connectList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := connectListView{Query: strings.TrimSpace(q.Get("q")), Done: q.Get("done"), Page: 1}
+	v := connectListView{Query: strings.TrimSpace(q.Get("q")), Done: q.Get("done")}
 	// One request for every connector's status and info (KIP-465's
 	// expand); a worker without it answers the bare names, and the
 	// page then asks for its own connectors' statuses only.
@@ -139,16 +138,9 @@ func (c *Console) connectList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Sort(names)
-	if v.Query != "" {
-		needle := strings.ToLower(v.Query)
-		names = slices.DeleteFunc(names, func(s string) bool { return !strings.Contains(strings.ToLower(s), needle) })
-	}
-	v.Total = len(names)
-	v.Pages = max(1, (v.Total+connectPageSize-1)/connectPageSize)
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
-		v.Page = min(p, v.Pages)
-	}
-	page := names[min((v.Page-1)*connectPageSize, len(names)):min(v.Page*connectPageSize, len(names))]
+	names = sharedFilter(names, v.Query)
+	v.Pager = sharedRequestPage(r.URL, len(names), connectPageSize)
+	page := names[v.Pager.From:v.Pager.To]
 	v.Rows = make([]connectRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := connectRow{Name: page[i]}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/samsa-io/samsa/internal/linediff"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -160,13 +161,12 @@ type schemasRow struct {
 }
 
 type schemasListView struct {
-	Query       string
-	Rows        []schemasRow
-	Total       int
-	Page, Pages int
-	Global      string
-	Levels      []string
-	Done        string
+	Query  string
+	Rows   []schemasRow
+	Pager  sharedPager
+	Global string
+	Levels []string
+	Done   string
 }
 
 func (c *Console) schemasGlobal(r *http.Request) (string, error) {
@@ -191,7 +191,7 @@ func (c *Console) schemasLevel(r *http.Request, subject string) (string, error) 
 
 func (c *Console) schemasList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := schemasListView{Query: strings.TrimSpace(q.Get("q")), Levels: schemasLevels, Done: q.Get("done"), Page: 1}
+	v := schemasListView{Query: strings.TrimSpace(q.Get("q")), Levels: schemasLevels, Done: q.Get("done")}
 	var err error
 	if v.Global, err = c.schemasGlobal(r); err != nil {
 		c.fail(w, r, nil, err)
@@ -203,16 +203,9 @@ func (c *Console) schemasList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	slices.Sort(subjects)
-	if v.Query != "" {
-		needle := strings.ToLower(v.Query)
-		subjects = slices.DeleteFunc(subjects, func(s string) bool { return !strings.Contains(strings.ToLower(s), needle) })
-	}
-	v.Total = len(subjects)
-	v.Pages = max(1, (v.Total+schemasPageSize-1)/schemasPageSize)
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
-		v.Page = min(p, v.Pages)
-	}
-	page := subjects[min((v.Page-1)*schemasPageSize, len(subjects)):min(v.Page*schemasPageSize, len(subjects))]
+	subjects = sharedFilter(subjects, v.Query)
+	v.Pager = sharedRequestPage(r.URL, len(subjects), schemasPageSize)
+	page := subjects[v.Pager.From:v.Pager.To]
 	v.Rows = make([]schemasRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := schemasRow{Subject: page[i]}
@@ -343,7 +336,7 @@ type schemasDiffView struct {
 	Subject  string
 	Versions []int
 	From, To schemasVersion
-	Lines    []schemasDiffLine
+	Lines    []linediff.Line
 	Added    int
 	Removed  int
 }
@@ -378,7 +371,7 @@ func (c *Console) schemasDiff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v.Lines = schemasLineDiff(strings.Split(v.From.Pretty(), "\n"), strings.Split(v.To.Pretty(), "\n"))
+	v.Lines = linediff.Diff(strings.Split(v.From.Pretty(), "\n"), strings.Split(v.To.Pretty(), "\n"))
 	for _, l := range v.Lines {
 		switch l.Op {
 		case '+':
