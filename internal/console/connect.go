@@ -3,7 +3,6 @@ package console
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -39,10 +38,7 @@ func (c *Console) routesConnect(mux *http.ServeMux) {
 // connectCall is a Connect REST request; a worker that does not answer
 // is a 502 naming it.
 func (c *Console) connectCall(r *http.Request, method, path string, in, out any) error {
-	if c.cfg.ConnectURL == "" {
-		return statusErr(http.StatusNotFound, errors.New("no Connect cluster is configured for the console"))
-	}
-	return schemasService(c, r, "Connect", c.cfg.ConnectURL, method, path, in, out)
+	return c.sharedService(r, "Connect", c.cfg.ConnectURL, "no Connect cluster is configured for the console", method, path, in, out)
 }
 
 func connectPath(name string) string { return "/connectors/" + url.PathEscape(name) }
@@ -137,10 +133,8 @@ func (c *Console) connectList(w http.ResponseWriter, r *http.Request) {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
-	names = sharedFilter(names, v.Query)
-	v.Pager = sharedRequestPage(r.URL, len(names), connectPageSize)
-	page := names[v.Pager.From:v.Pager.To]
+	var page []string
+	v.Pager, page = sharedSearchPage(r.URL, names, v.Query, connectPageSize)
 	v.Rows = make([]connectRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := connectRow{Name: page[i]}

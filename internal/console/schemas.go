@@ -47,28 +47,7 @@ func (c *Console) routesSchemas(mux *http.ServeMux) {
 // schemasCall is a registry request; a registry that does not answer is
 // a 502 naming it.
 func (c *Console) schemasCall(r *http.Request, method, path string, in, out any) error {
-	if c.cfg.RegistryURL == "" {
-		return statusErr(http.StatusNotFound, errors.New("no Schema Registry is configured for the console"))
-	}
-	return schemasService(c, r, "the Schema Registry", c.cfg.RegistryURL, method, path, in, out)
-}
-
-// schemasService is c.doJSON with a clear 502 when the service cannot be
-// reached (a refused connection, a timeout), so the page says which
-// service is down instead of a bare transport error.
-func schemasService(c *Console, r *http.Request, service, base, method, path string, in, out any) error {
-	err := c.doJSON(r, method, base, path, in, out)
-	var he *httpError
-	var se *statusError
-	if err == nil || errors.As(err, &he) || errors.As(err, &se) {
-		return err
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syn) || errors.As(err, &typ) {
-		return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s answered %s %s with unexpected JSON: %w", service, base, method, path, err))
-	}
-	return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s cannot be reached: %w", service, base, err))
+	return c.sharedService(r, "the Schema Registry", c.cfg.RegistryURL, "no Schema Registry is configured for the console", method, path, in, out)
 }
 
 // schemasRenderStatus renders page with an error status (a form shown again
@@ -197,15 +176,12 @@ func (c *Console) schemasList(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, err)
 		return
 	}
-	var subjects []string
+	var subjects, page []string
 	if err := c.schemasCall(r, http.MethodGet, "/subjects", nil, &subjects); err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	slices.Sort(subjects)
-	subjects = sharedFilter(subjects, v.Query)
-	v.Pager = sharedRequestPage(r.URL, len(subjects), schemasPageSize)
-	page := subjects[v.Pager.From:v.Pager.To]
+	v.Pager, page = sharedSearchPage(r.URL, subjects, v.Query, schemasPageSize)
 	v.Rows = make([]schemasRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := schemasRow{Subject: page[i]}

@@ -1,6 +1,9 @@
 package console
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -9,9 +12,11 @@ import (
 	"strings"
 )
 
-// What every page's lists share: the pager (a ?page= number, its bounds,
-// the links to the neighbouring pages; templates/_shared.html draws it as
-// "shared-pager"), the search filter and the way node IDs are written.
+// What several pages share: the pager (a ?page= number, its bounds, the
+// links to the neighbouring pages; templates/_shared.html draws it as
+// "shared-pager"), the search filter, the way node IDs are written, the
+// body of a confirmation form ("shared-confirm") and the calls to the
+// HTTP services (Connect, the Schema Registry).
 
 func init() {
 	registerFuncs(template.FuncMap{"sharedIDs": sharedIDs})
@@ -130,4 +135,36 @@ func sharedFormFields(r *http.Request, names ...string) [][2]string {
 		}
 	}
 	return fields
+}
+
+// sharedService is c.doJSON to an HTTP service the console may be given
+// (Connect, the Schema Registry): a 404 saying missing when it is not
+// configured, a clear 502 when it cannot be reached (a refused
+// connection, a timeout), so the page says which service is down
+// instead of a bare transport error.
+func (c *Console) sharedService(r *http.Request, service, base, missing, method, path string, in, out any) error {
+	if base == "" {
+		return statusErr(http.StatusNotFound, errors.New(missing))
+	}
+	err := c.doJSON(r, method, base, path, in, out)
+	var he *httpError
+	var se *statusError
+	if err == nil || errors.As(err, &he) || errors.As(err, &se) {
+		return err
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s answered %s %s with unexpected JSON: %w", service, base, method, path, err))
+	}
+	return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s cannot be reached: %w", service, base, err))
+}
+
+// sharedSearchPage sorts names, keeps those matching the search query
+// and answers the request's page of them.
+func sharedSearchPage(u *url.URL, names []string, query string, size int) (sharedPager, []string) {
+	slices.Sort(names)
+	names = sharedFilter(names, query)
+	p := sharedRequestPage(u, len(names), size)
+	return p, names[p.From:p.To]
 }
