@@ -292,11 +292,11 @@ func (c *Console) connectRestartTask(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) connectDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if r.FormValue("confirm") != name {
-		c.fail(w, r, nil, badRequest("type the connector's name (%s) to confirm its deletion", name))
-		return
+	err := sharedTypedConfirm(r, "connector", name)
+	if err == nil {
+		err = c.connectCall(r, http.MethodDelete, connectPath(name), nil, nil)
 	}
-	if err := c.connectCall(r, http.MethodDelete, connectPath(name), nil, nil); err != nil {
+	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}

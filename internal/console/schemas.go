@@ -274,11 +274,11 @@ func (c *Console) schemasSetSubject(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) schemasDeleteSubject(w http.ResponseWriter, r *http.Request) {
 	subject := r.PathValue("subject")
-	if r.FormValue("confirm") != subject {
-		c.fail(w, r, nil, badRequest("type the subject's name (%s) to confirm its deletion", subject))
-		return
+	err := sharedTypedConfirm(r, "subject", subject)
+	if err == nil {
+		err = c.schemasCall(r, http.MethodDelete, schemasPath(subject), nil, nil)
 	}
-	if err := c.schemasCall(r, http.MethodDelete, schemasPath(subject), nil, nil); err != nil {
+	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}

@@ -125,6 +125,16 @@ type sharedConfirm struct {
 	Yes, Back, BackLabel string
 }
 
+// sharedTypedConfirm checks the confirmation of a deletion that asks
+// for the name typed again (the form's confirm field): a 400 saying so
+// when it is not the name.
+func sharedTypedConfirm(r *http.Request, what, name string) error {
+	if r.FormValue("confirm") != name {
+		return badRequest("type the %s's name (%s) to confirm its deletion", what, name)
+	}
+	return nil
+}
+
 // sharedFormFields are the posted values of the named fields, in order,
 // for a confirmation form to post again.
 func sharedFormFields(r *http.Request, names ...string) [][2]string {
