@@ -8,7 +8,7 @@ PKGS := ./...
 TAGS ?= pebblegozstd
 GOTAGS = -tags '$(TAGS)'
 
-.PHONY: console-screenshots groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share bench-console build compat registry-on-kafka failover-soak grow-soak
+.PHONY: procs console-screenshots groupsref mirror-soak streams-eos-soak quota-rates test unit race noraces lint fuzz fuzz-campaign bench bench-connect bench-streams bench-mirror bench-share bench-console build compat registry-on-kafka failover-soak grow-soak
 
 # make build stamps VERSION into the binary (samsa --version): the nearest
 # tag, else the commit, with -dirty for uncommitted changes. Without it the
@@ -22,14 +22,25 @@ build:
 	$(GO) build $(GOTAGS) -ldflags "-X github.com/samsa-io/samsa/internal/version.Version=$(VERSION)" -o $(BIN) ./cmd/samsa
 
 # lint, then every test with the race detector, then the tests that skip
-# under it.
-test: lint race noraces
+# under it, then the tests of other processes.
+test: lint race noraces procs
 
 unit:
 	$(GO) test $(GOTAGS) -count=1 $(PKGS)
 
+# Packages whose tests drive other processes (samsa serve and its nodes,
+# samsa mirror and connect, the JVM, a browser): the race detector
+# instruments only the test binary, here a harness and its clients, so they
+# run without it (procs), which saves CI minutes of instrumented clients
+# competing with the processes under test. Every other package runs with it.
+PROC_PKGS := ./test/cluster ./test/connectdiff ./test/connectfail ./test/connectors ./test/console ./test/groupsref ./test/mirrorfail ./test/streamseos
+RACE_PKGS = $(filter-out $(patsubst ./%,github.com/samsa-io/samsa/%,$(PROC_PKGS)),$(shell $(GO) list $(GOTAGS) $(PKGS)))
+
 race:
-	$(GO) test $(GOTAGS) -count=1 -race -timeout 20m $(PKGS)
+	$(GO) test $(GOTAGS) -count=1 -race -timeout 20m $(RACE_PKGS)
+
+procs:
+	$(GO) test $(GOTAGS) -count=1 -timeout 20m $(PROC_PKGS)
 
 # The race detector changes allocation counts, so allocation tests skip under
 # it; they are named Test...Allocs (internal/archtest fails on a test that

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/samsa-io/samsa/internal/linediff"
 	"github.com/samsa-io/samsa/pkg/serde"
 )
 
@@ -353,36 +354,10 @@ func writeMessages(out io.Writer, messages []string) {
 }
 
 // writeLineDiff prints a and b as a line diff: the longest common
-// subsequence kept as "  " lines, the rest as "- " and "+ ". Schemas are
-// small, so the quadratic table is fine.
+// subsequence kept as "  " lines, the rest as "- " and "+ ".
 func writeLineDiff(out io.Writer, a, b []string) {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			fmt.Fprintln(out, "  "+a[i])
-			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			fmt.Fprintln(out, "+ "+b[j])
-			j++
-		default:
-			fmt.Fprintln(out, "- "+a[i])
-			i++
-		}
+	for _, l := range linediff.Diff(a, b) {
+		fmt.Fprintln(out, l.Sign()+" "+l.Text)
 	}
 }
 

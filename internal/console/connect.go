@@ -3,7 +3,6 @@ package console
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -39,10 +38,7 @@ func (c *Console) routesConnect(mux *http.ServeMux) {
 // connectCall is a Connect REST request; a worker that does not answer
 // is a 502 naming it.
 func (c *Console) connectCall(r *http.Request, method, path string, in, out any) error {
-	if c.cfg.ConnectURL == "" {
-		return statusErr(http.StatusNotFound, errors.New("no Connect cluster is configured for the console"))
-	}
-	return schemasService(c, r, "Connect", c.cfg.ConnectURL, method, path, in, out)
+	return c.sharedService(r, "Connect", c.cfg.ConnectURL, "no Connect cluster is configured for the console", method, path, in, out)
 }
 
 func connectPath(name string) string { return "/connectors/" + url.PathEscape(name) }
@@ -101,16 +97,15 @@ type connectRow struct {
 }
 
 type connectListView struct {
-	Query       string
-	Rows        []connectRow
-	Total       int
-	Page, Pages int
-	Done        string
+	Query string
+	Rows  []connectRow
+	Pager sharedPager
+	Done  string
 }
 
 func (c *Console) connectList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := connectListView{Query: strings.TrimSpace(q.Get("q")), Done: q.Get("done"), Page: 1}
+	v := connectListView{Query: strings.TrimSpace(q.Get("q")), Done: q.Get("done")}
 	// One request for every connector's status and info (KIP-465's
 	// expand); a worker without it answers the bare names, and the
 	// page then asks for its own connectors' statuses only.
@@ -138,17 +133,8 @@ func (c *Console) connectList(w http.ResponseWriter, r *http.Request) {
 			names = append(names, n)
 		}
 	}
-	slices.Sort(names)
-	if v.Query != "" {
-		needle := strings.ToLower(v.Query)
-		names = slices.DeleteFunc(names, func(s string) bool { return !strings.Contains(strings.ToLower(s), needle) })
-	}
-	v.Total = len(names)
-	v.Pages = max(1, (v.Total+connectPageSize-1)/connectPageSize)
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
-		v.Page = min(p, v.Pages)
-	}
-	page := names[min((v.Page-1)*connectPageSize, len(names)):min(v.Page*connectPageSize, len(names))]
+	var page []string
+	v.Pager, page = sharedSearchPage(r.URL, names, v.Query, connectPageSize)
 	v.Rows = make([]connectRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := connectRow{Name: page[i]}
@@ -306,11 +292,11 @@ func (c *Console) connectRestartTask(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) connectDelete(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if r.FormValue("confirm") != name {
-		c.fail(w, r, nil, badRequest("type the connector's name (%s) to confirm its deletion", name))
-		return
+	err := sharedTypedConfirm(r, "connector", name)
+	if err == nil {
+		err = c.connectCall(r, http.MethodDelete, connectPath(name), nil, nil)
 	}
-	if err := c.connectCall(r, http.MethodDelete, connectPath(name), nil, nil); err != nil {
+	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}

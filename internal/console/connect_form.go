@@ -289,35 +289,33 @@ func (c *Console) connectCurrent(r *http.Request, name string) (map[string]strin
 }
 
 func (c *Console) connectEditForm(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	current, err := c.connectCurrent(r, name)
-	if err != nil {
-		c.fail(w, r, nil, err)
-		return
+	if _, _, f, ok := c.connectEditing(w, r); ok {
+		c.renderSection(w, r, "connect_form", "connect", f)
 	}
-	f, err := c.connectFormFor(r, current["connector.class"], name, current)
-	if err != nil {
-		c.fail(w, r, nil, err)
-		return
-	}
-	c.renderSection(w, r, "connect_form", "connect", f)
 }
 
 func (c *Console) connectEdit(w http.ResponseWriter, r *http.Request) {
+	name, current, f, ok := c.connectEditing(w, r)
+	if ok && c.connectSubmit(w, r, f, current) {
+		c.connectDone(w, r, name, "config updated")
+	}
+}
+
+// connectEditing reads the connector the path names, its config and the
+// form for its plugin; false when it has answered with the error.
+func (c *Console) connectEditing(w http.ResponseWriter, r *http.Request) (string, map[string]string, *connectFormView, bool) {
 	name := r.PathValue("name")
 	current, err := c.connectCurrent(r, name)
 	if err != nil {
 		c.fail(w, r, nil, err)
-		return
+		return "", nil, nil, false
 	}
 	f, err := c.connectFormFor(r, current["connector.class"], name, current)
 	if err != nil {
 		c.fail(w, r, nil, err)
-		return
+		return "", nil, nil, false
 	}
-	if c.connectSubmit(w, r, f, current) {
-		c.connectDone(w, r, name, "config updated")
-	}
+	return name, current, f, true
 }
 
 func init() {

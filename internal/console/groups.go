@@ -56,9 +56,7 @@ type groupsListView struct {
 	Query, Type, State string
 	Types, States      []string
 	Rows               []groupsRow
-	Total              int
-	Page, Pages        int
-	PrevURL, NextURL   string
+	Pager              sharedPager
 	Done               string
 	Warn               string
 }
@@ -75,7 +73,7 @@ func (c *Console) serveGroupsList(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, badRequest("unknown group state %q: want one of %s", v.State, strings.Join(groupsStates, ", ")))
 		return
 	}
-	page, err := groupsPageParam(q.Get("page"))
+	page, err := sharedPageParam(q.Get("page"))
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
@@ -105,17 +103,11 @@ func (c *Console) serveGroupsList(w http.ResponseWriter, r *http.Request) {
 	// The filters are applied here too: a broker before ListGroups v5
 	// (Kafka 3.8) ignores the type filter, before v4 the state filter.
 	all = slices.DeleteFunc(all, func(g kadm.ListedGroup) bool {
-		return v.Query != "" && !strings.Contains(strings.ToLower(g.Group), strings.ToLower(v.Query)) ||
+		return !sharedMatches(g.Group, v.Query) ||
 			v.Type != "" && cmp.Or(g.GroupType, "classic") != v.Type ||
 			v.State != "" && g.State != v.State
 	})
-	v.Total = len(all)
-	v.Pages = max(1, (len(all)+groupsPageSize-1)/groupsPageSize)
-	v.Page = min(page, v.Pages)
-	lo := (v.Page - 1) * groupsPageSize
-	onPage := all[lo:min(lo+groupsPageSize, len(all))]
-	v.Rows = c.groupsSummarize(ctx, adm, onPage)
-	link := func(p int) string {
+	v.Pager = sharedPaginate(len(all), groupsPageSize, page, func(p int) string {
 		u := url.Values{}
 		for k, s := range map[string]string{"q": v.Query, "type": v.Type, "state": v.State} {
 			if s != "" {
@@ -124,25 +116,21 @@ func (c *Console) serveGroupsList(w http.ResponseWriter, r *http.Request) {
 		}
 		u.Set("page", strconv.Itoa(p))
 		return "/groups?" + u.Encode()
-	}
-	if v.Page > 1 {
-		v.PrevURL = link(v.Page - 1)
-	}
-	if v.Page < v.Pages {
-		v.NextURL = link(v.Page + 1)
-	}
+	})
+	v.Rows = c.groupsSummarize(ctx, adm, all[v.Pager.From:v.Pager.To])
 	c.render(w, r, "groups", v)
 }
 
-func groupsPageParam(s string) (int, error) {
-	if s == "" {
-		return 1, nil
+// groupsEachAnswer calls each with every group's answer in ds; a group
+// the answer lacks gets the request's error (or "no answer") instead.
+func groupsEachAnswer[M ~map[string]D, D any](gs []string, ds M, err error, missing func(string, error), each func(string, D)) {
+	for _, g := range gs {
+		if d, ok := ds[g]; ok {
+			each(g, d)
+		} else {
+			missing(g, cmp.Or(err, errors.New("no answer")))
+		}
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, badRequest("page %q: want a number from 1", s)
-	}
-	return n, nil
 }
 
 // groupsSummarize describes the listed groups of one page and sums their
@@ -165,47 +153,30 @@ func (c *Console) groupsSummarize(ctx context.Context, adm *kadm.Client, listed 
 			rows[idx[g]].Err = groupsErrText(err)
 		}
 	}
+	// described fills a group's row from its describe answer.
+	described := func(g string, err error, members int, protocol string) {
+		setErr(g, err)
+		row := &rows[idx[g]]
+		row.Members, row.MembersKnown = members, err == nil
+		row.Protocol = protocol
+	}
 	if gs := byType["classic"]; len(gs) > 0 {
 		ds, err := adm.DescribeGroups(ctx, gs...)
-		for _, g := range gs {
-			d, ok := ds[g]
-			if !ok {
-				setErr(g, cmp.Or(err, errors.New("no answer")))
-				continue
-			}
-			setErr(g, d.Err)
-			row := &rows[idx[g]]
-			row.Members, row.MembersKnown = len(d.Members), d.Err == nil
-			row.Protocol = strings.Trim(d.ProtocolType+" / "+d.Protocol, " /")
-		}
+		groupsEachAnswer(gs, ds, err, setErr, func(g string, d kadm.DescribedGroup) {
+			described(g, d.Err, len(d.Members), strings.Trim(d.ProtocolType+" / "+d.Protocol, " /"))
+		})
 	}
 	if gs := byType["consumer"]; len(gs) > 0 {
 		ds, err := adm.DescribeConsumerGroups(ctx, gs...)
-		for _, g := range gs {
-			d, ok := ds[g]
-			if !ok {
-				setErr(g, cmp.Or(err, errors.New("no answer")))
-				continue
-			}
-			setErr(g, d.Err)
-			row := &rows[idx[g]]
-			row.Members, row.MembersKnown = len(d.Members), d.Err == nil
-			row.Protocol = d.AssignorName
-		}
+		groupsEachAnswer(gs, ds, err, setErr, func(g string, d kadm.DescribedConsumerGroup) {
+			described(g, d.Err, len(d.Members), d.AssignorName)
+		})
 	}
 	if gs := byType["share"]; len(gs) > 0 {
 		ds, err := adm.DescribeShareGroups(ctx, gs...)
-		for _, g := range gs {
-			d, ok := ds[g]
-			if !ok {
-				setErr(g, cmp.Or(err, errors.New("no answer")))
-				continue
-			}
-			setErr(g, d.Err)
-			row := &rows[idx[g]]
-			row.Members, row.MembersKnown = len(d.Members), d.Err == nil
-			row.Protocol = d.Assignor
-		}
+		groupsEachAnswer(gs, ds, err, setErr, func(g string, d kadm.DescribedShareGroup) {
+			described(g, d.Err, len(d.Members), d.Assignor)
+		})
 	}
 
 	// Lag: committed offsets of the classic and consumer groups in one
@@ -364,6 +335,20 @@ type groupsMember struct {
 
 // errGroupsNotFound marks a group no describe knows.
 var errGroupsNotFound = errors.New("no such group")
+
+// groupsOpen describes the group id within the request's bounded
+// context, as the user: a nil group when it has answered the error.
+// The caller defers cancel either way.
+func (c *Console) groupsOpen(w http.ResponseWriter, r *http.Request, id string) (context.Context, context.CancelFunc, *kadm.Client, *groupsInfo) {
+	ctx, cancel := c.ctx(r)
+	adm := c.admin(r)
+	gi, err := c.groupsDescribe(ctx, adm, id)
+	if err != nil {
+		c.groupsFail(w, r, err)
+		return ctx, cancel, adm, nil
+	}
+	return ctx, cancel, adm, gi
+}
 
 // groupsDescribe describes group id of any type: as a consumer group
 // (KIP-848) first, then a share group (KIP-932), then a classic one, as
@@ -670,10 +655,7 @@ type groupsDetailView struct {
 	Members    []groupsMember
 	MoreMember int
 	Chart      groupsChartView
-	Page       int
-	Pages      int
-	PrevURL    string
-	NextURL    string
+	Pager      sharedPager
 	Topics     []string
 	Done       string
 	Share      bool
@@ -687,17 +669,14 @@ type groupsChartView struct {
 
 func (c *Console) serveGroupsDetail(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	page, err := groupsPageParam(r.URL.Query().Get("page"))
+	page, err := sharedPageParam(r.URL.Query().Get("page"))
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, adm, gi := c.groupsOpen(w, r, id)
 	defer cancel()
-	adm := c.admin(r)
-	gi, err := c.groupsDescribe(ctx, adm, id)
-	if err != nil {
-		c.groupsFail(w, r, err)
+	if gi == nil {
 		return
 	}
 	rows, total, err := groupsLag(ctx, adm, gi)
@@ -719,17 +698,10 @@ func (c *Console) serveGroupsDetail(w http.ResponseWriter, r *http.Request) {
 		v.MoreMember = len(v.Members) - groupsPageSize
 		v.Members = v.Members[:groupsPageSize]
 	}
-	v.Pages = max(1, (len(rows)+groupsPageSize-1)/groupsPageSize)
-	v.Page = min(page, v.Pages)
-	lo := (v.Page - 1) * groupsPageSize
-	v.Rows = rows[lo:min(lo+groupsPageSize, len(rows))]
 	base := "/groups/" + url.PathEscape(id) + "?page="
-	if v.Page > 1 {
-		v.PrevURL = base + strconv.Itoa(v.Page-1)
-	}
-	if v.Page < v.Pages {
-		v.NextURL = base + strconv.Itoa(v.Page+1)
-	}
+	v.Pager = sharedPaginate(len(rows), groupsPageSize, page, func(p int) string { return base + strconv.Itoa(p) })
+	v.Pager.Summary = fmt.Sprintf("Page %d of %d (%d partitions)", v.Pager.Page, v.Pager.Pages, v.Partitions)
+	v.Rows = rows[v.Pager.From:v.Pager.To]
 	if gi.Type != "streams" {
 		v.Chart = c.groupsChart(r, id, total)
 	}
@@ -746,12 +718,9 @@ func (c *Console) groupsChart(r *http.Request, id string, total int64) groupsCha
 // each request is one sample.
 func (c *Console) serveGroupsLagChart(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, adm, gi := c.groupsOpen(w, r, id)
 	defer cancel()
-	adm := c.admin(r)
-	gi, err := c.groupsDescribe(ctx, adm, id)
-	if err != nil {
-		c.groupsFail(w, r, err)
+	if gi == nil {
 		return
 	}
 	_, total, err := groupsLag(ctx, adm, gi)

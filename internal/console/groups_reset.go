@@ -274,12 +274,9 @@ type groupsResetView struct {
 // the plan: the current and new offset of each partition, nothing changed.
 func (c *Console) serveGroupsResetForm(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, adm, gi := c.groupsOpen(w, r, id)
 	defer cancel()
-	adm := c.admin(r)
-	gi, err := c.groupsDescribe(ctx, adm, id)
-	if err != nil {
-		c.groupsFail(w, r, err)
+	if gi == nil {
 		return
 	}
 	if gi.Type == "streams" {
@@ -339,12 +336,9 @@ func (c *Console) serveGroupsResetApply(w http.ResponseWriter, r *http.Request) 
 		offsets.AddOffset(t, p, o, -1)
 		parts[t] = append(parts[t], p)
 	}
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, adm, gi := c.groupsOpen(w, r, id)
 	defer cancel()
-	adm := c.admin(r)
-	gi, err := c.groupsDescribe(ctx, adm, id)
-	if err != nil {
-		c.groupsFail(w, r, err)
+	if gi == nil {
 		return
 	}
 	if len(gi.Members) > 0 {
@@ -468,12 +462,9 @@ func (c *Console) serveGroupsDeleteOffsets(w http.ResponseWriter, r *http.Reques
 		c.fail(w, r, nil, badRequest("name the topic whose offsets to delete"))
 		return
 	}
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, adm, gi := c.groupsOpen(w, r, id)
 	defer cancel()
-	adm := c.admin(r)
-	gi, err := c.groupsDescribe(ctx, adm, id)
-	if err != nil {
-		c.groupsFail(w, r, err)
+	if gi == nil {
 		return
 	}
 	current, err := groupsCurrent(ctx, adm, gi)

@@ -23,6 +23,19 @@ type msgsRecordView struct {
 	Produced bool
 }
 
+// msgsOpen lists the topic's offsets within the request's bounded
+// context: nil offsets when it has answered the error. The caller
+// defers cancel either way.
+func (c *Console) msgsOpen(w http.ResponseWriter, r *http.Request, topic string) (context.Context, context.CancelFunc, *msgsOffsets) {
+	ctx, cancel := c.ctx(r)
+	o, err := c.msgsListOffsets(ctx, r, topic, false)
+	if err != nil {
+		c.fail(w, r, nil, err)
+		return ctx, cancel, nil
+	}
+	return ctx, cancel, o
+}
+
 // serveMessagesRecord shows one record with its headers and metadata.
 func (c *Console) serveMessagesRecord(w http.ResponseWriter, r *http.Request) {
 	topic := r.PathValue("name")
@@ -41,11 +54,9 @@ func (c *Console) serveMessagesRecord(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, badRequest("decode %q: want auto, text, json or hex", mode))
 		return
 	}
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, o := c.msgsOpen(w, r, topic)
 	defer cancel()
-	o, err := c.msgsListOffsets(ctx, r, topic, false)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	if o == nil {
 		return
 	}
 	part := int32(p)
@@ -100,11 +111,9 @@ type msgsProduceView struct {
 
 func (c *Console) serveMessagesProduceForm(w http.ResponseWriter, r *http.Request) {
 	topic := r.PathValue("name")
-	ctx, cancel := c.ctx(r)
+	_, cancel, o := c.msgsOpen(w, r, topic)
 	defer cancel()
-	o, err := c.msgsListOffsets(ctx, r, topic, false)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	if o == nil {
 		return
 	}
 	c.msgsRender(w, r, http.StatusOK, "messages_produce", &msgsProduceView{Topic: topic, Partitions: o.partitions,
@@ -119,11 +128,9 @@ func (c *Console) serveMessagesProduce(w http.ResponseWriter, r *http.Request) {
 		Headers: r.PostFormValue("headers"), Partition: strings.TrimSpace(r.PostFormValue("partition")),
 		Subject: strings.TrimSpace(r.PostFormValue("subject")), Message: strings.TrimSpace(r.PostFormValue("message")),
 		Registry: c.cfg.RegistryURL != "", Tabs: msgsTabs(topic, "Messages")}
-	ctx, cancel := c.ctx(r)
+	ctx, cancel, o := c.msgsOpen(w, r, topic)
 	defer cancel()
-	o, err := c.msgsListOffsets(ctx, r, topic, false)
-	if err != nil {
-		c.fail(w, r, nil, err)
+	if o == nil {
 		return
 	}
 	v.Partitions = o.partitions

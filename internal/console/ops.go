@@ -58,9 +58,7 @@ type opsReassignment struct {
 type opsView struct {
 	Done          string
 	Moves         []opsReassignment
-	Total         int
-	Page, Pages   int
-	Prev, Next    string
+	Pager         sharedPager
 	ProgressNote  string // why some progress is unknown
 	AdminURLs     bool
 	Balancer      *opsBalancer // the active controller's, nil when none answered as active
@@ -114,13 +112,8 @@ func (c *Console) opsReassignments(r *http.Request, v *opsView) error {
 	sort.Slice(all, func(i, j int) bool {
 		return all[i].Topic < all[j].Topic || all[i].Topic == all[j].Topic && all[i].Partition < all[j].Partition
 	})
-	v.Total = len(all)
-	v.Pages = max(1, (len(all)+opsPageSize-1)/opsPageSize)
-	v.Page, _ = strconv.Atoi(r.URL.Query().Get("page"))
-	v.Page = min(max(v.Page, 1), v.Pages)
-	from := (v.Page - 1) * opsPageSize
-	v.Moves = all[from:min(from+opsPageSize, len(all))]
-	v.Prev, v.Next = securityPager(r.URL, v.Page, v.Pages)
+	v.Pager = sharedRequestPage(r.URL, len(all), opsPageSize)
+	v.Moves = all[v.Pager.From:v.Pager.To]
 	if len(v.Moves) > 0 {
 		v.ProgressNote = c.opsProgress(ctx, r, v.Moves)
 	}
@@ -289,7 +282,10 @@ func (c *Console) serveOpsCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostFormValue("confirm") != "yes" {
-		c.render(w, r, "ops_confirm", map[string]any{"Topic": topic, "Partition": p})
+		c.render(w, r, "ops_confirm", sharedConfirm{
+			Question: fmt.Sprintf("Cancel the reassignment of %s-%d? The partition goes back to the replicas it had before; what the new replicas copied is dropped.", topic, p),
+			Fields:   [][2]string{{"topic", topic}, {"partition", strconv.Itoa(int(p))}},
+			Yes:      "Yes, cancel it", Back: "/ops", BackLabel: "Back"})
 		return
 	}
 	var req kadm.AlterPartitionAssignmentsReq

@@ -4,7 +4,6 @@ import (
 	"context"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -123,15 +122,12 @@ func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode)
 
 func init() {
 	registerFuncs(template.FuncMap{
+		// opsIDs is sharedIDs, with "-" for none: an empty column of a move.
 		"opsIDs": func(ids []int32) string {
 			if len(ids) == 0 {
 				return "-"
 			}
-			s := make([]string, len(ids))
-			for i, id := range ids {
-				s[i] = strconv.Itoa(int(id))
-			}
-			return strings.Join(s, ", ")
+			return sharedIDs(ids)
 		},
 		// opsWhen is an RFC 3339 time of the balancer as a time and how
 		// long ago; "never" when empty.

@@ -29,22 +29,6 @@ const (
 	overviewPing = 15 * time.Second
 )
 
-func init() {
-	registerFuncs(template.FuncMap{"overviewIDs": overviewIDs})
-}
-
-// overviewIDs lists node IDs ("1, 2, 3"; "none" when empty).
-func overviewIDs(ids []int32) string {
-	if len(ids) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.Itoa(int(id))
-	}
-	return strings.Join(s, ", ")
-}
-
 // routesOverview registers the overview page and its event stream.
 func (c *Console) routesOverview(mux *http.ServeMux) {
 	h := newOverviewHub(c)
@@ -435,31 +419,21 @@ func (h *overviewHub) view(hl *overviewHealth, points []overviewPoint) overviewV
 func overviewCharts(points []overviewPoint, admin bool) []overviewChart {
 	var recIn, recOut, bytesIn, p50, pmax, bIn, bOut, prod, fetch []Point
 	for _, p := range points {
-		if p.HasRecIn {
-			recIn = append(recIn, Point{p.At, p.RecIn})
+		// A series gets a point only where the sample measured it.
+		add := func(s *[]Point, measured bool, v float64) {
+			if measured {
+				*s = append(*s, Point{p.At, v})
+			}
 		}
-		if p.HasRecOut {
-			recOut = append(recOut, Point{p.At, p.RecOut})
-		}
-		if p.HasBy {
-			bytesIn = append(bytesIn, Point{p.At, p.BytesIn})
-		}
-		if p.Lat.N > 0 {
-			p50 = append(p50, Point{p.At, p.Lat.P50})
-			pmax = append(pmax, Point{p.At, p.Lat.Max})
-		}
-		if p.HasBrokerIn {
-			bIn = append(bIn, Point{p.At, p.BrokerIn})
-		}
-		if p.HasBrokerOut {
-			bOut = append(bOut, Point{p.At, p.BrokerOut})
-		}
-		if p.HasProduce {
-			prod = append(prod, Point{p.At, p.ProduceMs})
-		}
-		if p.HasFetch {
-			fetch = append(fetch, Point{p.At, p.FetchMs})
-		}
+		add(&recIn, p.HasRecIn, p.RecIn)
+		add(&recOut, p.HasRecOut, p.RecOut)
+		add(&bytesIn, p.HasBy, p.BytesIn)
+		add(&p50, p.Lat.N > 0, p.Lat.P50)
+		add(&pmax, p.Lat.N > 0, p.Lat.Max)
+		add(&bIn, p.HasBrokerIn, p.BrokerIn)
+		add(&bOut, p.HasBrokerOut, p.BrokerOut)
+		add(&prod, p.HasProduce, p.ProduceMs)
+		add(&fetch, p.HasFetch, p.FetchMs)
 	}
 	charts := []overviewChart{
 		{ID: "records", Title: "Records per second",

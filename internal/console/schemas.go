@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/samsa-io/samsa/internal/linediff"
 	"github.com/samsa-io/samsa/internal/task"
 )
 
@@ -46,28 +47,7 @@ func (c *Console) routesSchemas(mux *http.ServeMux) {
 // schemasCall is a registry request; a registry that does not answer is
 // a 502 naming it.
 func (c *Console) schemasCall(r *http.Request, method, path string, in, out any) error {
-	if c.cfg.RegistryURL == "" {
-		return statusErr(http.StatusNotFound, errors.New("no Schema Registry is configured for the console"))
-	}
-	return schemasService(c, r, "the Schema Registry", c.cfg.RegistryURL, method, path, in, out)
-}
-
-// schemasService is c.doJSON with a clear 502 when the service cannot be
-// reached (a refused connection, a timeout), so the page says which
-// service is down instead of a bare transport error.
-func schemasService(c *Console, r *http.Request, service, base, method, path string, in, out any) error {
-	err := c.doJSON(r, method, base, path, in, out)
-	var he *httpError
-	var se *statusError
-	if err == nil || errors.As(err, &he) || errors.As(err, &se) {
-		return err
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syn) || errors.As(err, &typ) {
-		return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s answered %s %s with unexpected JSON: %w", service, base, method, path, err))
-	}
-	return statusErr(http.StatusBadGateway, fmt.Errorf("%s at %s cannot be reached: %w", service, base, err))
+	return c.sharedService(r, "the Schema Registry", c.cfg.RegistryURL, "no Schema Registry is configured for the console", method, path, in, out)
 }
 
 // schemasRenderStatus renders page with an error status (a form shown again
@@ -160,13 +140,12 @@ type schemasRow struct {
 }
 
 type schemasListView struct {
-	Query       string
-	Rows        []schemasRow
-	Total       int
-	Page, Pages int
-	Global      string
-	Levels      []string
-	Done        string
+	Query  string
+	Rows   []schemasRow
+	Pager  sharedPager
+	Global string
+	Levels []string
+	Done   string
 }
 
 func (c *Console) schemasGlobal(r *http.Request) (string, error) {
@@ -191,28 +170,18 @@ func (c *Console) schemasLevel(r *http.Request, subject string) (string, error) 
 
 func (c *Console) schemasList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := schemasListView{Query: strings.TrimSpace(q.Get("q")), Levels: schemasLevels, Done: q.Get("done"), Page: 1}
+	v := schemasListView{Query: strings.TrimSpace(q.Get("q")), Levels: schemasLevels, Done: q.Get("done")}
 	var err error
 	if v.Global, err = c.schemasGlobal(r); err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	var subjects []string
+	var subjects, page []string
 	if err := c.schemasCall(r, http.MethodGet, "/subjects", nil, &subjects); err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
-	slices.Sort(subjects)
-	if v.Query != "" {
-		needle := strings.ToLower(v.Query)
-		subjects = slices.DeleteFunc(subjects, func(s string) bool { return !strings.Contains(strings.ToLower(s), needle) })
-	}
-	v.Total = len(subjects)
-	v.Pages = max(1, (v.Total+schemasPageSize-1)/schemasPageSize)
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p > 1 {
-		v.Page = min(p, v.Pages)
-	}
-	page := subjects[min((v.Page-1)*schemasPageSize, len(subjects)):min(v.Page*schemasPageSize, len(subjects))]
+	v.Pager, page = sharedSearchPage(r.URL, subjects, v.Query, schemasPageSize)
 	v.Rows = make([]schemasRow, len(page))
 	schemasEach(len(page), func(i int) {
 		row := schemasRow{Subject: page[i]}
@@ -305,11 +274,11 @@ func (c *Console) schemasSetSubject(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) schemasDeleteSubject(w http.ResponseWriter, r *http.Request) {
 	subject := r.PathValue("subject")
-	if r.FormValue("confirm") != subject {
-		c.fail(w, r, nil, badRequest("type the subject's name (%s) to confirm its deletion", subject))
-		return
+	err := sharedTypedConfirm(r, "subject", subject)
+	if err == nil {
+		err = c.schemasCall(r, http.MethodDelete, schemasPath(subject), nil, nil)
 	}
-	if err := c.schemasCall(r, http.MethodDelete, schemasPath(subject), nil, nil); err != nil {
+	if err != nil {
 		c.fail(w, r, nil, err)
 		return
 	}
@@ -343,7 +312,7 @@ type schemasDiffView struct {
 	Subject  string
 	Versions []int
 	From, To schemasVersion
-	Lines    []schemasDiffLine
+	Lines    []linediff.Line
 	Added    int
 	Removed  int
 }
@@ -378,7 +347,7 @@ func (c *Console) schemasDiff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	v.Lines = schemasLineDiff(strings.Split(v.From.Pretty(), "\n"), strings.Split(v.To.Pretty(), "\n"))
+	v.Lines = linediff.Diff(strings.Split(v.From.Pretty(), "\n"), strings.Split(v.To.Pretty(), "\n"))
 	for _, l := range v.Lines {
 		switch l.Op {
 		case '+':

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,9 +103,7 @@ type securityACLsView struct {
 	View                                                             string // "resource" or "principal"
 	FPrincipal, FType, FName, FPattern                               string
 	Rows                                                             []securityACL
-	Total                                                            int
-	Page, Pages                                                      int
-	Prev, Next                                                       string
+	Pager                                                            sharedPager
 	ResourceTypes, PatternTypes, Operations, Permissions, AllPattern []securityChoice
 }
 
@@ -180,10 +176,8 @@ func (c *Console) serveSecurityACLs(w http.ResponseWriter, r *http.Request) {
 			a, b := securityACLKey(all[i], byPrincipal), securityACLKey(all[j], byPrincipal)
 			return a < b
 		})
-		v.Total = len(all)
-		var from int
-		v.Page, v.Pages, from = securityPaging(q.Get("page"), len(all))
-		rows := all[from:min(from+securityPageSize, len(all))]
+		v.Pager = sharedRequestPage(r.URL, len(all), securityPageSize)
+		rows := all[v.Pager.From:v.Pager.To]
 		for i := range rows {
 			g := securityACLGroup(rows[i], byPrincipal)
 			if i == 0 || g != securityACLGroup(rows[i-1], byPrincipal) {
@@ -191,7 +185,6 @@ func (c *Console) serveSecurityACLs(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		v.Rows = rows
-		v.Prev, v.Next = securityPager(r.URL, v.Page, v.Pages)
 	}
 	c.renderSection(w, r, "security", "security", v)
 }
@@ -211,32 +204,6 @@ func securityACLGroup(a securityACL, byPrincipal bool) string {
 		return a.Principal
 	}
 	return a.ResourceType + " " + a.Name + " (" + a.Pattern + ")"
-}
-
-// securityPaging reads a 1-based page number of a list of n rows.
-func securityPaging(s string, n int) (page, pages, from int) {
-	pages = max(1, (n+securityPageSize-1)/securityPageSize)
-	page, _ = strconv.Atoi(s)
-	page = min(max(page, 1), pages)
-	return page, pages, (page - 1) * securityPageSize
-}
-
-// securityPager is the previous and next pages' links ("" when none),
-// the request's other parameters kept.
-func securityPager(u *url.URL, page, pages int) (prev, next string) {
-	link := func(p int) string {
-		q := u.Query()
-		q.Set("page", strconv.Itoa(p))
-		q.Del("done")
-		return u.Path + "?" + q.Encode()
-	}
-	if page > 1 {
-		prev = link(page - 1)
-	}
-	if page < pages {
-		next = link(page + 1)
-	}
-	return prev, next
 }
 
 // securityPrincipal checks a principal is Type:name with both parts
@@ -356,10 +323,8 @@ func (c *Console) serveSecurityACLCreate(w http.ResponseWriter, r *http.Request)
 // confirm=yes.
 type securityConfirmView struct {
 	securityTab
-	Action   string
-	Question string
-	Fields   [][2]string
-	Back     string
+	Action string
+	Box    sharedConfirm
 }
 
 // securityConfirm answers the confirmation page of a deletion unless
@@ -368,12 +333,8 @@ func (c *Console) securityConfirm(w http.ResponseWriter, r *http.Request, tab, q
 	if r.PostFormValue("confirm") == "yes" {
 		return true
 	}
-	v := securityConfirmView{securityTab: securityTab{Tab: tab}, Action: r.URL.Path, Question: question, Back: back}
-	for _, k := range fields {
-		for _, val := range r.PostForm[k] {
-			v.Fields = append(v.Fields, [2]string{k, val})
-		}
-	}
+	v := securityConfirmView{securityTab: securityTab{Tab: tab}, Action: r.URL.Path, Box: sharedConfirm{Question: question,
+		Fields: sharedFormFields(r, fields...), Yes: "Yes, delete", Back: back, BackLabel: "Cancel"}}
 	c.renderSection(w, r, "security_confirm", "security", v)
 	return false
 }

@@ -34,11 +34,9 @@ type securityQuota struct {
 
 type securityQuotasView struct {
 	securityTab
-	Quotas      []securityQuota
-	Keys        []string
-	Total       int
-	Page, Pages int
-	Prev, Next  string
+	Quotas []securityQuota
+	Keys   []string
+	Pager  sharedPager
 }
 
 // serveSecurityQuotas lists every client quota (one DescribeClientQuotas
@@ -81,11 +79,8 @@ func (c *Console) serveSecurityQuotas(w http.ResponseWriter, r *http.Request) {
 		all = append(all, sq)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Entity < all[j].Entity })
-	v.Total = len(all)
-	var from int
-	v.Page, v.Pages, from = securityPaging(q.Get("page"), len(all))
-	v.Quotas = all[from:min(from+securityPageSize, len(all))]
-	v.Prev, v.Next = securityPager(r.URL, v.Page, v.Pages)
+	v.Pager = sharedRequestPage(r.URL, len(all), securityPageSize)
+	v.Quotas = all[v.Pager.From:v.Pager.To]
 	c.renderSection(w, r, "security_quotas", "security", v)
 }
 
@@ -129,10 +124,7 @@ func (c *Console) securityQuotaAlter(r *http.Request, ent kadm.ClientQuotaEntity
 	}
 	for _, a := range res {
 		if a.Err != nil {
-			if a.ErrMessage != "" {
-				return statusErr(http.StatusBadRequest, fmt.Errorf("%w: %s", a.Err, a.ErrMessage))
-			}
-			return a.Err
+			return securityAnswerErr(a.Err, a.ErrMessage)
 		}
 	}
 	return nil

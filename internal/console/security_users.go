@@ -36,13 +36,11 @@ type securityUser struct {
 
 type securityUsersView struct {
 	securityTab
-	Users       []securityUser
-	Total       int
-	Page, Pages int
-	Prev, Next  string
-	Mechanisms  []securityChoice
-	Iterations  int
-	FUser       string // the form's user, filled in from ?user= to update one
+	Users      []securityUser
+	Pager      sharedPager
+	Mechanisms []securityChoice
+	Iterations int
+	FUser      string // the form's user, filled in from ?user= to update one
 }
 
 // serveSecurityUsers lists the SCRAM users (one
@@ -74,11 +72,8 @@ func (c *Console) serveSecurityUsers(w http.ResponseWriter, r *http.Request) {
 		all = append(all, u)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].User < all[j].User })
-	v.Total = len(all)
-	var from int
-	v.Page, v.Pages, from = securityPaging(q.Get("page"), len(all))
-	v.Users = all[from:min(from+securityPageSize, len(all))]
-	v.Prev, v.Next = securityPager(r.URL, v.Page, v.Pages)
+	v.Pager = sharedRequestPage(r.URL, len(all), securityPageSize)
+	v.Users = all[v.Pager.From:v.Pager.To]
 	c.renderSection(w, r, "security_users", "security", v)
 }
 
@@ -96,15 +91,19 @@ func securityUserForm(r *http.Request) (string, kadm.ScramMechanism, error) {
 // AlterUserSCRAMCredentials answer.
 func securityAlteredErr(res kadm.AlteredUserSCRAMs, user string) error {
 	a, ok := res[user]
-	switch {
-	case !ok:
+	if !ok {
 		return fmt.Errorf("the broker did not answer for user %q", user)
-	case a.Err != nil && a.ErrMessage != "":
-		return statusErr(http.StatusBadRequest, fmt.Errorf("%w: %s", a.Err, a.ErrMessage))
-	case a.Err != nil:
-		return a.Err
 	}
-	return nil
+	return securityAnswerErr(a.Err, a.ErrMessage)
+}
+
+// securityAnswerErr is the error of one entry of an alter answer, with
+// the broker's message: a 400, the broker refused what the form asked.
+func securityAnswerErr(err error, msg string) error {
+	if err != nil && msg != "" {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("%w: %s", err, msg))
+	}
+	return err
 }
 
 // serveSecurityUserUpsert sets a user's credential for one mechanism

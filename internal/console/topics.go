@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"sort"
@@ -116,41 +115,6 @@ func topicsKafkaErr(err error, msg string) error {
 	return err
 }
 
-// topicsPager is a page of a list: its number, the count of pages and
-// the links to the neighbours (empty at the ends).
-type topicsPager struct {
-	Page, Pages, From, To, Total int
-	Prev, Next                   string
-}
-
-// topicsPaginate cuts total rows into pages of topicsPerPage; link
-// makes a page's URL.
-func topicsPaginate(total, page int, link func(int) string) topicsPager {
-	pages := max(1, (total+topicsPerPage-1)/topicsPerPage)
-	page = min(max(page, 1), pages)
-	p := topicsPager{Page: page, Pages: pages, Total: total, From: (page - 1) * topicsPerPage, To: min(page*topicsPerPage, total)}
-	if page > 1 {
-		p.Prev = link(page - 1)
-	}
-	if page < pages {
-		p.Next = link(page + 1)
-	}
-	return p
-}
-
-// topicsPageParam is the ?page= number; a non-number is a 400.
-func topicsPageParam(r *http.Request) (int, error) {
-	s := r.URL.Query().Get("page")
-	if s == "" {
-		return 1, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, badRequest("page %q is not a page number (1, 2, ...)", s)
-	}
-	return n, nil
-}
-
 // topicsListRow is one topic of the list.
 type topicsListRow struct {
 	Name         string
@@ -169,7 +133,7 @@ type topicsListView struct {
 	Internal bool
 	Sort     string
 	Rows     []topicsListRow
-	Pager    topicsPager
+	Pager    sharedPager
 	Notice   string
 	Warnings []string
 }
@@ -186,7 +150,7 @@ func (c *Console) topicsList(w http.ResponseWriter, r *http.Request) {
 	if v.Sort != "size" {
 		v.Sort = "name"
 	}
-	page, err := topicsPageParam(r)
+	page, err := sharedPageParam(r.URL.Query().Get("page"))
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
@@ -197,12 +161,11 @@ func (c *Console) topicsList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var shown []kadm.TopicDetail
-	needle := strings.ToLower(v.Query)
 	for _, t := range all {
 		if t.Err != nil || (t.IsInternal || strings.HasPrefix(t.Topic, "__")) && !v.Internal {
 			continue
 		}
-		if needle != "" && !strings.Contains(strings.ToLower(t.Topic), needle) {
+		if !sharedMatches(t.Topic, v.Query) {
 			continue
 		}
 		shown = append(shown, t)
@@ -216,7 +179,7 @@ func (c *Console) topicsList(w http.ResponseWriter, r *http.Request) {
 		f.sizes, f.sizeErr = topicsLeaderSizes(ctx, c.admin(r), shown)
 		sort.SliceStable(shown, func(i, j int) bool { return f.sizes[shown[i].Topic] > f.sizes[shown[j].Topic] })
 	}
-	v.Pager = topicsPaginate(len(shown), page, func(p int) string {
+	v.Pager = sharedPaginate(len(shown), topicsPerPage, page, func(p int) string {
 		u := url.Values{"page": {strconv.Itoa(p)}}
 		if v.Query != "" {
 			u.Set("q", v.Query)
@@ -509,7 +472,7 @@ type topicsOverviewView struct {
 	Records       int64
 	RecordsKnown  bool
 	Rows          []topicsPartRow
-	Pager         topicsPager
+	Pager         sharedPager
 	Notice        string
 	Warnings      []string
 	AddError      *topicsFormError
@@ -528,7 +491,7 @@ func (c *Console) topicsOverviewWith(w http.ResponseWriter, r *http.Request, sta
 	ctx, cancel := c.ctx(r)
 	defer cancel()
 	name := r.PathValue("name")
-	page, err := topicsPageParam(r)
+	page, err := sharedPageParam(r.URL.Query().Get("page"))
 	if err != nil {
 		c.fail(w, r, nil, err)
 		return
@@ -573,7 +536,8 @@ func (c *Console) topicsOverviewWith(w http.ResponseWriter, r *http.Request, sta
 	if partsTab {
 		base += "/partitions"
 	}
-	v.Pager = topicsPaginate(len(parts), page, func(p int) string { return base + "?page=" + strconv.Itoa(p) })
+	v.Pager = sharedPaginate(len(parts), topicsPerPage, page, func(p int) string { return base + "?page=" + strconv.Itoa(p) })
+	v.Pager.Summary = fmt.Sprintf("Partitions %d–%d of %d (page %d of %d)", v.Pager.From, v.Pager.To, v.Pager.Total, v.Pager.Page, v.Pager.Pages)
 	for _, p := range parts[v.Pager.From:v.Pager.To] {
 		row := topicsPartRow{Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR, Offline: p.OfflineReplicas,
 			UnderReplica: len(p.ISR) < len(p.Replicas)}
@@ -628,20 +592,4 @@ func (c *Console) topicsAddPartitions(w http.ResponseWriter, r *http.Request) {
 	// cache; drop it so the new partitions are listed at once.
 	c.client(r).PurgeTopicsFromClient(name)
 	http.Redirect(w, r, "/topics/"+url.PathEscape(name)+"?done=partitions", http.StatusSeeOther)
-}
-
-func init() {
-	registerFuncs(template.FuncMap{"topicsIDs": topicsIDs})
-}
-
-// topicsIDs writes broker IDs as "1, 2, 3" ("none" for no broker).
-func topicsIDs(ids []int32) string {
-	if len(ids) == 0 {
-		return "none"
-	}
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.Itoa(int(id))
-	}
-	return strings.Join(s, ", ")
 }

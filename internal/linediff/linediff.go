@@ -1,27 +1,37 @@
-package console
+package linediff
 
-// schemasDiffLine is one line of a line diff: Op is ' ' (in both), '-'
-// (only in the old text) or '+' (only in the new one).
-type schemasDiffLine struct {
-	Op   byte
+// Op says where a line of a diff stands.
+type Op byte
+
+// The ops, as a diff marks its lines.
+const (
+	Same    Op = ' ' // in both texts
+	Removed Op = '-' // only in the old text
+	Added   Op = '+' // only in the new text
+)
+
+// Line is one line of a diff.
+type Line struct {
+	Op   Op
 	Text string
 	Old  int // the line's number in the old text, 0 for an added line
 	New  int // its number in the new text, 0 for a removed line
 }
 
-// Sign is the line's marker for the page.
-func (l schemasDiffLine) Sign() string { return string(l.Op) }
+// Sign is the line's marker: " ", "-" or "+".
+func (l Line) Sign() string { return string(l.Op) }
 
-// schemasDiffMaxCells bounds the LCS table (the lines left once the
-// common head and tail are trimmed, multiplied): two schemas of a few
-// thousand changed lines each. Past it the middle is shown as removed
-// then added, still a correct if not minimal diff.
-const schemasDiffMaxCells = 4 << 20
+// MaxCells bounds the LCS table (the lines left once the common head and
+// tail are trimmed, multiplied): two texts of a few thousand changed
+// lines each. Past it the middle is given as removed then added, still a
+// correct if not minimal diff.
+const MaxCells = 4 << 20
 
-// schemasLineDiff is a line diff of a and b by their longest common
-// subsequence: the common head and tail trimmed first, as schema
-// versions mostly differ in a few lines.
-func schemasLineDiff(a, b []string) []schemasDiffLine {
+// Diff is the line diff of a and b by their longest common subsequence,
+// the common head and tail trimmed first (versions of a text mostly
+// differ in a few lines). Where a line is replaced, the removal comes
+// before the addition.
+func Diff(a, b []string) []Line {
 	head := 0
 	for head < len(a) && head < len(b) && a[head] == b[head] {
 		head++
@@ -30,33 +40,33 @@ func schemasLineDiff(a, b []string) []schemasDiffLine {
 	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
 		tail++
 	}
-	out := make([]schemasDiffLine, 0, len(a)+len(b))
+	out := make([]Line, 0, len(a)+len(b))
 	for i := range head {
-		out = append(out, schemasDiffLine{Op: ' ', Text: a[i], Old: i + 1, New: i + 1})
+		out = append(out, Line{Op: Same, Text: a[i], Old: i + 1, New: i + 1})
 	}
 	ma, mb := a[head:len(a)-tail], b[head:len(b)-tail]
 	oi, ni := head, head // lines emitted so far of a and b
-	emit := func(op byte, text string) {
-		l := schemasDiffLine{Op: op, Text: text}
+	emit := func(op Op, text string) {
+		l := Line{Op: op, Text: text}
 		switch op {
-		case ' ':
+		case Same:
 			oi, ni = oi+1, ni+1
 			l.Old, l.New = oi, ni
-		case '-':
+		case Removed:
 			oi++
 			l.Old = oi
-		case '+':
+		case Added:
 			ni++
 			l.New = ni
 		}
 		out = append(out, l)
 	}
-	if len(ma)*len(mb) > schemasDiffMaxCells {
+	if len(ma)*len(mb) > MaxCells {
 		for _, s := range ma {
-			emit('-', s)
+			emit(Removed, s)
 		}
 		for _, s := range mb {
-			emit('+', s)
+			emit(Added, s)
 		}
 	} else {
 		// lcs[i][j] is the LCS length of ma[i:] and mb[j:].
@@ -78,25 +88,25 @@ func schemasLineDiff(a, b []string) []schemasDiffLine {
 		for i < n || j < m {
 			switch {
 			case i < n && j < m && ma[i] == mb[j]:
-				emit(' ', ma[i])
+				emit(Same, ma[i])
 				i, j = i+1, j+1
 			case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
 				// Removals first when both are as long: "-" then "+".
 				if i < n && lcs[i+1][j] == lcs[i][j+1] {
-					emit('-', ma[i])
+					emit(Removed, ma[i])
 					i++
 				} else {
-					emit('+', mb[j])
+					emit(Added, mb[j])
 					j++
 				}
 			default:
-				emit('-', ma[i])
+				emit(Removed, ma[i])
 				i++
 			}
 		}
 	}
 	for k := range tail {
-		emit(' ', a[len(a)-tail+k])
+		emit(Same, a[len(a)-tail+k])
 	}
 	return out
 }
