@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/samsa-io/samsa/internal/task"
 )
 
 // TestConsoleCommand runs "samsa console" as users do, against a Samsa
@@ -20,37 +15,8 @@ import (
 // URLs are given.
 func TestConsoleCommand(t *testing.T) {
 	b := newSamsaBroker(t)
-	proc := exec.Command(samsaBinary(t), "console", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0",
-		"--schema-registry-url", "http://127.0.0.1:1", "--connect-url", "http://127.0.0.1:1")
-	stdout, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	proc.Stderr = &stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := task.NewGroup(context.Background())
-	t.Cleanup(g.Stop)
-	t.Cleanup(func() { proc.Process.Kill() })
-	first := make(chan string, 1)
-	g.Go(func(context.Context) {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, stdout)
-	})
-	var base string
-	select {
-	case line := <-first:
-		m := regexp.MustCompile(`console serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
-		}
-		base = m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatalf("samsa console did not start; stderr:\n%s", stderr.String())
-	}
+	base := startServing(t, regexp.MustCompile(`console serving on (http://[0-9.:]+)`), "console", "--bootstrap-server", b.addr,
+		"--listener", "127.0.0.1:0", "--schema-registry-url", "http://127.0.0.1:1", "--connect-url", "http://127.0.0.1:1")[1]
 	cl := &http.Client{Timeout: 20 * time.Second}
 	resp, err := cl.Get(base + "/no-such-page")
 	if err != nil {

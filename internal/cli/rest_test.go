@@ -210,34 +210,6 @@ func TestRestV2ConsumerFlags(t *testing.T) {
 // test's end).
 func startRest(t *testing.T, broker string, args ...string) string {
 	t.Helper()
-	proc := exec.Command(samsaBinary(t), append([]string{"rest", "--bootstrap-server", broker, "--listener", "127.0.0.1:0"}, args...)...)
-	stdout, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	proc.Stderr = &stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := task.NewGroup(context.Background())
-	t.Cleanup(g.Stop)
-	t.Cleanup(func() { proc.Process.Kill() })
-	first := make(chan string, 1)
-	g.Go(func(context.Context) {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, stdout)
-	})
-	select {
-	case line := <-first:
-		m := regexp.MustCompile(`rest proxy serving on (https?://[0-9.:]+)`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
-		}
-		return m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
-	}
-	return ""
+	return startServing(t, regexp.MustCompile(`rest proxy serving on (https?://[0-9.:]+)`),
+		append([]string{"rest", "--bootstrap-server", broker, "--listener", "127.0.0.1:0"}, args...)...)[1]
 }
