@@ -712,11 +712,19 @@ func TestClusterGroupCoordinatorFollowsLeadership(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	coordinator := func() int32 {
-		resp := adm.FindGroupCoordinators(ctx, groupID)
-		if resp[groupID].Err != nil {
-			t.Fatalf("find coordinator: %v", resp[groupID].Err)
+		for {
+			// COORDINATOR_NOT_AVAILABLE while the partition's leadership
+			// settles is retriable (clients retry it; kadm returns it).
+			resp := adm.FindGroupCoordinators(ctx, groupID)
+			err := resp[groupID].Err
+			if err == nil {
+				return resp[groupID].NodeID
+			}
+			if !errors.Is(err, kerr.CoordinatorNotAvailable) || ctx.Err() != nil {
+				t.Fatalf("find coordinator: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		return resp[groupID].NodeID
 	}
 	first := coordinator()
 	leader := c.leaderOf("__consumer_offsets", group.PartitionFor(groupID, 3))

@@ -110,6 +110,14 @@ func (s *Serve) scan(r io.Reader, patterns []*regexp.Regexp, found chan<- [][]st
 		if strings.Contains(line, `msg="loaded __`) {
 			continue // one line per internal partition at start-up
 		}
+		// The tail first: a caller woken by a match reads the matched line
+		// in Tail (it was not there yet, now and then, under load).
+		s.mu.Lock()
+		s.tail = append(s.tail, line)
+		if len(s.tail) > tailLines {
+			s.tail = s.tail[1:]
+		}
+		s.mu.Unlock()
 		for i, re := range patterns {
 			if matches[i] != nil {
 				continue
@@ -120,12 +128,6 @@ func (s *Serve) scan(r io.Reader, patterns []*regexp.Regexp, found chan<- [][]st
 				}
 			}
 		}
-		s.mu.Lock()
-		s.tail = append(s.tail, line)
-		if len(s.tail) > tailLines {
-			s.tail = s.tail[1:]
-		}
-		s.mu.Unlock()
 	}
 	io.Copy(io.Discard, r)
 }
