@@ -37,41 +37,8 @@ type clusterStatus struct {
 	// Balancer is the active controller's balancer, read from GET
 	// /v1/balancer of the --http addresses; BalancerError says why it
 	// could not be (nil and "" without --http).
-	Balancer      *balancerStatus `json:"balancer,omitempty"`
+	Balancer      *balance.Status `json:"balancer,omitempty"`
 	BalancerError string          `json:"balancer_error,omitempty"`
-}
-
-// balancerStatus is what GET /v1/balancer answers (the controller's
-// BalancerStatus; the CLI is a client and keeps its own copy of the shape).
-type balancerStatus struct {
-	NodeID          int32                `json:"node_id"`
-	ControllerID    int32                `json:"controller_id"`
-	Active          bool                 `json:"active"`
-	Enabled         bool                 `json:"enabled"`
-	State           string               `json:"state"`
-	Throttle        int64                `json:"throttle_bytes_per_second"`
-	LastPlan        string               `json:"last_plan"`
-	SizesNote       string               `json:"sizes_note,omitempty"`
-	InProgress      []balancerMove       `json:"in_progress"`
-	Moves           []balancerMove       `json:"moves"`
-	Notes           []string             `json:"notes"`
-	Brokers         []balance.BrokerLoad `json:"brokers"`
-	After           []balance.BrokerLoad `json:"after"`
-	MovesStarted    uint64               `json:"moves_started"`
-	MovesCompleted  uint64               `json:"moves_completed"`
-	MovesCancelled  uint64               `json:"moves_cancelled"`
-	LeaderElections uint64               `json:"leader_elections"`
-}
-
-type balancerMove struct {
-	Topic     string  `json:"topic"`
-	Partition int32   `json:"partition"`
-	Kind      string  `json:"kind,omitempty"`
-	From      []int32 `json:"from,omitempty"`
-	To        []int32 `json:"to,omitempty"`
-	Adding    []int32 `json:"adding,omitempty"`
-	Removing  []int32 `json:"removing,omitempty"`
-	Reason    string  `json:"reason,omitempty"`
 }
 
 // Node states: what DescribeCluster says of a node.
@@ -165,7 +132,7 @@ are still shown.`,
 // readBalancer asks each address for GET /v1/balancer and returns the
 // active controller's answer; when none of them is the active controller,
 // the error names the one they report.
-func readBalancer(ctx context.Context, addrs []string) (*balancerStatus, error) {
+func readBalancer(ctx context.Context, addrs []string) (*balance.Status, error) {
 	cl := &http.Client{Timeout: 5 * time.Second}
 	var errs []error
 	controller := int32(-1)
@@ -178,7 +145,7 @@ func readBalancer(ctx context.Context, addrs []string) (*balancerStatus, error) 
 		if st.Active {
 			return st, nil
 		}
-		controller = st.ControllerID
+		controller = int32(st.ControllerID)
 	}
 	if controller >= 0 {
 		errs = append(errs, fmt.Errorf("none of the addresses is the active controller (node %d): give its HTTP address", controller))
@@ -186,7 +153,7 @@ func readBalancer(ctx context.Context, addrs []string) (*balancerStatus, error) 
 	return nil, errors.Join(errs...)
 }
 
-func getBalancer(ctx context.Context, cl *http.Client, addr string) (*balancerStatus, error) {
+func getBalancer(ctx context.Context, cl *http.Client, addr string) (*balance.Status, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/balancer", nil)
 	if err != nil {
 		return nil, err
@@ -200,7 +167,7 @@ func getBalancer(ctx context.Context, cl *http.Client, addr string) (*balancerSt
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	var st balancerStatus
+	var st balance.Status
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&st); err != nil {
 		return nil, fmt.Errorf("reading the balancer's state: %w", err)
 	}
@@ -349,7 +316,7 @@ func printClusterStatus(out io.Writer, st clusterStatus) error {
 
 // printBalancer writes the balancer's section: its state, the moves in
 // progress, its last decisions and notes, and the brokers' loads.
-func printBalancer(out io.Writer, b *balancerStatus) error {
+func printBalancer(out io.Writer, b *balance.Status) error {
 	on := "off (samsa.balancer.enable=false)"
 	if b.Enabled {
 		on = "on"
@@ -384,7 +351,7 @@ func printBalancer(out io.Writer, b *balancerStatus) error {
 			return err
 		}
 	}
-	section := func(title string, ms []balancerMove) {
+	section := func(title string, ms []balance.StatusMove) {
 		if len(ms) == 0 {
 			return
 		}

@@ -15,8 +15,9 @@ import (
 // URLs are given.
 func TestConsoleCommand(t *testing.T) {
 	b := newSamsaBroker(t)
-	base := startServing(t, regexp.MustCompile(`console serving on (http://[0-9.:]+)`), "console", "--bootstrap-server", b.addr,
-		"--listener", "127.0.0.1:0", "--schema-registry-url", "http://127.0.0.1:1", "--connect-url", "http://127.0.0.1:1")[1]
+	_, m := startServing(t, regexp.MustCompile(`console serving on (http://[0-9.:]+)`), "console", "--bootstrap-server", b.addr,
+		"--listener", "127.0.0.1:0", "--schema-registry-url", "http://127.0.0.1:1", "--connect-url", "http://127.0.0.1:1")
+	base := m[1]
 	cl := &http.Client{Timeout: 20 * time.Second}
 	resp, err := cl.Get(base + "/no-such-page")
 	if err != nil {

@@ -1,24 +1,19 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/samsa-io/samsa/internal/keystore/keystoretest"
-	"github.com/samsa-io/samsa/internal/task"
 )
 
 // TestRestCommand runs "samsa rest" as users do, against a Samsa broker:
@@ -27,36 +22,9 @@ import (
 func TestRestCommand(t *testing.T) {
 	b := newSamsaBroker(t)
 	b.ok("", "topic", "create", "rest-cli", "--partitions", "1")
-	proc := exec.Command(samsaBinary(t), "rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0", "--max-body", "200")
-	stdout, err := proc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	proc.Stderr = &stderr
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := task.NewGroup(context.Background())
-	t.Cleanup(g.Stop) // runs after the kill below: cleanups run last first
-	t.Cleanup(func() { proc.Process.Kill() })
-	first := make(chan string, 1)
-	g.Go(func(context.Context) { // ends with the process's stdout
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, stdout)
-	})
-	var base string
-	select {
-	case line := <-first:
-		m := regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`).FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("first line %q; stderr:\n%s", line, stderr.String())
-		}
-		base = m[1]
-	case <-time.After(60 * time.Second):
-		t.Fatalf("samsa rest did not start; stderr:\n%s", stderr.String())
-	}
+	proc, m := startServing(t, regexp.MustCompile(`rest proxy serving on (http://[0-9.:]+)`),
+		"rest", "--bootstrap-server", b.addr, "--listener", "127.0.0.1:0", "--max-body", "200")
+	base := m[1]
 
 	var clusters struct {
 		Data []struct {
@@ -74,19 +42,7 @@ func TestRestCommand(t *testing.T) {
 		t.Fatalf("consumed:\n%s", out)
 	}
 
-	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	g.Go(func(context.Context) { done <- proc.Wait() })
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit: %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("samsa rest did not stop on SIGTERM")
-	}
+	proc.stopCleanly(t)
 }
 
 // restCall sends a JSON request, checks the status and decodes the answer
@@ -210,6 +166,7 @@ func TestRestV2ConsumerFlags(t *testing.T) {
 // test's end).
 func startRest(t *testing.T, broker string, args ...string) string {
 	t.Helper()
-	return startServing(t, regexp.MustCompile(`rest proxy serving on (https?://[0-9.:]+)`),
-		append([]string{"rest", "--bootstrap-server", broker, "--listener", "127.0.0.1:0"}, args...)...)[1]
+	_, m := startServing(t, regexp.MustCompile(`rest proxy serving on (https?://[0-9.:]+)`),
+		append([]string{"rest", "--bootstrap-server", broker, "--listener", "127.0.0.1:0"}, args...)...)
+	return m[1]
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // startServing runs the samsa binary with args as a long-running service
 // (samsa rest, console, connect) and answers the submatches of re in the
 // first line it prints, which must match it (the process is killed when
-// the test ends; its stderr is shown when it does not start).
-func startServing(t *testing.T, re *regexp.Regexp, args ...string) []string {
+// the test ends; its stderr is shown when it does not start), and the
+// service, for a test that stops it.
+func startServing(t *testing.T, re *regexp.Regexp, args ...string) (*serving, []string) {
 	t.Helper()
 	proc := exec.Command(samsaBinary(t), args...)
 	stdout, err := proc.StdoutPipe()
@@ -44,9 +46,36 @@ func startServing(t *testing.T, re *regexp.Regexp, args ...string) []string {
 		if m == nil {
 			t.Fatalf("samsa %s: first line %q; stderr:\n%s", args[0], line, stderr.String())
 		}
-		return m
+		return &serving{name: args[0], proc: proc, stderr: &stderr, g: g}, m
 	case <-time.After(60 * time.Second):
 		t.Fatalf("samsa %s did not start; stderr:\n%s", args[0], stderr.String())
 	}
-	return nil
+	return nil, nil
+}
+
+// serving is a service started by startServing.
+type serving struct {
+	name   string
+	proc   *exec.Cmd
+	stderr *strings.Builder
+	g      *task.Group
+}
+
+// stopCleanly sends SIGTERM and requires the process to exit with 0
+// within 20 s.
+func (s *serving) stopCleanly(t *testing.T) {
+	t.Helper()
+	if err := s.proc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	s.g.Go(func(context.Context) { done <- s.proc.Wait() })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v; stderr:\n%s", err, s.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("samsa %s did not stop on SIGTERM", s.name)
+	}
 }

@@ -60,6 +60,8 @@ type Console struct {
 	pages    *pages
 	sessions *sessions
 	http     *http.Client
+	// groupLags are the groups' lag charts' samples (groups.go).
+	groupLags groupsHistory
 
 	closeOnce sync.Once
 	closed    chan struct{}

@@ -602,18 +602,17 @@ const (
 	groupsHistoryMinGap = time.Second
 )
 
-var groupsHistories sync.Map // *Console -> *groupsHistory
-
-func (c *Console) groupsHistory() *groupsHistory {
-	h, _ := groupsHistories.LoadOrStore(c, &groupsHistory{samples: map[groupsHistoryKey][]Point{}})
-	return h.(*groupsHistory)
-}
+// groupsHistory is the console's own (it goes with the console).
+func (c *Console) groupsHistory() *groupsHistory { return &c.groupLags }
 
 // add records a sample and answers the series: samples older than the
 // window are dropped, of every group (so a group no one watches goes).
 func (h *groupsHistory) add(user, group string, at time.Time, lag int64) []Point {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.samples == nil {
+		h.samples = map[groupsHistoryKey][]Point{}
+	}
 	for k, ps := range h.samples {
 		i := 0
 		for i < len(ps) && at.Sub(ps[i].At) > groupsHistoryWindow {

@@ -7,51 +7,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/samsa-io/samsa/internal/balance"
+	"github.com/samsa-io/samsa/internal/model"
 )
 
 // opsBalancer is what a Samsa broker's GET /v1/balancer answers (its
-// controller's balancer status). The console is a client: it keeps its
-// own copy of the JSON's shape rather than import the broker's types.
+// controller's balancer status), in the shape the controller reports it
+// (balance.Status, a leaf type the clients share).
 type opsBalancer struct {
-	NodeID          int32             `json:"node_id"`
-	ControllerID    int32             `json:"controller_id"`
-	Active          bool              `json:"active"`
-	Enabled         bool              `json:"enabled"`
-	State           string            `json:"state"`
-	Throttle        int64             `json:"throttle_bytes_per_second"`
-	LastPlan        string            `json:"last_plan"`
-	SizesNote       string            `json:"sizes_note"`
-	InProgress      []opsBalancerMove `json:"in_progress"`
-	Moves           []opsBalancerMove `json:"moves"`
-	Notes           []string          `json:"notes"`
-	Brokers         []opsBrokerLoad   `json:"brokers"`
-	After           []opsBrokerLoad   `json:"after"`
-	MovesStarted    uint64            `json:"moves_started"`
-	MovesCompleted  uint64            `json:"moves_completed"`
-	MovesCancelled  uint64            `json:"moves_cancelled"`
-	LeaderElections uint64            `json:"leader_elections"`
-}
-
-type opsBalancerMove struct {
-	Topic     string  `json:"topic"`
-	Partition int32   `json:"partition"`
-	Kind      string  `json:"kind"` // replicas, leader, cancel
-	From      []int32 `json:"from"`
-	To        []int32 `json:"to"`
-	Adding    []int32 `json:"adding"`
-	Removing  []int32 `json:"removing"`
-	Reason    string  `json:"reason"`
-}
-
-// opsBrokerLoad is one broker's load as the balancer's last plan saw it
-// (the broker's JSON has no tags here: the field names are Go's).
-type opsBrokerLoad struct {
-	Broker   int32
-	Rack     string
-	State    string
-	Replicas int
-	Leaders  int
-	Bytes    int64
+	balance.Status
 }
 
 // opsBalancerNode is one admin URL's answer: its node and role, or why
@@ -65,13 +30,13 @@ type opsBalancerNode struct {
 
 // opsBalanceRow is a broker's load now and after the planned moves.
 type opsBalanceRow struct {
-	Now   opsBrokerLoad
-	After *opsBrokerLoad
+	Now   balance.BrokerLoad
+	After *balance.BrokerLoad
 }
 
 // Rows pairs each broker's load with its load after the plan.
 func (b *opsBalancer) Rows() []opsBalanceRow {
-	after := map[int32]*opsBrokerLoad{}
+	after := map[model.NodeID]*balance.BrokerLoad{}
 	for i := range b.After {
 		after[b.After[i].Broker] = &b.After[i]
 	}
@@ -107,7 +72,7 @@ func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode)
 				nodes[i].Err = err.Error()
 				return
 			}
-			nodes[i].NodeID, nodes[i].Active = st.NodeID, st.Active
+			nodes[i].NodeID, nodes[i].Active = int32(st.NodeID), st.Active
 			states[i] = &st
 		}()
 	}
@@ -123,11 +88,21 @@ func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode)
 func init() {
 	registerFuncs(template.FuncMap{
 		// opsIDs is sharedIDs, with "-" for none: an empty column of a move.
-		"opsIDs": func(ids []int32) string {
-			if len(ids) == 0 {
+		"opsIDs": func(ids any) string {
+			var ns []int32
+			switch v := ids.(type) {
+			case []int32:
+				ns = v
+			case []model.NodeID:
+				ns = make([]int32, len(v))
+				for i, id := range v {
+					ns[i] = int32(id)
+				}
+			}
+			if len(ns) == 0 {
 				return "-"
 			}
-			return sharedIDs(ids)
+			return sharedIDs(ns)
 		},
 		// opsWhen is an RFC 3339 time of the balancer as a time and how
 		// long ago; "never" when empty.

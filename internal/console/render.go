@@ -305,25 +305,14 @@ func buildCSS(sub fs.FS) []byte {
 }
 
 var baseFuncs = template.FuncMap{
-	"bytes":  humanBytes,
-	"count":  humanCount,
-	"ago":    ago,
-	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000Z") },
-	"millis": func(ms int64) time.Time { return time.UnixMilli(ms) },
-	"join":   strings.Join,
-	"add":    func(a, b int) int { return a + b },
-	"add64":  func(a, b int64) int64 { return a + b },
-	"sub64":  func(a, b int64) int64 { return a - b },
-	"query":  urlQueryEscape,
+	"bytes": humanBytes,
+	"count": humanCount,
+	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000Z") },
+	"add":   func(a, b int) int { return a + b },
+	"sub64": func(a, b int64) int64 { return a - b },
+	"query": urlQueryEscape,
 	"csrfTag": func(tok string) template.HTML {
 		return template.HTML(`<input type="hidden" name="_csrf" value="` + template.HTMLEscapeString(tok) + `">`)
-	},
-	"dict": func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[fmt.Sprint(kv[i])] = kv[i+1]
-		}
-		return m
 	},
 }
 
