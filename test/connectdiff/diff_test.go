@@ -145,7 +145,7 @@ func (w *worker) wait(ctx context.Context, a *await) error {
 
 func (a *await) holds(body []byte) bool {
 	if a.path != "" {
-		return bytes.Contains(body, []byte(a.contains))
+		return bytes.Contains(body, []byte(a.contains)) && (a.lacks == "" || !bytes.Contains(body, []byte(a.lacks)))
 	}
 	var st struct {
 		Connector struct{ State string }
