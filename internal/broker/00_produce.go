@@ -461,7 +461,7 @@ func recordErrorCode(err error) int16 {
 func appendErrorCode(err error) (int16, string) {
 	switch {
 	case errors.Is(err, storage.ErrLogFailed), errors.Is(err, storage.ErrClosed), errors.Is(err, storage.ErrLogDirOffline),
-		storage.IsIOError(err):
+		errors.Is(err, storage.ErrTooManyOpenFiles), storage.IsIOError(err):
 		return kerr.KafkaStorageError.Code, err.Error()
 	case errors.Is(err, record.ErrCorrupt), errors.Is(err, record.ErrTruncated):
 		return kerr.CorruptMessage.Code, err.Error()

@@ -560,18 +560,12 @@ func (l *Log) writeCleaned(p *cleanPlan, g []cleanTarget, names [3]string, m *of
 	fsys := l.opts.FS
 	first := g[0].s
 	ns := &segment{baseOffset: first.baseOffset, nextOffset: first.baseOffset, maxTimestamp: -1, rollTimestamp: -1, created: first.created}
-	var files [3]vfs.File
-	for i, n := range names {
-		f, err := fsys.Create(n + cleanedSuffix)
-		if err != nil {
-			for _, g := range files[:i] {
-				g.Close()
-			}
-			return nil, res, err
-		}
-		files[i] = f
+	f, err := fsys.Create(names[2] + cleanedSuffix)
+	if err != nil {
+		return nil, res, err
 	}
-	ns.offsetIdx.file, ns.timeIdx.file, ns.log = files[0], files[1], files[2]
+	ns.fs, ns.log = fsys, f
+	ns.offsetIdx.path, ns.timeIdx.path = names[0]+cleanedSuffix, names[1]+cleanedSuffix
 	ns.setConfig(&p.cfg)
 	ns.refs.Store(1)
 	fail := func(err error) (*segment, cleanedResult, error) {
@@ -645,10 +639,8 @@ func (l *Log) writeCleaned(p *cleanPlan, g []cleanTarget, names [3]string, m *of
 	if rec.truncatedBytes > 0 {
 		return fail(fmt.Errorf("%w: cleaned segment has %d bad bytes at %d", ErrCorruptLog, rec.truncatedBytes, ns.size.Load()))
 	}
-	if err := ns.seal(); err != nil {
-		return fail(err)
-	}
-	if err := ns.timeIdx.file.Sync(); err != nil {
+	ns.seal()
+	if err := ns.writeIndexes(); err != nil { // with the final time entry
 		return fail(err)
 	}
 	return ns, res, nil
@@ -701,6 +693,7 @@ func (l *Log) swapCleaned(p *cleanPlan, g []cleanTarget, ns *segment, names [3]s
 	if err := fsys.SyncDir(l.dir); err != nil {
 		return false, l.failLocked(err)
 	}
+	ns.offsetIdx.path, ns.timeIdx.path = names[0], names[1]
 	// A new slice: flushOnce ranges over a slice of the old one after
 	// dropping the lock.
 	segs := make([]*segment, 0, len(l.mu.segments)-len(g)+1)

@@ -272,12 +272,32 @@ func removeDurably(fsys vfs.FS, dir, name string) error {
 
 // IsIOError reports whether err comes from the disk (a failed system call
 // on a file or directory, or a fault a test injected) rather than from
-// what the files hold: such an error takes the directory offline.
+// what the files hold: such an error takes the directory offline. The
+// open-files limit is the process's, not the disk's (atFileLimit).
 func IsIOError(err error) bool {
+	if atFileLimit(err) {
+		return false
+	}
 	var pe *fs.PathError
 	var le *os.LinkError
 	var errno syscall.Errno
 	return errors.As(err, &pe) || errors.As(err, &le) || errors.As(err, &errno) || errors.Is(err, vfs.ErrInjected)
+}
+
+// atFileLimit reports whether err is the process's or the system's
+// open-files limit (EMFILE, ENFILE), already marked ErrTooManyOpenFiles or
+// not.
+func atFileLimit(err error) bool {
+	return errors.Is(err, ErrTooManyOpenFiles) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// fileLimitError marks err ErrTooManyOpenFiles when it is the open-files
+// limit, and returns it unchanged otherwise.
+func fileLimitError(err error) error {
+	if err == nil || errors.Is(err, ErrTooManyOpenFiles) || !atFileLimit(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrTooManyOpenFiles, err)
 }
 
 // markOffline takes data directory i offline after err, once: the

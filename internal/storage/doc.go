@@ -1,6 +1,7 @@
 // Package storage is the partition log: an append-only sequence of record
 // batches split into segment files named by base offset, with a sparse
-// offset index and a time index per segment.
+// offset index and a time index per segment, kept in memory and written to
+// their files when the segment rolls: a segment holds one file open.
 //
 // A Log appends (assigning offsets as leader, or keeping them as follower),
 // reads by offset into file ranges the broker can send without copying,
@@ -17,6 +18,7 @@
 //
 // A Manager owns the logs of the broker's data directories (several: JBOD),
 // places new replicas, moves them between directories while they serve,
-// takes a directory offline on an I/O error, and runs retention, flush.ms
-// and checkpointing in the background. See docs/DESIGN-storage.md.
+// takes a directory offline on an I/O error (not at the open-files limit,
+// where it refuses new logs instead), and runs retention, flush.ms and
+// checkpointing in the background. See docs/DESIGN-storage.md.
 package storage

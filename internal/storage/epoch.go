@@ -101,7 +101,9 @@ func (c *epochCache) latest() (EpochEntry, bool) {
 // leader began its epoch there and wrote nothing before it lost the
 // leadership. As in Kafka they give way to the epoch of the batch written
 // there. Then an epoch newer than the latest left starts an entry; the
-// latest or an older one adds nothing.
+// latest or an older one adds nothing. At the open-files limit the file
+// and the entries stay as they were (ErrTooManyOpenFiles): the append
+// that asked fails without writing, and its retry assigns again.
 func (c *epochCache) assign(epoch int32, offset, dataEnd int64) error {
 	if epoch < 0 {
 		return nil
@@ -110,15 +112,23 @@ func (c *epochCache) assign(epoch int32, offset, dataEnd int64) error {
 	for n > 0 && c.entries[n-1].StartOffset >= dataEnd && c.entries[n-1].Epoch != epoch {
 		n--
 	}
-	kept := c.entries[:n]
+	kept := c.entries[:n:n] // an append copies: c.entries stays whole
 	switch {
 	case n == 0 || kept[n-1].Epoch < epoch:
 		kept = append(kept, EpochEntry{epoch, offset})
 	case n == len(c.entries):
 		return nil
 	}
+	prev := c.entries
 	c.entries = kept
-	return c.save()
+	if err := c.save(); err != nil {
+		if atFileLimit(err) {
+			c.entries = prev
+			return fileLimitError(err)
+		}
+		return err
+	}
+	return nil
 }
 
 // dataEpoch is the epoch of the newest entry that starts below end (the

@@ -53,6 +53,13 @@ var (
 	// ErrNoReplica: the broker has no replica of the partition. Kafka:
 	// REPLICA_NOT_AVAILABLE in AlterReplicaLogDirs.
 	ErrNoReplica = errors.New("storage: no replica of the partition")
+	// ErrTooManyOpenFiles: a file could not be opened because the process
+	// (EMFILE) or the system (ENFILE) is at its open-files limit. It is no
+	// fault of the disk: the directory stays online and the log stays
+	// writable, and what failed (a new log, a roll) can be tried again
+	// once files are freed or the limit raised. Kafka: KAFKA_STORAGE_ERROR
+	// (retriable), where Kafka takes the log directory offline.
+	ErrTooManyOpenFiles = errors.New("storage: at the open-files limit (ulimit -n)")
 
 	errIndexCorrupt = errors.New("storage: index corrupt")
 )

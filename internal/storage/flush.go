@@ -117,8 +117,9 @@ func (l *Log) checkpointLocked(clean bool) error {
 	return writeCheckpoint(l.opts.FS, l.dir, c)
 }
 
-// Close flushes everything, seals the active segment's time index, records
-// a clean shutdown and closes the files. A log that failed is closed
+// Close flushes everything, seals the active segment's time index, writes
+// its indexes, records a clean shutdown (whose checkpoint write syncs the
+// directory, making new index names durable) and closes the files. A log that failed is closed
 // without the clean mark, so the next open recovers it.
 func (l *Log) Close() error {
 	ferr := l.Flush()
@@ -131,7 +132,8 @@ func (l *Log) Close() error {
 	var err error
 	if ferr == nil && l.mu.failed == nil {
 		active := l.activeLocked()
-		err = errors.Join(active.seal(), active.flush())
+		active.seal()
+		err = active.flush() // its indexes too: a clean open trusts them
 		if err == nil {
 			err = l.mu.producers.WriteSnapshot(l.opts.FS, l.dir, l.mu.nextOffset)
 		}

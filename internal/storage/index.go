@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -13,10 +14,15 @@ import (
 //	.index      relative offset int32, position int32          (8 bytes)
 //	.timeindex  timestamp int64, relative offset int32          (12 bytes)
 //
-// Entries live in memory for lookups and are appended to their file as they
-// are made. The files are only trusted for segments below the recovery point;
-// the rest are rebuilt from the log on recovery, so index writes need no
-// sync of their own until the segment they index is flushed.
+// Entries live in memory, for lookups and as they are made; the files are
+// written whole, and synced, only when the segment rolls, is recovered
+// (rebuilt) or the log closes cleanly (segment.writeIndexes). Files are
+// trusted only for segments below the recovery point, or after a clean
+// close, and the recovery point passes a segment only once it has rolled:
+// so the active segment's indexes need no file at all, and a segment holds
+// one open file, its log, not three (Kafka's brokers hold the log too and
+// map the indexes). A partition directory's index files for its active
+// segment are thus absent or stale while it runs; recovery ignores them.
 const (
 	offsetEntrySize = 8
 	timeEntrySize   = 12
@@ -35,7 +41,7 @@ type timeEntry struct {
 // offsetIndex maps a batch's base offset to its position in the segment,
 // for one batch every index.interval.bytes.
 type offsetIndex struct {
-	file    vfs.File
+	path    string // the .index file
 	entries []offsetEntry
 	max     int // entries allowed, from segment.index.bytes
 }
@@ -52,24 +58,26 @@ func (x *offsetIndex) lookup(rel uint32) int64 {
 
 func (x *offsetIndex) full() bool { return len(x.entries) >= x.max }
 
-func (x *offsetIndex) append(rel, pos uint32) error {
-	var b [offsetEntrySize]byte
-	binary.BigEndian.PutUint32(b[0:], rel)
-	binary.BigEndian.PutUint32(b[4:], pos)
-	if _, err := x.file.WriteAt(b[:], int64(len(x.entries))*offsetEntrySize); err != nil {
-		return err
-	}
+func (x *offsetIndex) append(rel, pos uint32) {
 	x.entries = append(x.entries, offsetEntry{rel, pos})
-	return nil
 }
 
 // truncateToPosition drops entries at or past pos.
-func (x *offsetIndex) truncateToPosition(pos int64) error {
+func (x *offsetIndex) truncateToPosition(pos int64) {
 	n := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].position) >= pos })
 	// Clip the capacity so a concurrent reader's copy of the old slice never
 	// sees entries overwritten by later appends.
 	x.entries = x.entries[:n:n]
-	return x.file.Truncate(int64(n) * offsetEntrySize)
+}
+
+// encode is the index file's content.
+func (x *offsetIndex) encode() []byte {
+	b := make([]byte, len(x.entries)*offsetEntrySize)
+	for i, e := range x.entries {
+		binary.BigEndian.PutUint32(b[i*offsetEntrySize:], e.relOffset)
+		binary.BigEndian.PutUint32(b[i*offsetEntrySize+4:], e.position)
+	}
+	return b
 }
 
 // timeIndex maps a timestamp T to the base offset O of a batch such that
@@ -77,7 +85,7 @@ func (x *offsetIndex) truncateToPosition(pos int64) error {
 // seen up to and including that batch). An entry is added only when the
 // largest timestamp grows, so timestamps are strictly increasing.
 type timeIndex struct {
-	file    vfs.File
+	path    string // the .timeindex file
 	entries []timeEntry
 }
 
@@ -99,68 +107,104 @@ func (x *timeIndex) last() (timeEntry, bool) {
 	return x.entries[len(x.entries)-1], true
 }
 
-func (x *timeIndex) maybeAppend(ts int64, rel uint32) error {
+func (x *timeIndex) maybeAppend(ts int64, rel uint32) {
 	if l, ok := x.last(); ok && ts <= l.timestamp {
-		return nil
-	}
-	var b [timeEntrySize]byte
-	binary.BigEndian.PutUint64(b[0:], uint64(ts))
-	binary.BigEndian.PutUint32(b[8:], rel)
-	if _, err := x.file.WriteAt(b[:], int64(len(x.entries))*timeEntrySize); err != nil {
-		return err
+		return
 	}
 	x.entries = append(x.entries, timeEntry{ts, rel})
-	return nil
 }
 
 // truncateToOffset drops entries at or past rel.
-func (x *timeIndex) truncateToOffset(rel uint32) error {
+func (x *timeIndex) truncateToOffset(rel uint32) {
 	n := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].relOffset >= rel })
 	x.entries = x.entries[:n:n]
-	return x.file.Truncate(int64(n) * timeEntrySize)
+}
+
+// encode is the index file's content.
+func (x *timeIndex) encode() []byte {
+	b := make([]byte, len(x.entries)*timeEntrySize)
+	for i, e := range x.entries {
+		binary.BigEndian.PutUint64(b[i*timeEntrySize:], uint64(e.timestamp))
+		binary.BigEndian.PutUint32(b[i*timeEntrySize+8:], e.relOffset)
+	}
+	return b
+}
+
+// writeIndexFile replaces the file at path by b, durably (the caller syncs the
+// directory if the name is new and must survive a crash).
+func writeIndexFile(fsys vfs.FS, path string, b []byte) error {
+	f, err := fsys.Create(path)
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 {
+		if _, err := f.WriteAt(b, 0); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readIndexFile reads the index file at path whole. A missing file is
+// errIndexCorrupt: the caller rebuilds the index from the log.
+func readIndexFile(fsys vfs.FS, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if errors.Is(err, vfs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s is missing", errIndexCorrupt, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f)
 }
 
 // loadOffsetIndex reads and sanity-checks an offset index file against the
 // size of its log. A failed check is an error wrapping errIndexCorrupt; the
 // caller rebuilds the index from the log.
-func loadOffsetIndex(f vfs.File, logSize int64) ([]offsetEntry, error) {
-	b, err := readAll(f)
+func loadOffsetIndex(fsys vfs.FS, name string, logSize int64) ([]offsetEntry, error) {
+	b, err := readIndexFile(fsys, name)
 	if err != nil {
 		return nil, err
 	}
 	if len(b)%offsetEntrySize != 0 {
-		return nil, fmt.Errorf("%w: %s size %d is not a multiple of %d", errIndexCorrupt, f.Name(), len(b), offsetEntrySize)
+		return nil, fmt.Errorf("%w: %s size %d is not a multiple of %d", errIndexCorrupt, name, len(b), offsetEntrySize)
 	}
 	entries := make([]offsetEntry, len(b)/offsetEntrySize)
 	for i := range entries {
 		e := offsetEntry{binary.BigEndian.Uint32(b[i*8:]), binary.BigEndian.Uint32(b[i*8+4:])}
 		if i > 0 && (e.relOffset <= entries[i-1].relOffset || e.position <= entries[i-1].position) {
-			return nil, fmt.Errorf("%w: %s entry %d not increasing", errIndexCorrupt, f.Name(), i)
+			return nil, fmt.Errorf("%w: %s entry %d not increasing", errIndexCorrupt, name, i)
 		}
 		if int64(e.position) >= logSize {
-			return nil, fmt.Errorf("%w: %s entry %d points past the log", errIndexCorrupt, f.Name(), i)
+			return nil, fmt.Errorf("%w: %s entry %d points past the log", errIndexCorrupt, name, i)
 		}
 		entries[i] = e
 	}
 	return entries, nil
 }
 
-func loadTimeIndex(f vfs.File, nextRel uint32) ([]timeEntry, error) {
-	b, err := readAll(f)
+func loadTimeIndex(fsys vfs.FS, name string, nextRel uint32) ([]timeEntry, error) {
+	b, err := readIndexFile(fsys, name)
 	if err != nil {
 		return nil, err
 	}
 	if len(b)%timeEntrySize != 0 {
-		return nil, fmt.Errorf("%w: %s size %d is not a multiple of %d", errIndexCorrupt, f.Name(), len(b), timeEntrySize)
+		return nil, fmt.Errorf("%w: %s size %d is not a multiple of %d", errIndexCorrupt, name, len(b), timeEntrySize)
 	}
 	entries := make([]timeEntry, len(b)/timeEntrySize)
 	for i := range entries {
 		e := timeEntry{int64(binary.BigEndian.Uint64(b[i*12:])), binary.BigEndian.Uint32(b[i*12+8:])}
 		if i > 0 && (e.timestamp <= entries[i-1].timestamp || e.relOffset < entries[i-1].relOffset) {
-			return nil, fmt.Errorf("%w: %s entry %d not increasing", errIndexCorrupt, f.Name(), i)
+			return nil, fmt.Errorf("%w: %s entry %d not increasing", errIndexCorrupt, name, i)
 		}
 		if e.relOffset >= nextRel {
-			return nil, fmt.Errorf("%w: %s entry %d points past the log", errIndexCorrupt, f.Name(), i)
+			return nil, fmt.Errorf("%w: %s entry %d points past the log", errIndexCorrupt, name, i)
 		}
 		entries[i] = e
 	}

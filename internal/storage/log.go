@@ -390,7 +390,7 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 		}
 		var err error
 		if active, err = l.rollLocked(base); err != nil {
-			return l.failLocked(err)
+			return l.rollFailedLocked(err)
 		}
 	}
 	if _, ok := active.relative(last.lastOffset); !ok || first.baseOffset < active.baseOffset {
@@ -403,6 +403,9 @@ func (l *Log) writeLocked(data []byte, batches []batchInfo, leaderEpoch int32, a
 	// leaves an epoch that starts past the batches, which reopening drops,
 	// never batches whose epoch the cache lacks.
 	if err := l.assignEpochsLocked(data, batches, leaderEpoch, assign); err != nil {
+		if errors.Is(err, ErrTooManyOpenFiles) {
+			return err // nothing written; the entries saved before it hold no batch yet, which is allowed
+		}
 		return l.failLocked(err)
 	}
 	if err := active.append(data, batches, &l.mu.cfg); err != nil {
@@ -454,20 +457,23 @@ func (l *Log) activeLocked() *segment { return l.mu.segments[len(l.mu.segments)-
 // rollLocked seals the active segment and starts a new one at base. The
 // directory is synced so the new segment's name survives a crash.
 //
-// The old segment's indexes are synced here, once per segment: a flush
-// syncs only log files, and the recovery point may pass this segment's end
-// only once its indexes are durable, since recovery trusts them then.
+// The old segment's indexes are written and synced here, once per segment
+// (until now they were only in memory): a flush syncs only log files, and
+// the recovery point may pass this segment's end only once its indexes are
+// durable, since recovery trusts them then. The directory sync below makes
+// their names durable with the new segment's.
 func (l *Log) rollLocked(base int64) (*segment, error) {
 	old := l.activeLocked()
-	if err := old.seal(); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(old.offsetIdx.file.Sync(), old.timeIdx.file.Sync()); err != nil {
-		return nil, err
+	old.seal()
+	// At the open-files limit either step fails before anything changed
+	// but an extra (valid) time entry and index files the active segment
+	// may have anyway: the old segment stays active (rollFailedLocked).
+	if err := old.writeIndexes(); err != nil {
+		return nil, fileLimitError(err)
 	}
 	s, err := createSegment(l.opts.FS, l.dir, base, &l.mu.cfg, l.opts.Clock.Now())
 	if err != nil {
-		return nil, err
+		return nil, fileLimitError(err)
 	}
 	if err := l.opts.FS.SyncDir(l.dir); err != nil {
 		s.release()
@@ -477,9 +483,26 @@ func (l *Log) rollLocked(base int64) (*segment, error) {
 	// Everything below base is in the table (an append's changes are
 	// committed after its write), so recovery replays at most one segment.
 	if err := l.mu.producers.WriteSnapshot(l.opts.FS, l.dir, base); err != nil {
-		return nil, err
+		if !atFileLimit(err) {
+			return nil, err
+		}
+		// A snapshot only shortens a replay: without it the next
+		// recovery replays from an older one.
+		l.opts.Logger.Warn("no producer-state snapshot at this roll: at the open-files limit", "component", "storage", "dir", l.dir, "err", err)
 	}
 	return s, nil
+}
+
+// rollFailedLocked is what a failed roll does to the log: at the
+// open-files limit nothing changed and the caller's operation fails
+// (ErrTooManyOpenFiles), to be tried again; any other error fails the log.
+func (l *Log) rollFailedLocked(err error) error {
+	if errors.Is(err, ErrTooManyOpenFiles) {
+		l.opts.Logger.Warn("could not roll a segment: at the open-files limit; the append fails and the log stays writable",
+			"component", "storage", "dir", l.dir, "err", err)
+		return err
+	}
+	return l.failLocked(err)
 }
 
 // Roll starts a new segment now, unless the active one is empty.
@@ -493,7 +516,7 @@ func (l *Log) Roll() error {
 		return nil
 	}
 	if _, err := l.rollLocked(l.mu.nextOffset); err != nil {
-		return l.failLocked(err)
+		return l.rollFailedLocked(err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/samsa-io/samsa/internal/model"
 	"github.com/samsa-io/samsa/internal/task"
+	"github.com/samsa-io/samsa/internal/vfs"
 )
 
 // ManagerConfig holds the broker-level log settings, with Kafka's names.
@@ -32,6 +33,14 @@ type ManagerConfig struct {
 	// CleanerIOBytesPerSecond caps the cleaner's disk reads and writes
 	// together (log.cleaner.io.max.bytes.per.second); 0 or +Inf: no cap.
 	CleanerIOBytesPerSecond float64
+	// MaxOpenFiles is the most files the logs may hold open (a segment
+	// holds one, its log): a log that would be opened past it is refused
+	// with ErrTooManyOpenFiles, so the process keeps descriptors for its
+	// connections and other files, where the open-files limit itself
+	// would fail anything at random. 0: three quarters of the process's
+	// open-files limit (RLIMIT_NOFILE, which Go raises to the hard limit
+	// at start); negative: no budget.
+	MaxOpenFiles int64
 }
 
 func (c *ManagerConfig) fill() {
@@ -55,6 +64,12 @@ func (c *ManagerConfig) fill() {
 	}
 	if c.CleanerMapMemory <= 0 {
 		c.CleanerMapMemory = 128 << 20
+	}
+	if c.MaxOpenFiles == 0 {
+		c.MaxOpenFiles = -1
+		if limit := openFilesLimit(); limit > 0 {
+			c.MaxOpenFiles = limit * 3 / 4
+		}
 	}
 }
 
@@ -85,6 +100,10 @@ type Manager struct {
 	// state is guarded by dirs.mu.
 	dirs  []*logDir
 	state dirState
+
+	// files counts the files the logs hold open, against
+	// cfg.MaxOpenFiles.
+	files *vfs.Counting
 
 	mu struct {
 		sync.Mutex
@@ -117,6 +136,8 @@ const lockFile = ".lock"
 func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 	cfg.fill()
 	opts.fill()
+	files := vfs.NewCounting(opts.FS)
+	opts.FS = files
 	dirs, err := openDirs(opts.FS, cfg.Dirs)
 	if err != nil {
 		return nil, err
@@ -126,7 +147,11 @@ func NewManager(cfg ManagerConfig, opts Options) (*Manager, error) {
 		closeDirs(dirs)
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, opts: opts, dirs: dirs}
+	m := &Manager{cfg: cfg, opts: opts, dirs: dirs, files: files}
+	if cfg.MaxOpenFiles > 0 {
+		opts.Logger.Info("the logs may hold this many files open (a segment holds one); past it a new partition's log is refused, with the rest left to connections",
+			"component", "storage", "max_open_files", cfg.MaxOpenFiles)
+	}
 	for _, d := range dirs {
 		if d.offline != nil {
 			opts.Logger.Error("log directory offline at start", "component", "storage", "dir", d.path, "err", d.offline)
@@ -316,6 +341,10 @@ func (m *Manager) OpenLogIn(tp model.TopicPartition, cfg Config, dir string) (*L
 	if l, ok := m.mu.logs[tp]; ok {
 		return l, nil
 	}
+	if n := m.files.OpenFiles(); m.cfg.MaxOpenFiles > 0 && n >= m.cfg.MaxOpenFiles {
+		return nil, fmt.Errorf("%w: %s not opened: the logs hold %d files open, their most (three quarters of the open-files limit); raise the limit (ulimit -n) or delete partitions",
+			ErrTooManyOpenFiles, tp, n)
+	}
 	i, exists := m.mu.where.current[tp]
 	if !exists {
 		want := -1
@@ -334,7 +363,7 @@ func (m *Manager) OpenLogIn(tp model.TopicPartition, cfg Config, dir string) (*L
 		if IsIOError(err) {
 			m.markOffline(i, err)
 		}
-		return nil, err
+		return nil, fileLimitError(err)
 	}
 	m.mu.logs[tp] = l
 	m.mu.where.current[tp] = i

@@ -26,7 +26,7 @@ func (l *Log) EnforceRetention(highWatermark int64) (int, error) {
 	}
 	if n == len(l.mu.segments) {
 		if _, err := l.rollLocked(l.mu.nextOffset); err != nil {
-			return 0, l.failLocked(err)
+			return 0, l.rollFailedLocked(err)
 		}
 	}
 	if err := l.deletePrefixLocked(n); err != nil {

@@ -25,11 +25,14 @@ func segmentName(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
 }
 
-// segment is one .log file and its two indexes. Its mutable fields are
-// guarded by the owning Log's mu (written under the write lock); size is
-// also published atomically so readers can bound their reads without it.
+// segment is one .log file, held open, and its two indexes, held in
+// memory and written to their files only at a roll, a recovery or a clean
+// close (index.go). Its mutable fields are guarded by the owning Log's mu
+// (written under the write lock); size is also published atomically so
+// readers can bound their reads without it.
 type segment struct {
 	baseOffset int64
+	fs         vfs.FS
 	log        vfs.File
 	offsetIdx  offsetIndex
 	timeIdx    timeIndex
@@ -43,8 +46,8 @@ type segment struct {
 	bytesSinceIndex int64
 	lastBatchBase   int64 // base offset of the last batch, for the final time index entry
 
-	// refs counts the log's own reference plus open reads. The files
-	// close when it drops to zero, so a read racing a deletion still
+	// refs counts the log's own reference plus open reads. The log file
+	// closes when it drops to zero, so a read racing a deletion still
 	// reads valid bytes (on Linux the unlinked file lives on).
 	refs atomic.Int32
 }
@@ -57,38 +60,30 @@ func (s *segment) release() {
 	}
 }
 
-func (s *segment) closeFiles() error {
-	return errors.Join(s.log.Close(), s.offsetIdx.file.Close(), s.timeIdx.file.Close())
-}
+func (s *segment) closeFiles() error { return s.log.Close() }
 
 func (s *segment) empty() bool { return s.size.Load() == 0 }
 
-// createSegment makes the three files of a new, empty segment.
+// createSegment makes the log file of a new, empty segment (its indexes
+// get files when it rolls or the log closes).
 func createSegment(fsys vfs.FS, dir string, base int64, cfg *Config, now time.Time) (*segment, error) {
-	return newSegment(dir, base, cfg, now, fsys.Create)
+	return newSegment(fsys, dir, base, cfg, now, fsys.Create)
 }
 
-// openSegment opens an existing segment's files; missing index files are
-// created empty (the caller then recovers the segment, rebuilding them).
+// openSegment opens an existing segment's log file; the caller loads its
+// indexes (loadTrusted) or rebuilds them (recover).
 func openSegment(fsys vfs.FS, dir string, base int64, cfg *Config, clk clock.Clock) (*segment, error) {
-	return newSegment(dir, base, cfg, clk.Now(), fsys.OpenReadWrite)
+	return newSegment(fsys, dir, base, cfg, clk.Now(), fsys.OpenReadWrite)
 }
 
-func newSegment(dir string, base int64, cfg *Config, now time.Time, open func(string) (vfs.File, error)) (*segment, error) {
-	s := &segment{baseOffset: base, nextOffset: base, maxTimestamp: -1, rollTimestamp: -1, created: now}
+func newSegment(fsys vfs.FS, dir string, base int64, cfg *Config, now time.Time, open func(string) (vfs.File, error)) (*segment, error) {
+	s := &segment{baseOffset: base, fs: fsys, nextOffset: base, maxTimestamp: -1, rollTimestamp: -1, created: now}
 	var err error
 	if s.log, err = open(segmentName(dir, base, logSuffix)); err != nil {
 		return nil, err
 	}
-	if s.offsetIdx.file, err = open(segmentName(dir, base, indexSuffix)); err != nil {
-		s.log.Close()
-		return nil, err
-	}
-	if s.timeIdx.file, err = open(segmentName(dir, base, timeIndexSuffix)); err != nil {
-		s.log.Close()
-		s.offsetIdx.file.Close()
-		return nil, err
-	}
+	s.offsetIdx.path = segmentName(dir, base, indexSuffix)
+	s.timeIdx.path = segmentName(dir, base, timeIndexSuffix)
 	s.setConfig(cfg)
 	s.refs.Store(1)
 	return s, nil
@@ -143,9 +138,7 @@ func (s *segment) append(data []byte, batches []batchInfo, cfg *Config) error {
 		return err
 	}
 	for _, b := range batches {
-		if err := s.indexBatch(b, pos, cfg); err != nil {
-			return err
-		}
+		s.indexBatch(b, pos, cfg)
 		pos += int64(b.size)
 	}
 	s.size.Store(pos)
@@ -154,40 +147,48 @@ func (s *segment) append(data []byte, batches []batchInfo, cfg *Config) error {
 
 // indexBatch records one batch at pos in the in-memory state and, every
 // index.interval.bytes, in both indexes.
-func (s *segment) indexBatch(b batchInfo, pos int64, cfg *Config) error {
+func (s *segment) indexBatch(b batchInfo, pos int64, cfg *Config) {
 	if s.rollTimestamp < 0 {
 		s.rollTimestamp = b.maxTimestamp
 	}
 	s.maxTimestamp = max(s.maxTimestamp, b.maxTimestamp)
 	if s.bytesSinceIndex > cfg.IndexIntervalBytes {
 		rel, _ := s.relative(b.baseOffset)
-		if err := s.offsetIdx.append(rel, uint32(pos)); err != nil {
-			return err
-		}
-		if err := s.timeIdx.maybeAppend(s.maxTimestamp, rel); err != nil {
-			return err
-		}
+		s.offsetIdx.append(rel, uint32(pos))
+		s.timeIdx.maybeAppend(s.maxTimestamp, rel)
 		s.bytesSinceIndex = 0
 	}
 	s.bytesSinceIndex += int64(b.size)
 	s.nextOffset = b.lastOffset + 1
 	s.lastBatchBase = b.baseOffset
-	return nil
 }
 
 // seal adds the final time index entry when the segment stops being active,
 // so a reopened segment knows its largest timestamp from the index alone.
-func (s *segment) seal() error {
+func (s *segment) seal() {
 	if s.maxTimestamp < 0 {
-		return nil
+		return
 	}
 	rel, _ := s.relative(s.lastBatchBase)
-	return s.timeIdx.maybeAppend(s.maxTimestamp, rel)
+	s.timeIdx.maybeAppend(s.maxTimestamp, rel)
 }
 
 // flush makes the segment's log and indexes durable.
 func (s *segment) flush() error {
-	return errors.Join(s.log.Sync(), s.offsetIdx.file.Sync(), s.timeIdx.file.Sync())
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	return s.writeIndexes()
+}
+
+// writeIndexes writes both index files whole from memory and syncs them.
+// A new file's name is durable once the caller syncs the directory; until
+// then a crash may lose it, and loading rebuilds a missing index.
+func (s *segment) writeIndexes() error {
+	if err := writeIndexFile(s.fs, s.offsetIdx.path, s.offsetIdx.encode()); err != nil {
+		return err
+	}
+	return writeIndexFile(s.fs, s.timeIdx.path, s.timeIdx.encode())
 }
 
 // readHeader reads the batch header at pos, bounded by end.
@@ -338,9 +339,7 @@ func (s *segment) recover(cfg *Config, maxEpoch int32) (recoverResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := s.resetIndexes(); err != nil {
-		return res, err
-	}
+	s.resetIndexes()
 	r := newBatchReader(s.log, 0, size)
 	valid, epoch := int64(0), int32(-1)
 	for {
@@ -358,9 +357,7 @@ func (s *segment) recover(cfg *Config, maxEpoch int32) (recoverResult, error) {
 			break
 		}
 		info := batchInfo{baseOffset: h.BaseOffset, lastOffset: h.LastOffset(), maxTimestamp: h.MaxTimestamp, size: h.Size()}
-		if err := s.indexBatch(info, pos, cfg); err != nil {
-			return res, err
-		}
+		s.indexBatch(info, pos, cfg)
 		valid = pos + int64(h.Size())
 		res.batches++
 	}
@@ -412,11 +409,10 @@ func isDataError(err error) bool {
 	return errors.Is(err, record.ErrCorrupt) || errors.Is(err, record.ErrTruncated) || errors.Is(err, record.ErrUnsupportedMagic)
 }
 
-func (s *segment) resetIndexes() error {
+func (s *segment) resetIndexes() {
 	s.offsetIdx.entries = nil
 	s.timeIdx.entries = nil
 	s.nextOffset, s.maxTimestamp, s.rollTimestamp, s.bytesSinceIndex = s.baseOffset, -1, -1, 0
-	return errors.Join(s.offsetIdx.file.Truncate(0), s.timeIdx.file.Truncate(0))
 }
 
 // loadTrusted opens a segment below the recovery point from its indexes,
@@ -429,11 +425,11 @@ func (s *segment) loadTrusted(cfg *Config, maxEpoch int32) (rebuilt bool, err er
 		return false, err
 	}
 	s.size.Store(size)
-	entries, err := loadOffsetIndex(s.offsetIdx.file, size)
+	entries, err := loadOffsetIndex(s.fs, s.offsetIdx.path, size)
 	if err == nil {
 		s.offsetIdx.entries = entries
 		var tentries []timeEntry
-		tentries, err = loadTimeIndex(s.timeIdx.file, math.MaxUint32)
+		tentries, err = loadTimeIndex(s.fs, s.timeIdx.path, math.MaxUint32)
 		s.timeIdx.entries = tentries
 	}
 	if err != nil {
@@ -512,12 +508,8 @@ func (s *segment) truncateTo(off int64) error {
 	if off < s.baseOffset {
 		rel = 0
 	}
-	if err := s.offsetIdx.truncateToPosition(pos); err != nil {
-		return err
-	}
-	if err := s.timeIdx.truncateToOffset(rel); err != nil {
-		return err
-	}
+	s.offsetIdx.truncateToPosition(pos)
+	s.timeIdx.truncateToOffset(rel)
 	if err := s.log.Truncate(pos); err != nil {
 		return err
 	}

@@ -51,11 +51,14 @@ func startCluster(t *testing.T, n int, overrides map[string]string) *devcluster.
 	return startClusterWith(t, devcluster.Config{Nodes: n, Overrides: overrides})
 }
 
-// startClusterWith is startCluster for any cluster config; Binary, Dir
-// and StopTimeout are filled in.
+// startClusterWith is startCluster for any cluster config; Dir and
+// StopTimeout are filled in, and Binary unless set.
 func startClusterWith(t *testing.T, cfg devcluster.Config) *devcluster.Cluster {
 	t.Helper()
-	cfg.Binary, cfg.StopTimeout = binary, 30*time.Second
+	if cfg.Binary == "" {
+		cfg.Binary = binary
+	}
+	cfg.StopTimeout = 30 * time.Second
 	// No Schema Registry on the nodes unless a test asks for one: its
 	// _schemas topic and group would change what the tests count
 	// (topics, partitions, groups), and internal/devcluster's own tests
