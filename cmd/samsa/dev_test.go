@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -130,25 +131,32 @@ func (b *lockedBuffer) String() string {
 // checks every node exited 0 and the temporary directory is gone.
 func TestDevClusterRunsAndStops(t *testing.T) {
 	bin := builtSamsa(t)
-	base := freeBase(t, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- runDevCluster(ctx, func() {}, devClusterOptions{nodes: 3, basePort: base, binary: bin}, out)
-	}()
-	want := fmt.Sprintf("Bootstrap: 127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d\n", base, base+1, base+2)
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		select {
-		case err := <-done:
-			t.Fatalf("the command ended: %v\n%s", err, out)
-		case <-time.After(100 * time.Millisecond):
+	var (
+		base   int
+		cancel context.CancelFunc
+		out    *lockedBuffer
+		done   chan error
+	)
+	// The ports were free when freeBase looked; another process may take
+	// one before the nodes bind it: a start that fails so runs again on
+	// new ports.
+	for try := 1; ; try++ {
+		base = freeBase(t, 3)
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		out, done = &lockedBuffer{}, make(chan error, 1)
+		go func() {
+			done <- runDevCluster(ctx, func() {}, devClusterOptions{nodes: 3, basePort: base, binary: bin}, out)
+		}()
+		err := waitForLine(out, done, fmt.Sprintf("Bootstrap: 127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d\n", base, base+1, base+2))
+		if err == nil {
+			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no bootstrap line:\n%s", out)
+		if !errors.Is(err, devcluster.ErrPortInUse) || try == 3 {
+			t.Fatalf("%v\n%s", err, out)
 		}
+		t.Logf("start %d: %v; again on other ports", try, err)
 	}
 	// Each node's HTTP listener is in the summary, and serves /metrics.
 	for i := range 3 {
@@ -182,6 +190,23 @@ func TestDevClusterRunsAndStops(t *testing.T) {
 	if _, err := os.Stat(dir[1]); !os.IsNotExist(err) {
 		t.Errorf("%s left behind: %v", dir[1], err)
 	}
+}
+
+// waitForLine waits up to a minute for line in out, or for the command
+// to end (its error).
+func waitForLine(out *lockedBuffer, done <-chan error, line string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), line) {
+		select {
+		case err := <-done:
+			return fmt.Errorf("the command ended: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no bootstrap line")
+		}
+	}
+	return nil
 }
 
 // freeBase finds a base port whose n Kafka, controller and HTTP ports are
