@@ -337,8 +337,10 @@ func TestClusterBalancerEvacuatesADownBroker(t *testing.T) {
 	c.createAssigned("grow", [][]int32{{1, 4}, {4, 2}, {3, 4}, {4, 1}, {2, 3}, {4, 3}}, nil)
 	c.produceN("grow", 400, "before")
 	c.setBalancer("samsa.balancer.interval.ms", "200", "samsa.balancer.broker.down.timeout.ms", "2000", "samsa.balancer.enable", "true")
-	c.stop(c.node(4))
+	// Taken before the stop: the broker counts as down from its controlled
+	// shutdown's start, before stop returns.
 	stopped := time.Now()
+	c.stop(c.node(4))
 	c.waitBalanced("broker 4 evacuated", 60*time.Second, func(img *metadata.Image) bool {
 		counts, moving := countReplicas(img, "grow")
 		return moving == 0 && counts[4] == 0
