@@ -120,8 +120,9 @@ func openBenchLog(b *testing.B, dir string, fsys vfs.FS) *Log {
 //   - groupcommit/writers=N: N writers each appending then calling Sync
 //     for their own offset, so concurrent waits share one flush.
 //
-// fsyncs/op counts every fdatasync (a flush syncs the .log and both index
-// files); appends/flush is how many appends one flush made durable.
+// fsyncs/op counts every fdatasync (a flush syncs .log files; a roll writes
+// and syncs both index files); appends/flush is how many appends one flush
+// made durable.
 func BenchmarkAppend(b *testing.B) {
 	for _, sz := range benchSizes {
 		b.Run(sz.name, func(b *testing.B) {
