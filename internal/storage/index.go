@@ -130,26 +130,6 @@ func (x *timeIndex) encode() []byte {
 	return b
 }
 
-// writeIndexFile replaces the file at path by b, durably (the caller syncs the
-// directory if the name is new and must survive a crash).
-func writeIndexFile(fsys vfs.FS, path string, b []byte) error {
-	f, err := fsys.Create(path)
-	if err != nil {
-		return err
-	}
-	if len(b) > 0 {
-		if _, err := f.WriteAt(b, 0); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // readIndexFile reads the index file at path whole. A missing file is
 // errIndexCorrupt: the caller rebuilds the index from the log.
 func readIndexFile(fsys vfs.FS, path string) ([]byte, error) {

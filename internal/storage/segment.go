@@ -185,10 +185,10 @@ func (s *segment) flush() error {
 // A new file's name is durable once the caller syncs the directory; until
 // then a crash may lose it, and loading rebuilds a missing index.
 func (s *segment) writeIndexes() error {
-	if err := writeIndexFile(s.fs, s.offsetIdx.path, s.offsetIdx.encode()); err != nil {
+	if err := vfs.WriteFileSynced(s.fs, s.offsetIdx.path, s.offsetIdx.encode()); err != nil {
 		return err
 	}
-	return writeIndexFile(s.fs, s.timeIdx.path, s.timeIdx.encode())
+	return vfs.WriteFileSynced(s.fs, s.timeIdx.path, s.timeIdx.encode())
 }
 
 // readHeader reads the batch header at pos, bounded by end.

@@ -177,25 +177,34 @@ func MkdirAllDurable(fsys FS, dir string) error {
 // sync it, rename it over name, sync the directory.
 func WriteFileAtomic(fsys FS, name string, data []byte) error {
 	tmp := name + ".tmp"
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := WriteFileSynced(fsys, tmp, data); err != nil {
 		return err
 	}
 	if err := fsys.Rename(tmp, name); err != nil {
 		return err
 	}
 	return fsys.SyncDir(filepath.Dir(name))
+}
+
+// WriteFileSynced replaces name's content with data and syncs it. A crash
+// meanwhile may leave it torn; a new name is durable only once its
+// directory is synced.
+func WriteFileSynced(fsys FS, name string, data []byte) error {
+	f, err := fsys.Create(name)
+	if err != nil {
+		return err
+	}
+	if len(data) > 0 {
+		if _, err := f.WriteAt(data, 0); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // ReadFile reads a whole file.
