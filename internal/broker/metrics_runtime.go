@@ -415,8 +415,12 @@ func topCounts[K comparable](m map[K]int, limit int, other K) []counted[K] {
 }
 
 // collectStorage exports what the log manager counted of its logs' work:
-// flush times and the cleaner's progress.
+// flush times and the cleaner's progress; and the files its logs hold.
 func (c *brokerCollector) collectStorage(ch chan<- prometheus.Metric) {
+	emitGauge(ch, descLogOpenFiles, float64(c.b.logs.OpenFiles()))
+	if limit := c.b.logs.MaxOpenFiles(); limit > 0 {
+		emitGauge(ch, descLogOpenFilesMax, float64(limit))
+	}
 	stats := c.b.logs.Stats()
 	ft := stats.FlushTimes()
 	buckets := make(map[float64]uint64, len(storage.FlushBuckets))
@@ -510,6 +514,10 @@ var (
 	descClientConnections = prometheus.NewDesc("samsa_client_connections",
 		"Connections open, per listener and the client software name and version they gave (ApiVersions v3+; \"unknown\" until they do); past 100, the rest under \"other\".",
 		[]string{"listener", "client_software_name", "client_software_version"}, nil)
+	descLogOpenFiles = prometheus.NewDesc("samsa_log_open_files",
+		"Files the logs hold open: one per segment, and briefly those being written.", nil, nil)
+	descLogOpenFilesMax = prometheus.NewDesc("samsa_log_open_files_max",
+		"The most files the logs may hold open (three quarters of the process's open-files limit): past it a new partition's log is refused.", nil, nil)
 	descLogFlush = prometheus.NewDesc("samsa_log_flush_seconds",
 		"Time each log flush (the fsync of a partition's unflushed segments) took.", nil, nil)
 	descCleanerPasses = prometheus.NewDesc("samsa_log_cleaner_passes_total",

@@ -542,3 +542,17 @@ func TestTopCounts(t *testing.T) {
 		t.Errorf("under the limit: %v", got)
 	}
 }
+
+// The files the logs hold are counted, one a segment, against their most.
+func TestMetricsCountLogFiles(t *testing.T) {
+	b := startBrokerWith(t, Config{LogDir: t.TempDir()})
+	before := scrapeRegistry(t, b)
+	createTopicWith(t, b, "counted", 3, nil)
+	s := scrapeRegistry(t, b)
+	if got := s.sum("samsa_log_open_files") - before.sum("samsa_log_open_files"); got != 3 {
+		t.Errorf("a topic of 3 partitions added %v open files, want 3 (a segment each)", got)
+	}
+	if limit := s.sum("samsa_log_open_files_max"); limit <= s.sum("samsa_log_open_files") {
+		t.Errorf("samsa_log_open_files_max %v, not above samsa_log_open_files %v", limit, s.sum("samsa_log_open_files"))
+	}
+}

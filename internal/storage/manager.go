@@ -213,6 +213,13 @@ func (m *Manager) eachOf(what string, logs []*Log, fn func(*Log) error) {
 	}
 }
 
+// OpenFiles is how many files the logs hold open (a segment holds one).
+func (m *Manager) OpenFiles() int64 { return m.files.OpenFiles() }
+
+// MaxOpenFiles is the most files the logs may hold open before a new log
+// is refused (ManagerConfig.MaxOpenFiles), 0 when there is no budget.
+func (m *Manager) MaxOpenFiles() int64 { return max(m.cfg.MaxOpenFiles, 0) }
+
 // Stats are the counts of the Manager's logs' work, for metrics.
 func (m *Manager) Stats() *Stats { return m.opts.Stats }
 
