@@ -400,8 +400,11 @@ func (l *load) consume(ctx context.Context, cl *kgo.Client) {
 		}
 		now := time.Now()
 		fs.EachError(func(topic string, p int32, err error) {
+			// A connection that died under a fetch (a broker killed or
+			// stopping as the client connected) is a network error:
+			// retriable to Kafka, and the consumer goes on.
 			l.consumer.mu.Lock()
-			l.consumer.errs[fmt.Sprintf("retriable=%v: %v", kerr.IsRetriable(err), err)]++
+			l.consumer.errs[fmt.Sprintf("retriable=%v: %v", kerr.IsRetriable(err) || isConnectionError(err), err)]++
 			l.consumer.mu.Unlock()
 		})
 		fs.EachRecord(func(r *kgo.Record) {
