@@ -294,7 +294,7 @@ func atFileLimit(err error) bool {
 // fileLimitError marks err ErrTooManyOpenFiles when it is the open-files
 // limit, and returns it unchanged otherwise.
 func fileLimitError(err error) error {
-	if err == nil || errors.Is(err, ErrTooManyOpenFiles) || !atFileLimit(err) {
+	if !atFileLimit(err) || errors.Is(err, ErrTooManyOpenFiles) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrTooManyOpenFiles, err)

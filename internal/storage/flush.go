@@ -119,8 +119,9 @@ func (l *Log) checkpointLocked(clean bool) error {
 
 // Close flushes everything, seals the active segment's time index, writes
 // its indexes, records a clean shutdown (whose checkpoint write syncs the
-// directory, making new index names durable) and closes the files. A log that failed is closed
-// without the clean mark, so the next open recovers it.
+// directory, making new index names durable) and closes the files. A log
+// that failed is closed without the clean mark, so the next open recovers
+// it.
 func (l *Log) Close() error {
 	ferr := l.Flush()
 	l.mu.Lock()

@@ -133,15 +133,11 @@ func (x *timeIndex) encode() []byte {
 // readIndexFile reads the index file at path whole. A missing file is
 // errIndexCorrupt: the caller rebuilds the index from the log.
 func readIndexFile(fsys vfs.FS, path string) ([]byte, error) {
-	f, err := fsys.Open(path)
+	b, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, vfs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s is missing", errIndexCorrupt, path)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(f)
+	return b, err
 }
 
 // loadOffsetIndex reads and sanity-checks an offset index file against the
@@ -189,19 +185,4 @@ func loadTimeIndex(fsys vfs.FS, name string, nextRel uint32) ([]timeEntry, error
 		entries[i] = e
 	}
 	return entries, nil
-}
-
-func readAll(f vfs.File) ([]byte, error) {
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, size)
-	if size == 0 {
-		return b, nil
-	}
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, err
-	}
-	return b, nil
 }

@@ -349,8 +349,8 @@ func (m *Manager) OpenLogIn(tp model.TopicPartition, cfg Config, dir string) (*L
 		return l, nil
 	}
 	if n := m.files.OpenFiles(); m.cfg.MaxOpenFiles > 0 && n >= m.cfg.MaxOpenFiles {
-		return nil, fmt.Errorf("%w: %s not opened: the logs hold %d files open, their most (three quarters of the open-files limit); raise the limit (ulimit -n) or delete partitions",
-			ErrTooManyOpenFiles, tp, n)
+		return nil, fmt.Errorf("%w: %s not opened: the logs hold %d files open, their most (%d, three quarters of the open-files limit unless set); raise the limit (ulimit -n) or delete partitions",
+			ErrTooManyOpenFiles, tp, n, m.cfg.MaxOpenFiles)
 	}
 	i, exists := m.mu.where.current[tp]
 	if !exists {
