@@ -602,9 +602,6 @@ const (
 	groupsHistoryMinGap = time.Second
 )
 
-// groupsHistory is the console's own (it goes with the console).
-func (c *Console) groupsHistory() *groupsHistory { return &c.groupLags }
-
 // add records a sample and answers the series: samples older than the
 // window are dropped, of every group (so a group no one watches goes).
 func (h *groupsHistory) add(user, group string, at time.Time, lag int64) []Point {
@@ -709,7 +706,7 @@ func (c *Console) serveGroupsDetail(w http.ResponseWriter, r *http.Request) {
 
 // groupsChart samples the group's total lag and draws its history.
 func (c *Console) groupsChart(r *http.Request, id string, total int64) groupsChartView {
-	pts := c.groupsHistory().add(sess(r).user, id, time.Now(), total)
+	pts := c.groupLags.add(sess(r).user, id, time.Now(), total)
 	return groupsChartView{ID: id, SVG: chartSVG("Total lag of "+id, "records", []Series{{Name: "total lag", Points: pts}})}
 }
 

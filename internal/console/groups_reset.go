@@ -356,7 +356,7 @@ func (c *Console) serveGroupsResetApply(w http.ResponseWriter, r *http.Request) 
 		c.groupsFail(w, r, err)
 		return
 	}
-	c.groupsHistory().forget(id)
+	c.groupLags.forget(id)
 	http.Redirect(w, r, "/groups/"+url.PathEscape(id)+"?done="+url.QueryEscape(
 		fmt.Sprintf("reset the offsets of %d partitions", len(sets))), http.StatusSeeOther)
 }
@@ -449,7 +449,7 @@ func (c *Console) serveGroupsDelete(w http.ResponseWriter, r *http.Request) {
 		c.groupsFail(w, r, err)
 		return
 	}
-	c.groupsHistory().forget(id)
+	c.groupLags.forget(id)
 	http.Redirect(w, r, "/groups?done="+url.QueryEscape(fmt.Sprintf("deleted group %s", id)), http.StatusSeeOther)
 }
 
@@ -501,6 +501,6 @@ func (c *Console) serveGroupsDeleteOffsets(w http.ResponseWriter, r *http.Reques
 			return
 		}
 	}
-	c.groupsHistory().forget(id)
+	c.groupLags.forget(id)
 	http.Redirect(w, r, "/groups/"+url.PathEscape(id)+"?done="+url.QueryEscape("deleted the offsets of topic "+topic), http.StatusSeeOther)
 }

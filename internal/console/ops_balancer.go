@@ -87,22 +87,21 @@ func (c *Console) opsBalancer(r *http.Request) (*opsBalancer, []opsBalancerNode)
 
 func init() {
 	registerFuncs(template.FuncMap{
-		// opsIDs is sharedIDs, with "-" for none: an empty column of a move.
+		// opsIDs is sharedIDs, with "-" for none: an empty column of a
+		// move (kadm's reassignments carry []int32, the balancer's moves
+		// []model.NodeID).
 		"opsIDs": func(ids any) string {
-			var ns []int32
 			switch v := ids.(type) {
 			case []int32:
-				ns = v
+				if len(v) > 0 {
+					return sharedIDs(v)
+				}
 			case []model.NodeID:
-				ns = make([]int32, len(v))
-				for i, id := range v {
-					ns[i] = int32(id)
+				if len(v) > 0 {
+					return sharedIDs(v)
 				}
 			}
-			if len(ns) == 0 {
-				return "-"
-			}
-			return sharedIDs(ns)
+			return "-"
 		},
 		// opsWhen is an RFC 3339 time of the balancer as a time and how
 		// long ago; "never" when empty.

@@ -19,7 +19,7 @@ import (
 // HTTP services (Connect, the Schema Registry).
 
 func init() {
-	registerFuncs(template.FuncMap{"sharedIDs": sharedIDs})
+	registerFuncs(template.FuncMap{"sharedIDs": sharedIDs[int32]})
 }
 
 // sharedPager is one page of a list: its number, the count of pages,
@@ -86,7 +86,7 @@ func sharedFilter(names []string, query string) []string {
 }
 
 // sharedIDs writes node IDs as "1, 2, 3" ("none" for no node).
-func sharedIDs(ids []int32) string {
+func sharedIDs[ID ~int32](ids []ID) string {
 	if len(ids) == 0 {
 		return "none"
 	}

@@ -56,7 +56,7 @@ const (
 	BalancerBlocked  = "blocked"  // nothing moving, but the plan notes what it cannot do
 )
 
-// BalancerMove and BalancerStatus are balance.Move and balance.Status:
+// BalancerMove and BalancerStatus are balance.StatusMove and balance.Status:
 // the shape lives in the leaf package so that the clients reading GET
 // /v1/balancer (samsa cluster status, the console) decode the very type
 // the controller reports.
