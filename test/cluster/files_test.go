@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,9 +143,11 @@ func produceAll(ctx context.Context, addrs []string, topic string, partitions in
 func processFileLimit(t *testing.T, pid int) int {
 	t.Helper()
 	for _, line := range strings.Split(readFile(t, fmt.Sprintf("/proc/%d/limits", pid)), "\n") {
-		if f := strings.Fields(strings.TrimPrefix(line, "Max open files")); len(f) >= 2 && strings.HasPrefix(line, "Max open files") {
-			var n int
-			fmt.Sscan(f[0], &n)
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			n, err := strconv.Atoi(strings.Fields(rest)[0])
+			if err != nil {
+				t.Fatalf("/proc/%d/limits: %q: %v", pid, line, err)
+			}
 			return n
 		}
 	}
